@@ -1,0 +1,90 @@
+"""Event types, as small integer codes for the hot loop and names as the reference prints them.
+
+A handler in the engine returns one packed int per event: ``code | (detail + 1) << DETAIL_SHIFT``,
+so the metrics-only loop allocates nothing and the recording loop stores one int.
+"""
+
+from __future__ import annotations
+
+CLIENT_REQUESTS_WRITE = 0
+CLIENT_REQUESTS_VERSION = 1
+CLIENT_BACKS_OFF = 2
+CLIENT_GIVES_UP = 3
+SERVER_ACCEPTS = 4
+SERVER_REJECTS = 5
+SERVER_REPORTS_VERSION = 6
+SERVER_TENTATIVELY_WRITES = 7
+SERVER_ABORTS = 8
+SERVER_COMMITS = 9
+SERVER_DECREMENTS = 10
+
+EVENT_NAMES: tuple[str, ...] = (
+    "client_requests_write",
+    "client_requests_version",
+    "client_backs_off",
+    "client_gives_up",
+    "server_accepts",
+    "server_rejects",
+    "server_reports_version",
+    "server_tentatively_writes",
+    "server_aborts",
+    "server_commits",
+    "server_decrements",
+)
+EVENT_CODES: dict[str, int] = {name: code for code, name in enumerate(EVENT_NAMES)}
+
+# The word that labels an event's integer detail, e.g. ``version=3``.
+DETAIL_LABELS: dict[int, str] = {
+    SERVER_REPORTS_VERSION: "version",
+    SERVER_COMMITS: "version",
+    SERVER_ACCEPTS: "count",
+    SERVER_DECREMENTS: "count",
+    CLIENT_GIVES_UP: "attempts",
+}
+
+# Broad kinds, for colouring and filtering in the UI.
+KIND_REQUEST = "request"
+KIND_BACKOFF = "backoff"
+KIND_SUCCESS = "success"
+KIND_FAILURE = "failure"
+KIND_GIVE_UP = "give_up"
+KIND_SERVER = "server"
+EVENT_KINDS: dict[int, str] = {
+    CLIENT_REQUESTS_WRITE: KIND_REQUEST,
+    CLIENT_REQUESTS_VERSION: KIND_REQUEST,
+    CLIENT_BACKS_OFF: KIND_BACKOFF,
+    CLIENT_GIVES_UP: KIND_GIVE_UP,
+    SERVER_ACCEPTS: KIND_SUCCESS,
+    SERVER_COMMITS: KIND_SUCCESS,
+    SERVER_REJECTS: KIND_FAILURE,
+    SERVER_ABORTS: KIND_FAILURE,
+    SERVER_REPORTS_VERSION: KIND_SERVER,
+    SERVER_TENTATIVELY_WRITES: KIND_SERVER,
+    SERVER_DECREMENTS: KIND_SERVER,
+}
+
+DETAIL_SHIFT = 5
+CODE_MASK = (1 << DETAIL_SHIFT) - 1
+NO_DETAIL = -1
+
+
+def pack(code: int, detail: int = NO_DETAIL) -> int:
+    """Pack an event code and an optional non-negative integer detail into one int."""
+    return code | ((detail + 1) << DETAIL_SHIFT)
+
+
+def unpack(packed: int) -> tuple[int, int]:
+    """Return ``(code, detail)``; detail is ``NO_DETAIL`` when the event has none."""
+    return packed & CODE_MASK, (packed >> DETAIL_SHIFT) - 1
+
+
+def format_detail(code: int, detail: int) -> str:
+    """The reference's free-form detail text, e.g. ``version=3``; empty when there is none."""
+    if detail == NO_DETAIL:
+        return ""
+    return f"{DETAIL_LABELS.get(code, 'value')}={detail}"
+
+
+def is_server_event(code: int) -> bool:
+    """True for events that happen at the server (drawn on the server lane)."""
+    return code >= SERVER_ACCEPTS

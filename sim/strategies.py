@@ -1,0 +1,315 @@
+"""Backoff strategies: small frozen objects that yield successive delays.
+
+A strategy's ``delays(uniform)`` returns an iterator: its n-th value is the backoff before retry n
+(n = 0 for the first retry). All randomness comes from ``uniform``, the client's own stream of
+U[0, 1) variates, so strategies are pure and testable with a fixed sequence.
+
+Adding a strategy is one class decorated with ``@register``; its dataclass fields are its
+parameters, validated in ``validate``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, fields
+from typing import ClassVar
+
+from .errors import ParamError
+
+Uniform = Callable[[], float]
+
+STRATEGIES: dict[str, type[Strategy]] = {}
+
+
+def register(cls: type[Strategy]) -> type[Strategy]:
+    """Add a strategy class to the registry under its class name."""
+    STRATEGIES[cls.__name__] = cls
+    return cls
+
+
+def _non_negative(obj: object, *names: str) -> None:
+    for name in names:
+        value = getattr(obj, name)
+        if not value >= 0:
+            raise ParamError(name, f"must be >= 0, got {value!r}")
+
+
+def _positive(obj: object, *names: str) -> None:
+    for name in names:
+        value = getattr(obj, name)
+        if not value > 0:
+            raise ParamError(name, f"must be > 0, got {value!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Strategy:
+    """Base class: shared retry limits. ``None`` means no limit."""
+
+    max_attempts: int | None = None
+    max_elapsed: float | None = None
+
+    # Fields that are limits rather than shape parameters, in labels and docs.
+    LIMIT_FIELDS: ClassVar[tuple[str, ...]] = ("max_attempts", "max_elapsed")
+    SUMMARY: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        if self.max_attempts is not None and self.max_attempts < 1:
+            raise ParamError("max_attempts", f"must be >= 1, got {self.max_attempts!r}")
+        if self.max_elapsed is not None and not self.max_elapsed > 0:
+            raise ParamError("max_elapsed", f"must be > 0, got {self.max_elapsed!r}")
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ParamError(f.name, f"must be a finite number, got {value!r}")
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise ``ParamError`` for impossible parameters (so negative delays cannot happen)."""
+
+    def delays(self, uniform: Uniform) -> Iterator[float]:
+        """Yield the backoff before each retry, forever (limits are applied by the client)."""
+        raise NotImplementedError
+
+    @property
+    def type_name(self) -> str:
+        return type(self).__name__
+
+    def params(self) -> dict[str, float | int | None]:
+        """Shape parameters and any limits that differ from the class default."""
+        out: dict[str, float | int | None] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name in self.LIMIT_FIELDS and value == f.default:
+                continue
+            out[f.name] = value
+        return out
+
+    def describe(self) -> str:
+        """``Type(a=1, b=2)``: distinguishes two strategies of one type."""
+        inner = ", ".join(f"{k}={_fmt(v)}" for k, v in self.params().items())
+        return f"{self.type_name}({inner})"
+
+
+def _fmt(value: object) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _capped_doubling(base: float, cap: float) -> Iterator[float]:
+    """min(cap, base * 2**n) for n = 0, 1, ... without overflowing for large n."""
+    t = base
+    while True:
+        if t >= cap:
+            while True:
+                yield cap
+        yield t
+        t *= 2.0
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class Constant(Strategy):
+    """Back off by the same delay every time."""
+
+    SUMMARY: ClassVar[str] = "constant"
+    constant: float
+
+    def validate(self) -> None:
+        _non_negative(self, "constant")
+
+    def delays(self, uniform: Uniform) -> Iterator[float]:
+        c = float(self.constant)
+        while True:
+            yield c
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class NoBackoff(Strategy):
+    """Retry immediately (a delay of 0)."""
+
+    SUMMARY: ClassVar[str] = "0"
+
+    def delays(self, uniform: Uniform) -> Iterator[float]:
+        while True:
+            yield 0.0
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class Expo(Strategy):
+    """Capped exponential backoff without jitter."""
+
+    SUMMARY: ClassVar[str] = "min(cap, base·2ⁿ)"
+    base: float
+    cap: float
+
+    def validate(self) -> None:
+        _non_negative(self, "base")
+        _positive(self, "cap")
+
+    def delays(self, uniform: Uniform) -> Iterator[float]:
+        return _capped_doubling(float(self.base), float(self.cap))
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class FullJitteredExpo(Strategy):
+    """The AWS post's "Full Jitter"."""
+
+    SUMMARY: ClassVar[str] = "U(0, min(cap, base·2ⁿ))"
+    base: float
+    cap: float
+
+    def validate(self) -> None:
+        _non_negative(self, "base")
+        _positive(self, "cap")
+
+    def delays(self, uniform: Uniform) -> Iterator[float]:
+        for t in _capped_doubling(float(self.base), float(self.cap)):
+            yield uniform() * t
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class EqualJitteredExpo(Strategy):
+    """The AWS post's "Equal Jitter": keep half, jitter the other half."""
+
+    SUMMARY: ClassVar[str] = "t/2 + U(0, t/2), t = min(cap, base·2ⁿ)"
+    base: float
+    cap: float
+
+    def validate(self) -> None:
+        _non_negative(self, "base")
+        _positive(self, "cap")
+
+    def delays(self, uniform: Uniform) -> Iterator[float]:
+        for t in _capped_doubling(float(self.base), float(self.cap)):
+            half = t / 2.0
+            yield half + uniform() * half
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class DecorrelatedJitter(Strategy):
+    """The AWS post's "Decorrelated Jitter": each sleep grows from the previous one."""
+
+    SUMMARY: ClassVar[str] = "min(cap, U(base, 3·previous))"
+    base: float
+    cap: float
+
+    def validate(self) -> None:
+        _non_negative(self, "base")
+        _positive(self, "cap")
+
+    def delays(self, uniform: Uniform) -> Iterator[float]:
+        base, cap = float(self.base), float(self.cap)
+        sleep = base
+        while True:
+            high = 3.0 * sleep
+            sleep = min(cap, base + uniform() * (high - base))
+            yield sleep
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class UniformRandom(Strategy):
+    """A fresh uniform delay every time, no growth."""
+
+    SUMMARY: ClassVar[str] = "U(low, high)"
+    low: float
+    high: float
+
+    def validate(self) -> None:
+        _non_negative(self, "low")
+        if not self.high >= self.low:
+            raise ParamError("high", f"must be >= low ({self.low!r}), got {self.high!r}")
+
+    def delays(self, uniform: Uniform) -> Iterator[float]:
+        low, span = float(self.low), float(self.high) - float(self.low)
+        while True:
+            yield low + uniform() * span
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class GoogleHttpClient(Strategy):
+    """google-http-java-client's ExponentialBackOff: interval·U(1−f, 1+f), stops after max_elapsed."""
+
+    SUMMARY: ClassVar[str] = "min(max_interval, initial·multiplierⁿ)·U(1−f, 1+f)"
+    initial_interval: float = 500.0
+    multiplier: float = 1.5
+    randomization_factor: float = 0.5
+    max_interval: float = 60000.0
+    max_elapsed: float | None = 900000.0
+
+    def validate(self) -> None:
+        _positive(self, "initial_interval", "max_interval")
+        if not self.multiplier >= 1:
+            raise ParamError("multiplier", f"must be >= 1, got {self.multiplier!r}")
+        if not 0 <= self.randomization_factor < 1:
+            raise ParamError("randomization_factor", f"must be in [0, 1), got {self.randomization_factor!r}")
+
+    def delays(self, uniform: Uniform) -> Iterator[float]:
+        interval, mult, cap = float(self.initial_interval), float(self.multiplier), float(self.max_interval)
+        f = float(self.randomization_factor)
+        while True:
+            yield interval * (1.0 - f + 2.0 * f * uniform())
+            interval = min(cap, interval * mult)
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class GoogleDrive(Strategy):
+    """Google Drive SDK: 2ⁿ·1000 + U(0, 1000) ms, at most 5 retries (6 attempts)."""
+
+    SUMMARY: ClassVar[str] = "2ⁿ·1000 + U(0, 1000)"
+    max_attempts: int | None = 6
+
+    def delays(self, uniform: Uniform) -> Iterator[float]:
+        step = 1000.0
+        while True:
+            yield step + 1000.0 * uniform()
+            if step < 1e300:
+                step *= 2.0
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class SimpleDB(Strategy):
+    """AWS SimpleDB: U(0, 1)·100·4ⁿ⁺¹ ms."""
+
+    SUMMARY: ClassVar[str] = "U(0,1)·100·4ⁿ⁺¹"
+
+    def delays(self, uniform: Uniform) -> Iterator[float]:
+        scale = 400.0
+        while True:
+            yield uniform() * scale
+            if scale < 1e300:
+                scale *= 4.0
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class CsmaBinaryExponential(Strategy):
+    """Truncated binary exponential backoff (Ethernet CSMA/CD): slot × integer in [0, 2^k − 1]."""
+
+    SUMMARY: ClassVar[str] = "slot·randint[0, 2^min(n+1, truncate) − 1]"
+    slot: float
+    truncate: int = 10
+    max_attempts: int | None = 16
+
+    def validate(self) -> None:
+        _positive(self, "slot")
+        if not 1 <= self.truncate <= 62:
+            raise ParamError("truncate", f"must be between 1 and 62, got {self.truncate!r}")
+
+    def delays(self, uniform: Uniform) -> Iterator[float]:
+        slot, truncate = float(self.slot), int(self.truncate)
+        n = 0
+        while True:
+            k = min(n + 1, truncate)
+            yield slot * math.floor(uniform() * (1 << k))
+            n += 1

@@ -1,0 +1,92 @@
+"""Seeded random streams.
+
+Every draw comes from a numpy ``Generator`` whose ``SeedSequence`` is keyed by the seed and the
+run's coordinates (simulation title, client count, repetition) and the stream's purpose. The
+strategy is deliberately *not* part of the key: every strategy at the same coordinates sees the
+same network delays, write durations and jitter uniforms (common random numbers), so strategy
+comparisons are paired.
+
+Per-client streams are row ``i`` of successive blocks drawn from one Generator. Block ``k`` is
+always the k-th draw from that Generator, so client ``i``'s j-th variate is fixed by the key alone,
+however the clients interleave; and a run creates three Generators, not three per client.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator
+
+import numpy as np
+
+PURPOSE_NETWORK = 1
+PURPOSE_JITTER = 2
+PURPOSE_SERVER = 3
+PURPOSE_WORKLOAD = 4
+
+# Per-client block widths: small first (most clients need few draws), then larger.
+_BLOCK_WIDTHS = (4, 8, 16, 32, 64, 128)
+_SERIAL_BLOCK = 256
+
+Draw = Callable[[np.random.Generator, "tuple[int, ...]"], np.ndarray]
+
+
+def _title_words(title: str) -> list[int]:
+    """A stable integer key for a title (Python's ``hash`` is salted per process, so not that)."""
+    digest = hashlib.blake2b(title.encode("utf-8"), digest_size=16).digest()
+    return [int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4)]
+
+
+def generator(seed: int, title: str, clients: int, repetition: int, purpose: int) -> np.random.Generator:
+    """The Generator for one stream of one run, derived only from its coordinates."""
+    entropy = [int(seed), *_title_words(title), int(clients), int(repetition), int(purpose)]
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy)))
+
+
+def clipped_normal(mu: float, sigma: float) -> Draw:
+    """Draws of ``max(0, N(mu, sigma))``: the reference's model of latencies and durations."""
+    def draw(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+        if sigma == 0:
+            return np.full(shape, max(0.0, mu))
+        return np.maximum(0.0, rng.normal(mu, sigma, shape))
+    return draw
+
+
+def uniform01(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """Draws of U[0, 1): the raw material of every strategy's jitter."""
+    return rng.random(shape)
+
+
+class ClientStreams:
+    """``n`` independent-looking per-client streams carved out of one Generator."""
+
+    def __init__(self, rng: np.random.Generator, n: int, draw: Draw) -> None:
+        self._rng = rng
+        self._n = n
+        self._draw = draw
+        self._blocks: list[list[list[float]]] = []
+
+    def _block(self, k: int) -> list[list[float]]:
+        blocks = self._blocks
+        while len(blocks) <= k:
+            width = _BLOCK_WIDTHS[min(len(blocks), len(_BLOCK_WIDTHS) - 1)]
+            blocks.append(self._draw(self._rng, (self._n, width)).tolist())
+        return blocks[k]
+
+    def _stream(self, i: int) -> Iterator[float]:
+        block = self._block
+        k = 0
+        while True:
+            yield from block(k)[i]
+            k += 1
+
+    def next_functions(self) -> list[Callable[[], float]]:
+        """One zero-argument callable per client; each call returns that client's next variate."""
+        return [self._stream(i).__next__ for i in range(self._n)]
+
+
+def serial_stream(rng: np.random.Generator, draw: Draw) -> Callable[[], float]:
+    """A single stream (the server's), drawn in blocks for speed."""
+    def stream() -> Iterator[float]:
+        while True:
+            yield from draw(rng, (_SERIAL_BLOCK,)).tolist()
+    return stream().__next__
