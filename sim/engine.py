@@ -76,20 +76,22 @@ class Wiring:
 
 
 class _Clients:
-    """Client-side handlers: request, back off or give up. Counters live here for the metrics."""
+    """Client-side handlers: request, back off or give up.
+
+    Work is ``sum(attempts)``, so the hot path only bumps one list slot per request.
+    """
 
     def __init__(self, wiring: Wiring, strategy: Strategy, reads_version: bool) -> None:
-        self.work = 0
         self.gave_up = 0
         n = len(wiring.net)
         heap, seq, net = wiring.heap, wiring.seq, wiring.net
         self.attempts = attempts = [0] * n
+        # When each client first acted; every client starts at 0 in a burst.
         self.first_request = first = [0.0] * n
         backoffs = [strategy.delays(u).__next__ for u in wiring.jitter]
-        max_attempts = strategy.max_attempts
+        max_attempts = strategy.max_attempts or 0
         max_elapsed = strategy.max_elapsed
-        limited = max_attempts is not None or max_elapsed is not None
-        max_attempts = max_attempts or 0
+        limited = bool(max_attempts) or max_elapsed is not None
         receive: list[Callable] = [None, None]  # (receive_write, receive_read), set by bind()
         requests_write = ev.pack(ev.CLIENT_REQUESTS_WRITE)
         requests_version = ev.pack(ev.CLIENT_REQUESTS_VERSION)
@@ -99,10 +101,7 @@ class _Clients:
 
         def write(t: float, c: int, version: int) -> int:
             # Sends the write; `version` is what the client read (read-then-write OCC) or 0.
-            if not attempts[c]:
-                first[c] = t
             attempts[c] += 1
-            clients.work += 1
             heappush(heap, (t + net[c](), seq(), receive[0], c, version))
             return requests_write
 
@@ -130,6 +129,10 @@ class _Clients:
         wiring.client_rejected = rejected_limited if limited else rejected
         wiring.client_version_reply = write
 
+    @property
+    def work(self) -> int:
+        return sum(self.attempts)
+
     def bind(self, receive_write: Callable, receive_read: Callable | None) -> None:
         self._receive[0] = receive_write
         self._receive[1] = receive_read
@@ -152,12 +155,12 @@ def run_metrics(spec: SimulationSpec, strategy: Strategy, clients: int, repetiti
     heap = wiring.heap
     pop = heappop
     t = 0.0
-    events = 0
     while heap:
         t, _, handler, c, a = pop(heap)
         handler(t, c, a)
-        events += 1
-    return RunMetrics(side.work, t, spec.work_to_duration * side.work + t, side.gave_up, events)
+    events = wiring.seq()  # every event was scheduled exactly once, so this counts them
+    work = side.work
+    return RunMetrics(work, t, spec.work_to_duration * work + t, side.gave_up, events)
 
 
 class History:

@@ -24,7 +24,7 @@ PURPOSE_SERVER = 3
 PURPOSE_WORKLOAD = 4
 
 # Per-client block widths: small first (most clients need few draws), then larger.
-_BLOCK_WIDTHS = (4, 8, 16, 32, 64, 128)
+_BLOCK_WIDTHS = (8, 16, 32, 64)
 _SERIAL_BLOCK = 256
 
 Draw = Callable[[np.random.Generator, "tuple[int, ...]"], np.ndarray]

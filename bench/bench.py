@@ -1,0 +1,83 @@
+"""Benchmark: engine events/second (one core, metrics only) and the sample sweep's wall time.
+
+Usage: python bench/bench.py [--quick]
+
+Prints figures; asserts nothing. The issue's targets: >= 1.5 M events/s per core in metrics mode,
+and the bundled sample (both simulations, with PNG/CSV export) under 5 s of wall time on 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from sim.config import SAMPLE_CONFIG, load_config
+from sim.engine import record_run, run_metrics
+from sim.sweep import default_workers, run_sweeps
+
+
+def engine_rate(quick: bool) -> None:
+    """Events per second of the metrics-only loop, one process, per simulation of the sample."""
+    config = load_config(SAMPLE_CONFIG)
+    total_events, total_seconds = 0, 0.0
+    for spec in config.simulations:
+        repeats = 3 if quick else spec.repeat
+        events = 0
+        start = time.perf_counter()
+        for s in spec.strategies:
+            for n in spec.clients:
+                for r in range(repeats):
+                    events += run_metrics(spec, s.strategy, n, r).events
+        seconds = time.perf_counter() - start
+        total_events += events
+        total_seconds += seconds
+        print(f"engine  {spec.title:<24} {events:>10,} events  {seconds:6.2f} s  "
+              f"{events / seconds / 1e6:5.2f} M events/s (1 core, metrics only)")
+    print(f"engine  {'all':<24} {total_events:>10,} events  {total_seconds:6.2f} s  "
+          f"{total_events / total_seconds / 1e6:5.2f} M events/s (1 core, metrics only)")
+
+    spec = config.simulations[0]
+    start = time.perf_counter()
+    run = record_run(spec, spec.labels[0], spec.max_clients, 0)
+    seconds = time.perf_counter() - start
+    print(f"record  {spec.title} {spec.labels[0]} @ {spec.max_clients} clients: "
+          f"{len(run.history):,} events  {len(run.history) / seconds / 1e6:5.2f} M events/s (history kept)")
+
+
+def sweep_time() -> None:
+    """Wall time of the sample's sweeps in-process, and of the whole CLI run with export."""
+    config = load_config(SAMPLE_CONFIG)
+    workers = default_workers()
+    start = time.perf_counter()
+    results = run_sweeps(config.simulations, workers=workers)
+    seconds = time.perf_counter() - start
+    events = sum(r.total_events for r in results)
+    print(f"sweep   sample.toml  {events:,} events  {seconds:5.2f} s with {workers} workers "
+          f"({events / seconds / 1e6:4.2f} M events/s overall)")
+    with tempfile.TemporaryDirectory() as out:
+        cmd = [sys.executable, "-m", "sim", "run", str(SAMPLE_CONFIG), "--out", out, "--quiet"]
+        start = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "CI": "1"})
+        seconds = time.perf_counter() - start
+        if proc.returncode != 0:
+            print(f"cli     failed ({proc.returncode}): {proc.stderr.strip()[-300:]}")
+            return
+        files = sorted(os.listdir(out))
+        print(f"cli     backoff-sim run sample.toml (sweep + {len(files)} files): {seconds:5.2f} s wall")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions for the engine figure")
+    args = parser.parse_args()
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus")
+    engine_rate(args.quick)
+    sweep_time()
+
+
+if __name__ == "__main__":
+    main()
