@@ -1,0 +1,211 @@
+"""The headless command line: ``backoff-sim run`` sweeps a config, prints tables, writes files.
+
+Never imports Textual. The ``run`` subcommand is built by ``add_run_arguments`` and carried out
+by ``run_command``, so the top-level ``backoff-sim`` entry point (which also launches the
+terminal app) can dispatch to it without importing the app.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from contextlib import ExitStack
+from pathlib import Path
+
+from .errors import UserError
+
+EXIT_OK = 0
+EXIT_USER_ERROR = 2
+EXIT_INTERRUPTED = 130
+
+RUN_DESCRIPTION = """\
+Run every simulation of a config file: sweep each strategy over the client counts, print a
+table of work, duration and cost (mean ± 95% CI, best strategy by cost marked ★, strategies
+statistically tied with it marked ≈) and one example event history per strategy, then write
+for each simulation:
+
+  <title>_metrics.png   work, duration and cost against clients, with 95% CI bands
+  <title>_scatter.png   client write requests over time, largest client count
+  <title>_metrics.csv   the table above, one row per strategy and client count
+  <title>_runs.csv      every run of the sweep
+  <title>_events.csv    the example histories (open with `backoff-sim replay FILE`)
+"""
+
+RUN_EPILOG = """\
+examples:
+  backoff-sim run                              # the bundled sample, files in the current directory
+  backoff-sim run simulations.toml --out results --seed 7
+  backoff-sim run my.toml --workers 1 --quiet  # one core, print only the files written
+
+Results depend only on the config and the seed, never on --workers.
+"""
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add the ``run`` subcommand's arguments to ``parser`` (a subparser, or a parser of its own)."""
+    from .palette import DEFAULT_THEME
+
+    parser.add_argument("config", nargs="?", metavar="CONFIG", type=Path,
+                        help="TOML config file ([[simulation]] blocks, as for backoff-simulator); "
+                             "default: the bundled sample.toml")
+    parser.add_argument("--out", "-o", metavar="DIR", type=Path, default=Path("."),
+                        help="directory for the PNG and CSV files, created if needed (default: .)")
+    parser.add_argument("--seed", metavar="N", type=_seed, default=None,
+                        help="seed for every simulation, overriding the config's seed")
+    parser.add_argument("--workers", "-j", metavar="N", type=_positive_int, default=None,
+                        help="worker processes for the sweep (default: all cores)")
+    parser.add_argument("--quiet", "-q", action="store_true",
+                        help="no progress bar and no tables: print only the files written")
+    parser.add_argument("--theme", metavar="NAME", default=DEFAULT_THEME,
+                        help=f"colour theme for the PNGs and tables (default: {DEFAULT_THEME}; "
+                             "also backoff-light, backoff-contrast)")
+    parser.set_defaults(command="run")
+    return parser
+
+
+def add_run_subparser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Register ``run`` on a top-level parser's subparsers."""
+    sub = subparsers.add_parser("run", help="run a config headless and write PNG and CSV files",
+                                description=RUN_DESCRIPTION, epilog=RUN_EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    return add_run_arguments(sub)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``backoff-sim`` parser with its headless subcommands."""
+    parser = argparse.ArgumentParser(
+        prog="backoff-sim",
+        description="Simulate clients retrying against a contended server with different "
+                    "backoff strategies.",
+        epilog="example:\n  backoff-sim run sample.toml --out results\n\n"
+               "`backoff-sim run --help` describes the files written.",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    add_run_subparser(subparsers)
+    return parser
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Carry out ``backoff-sim run``; return the exit status (0, 2 for user errors, 130 on Ctrl-C).
+
+    Every user mistake ends as one line on stderr; Ctrl-C stops without a traceback, and since
+    files are replaced atomically none is left half-written.
+    """
+    from rich.console import Console
+
+    err = Console(stderr=True, highlight=False)
+    try:
+        return _run(args, err)
+    except UserError as exc:
+        err.print(f"error: {exc}", markup=False, soft_wrap=True)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        err.print("interrupted", markup=False)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # stdout was closed early (e.g. piped into `head`): not an error worth a traceback.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
+
+
+def _stdout_console():
+    from rich.console import Console
+
+    # Piped output gets a generous width instead of 80 columns, unless COLUMNS says otherwise.
+    width = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 120
+    return Console(width=width, highlight=False)
+
+
+def _run(args: argparse.Namespace, err) -> int:
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                               TimeElapsedColumn, TimeRemainingColumn)
+
+    from .config import SAMPLE_CONFIG, load_config
+    from .export import export_simulation
+    from .export.atomic import ensure_output_dir
+    from .export.names import check_unique_stems
+    from .export.runs import representative_runs
+    from .palette import load_palette
+    from .report import history_table, metrics_table
+    from .sweep import run_sweeps
+
+    palette = load_palette(args.theme)
+    config = load_config(args.config if args.config is not None else SAMPLE_CONFIG)
+    if args.seed is not None:
+        config = config.with_seed(args.seed)
+    specs = config.simulations
+    check_unique_stems(s.title for s in specs)
+    out_dir = ensure_output_dir(args.out)
+    out = _stdout_console()
+
+    with ExitStack() as stack:
+        progress_cb = None
+        if not args.quiet and err.is_terminal:
+            progress = stack.enter_context(Progress(
+                TextColumn("simulating"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
+                TimeElapsedColumn(), TimeRemainingColumn(), console=err, transient=True))
+            task = progress.add_task("sweep", total=None)
+
+            def progress_cb(done: int, total: int) -> None:
+                progress.update(task, completed=done, total=total)
+        results = run_sweeps(specs, workers=args.workers, progress=progress_cb)
+
+    for result in results:
+        spec = result.spec
+        representative = representative_runs(spec)
+        if not args.quiet:
+            out.print()
+            out.print(metrics_table(result, palette))
+            for label, run in representative.items():
+                out.print()
+                out.print(history_table(
+                    run.history, palette=palette,
+                    title=f"{spec.title} · {label} · {run.clients} clients, repetition {run.repetition}"))
+        written = export_simulation(result, out_dir, palette=palette, representative=representative)
+        if args.quiet:
+            for path in written:
+                out.print(str(path), markup=False, soft_wrap=True)
+        else:
+            out.print()
+            out.print(f"wrote {len(written)} files for {spec.title!r} to {out_dir.resolve()}:",
+                      markup=False, soft_wrap=True)
+            for path in written:
+                out.print(f"  {path.name}", markup=False, soft_wrap=True)
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``backoff-sim`` (headless): dispatch ``run``; print help when no command is given."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "run":
+        return run_command(args)
+    parser.print_help()
+    return EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

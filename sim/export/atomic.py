@@ -1,0 +1,90 @@
+"""Atomic output files: write a temp file beside the target, then ``os.replace`` it into place.
+
+A reader (or a user who pressed Ctrl-C) therefore sees either the old file or the complete new
+one, never half of it. Problems with the output directory become one-line ``UserError``s.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import secrets
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import UserError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.figure import Figure
+
+
+def _why(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
+
+
+def ensure_output_dir(directory: str | Path) -> Path:
+    """Create ``directory`` (with parents) if needed and check that files can be created in it.
+
+    Called before long work starts, so an unusable ``--out`` fails at once rather than after the
+    sweep.
+    """
+    directory = Path(directory)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise UserError(f"output directory {directory}: exists and is not a directory "
+                        "(choose another output directory)") from None
+    except OSError as exc:
+        raise UserError(f"output directory {directory}: cannot create it: {_why(exc)} "
+                        "(choose another output directory)") from None
+    probe = directory / f".backoff-sim-probe-{os.getpid()}-{secrets.token_hex(4)}"
+    try:
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError as exc:
+        raise UserError(f"output directory {directory}: cannot write there: {_why(exc)} "
+                        "(choose another output directory)") from None
+    os.close(fd)
+    os.unlink(probe)
+    return directory
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically; the temp file is removed if anything goes wrong."""
+    path = Path(path)
+    if not path.parent.is_dir():
+        ensure_output_dir(path.parent)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    try:
+        # 0o666 and O_EXCL: the umask applies as for any new file, and no existing file is reused.
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except OSError as exc:
+        raise UserError(f"cannot write {path}: {_why(exc)} (choose another output directory)") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException as exc:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        if isinstance(exc, OSError):
+            raise UserError(f"cannot write {path}: {_why(exc)}") from None
+        raise
+    return path
+
+
+def atomic_write_text(path: str | Path, text: str) -> Path:
+    """Write UTF-8 ``text`` to ``path`` atomically (newlines are written as given)."""
+    return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_save_figure(figure: Figure, path: str | Path, **savefig_kwargs: Any) -> Path:
+    """Render a matplotlib figure to memory, then write it atomically (PNG unless told otherwise)."""
+    path = Path(path)
+    buffer = io.BytesIO()
+    savefig_kwargs.setdefault("format", path.suffix.lstrip(".") or "png")
+    figure.savefig(buffer, **savefig_kwargs)
+    return atomic_write_bytes(path, buffer.getvalue())

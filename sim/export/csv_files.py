@@ -1,0 +1,210 @@
+"""CSV exports of a sweep (metrics, per-run results, representative event histories) and a
+validating reader for the events file, which ``backoff-sim replay`` opens.
+
+Numbers are written with ``repr`` (the shortest text that reads back to the same float), so
+identical results give byte-identical files; a confidence interval of a single repeat is empty.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import NamedTuple
+
+from .. import events as ev
+from ..engine import History, Run
+from ..errors import UserError
+from ..sweep import SweepResult
+from .atomic import atomic_write_text
+
+METRICS_HEADER = ("simulation", "control", "strategy", "clients", "repeats", "work_mean",
+                  "work_ci95", "duration_mean", "duration_ci95", "cost_mean", "cost_ci95",
+                  "gave_up_mean")
+RUNS_HEADER = ("simulation", "strategy", "clients", "repetition", "work", "duration", "cost",
+               "gave_up")
+EVENTS_HEADER = ("simulation", "strategy", "clients", "repetition", "time", "client_id",
+                 "event_type", "event_detail")
+
+
+def format_float(value: float) -> str:
+    """Round-trip text for a float; empty for NaN (e.g. the CI of one repeat)."""
+    value = float(value)
+    return "" if math.isnan(value) else repr(value)
+
+
+def _csv_text(header: tuple[str, ...], rows: list[list[str]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def metrics_csv_text(result: SweepResult) -> str:
+    """One row per (strategy, client count): means and 95% CI half-widths."""
+    spec = result.spec
+    rows = []
+    for s, label in enumerate(spec.labels):
+        for k, n in enumerate(spec.clients):
+            row = [spec.title, spec.control.type_name, label, str(n), str(spec.repeat)]
+            for name in ("work", "duration", "cost"):
+                e = result.summary(name, s, k)
+                row += [format_float(e.mean), format_float(e.ci95)]
+            row.append(format_float(result.summary("gave_up", s, k).mean))
+            rows.append(row)
+    return _csv_text(METRICS_HEADER, rows)
+
+
+def runs_csv_text(result: SweepResult) -> str:
+    """One row per run of the sweep."""
+    spec = result.spec
+    cost = result.cost
+    rows = []
+    for s, label in enumerate(spec.labels):
+        for k, n in enumerate(spec.clients):
+            for r in range(spec.repeat):
+                rows.append([spec.title, label, str(n), str(r), str(int(result.work[s, k, r])),
+                             format_float(result.duration[s, k, r]), format_float(cost[s, k, r]),
+                             str(int(result.gave_up[s, k, r]))])
+    return _csv_text(RUNS_HEADER, rows)
+
+
+def events_csv_text(runs: Mapping[str, Run]) -> str:
+    """Every event of each recorded run, in order, one block of rows per run."""
+    rows = []
+    for label, run in runs.items():
+        head = [run.spec.title, label, str(run.clients), str(run.repetition)]
+        for t, c, name, detail in run.history.rows():
+            rows.append(head + [repr(float(t)), str(c), name, detail])
+    return _csv_text(EVENTS_HEADER, rows)
+
+
+def write_metrics_csv(result: SweepResult, path: str | Path) -> Path:
+    return atomic_write_text(path, metrics_csv_text(result))
+
+
+def write_runs_csv(result: SweepResult, path: str | Path) -> Path:
+    return atomic_write_text(path, runs_csv_text(result))
+
+
+def write_events_csv(runs: Mapping[str, Run], path: str | Path) -> Path:
+    return atomic_write_text(path, events_csv_text(runs))
+
+
+# --- reading the events file back -------------------------------------------------------------
+
+class EventsKey(NamedTuple):
+    """Which run a block of rows in an events file belongs to; enough to title and lay it out."""
+
+    simulation: str
+    strategy: str
+    clients: int
+    repetition: int
+
+
+def _parse_detail(code: int, text: str) -> int:
+    """Inverse of ``events.format_detail``; raises ValueError with the reason."""
+    if text == "":
+        return ev.NO_DETAIL
+    label, sep, number = text.partition("=")
+    expected = ev.DETAIL_LABELS.get(code, "value")
+    if not sep or label != expected:
+        raise ValueError(f"event_detail {text!r} should be empty or look like '{expected}=3'")
+    if not number.isdigit() or not number.isascii():
+        raise ValueError(f"event_detail {text!r} should end in a non-negative integer")
+    return int(number)
+
+
+def _parse_int(text: str, column: str, minimum: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"{column} {text!r} is not an integer") from None
+    if value < minimum:
+        raise ValueError(f"{column} {text!r} must be >= {minimum}")
+    return value
+
+
+def _parse_time(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"time {text!r} is not a number") from None
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"time {text!r} must be a finite number >= 0")
+    return value
+
+
+def read_events_csv(path: str | Path) -> dict[EventsKey, History]:
+    """Read an ``*_events.csv`` back into one ``History`` per run, in file order.
+
+    Any problem raises ``UserError`` with one line naming the file and the line number.
+    """
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file (give the path of a *_events.csv file)") from None
+    except IsADirectoryError:
+        raise UserError(f"{path}: is a directory, not an events CSV file") from None
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise UserError(f"{path}: line {line}: not UTF-8 text (is this an events CSV file?)") from None
+
+    def fail(line: int, why: str) -> UserError:
+        return UserError(f"{path}: line {line}: {why}")
+
+    if not text:
+        raise fail(1, f"empty file (expected the header {','.join(EVENTS_HEADER)})")
+    if not text.endswith("\n"):
+        raise fail(text.count("\n") + 1, "the last line is cut short (no final newline): "
+                                         "the file looks truncated")
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    out: dict[EventsKey, History] = {}
+    current: EventsKey | None = None
+    history: History | None = None
+    try:
+        header = next(reader)
+        if tuple(header) != EVENTS_HEADER:
+            raise fail(1, f"wrong header: expected {','.join(EVENTS_HEADER)}, got {','.join(header)}")
+        for row in reader:
+            line = reader.line_num
+            if len(row) != len(EVENTS_HEADER):
+                raise fail(line, f"expected {len(EVENTS_HEADER)} columns, got {len(row)}")
+            simulation, strategy, clients_s, rep_s, time_s, client_s, name, detail_s = row
+            try:
+                clients = _parse_int(clients_s, "clients", 1)
+                key = EventsKey(simulation, strategy, clients, _parse_int(rep_s, "repetition", 0))
+                t = _parse_time(time_s)
+                client = _parse_int(client_s, "client_id", 0)
+                if client >= clients:
+                    raise ValueError(f"client_id {client} is out of range for {clients} clients")
+                code = ev.EVENT_CODES.get(name)
+                if code is None:
+                    raise ValueError(f"unknown event_type {name!r}")
+                detail = _parse_detail(code, detail_s)
+            except ValueError as exc:
+                raise fail(line, str(exc)) from None
+            if key != current:
+                if key in out:
+                    raise fail(line, f"rows of run {strategy!r} clients={clients} repetition={key.repetition} "
+                                     "are not contiguous")
+                current, history = key, History()
+                out[key] = history
+            assert history is not None
+            if history.times and t < history.times[-1]:
+                raise fail(line, f"time {time_s} is earlier than the previous event's "
+                                 f"({history.times[-1]!r}) in the same run")
+            history.append(t, client, ev.pack(code, detail))
+    except csv.Error as exc:
+        raise fail(reader.line_num, f"malformed CSV: {exc}") from None
+    if not out:
+        raise fail(1, "no events after the header")
+    return out

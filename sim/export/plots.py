@@ -1,0 +1,119 @@
+"""PNG charts of a sweep, in the colours of a theme.
+
+Figures are built with ``matplotlib.figure.Figure`` directly, never ``pyplot``: no global figure
+registry, so the terminal app can export from a worker thread, and nothing needs closing. The
+Agg renderer is chosen by ``savefig`` for PNG output. matplotlib is imported inside the functions
+so ``import sim`` stays fast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .. import events as ev
+from ..engine import Run
+from ..palette import Palette, load_palette
+from ..sweep import SweepResult
+from .atomic import atomic_save_figure
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+METRIC_PANELS = (("work", "work (requests)"), ("duration", "duration (ms)"), ("cost", "cost"))
+DPI = 100
+
+
+def _style_figure(fig: Figure, palette: Palette) -> None:
+    fig.set_facecolor(palette.background)
+
+
+def _style_axes(ax: Axes, palette: Palette) -> None:
+    fg = palette.foreground
+    ax.set_facecolor(palette.base["surface"])
+    ax.tick_params(colors=fg, which="both")
+    for spine in ax.spines.values():
+        spine.set_color(fg)
+    ax.xaxis.label.set_color(fg)
+    ax.yaxis.label.set_color(fg)
+    ax.title.set_color(fg)
+    ax.grid(True, color=palette.base["panel"], linewidth=0.6)
+    ax.set_axisbelow(True)
+
+
+def _legend(ax: Axes, palette: Palette) -> None:
+    legend = ax.legend(facecolor=palette.base["panel"], edgecolor=palette.foreground,
+                       labelcolor=palette.foreground, fontsize=8)
+    legend.get_frame().set_alpha(0.9)
+
+
+def metrics_figure(result: SweepResult, palette: Palette | None = None) -> Figure:
+    """Work, duration and cost against clients: one line per strategy with its 95% CI band."""
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+
+    palette = palette or load_palette()
+    spec = result.spec
+    fig = Figure(figsize=(5 * len(METRIC_PANELS), 5), dpi=DPI, layout="constrained")
+    _style_figure(fig, palette)
+    axes = fig.subplots(1, len(METRIC_PANELS), squeeze=False)[0]
+    xs = np.asarray(spec.clients)
+    for ax, (name, ylabel) in zip(axes, METRIC_PANELS):
+        _style_axes(ax, palette)
+        for s, label in enumerate(spec.labels):
+            color = palette.series_color(s)
+            estimates = [result.summary(name, s, k) for k in range(len(xs))]
+            mean = np.array([e.mean for e in estimates])
+            ci = np.nan_to_num(np.array([e.ci95 for e in estimates]), nan=0.0)
+            ax.plot(xs, mean, color=color, label=label, linewidth=1.6,
+                    marker="o" if len(xs) == 1 else None)
+            ax.fill_between(xs, mean - ci, mean + ci, color=color, alpha=0.15, linewidth=0)
+        ax.set_xlabel("number of clients")
+        ax.set_ylabel(f"{ylabel}, mean ± 95% CI")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        _legend(ax, palette)
+    fig.suptitle(f"{spec.control.type_name} · {spec.title}", color=palette.foreground)
+    return fig
+
+
+def scatter_figure(result: SweepResult, runs: Mapping[str, Run], palette: Palette | None = None) -> Figure:
+    """When each client sent each write, for one run per strategy: one panel per strategy."""
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+
+    palette = palette or load_palette()
+    spec = result.spec
+    labels = list(runs)
+    fig = Figure(figsize=(10, 1.0 + 3.5 * len(labels)), dpi=DPI, layout="constrained")
+    _style_figure(fig, palette)
+    axes = fig.subplots(len(labels), 1, squeeze=False, sharex=True)[:, 0]
+    for ax, label in zip(axes, labels):
+        run = runs[label]
+        s = spec.labels.index(label)
+        codes = run.history.codes()
+        writes = codes == ev.CLIENT_REQUESTS_WRITE
+        times = np.asarray(run.history.times)[writes]
+        clients = np.asarray(run.history.clients)[writes]
+        _style_axes(ax, palette)
+        ax.scatter(times, clients, s=6, alpha=0.6, color=palette.series_color(s), linewidths=0)
+        ax.set_title(f"{label}: {int(writes.sum())} writes by {run.clients} clients (repetition {run.repetition})",
+                     fontsize=9)
+        ax.set_ylabel("client id")
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    axes[-1].set_xlabel("time (ms)")
+    fig.suptitle(f"{spec.control.type_name} · {spec.title}: client write requests over time",
+                 color=palette.foreground)
+    return fig
+
+
+def write_metrics_png(result: SweepResult, path: str | Path, palette: Palette | None = None) -> Path:
+    return atomic_save_figure(metrics_figure(result, palette), path)
+
+
+def write_scatter_png(result: SweepResult, runs: Mapping[str, Run], path: str | Path,
+                      palette: Palette | None = None) -> Path:
+    return atomic_save_figure(scatter_figure(result, runs, palette), path)

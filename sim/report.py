@@ -1,0 +1,83 @@
+"""Rich renderables for the terminal: a sweep's metrics table and a run's event history.
+
+Colour is never the only signal: the best strategy carries a ★ and strategies statistically tied
+with it carry "≈ best", so the tables read the same over SSH without colour.
+"""
+
+from __future__ import annotations
+
+import math
+
+from rich.table import Table
+from rich.text import Text
+
+from . import events as ev
+from .engine import History
+from .palette import Palette
+from .stats import significantly_different
+from .sweep import SweepResult
+
+BEST_MARK = "★ best"
+TIED_MARK = "≈ best"
+
+
+def _cell(mean: float, ci: float, digits: int = 1) -> str:
+    if math.isnan(ci):
+        return f"{mean:,.{digits}f}"
+    return f"{mean:,.{digits}f} ± {ci:,.{digits}f}"
+
+
+def versus_best(result: SweepResult, s: int, k: int, best: int) -> str:
+    """``★ best``, ``≈ best`` (paired cost difference not significant) or ``+12%`` over the best."""
+    if s == best:
+        return BEST_MARK
+    cost = result.cost[:, k, :]
+    if not significantly_different(cost[s], cost[best]):
+        return TIED_MARK
+    best_mean = float(cost[best].mean())
+    extra = float(cost[s].mean()) - best_mean
+    return f"+{100 * extra / best_mean:.0f}%" if best_mean > 0 else f"+{extra:,.1f}"
+
+
+def metrics_table(result: SweepResult, palette: Palette | None = None) -> Table:
+    """Mean ± 95% CI of work, duration and cost per strategy, grouped by client count."""
+    spec = result.spec
+    accent = palette.base["accent"] if palette else "yellow"
+    table = Table(title=f"{spec.title} · {spec.control.type_name} · {spec.repeat} repeats, mean ± 95% CI",
+                  title_justify="left", header_style="bold")
+    table.add_column("clients", justify="right")
+    table.add_column("strategy")
+    table.add_column("work", justify="right")
+    table.add_column("duration", justify="right")
+    table.add_column("cost", justify="right")
+    table.add_column("gave up", justify="right")
+    table.add_column("vs best", justify="left")
+    for k, n in enumerate(spec.clients):
+        if k:
+            table.add_section()
+        best = result.best_by_cost(k)
+        for s, label in enumerate(spec.labels):
+            cells = [_cell(e.mean, e.ci95) for e in
+                     (result.summary(name, s, k) for name in ("work", "duration", "cost"))]
+            gave_up = result.summary("gave_up", s, k).mean
+            mark = versus_best(result, s, k, best)
+            style = f"bold {accent}" if s == best else ("" if mark == TIED_MARK else "dim")
+            table.add_row(str(n) if s == 0 else "", label, *cells, f"{gave_up:,.1f}",
+                          Text(mark, style=style), style="bold" if s == best else None)
+    return table
+
+
+def history_table(history: History, title: str | None = None, palette: Palette | None = None) -> Table:
+    """A recorded run's events: time (2 decimals), client id, event type and detail."""
+    table = Table(title=title, title_justify="left", header_style="bold")
+    table.add_column("time", justify="right")
+    table.add_column("client_id", justify="right")
+    table.add_column("event_type")
+    table.add_column("event_detail")
+    colours = palette.events if palette else {}
+    for t, c, packed in zip(history.times, history.clients, history.packed):
+        code, detail = ev.unpack(packed)
+        name = ev.EVENT_NAMES[code]
+        colour = colours.get(ev.EVENT_KINDS[code], "")
+        table.add_row(f"{t:.2f}", str(c), Text(name, style=colour), ev.format_detail(code, detail))
+    return table
