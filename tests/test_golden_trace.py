@@ -1,0 +1,76 @@
+"""Golden traces: a fixed small config and seed whose event histories are committed in
+``tests/golden/*.csv``. Any change in behaviour (engine, controls, strategies, streams) shows up
+here as a changed row.
+
+When a change in behaviour is intended, regenerate the files on purpose, read the diff, and
+commit them with the change::
+
+    UPDATE_GOLDEN=1 python3 -m pytest tests/test_golden_trace.py
+
+Times are written with ``repr`` so they round-trip exactly.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from pathlib import Path
+
+import pytest
+
+from sim.config import parse_config
+from sim.engine import record_run
+
+GOLDEN_DIR = Path(__file__).with_name("golden")
+HEADER = ["time", "client_id", "event_type", "event_detail"]
+UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
+
+COMMON = {"repeat": 1, "network_mu": 10.0, "network_sigma": 2.0, "work_to_duration": 1.0}
+CONFIG = parse_config({"seed": 7, "simulation": [
+    {"title": "golden_locking", "clients": [5], "control": "LockingServer",
+     "write_mu": 2.0, "write_sigma": 1.0, **COMMON,
+     "strategies": [{"type": "FullJitteredExpo", "base": 2.0, "cap": 1000.0}]},
+    {"title": "golden_write_only_occ", "clients": [4], "control": "WriteOnlyOCCServer",
+     "write_mu": 3.0, "write_sigma": 1.0, **COMMON,
+     "strategies": [{"type": "DecorrelatedJitter", "base": 2.0, "cap": 500.0}]},
+    {"title": "golden_read_write_occ", "clients": [4], "control": "ReadWriteOCCServer",
+     "write_mu": 1.0, "write_sigma": 0.5, **COMMON,
+     "strategies": [{"type": "FullJitteredExpo", "base": 5.0, "cap": 2000.0}]},
+    {"title": "golden_throttling", "clients": [6], "control": "ThrottlingServer",
+     "window": 30.0, "limit": 2, **COMMON,
+     "strategies": [{"type": "Expo", "base": 4.0, "cap": 100.0, "max_attempts": 3}]},
+]}, "golden")
+
+
+def render(title: str) -> str:
+    spec = CONFIG.simulation(title)
+    run = record_run(spec, spec.labels[0], spec.clients[0], 0)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(HEADER)
+    for t, c, name, detail in run.history.rows():
+        writer.writerow([repr(t), c, name, detail])
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("title", [s.title for s in CONFIG.simulations])
+def test_history_matches_golden_file(title: str) -> None:
+    path = GOLDEN_DIR / f"{title}.csv"
+    current = render(title)
+    if UPDATE:
+        GOLDEN_DIR.mkdir(exist_ok=True)
+        path.write_text(current, encoding="utf-8")
+    stored = path.read_text(encoding="utf-8")
+    assert list(csv.reader(io.StringIO(current))) == list(csv.reader(io.StringIO(stored)))
+
+
+def test_golden_files_are_not_trivial() -> None:
+    """Each trace shows contention: retries, and (for throttling) give-ups and window expiry."""
+    for sim in CONFIG.simulations:
+        rows = list(csv.DictReader(io.StringIO((GOLDEN_DIR / f"{sim.title}.csv").read_text("utf-8"))))
+        kinds = {r["event_type"] for r in rows}
+        assert "client_backs_off" in kinds, sim.title
+        assert len({r["client_id"] for r in rows}) == sim.clients[0]
+    throttling = (GOLDEN_DIR / "golden_throttling.csv").read_text("utf-8")
+    assert "client_gives_up" in throttling and "server_decrements" in throttling
