@@ -1,0 +1,285 @@
+"""Plotext charts: sweep metrics against client count, and one run's requests over time.
+
+Both widgets keep only their inputs and build the plotext figure in ``render``, so any number of
+``show``/``set_cursor`` calls between two frames costs one rebuild, and the figure always fits
+the widget's current size. The plot uses plotext's ``clear`` theme: canvas, axes and text take
+the widget's CSS ``background`` and ``color`` (``$surface``/``$foreground`` of the Textual theme
+built from our palette), which also keeps them legible in 256 and 16 colours; data colours come
+from the palette, and each strategy also gets its own marker, so colour never carries meaning
+alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from textual.app import RenderResult
+from textual_plotext import Plot, PlotextPlot
+
+from sim import events as ev
+from sim.engine import History
+from sim.palette import Palette
+from sim.sweep import SweepResult
+
+from ..theme import palette_for
+
+RGB = tuple[int, int, int]
+
+METRICS: tuple[str, ...] = ("work", "duration", "cost")
+METRIC_LABELS: dict[str, str] = {"work": "requests", "duration": "duration", "cost": "cost"}
+# One marker per strategy, in order (wraps like the palette's series colours).
+SERIES_MARKERS: tuple[str, ...] = ("●", "▲", "■", "◆", "▼", "○", "△", "□")
+
+# Below these sizes the legend and axis labels would cover the data: leave them out.
+_LEGEND_MIN = (30, 10)
+_LABELS_MIN = (40, 14)
+
+
+def hex_to_rgb(color: str) -> RGB:
+    """``#RRGGBB`` → an RGB tuple, the colour form plotext takes."""
+    return int(color[1:3], 16), int(color[3:5], 16), int(color[5:7], 16)
+
+
+def series_marker(index: int) -> str:
+    return SERIES_MARKERS[index % len(SERIES_MARKERS)]
+
+
+def thin_ticks(values: list[int], room: int, label_width: int) -> list[int]:
+    """At most as many of ``values`` as fit in ``room`` cells, evenly spread, ends included."""
+    most = max(1, room // (label_width + 1))
+    if len(values) <= most:
+        return list(values)
+    if most == 1:
+        return [values[0]]
+    step = (len(values) - 1) / (most - 1)
+    return sorted({values[round(i * step)] for i in range(most)})
+
+
+def client_ticks(n_clients: int, rows: int) -> list[int]:
+    """Whole client ids for the y axis, about one per three rows, on a 1-2-5 step."""
+    most = max(1, rows // 3)
+    steps = (m * 10**e for e in range(12) for m in (1, 2, 5))
+    step = next(st for st in steps if n_clients <= most * st)
+    return list(range(0, max(n_clients, 1), step))
+
+
+class PaletteChart(PlotextPlot):
+    """A plotext plot that redraws from stored inputs at render time, in a palette's colours.
+
+    With no palette given, the palette follows the app's current theme.
+    """
+
+    DEFAULT_CSS = """
+    PaletteChart {
+        background: $surface;
+        color: $foreground;
+        min-width: 10;
+        min-height: 4;
+    }
+    """
+
+    def __init__(self, *, name: str | None = None, id: str | None = None,
+                 classes: str | None = None, disabled: bool = False) -> None:
+        super().__init__(name=name, id=id, classes=classes, disabled=disabled)
+        self.theme = "clear"
+        self._palette: Palette | None = None
+
+    def on_mount(self) -> None:
+        # The base class only re-themes "auto" plots; ours re-read the palette on a theme change.
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.refresh())
+
+    @property
+    def palette(self) -> Palette:
+        return self._palette if self._palette is not None else palette_for(self.app.theme)
+
+    def render(self) -> RenderResult:
+        plt = self.plt
+        plt.clear_figure()
+        width, height = self.size
+        if width > 0 and height > 0:
+            self.draw(plt, width, height, self.palette)
+        return super().render()
+
+    def draw(self, plt: Plot, width: int, height: int, palette: Palette) -> None:
+        """Add this chart's data to the freshly cleared figure."""
+        raise NotImplementedError
+
+
+class MetricsChart(PaletteChart):
+    """Work, duration or cost against client count, one line (and marker) per strategy."""
+
+    def __init__(self, metric: str = "cost", **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._check_metric(metric)
+        self._metric = metric
+        self._result: SweepResult | None = None
+
+    @staticmethod
+    def _check_metric(metric: str) -> None:
+        if metric not in METRICS:
+            raise ValueError(f"unknown metric {metric!r}: choose one of {', '.join(METRICS)}")
+
+    @property
+    def metric(self) -> str:
+        return self._metric
+
+    def show(self, result: SweepResult | None, metric: str | None = None,
+             palette: Palette | None = None) -> None:
+        """Plot ``metric`` of ``result`` (None: a "running sweep…" placeholder)."""
+        if metric is not None:
+            self._check_metric(metric)
+            self._metric = metric
+        self._result = result
+        self._palette = palette
+        self.refresh()
+
+    def cycle_metric(self) -> str:
+        """Switch to the next metric (work → duration → cost → work) and return its name."""
+        self._metric = METRICS[(METRICS.index(self._metric) + 1) % len(METRICS)]
+        self.refresh()
+        return self._metric
+
+    def draw(self, plt: Plot, width: int, height: int, palette: Palette) -> None:
+        result = self._result
+        if result is None:
+            plt.title("running sweep…")
+            return
+        plt.title(f"{self._metric} vs clients")
+        xs = [float(n) for n in result.spec.clients]
+        means = result.metric(self._metric).mean(axis=2)
+        legend = width >= _LEGEND_MIN[0] and height >= _LEGEND_MIN[1]
+        for s, label in enumerate(result.spec.labels):
+            color = hex_to_rgb(palette.series_color(s))
+            ys = [float(v) for v in means[s]]
+            if len(xs) > 1:
+                plt.plot(xs, ys, marker="braille", color=color)
+            plt.scatter(xs, ys, marker=series_marker(s), color=color,
+                        label=label if legend else None)
+        ticks = thin_ticks(list(result.spec.clients), width - 6, len(str(max(result.spec.clients))))
+        plt.xticks([float(t) for t in ticks], [str(t) for t in ticks])
+        if width >= _LABELS_MIN[0] and height >= _LABELS_MIN[1]:
+            plt.xlabel("clients")
+            plt.ylabel(METRIC_LABELS[self._metric])
+
+
+@dataclass(frozen=True)
+class RequestPoints:
+    """A run's ``client_requests_write`` events as arrays: time (x) and client id (y)."""
+
+    times: np.ndarray
+    clients: np.ndarray
+    n_clients: int
+    end_time: float
+
+    @classmethod
+    def from_history(cls, history: History) -> RequestPoints:
+        codes = history.codes()
+        times = np.asarray(history.times, dtype=np.float64)
+        clients = np.asarray(history.clients, dtype=np.int64)
+        mask = codes == ev.CLIENT_REQUESTS_WRITE
+        n_clients = int(clients.max()) + 1 if clients.size else 0
+        end_time = float(times[-1]) if times.size else 0.0
+        return cls(times[mask], clients[mask], n_clients, end_time)
+
+    def reduce(self, columns: int, rows: int, max_points: int) -> tuple[np.ndarray, np.ndarray, str]:
+        """At most one point per dot of the plot, as (times, clients, plotext marker).
+
+        When every client has a row of its own, one bold dot per cell and client; otherwise the
+        finest of braille dots (2×4 per cell), half blocks (2×2) and whole cells that stays
+        within ``max_points``: plotext's cost grows with points, and points closer than a dot
+        could never be told apart anyway.
+        """
+        if self.times.size == 0:
+            return self.times, self.clients, "dot"
+        span = max(self.end_time, float(self.times.max()), 1e-9)
+        if self.n_clients <= rows:
+            levels: tuple[tuple[str, int, int], ...] = (("dot", 1, 0),)
+        else:
+            levels = (("braille", 2, 4), ("hd", 2, 2), ("sd", 1, 1))
+        for marker, per_col, per_row in levels:
+            nx = max(1, columns * per_col)
+            xb = np.minimum((self.times / span * nx).astype(np.int64), nx - 1)
+            if per_row:
+                ny = max(1, rows * per_row)
+                yb = self.clients * ny // max(1, self.n_clients)
+            else:
+                ny, yb = max(1, self.n_clients), self.clients
+            _, first = np.unique(xb * ny + yb, return_index=True)
+            if first.size <= max_points or marker == levels[-1][0]:
+                first.sort()
+                return self.times[first], self.clients[first], marker
+        raise AssertionError("unreachable: the last level always returns")
+
+
+class RequestsChart(PaletteChart):
+    """When each client asked to write, over one run (the reference's scatter), with a cursor.
+
+    Requests up to the cursor are drawn in the request colour, later ones in the muted backoff
+    colour, and a vertical line marks the cursor.
+    """
+
+    MAX_POINTS = 4000
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._points: RequestPoints | None = None
+        self._reduced: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, str]] = {}
+        self._cursor: float | None = None
+        self._title = "client requests"
+
+    def show(self, history: History | None, palette: Palette | None = None,
+             title: str | None = None) -> None:
+        """Plot a run's requests (None: an empty "no run" placeholder); resets the cursor."""
+        self._points = RequestPoints.from_history(history) if history is not None else None
+        self._reduced = {}
+        self._cursor = None
+        self._palette = palette
+        if title is not None:
+            self._title = title
+        self.refresh()
+
+    def set_cursor(self, time: float | None) -> None:
+        """Move the cursor line to simulated ``time`` (None hides it); cheap, just a redraw."""
+        if time != self._cursor:
+            self._cursor = time
+            self.refresh()
+
+    @property
+    def cursor(self) -> float | None:
+        return self._cursor
+
+    def draw(self, plt: Plot, width: int, height: int, palette: Palette) -> None:
+        points = self._points
+        if points is None:
+            plt.title("no run")
+            return
+        plt.title(self._title)
+        plot_w, plot_h = max(1, width - 6), max(1, height - 3)
+        key = (plot_w, plot_h)
+        if key not in self._reduced:
+            self._reduced[key] = points.reduce(plot_w, plot_h, self.MAX_POINTS)
+        times, clients, marker = self._reduced[key]
+        plt.xlim(0.0, max(points.end_time, 1e-9))
+        plt.ylim(-0.5, max(points.n_clients - 0.5, 0.5))
+        ticks = client_ticks(points.n_clients, plot_h)
+        plt.yticks([float(t) for t in ticks], [str(t) for t in ticks])
+        labels = width >= _LABELS_MIN[0] and height >= _LABELS_MIN[1]
+        if labels:
+            plt.xlabel("time")
+            plt.ylabel("client id")
+        cursor = self._cursor
+        past_color = hex_to_rgb(palette.events["request"])
+        if cursor is None:
+            if times.size:
+                plt.scatter(times.tolist(), clients.tolist(), marker=marker, color=past_color)
+            return
+        past = times <= cursor
+        future_color = hex_to_rgb(palette.events["backoff"])
+        if (~past).any():
+            plt.scatter(times[~past].tolist(), clients[~past].tolist(), marker=marker,
+                        color=future_color)
+        if past.any():
+            plt.scatter(times[past].tolist(), clients[past].tolist(), marker=marker,
+                        color=past_color)
+        plt.vline(cursor, hex_to_rgb(palette.base["accent"]))
