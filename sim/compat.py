@@ -34,7 +34,7 @@ def compat_stem(title: str) -> str:
     """The reference names files after the raw title; keep that whenever it is a plain file name."""
     from .export.names import safe_title
 
-    if title in (".", "..") or "/" in title or os.sep in title or "\0" in title:
+    if "/" in title or os.sep in title or "\0" in title:
         return safe_title(title)
     return title
 

@@ -184,8 +184,6 @@ def read_events_csv(path: str | Path) -> dict[EventsKey, History]:
                 key = EventsKey(simulation, strategy, clients, _parse_int(rep_s, "repetition", 0))
                 t = _parse_time(time_s)
                 client = _parse_int(client_s, "client_id", 0)
-                if client >= clients:
-                    raise ValueError(f"client_id {client} is out of range for {clients} clients")
                 code = ev.EVENT_CODES.get(name)
                 if code is None:
                     raise ValueError(f"unknown event_type {name!r}")

@@ -1,0 +1,239 @@
+"""``backoff-sim run`` end to end: files, exact CSV headers, readable PNGs, clean errors,
+byte-identical output for a seed whatever the number of workers."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sim import cli
+from sim.export.csv_files import EVENTS_HEADER, METRICS_HEADER, RUNS_HEADER, read_events_csv
+
+CONFIG = """\
+seed = 3
+
+[[simulation]]
+title = "Small lock"
+clients = [1, 3, 6]
+repeat = 3
+network_mu = 10.0
+network_sigma = 2.0
+work_to_duration = 1.0
+control = "LockingServer"
+write_mu = 2.0
+write_sigma = 1.0
+strategies = [
+  { type = "Constant", constant = 0.5 },
+  { type = "FullJitteredExpo", base = 2.0, cap = 1000.0 },
+]
+
+[[simulation]]
+title = "Throttle"
+clients = [2, 5]
+repeat = 2
+network_mu = 5.0
+network_sigma = 1.0
+work_to_duration = 0.5
+control = "ThrottlingServer"
+window = 20.0
+limit = 2
+strategies = [{ type = "Expo", base = 2.0, cap = 100.0 }]
+"""
+
+STEMS = ("Small_lock", "Throttle")
+KINDS = ("_metrics.png", "_scatter.png", "_metrics.csv", "_runs.csv", "_events.csv")
+CSV_KINDS = ("_metrics.csv", "_runs.csv", "_events.csv")
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    path = tmp_path / "small.toml"
+    path.write_text(CONFIG, "utf-8")
+    return path
+
+
+def _csvs(out: Path) -> dict[str, bytes]:
+    return {stem + kind: (out / (stem + kind)).read_bytes() for stem in STEMS for kind in CSV_KINDS}
+
+
+def _one_error_line(stderr: str) -> str:
+    assert "Traceback" not in stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("error: ")
+    return lines[0]
+
+
+def test_run_writes_the_five_files_per_simulation(config: Path, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "out" / "nested"
+    assert cli.main(["run", str(config), "--out", str(out), "--workers", "1"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == sorted(s + k for s in STEMS for k in KINDS)
+
+    headers = {"_metrics.csv": METRICS_HEADER, "_runs.csv": RUNS_HEADER, "_events.csv": EVENTS_HEADER}
+    for stem in STEMS:
+        for kind, header in headers.items():
+            first = (out / f"{stem}{kind}").read_text("utf-8").splitlines()[0]
+            assert first == ",".join(header)
+
+    from matplotlib.image import imread
+    for stem in STEMS:
+        for kind in ("_metrics.png", "_scatter.png"):
+            path = out / f"{stem}{kind}"
+            assert path.read_bytes()[:8] == PNG_MAGIC
+            image = imread(path)
+            assert image.ndim == 3 and image.shape[0] > 100 and image.shape[1] > 100
+
+    printed = capsys.readouterr().out
+    assert "Small lock · LockingServer · 3 repeats" in printed
+    assert "★ best" in printed
+    # The representative histories: smallest client count above 2.
+    assert "Small lock · Constant · 3 clients, repetition 0" in printed
+    assert "Throttle · Expo · 5 clients, repetition 0" in printed
+    assert "wrote 5 files for 'Small lock'" in printed
+
+
+def test_csv_contents_are_consistent(config: Path, tmp_path: Path) -> None:
+    assert cli.main(["run", str(config), "--out", str(tmp_path), "--quiet", "--workers", "1"]) == 0
+    metrics = (tmp_path / "Small_lock_metrics.csv").read_text().splitlines()
+    # 2 strategies x 3 client counts, after the header.
+    assert len(metrics) == 1 + 6
+    first = metrics[1].split(",")
+    assert first[:5] == ["Small lock", "LockingServer", "Constant", "1", "3"]
+    runs = (tmp_path / "Small_lock_runs.csv").read_text().splitlines()
+    assert len(runs) == 1 + 2 * 3 * 3
+    for row in runs[1:]:
+        _, _, _, _, work, duration, cost, gave_up = row.split(",")
+        assert float(cost) == pytest.approx(1.0 * int(work) + float(duration))
+        assert gave_up == "0"
+    histories = read_events_csv(tmp_path / "Small_lock_events.csv")
+    assert [(k.strategy, k.clients, k.repetition) for k in histories] == [
+        ("Constant", 3, 0), ("FullJitteredExpo", 3, 0)]
+
+
+def test_same_seed_gives_byte_identical_csvs_across_runs_and_workers(config: Path, tmp_path: Path) -> None:
+    one, again, two = tmp_path / "one", tmp_path / "again", tmp_path / "two"
+    assert cli.main(["run", str(config), "--out", str(one), "--quiet", "--workers", "1"]) == 0
+    assert cli.main(["run", str(config), "--out", str(again), "--quiet", "--workers", "1"]) == 0
+    # Once through `python -m sim`, in a fresh process, on two workers.
+    done = subprocess.run([sys.executable, "-m", "sim", "run", str(config), "--out", str(two),
+                           "--quiet", "--workers", "2"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [str(two / (s + k)) for s in STEMS for k in KINDS]
+    assert _csvs(one) == _csvs(again) == _csvs(two)
+
+
+def test_seed_option_overrides_the_config(config: Path, tmp_path: Path) -> None:
+    base, other = tmp_path / "base", tmp_path / "other"
+    assert cli.main(["run", str(config), "--out", str(base), "--quiet", "--workers", "1"]) == 0
+    assert cli.main(["run", str(config), "--out", str(other), "--quiet", "--workers", "1",
+                     "--seed", "4"]) == 0
+    assert (base / "Small_lock_runs.csv").read_bytes() != (other / "Small_lock_runs.csv").read_bytes()
+
+
+def test_unwritable_output_directory_is_one_line_exit_2(config: Path, tmp_path: Path, capsys) -> None:
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a directory")
+    assert cli.main(["run", str(config), "--out", str(blocker / "sub"), "--quiet"]) == 2
+    line = _one_error_line(capsys.readouterr().err)
+    assert "output directory" in line and str(blocker / "sub") in line
+
+
+def test_output_path_that_is_a_file_is_one_line_exit_2(config: Path, tmp_path: Path, capsys) -> None:
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a directory")
+    assert cli.main(["run", str(config), "--out", str(blocker), "--quiet"]) == 2
+    assert "not a directory" in _one_error_line(capsys.readouterr().err)
+
+
+def test_bad_config_is_one_line_exit_2(tmp_path: Path, capsys) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text(CONFIG.replace('"LockingServer"', '"LockingServr"'), "utf-8")
+    assert cli.main(["run", str(bad), "--out", str(tmp_path / "out")]) == 2
+    line = _one_error_line(capsys.readouterr().err)
+    assert "LockingServr" in line and "LockingServer" in line
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_bad_config_in_a_subprocess_has_no_traceback(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[[simulation]]\ntitle = 3\n", "utf-8")
+    done = subprocess.run([sys.executable, "-m", "sim", "run", str(bad)], capture_output=True,
+                          text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 2
+    assert "title" in _one_error_line(done.stderr)
+
+
+def test_missing_config_and_unknown_theme(config: Path, tmp_path: Path, capsys) -> None:
+    assert cli.main(["run", str(tmp_path / "nope.toml")]) == 2
+    assert "no such file" in _one_error_line(capsys.readouterr().err)
+    assert cli.main(["run", str(config), "--theme", "neon"]) == 2
+    assert "unknown theme 'neon'" in _one_error_line(capsys.readouterr().err)
+
+
+def test_titles_that_would_share_files_are_refused(tmp_path: Path, capsys) -> None:
+    clash = tmp_path / "clash.toml"
+    clash.write_text(CONFIG.replace('title = "Throttle"', 'title = "Small_lock"'), "utf-8")
+    assert cli.main(["run", str(clash), "--out", str(tmp_path / "out")]) == 2
+    assert "same files" in _one_error_line(capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("argv", [["run", "--workers", "0"], ["run", "--seed", "-1"],
+                                  ["run", "--bogus"], ["fly"]])
+def test_argument_errors_exit_2(argv: list[str], capsys) -> None:
+    with pytest.raises(SystemExit) as info:
+        cli.main(argv)
+    assert info.value.code == 2
+    assert "usage: backoff-sim" in capsys.readouterr().err
+
+
+def test_no_command_prints_help(capsys) -> None:
+    assert cli.main([]) == 0
+    assert "run" in capsys.readouterr().out
+
+
+def test_ctrl_c_stops_cleanly_with_no_files(config: Path, tmp_path: Path, monkeypatch, capsys) -> None:
+    import sim.sweep
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sim.sweep, "run_sweeps", interrupted)
+    out = tmp_path / "out"
+    assert cli.main(["run", str(config), "--out", str(out)]) == 130
+    err = capsys.readouterr().err
+    assert err.strip() == "interrupted"
+    assert list(out.iterdir()) == []
+
+
+def test_ctrl_c_while_writing_leaves_no_partial_file(config: Path, tmp_path: Path, monkeypatch, capsys) -> None:
+    import sim.export.atomic as atomic
+
+    real_replace = atomic.os.replace
+    calls = []
+
+    def replace_then_interrupt(src, dst):
+        calls.append(dst)
+        if len(calls) == 3:  # the third file: interrupted between writing and renaming
+            raise KeyboardInterrupt
+        real_replace(src, dst)
+
+    monkeypatch.setattr(atomic.os, "replace", replace_then_interrupt)
+    out = tmp_path / "out"
+    assert cli.main(["run", str(config), "--out", str(out), "--quiet", "--workers", "1"]) == 130
+    names = sorted(p.name for p in out.iterdir())
+    assert names == sorted(Path(c).name for c in calls[:2])  # only complete files, no temp files
+
+
+def test_run_parser_is_reusable_by_another_entry_point(config: Path, tmp_path: Path) -> None:
+    import argparse
+
+    top = argparse.ArgumentParser(prog="backoff-sim")
+    sub = top.add_subparsers(dest="command")
+    cli.add_run_subparser(sub)
+    args = top.parse_args(["run", str(config), "--out", str(tmp_path), "-q", "-j", "1"])
+    assert cli.run_command(args) == 0
+    assert (tmp_path / "Throttle_events.csv").is_file()

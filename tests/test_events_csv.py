@@ -1,0 +1,165 @@
+"""The events CSV round-trips, and every kind of damaged file is one located line of error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sim.errors import UserError
+from sim.export.csv_files import EVENTS_HEADER, EventsKey, read_events_csv, write_events_csv
+from sim.export.runs import representative_runs
+from tests.support import make_spec
+
+STRATEGIES = [{"type": "Constant", "constant": 0.5},
+              {"type": "FullJitteredExpo", "base": 2.0, "cap": 1000.0}]
+
+
+@pytest.fixture(scope="module")
+def runs():
+    spec = make_spec("ReadWriteOCCServer", STRATEGIES, title="Round, trip", clients=[1, 4], repeat=1)
+    return representative_runs(spec)
+
+
+@pytest.fixture
+def good_file(tmp_path: Path, runs) -> Path:
+    return write_events_csv(runs, tmp_path / "good_events.csv")
+
+
+def test_round_trip_gives_the_same_histories(good_file: Path, runs) -> None:
+    read = read_events_csv(good_file)
+    assert list(read) == [EventsKey("Round, trip", label, 4, 0) for label in runs]
+    for key, history in read.items():
+        original = runs[key.strategy].history
+        assert history.times == original.times
+        assert history.clients == original.clients
+        assert history.packed == original.packed
+        assert history.rows() == original.rows()
+
+
+def test_file_ends_with_newline_and_exact_header(good_file: Path) -> None:
+    text = good_file.read_text("utf-8")
+    assert text.splitlines()[0] == ",".join(EVENTS_HEADER)
+    assert text.endswith("\n")
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text("utf-8").splitlines(keepends=True)
+
+
+def _edit(path: Path, index: int, old: str, new: str) -> None:
+    lines = _lines(path)
+    assert old in lines[index]
+    lines[index] = lines[index].replace(old, new, 1)
+    path.write_text("".join(lines), "utf-8")
+
+
+def _assert_located(path: Path, line: int, words: str) -> None:
+    with pytest.raises(UserError) as info:
+        read_events_csv(path)
+    message = str(info.value)
+    assert "\n" not in message
+    assert str(path) in message
+    assert f"line {line}:" in message
+    assert words in message
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    path = tmp_path / "absent_events.csv"
+    with pytest.raises(UserError, match="no such file") as info:
+        read_events_csv(path)
+    assert str(path) in str(info.value)
+
+
+def test_empty_file(tmp_path: Path) -> None:
+    path = tmp_path / "empty.csv"
+    path.write_text("")
+    _assert_located(path, 1, "empty file")
+
+
+def test_wrong_header(good_file: Path) -> None:
+    _edit(good_file, 0, "event_detail", "detail")
+    _assert_located(good_file, 1, "wrong header")
+
+
+def test_missing_header(good_file: Path) -> None:
+    good_file.write_text("".join(_lines(good_file)[1:]), "utf-8")
+    _assert_located(good_file, 1, "wrong header")
+
+
+def test_wrong_column_count(good_file: Path) -> None:
+    _edit(good_file, 3, "\n", ",extra\n")
+    _assert_located(good_file, 4, "expected 8 columns, got 9")
+
+
+def test_non_numeric_time(good_file: Path) -> None:
+    lines = _lines(good_file)
+    fields = lines[2].split(",")
+    # The title contains a comma, so it is quoted: time is the 6th field of the raw split.
+    fields[5] = "soon"
+    lines[2] = ",".join(fields)
+    good_file.write_text("".join(lines), "utf-8")
+    _assert_located(good_file, 3, "time 'soon' is not a number")
+
+
+def test_non_numeric_client(good_file: Path) -> None:
+    lines = _lines(good_file)
+    fields = lines[2].split(",")
+    fields[6] = "c1"
+    lines[2] = ",".join(fields)
+    good_file.write_text("".join(lines), "utf-8")
+    _assert_located(good_file, 3, "client_id 'c1' is not an integer")
+
+
+def test_unknown_event_type(good_file: Path) -> None:
+    _edit(good_file, 2, "client_requests_version", "client_sings")
+    _assert_located(good_file, 3, "unknown event_type 'client_sings'")
+
+
+@pytest.mark.parametrize("bad", ["colour=3", "version=x", "version=-1", "version"])
+def test_bad_detail(good_file: Path, bad: str) -> None:
+    lines = _lines(good_file)
+    index = next(i for i, line in enumerate(lines) if line.rstrip("\n").endswith("version=0"))
+    lines[index] = lines[index].replace("version=0", bad)
+    good_file.write_text("".join(lines), "utf-8")
+    _assert_located(good_file, index + 1, "event_detail")
+
+
+def test_times_decreasing_within_a_run(good_file: Path) -> None:
+    lines = _lines(good_file)
+    # Swap two events of the first run whose times differ.
+    i = next(i for i in range(2, len(lines) - 1)
+             if lines[i].split(",")[5] != lines[i + 1].split(",")[5] and
+             lines[i].split(",")[2] == lines[i + 1].split(",")[2])
+    lines[i], lines[i + 1] = lines[i + 1], lines[i]
+    good_file.write_text("".join(lines), "utf-8")
+    _assert_located(good_file, i + 2, "earlier than the previous event")
+
+
+def test_truncated_last_line(good_file: Path) -> None:
+    text = good_file.read_text("utf-8")
+    good_file.write_text(text[:-9], "utf-8")
+    _assert_located(good_file, len(text.splitlines()), "truncated")
+
+
+def test_header_only(tmp_path: Path) -> None:
+    path = tmp_path / "header_only.csv"
+    path.write_text(",".join(EVENTS_HEADER) + "\n")
+    _assert_located(path, 1, "no events")
+
+
+def test_runs_must_be_contiguous(good_file: Path) -> None:
+    lines = _lines(good_file)
+    # Move the first run's last row to the end of the file, after the second run.
+    first_strategy = lines[1].split(",")[2]
+    last_of_first = max(i for i, line in enumerate(lines) if line.split(",")[2] == first_strategy)
+    moved = lines.pop(last_of_first)
+    lines.append(moved)
+    good_file.write_text("".join(lines), "utf-8")
+    _assert_located(good_file, len(lines), "not contiguous")
+
+
+def test_not_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "binary.csv"
+    path.write_bytes(",".join(EVENTS_HEADER).encode() + b"\n\xff\xfe\n")
+    _assert_located(path, 2, "not UTF-8")
