@@ -112,6 +112,16 @@ def event_style(kind: str, palette: Palette, *, bold: bool = False) -> Style:
     return Style(color=color, bold=bold or None)
 
 
+_STYLE_CACHE: dict[tuple[str, tuple[tuple[str, str], ...]], dict[str, Style]] = {}
+
+
 def event_styles(palette: Palette) -> dict[str, Style]:
-    """Every event kind's style at once, for views that colour many events per frame."""
-    return {kind: event_style(kind, palette) for kind in EVENT_KINDS}
+    """Every event kind's style at once (cached), for views that colour many events per frame.
+
+    Treat the returned dict as read-only: it is shared by every caller.
+    """
+    key = (palette.name, tuple(palette.events.items()))
+    styles = _STYLE_CACHE.get(key)
+    if styles is None:
+        styles = _STYLE_CACHE[key] = {kind: event_style(kind, palette) for kind in EVENT_KINDS}
+    return styles

@@ -34,6 +34,8 @@ SERIES_MARKERS: tuple[str, ...] = ("●", "▲", "■", "◆", "▼", "○", "�
 # Below these sizes the legend and axis labels would cover the data: leave them out.
 _LEGEND_MIN = (30, 10)
 _LABELS_MIN = (40, 14)
+# Below this, plotext has no room for axes and data: show the title alone.
+_PLOT_MIN = (16, 5)
 
 
 def hex_to_rgb(color: str) -> RGB:
@@ -97,12 +99,18 @@ class PaletteChart(PlotextPlot):
         plt = self.plt
         plt.clear_figure()
         width, height = self.size
-        if width > 0 and height > 0:
+        if width >= _PLOT_MIN[0] and height >= _PLOT_MIN[1]:
             self.draw(plt, width, height, self.palette)
+        elif width > 0 and height > 0:
+            plt.title(self.short_title())
         return super().render()
 
     def draw(self, plt: Plot, width: int, height: int, palette: Palette) -> None:
         """Add this chart's data to the freshly cleared figure."""
+        raise NotImplementedError
+
+    def short_title(self) -> str:
+        """What to show when the widget is too small for a plot."""
         raise NotImplementedError
 
 
@@ -139,6 +147,9 @@ class MetricsChart(PaletteChart):
         self._metric = METRICS[(METRICS.index(self._metric) + 1) % len(METRICS)]
         self.refresh()
         return self._metric
+
+    def short_title(self) -> str:
+        return self._metric if self._result is not None else "running sweep…"
 
     def draw(self, plt: Plot, width: int, height: int, palette: Palette) -> None:
         result = self._result
@@ -193,22 +204,24 @@ class RequestPoints:
         if self.times.size == 0:
             return self.times, self.clients, "dot"
         span = max(self.end_time, float(self.times.max()), 1e-9)
-        if self.n_clients <= rows:
-            levels: tuple[tuple[str, int, int], ...] = (("dot", 1, 0),)
-        else:
-            levels = (("braille", 2, 4), ("hd", 2, 2), ("sd", 1, 1))
-        for marker, per_col, per_row in levels:
-            nx = max(1, columns * per_col)
+        if self.n_clients <= rows:  # a row per client: bin time only, by cell
+            nx = max(1, columns)
             xb = np.minimum((self.times / span * nx).astype(np.int64), nx - 1)
-            if per_row:
-                ny = max(1, rows * per_row)
-                yb = self.clients * ny // max(1, self.n_clients)
-            else:
-                ny, yb = max(1, self.n_clients), self.clients
-            _, first = np.unique(xb * ny + yb, return_index=True)
-            if first.size <= max_points or marker == levels[-1][0]:
-                first.sort()
-                return self.times[first], self.clients[first], marker
+            _, first = np.unique(xb * self.n_clients + self.clients, return_index=True)
+            first.sort()
+            return self.times[first], self.clients[first], "dot"
+        # Braille bins first; each coarser level halves a bin side, so it is computed from the
+        # (far fewer) distinct finer bins rather than from every request again.
+        nx, ny = max(1, columns * 2), max(1, rows * 4)
+        xb = np.minimum((self.times / span * nx).astype(np.int64), nx - 1)
+        yb = self.clients * ny // self.n_clients
+        _, first = np.unique(xb * ny + yb, return_index=True)
+        xb, yb = xb[first], yb[first]
+        for marker, fx, fy in (("braille", 1, 1), ("hd", 1, 2), ("sd", 2, 4)):
+            _, keep = np.unique((xb // fx) * ny + yb // fy, return_index=True)
+            if keep.size <= max_points or marker == "sd":
+                chosen = np.sort(first[keep])
+                return self.times[chosen], self.clients[chosen], marker
         raise AssertionError("unreachable: the last level always returns")
 
 
@@ -248,6 +261,9 @@ class RequestsChart(PaletteChart):
     @property
     def cursor(self) -> float | None:
         return self._cursor
+
+    def short_title(self) -> str:
+        return "requests" if self._points is not None else "no run"
 
     def draw(self, plt: Plot, width: int, height: int, palette: Palette) -> None:
         points = self._points
