@@ -23,7 +23,7 @@ from themes import THEMES_DIR
 from tui.theme import (EVENT_GLYPHS, event_style, event_styles, palette_for, register_themes,
                        theme_variable_defaults)
 from tui.widgets.charts import (MetricsChart, RequestPoints, RequestsChart, client_ticks,
-                                hex_to_rgb, thin_ticks)
+                                fit_title, hex_to_rgb, thin_ticks)
 from tui.widgets.metrics_table import (BEST_MARK, PLACEHOLDER, SAME_MARK, MetricsTable,
                                        comparison_rows)
 
@@ -245,6 +245,8 @@ def test_tick_helpers() -> None:
     assert client_ticks(8, 30) == list(range(8))
     assert client_ticks(100, 30) == list(range(0, 100, 10))
     assert client_ticks(1000, 3) == [0]
+    assert fit_title("cost vs clients", 80) == "cost vs clients"
+    assert fit_title("cost vs clients", 10) == "cost…"
 
 
 def test_metrics_chart_renders_result_none_and_tiny(sweep: SweepResult) -> None:
@@ -275,7 +277,7 @@ def test_metrics_chart_renders_result_none_and_tiny(sweep: SweepResult) -> None:
             await pilot.pause()
             tiny = chart.render().plain.splitlines()
             assert len(tiny) <= 6 and all(len(line) <= 20 for line in tiny)
-            assert "duration vs clients" in tiny[0]
+            assert tiny[0].strip() == "duration"  # the long title would not fit
             await pilot.resize_terminal(12, 4)  # too small for a plot: the title alone
             await pilot.pause()
             assert chart.render().plain.splitlines()[0].strip() == "duration"
@@ -328,6 +330,7 @@ def test_requests_chart_scatter_and_cursor(history: History) -> None:
             await pilot.pause()
             tiny = chart.render().plain.splitlines()
             assert len(tiny) <= 6 and all(len(line) <= 20 for line in tiny)
+            assert tiny[0].strip() == "FullJitteredEx…"
     run(main())
 
 

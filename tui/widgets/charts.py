@@ -47,6 +47,12 @@ def series_marker(index: int) -> str:
     return SERIES_MARKERS[index % len(SERIES_MARKERS)]
 
 
+def fit_title(title: str, width: int) -> str:
+    """``title`` cut with "…" to what plotext shows in a plot ``width`` wide (it drops longer ones)."""
+    room = max(1, width - 5)
+    return title if len(title) <= room else title[: room - 1] + "…"
+
+
 def thin_ticks(values: list[int], room: int, label_width: int) -> list[int]:
     """At most as many of ``values`` as fit in ``room`` cells, evenly spread, ends included."""
     most = max(1, room // (label_width + 1))
@@ -156,7 +162,8 @@ class MetricsChart(PaletteChart):
         if result is None:
             plt.title("running sweep…")
             return
-        plt.title(f"{self._metric} vs clients")
+        title = f"{self._metric} vs clients"
+        plt.title(title if len(title) <= width - 5 else self._metric)  # plotext drops a long one
         xs = [float(n) for n in result.spec.clients]
         means = result.metric(self._metric).mean(axis=2)
         legend = width >= _LEGEND_MIN[0] and height >= _LEGEND_MIN[1]
@@ -270,7 +277,7 @@ class RequestsChart(PaletteChart):
         if points is None:
             plt.title("no run")
             return
-        plt.title(self._title)
+        plt.title(fit_title(self._title, width))
         plot_w, plot_h = max(1, width - 6), max(1, height - 3)
         key = (plot_w, plot_h)
         if key not in self._reduced:
