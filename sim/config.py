@@ -14,9 +14,11 @@ from dataclasses import MISSING, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from . import servers as _servers  # noqa: F401  (registers QueueServer and LatencyServer)
 from .controls import CONTROLS, Control
 from .errors import ConfigError, ParamError
 from .strategies import STRATEGIES, Strategy
+from .workloads import WORKLOADS, Burst, Outage, Workload
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -29,7 +31,10 @@ MAX_CLIENT_VALUES = 20
 _SIMULATION_KEYS = {
     "title", "max_clients", "clients", "repeat", "network_mu", "network_sigma",
     "work_to_duration", "control", "strategies", "seed",
+    "workload", "horizon", "timeout", "outages", "bucket",
 }
+_WORKLOAD_KEYS = {f.name: name for name, cls in WORKLOADS.items() for f in fields(cls)}
+DEFAULT_BUCKETS = 200
 _TOP_LEVEL_KEYS = {"simulation", "seed"}
 
 
@@ -54,6 +59,23 @@ class SimulationSpec:
     control: Control
     strategies: tuple[StrategySpec, ...]
     seed: int = 0
+    workload: Workload = Burst()
+    horizon: float | None = None
+    timeout: float | None = None
+    outages: tuple[Outage, ...] = ()
+    bucket: float | None = None
+
+    @property
+    def bucket_width(self) -> float:
+        """Width of the time-series buckets: ``bucket``, or the horizon over 200."""
+        if self.bucket is not None:
+            return self.bucket
+        return (self.horizon or 1.0) / DEFAULT_BUCKETS
+
+    @property
+    def is_open(self) -> bool:
+        """True for runs against a replying server (latencies, time series, recovery)."""
+        return self.control.REPLIES
 
     @property
     def max_clients(self) -> int:
@@ -233,10 +255,15 @@ def _parse_simulation(block: dict[str, Any], file: str, index: int, default_seed
         check.fail("control", f"unknown control {control_name!r}",
                    _suggest(control_name, CONTROLS) or f"choose one of {', '.join(CONTROLS)}")
     control_keys = {f.name for f in fields(control_cls)}
+    workload = _parse_workload(check, block)
+    workload_keys = {f.name for f in fields(workload)}
     for key in block:
-        if key not in _SIMULATION_KEYS and key not in control_keys:
+        if key in _WORKLOAD_KEYS and key not in workload_keys:
+            check.fail(key, f"is a parameter of workload {_WORKLOAD_KEYS[key]!r}, not {workload.NAME!r}",
+                       f'set workload = "{_WORKLOAD_KEYS[key]}" or remove it')
+        if key not in _SIMULATION_KEYS and key not in control_keys and key not in workload_keys:
             check.fail(key, f"is not a simulation key or a parameter of {control_name}",
-                       _suggest(key, _SIMULATION_KEYS | control_keys))
+                       _suggest(key, _SIMULATION_KEYS | control_keys | set(_WORKLOAD_KEYS)))
     control_args = check.params(control_cls, {k: v for k, v in block.items() if k in control_keys},
                                 control_name, skip=set())
     try:
@@ -267,9 +294,67 @@ def _parse_simulation(block: dict[str, Any], file: str, index: int, default_seed
     work_to_duration = check.number(block, "work_to_duration", minimum=0)
     seed = check.integer(block, "seed", minimum=0) if "seed" in block else default_seed
     strategies = _parse_strategies(check, block.get("strategies"))
+    horizon = check.number(block, "horizon", positive=True) if "horizon" in block else None
+    timeout = check.number(block, "timeout", positive=True) if "timeout" in block else None
+    bucket = check.number(block, "bucket", positive=True) if "bucket" in block else None
+    outages = _parse_outages(check, block.get("outages"), horizon)
+    if control.REPLIES:
+        if horizon is None:
+            check.fail("horizon", f"is missing ({control_name} runs until a horizon)", "add e.g. horizon = 3000.0")
+        if bucket is not None and bucket > horizon:
+            check.fail("bucket", f"must not exceed horizon ({horizon:g}), got {bucket:g}")
+    else:
+        replying = ", ".join(name for name, cls in CONTROLS.items() if cls.REPLIES)
+        for key in ("horizon", "timeout", "bucket"):
+            if key in block:
+                check.fail(key, f"needs a server that replies ({replying}); {control_name} lets clients assume success")
+        if workload.NAME != "burst":
+            check.fail("workload", f"{workload.NAME!r} needs a server that replies ({replying})",
+                       'use workload = "burst" with contention controls')
     return SimulationSpec(title=title, clients=clients, repeat=repeat, network_mu=network_mu,
                           network_sigma=network_sigma, work_to_duration=work_to_duration,
-                          control=control, strategies=strategies, seed=seed)
+                          control=control, strategies=strategies, seed=seed, workload=workload,
+                          horizon=horizon, timeout=timeout, outages=outages, bucket=bucket)
+
+
+def _parse_workload(check: _Checker, block: dict[str, Any]) -> Workload:
+    name = block.get("workload", "burst")
+    if not isinstance(name, str) or name not in WORKLOADS:
+        check.fail("workload", f"unknown workload {name!r}",
+                   _suggest(str(name), WORKLOADS) or f"choose one of {', '.join(WORKLOADS)}")
+    cls = WORKLOADS[name]
+    keys = {f.name for f in fields(cls)}
+    args = check.params(cls, {k: v for k, v in block.items() if k in keys}, f"workload {name!r}", skip=set())
+    try:
+        return cls(**args)
+    except ParamError as exc:
+        check.fail(exc.key, exc.message, exc.hint)
+
+
+def _parse_outages(check: _Checker, raw: Any, horizon: float | None) -> tuple[Outage, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(o, dict) for o in raw):
+        check.fail("outages", "must be a list of tables like { start = 20000.0, duration = 10000.0 }")
+    outages: list[Outage] = []
+    for position, table in enumerate(raw, start=1):
+        key = f"outages[{position}]"
+        extra = set(table) - {"start", "duration"}
+        if extra:
+            check.fail(f"{key}.{sorted(extra)[0]}", "is not an outage key", "an outage has start and duration")
+        sub = _Checker(check.file, check.simulation)
+        try:
+            start = sub.number(table, "start", minimum=0)
+            duration = sub.number(table, "duration", positive=True)
+        except ConfigError as exc:
+            check.fail(f"{key}.{exc.key}", exc.message, exc.hint)
+        if outages and start < outages[-1].end:
+            check.fail(f"{key}.start", f"overlaps or precedes the previous outage (ends at {outages[-1].end:g})",
+                       "list outages in time order, without overlap")
+        if horizon is not None and start >= horizon:
+            check.fail(f"{key}.start", f"is at or after the horizon ({horizon:g})")
+        outages.append(Outage(start, duration))
+    return tuple(outages)
 
 
 def _parse_strategies(check: _Checker, raw: Any) -> tuple[StrategySpec, ...]:

@@ -47,6 +47,9 @@ class Control:
 
     # True when clients read the version before each write (read-then-write OCC).
     READS_VERSION: ClassVar[bool] = False
+    # True when the server replies to successful requests (needed for timeouts, latencies and
+    # open workloads); the contention controls let clients assume success on silence.
+    REPLIES: ClassVar[bool] = False
     SUMMARY: ClassVar[str] = ""
 
     def __post_init__(self) -> None:

@@ -23,9 +23,15 @@ import numpy as np
 
 from . import events as ev
 from .config import SimulationSpec
-from .streams import (PURPOSE_JITTER, PURPOSE_NETWORK, PURPOSE_SERVER, ClientStreams, Draw,
-                      clipped_normal, generator, serial_stream, uniform01)
+from .metrics import RunMetrics
+from .open_clients import NO_EVENT, OpenClients, Series, gap_functions
+from .open_metrics import OpenRunMetrics, recovery_time
+from .streams import (PURPOSE_JITTER, PURPOSE_NETWORK, PURPOSE_SERVER, PURPOSE_WORKLOAD, ClientStreams,
+                      Draw, clipped_normal, generator, serial_stream, uniform01)
 from .strategies import Strategy
+from .workloads import Outage
+
+__all__ = ["History", "Run", "RunKey", "RunMetrics", "OpenRunMetrics", "Wiring", "record_run", "run_metrics"]
 
 
 class RunKey(NamedTuple):
@@ -33,17 +39,6 @@ class RunKey(NamedTuple):
 
     clients: int
     repetition: int
-
-
-@dataclass(frozen=True)
-class RunMetrics:
-    """What a sweep keeps of one run."""
-
-    work: int
-    duration: float
-    cost: float
-    gave_up: int
-    events: int
 
 
 class Wiring:
@@ -61,9 +56,17 @@ class Wiring:
         self.jitter: list[Callable[[], float]] = ClientStreams(
             self._rng(PURPOSE_JITTER), clients, uniform01).next_functions()
         self._server_rng: np.random.Generator | None = None
+        # Per-bucket counters, for servers that reply (they need a horizon).
+        self.series: Series | None = Series(spec.horizon, spec.bucket_width) if spec.control.REPLIES else None
+        self.gate: OutageGate | None = None
+        self.dropped_at_end = 0
         # Set by the client side before the control builds its handlers.
         self.client_rejected: Callable[[float, int, int], int]
         self.client_version_reply: Callable[[float, int, int], int]
+        self.client_succeeded: Callable[[float, int, int], int]
+        self.client_abandoned: Callable[[int, int], bool] = lambda c, token: False
+        # Set by replying servers: (in service, queued), sampled at bucket ends.
+        self.server_state: Callable[[], tuple[int, int]] = lambda: (0, 0)
 
     def _rng(self, purpose: int) -> np.random.Generator:
         return generator(self._spec.seed, self._spec.title, self._clients, self._repetition, purpose)
@@ -138,15 +141,126 @@ class _Clients:
         self._receive[1] = receive_read
 
 
-def _build(spec: SimulationSpec, strategy: Strategy, clients: int, repetition: int) -> tuple[Wiring, _Clients]:
+class OutageGate:
+    """Stops the server during outage windows: arrivals wait for the resume (dropped then if their
+    client has given up on them); work in progress is held and finishes after the resume."""
+
+    def __init__(self, wiring: Wiring, outages: tuple[Outage, ...]) -> None:
+        self.paused = False
+        self._wiring = wiring
+        self._pause_start = 0.0
+        self._arrivals: list[tuple[Callable, int, int]] = []
+        self._internal: list[tuple[float, Callable, int, int]] = []
+        heap, seq = wiring.heap, wiring.seq
+        for outage in outages:
+            heappush(heap, (outage.start, seq(), self._pause, -1, 0))
+            heappush(heap, (outage.end, seq(), self._resume, -1, 0))
+
+    def wrap(self, handler: Callable | None) -> Callable | None:
+        """An entry point that holds arrivals while the server is paused."""
+        if handler is None:
+            return None
+        arrivals = self._arrivals
+
+        def gated(t: float, c: int, a: int) -> int:
+            if self.paused:
+                arrivals.append((handler, c, a))
+                return NO_EVENT
+            return handler(t, c, a)
+        return gated
+
+    def hold(self, t: float, handler: Callable, c: int, a: int) -> None:
+        """Work that would have finished at ``t`` during the pause finishes as long after the resume."""
+        self._internal.append((t - self._pause_start, handler, c, a))
+
+    def _pause(self, t: float, c: int, a: int) -> int:
+        self.paused = True
+        self._pause_start = t
+        return ev.pack(ev.SERVER_PAUSES)
+
+    def _resume(self, t: float, c: int, a: int) -> int:
+        self.paused = False
+        heap, seq = self._wiring.heap, self._wiring.seq
+        for handler, client, arg in self._arrivals:
+            heappush(heap, (t, seq(), handler, client, arg))
+        for offset, handler, client, arg in self._internal:
+            heappush(heap, (t + offset, seq(), handler, client, arg))
+        self._arrivals.clear()
+        self._internal.clear()
+        return ev.pack(ev.SERVER_RESUMES)
+
+
+_DROPS = ev.pack(ev.SERVER_DROPS)
+
+
+def _drop(t: float, c: int, a: int) -> int:
+    """A request held through an outage whose client had already given up on it."""
+    return _DROPS
+
+
+def _build(spec: SimulationSpec, strategy: Strategy, clients: int, repetition: int) -> tuple[Wiring, object]:
     wiring = Wiring(spec, clients, repetition)
-    side = _Clients(wiring, strategy, spec.control.READS_VERSION)
-    handlers = spec.control.build(wiring)
-    side.bind(handlers.receive_write, handlers.receive_read)
-    heap, seq, start = wiring.heap, wiring.seq, side.start
-    for c in range(clients):
-        heappush(heap, (0.0, seq(), start, c, 0))
+    control = spec.control
+    if spec.outages:
+        wiring.gate = OutageGate(wiring, spec.outages)
+    if control.REPLIES:
+        rng = wiring._rng(PURPOSE_WORKLOAD)
+        starts = spec.workload.start_times(rng, clients)
+        side = OpenClients(wiring, strategy, spec.workload, spec.timeout, starts,
+                           gap_functions(spec.workload, rng, clients))
+    else:
+        side = _Clients(wiring, strategy, control.READS_VERSION)
+        heap, seq, start = wiring.heap, wiring.seq, side.start
+        for c in range(clients):
+            heappush(heap, (0.0, seq(), start, c, 0))
+    handlers = control.build(wiring)
+    gate = wiring.gate
+    if gate is not None:
+        side.bind(gate.wrap(handlers.receive_write), gate.wrap(handlers.receive_read))
+    else:
+        side.bind(handlers.receive_write, handlers.receive_read)
+    if wiring.series is not None:
+        _schedule_sampling(wiring, float(spec.horizon))
     return wiring, side
+
+
+def _schedule_sampling(wiring: Wiring, horizon: float) -> None:
+    """Sample the server's state at each bucket's end, and end the run at the horizon."""
+    heap, seq, series = wiring.heap, wiring.seq, wiring.series
+    in_service, queued, width = series.in_service, series.queued, series.width
+    last = series.buckets - 1
+
+    def sample(t: float, c: int, b: int) -> int:
+        in_service[b], queued[b] = wiring.server_state()
+        if b < last:
+            heappush(heap, ((b + 2) * width, seq(), sample, -1, b + 1))
+        return NO_EVENT
+
+    def end(t: float, c: int, a: int) -> int:
+        wiring.dropped_at_end = len(heap)
+        heap.clear()
+        return NO_EVENT
+
+    heappush(heap, (width, seq(), sample, -1, 0))
+    heappush(heap, (horizon, seq(), end, -1, 0))
+
+
+def _metrics(spec: SimulationSpec, wiring: Wiring, side, t: float, events: int) -> RunMetrics:
+    """Final metrics of a drained run."""
+    work = side.work
+    if not spec.control.REPLIES:
+        return RunMetrics(work, t, spec.work_to_duration * work + t, side.gave_up, events)
+    series = wiring.series
+    arrays = {name: np.asarray(values, dtype=np.int64) for name, values in series.arrays().items()}
+    counts = side.counts
+    return OpenRunMetrics(
+        work, t, spec.work_to_duration * work + t, side.gave_up, events,
+        offered=int(arrays["offered"].sum()), successes=counts["successes"],
+        rejections=counts["rejections"], timeouts=counts["timeouts"], unfinished=side.unfinished,
+        horizon=float(spec.horizon), latencies=np.asarray(side.latencies, dtype=np.float64),
+        latency_clients=np.asarray(side.latency_clients, dtype=np.int64),
+        attempts_per_client=np.asarray(side.attempts, dtype=np.int64), bucket=series.width,
+        series=arrays, recovery_time=recovery_time(arrays["goodput"], series.width, spec.outages))
 
 
 def run_metrics(spec: SimulationSpec, strategy: Strategy, clients: int, repetition: int) -> RunMetrics:
@@ -158,9 +272,9 @@ def run_metrics(spec: SimulationSpec, strategy: Strategy, clients: int, repetiti
     while heap:
         t, _, handler, c, a = pop(heap)
         handler(t, c, a)
-    events = wiring.seq()  # every event was scheduled exactly once, so this counts them
-    work = side.work
-    return RunMetrics(work, t, spec.work_to_duration * work + t, side.gave_up, events)
+    # Every item was scheduled once; those left when the horizon cleared the heap never ran.
+    events = wiring.seq() - wiring.dropped_at_end
+    return _metrics(spec, wiring, side, t, events)
 
 
 class History:
@@ -210,6 +324,7 @@ class Run:
         self._wiring, self._side = _build(spec, spec.strategy(label).strategy, clients, repetition)
         self.history = History()
         self.time = 0.0
+        self._processed = 0
 
     @property
     def done(self) -> bool:
@@ -221,36 +336,47 @@ class Run:
         return heap[0][0] if heap else None
 
     def step(self) -> tuple[float, int, int, int] | None:
-        """Process one event and return it as ``(time, client, code, detail)``; None when done."""
-        heap = self._wiring.heap
-        if not heap:
-            return None
-        t, _, handler, c, a = heappop(heap)
-        packed = handler(t, c, a)
-        self.time = t
-        self.history.append(t, c, packed)
-        code, detail = ev.unpack(packed)
-        return t, c, code, detail
+        """Process up to the next recorded event and return it as ``(time, client, code, detail)``;
+        None when the run is over. Internal bookkeeping items in between are processed silently."""
+        heap, history = self._wiring.heap, self.history
+        while heap:
+            t, _, handler, c, a = heappop(heap)
+            packed = handler(t, c, a)
+            self.time = t
+            self._processed += 1
+            if packed != NO_EVENT:
+                history.append(t, c, packed)
+                code, detail = ev.unpack(packed)
+                return t, c, code, detail
+        return None
 
     def run(self, until: float | None = None) -> Run:
         """Process events up to and including time ``until`` (or to the end); callable again."""
         heap = self._wiring.heap
         times, clients, packed = self.history.times, self.history.clients, self.history.packed
         t = self.time
+        processed = 0
         while heap and (until is None or heap[0][0] <= until):
             t, _, handler, c, a = heappop(heap)
-            packed.append(handler(t, c, a))
-            times.append(t)
-            clients.append(c)
+            p = handler(t, c, a)
+            processed += 1
+            if p != NO_EVENT:
+                packed.append(p)
+                times.append(t)
+                clients.append(c)
         self.time = t
+        self._processed += processed
         return self
 
     def metrics(self) -> RunMetrics:
-        """Metrics of the events processed so far (final once ``done``)."""
-        side = self._side
-        t = self.history.times[-1] if self.history.times else 0.0
-        return RunMetrics(side.work, t, self.spec.work_to_duration * side.work + t, side.gave_up,
-                          len(self.history))
+        """Metrics of the events processed so far (final once ``done``); equal to ``run_metrics``."""
+        return _metrics(self.spec, self._wiring, self._side, self.time, self._processed)
+
+    @property
+    def open_metrics(self) -> OpenRunMetrics | None:
+        """The overload metrics, for runs against replying servers."""
+        m = self.metrics()
+        return m if isinstance(m, OpenRunMetrics) else None
 
 
 def record_run(spec: SimulationSpec, label: str, clients: int, repetition: int) -> Run:

@@ -17,6 +17,14 @@ SERVER_TENTATIVELY_WRITES = 7
 SERVER_ABORTS = 8
 SERVER_COMMITS = 9
 SERVER_DECREMENTS = 10
+# Open workloads and overload servers (QueueServer, LatencyServer), timeouts and outages.
+CLIENT_TIMES_OUT = 11
+CLIENT_SUCCEEDS = 12
+SERVER_QUEUES = 13
+SERVER_COMPLETES = 14
+SERVER_PAUSES = 15
+SERVER_RESUMES = 16
+SERVER_DROPS = 17
 
 EVENT_NAMES: tuple[str, ...] = (
     "client_requests_write",
@@ -30,6 +38,13 @@ EVENT_NAMES: tuple[str, ...] = (
     "server_aborts",
     "server_commits",
     "server_decrements",
+    "client_times_out",
+    "client_succeeds",
+    "server_queues",
+    "server_completes",
+    "server_pauses",
+    "server_resumes",
+    "server_drops",
 )
 EVENT_CODES: dict[str, int] = {name: code for code, name in enumerate(EVENT_NAMES)}
 
@@ -40,6 +55,11 @@ DETAIL_LABELS: dict[int, str] = {
     SERVER_ACCEPTS: "count",
     SERVER_DECREMENTS: "count",
     CLIENT_GIVES_UP: "attempts",
+    CLIENT_REQUESTS_WRITE: "attempt",
+    CLIENT_TIMES_OUT: "attempt",
+    CLIENT_SUCCEEDS: "attempts",
+    SERVER_QUEUES: "queued",
+    SERVER_COMPLETES: "in_service",
 }
 
 # Broad kinds, for colouring and filtering in the UI.
@@ -61,6 +81,13 @@ EVENT_KINDS: dict[int, str] = {
     SERVER_REPORTS_VERSION: KIND_SERVER,
     SERVER_TENTATIVELY_WRITES: KIND_SERVER,
     SERVER_DECREMENTS: KIND_SERVER,
+    CLIENT_TIMES_OUT: KIND_FAILURE,
+    CLIENT_SUCCEEDS: KIND_SUCCESS,
+    SERVER_QUEUES: KIND_SERVER,
+    SERVER_COMPLETES: KIND_SERVER,
+    SERVER_PAUSES: KIND_FAILURE,
+    SERVER_RESUMES: KIND_SERVER,
+    SERVER_DROPS: KIND_FAILURE,
 }
 
 DETAIL_SHIFT = 5
@@ -85,6 +112,10 @@ def format_detail(code: int, detail: int) -> str:
     return f"{DETAIL_LABELS.get(code, 'value')}={detail}"
 
 
+CLIENT_EVENTS = frozenset({CLIENT_REQUESTS_WRITE, CLIENT_REQUESTS_VERSION, CLIENT_BACKS_OFF,
+                           CLIENT_GIVES_UP, CLIENT_TIMES_OUT, CLIENT_SUCCEEDS})
+
+
 def is_server_event(code: int) -> bool:
     """True for events that happen at the server (drawn on the server lane)."""
-    return code >= SERVER_ACCEPTS
+    return code not in CLIENT_EVENTS

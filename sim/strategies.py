@@ -313,3 +313,38 @@ class CsmaBinaryExponential(Strategy):
             k = min(n + 1, truncate)
             yield slot * math.floor(uniform() * (1 << k))
             n += 1
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class NormalJitterExpo(Strategy):
+    """Study 003's client: min_delay first, then min(previous·factor, max_delay) + N(0, jitter·delay).
+
+    A new request starts again from ``min_delay`` (the reset after a success). Normal variates come
+    from the client's uniform stream by the Box–Muller transform, so the stream stays U[0, 1).
+    """
+
+    SUMMARY: ClassVar[str] = "d = min(prev·factor, max); d + N(0, jitter·d)"
+    min_delay: float
+    factor: float
+    max_delay: float
+    jitter: float = 0.1
+
+    def validate(self) -> None:
+        _positive(self, "min_delay", "max_delay")
+        _non_negative(self, "jitter")
+        if not self.factor >= 1:
+            raise ParamError("factor", f"must be >= 1, got {self.factor!r}")
+        if not self.max_delay >= self.min_delay:
+            raise ParamError("max_delay", f"must be >= min_delay ({self.min_delay!r}), got {self.max_delay!r}")
+
+    def delays(self, uniform: Uniform) -> Iterator[float]:
+        factor, cap, jitter = float(self.factor), float(self.max_delay), float(self.jitter)
+        delay = float(self.min_delay)
+        yield delay
+        while True:
+            delay = min(delay * factor, cap)
+            if jitter:
+                z = math.sqrt(-2.0 * math.log(1.0 - uniform())) * math.cos(2.0 * math.pi * uniform())
+                delay = max(0.0, delay + z * jitter * delay)
+            yield delay

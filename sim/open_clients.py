@@ -1,0 +1,166 @@
+"""Clients of servers that reply: latencies, timeouts, retries per request, open workloads.
+
+Each attempt carries a token; a reply or timeout whose token is stale (the client has moved on) is
+ignored, so abandoned work the server still finishes is wasted, as in study 003. A timeout is one
+event (``client_times_out``) and the decision that follows (back off or give up) is the next, at the
+same instant, so every heap item stays exactly one recorded event.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from heapq import heappush
+from typing import TYPE_CHECKING
+
+from . import events as ev
+from .streams import ClientStreams
+from .strategies import Strategy
+from .workloads import Poisson, Workload
+
+if TYPE_CHECKING:
+    from .engine import Wiring
+
+NO_EVENT = -1
+SERIES_NAMES = ("offered", "retries", "accepted", "rejected", "timed_out", "in_service", "queued", "goodput")
+
+
+class Series:
+    """Per-bucket counters filled by the handlers as events happen (no history needed)."""
+
+    def __init__(self, horizon: float, width: float) -> None:
+        self.width = width
+        self.inverse_width = 1.0 / width
+        self.buckets = max(1, math.ceil(horizon / width - 1e-9))
+        size = self.buckets + 1  # an event exactly at the horizon lands in the spare slot
+        for name in SERIES_NAMES:
+            setattr(self, name, [0] * size)
+
+    def arrays(self) -> dict[str, list[int]]:
+        return {name: getattr(self, name)[:self.buckets] for name in SERIES_NAMES}
+
+
+class OpenClients:
+    """Client-side handlers for replying servers, any workload."""
+
+    def __init__(self, wiring: Wiring, strategy: Strategy, workload: Workload, timeout: float | None,
+                 start_times: list[float], gaps: list[Callable[[], float]] | None) -> None:
+        n = len(wiring.net)
+        heap, seq, net, jitter, series = wiring.heap, wiring.seq, wiring.net, wiring.jitter, wiring.series
+        inv = series.inverse_width
+        offered, retries, timed_out_series, goodput = series.offered, series.retries, series.timed_out, series.goodput
+        self.token = token = [0] * n
+        self.waiting = waiting = [False] * n
+        self.active = active = [False] * n
+        self.attempts = attempts_total = [0] * n
+        req_first = [0.0] * n
+        req_attempts = [0] * n
+        backoff: list[Callable[[], float]] = [float] * n  # replaced per request
+        self.latencies: list[float] = []
+        self.latency_clients: list[int] = []
+        self.counts = counts = {"successes": 0, "rejections": 0, "timeouts": 0, "gave_up": 0, "late": 0}
+        latencies, latency_clients = self.latencies, self.latency_clients
+        max_attempts = strategy.max_attempts or 0
+        max_elapsed = strategy.max_elapsed
+        repeats = workload.REPEATS
+        receive: list[Callable] = [None]
+        delays = strategy.delays
+        shift = ev.DETAIL_SHIFT
+        write_code, succeeds_code, times_out_code = ev.CLIENT_REQUESTS_WRITE, ev.CLIENT_SUCCEEDS, ev.CLIENT_TIMES_OUT
+        backs_off, gives_up_code = ev.pack(ev.CLIENT_BACKS_OFF), ev.CLIENT_GIVES_UP
+
+        def attempt(t: float, c: int, a: int) -> int:
+            tok = token[c] + 1
+            token[c] = tok
+            waiting[c] = True
+            k = req_attempts[c] + 1
+            req_attempts[c] = k
+            attempts_total[c] += 1
+            if k > 1:
+                retries[int(t * inv)] += 1
+            heappush(heap, (t + net[c](), seq(), receive[0], c, tok))
+            if timeout is not None:
+                heappush(heap, (t + timeout, seq(), on_timeout, c, tok))
+            return write_code | ((k + 1) << shift)
+
+        def new_request(t: float, c: int, a: int) -> int:
+            active[c] = True
+            req_first[c] = t
+            req_attempts[c] = 0
+            backoff[c] = delays(jitter[c]).__next__  # a fresh sequence: the reset after success
+            offered[int(t * inv)] += 1
+            return attempt(t, c, a)
+
+        def next_request(t: float, c: int) -> None:
+            if repeats:
+                heappush(heap, (t + gaps[c](), seq(), new_request, c, 0))
+
+        def after_failure(t: float, c: int, a: int) -> int:
+            k = req_attempts[c]
+            if (max_attempts and k >= max_attempts) or (max_elapsed is not None and t - req_first[c] > max_elapsed):
+                counts["gave_up"] += 1
+                active[c] = False
+                next_request(t, c)
+                return gives_up_code | ((k + 1) << shift)
+            heappush(heap, (t + backoff[c](), seq(), attempt, c, 0))
+            return backs_off
+
+        def succeeded(t: float, c: int, tok: int) -> int:
+            if tok != token[c] or not waiting[c]:
+                counts["late"] += 1
+                return NO_EVENT
+            waiting[c] = False
+            active[c] = False
+            counts["successes"] += 1
+            latencies.append(t - req_first[c])
+            latency_clients.append(c)
+            goodput[int(t * inv)] += 1
+            next_request(t, c)
+            return succeeds_code | ((req_attempts[c] + 1) << shift)
+
+        def rejected(t: float, c: int, tok: int) -> int:
+            if tok != token[c] or not waiting[c]:
+                counts["late"] += 1
+                return NO_EVENT
+            waiting[c] = False
+            counts["rejections"] += 1
+            return after_failure(t, c, tok)
+
+        def on_timeout(t: float, c: int, tok: int) -> int:
+            if tok != token[c] or not waiting[c]:
+                return NO_EVENT
+            waiting[c] = False
+            counts["timeouts"] += 1
+            timed_out_series[int(t * inv)] += 1
+            heappush(heap, (t, seq(), after_failure, c, tok))
+            return times_out_code | ((req_attempts[c] + 1) << shift)
+
+        self._receive = receive
+        self.start = new_request
+        wiring.client_rejected = rejected
+        wiring.client_succeeded = succeeded
+        wiring.client_abandoned = lambda c, tok: tok != token[c] or not waiting[c]
+        for c, t0 in enumerate(start_times):
+            heappush(heap, (t0, seq(), new_request, c, 0))
+
+    def bind(self, receive_write: Callable, receive_read: Callable | None) -> None:
+        self._receive[0] = receive_write
+
+    @property
+    def work(self) -> int:
+        return sum(self.attempts)
+
+    @property
+    def gave_up(self) -> int:
+        return self.counts["gave_up"]
+
+    @property
+    def unfinished(self) -> int:
+        return sum(self.active)
+
+
+def gap_functions(workload: Workload, rng, clients: int) -> list[Callable[[], float]] | None:
+    """Per-client think-time streams for workloads that repeat."""
+    if not isinstance(workload, Poisson):
+        return None
+    return ClientStreams(rng, clients, workload.gap_draw()).next_functions()

@@ -1,0 +1,174 @@
+"""Overload servers that reply to every request: a bounded queue and a latency-collapse server.
+
+Unlike the contention controls, these servers send a success reply, so clients can measure latency,
+time out, and (in open workloads) go on to their next request. Both register in ``CONTROLS``.
+
+Handlers follow the engine's protocol (see ``controls``); a handler that returns ``NO_EVENT`` did
+internal bookkeeping only (e.g. a rejection leaving after ``reject_delay``), which is not recorded.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass
+from heapq import heappush
+from typing import TYPE_CHECKING, ClassVar
+
+from . import events as ev
+from .controls import Control, ServerHandlers, register
+from .errors import ParamError
+
+if TYPE_CHECKING:
+    from .engine import Wiring
+
+NO_EVENT = -1
+_MAX_LATENCY_EXPONENT = 700.0  # exp(700) ~ 1e304: latencies saturate instead of overflowing
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class QueueServer(Control):
+    """Study 004's service: ``concurrency`` in service for ``service_time`` each, ``queue_size``
+    waiting, the rest rejected after ``reject_delay``. Above ``overload_threshold`` outstanding
+    requests (in service + queued + being rejected) it is overwhelmed: work started then takes
+    longer in proportion (outstanding / threshold), so useful throughput falls in proportion.
+    """
+
+    REPLIES: ClassVar[bool] = True
+    SUMMARY: ClassVar[str] = "bounded queue; overwhelmed above a threshold"
+    concurrency: int
+    service_time: float
+    queue_size: int = 0
+    reject_delay: float = 0.0
+    overload_threshold: int = 0  # 0: never overwhelmed
+
+    def validate(self) -> None:
+        if not self.concurrency >= 1:
+            raise ParamError("concurrency", f"must be >= 1, got {self.concurrency!r}")
+        if not self.service_time > 0:
+            raise ParamError("service_time", f"must be > 0, got {self.service_time!r}")
+        if not self.queue_size >= 0:
+            raise ParamError("queue_size", f"must be >= 0, got {self.queue_size!r}")
+        if not self.reject_delay >= 0:
+            raise ParamError("reject_delay", f"must be >= 0, got {self.reject_delay!r}")
+        if not self.overload_threshold >= 0:
+            raise ParamError("overload_threshold", f"must be >= 0 (0 = never), got {self.overload_threshold!r}")
+
+    def build(self, wiring: Wiring) -> ServerHandlers:
+        heap, seq, net = wiring.heap, wiring.seq, wiring.net
+        rejected, succeeded, gate, series = wiring.client_rejected, wiring.client_succeeded, wiring.gate, wiring.series
+        concurrency, service_time = int(self.concurrency), float(self.service_time)
+        queue_size, reject_delay = int(self.queue_size), float(self.reject_delay)
+        threshold = int(self.overload_threshold)
+        queue: deque[tuple[int, int]] = deque()
+        in_service = 0
+        rejecting = 0
+        accepts, rejects = ev.pack(ev.SERVER_ACCEPTS), ev.pack(ev.SERVER_REJECTS)
+        queues_code, completes_code, shift = ev.SERVER_QUEUES, ev.SERVER_COMPLETES, ev.DETAIL_SHIFT
+        accepted_series, rejected_series, inv = series.accepted, series.rejected, series.inverse_width
+
+        def slowdown() -> float:
+            outstanding = in_service + len(queue) + rejecting
+            return outstanding / threshold if threshold and outstanding > threshold else 1.0
+
+        def receive_write(t: float, c: int, token: int) -> int:
+            nonlocal in_service, rejecting
+            if in_service < concurrency:
+                in_service += 1
+                accepted_series[int(t * inv)] += 1
+                heappush(heap, (t + service_time * slowdown(), seq(), complete, c, token))
+                return accepts
+            if len(queue) < queue_size:
+                queue.append((c, token))
+                accepted_series[int(t * inv)] += 1
+                return queues_code | ((len(queue) + 1) << shift)
+            rejecting += 1
+            rejected_series[int(t * inv)] += 1
+            heappush(heap, (t + reject_delay * slowdown(), seq(), send_rejection, c, token))
+            return rejects
+
+        def send_rejection(t: float, c: int, token: int) -> int:
+            nonlocal rejecting
+            if gate is not None and gate.paused:
+                gate.hold(t, send_rejection, c, token)
+                return NO_EVENT
+            rejecting -= 1
+            heappush(heap, (t + net[c](), seq(), rejected, c, token))
+            return NO_EVENT
+
+        def complete(t: float, c: int, token: int) -> int:
+            nonlocal in_service
+            if gate is not None and gate.paused:
+                gate.hold(t, complete, c, token)
+                return NO_EVENT
+            in_service -= 1
+            heappush(heap, (t + net[c](), seq(), succeeded, c, token))
+            if queue:
+                nc, ntoken = queue.popleft()
+                in_service += 1
+                heappush(heap, (t + service_time * slowdown(), seq(), complete, nc, ntoken))
+            return completes_code | ((in_service + 1) << shift)
+
+        wiring.server_state = lambda: (in_service, len(queue))
+        return ServerHandlers(receive_write)
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class LatencyServer(Control):
+    """Study 003's server: serves every request concurrently, with latency ``base_latency`` up to
+    ``concurrency_limit`` and ``base_latency · factor^((concurrency − limit)/k)`` above it, fixed
+    when the request starts. It never rejects; clients give up through their timeout.
+    """
+
+    REPLIES: ClassVar[bool] = True
+    SUMMARY: ClassVar[str] = "latency grows exponentially above a concurrency limit"
+    base_latency: float
+    concurrency_limit: int
+    factor: float
+    k: float
+
+    def validate(self) -> None:
+        if not self.base_latency > 0:
+            raise ParamError("base_latency", f"must be > 0, got {self.base_latency!r}")
+        if not self.concurrency_limit >= 1:
+            raise ParamError("concurrency_limit", f"must be >= 1, got {self.concurrency_limit!r}")
+        if not self.factor >= 1:
+            raise ParamError("factor", f"must be >= 1, got {self.factor!r}")
+        if not self.k > 0:
+            raise ParamError("k", f"must be > 0, got {self.k!r}")
+
+    def latency(self, concurrency: int) -> float:
+        """Service latency for a request that starts with ``concurrency`` in progress (itself included)."""
+        if concurrency <= self.concurrency_limit:
+            return float(self.base_latency)
+        exponent = (concurrency - self.concurrency_limit) / self.k * math.log(self.factor)
+        return float(self.base_latency) * math.exp(min(exponent, _MAX_LATENCY_EXPONENT))
+
+    def build(self, wiring: Wiring) -> ServerHandlers:
+        heap, seq, net = wiring.heap, wiring.seq, wiring.net
+        succeeded, gate, series = wiring.client_succeeded, wiring.gate, wiring.series
+        latency = self.latency
+        concurrency = 0
+        accepts_code, completes_code, shift = ev.SERVER_ACCEPTS, ev.SERVER_COMPLETES, ev.DETAIL_SHIFT
+        accepted_series, inv = series.accepted, series.inverse_width
+
+        def receive_write(t: float, c: int, token: int) -> int:
+            nonlocal concurrency
+            concurrency += 1
+            accepted_series[int(t * inv)] += 1
+            heappush(heap, (t + latency(concurrency), seq(), complete, c, token))
+            return accepts_code | ((concurrency + 1) << shift)
+
+        def complete(t: float, c: int, token: int) -> int:
+            nonlocal concurrency
+            if gate is not None and gate.paused:
+                gate.hold(t, complete, c, token)
+                return NO_EVENT
+            concurrency -= 1
+            heappush(heap, (t + net[c](), seq(), succeeded, c, token))
+            return completes_code | ((concurrency + 1) << shift)
+
+        wiring.server_state = lambda: (concurrency, 0)
+        return ServerHandlers(receive_write)

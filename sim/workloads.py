@@ -1,0 +1,116 @@
+"""Workloads: when clients send requests.
+
+- ``burst``: every client starts at 0 and wants one write (the contention model of the reference).
+- ``spike``: each client sends one request; a fraction start within ``spike_width`` of 0, the rest
+  uniformly over ``arrival_window`` (study 004).
+- ``poisson``: each client sends requests forever, one at a time, with exponential gaps of mean
+  ``think_time`` between finishing one and starting the next, until the horizon (study 003).
+
+Start times and gaps come from the run's workload stream, so they are the same for every strategy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import ClassVar
+
+import numpy as np
+
+from .errors import ParamError
+
+
+@dataclass(frozen=True)
+class Outage:
+    """A window in which the server stops processing (study 003's SIGSTOP), then resumes."""
+
+    start: float
+    duration: float
+
+    @property
+    def end(self) -> float:
+        return self.start + self.duration
+
+
+@dataclass(frozen=True, kw_only=True)
+class Workload:
+    """Base class; the dataclass fields are the simulation keys the workload takes."""
+
+    NAME: ClassVar[str] = ""
+    # True when each client keeps sending new requests after one finishes.
+    REPEATS: ClassVar[bool] = False
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise ParamError for impossible parameters."""
+
+    def start_times(self, rng: np.random.Generator, clients: int) -> list[float]:
+        """When each client sends its first request."""
+        raise NotImplementedError
+
+    def params(self) -> dict[str, float]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+WORKLOADS: dict[str, type[Workload]] = {}
+
+
+def register(cls: type[Workload]) -> type[Workload]:
+    WORKLOADS[cls.NAME] = cls
+    return cls
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class Burst(Workload):
+    NAME: ClassVar[str] = "burst"
+
+    def start_times(self, rng: np.random.Generator, clients: int) -> list[float]:
+        return [0.0] * clients
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class Spike(Workload):
+    NAME: ClassVar[str] = "spike"
+    spike_fraction: float
+    spike_width: float
+    arrival_window: float
+
+    def validate(self) -> None:
+        if not 0 <= self.spike_fraction <= 1:
+            raise ParamError("spike_fraction", f"must be between 0 and 1, got {self.spike_fraction!r}")
+        if not self.spike_width >= 0:
+            raise ParamError("spike_width", f"must be >= 0, got {self.spike_width!r}")
+        if not self.arrival_window > 0:
+            raise ParamError("arrival_window", f"must be > 0, got {self.arrival_window!r}")
+
+    def start_times(self, rng: np.random.Generator, clients: int) -> list[float]:
+        in_spike = int(round(self.spike_fraction * clients))
+        spike = rng.uniform(0.0, self.spike_width, in_spike) if self.spike_width else np.zeros(in_spike)
+        rest = rng.uniform(0.0, self.arrival_window, clients - in_spike)
+        return np.concatenate([spike, rest]).tolist()
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class Poisson(Workload):
+    NAME: ClassVar[str] = "poisson"
+    REPEATS: ClassVar[bool] = True
+    think_time: float
+
+    def validate(self) -> None:
+        if not self.think_time > 0:
+            raise ParamError("think_time", f"must be > 0, got {self.think_time!r}")
+
+    def start_times(self, rng: np.random.Generator, clients: int) -> list[float]:
+        # Each client's first request after one exponential gap: a steady load from the start.
+        return rng.exponential(self.think_time, clients).tolist()
+
+    def gap_draw(self):
+        think = float(self.think_time)
+
+        def draw(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+            return rng.exponential(think, shape)
+        return draw
