@@ -115,9 +115,12 @@ def run_command(args: argparse.Namespace) -> int:
     """
     from rich.console import Console
 
+    from .interrupt import first_interrupt_only
+
     err = Console(stderr=True, highlight=False)
     try:
-        return _run(args, err)
+        with first_interrupt_only():
+            return _run(args, err)
     except UserError as exc:
         err.print(f"error: {exc}", markup=False, soft_wrap=True)
         return EXIT_USER_ERROR

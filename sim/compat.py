@@ -75,9 +75,12 @@ def _run(config_file: Path) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``backoff-simulator``; returns the exit status."""
+    from .interrupt import first_interrupt_only
+
     args = build_parser().parse_args(argv)
     try:
-        _run(args.config_file)
+        with first_interrupt_only():
+            _run(args.config_file)
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
