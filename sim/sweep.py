@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .config import SimulationSpec
-from .engine import RunMetrics, run_metrics
+from .engine import OpenRunMetrics, RunMetrics, run_metrics
+from .open_metrics import latency_summary
 from .stats import Estimate, estimate
 
 Progress = Callable[[int, int], None]
@@ -39,6 +40,8 @@ class SweepResult:
     duration: np.ndarray
     gave_up: np.ndarray
     events: np.ndarray
+    # Runs against replying servers keep their full overload metrics, keyed (strategy, clients, rep).
+    open_runs: dict[tuple[int, int, int], OpenRunMetrics] = field(default_factory=dict, repr=False)
     _summary: dict = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -61,6 +64,8 @@ class SweepResult:
             self.duration[s, k, r] = m.duration
             self.gave_up[s, k, r] = m.gave_up
             self.events[s, k, r] = m.events
+            if isinstance(m, OpenRunMetrics):
+                self.open_runs[(s, k, r)] = m
 
     def metric(self, name: str) -> np.ndarray:
         """``work``, ``duration``, ``cost`` or ``gave_up`` as an array [strategy, clients, rep]."""
@@ -72,6 +77,30 @@ class SweepResult:
         if key not in self._summary:
             self._summary[key] = estimate(self.metric(name)[s, k])
         return self._summary[key]
+
+    def open_run(self, s: int, k: int, r: int) -> OpenRunMetrics | None:
+        """Overload metrics of one run (None for the contention controls)."""
+        return self.open_runs.get((s, k, r))
+
+    def latency(self, s: int, k: int) -> dict[str, float]:
+        """Latency percentiles pooled over every repetition's successful requests."""
+        runs = [self.open_runs[(s, k, r)] for r in range(self.spec.repeat) if (s, k, r) in self.open_runs]
+        pooled = np.concatenate([m.latencies for m in runs]) if runs else np.zeros(0)
+        return latency_summary(pooled)
+
+    def open_mean(self, name: str, s: int, k: int) -> float:
+        """Mean over repetitions of an OpenRunMetrics attribute (requests, successes, timeouts, ...)."""
+        values = [float(getattr(self.open_runs[(s, k, r)], name)) for r in range(self.spec.repeat)
+                  if (s, k, r) in self.open_runs]
+        return float(np.mean(values)) if values else float("nan")
+
+    def recovery(self, s: int, k: int) -> float | None:
+        """Mean recovery time over repetitions; nan if any repetition never recovered; None without outages."""
+        times = [self.open_runs[(s, k, r)].recovery_time for r in range(self.spec.repeat)
+                 if (s, k, r) in self.open_runs]
+        if not times or times[0] is None:
+            return None
+        return float("nan") if any(np.isnan(t) for t in times) else float(np.mean(times))
 
     def best_by_cost(self, k: int) -> int:
         """Index of the strategy with the lowest mean cost at client-count index ``k``."""
