@@ -150,13 +150,19 @@ def _context() -> multiprocessing.context.BaseContext:
 
 
 def run_sweeps(specs: Sequence[SimulationSpec], *, workers: int | None = None,
-               progress: Progress | None = None, should_stop: ShouldStop | None = None) -> list[SweepResult]:
-    """Run every simulation's sweep and return one ``SweepResult`` per spec, in order."""
+               progress: Progress | None = None, should_stop: ShouldStop | None = None,
+               on_complete: Callable[[int, SweepResult], None] | None = None) -> list[SweepResult]:
+    """Run every simulation's sweep and return one ``SweepResult`` per spec, in order.
+
+    ``on_complete(i, result)`` is called in the caller's thread as soon as simulation ``i`` is
+    done, while the pool goes on with the next ones: the CLI exports there, overlapping the work.
+    """
     results = [SweepResult.empty(spec) for spec in specs]
-    tasks = [_Task(i, s, k, spec) for i, spec in enumerate(specs)
-             for s in range(len(spec.strategies)) for k in range(len(spec.clients))]
-    # Biggest first, so the pool does not end waiting on one long task.
-    tasks.sort(key=lambda t: -t.spec.clients[t.clients_index] * t.spec.repeat)
+    # Simulation by simulation (so the first finishes early), biggest tasks first within each.
+    tasks = sorted((_Task(i, s, k, spec) for i, spec in enumerate(specs)
+                    for s in range(len(spec.strategies)) for k in range(len(spec.clients))),
+                   key=lambda t: (t.sim, -t.spec.clients[t.clients_index] * t.spec.repeat))
+    remaining = [len(spec.strategies) * len(spec.clients) for spec in specs]
     total = sum(t.runs for t in tasks)
     done = 0
     workers = default_workers() if workers is None else max(1, workers)
@@ -168,6 +174,9 @@ def run_sweeps(specs: Sequence[SimulationSpec], *, workers: int | None = None,
         done += len(runs)
         if progress:
             progress(done, total)
+        remaining[i] -= 1
+        if remaining[i] == 0 and on_complete:
+            on_complete(i, results[i])
 
     if progress:
         progress(0, total)
