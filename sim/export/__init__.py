@@ -48,7 +48,10 @@ def export_simulation(result: SweepResult, out_dir: str | Path, *, palette: Pale
     spec = result.spec
     paths = output_paths(spec.title, out_dir)
     representative = representative if representative is not None else representative_runs(spec)
-    scatter = scatter if scatter is not None else scatter_runs(spec)
+    if scatter is None:
+        # Often the same client count (e.g. clients = [800]): record each run once, not twice.
+        same = spec.representative_clients() == spec.max_clients
+        scatter = representative if same else scatter_runs(spec)
     return [
         write_metrics_png(result, paths["metrics_png"], palette),
         write_scatter_png(result, scatter, paths["scatter_png"], palette),

@@ -74,12 +74,24 @@ def runs_csv_text(result: SweepResult) -> str:
 
 def events_csv_text(runs: Mapping[str, Run]) -> str:
     """Every event of each recorded run, in order, one block of rows per run."""
-    rows = []
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(EVENTS_HEADER)
+    # A run has millions of events but few distinct (type, detail) pairs: format each pair once.
+    labels: dict[int, tuple[str, str]] = {}
+
+    def describe(packed: int) -> tuple[str, str]:
+        code, detail = ev.unpack(packed)
+        labels[packed] = pair = (ev.EVENT_NAMES[code], ev.format_detail(code, detail))
+        return pair
+
     for label, run in runs.items():
-        head = [run.spec.title, label, str(run.clients), str(run.repetition)]
-        for t, c, name, detail in run.history.rows():
-            rows.append(head + [repr(float(t)), str(c), name, detail])
-    return _csv_text(EVENTS_HEADER, rows)
+        title, clients, rep = run.spec.title, str(run.clients), str(run.repetition)
+        h = run.history
+        writer.writerows((title, label, clients, rep, repr(float(t)), c,
+                          *(labels.get(p) or describe(p)))
+                         for t, c, p in zip(h.times, h.clients, h.packed))
+    return buffer.getvalue()
 
 
 def write_metrics_csv(result: SweepResult, path: str | Path) -> Path:
@@ -168,39 +180,43 @@ def read_events_csv(path: str | Path) -> dict[EventsKey, History]:
                                          "the file looks truncated")
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     out: dict[EventsKey, History] = {}
-    current: EventsKey | None = None
-    history: History | None = None
+    raw_key: tuple[str, str, str, str] | None = None
+    times: list[float] = []
+    # Few distinct (event_type, event_detail) pairs: parse each once (files hold millions of rows).
+    packed_by_text: dict[tuple[str, str], int] = {}
+    width = len(EVENTS_HEADER)
     try:
         header = next(reader)
         if tuple(header) != EVENTS_HEADER:
             raise fail(1, f"wrong header: expected {','.join(EVENTS_HEADER)}, got {','.join(header)}")
         for row in reader:
-            line = reader.line_num
-            if len(row) != len(EVENTS_HEADER):
-                raise fail(line, f"expected {len(EVENTS_HEADER)} columns, got {len(row)}")
+            if len(row) != width:
+                raise fail(reader.line_num, f"expected {width} columns, got {len(row)}")
             simulation, strategy, clients_s, rep_s, time_s, client_s, name, detail_s = row
             try:
-                clients = _parse_int(clients_s, "clients", 1)
-                key = EventsKey(simulation, strategy, clients, _parse_int(rep_s, "repetition", 0))
+                if (simulation, strategy, clients_s, rep_s) != raw_key:
+                    raw_key = (simulation, strategy, clients_s, rep_s)
+                    key = EventsKey(simulation, strategy, _parse_int(clients_s, "clients", 1),
+                                    _parse_int(rep_s, "repetition", 0))
+                    if key in out:
+                        raise ValueError(f"rows of run {strategy!r} clients={key.clients} "
+                                         f"repetition={key.repetition} are not contiguous")
+                    history = out[key] = History()
+                    times = history.times
                 t = _parse_time(time_s)
                 client = _parse_int(client_s, "client_id", 0)
-                code = ev.EVENT_CODES.get(name)
-                if code is None:
-                    raise ValueError(f"unknown event_type {name!r}")
-                detail = _parse_detail(code, detail_s)
+                packed = packed_by_text.get((name, detail_s))
+                if packed is None:
+                    code = ev.EVENT_CODES.get(name)
+                    if code is None:
+                        raise ValueError(f"unknown event_type {name!r}")
+                    packed = packed_by_text[name, detail_s] = ev.pack(code, _parse_detail(code, detail_s))
+                if times and t < times[-1]:
+                    raise ValueError(f"time {time_s} is earlier than the previous event's "
+                                     f"({times[-1]!r}) in the same run")
             except ValueError as exc:
-                raise fail(line, str(exc)) from None
-            if key != current:
-                if key in out:
-                    raise fail(line, f"rows of run {strategy!r} clients={clients} repetition={key.repetition} "
-                                     "are not contiguous")
-                current, history = key, History()
-                out[key] = history
-            assert history is not None
-            if history.times and t < history.times[-1]:
-                raise fail(line, f"time {time_s} is earlier than the previous event's "
-                                 f"({history.times[-1]!r}) in the same run")
-            history.append(t, client, ev.pack(code, detail))
+                raise fail(reader.line_num, str(exc)) from None
+            history.append(t, client, packed)
     except csv.Error as exc:
         raise fail(reader.line_num, f"malformed CSV: {exc}") from None
     if not out:
