@@ -164,39 +164,46 @@ def _run(args: argparse.Namespace, err) -> int:
     out_dir = ensure_output_dir(args.out)
     out = _stdout_console()
 
+    exported: dict[int, tuple[dict, list[Path]]] = {}
+
+    def export(i: int, result) -> None:
+        # Called as each simulation finishes, while the pool works on the next ones.
+        representative = representative_runs(result.spec)
+        written = export_simulation(result, out_dir, palette=palette, representative=representative)
+        exported[i] = (representative, written)
+
     with ExitStack() as stack:
         progress_cb = None
         if not args.quiet and err.is_terminal:
             progress = stack.enter_context(Progress(
                 TextColumn("simulating"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
-                TimeElapsedColumn(), TimeRemainingColumn(), console=err, transient=True))
+                TimeElapsedColumn(), TimeRemainingColumn(), console=err, transient=True,
+                redirect_stdout=False, redirect_stderr=False))
             task = progress.add_task("sweep", total=None)
 
             def progress_cb(done: int, total: int) -> None:
                 progress.update(task, completed=done, total=total)
-        results = run_sweeps(specs, workers=args.workers, progress=progress_cb)
+        results = run_sweeps(specs, workers=args.workers, progress=progress_cb, on_complete=export)
 
-    for result in results:
+    for i, result in enumerate(results):
         spec = result.spec
-        representative = representative_runs(spec)
-        if not args.quiet:
-            out.print()
-            out.print(metrics_table(result, palette))
-            for label, run in representative.items():
-                out.print()
-                out.print(history_table(
-                    run.history, palette=palette,
-                    title=f"{spec.title} · {label} · {run.clients} clients, repetition {run.repetition}"))
-        written = export_simulation(result, out_dir, palette=palette, representative=representative)
+        representative, written = exported[i]
         if args.quiet:
             for path in written:
                 out.print(str(path), markup=False, soft_wrap=True)
-        else:
+            continue
+        out.print()
+        out.print(metrics_table(result, palette))
+        for label, run in representative.items():
             out.print()
-            out.print(f"wrote {len(written)} files for {spec.title!r} to {out_dir.resolve()}:",
-                      markup=False, soft_wrap=True)
-            for path in written:
-                out.print(f"  {path.name}", markup=False, soft_wrap=True)
+            out.print(history_table(
+                run.history, palette=palette,
+                title=f"{spec.title} · {label} · {run.clients} clients, repetition {run.repetition}"))
+        out.print()
+        out.print(f"wrote {len(written)} files for {spec.title!r} to {out_dir.resolve()}:",
+                  markup=False, soft_wrap=True)
+        for path in written:
+            out.print(f"  {path.name}", markup=False, soft_wrap=True)
     return EXIT_OK
 
 
