@@ -64,7 +64,6 @@ class Wiring:
         self.client_rejected: Callable[[float, int, int], int]
         self.client_version_reply: Callable[[float, int, int], int]
         self.client_succeeded: Callable[[float, int, int], int]
-        self.client_abandoned: Callable[[int, int], bool] = lambda c, token: False
         # Set by replying servers: (in service, queued), sampled at bucket ends.
         self.server_state: Callable[[], tuple[int, int]] = lambda: (0, 0)
 
@@ -142,8 +141,9 @@ class _Clients:
 
 
 class OutageGate:
-    """Stops the server during outage windows: arrivals wait for the resume (dropped then if their
-    client has given up on them); work in progress is held and finishes after the resume."""
+    """Stops the server during outage windows (study 003's SIGSTOP): arrivals wait and are all
+    handled at the resume, even those whose client has since timed out (wasted work, which is what
+    keeps a server down); work in progress is held and finishes as long after the resume."""
 
     def __init__(self, wiring: Wiring, outages: tuple[Outage, ...]) -> None:
         self.paused = False
@@ -188,14 +188,6 @@ class OutageGate:
         self._arrivals.clear()
         self._internal.clear()
         return ev.pack(ev.SERVER_RESUMES)
-
-
-_DROPS = ev.pack(ev.SERVER_DROPS)
-
-
-def _drop(t: float, c: int, a: int) -> int:
-    """A request held through an outage whose client had already given up on it."""
-    return _DROPS
 
 
 def _build(spec: SimulationSpec, strategy: Strategy, clients: int, repetition: int) -> tuple[Wiring, object]:

@@ -24,7 +24,6 @@ SERVER_QUEUES = 13
 SERVER_COMPLETES = 14
 SERVER_PAUSES = 15
 SERVER_RESUMES = 16
-SERVER_DROPS = 17
 
 EVENT_NAMES: tuple[str, ...] = (
     "client_requests_write",
@@ -44,7 +43,6 @@ EVENT_NAMES: tuple[str, ...] = (
     "server_completes",
     "server_pauses",
     "server_resumes",
-    "server_drops",
 )
 EVENT_CODES: dict[str, int] = {name: code for code, name in enumerate(EVENT_NAMES)}
 
@@ -87,7 +85,6 @@ EVENT_KINDS: dict[int, str] = {
     SERVER_COMPLETES: KIND_SERVER,
     SERVER_PAUSES: KIND_FAILURE,
     SERVER_RESUMES: KIND_SERVER,
-    SERVER_DROPS: KIND_FAILURE,
 }
 
 DETAIL_SHIFT = 5

@@ -139,7 +139,6 @@ class OpenClients:
         self.start = new_request
         wiring.client_rejected = rejected
         wiring.client_succeeded = succeeded
-        wiring.client_abandoned = lambda c, tok: tok != token[c] or not waiting[c]
         for c, t0 in enumerate(start_times):
             heappush(heap, (t0, seq(), new_request, c, 0))
 
