@@ -229,6 +229,9 @@ def _schedule_sampling(wiring: Wiring, horizon: float) -> None:
         return NO_EVENT
 
     def end(t: float, c: int, a: int) -> int:
+        # The last bucket ends at (or is cut short by) the horizon, where its own sample would fall
+        # after this item: sample it here, or its in_service/queued would always read 0.
+        in_service[last], queued[last] = wiring.server_state()
         wiring.dropped_at_end = len(heap)
         heap.clear()
         return NO_EVENT
