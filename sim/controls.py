@@ -10,14 +10,13 @@ Adding a control is one class decorated with ``@register``.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from heapq import heappush
 from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
 from . import events as ev
-from .errors import ParamError
+from .params import above, at_least, finite_fields
 from .streams import clipped_normal
 
 if TYPE_CHECKING:
@@ -53,10 +52,7 @@ class Control:
     SUMMARY: ClassVar[str] = ""
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, float) and not math.isfinite(value):
-                raise ParamError(f.name, f"must be a finite number, got {value!r}")
+        finite_fields(self)
         self.validate()
 
     def validate(self) -> None:
@@ -81,10 +77,7 @@ class _WritingControl(Control):
     write_sigma: float
 
     def validate(self) -> None:
-        if not self.write_mu >= 0:
-            raise ParamError("write_mu", f"must be >= 0, got {self.write_mu!r}")
-        if not self.write_sigma >= 0:
-            raise ParamError("write_sigma", f"must be >= 0, got {self.write_sigma!r}")
+        at_least(self, 0, "write_mu", "write_sigma")
 
     def write_durations(self, wiring: Wiring) -> Callable[[], float]:
         return wiring.server_stream(clipped_normal(float(self.write_mu), float(self.write_sigma)))
@@ -122,48 +115,15 @@ class LockingServer(_WritingControl):
         return ServerHandlers(receive_write)
 
 
-@register
 @dataclass(frozen=True, kw_only=True)
-class WriteOnlyOCCServer(_WritingControl):
-    """Optimistic: note the version, write tentatively, commit only if nobody committed meanwhile."""
-
-    SUMMARY: ClassVar[str] = "tentative write; version changed → abort"
-
-    def build(self, wiring: Wiring) -> ServerHandlers:
-        heap, seq, net, rejected = wiring.heap, wiring.seq, wiring.net, wiring.client_rejected
-        write = self.write_durations(wiring)
-        version = 0
-        tentative = ev.pack(ev.SERVER_TENTATIVELY_WRITES)
-        aborts = ev.pack(ev.SERVER_ABORTS)
-        shift = ev.DETAIL_SHIFT
-        commits = ev.SERVER_COMMITS
-
-        def receive_write(t: float, c: int, a: int) -> int:
-            heappush(heap, (t + write(), seq(), maybe_commit, c, version))
-            return tentative
-
-        def maybe_commit(t: float, c: int, noted: int) -> int:
-            nonlocal version
-            if version != noted:
-                heappush(heap, (t + net[c](), seq(), rejected, c, 0))
-                return aborts
-            version += 1
-            return commits | ((version + 1) << shift)
-
-        return ServerHandlers(receive_write)
-
-
-@register
-@dataclass(frozen=True, kw_only=True)
-class ReadWriteOCCServer(_WritingControl):
-    """Optimistic, read-then-write: the client reads the version, then writes it back (the AWS post)."""
-
-    READS_VERSION: ClassVar[bool] = True
-    SUMMARY: ClassVar[str] = "client reads version, then writes; stale → abort"
+class _OCCControl(_WritingControl):
+    """Optimistic concurrency: write tentatively, commit only if the version is still the one the
+    write is based on (noted on arrival, or read by the client first); otherwise abort."""
 
     def build(self, wiring: Wiring) -> ServerHandlers:
         heap, seq, net = wiring.heap, wiring.seq, wiring.net
         rejected, version_reply = wiring.client_rejected, wiring.client_version_reply
+        reads_version = self.READS_VERSION
         write = self.write_durations(wiring)
         version = 0
         tentative = ev.pack(ev.SERVER_TENTATIVELY_WRITES)
@@ -176,18 +136,36 @@ class ReadWriteOCCServer(_WritingControl):
             return reports | ((version + 1) << shift)
 
         def receive_write(t: float, c: int, read_version: int) -> int:
-            heappush(heap, (t + write(), seq(), maybe_commit, c, read_version))
+            based_on = read_version if reads_version else version
+            heappush(heap, (t + write(), seq(), maybe_commit, c, based_on))
             return tentative
 
-        def maybe_commit(t: float, c: int, read_version: int) -> int:
+        def maybe_commit(t: float, c: int, based_on: int) -> int:
             nonlocal version
-            if version != read_version:
+            if version != based_on:
                 heappush(heap, (t + net[c](), seq(), rejected, c, 0))
                 return aborts
             version += 1
             return commits | ((version + 1) << shift)
 
-        return ServerHandlers(receive_write, receive_read)
+        return ServerHandlers(receive_write, receive_read if reads_version else None)
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class WriteOnlyOCCServer(_OCCControl):
+    """Optimistic: note the version on arrival, write tentatively, commit only if nobody committed meanwhile."""
+
+    SUMMARY: ClassVar[str] = "tentative write; version changed → abort"
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class ReadWriteOCCServer(_OCCControl):
+    """Optimistic, read-then-write: the client reads the version, then writes it back (the AWS post)."""
+
+    READS_VERSION: ClassVar[bool] = True
+    SUMMARY: ClassVar[str] = "client reads version, then writes; stale → abort"
 
 
 @register
@@ -200,10 +178,8 @@ class ThrottlingServer(Control):
     limit: int
 
     def validate(self) -> None:
-        if not self.window > 0:
-            raise ParamError("window", f"must be > 0, got {self.window!r}")
-        if not self.limit >= 1:
-            raise ParamError("limit", f"must be >= 1, got {self.limit!r}")
+        above(self, 0, "window")
+        at_least(self, 1, "limit")
 
     def build(self, wiring: Wiring) -> ServerHandlers:
         heap, seq, net, rejected = wiring.heap, wiring.seq, wiring.net, wiring.client_rejected

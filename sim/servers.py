@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from . import events as ev
 from .controls import Control, ServerHandlers, register
-from .errors import ParamError
+from .params import above, at_least
 
 if TYPE_CHECKING:
     from .engine import Wiring
@@ -44,16 +44,9 @@ class QueueServer(Control):
     overload_threshold: int = 0  # 0: never overwhelmed
 
     def validate(self) -> None:
-        if not self.concurrency >= 1:
-            raise ParamError("concurrency", f"must be >= 1, got {self.concurrency!r}")
-        if not self.service_time > 0:
-            raise ParamError("service_time", f"must be > 0, got {self.service_time!r}")
-        if not self.queue_size >= 0:
-            raise ParamError("queue_size", f"must be >= 0, got {self.queue_size!r}")
-        if not self.reject_delay >= 0:
-            raise ParamError("reject_delay", f"must be >= 0, got {self.reject_delay!r}")
-        if not self.overload_threshold >= 0:
-            raise ParamError("overload_threshold", f"must be >= 0 (0 = never), got {self.overload_threshold!r}")
+        at_least(self, 1, "concurrency")
+        above(self, 0, "service_time")
+        at_least(self, 0, "queue_size", "reject_delay", "overload_threshold")
 
     def build(self, wiring: Wiring) -> ServerHandlers:
         heap, seq, net = wiring.heap, wiring.seq, wiring.net
@@ -130,14 +123,8 @@ class LatencyServer(Control):
     k: float
 
     def validate(self) -> None:
-        if not self.base_latency > 0:
-            raise ParamError("base_latency", f"must be > 0, got {self.base_latency!r}")
-        if not self.concurrency_limit >= 1:
-            raise ParamError("concurrency_limit", f"must be >= 1, got {self.concurrency_limit!r}")
-        if not self.factor >= 1:
-            raise ParamError("factor", f"must be >= 1, got {self.factor!r}")
-        if not self.k > 0:
-            raise ParamError("k", f"must be > 0, got {self.k!r}")
+        above(self, 0, "base_latency", "k")
+        at_least(self, 1, "concurrency_limit", "factor")
 
     def latency(self, concurrency: int) -> float:
         """Service latency for a request that starts with ``concurrency`` in progress (itself included)."""

@@ -16,6 +16,7 @@ from dataclasses import dataclass, fields
 from typing import ClassVar
 
 from .errors import ParamError
+from .params import above, at_least, finite_fields
 
 Uniform = Callable[[], float]
 
@@ -26,20 +27,6 @@ def register(cls: type[Strategy]) -> type[Strategy]:
     """Add a strategy class to the registry under its class name."""
     STRATEGIES[cls.__name__] = cls
     return cls
-
-
-def _non_negative(obj: object, *names: str) -> None:
-    for name in names:
-        value = getattr(obj, name)
-        if not value >= 0:
-            raise ParamError(name, f"must be >= 0, got {value!r}")
-
-
-def _positive(obj: object, *names: str) -> None:
-    for name in names:
-        value = getattr(obj, name)
-        if not value > 0:
-            raise ParamError(name, f"must be > 0, got {value!r}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,14 +41,11 @@ class Strategy:
     SUMMARY: ClassVar[str] = ""
 
     def __post_init__(self) -> None:
-        if self.max_attempts is not None and self.max_attempts < 1:
-            raise ParamError("max_attempts", f"must be >= 1, got {self.max_attempts!r}")
-        if self.max_elapsed is not None and not self.max_elapsed > 0:
-            raise ParamError("max_elapsed", f"must be > 0, got {self.max_elapsed!r}")
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, float) and not math.isfinite(value):
-                raise ParamError(f.name, f"must be a finite number, got {value!r}")
+        if self.max_attempts is not None:
+            at_least(self, 1, "max_attempts")
+        if self.max_elapsed is not None:
+            above(self, 0, "max_elapsed")
+        finite_fields(self)
         self.validate()
 
     def validate(self) -> None:
@@ -117,7 +101,7 @@ class Constant(Strategy):
     constant: float
 
     def validate(self) -> None:
-        _non_negative(self, "constant")
+        at_least(self, 0, "constant")
 
     def delays(self, uniform: Uniform) -> Iterator[float]:
         c = float(self.constant)
@@ -137,18 +121,24 @@ class NoBackoff(Strategy):
             yield 0.0
 
 
-@register
 @dataclass(frozen=True, kw_only=True)
-class Expo(Strategy):
-    """Capped exponential backoff without jitter."""
+class _BaseCap(Strategy):
+    """Strategies shaped by a base delay and a cap (the AWS post's family)."""
 
-    SUMMARY: ClassVar[str] = "min(cap, base·2ⁿ)"
     base: float
     cap: float
 
     def validate(self) -> None:
-        _non_negative(self, "base")
-        _positive(self, "cap")
+        at_least(self, 0, "base")
+        above(self, 0, "cap")
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class Expo(_BaseCap):
+    """Capped exponential backoff without jitter."""
+
+    SUMMARY: ClassVar[str] = "min(cap, base·2ⁿ)"
 
     def delays(self, uniform: Uniform) -> Iterator[float]:
         return _capped_doubling(float(self.base), float(self.cap))
@@ -156,16 +146,10 @@ class Expo(Strategy):
 
 @register
 @dataclass(frozen=True, kw_only=True)
-class FullJitteredExpo(Strategy):
+class FullJitteredExpo(_BaseCap):
     """The AWS post's "Full Jitter"."""
 
     SUMMARY: ClassVar[str] = "U(0, min(cap, base·2ⁿ))"
-    base: float
-    cap: float
-
-    def validate(self) -> None:
-        _non_negative(self, "base")
-        _positive(self, "cap")
 
     def delays(self, uniform: Uniform) -> Iterator[float]:
         for t in _capped_doubling(float(self.base), float(self.cap)):
@@ -174,16 +158,10 @@ class FullJitteredExpo(Strategy):
 
 @register
 @dataclass(frozen=True, kw_only=True)
-class EqualJitteredExpo(Strategy):
+class EqualJitteredExpo(_BaseCap):
     """The AWS post's "Equal Jitter": keep half, jitter the other half."""
 
     SUMMARY: ClassVar[str] = "t/2 + U(0, t/2), t = min(cap, base·2ⁿ)"
-    base: float
-    cap: float
-
-    def validate(self) -> None:
-        _non_negative(self, "base")
-        _positive(self, "cap")
 
     def delays(self, uniform: Uniform) -> Iterator[float]:
         for t in _capped_doubling(float(self.base), float(self.cap)):
@@ -193,16 +171,10 @@ class EqualJitteredExpo(Strategy):
 
 @register
 @dataclass(frozen=True, kw_only=True)
-class DecorrelatedJitter(Strategy):
+class DecorrelatedJitter(_BaseCap):
     """The AWS post's "Decorrelated Jitter": each sleep grows from the previous one."""
 
     SUMMARY: ClassVar[str] = "min(cap, U(base, 3·previous))"
-    base: float
-    cap: float
-
-    def validate(self) -> None:
-        _non_negative(self, "base")
-        _positive(self, "cap")
 
     def delays(self, uniform: Uniform) -> Iterator[float]:
         base, cap = float(self.base), float(self.cap)
@@ -223,7 +195,7 @@ class UniformRandom(Strategy):
     high: float
 
     def validate(self) -> None:
-        _non_negative(self, "low")
+        at_least(self, 0, "low")
         if not self.high >= self.low:
             raise ParamError("high", f"must be >= low ({self.low!r}), got {self.high!r}")
 
@@ -246,9 +218,8 @@ class GoogleHttpClient(Strategy):
     max_elapsed: float | None = 900000.0
 
     def validate(self) -> None:
-        _positive(self, "initial_interval", "max_interval")
-        if not self.multiplier >= 1:
-            raise ParamError("multiplier", f"must be >= 1, got {self.multiplier!r}")
+        above(self, 0, "initial_interval", "max_interval")
+        at_least(self, 1, "multiplier")
         if not 0 <= self.randomization_factor < 1:
             raise ParamError("randomization_factor", f"must be in [0, 1), got {self.randomization_factor!r}")
 
@@ -302,7 +273,7 @@ class CsmaBinaryExponential(Strategy):
     max_attempts: int | None = 16
 
     def validate(self) -> None:
-        _positive(self, "slot")
+        above(self, 0, "slot")
         if not 1 <= self.truncate <= 62:
             raise ParamError("truncate", f"must be between 1 and 62, got {self.truncate!r}")
 
@@ -331,10 +302,9 @@ class NormalJitterExpo(Strategy):
     jitter: float = 0.1
 
     def validate(self) -> None:
-        _positive(self, "min_delay", "max_delay")
-        _non_negative(self, "jitter")
-        if not self.factor >= 1:
-            raise ParamError("factor", f"must be >= 1, got {self.factor!r}")
+        above(self, 0, "min_delay", "max_delay")
+        at_least(self, 0, "jitter")
+        at_least(self, 1, "factor")
         if not self.max_delay >= self.min_delay:
             raise ParamError("max_delay", f"must be >= min_delay ({self.min_delay!r}), got {self.max_delay!r}")
 

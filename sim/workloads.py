@@ -17,6 +17,7 @@ from typing import ClassVar
 import numpy as np
 
 from .errors import ParamError
+from .params import above, at_least
 
 
 @dataclass(frozen=True)
@@ -81,10 +82,8 @@ class Spike(Workload):
     def validate(self) -> None:
         if not 0 <= self.spike_fraction <= 1:
             raise ParamError("spike_fraction", f"must be between 0 and 1, got {self.spike_fraction!r}")
-        if not self.spike_width >= 0:
-            raise ParamError("spike_width", f"must be >= 0, got {self.spike_width!r}")
-        if not self.arrival_window > 0:
-            raise ParamError("arrival_window", f"must be > 0, got {self.arrival_window!r}")
+        at_least(self, 0, "spike_width")
+        above(self, 0, "arrival_window")
 
     def start_times(self, rng: np.random.Generator, clients: int) -> list[float]:
         in_spike = int(round(self.spike_fraction * clients))
@@ -101,8 +100,7 @@ class Poisson(Workload):
     think_time: float
 
     def validate(self) -> None:
-        if not self.think_time > 0:
-            raise ParamError("think_time", f"must be > 0, got {self.think_time!r}")
+        above(self, 0, "think_time")
 
     def start_times(self, rng: np.random.Generator, clients: int) -> list[float]:
         # Each client's first request after one exponential gap: a steady load from the start.

@@ -1,0 +1,36 @@
+"""Parameter checks shared by strategies, controls, servers and workloads.
+
+Each raises ``ParamError`` naming the parameter, so the config loader can add the file and
+simulation; impossible values (negative delays, zero caps) are refused at construction.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import fields
+
+from .errors import ParamError
+
+
+def at_least(obj: object, low: float, *names: str) -> None:
+    """Each named field must be >= ``low``."""
+    for name in names:
+        value = getattr(obj, name)
+        if not value >= low:
+            raise ParamError(name, f"must be >= {low:g}, got {value!r}")
+
+
+def above(obj: object, low: float, *names: str) -> None:
+    """Each named field must be > ``low``."""
+    for name in names:
+        value = getattr(obj, name)
+        if not value > low:
+            raise ParamError(name, f"must be > {low:g}, got {value!r}")
+
+
+def finite_fields(obj: object) -> None:
+    """No float field may be NaN or infinite."""
+    for f in fields(obj):
+        value = getattr(obj, f.name)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ParamError(f.name, f"must be a finite number, got {value!r}")
