@@ -1,0 +1,216 @@
+"""The terminal app: which run is selected, where the cursor is, and the playback clock.
+
+The app holds the state (reactive selection, cursor, playing, speed) and the actions that change
+it; ``screens/main.py`` turns state into widgets and runs the workers; ``keys.py`` is the one
+table of bindings. Nothing here simulates: runs and sweeps come from a ``Source``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from multiprocessing import resource_tracker
+from pathlib import Path
+from time import monotonic
+
+from textual.app import App
+from textual.reactive import var
+from textual.screen import Screen
+
+from sim.palette import DEFAULT_THEME
+
+from .commands import BackoffCommands
+from .keys import bindings
+from .playback import MAX_FPS, advance, change_speed, clamp, initial_speed
+from .rundata import RunData
+from .screens.help import HelpScreen
+from .screens.main import MainScreen
+from .screens.prompt import NumberPrompt
+from .source import ConfigSource, Selection, Source
+from .theme import register_themes
+
+# A frame that comes late (a busy machine, a suspended terminal) advances at most this much.
+MAX_FRAME_SECONDS = 0.25
+
+
+class BackoffApp(App[None]):
+    """Play, step and compare seeded runs of backoff strategies."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "backoff-sim"
+    BINDINGS = bindings()
+    COMMANDS = App.COMMANDS | {BackoffCommands}
+
+    selection: var[Selection | None] = var(None)
+    run_data: var[RunData | None] = var(None, always_update=True)
+    cursor: var[int] = var(0)
+    playing: var[bool] = var(False)
+    speed: var[float] = var(1.0)
+    clock: var[float] = var(0.0)  # simulated time of the playback, in ms
+
+    def __init__(self, source: Source, *, theme: str = DEFAULT_THEME, animated: bool = True,
+                 sweep_workers: int | None = None, out_dir: Path | str = ".") -> None:
+        super().__init__()
+        self.source = source
+        self.animated = animated
+        self.sweep_workers = sweep_workers
+        self.out_dir = Path(out_dir)
+        self.theme_names: list[str] = []
+        self._start_theme = theme
+        self._last_tick = 0.0
+
+    def on_load(self) -> None:
+        # Sweeps on several processes need multiprocessing's resource tracker, which is spawned
+        # with sys.stderr's file descriptor. Textual replaces sys.stderr with a capture whose
+        # fileno() is -1 once the app runs, so start the tracker now, while stderr is real.
+        if isinstance(self.source, ConfigSource) and self.sweep_workers != 1:
+            resource_tracker.ensure_running()
+
+    def get_default_screen(self) -> Screen:
+        return MainScreen()
+
+    def on_mount(self) -> None:
+        self.theme_names = register_themes(self)
+        if self._start_theme in self.theme_names:
+            self.theme = self._start_theme
+        elif self.theme_names:
+            self.theme = self.theme_names[0]
+        self._timer = self.set_interval(1 / MAX_FPS, self._tick, pause=True)
+        self.selection = self.source.initial()
+
+    # --- state ------------------------------------------------------------------------------
+
+    @property
+    def current_time(self) -> float:
+        """The playback clock while playing, else the time of the event under the cursor."""
+        data = self.run_data
+        if data is None or not len(data):
+            return 0.0
+        return self.clock if self.playing else float(data.times[self.cursor])
+
+    def validate_cursor(self, cursor: int) -> int:
+        return clamp(cursor, len(self.run_data) if self.run_data is not None else 0)
+
+    def watch_playing(self, playing: bool) -> None:
+        if playing:
+            self._last_tick = monotonic()
+            self._timer.resume()
+        else:
+            self._timer.pause()
+
+    def set_run(self, data: RunData) -> None:
+        """Show a newly loaded run at the same simulated time (the start for the first run)."""
+        old = self.run_data
+        if not self.animated:
+            cursor = len(data) - 1
+        elif old is None:
+            cursor = 0
+        else:
+            cursor = data.index_at_time(self.current_time) if self.cursor else 0
+        if old is None or self._speed_resets(old, data):
+            self.speed = initial_speed(data.total_time)
+        # Cursor and clock first, quietly, so the watchers of run_data see a consistent state.
+        cursor = clamp(cursor, len(data))
+        self.set_reactive(BackoffApp.cursor, cursor)
+        self.set_reactive(BackoffApp.clock, float(data.times[cursor]) if len(data) else 0.0)
+        self.run_data = data
+        if self.playing and self.cursor >= len(data) - 1:
+            self.playing = False
+
+    @staticmethod
+    def _speed_resets(old: RunData, new: RunData) -> bool:
+        # Same-sized runs (another strategy or repetition) keep the speed, so they compare.
+        return old.n_clients != new.n_clients
+
+    def _tick(self) -> None:
+        data = self.run_data
+        if data is None or not self.playing:
+            return
+        now = monotonic()
+        elapsed = min(now - self._last_tick, MAX_FRAME_SECONDS)
+        self._last_tick = now
+        cursor, self.clock, finished = advance(data.times, self.clock, elapsed, self.speed)
+        self.cursor = cursor
+        if finished:
+            self.playing = False
+
+    def _move(self, cursor: int) -> None:
+        """Put the cursor on an event (pausing playback: a step means "let me look")."""
+        self.playing = False
+        self.cursor = cursor
+        if self.run_data is not None and len(self.run_data):
+            self.clock = float(self.run_data.times[self.cursor])
+
+    # --- actions ----------------------------------------------------------------------------
+
+    def action_toggle_play(self) -> None:
+        data = self.run_data
+        if data is None:
+            return
+        if not self.animated:
+            self._move(len(data) - 1)
+            self.notify("Animation is off (--no-animation): showing the whole run.")
+            return
+        if not self.playing and self.cursor >= len(data) - 1:
+            self._move(0)
+        self.playing = not self.playing
+
+    def action_step(self, events: int) -> None:
+        self._move(self.cursor + events)
+
+    def action_jump_start(self) -> None:
+        self._move(0)
+
+    def action_jump_end(self) -> None:
+        self._move(len(self.run_data) - 1 if self.run_data is not None else 0)
+
+    def action_speed(self, steps: int) -> None:
+        self.speed = change_speed(self.speed, steps)
+
+    def action_go_to_time(self) -> None:
+        data = self.run_data
+        if data is None:
+            return
+
+        def go(t: float | None) -> None:
+            if t is not None and self.run_data is data:
+                self._move(data.index_at_time(t))
+
+        self.push_screen(NumberPrompt(
+            "Go to time", f"milliseconds, 0 to {data.total_time:.1f}: the cursor goes to the "
+                          "last event at or before it", value=f"{self.current_time:.1f}",
+            minimum=0), go)
+
+    def action_cycle(self, axis: str, delta: int) -> None:
+        if self.selection is None:
+            return
+        new = self.source.cycle(self.selection, axis, delta)
+        if new == self.selection:
+            self.notify(f"This simulation has only one {axis.replace('clients', 'client count')} "
+                        "value.", timeout=3)
+        self.selection = new
+
+    def action_change_seed(self) -> None:
+        if not isinstance(self.source, ConfigSource) or self.selection is None:
+            self.notify("A replay shows recorded runs: there is no seed to change.",
+                        severity="warning")
+            return
+
+        def reseed(seed: float | None) -> None:
+            if seed is None or not isinstance(self.source, ConfigSource) or self.selection is None:
+                return
+            self.source = self.source.with_seed(int(seed))
+            self.selection = replace(self.selection, seed=int(seed))
+
+        self.push_screen(NumberPrompt("Seed", "a whole number ≥ 0; every run and the sweep are "
+                                              "simulated again with it",
+                                      value=str(self.selection.seed), integer=True, minimum=0),
+                         reseed)
+
+    def action_cycle_theme(self) -> None:
+        names = self.theme_names or [self.theme]
+        index = names.index(self.theme) if self.theme in names else -1
+        self.theme = names[(index + 1) % len(names)]
+        self.notify(f"Theme: {self.theme}", timeout=2)
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())

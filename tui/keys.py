@@ -1,0 +1,80 @@
+"""Every key binding of the app in one table: the footer, the help screen and the command
+palette all read it, so a new action shows up in all three.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding
+
+
+@dataclass(frozen=True)
+class Key:
+    """One action: its keys (comma-separated, Textual's syntax), what it does, where it is listed."""
+
+    keys: str
+    action: str
+    description: str
+    group: str
+    footer: bool = False
+    display: str | None = None
+    short: str | None = None  # the footer's label, when the description is too long for it
+
+    @property
+    def key_names(self) -> str:
+        """The keys as a person types them, for the help screen."""
+        names = {"space": "space", "right": "→", "left": "←", "home": "Home", "end": "End",
+                 "shift+right": "shift+→", "shift+left": "shift+←", "ctrl+right": "ctrl+→",
+                 "ctrl+left": "ctrl+←", "question_mark": "?", "slash": "/",
+                 "plus": "+", "minus": "-", "equals_sign": "=", "underscore": "_",
+                 "left_square_bracket": "[", "right_square_bracket": "]",
+                 "left_curly_bracket": "{", "right_curly_bracket": "}", "f1": "F1"}
+        return " ".join(names.get(k, k) for k in self.keys.split(","))
+
+
+PLAYBACK, SELECTION, VIEW = "Playback", "Switch run", "View and files"
+
+KEYS: tuple[Key, ...] = (
+    Key("space", "toggle_play", "Play/pause", PLAYBACK, footer=True),
+    Key("right", "step(1)", "Step forward one event", PLAYBACK, footer=True, display="→",
+        short="Step"),
+    Key("left", "step(-1)", "Step back one event", PLAYBACK, footer=True, display="←",
+        short="Back"),
+    Key("right_square_bracket,shift+right", "step(10)", "Forward 10 events", PLAYBACK),
+    Key("left_square_bracket,shift+left", "step(-10)", "Back 10 events", PLAYBACK),
+    Key("right_curly_bracket,ctrl+right", "step(100)", "Forward 100 events", PLAYBACK),
+    Key("left_curly_bracket,ctrl+left", "step(-100)", "Back 100 events", PLAYBACK),
+    Key("home", "jump_start", "Go to the first event", PLAYBACK),
+    Key("end", "jump_end", "Go to the last event", PLAYBACK),
+    Key("g", "go_to_time", "Go to a time…", PLAYBACK),
+    Key("plus,equals_sign", "speed(1)", "Play faster", PLAYBACK),
+    Key("minus,underscore", "speed(-1)", "Play slower", PLAYBACK),
+    Key("s", "cycle('strategy', 1)", "Next strategy", SELECTION, footer=True, short="Strategy"),
+    Key("S", "cycle('strategy', -1)", "Previous strategy", SELECTION),
+    Key("c", "cycle('clients', 1)", "More clients", SELECTION, footer=True, short="Clients"),
+    Key("C", "cycle('clients', -1)", "Fewer clients", SELECTION),
+    Key("r", "cycle('repetition', 1)", "Next repetition", SELECTION),
+    Key("R", "cycle('repetition', -1)", "Previous repetition", SELECTION),
+    Key("n", "cycle('simulation', 1)", "Next simulation", SELECTION),
+    Key("N", "cycle('simulation', -1)", "Previous simulation", SELECTION),
+    Key("z", "change_seed", "Change the seed and re-run…", SELECTION),
+    Key("w", "screen.run_sweep", "Run the sweep again", SELECTION),
+    Key("x", "screen.cancel_sweep", "Cancel the running sweep", SELECTION),
+    Key("slash", "screen.filter_log", "Filter the event log", VIEW, footer=True, display="/",
+        short="Filter"),
+    Key("a", "screen.toggle_analysis", "Show/hide the analysis panes", VIEW),
+    Key("m", "screen.cycle_metric", "Chart another metric", VIEW),
+    Key("t", "cycle_theme", "Next colour theme", VIEW),
+    Key("e", "screen.export", "Export PNG/CSV files and an SVG screenshot", VIEW, footer=True,
+        short="Export"),
+    Key("question_mark,f1", "help", "Help: every key", VIEW, footer=True, display="?", short="Help"),
+    Key("q", "quit", "Quit", VIEW, footer=True),
+)
+
+
+def bindings() -> list[Binding]:
+    """The table as Textual bindings (footer shows the marked ones; all work)."""
+    return [Binding(k.keys, k.action, k.short or k.description, show=k.footer,
+                    key_display=k.display, tooltip=k.description)
+            for k in KEYS]

@@ -1,0 +1,122 @@
+"""``backoff-sim``: open the terminal app on a config or an events file, or run headless.
+
+``backoff-sim run ...`` is handed to ``sim.cli`` before anything imports Textual, so the
+headless command stays as light as ``python -m sim``. Every mistake in the arguments, the
+config or the events file is reported in one line (exit status 2) before the app starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from sim.cli import _positive_int, _seed
+
+EXIT_USER_ERROR = 2
+
+DESCRIPTION = """\
+Simulate clients retrying against a contended server with different backoff strategies, and
+inspect the runs event by event in a terminal app.
+
+  backoff-sim [CONFIG]         open the app on a TOML config (default: the bundled sample)
+  backoff-sim replay FILE      open the app on an exported <title>_events.csv (no simulation)
+  backoff-sim run [CONFIG]     run headless: print tables, write PNG and CSV files
+                               (see `backoff-sim run --help`)
+"""
+
+EPILOG = """\
+In the app, press ? for every key (space plays, ←/→ step, s/c/r switch strategy, clients and
+repetition, e exports), or ctrl+p for the command palette.
+"""
+
+
+def _add_view_options(parser: argparse.ArgumentParser) -> None:
+    from sim.palette import DEFAULT_THEME
+
+    parser.add_argument("--theme", metavar="NAME", default=DEFAULT_THEME,
+                        help=f"colour theme (default: {DEFAULT_THEME}; also backoff-light, "
+                             "backoff-contrast); t cycles themes in the app")
+    parser.add_argument("--no-animation", action="store_true",
+                        help="show each run whole instead of playing it (slow links, screen readers)")
+    parser.add_argument("--out", "-o", metavar="DIR", type=Path, default=Path("."),
+                        help="directory the export key (e) writes to (default: .)")
+
+
+def build_app_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="backoff-sim", description=DESCRIPTION, epilog=EPILOG,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("config", nargs="?", metavar="CONFIG", type=Path,
+                        help="TOML config file ([[simulation]] blocks, as for backoff-simulator)")
+    _add_view_options(parser)
+    parser.add_argument("--seed", metavar="N", type=_seed, default=None,
+                        help="seed for every simulation, overriding the config's seed")
+    parser.add_argument("--workers", "-j", metavar="N", type=_positive_int, default=None,
+                        help="worker processes for sweeps (default: all cores)")
+    return parser
+
+
+def build_replay_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="backoff-sim replay",
+        description="Open the app on runs exported as <title>_events.csv (by `backoff-sim run` "
+                    "or the app's export key): play and step them without simulating.")
+    parser.add_argument("file", metavar="FILE", type=Path, help="an exported *_events.csv file")
+    _add_view_options(parser)
+    return parser
+
+
+def _fail(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return EXIT_USER_ERROR
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``backoff-sim``; returns the exit status."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == ["run"]:
+        from sim.cli import main as cli_main
+
+        return cli_main(args_list)
+
+    from sim.errors import UserError
+    from sim.palette import available_themes
+
+    replay = args_list[:1] == ["replay"]
+    parser = build_replay_parser() if replay else build_app_parser()
+    args = parser.parse_args(args_list[1:] if replay else args_list)
+    if args.theme not in available_themes():
+        return _fail(f"unknown theme {args.theme!r}: choose one of {', '.join(available_themes())}")
+    try:
+        source = _replay_source(args.file) if replay else _config_source(args.config, args.seed)
+    except UserError as exc:
+        return _fail(str(exc))
+
+    from .app import BackoffApp
+
+    app = BackoffApp(source, theme=args.theme, animated=not args.no_animation,
+                     sweep_workers=getattr(args, "workers", None), out_dir=args.out)
+    app.run()
+    return app.return_code or 0
+
+
+def _config_source(path: Path | None, seed: int | None):
+    from sim.config import SAMPLE_CONFIG, load_config
+
+    from .source import ConfigSource
+
+    config = load_config(path if path is not None else SAMPLE_CONFIG)
+    return ConfigSource(config.with_seed(seed) if seed is not None else config)
+
+
+def _replay_source(path: Path):
+    from sim.export.csv_files import read_events_csv
+
+    from .source import ReplaySource
+
+    return ReplaySource(read_events_csv(path), path)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,79 @@
+"""A recorded run as numpy columns: what the timeline, the log and the status line index into.
+
+A ``History`` keeps Python lists (cheap to append while the engine runs); the views need random
+access, slicing and vectorised filtering over up to millions of events, so the columns are
+converted once, in a worker, and shared read-only by every widget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim import events as ev
+from sim.engine import History
+
+# Broad kinds in drawing order: a cell of the timeline that holds several events shows the one
+# with the highest rank (a give-up matters more than a backoff in the same cell).
+KINDS: tuple[str, ...] = (ev.KIND_BACKOFF, ev.KIND_SERVER, ev.KIND_REQUEST, ev.KIND_SUCCESS,
+                          ev.KIND_FAILURE, ev.KIND_GIVE_UP)
+KIND_RANK: dict[str, int] = {kind: rank for rank, kind in enumerate(KINDS, start=1)}
+# Rank of each event code (index = code): 0 is reserved for "no event".
+CODE_RANK = np.array([KIND_RANK[ev.EVENT_KINDS[code]] for code in range(len(ev.EVENT_NAMES))],
+                     dtype=np.int8)
+IS_SERVER_CODE = np.array([ev.is_server_event(code) for code in range(len(ev.EVENT_NAMES))])
+
+
+@dataclass(frozen=True, eq=False)
+class RunData:
+    """One run's events, in order, as parallel read-only arrays."""
+
+    history: History
+    times: np.ndarray      # float64, non-decreasing
+    clients: np.ndarray    # int32, the client each event concerns (-1: the server alone)
+    codes: np.ndarray      # int8, ``sim.events`` codes
+    details: np.ndarray    # int64, ``NO_DETAIL`` when none
+    n_clients: int
+
+    @classmethod
+    def from_history(cls, history: History, n_clients: int | None = None) -> RunData:
+        """Convert a history's columns once; ``n_clients`` defaults to the highest client id + 1."""
+        packed = np.asarray(history.packed, dtype=np.int64)
+        times = np.asarray(history.times, dtype=np.float64)
+        clients = np.asarray(history.clients, dtype=np.int32)
+        codes = (packed & ev.CODE_MASK).astype(np.int8)
+        details = (packed >> ev.DETAIL_SHIFT) - 1
+        if n_clients is None:
+            n_clients = int(clients.max()) + 1 if len(clients) else 1
+        for array in (times, clients, codes, details):
+            array.flags.writeable = False
+        return cls(history, times, clients, codes, details, max(1, n_clients))
+
+    def __len__(self) -> int:
+        return len(self.times)
+
+    @property
+    def total_time(self) -> float:
+        return float(self.times[-1]) if len(self.times) else 0.0
+
+    @property
+    def ranks(self) -> np.ndarray:
+        """Drawing rank of every event (see ``KINDS``)."""
+        return CODE_RANK[self.codes]
+
+    @property
+    def server_mask(self) -> np.ndarray:
+        """True for events that happen at the server."""
+        return IS_SERVER_CODE[self.codes]
+
+    def index_at_time(self, t: float) -> int:
+        """Index of the last event at or before ``t`` (0 when ``t`` precedes every event)."""
+        return max(0, int(np.searchsorted(self.times, t, side="right")) - 1)
+
+    def row(self, i: int) -> tuple[float, int, int, str, str]:
+        """``(time, client, code, event name, detail text)`` of event ``i``."""
+        code = int(self.codes[i])
+        detail = int(self.details[i])
+        return (float(self.times[i]), int(self.clients[i]), code, ev.EVENT_NAMES[code],
+                ev.format_detail(code, detail))

@@ -1,0 +1,1 @@
+"""The app's screens: the main view, the key help, and small input dialogs."""

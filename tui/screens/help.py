@@ -1,0 +1,76 @@
+"""The help screen: every key, grouped, from the same table the footer and palette use."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from ..keys import KEYS
+from ..log_filter import __doc__ as FILTER_HELP
+
+EXTRA_KEYS = (("ctrl+p", "Command palette: every action, and the theme picker"),
+              ("ctrl+q", "Quit"))
+
+
+def keys_table() -> Table:
+    table = Table(box=None, show_header=False, padding=(0, 2, 0, 0), expand=False)
+    table.add_column("key", style="bold", no_wrap=True)
+    table.add_column("action")
+    group = None
+    for key in KEYS:
+        if key.group != group:
+            if group is not None:
+                table.add_row("", "")
+            group = key.group
+            table.add_row(f"[u]{group}[/u]", "")
+        table.add_row(key.key_names, key.description)
+    table.add_row("", "")
+    table.add_row("[u]Anywhere[/u]", "")
+    for keys, what in EXTRA_KEYS:
+        table.add_row(keys, what)
+    return table
+
+
+class HelpScreen(ModalScreen[None]):
+    """Lists every binding; any of Escape, q, ? closes it."""
+
+    BINDINGS = [Binding("escape,q,question_mark,f1", "dismiss", "Close help")]
+
+    DEFAULT_CSS = """
+    HelpScreen {
+        align: center middle;
+        & > VerticalScroll {
+            width: 76;
+            max-width: 95%;
+            height: auto;
+            max-height: 90%;
+            padding: 0 2;
+            border: round $primary;
+            background: $surface;
+        }
+    }
+    """
+
+    def compose(self) -> ComposeResult:
+        scroll = VerticalScroll()
+        scroll.border_title = "Keys"
+        scroll.border_subtitle = "Esc closes"
+        with scroll:
+            yield Static(keys_table(), id="help-keys")
+            yield Static("[u]Event log filter[/u]\n" + _filter_syntax(), id="help-filter")
+
+    def on_mount(self) -> None:
+        self.query_one(VerticalScroll).focus()  # so ↑/↓/PgUp/PgDn scroll the list
+
+    async def action_dismiss(self, result: None = None) -> None:
+        self.dismiss(None)
+
+
+def _filter_syntax() -> str:
+    lines = (FILTER_HELP or "").splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("Syntax")), 0)
+    return "\n".join(lines[start + 1:]).strip().replace("``", "")

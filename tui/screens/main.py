@@ -1,0 +1,382 @@
+"""The main screen: turns the app's state into widgets, and runs sweeps, runs and exports in
+thread workers so no frame waits on the simulation.
+
+State flows down (the app's reactives are watched here and pushed into widgets); results come
+back as worker results or messages, never by touching widgets from a thread.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from pathlib import Path
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Label, ProgressBar, Static
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from sim.errors import UserError
+from sim.export import export_simulation
+from sim.export.atomic import atomic_write_text
+from sim.export.names import safe_title
+from sim.sweep import SweepCancelled, SweepResult
+
+from ..log_filter import FilterError, parse_filter
+from ..rundata import RunData
+from ..source import ConfigSource, Selection
+from ..theme import palette_for
+from ..widgets.charts import MetricsChart, RequestsChart
+from ..widgets.event_log import HEADER, EventLog
+from ..widgets.filter_input import FilterInput
+from ..widgets.metrics_table import MetricsTable
+from ..widgets.status import Status, StatusLine
+from ..widgets.timeline import Timeline
+
+SweepKey = tuple[str, int | None]
+RUN_CACHE_SIZE = 8
+CHART_INTERVAL = 0.25  # seconds between requests-chart cursor redraws while playing
+
+REPLAY_NOTE = ("Sweep metrics are not available in replay: the events file holds recorded runs "
+               "only. Open the config with `backoff-sim CONFIG` to compare strategies.")
+
+
+class SweepProgress(Message):
+    """Runs done so far in a sweep; a newer one replaces an unprocessed older one."""
+
+    def __init__(self, key: SweepKey, done: int, total: int) -> None:
+        super().__init__()
+        self.key = key
+        self.done = done
+        self.total = total
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, SweepProgress) and message.key == self.key
+
+
+class MainScreen(Screen):
+    """Status, timeline and log on the left; metrics table and charts on the right."""
+
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+    AUTO_FOCUS = ""  # nothing focused: every key reaches the app's bindings
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._sweeps: dict[SweepKey, SweepResult] = {}
+        self._sweep_notes: dict[SweepKey, str] = {}
+        self._runs: OrderedDict[Selection, RunData] = OrderedDict()
+        self._shown_sweep: SweepKey | None = None
+        self._chart_timer = None
+        self._sweep_keys: dict[Worker, SweepKey] = {}  # running sweeps
+        self._cancelled_by_user: set[SweepKey] = set()
+
+    def compose(self) -> ComposeResult:
+        yield StatusLine(id="status")
+        with Horizontal(id="progress-row"):
+            yield Label("", id="progress-label")
+            yield ProgressBar(id="progress", show_eta=False)
+            yield Label(" x cancels", id="progress-hint")
+        with Horizontal(id="body"):
+            with Vertical(id="replay-pane"):
+                yield Timeline(id="timeline")
+                with Vertical(id="log-pane"):
+                    yield Static(HEADER, id="log-header")
+                    yield EventLog(id="log")
+                    yield FilterInput(id="filter")
+            with Vertical(id="analysis-pane"):
+                yield MetricsTable(id="metrics")
+                yield MetricsChart(id="metrics-chart")
+                yield Static("", id="analysis-note")
+                yield RequestsChart(id="requests-chart")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        app = self.app
+        self.set_class(app.source.replay, "-replay")
+        self.query_one("#timeline").border_title = "Timeline"
+        self.query_one("#log-pane").border_title = "Event log"
+        self.query_one("#analysis-pane").border_title = "Strategies"
+        # Keys drive the app: a focused table would swallow the arrow keys.
+        for table in self.query(DataTable):
+            table.can_focus = False
+        self.watch(app, "selection", self._selection_changed)
+        self.watch(app, "run_data", self._run_changed)
+        self.watch(app, "cursor", self._cursor_changed)
+        self.watch(app, "playing", self._clock_changed)
+        self.watch(app, "speed", lambda _speed: self._update_status())
+        self.watch(app, "clock", self._clock_changed)
+
+    # --- state → widgets --------------------------------------------------------------------
+
+    def _selection_changed(self, selection: Selection | None) -> None:
+        if selection is None:
+            return
+        self._update_status(loading=True)
+        self._show_sweep(selection)
+        self.query_one(MetricsTable).highlight(
+            self.app.source.strategies(selection.simulation).index(selection.strategy))
+        cached = self._runs.get(selection)
+        if cached is not None:
+            self._runs.move_to_end(selection)
+            self.app.set_run(cached)
+        else:
+            self.load_run(selection)
+
+    def _run_changed(self, data: RunData | None) -> None:
+        cursor = self.app.cursor
+        self.query_one(Timeline).show(data, cursor)
+        self.query_one(EventLog).show(data, cursor)
+        chart = self.query_one(RequestsChart)
+        chart.show(data.history if data is not None else None)
+        chart.set_cursor(self.app.current_time if data is not None else None)
+        self._update_log_title()
+        self._update_status()
+
+    def _cursor_changed(self, cursor: int) -> None:
+        app = self.app
+        self.query_one(Timeline).set_cursor(cursor, app.current_time if app.playing else None)
+        self.query_one(EventLog).set_cursor(cursor)
+        self._update_log_title()
+        self._update_status()
+        if not self.app.playing:
+            self._move_chart_cursor()
+        elif self._chart_timer is None:
+            self._chart_timer = self.set_timer(CHART_INTERVAL, self._move_chart_cursor)
+
+    def _clock_changed(self, _value: object) -> None:
+        """The playback clock moved, or playback started or stopped."""
+        app = self.app
+        self.query_one(Timeline).set_cursor(app.cursor, app.current_time if app.playing else None)
+        self._update_status()
+
+    def _move_chart_cursor(self) -> None:
+        self._chart_timer = None
+        if self.app.run_data is not None:
+            self.query_one(RequestsChart).set_cursor(self.app.current_time)
+
+    def _update_status(self, loading: bool = False) -> None:
+        app = self.app
+        s, data = app.selection, app.run_data
+        if s is None:
+            return
+        source = app.source
+        loading = loading or data is None
+        self.query_one(StatusLine).show(Status(
+            title=s.simulation, control=source.control(s.simulation), strategy=s.strategy,
+            clients=s.clients, repetition=s.repetition,
+            repetitions=len(source.repetitions(s.simulation, s.strategy, s.clients)),
+            seed=s.seed, time=app.current_time, total=data.total_time if data else 0.0,
+            index=app.cursor, count=len(data) if data else 0, playing=app.playing,
+            speed=app.speed, animated=app.animated, loading=loading))
+
+    def _update_log_title(self) -> None:
+        log = self.query_one(EventLog)
+        pane = self.query_one("#log-pane")
+        text = log.log_filter.text
+        shown = f"{log.line_count:,} of {log.filtered_total:,}"
+        pane.border_subtitle = f"filter: {text} · {shown}" if text else shown
+
+    # --- runs -------------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="run")
+    def load_run(self, selection: Selection) -> tuple[Selection, RunData]:
+        """Record (or read back) the selected run and convert it for the views."""
+        history = self.app.source.history(selection)
+        return selection, RunData.from_history(history, selection.clients)
+
+    def _run_loaded(self, selection: Selection, data: RunData) -> None:
+        self._runs[selection] = data
+        while len(self._runs) > RUN_CACHE_SIZE:
+            self._runs.popitem(last=False)
+        if selection == self.app.selection:
+            self.app.set_run(data)
+
+    # --- sweeps -----------------------------------------------------------------------------
+
+    def _sweep_key(self, selection: Selection) -> SweepKey:
+        return selection.simulation, selection.seed
+
+    def _show_sweep(self, selection: Selection) -> None:
+        """Show the selection's sweep, starting it if it has not run yet."""
+        source = self.app.source
+        if not isinstance(source, ConfigSource):
+            self._set_note(REPLAY_NOTE)
+            return
+        key = self._sweep_key(selection)
+        result = self._sweeps.get(key)
+        clients_index = source.spec(selection.simulation).clients.index(selection.clients)
+        running = key in self._sweep_keys.values()
+        if result is None and key not in self._sweep_notes and not running:
+            self.start_sweep(key)
+        self._shown_sweep = key
+        self._set_note(self._sweep_notes.get(key, ""))
+        self.query_one(MetricsTable).show(result, clients_index)
+        self.query_one(MetricsChart).show(result)
+
+    def _set_note(self, note: str) -> None:
+        self.query_one("#analysis-note", Static).update(note)
+        self.set_class(bool(note), "-noted")
+
+    def start_sweep(self, key: SweepKey) -> None:
+        self._sweep_notes.pop(key, None)
+        self._cancelled_by_user.discard(key)
+        self.query_one("#progress-label", Label).update(f"sweeping {key[0]} ")
+        self.query_one(ProgressBar).update(total=None, progress=0)
+        self.add_class("-sweeping")
+        self._sweep_keys[self.sweep(key)] = key
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="sweep")
+    def sweep(self, key: SweepKey) -> tuple[SweepKey, SweepResult]:
+        """Every strategy × client count × repetition of one simulation, on worker processes."""
+        worker = get_current_worker()
+        source = self.app.source
+        assert isinstance(source, ConfigSource)
+
+        def progress(done: int, total: int) -> None:
+            self.post_message(SweepProgress(key, done, total))
+
+        result = source.sweep(key[0], workers=self.app.sweep_workers, progress=progress,
+                              should_stop=lambda: worker.is_cancelled)
+        return key, result
+
+    def on_sweep_progress(self, message: SweepProgress) -> None:
+        if message.key == self._shown_sweep:
+            self.query_one(ProgressBar).update(total=message.total, progress=message.done)
+
+    def _sweep_finished(self, key: SweepKey, result: SweepResult | None, note: str) -> None:
+        """Keep the result, or the note saying why there is none (no note: start again later)."""
+        self.set_class(bool(self._sweep_keys), "-sweeping")
+        if result is not None:
+            self._sweeps[key] = result
+        elif note:
+            self._sweep_notes[key] = note
+        selection = self.app.selection
+        if selection is not None and self._sweep_key(selection) == key:
+            self._show_sweep(selection)
+
+    def action_cancel_sweep(self) -> None:
+        if not self._sweep_keys:
+            self.notify("No sweep is running.", timeout=3)
+        for worker, key in self._sweep_keys.items():
+            self._cancelled_by_user.add(key)
+            worker.cancel()
+
+    def action_run_sweep(self) -> None:
+        selection = self.app.selection
+        if selection is None or not isinstance(self.app.source, ConfigSource):
+            self.notify("A replay has no sweep to run.", severity="warning")
+            return
+        key = self._sweep_key(selection)
+        self._sweeps.pop(key, None)
+        self.start_sweep(key)
+        self._show_sweep(selection)
+
+    # --- view actions ---------------------------------------------------------------------
+
+    def action_filter_log(self) -> None:
+        self.query_one("#log-pane").add_class("-filtering")
+        self.query_one(FilterInput).focus()
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        box = self.query_one(FilterInput)
+        try:
+            log_filter = parse_filter(event.value)
+        except FilterError as exc:
+            box.add_class("-invalid")
+            self.query_one("#log-pane").border_subtitle = str(exc)
+            return
+        box.remove_class("-invalid")
+        self.query_one(EventLog).set_filter(log_filter)
+        self._update_log_title()
+
+    @on(FilterInput.Closed)
+    def _filter_closed(self) -> None:
+        self.query_one("#log-pane").remove_class("-filtering")
+        self.set_focus(None)
+
+    def action_toggle_analysis(self) -> None:
+        """Wide: hide the analysis panes; narrow: show them instead of the timeline and log."""
+        self.toggle_class("-toggled")
+
+    def action_cycle_metric(self) -> None:
+        if self.app.source.replay:
+            self.notify("A replay has no sweep metrics to chart.", severity="warning")
+            return
+        chart = self.query_one(MetricsChart)
+        chart.cycle_metric()
+        self.notify(f"Chart: {chart.metric}", timeout=2)
+
+    @on(MetricsTable.StrategySelected)
+    def _strategy_selected(self, message: MetricsTable.StrategySelected) -> None:
+        app, selection = self.app, self.app.selection
+        if selection is None:
+            return
+        labels = app.source.strategies(selection.simulation)
+        if 0 <= message.strategy_index < len(labels):
+            app.selection = app.source.complete(selection.simulation, labels[message.strategy_index],
+                                                selection.clients, selection.repetition)
+
+    # --- export ---------------------------------------------------------------------------
+
+    def action_export(self) -> None:
+        """The simulation's PNG/CSV files (as ``backoff-sim run`` writes them) and a screenshot."""
+        app = self.app
+        selection = app.selection
+        if selection is None:
+            return
+        result = None
+        if isinstance(app.source, ConfigSource):
+            result = self._sweeps.get(self._sweep_key(selection))
+            if result is None:
+                self.notify("The sweep for this simulation has not finished: export when the "
+                            "progress bar is gone (w runs it again if it was cancelled).",
+                            severity="warning")
+                return
+        svg = app.export_screenshot(title=f"backoff-sim · {selection.simulation}")
+        self.export(result, selection.simulation, svg, app.out_dir, app.theme)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="export")
+    def export(self, result: SweepResult | None, title: str, svg: str, out_dir: Path,
+               theme: str) -> list[Path]:
+        paths = []
+        if result is not None:
+            paths = export_simulation(result, out_dir, palette=palette_for(theme))
+        paths.append(atomic_write_text(out_dir / f"{safe_title(title)}_screenshot.svg", svg))
+        return paths
+
+    # --- workers' outcomes ------------------------------------------------------------------
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        worker, state = event.worker, event.state
+        if worker.group == "run":
+            if state == WorkerState.SUCCESS:
+                self._run_loaded(*worker.result)
+            elif state == WorkerState.ERROR:
+                self.notify(f"Could not load the run: {worker.error}", severity="error")
+        elif worker.group == "sweep" and state in (WorkerState.SUCCESS, WorkerState.ERROR,
+                                                   WorkerState.CANCELLED):
+            key = self._sweep_keys.pop(worker, None)
+            if key is None:
+                return
+            if state == WorkerState.SUCCESS:
+                self._sweep_finished(key, worker.result[1], "")
+            elif state == WorkerState.CANCELLED or isinstance(worker.error, SweepCancelled):
+                # Cancelled by x: say so; superseded by another simulation's sweep: rerun later.
+                note = ("The sweep was cancelled: press w to run it again."
+                        if key in self._cancelled_by_user else "")
+                self._cancelled_by_user.discard(key)
+                self._sweep_finished(key, None, note)
+            else:
+                self._sweep_finished(key, None, f"The sweep failed: {worker.error}")
+        elif worker.group == "export":
+            if state == WorkerState.SUCCESS:
+                paths: list[Path] = worker.result
+                folder = paths[0].parent.resolve()
+                self.notify("\n".join(p.name for p in paths), title=f"Exported to {folder}",
+                            timeout=8)
+            elif state == WorkerState.ERROR:
+                message = str(worker.error) if isinstance(worker.error, UserError) else repr(worker.error)
+                self.notify(message, title="Export failed", severity="error", timeout=8)

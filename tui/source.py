@@ -1,0 +1,194 @@
+"""Where the app's runs come from: a config (simulate on demand) or an events CSV (replay).
+
+Both sources answer the same questions (which simulations, strategies, client counts and
+repetitions exist, and the history of one of them), so the app switches among runs the same way
+in both modes. Nothing here imports Textual; the blocking calls run in the app's workers.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from sim.config import Config, SimulationSpec
+from sim.engine import History, record_run
+from sim.sweep import Progress, ShouldStop, SweepResult, run_sweeps
+
+AXES = ("simulation", "strategy", "clients", "repetition")
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The run on screen: its coordinates, and the seed it was simulated with (None in replay)."""
+
+    simulation: str
+    strategy: str
+    clients: int
+    repetition: int
+    seed: int | None = None
+
+
+class Source(ABC):
+    """The runs the app can show."""
+
+    replay: bool = False
+
+    @abstractmethod
+    def simulations(self) -> list[str]: ...
+
+    @abstractmethod
+    def strategies(self, simulation: str) -> list[str]: ...
+
+    @abstractmethod
+    def client_counts(self, simulation: str, strategy: str) -> list[int]: ...
+
+    @abstractmethod
+    def repetitions(self, simulation: str, strategy: str, clients: int) -> list[int]: ...
+
+    @abstractmethod
+    def control(self, simulation: str) -> str:
+        """The server control's name, for the status line."""
+
+    @abstractmethod
+    def seed(self, simulation: str) -> int | None: ...
+
+    @abstractmethod
+    def initial_clients(self, simulation: str, strategy: str) -> int:
+        """The client count shown first: small enough to follow event by event."""
+
+    @abstractmethod
+    def history(self, selection: Selection) -> History:
+        """The selected run's events (blocking: simulates in config mode)."""
+
+    def options(self, selection: Selection, axis: str) -> list:
+        """The values ``axis`` can take given the selection's coarser axes."""
+        s = selection
+        if axis == "simulation":
+            return self.simulations()
+        if axis == "strategy":
+            return self.strategies(s.simulation)
+        if axis == "clients":
+            return self.client_counts(s.simulation, s.strategy)
+        return self.repetitions(s.simulation, s.strategy, s.clients)
+
+    def initial(self) -> Selection:
+        return self.complete(self.simulations()[0])
+
+    def complete(self, simulation: str, strategy: str | None = None, clients: int | None = None,
+                 repetition: int | None = None) -> Selection:
+        """A valid selection, keeping each given value that exists, else the nearest one."""
+        strategies = self.strategies(simulation)
+        strategy = strategy if strategy in strategies else strategies[0]
+        counts = self.client_counts(simulation, strategy)
+        if clients is None:
+            clients = self.initial_clients(simulation, strategy)
+        clients = _nearest(counts, clients)
+        reps = self.repetitions(simulation, strategy, clients)
+        repetition = _nearest(reps, 0 if repetition is None else repetition)
+        return Selection(simulation, strategy, clients, repetition, self.seed(simulation))
+
+    def cycle(self, selection: Selection, axis: str, delta: int) -> Selection:
+        """The selection with ``axis`` moved ``delta`` places (wrapping), the finer axes kept."""
+        values = self.options(selection, axis)
+        current = getattr(selection, axis)
+        index = values.index(current) if current in values else 0
+        moved = replace(selection, **{axis: values[(index + delta) % len(values)]})
+        return self.complete(moved.simulation, moved.strategy, moved.clients, moved.repetition)
+
+
+def _nearest(values: Sequence[int], wanted: int) -> int:
+    return min(values, key=lambda v: (abs(v - wanted), v))
+
+
+class ConfigSource(Source):
+    """Runs simulated from a validated config; sweeps on demand."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+
+    def with_seed(self, seed: int) -> ConfigSource:
+        """The same config re-seeded (the seed dialog), so every run and sweep is redone."""
+        return ConfigSource(self.config.with_seed(seed))
+
+    def spec(self, simulation: str) -> SimulationSpec:
+        return self.config.simulation(simulation)
+
+    def simulations(self) -> list[str]:
+        return [s.title for s in self.config.simulations]
+
+    def strategies(self, simulation: str) -> list[str]:
+        return list(self.spec(simulation).labels)
+
+    def client_counts(self, simulation: str, strategy: str) -> list[int]:
+        return list(self.spec(simulation).clients)
+
+    def repetitions(self, simulation: str, strategy: str, clients: int) -> list[int]:
+        return list(range(self.spec(simulation).repeat))
+
+    def control(self, simulation: str) -> str:
+        return self.spec(simulation).control.type_name
+
+    def seed(self, simulation: str) -> int:
+        return self.spec(simulation).seed
+
+    def initial_clients(self, simulation: str, strategy: str) -> int:
+        return self.spec(simulation).representative_clients()
+
+    def history(self, selection: Selection) -> History:
+        spec = self.spec(selection.simulation)
+        return record_run(spec, selection.strategy, selection.clients, selection.repetition).history
+
+    def sweep(self, simulation: str, *, workers: int | None, progress: Progress | None = None,
+              should_stop: ShouldStop | None = None) -> SweepResult:
+        """Every strategy × client count × repetition of one simulation (blocking)."""
+        return run_sweeps([self.spec(simulation)], workers=workers, progress=progress,
+                          should_stop=should_stop)[0]
+
+
+RunCoordinates = tuple[str, str, int, int]
+
+
+class ReplaySource(Source):
+    """Runs read back from an exported events CSV: nothing is simulated."""
+
+    replay = True
+
+    def __init__(self, runs: Mapping[RunCoordinates, History], path: Path) -> None:
+        if not runs:
+            raise ValueError("a replay needs at least one run")
+        self.runs = dict(runs)
+        self.path = path
+
+    def _keys(self, *prefix: object) -> list[RunCoordinates]:
+        return [k for k in self.runs if k[:len(prefix)] == prefix]
+
+    @staticmethod
+    def _unique(values: list) -> list:
+        return list(dict.fromkeys(values))
+
+    def simulations(self) -> list[str]:
+        return self._unique([k[0] for k in self.runs])
+
+    def strategies(self, simulation: str) -> list[str]:
+        return self._unique([k[1] for k in self._keys(simulation)])
+
+    def client_counts(self, simulation: str, strategy: str) -> list[int]:
+        return sorted(self._unique([k[2] for k in self._keys(simulation, strategy)]))
+
+    def repetitions(self, simulation: str, strategy: str, clients: int) -> list[int]:
+        return sorted(self._unique([k[3] for k in self._keys(simulation, strategy, clients)]))
+
+    def control(self, simulation: str) -> str:
+        return "replay"
+
+    def seed(self, simulation: str) -> None:
+        return None
+
+    def initial_clients(self, simulation: str, strategy: str) -> int:
+        return self.client_counts(simulation, strategy)[0]
+
+    def history(self, selection: Selection) -> History:
+        s = selection
+        return self.runs[(s.simulation, s.strategy, s.clients, s.repetition)]

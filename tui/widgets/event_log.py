@@ -1,0 +1,164 @@
+"""The event log: every event up to the cursor, one line each, the current one highlighted.
+
+Built on Textual's line API like toolong: a ``ScrollView`` whose ``virtual_size`` is the number
+of lines, ``render_line`` that builds only the visible lines, and an LRU cache of rendered strips.
+A filter is a numpy mask turned into the indices of the events that pass, so a step or a filter
+over a million events costs a ``searchsorted``, not a loop.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from rich.segment import Segment
+from rich.style import Style
+from textual.cache import LRUCache
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from ..log_filter import LogFilter
+from ..rundata import RunData
+from ..theme import EVENT_GLYPHS, event_styles, palette_for
+from sim import events as ev
+
+TIME_WIDTH = 10
+CLIENT_WIDTH = 6
+NAME_WIDTH = max(len(name) for name in ev.EVENT_NAMES)
+HEADER = f"{'time ms':>{TIME_WIDTH}} {'client':>{CLIENT_WIDTH}}   {'event':<{NAME_WIDTH}} detail"
+
+
+class EventLog(ScrollView, can_focus=False):
+    """Events ``0..cursor`` of a run (after the filter), following the cursor as it moves."""
+
+    COMPONENT_CLASSES = {"event-log--current", "event-log--dim"}
+
+    DEFAULT_CSS = """
+    EventLog {
+        overflow-x: hidden;
+        overflow-y: auto;
+        scrollbar-size-vertical: 1;
+        & > .event-log--current { background: $accent 35%; text-style: bold; }
+        & > .event-log--dim { color: $foreground 60%; }
+    }
+    """
+
+    def __init__(self, *, name: str | None = None, id: str | None = None,
+                 classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self._data: RunData | None = None
+        self._cursor = 0
+        self._filter = LogFilter()
+        self._rows: np.ndarray | None = None  # indices of the events that pass; None = all
+        self._cache: LRUCache[tuple, Strip] = LRUCache(1024)
+
+    def on_mount(self) -> None:
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self._restyle())
+
+    # --- inputs -----------------------------------------------------------------------------
+
+    @property
+    def data(self) -> RunData | None:
+        return self._data
+
+    @property
+    def cursor(self) -> int:
+        return self._cursor
+
+    @property
+    def log_filter(self) -> LogFilter:
+        return self._filter
+
+    @property
+    def line_count(self) -> int:
+        """Lines shown: the events up to the cursor that pass the filter."""
+        if self._data is None or not len(self._data):
+            return 0
+        if self._rows is None:
+            return self._cursor + 1
+        return int(np.searchsorted(self._rows, self._cursor, side="right"))
+
+    @property
+    def filtered_total(self) -> int:
+        """Events of the whole run that pass the filter."""
+        if self._data is None:
+            return 0
+        return len(self._data) if self._rows is None else len(self._rows)
+
+    def show(self, data: RunData | None, cursor: int = 0) -> None:
+        """Show another run (the filter is kept and re-applied)."""
+        self._data = data
+        self._cache.clear()
+        self._apply_filter()
+        self.set_cursor(cursor)
+
+    def set_cursor(self, cursor: int) -> None:
+        """Show events up to ``cursor`` and scroll so the current event is in view."""
+        n = len(self._data) if self._data is not None else 0
+        self._cursor = min(max(cursor, 0), max(n - 1, 0))
+        count = self.line_count
+        self.virtual_size = Size(self.scrollable_content_region.width, count)
+        last = count - 1
+        height = max(self.scrollable_content_region.height, 1)
+        if last < self.scroll_y:
+            self.scroll_to(y=max(last, 0), animate=False, immediate=True, force=True)
+        elif last >= self.scroll_y + height:
+            self.scroll_to(y=last - height + 1, animate=False, immediate=True, force=True)
+        self.refresh()
+
+    def set_filter(self, log_filter: LogFilter) -> None:
+        """Show only the events that pass ``log_filter``."""
+        self._filter = log_filter
+        self._cache.clear()
+        self._apply_filter()
+        self.set_cursor(self._cursor)
+
+    def _apply_filter(self) -> None:
+        data = self._data
+        mask = None if data is None else self._filter.mask(data.clients, data.codes)
+        self._rows = None if mask is None else np.flatnonzero(mask)
+
+    def _restyle(self) -> None:
+        self._cache.clear()
+        self.refresh()
+
+    def on_resize(self) -> None:
+        self._cache.clear()
+        self.set_cursor(self._cursor)
+
+    # --- rendering --------------------------------------------------------------------------
+
+    def event_index(self, line: int) -> int | None:
+        """The event shown on ``line`` (0 = first line of the log), None past the end."""
+        if line < 0 or line >= self.line_count:
+            return None
+        return line if self._rows is None else int(self._rows[line])
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        base = self.rich_style
+        index = self.event_index(int(self.scroll_offset.y) + y)
+        if index is None:
+            return Strip.blank(width, base)
+        current = index == self._cursor
+        key = (index, width, current)
+        strip = self._cache.get(key)
+        if strip is None:
+            strip = self._render_event(index, width, base, current)
+            self._cache[key] = strip
+        return strip
+
+    def _render_event(self, index: int, width: int, base: Style, current: bool) -> Strip:
+        assert self._data is not None
+        t, client, code, name, detail = self._data.row(index)
+        kind = ev.EVENT_KINDS[code]
+        if current:
+            base = base + self.get_component_rich_style("event-log--current")
+        dim = base + self.get_component_rich_style("event-log--dim", partial=True)
+        colour = base + event_styles(palette_for(self.app.theme))[kind]
+        segments = [
+            Segment(f"{t:>{TIME_WIDTH}.3f} ", dim),
+            Segment(f"{client if client >= 0 else '—':>{CLIENT_WIDTH}} ", base),
+            Segment(f" {EVENT_GLYPHS[kind]} {name:<{NAME_WIDTH}} ", colour),
+            Segment(detail, base),
+        ]
+        return Strip(segments).adjust_cell_length(width, base).simplify()
