@@ -31,6 +31,17 @@ for each simulation:
   <title>_metrics.csv   the table above, one row per strategy and client count
   <title>_runs.csv      every run of the sweep
   <title>_events.csv    the example histories (open with `backoff-sim replay FILE`)
+
+Simulations against servers that reply (QueueServer, LatencyServer) print a latency table
+instead (requests, successes, latency percentiles, goodput, recovery after an outage; ★ marks
+the fewest requests and the lowest median latency, ✗ never a run that never recovered) and
+the first events of each example history, and also write:
+
+  <title>_timeseries.png  offered, retries, accepted, goodput, rejected, timed out, in service
+                          and queued over time, per strategy, outages shaded
+  <title>_latency.png     latency and requests per client, sorted by latency, per strategy
+  <title>_timeseries.csv  every bucket of every run
+  <title>_latency.csv     latency percentiles, counts and recovery time per strategy and clients
 """
 
 RUN_EPILOG = """\
@@ -152,6 +163,7 @@ def _run(args: argparse.Namespace, err) -> int:
     from .export.names import check_unique_stems
     from .export.runs import representative_runs
     from .palette import load_palette
+    from .open_report import LatencyReport, history_head_table, history_note
     from .report import history_table, metrics_table
     from .sweep import run_sweeps
 
@@ -193,12 +205,20 @@ def _run(args: argparse.Namespace, err) -> int:
                 out.print(str(path), markup=False, soft_wrap=True)
             continue
         out.print()
-        out.print(metrics_table(result, palette))
-        for label, run in representative.items():
+        if spec.is_open:
+            # Hundreds of clients make histories of ~10^5 events: a short head, and where the rest is.
+            out.print(LatencyReport(result, palette))
             out.print()
-            out.print(history_table(
-                run.history, palette=palette,
-                title=f"{spec.title} · {label} · {run.clients} clients, repetition {run.repetition}"))
+            out.print(history_head_table(representative, palette=palette))
+            events_file = next(p for p in written if p.name.endswith("_events.csv"))
+            out.print(history_note(representative, str(events_file)), markup=False, soft_wrap=True)
+        else:
+            out.print(metrics_table(result, palette))
+            for label, run in representative.items():
+                out.print()
+                out.print(history_table(
+                    run.history, palette=palette,
+                    title=f"{spec.title} · {label} · {run.clients} clients, repetition {run.repetition}"))
         out.print()
         out.print(f"wrote {len(written)} files for {spec.title!r} to {out_dir.resolve()}:",
                   markup=False, soft_wrap=True)

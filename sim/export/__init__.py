@@ -1,4 +1,5 @@
-"""Export a sweep to files: metrics and scatter PNGs, metrics, runs and events CSVs.
+"""Export a sweep to files: metrics and scatter PNGs, metrics, runs and events CSVs; for runs
+against replying servers also time-series and latency PNGs and CSVs.
 
 ``export_simulation`` is what both the CLI and the terminal app's export key call. It keeps no
 global state (no pyplot), so it is safe to call from a worker thread.
@@ -14,29 +15,27 @@ from ..palette import Palette, load_palette
 from ..sweep import SweepResult
 from .atomic import ensure_output_dir
 from .csv_files import write_events_csv, write_metrics_csv, write_runs_csv
-from .names import check_unique_stems, safe_title
+from .names import OPEN_SUFFIXES, SUFFIXES, check_unique_stems, safe_title
+from .overload_csv import write_latency_csv, write_timeseries_csv
 from .runs import representative_runs, scatter_runs
 
 __all__ = ["export_all", "export_simulation", "output_paths"]
 
 
-def output_paths(title: str, out_dir: str | Path) -> dict[str, Path]:
-    """The five files written for a simulation titled ``title``, by kind."""
+def output_paths(title: str, out_dir: str | Path, *, is_open: bool = False) -> dict[str, Path]:
+    """The files written for a simulation titled ``title``, by kind: five, and four more for a
+    simulation against a replying server (``is_open``)."""
     stem = safe_title(title)
     out = Path(out_dir)
-    return {
-        "metrics_png": out / f"{stem}_metrics.png",
-        "scatter_png": out / f"{stem}_scatter.png",
-        "metrics_csv": out / f"{stem}_metrics.csv",
-        "runs_csv": out / f"{stem}_runs.csv",
-        "events_csv": out / f"{stem}_events.csv",
-    }
+    kinds = SUFFIXES + (OPEN_SUFFIXES if is_open else ())
+    return {suffix[1:].replace(".", "_"): out / f"{stem}{suffix}" for suffix in kinds}
 
 
 def export_simulation(result: SweepResult, out_dir: str | Path, *, palette: Palette | None = None,
                       representative: Mapping[str, Run] | None = None,
                       scatter: Mapping[str, Run] | None = None) -> list[Path]:
-    """Write all five files for one simulation; return their paths.
+    """Write all files for one simulation (five, or nine against a replying server); return
+    their paths.
 
     ``representative`` and ``scatter`` are the recorded runs to use when the caller already has
     them (the CLI prints the representative ones); otherwise they are recorded here.
@@ -46,19 +45,29 @@ def export_simulation(result: SweepResult, out_dir: str | Path, *, palette: Pale
     ensure_output_dir(out_dir)
     palette = palette or load_palette()
     spec = result.spec
-    paths = output_paths(spec.title, out_dir)
+    paths = output_paths(spec.title, out_dir, is_open=spec.is_open)
     representative = representative if representative is not None else representative_runs(spec)
     if scatter is None:
         # Often the same client count (e.g. clients = [800]): record each run once, not twice.
         same = spec.representative_clients() == spec.max_clients
         scatter = representative if same else scatter_runs(spec)
-    return [
+    written = [
         write_metrics_png(result, paths["metrics_png"], palette),
         write_scatter_png(result, scatter, paths["scatter_png"], palette),
         write_metrics_csv(result, paths["metrics_csv"]),
         write_runs_csv(result, paths["runs_csv"]),
         write_events_csv(representative, paths["events_csv"]),
     ]
+    if spec.is_open:
+        from .overload_plots import write_latency_png, write_timeseries_png
+
+        written += [
+            write_timeseries_png(result, paths["timeseries_png"], palette),
+            write_latency_png(result, paths["latency_png"], palette),
+            write_timeseries_csv(result, paths["timeseries_csv"]),
+            write_latency_csv(result, paths["latency_csv"]),
+        ]
+    return written
 
 
 def export_all(results: Sequence[SweepResult], out_dir: str | Path, *,

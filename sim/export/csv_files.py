@@ -35,7 +35,7 @@ def format_float(value: float) -> str:
     return "" if math.isnan(value) else repr(value)
 
 
-def _csv_text(header: tuple[str, ...], rows: list[list[str]]) -> str:
+def csv_text(header: tuple[str, ...], rows: list[list[str]]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
@@ -55,7 +55,7 @@ def metrics_csv_text(result: SweepResult) -> str:
                 row += [format_float(e.mean), format_float(e.ci95)]
             row.append(format_float(result.summary("gave_up", s, k).mean))
             rows.append(row)
-    return _csv_text(METRICS_HEADER, rows)
+    return csv_text(METRICS_HEADER, rows)
 
 
 def runs_csv_text(result: SweepResult) -> str:
@@ -69,7 +69,7 @@ def runs_csv_text(result: SweepResult) -> str:
                 rows.append([spec.title, label, str(n), str(r), str(int(result.work[s, k, r])),
                              format_float(result.duration[s, k, r]), format_float(cost[s, k, r]),
                              str(int(result.gave_up[s, k, r]))])
-    return _csv_text(RUNS_HEADER, rows)
+    return csv_text(RUNS_HEADER, rows)
 
 
 def events_csv_text(runs: Mapping[str, Run]) -> str:

@@ -10,6 +10,8 @@ from ..errors import UserError
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 SUFFIXES = ("_metrics.png", "_scatter.png", "_metrics.csv", "_runs.csv", "_events.csv")
+# Written in addition for simulations against servers that reply (``SimulationSpec.is_open``).
+OPEN_SUFFIXES = ("_timeseries.png", "_latency.png", "_timeseries.csv", "_latency.csv")
 
 
 def safe_title(title: str) -> str:

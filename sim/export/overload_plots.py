@@ -1,0 +1,186 @@
+"""PNG charts of runs against replying servers: time series per strategy, and per-client latency.
+
+Both show the first repetition at the largest client count, one row per strategy on shared axes
+so strategies compare at a glance. Built with the ``Figure`` object API (no pyplot), in the
+theme's colours, like ``plots``.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..open_metrics import OpenRunMetrics
+from ..palette import Palette, load_palette
+from ..sweep import SweepResult
+from .atomic import atomic_save_figure
+from .plots import DPI, _legend, _style_axes, _style_figure
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+# (series name, legend label, index into the theme's series colours). The order of the dark
+# theme's colours makes offered blue, retries orange, goodput green, rejected red.
+FLOW_LINES = (("offered", "offered", 0), ("retries", "retries", 1), ("accepted", "accepted", 4),
+              ("goodput", "goodput (successes)", 2), ("rejected", "rejected", 3),
+              ("timed_out", "timed out", 5))
+LEVEL_LINES = (("in_service", "in service", 4), ("queued", "queued", 5))
+
+
+def shown_runs(result: SweepResult) -> tuple[int, dict[str, OpenRunMetrics]]:
+    """The largest client count and, per strategy, its first repetition's overload metrics."""
+    spec = result.spec
+    k = spec.clients.index(spec.max_clients)
+    runs = {label: result.open_run(s, k, 0) for s, label in enumerate(spec.labels)}
+    return spec.max_clients, {label: m for label, m in runs.items() if m is not None}
+
+
+def _short(value: float) -> str:
+    return "—" if math.isnan(value) else f"{value:,.4g}"
+
+
+def _shade_outages(ax: Axes, result: SweepResult, palette: Palette, label_them: bool) -> None:
+    """Shade each outage window; name it inside the panel when ``label_them``."""
+    from matplotlib.transforms import blended_transform_factory
+
+    colour = palette.events["failure"]
+    for i, outage in enumerate(result.spec.outages):
+        ax.axvspan(outage.start, outage.end, color=colour, alpha=0.18, linewidth=0,
+                   label="outage" if i == 0 else None)
+        if label_them:
+            ax.text(outage.start, 0.97, " outage", color=colour, fontsize=8, va="top", ha="left",
+                    transform=blended_transform_factory(ax.transData, ax.transAxes))
+
+
+def timeseries_figure(result: SweepResult, palette: Palette | None = None) -> Figure:
+    """Per strategy: requests per bucket (left) and the server's state at each bucket's end
+    (right), against time, with outage windows shaded."""
+    from matplotlib.figure import Figure
+
+    palette = palette or load_palette()
+    spec = result.spec
+    clients, runs = shown_runs(result)
+    labels = list(runs) or list(spec.labels[:1])
+    fig = Figure(figsize=(14, 1.2 + 2.8 * len(labels)), dpi=DPI, layout="constrained")
+    _style_figure(fig, palette)
+    axes = fig.subplots(len(labels), 2, squeeze=False, sharex=True, sharey="col")
+    # A series that is zero in every shown run would only hide the x axis: leave it out, say so.
+    silent = [label for name, label, _ in FLOW_LINES + LEVEL_LINES
+              if all(not np.any(m.series[name]) for m in runs.values())]
+    for row, label in enumerate(labels):
+        flows, levels = axes[row]
+        m = runs.get(label)
+        for ax in (flows, levels):
+            _style_axes(ax, palette)
+            _shade_outages(ax, result, palette, label_them=row == 0)
+        if m is None:
+            flows.set_title(f"{label}: no run", fontsize=9, color=palette.foreground)
+            continue
+        starts = np.arange(len(m.series["offered"])) * m.bucket
+        for ax, lines in ((flows, FLOW_LINES), (levels, LEVEL_LINES)):
+            for name, line_label, colour in lines:
+                if line_label in silent:
+                    continue
+                ax.plot(starts, m.series[name], drawstyle="steps-post", linewidth=1.2,
+                        color=palette.series_color(colour), label=line_label)
+        recovery = m.recovery_time
+        recovered = ("" if recovery is None else
+                     " · never recovered" if math.isnan(recovery) else f" · recovered after {recovery:,.4g}")
+        flows.set_title(f"{label}: {m.requests:,} requests, {m.successes:,} successes, "
+                        f"{m.timeouts:,} timeouts{recovered}", fontsize=9, loc="left", color=palette.foreground)
+        levels.set_title(f"{label}: server state", fontsize=9, loc="left", color=palette.foreground)
+        flows.set_ylabel(f"per {m.bucket:g} time units")
+        levels.set_ylabel("requests")
+        if row == 0:
+            _legend(flows, palette)
+            _legend(levels, palette)
+    for ax in axes[-1]:
+        ax.set_xlabel("time")
+    note = f" (always 0, not drawn: {', '.join(silent)})" if silent else ""
+    fig.suptitle(f"{spec.control.type_name} · {spec.title}: requests per bucket and server state, "
+                 f"{clients} clients, repetition 0{note}", color=palette.foreground)
+    return fig
+
+
+def per_client_latency(m: OpenRunMetrics) -> np.ndarray:
+    """Each client's mean latency over its successful requests (NaN if none succeeded)."""
+    n = m.attempts_per_client.size
+    sums = np.bincount(m.latency_clients, weights=m.latencies, minlength=n)
+    counts = np.bincount(m.latency_clients, minlength=n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return sums / counts
+
+
+def latency_figure(result: SweepResult, palette: Palette | None = None) -> Figure:
+    """Per strategy, as study 004 plots it: each client's latency, clients sorted by it (line),
+    and the requests each of those clients sent (dots, right axis)."""
+    from matplotlib.figure import Figure
+
+    palette = palette or load_palette()
+    spec = result.spec
+    clients, runs = shown_runs(result)
+    labels = list(runs) or list(spec.labels[:1])
+    fig = Figure(figsize=(10, 1.2 + 2.6 * len(labels)), dpi=DPI, layout="constrained")
+    _style_figure(fig, palette)
+    axes = fig.subplots(len(labels), 1, squeeze=False, sharex=True, sharey=True)[:, 0]
+    twins: list[Axes] = []
+    repeats = spec.workload.REPEATS
+    dots = palette.foreground
+    for ax, label in zip(axes, labels):
+        _style_axes(ax, palette)
+        m = runs.get(label)
+        if m is None:
+            ax.set_title(f"{label}: no run", fontsize=9, color=palette.foreground)
+            continue
+        s = spec.labels.index(label)
+        latency = per_client_latency(m)
+        order = np.argsort(latency, kind="stable")  # clients that never succeeded (NaN) go last
+        rank = np.arange(latency.size)
+        twin = ax.twinx()
+        if twins:
+            twin.sharey(twins[0])
+        twins.append(twin)
+        twin.tick_params(colors=palette.foreground)
+        for spine in twin.spines.values():
+            spine.set_color(palette.foreground)
+        twin.yaxis.label.set_color(palette.foreground)
+        requests = twin.scatter(rank, m.attempts_per_client[order], s=4, color=dots, alpha=0.45,
+                                linewidths=0, label="requests sent (right axis)")
+        (line,) = ax.plot(rank, latency[order], color=palette.series_color(s), linewidth=1.8,
+                          label="latency" + (" (mean of the client's requests)" if repeats else ""))
+        ax.set_zorder(twin.get_zorder() + 1)  # the latency line over the dots
+        ax.patch.set_visible(False)
+        twin.patch.set_facecolor(palette.base["surface"])
+        pct = m.latency_percentiles()
+        failed = int(np.isnan(latency).sum())
+        handles = [line, requests]
+        if failed:  # no latency to draw for them: mark where they are
+            handles.append(ax.axvspan(latency.size - failed - 0.5, latency.size - 0.5, linewidth=0,
+                                      color=palette.events["give_up"], alpha=0.12,
+                                      label="clients that never succeeded"))
+        tail = f", {failed:,} clients never succeeded" if failed else ""
+        ax.set_title(f"{label}: p50 {_short(pct['p50'])}, p99 {_short(pct['p99'])}, "
+                     f"max {_short(pct['max'])} · {m.requests:,} requests{tail}", fontsize=9, loc="left", color=palette.foreground)
+        ax.set_ylabel("latency")
+        twin.set_ylabel("requests")
+        if ax is axes[0] or failed:
+            legend = ax.legend(handles=handles, facecolor=palette.base["panel"],
+                               edgecolor=palette.foreground, labelcolor=palette.foreground,
+                               fontsize=8, loc="upper left")
+            legend.get_frame().set_alpha(0.9)
+    axes[-1].set_xlabel("clients, sorted by latency")
+    fig.suptitle(f"{spec.control.type_name} · {spec.title}: latency and requests per client, "
+                 f"{clients} clients, repetition 0", color=palette.foreground)
+    return fig
+
+
+def write_timeseries_png(result: SweepResult, path: str | Path, palette: Palette | None = None) -> Path:
+    return atomic_save_figure(timeseries_figure(result, palette), path)
+
+
+def write_latency_png(result: SweepResult, path: str | Path, palette: Palette | None = None) -> Path:
+    return atomic_save_figure(latency_figure(result, palette), path)

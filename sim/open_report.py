@@ -1,0 +1,200 @@
+"""Rich renderables for simulations against replying servers: a latency table and short history heads.
+
+What a user comparing strategies under overload wants is how many requests each strategy sent,
+how long clients waited, how many never got through, and whether the server came back after an
+outage. Work, duration and cost (the contention table) say little here: duration is the horizon.
+Colour is never the only signal: the best cells carry a ★, runs that never recover say
+``✗ never`` in bold, and columns that are zero in every run are left out and named in the caption.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from rich import box
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.measure import Measurement
+from rich.table import Table
+from rich.text import Text
+
+from . import events as ev
+from .engine import Run
+from .palette import Palette
+from .sweep import SweepResult
+
+BEST = "★"
+NEVER_MARK = "✗ never"
+HEAD_EVENTS = 8  # per strategy in the short history head
+
+# (column header, OpenRunMetrics attribute): means over repetitions.
+COUNT_COLUMNS = (("requests", "requests"), ("successes", "successes"), ("timeouts", "timeouts"),
+                 ("gave up", "gave_up"), ("unfinished", "unfinished"))
+LATENCY_COLUMNS = ("p50", "p90", "p99", "max")
+OPTIONAL_COLUMNS = ("timeouts", "gave up")  # dropped (and named) when zero in every run
+STRATEGY_MIN_WIDTH = 14
+NARROW_DROP_ORDER = ("p90", "max", "goodput", "unfinished", "gave up", "timeouts", "p99", "successes")
+
+
+def _count(value: float) -> str:
+    """Whole numbers as such; means to one decimal below 100 (the CSV keeps every digit)."""
+    if math.isnan(value):
+        return "—"
+    return f"{value:,.0f}" if value == round(value) or abs(value) >= 100 else f"{value:,.1f}"
+
+
+def _latency(value: float) -> str:
+    if math.isnan(value):
+        return "—"
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:,.1f}"
+
+
+def _table(title: str) -> Table:
+    """Compact: no vertical rules, two spaces between columns, so wide tables fit 120 columns."""
+    return Table(title=title, title_justify="left", header_style="bold", box=box.SIMPLE_HEAD,
+                 collapse_padding=True, pad_edge=False, show_edge=False, caption_justify="left")
+
+
+def _rate(value: float) -> str:
+    return "—" if math.isnan(value) else f"{value:.3g}"
+
+
+def recovery_text(value: float | None, palette: Palette | None = None) -> Text:
+    """``—`` without an outage, a bold red ``✗ never`` if a run never recovered, else the time."""
+    if value is None:
+        return Text("—", style="dim")
+    if math.isnan(value):
+        return Text(NEVER_MARK, style=f"bold {palette.base['error'] if palette else 'red'}")
+    return Text(f"{value:,.1f}")
+
+
+def _lowest(values: list[float]) -> int | None:
+    """Index of the smallest non-NaN value (the first one on ties), or None."""
+    finite = [(v, i) for i, v in enumerate(values) if not math.isnan(v)]
+    return min(finite)[1] if finite else None
+
+
+def _marked(text: str, markable: bool, best: bool, accent: str) -> str | Text:
+    """``text ★`` in bold for the best cell of a marked column; others padded to keep digits aligned."""
+    if not markable:
+        return text
+    return Text(f"{text} {BEST}", style=f"bold {accent}") if best else f"{text}  "
+
+
+def latency_table(result: SweepResult, palette: Palette | None = None,
+                  hidden: tuple[str, ...] = ()) -> Table:
+    """Strategy × client count: request counts, latency percentiles, goodput, recovery time.
+
+    ``hidden`` columns are left out (``LatencyReport`` drops some on narrow terminals); columns
+    that are zero in every run are left out too. The caption names both.
+    """
+    spec = result.spec
+    accent = palette.base["accent"] if palette else "yellow"
+    has_outage = bool(spec.outages)
+    sections = []  # per client count, per strategy: the cells by column name, unformatted
+    for k in range(len(spec.clients)):
+        sections.append([{**{col: result.open_mean(attr, s, k) for col, attr in COUNT_COLUMNS},
+                          **result.latency(s, k), "goodput": result.open_mean("goodput", s, k),
+                          "recovery": result.recovery(s, k)} for s in range(len(spec.labels))])
+    silent = [col for col in OPTIONAL_COLUMNS
+              if all(row[col] == 0 for section in sections for row in section)]
+    columns = [col for col in (*(c for c, _ in COUNT_COLUMNS), *LATENCY_COLUMNS, "goodput",
+                               *(("recovery",) if has_outage else ()))
+               if col not in silent and col not in hidden]
+
+    table = _table(f"{spec.title} · {spec.control.type_name} · {spec.workload.NAME} workload · "
+                   f"{spec.repeat} repeats")
+    table.add_column("clients", justify="right", no_wrap=True)
+    # Labels wrap before numbers do, but never down to nothing (LatencyReport drops columns first).
+    table.add_column("strategy", min_width=min(STRATEGY_MIN_WIDTH, max(map(len, spec.labels))))
+    for col in columns:
+        table.add_column(col, justify="right", no_wrap=True)
+
+    for k, n in enumerate(spec.clients):
+        if k:
+            table.add_section()
+        section = sections[k]
+        best = {"requests": _lowest([row["requests"] for row in section]),
+                "p50": _lowest([row["p50"] for row in section])}
+        for s, row in enumerate(section):
+            cells: list[str | Text] = [str(n) if s == 0 else "", spec.labels[s]]
+            for col in columns:
+                value = row[col]
+                if col == "recovery":
+                    cells.append(recovery_text(value, palette))
+                elif col == "goodput":
+                    cells.append(_rate(value))
+                else:
+                    text = _latency(value) if col in LATENCY_COLUMNS else _count(value)
+                    cells.append(_marked(text, col in best, best.get(col) == s, accent))
+            table.add_row(*cells)
+
+    notes = [f"{BEST} fewest requests and lowest p50 at each client count. Counts are means over "
+             f"repetitions; latency (first attempt to success, successful requests only) is pooled "
+             f"over them; goodput is successes per time unit."]
+    if has_outage:
+        notes.append(f"recovery: time from the outage's end until goodput stays at 90% of its "
+                     f"pre-outage level; {NEVER_MARK}: at least one repetition never recovered "
+                     f"within the horizon.")
+    if silent:
+        notes.append(f"zero in every run, not shown: {', '.join(silent)}.")
+    shown_hidden = [col for col in hidden if col not in silent]
+    if shown_hidden:
+        notes.append(f"too narrow a terminal for: {', '.join(shown_hidden)} (all columns are in "
+                     f"the _latency.csv file).")
+    table.caption = "\n".join(notes)
+    return table
+
+
+class LatencyReport:
+    """``latency_table`` fitted to the console: on a narrow terminal the least telling columns
+    go first (their values stay in the CSV), rather than rich squeezing strategy names away."""
+
+    def __init__(self, result: SweepResult, palette: Palette | None = None) -> None:
+        self.result = result
+        self.palette = palette
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        hidden: tuple[str, ...] = ()
+        table = latency_table(self.result, self.palette)
+        # Rich's minimum ignores that it would squeeze a wrapping column to nothing: measure the
+        # natural width, less what the strategy labels can give up by wrapping.
+        labels = self.result.spec.labels
+        slack = max(map(len, labels)) - min(STRATEGY_MIN_WIDTH, max(map(len, labels)))
+        for col in NARROW_DROP_ORDER:
+            if Measurement.get(console, options.update(width=10_000), table).maximum - slack <= options.max_width:
+                break
+            hidden += (col,)
+            table = latency_table(self.result, self.palette, hidden)
+        yield table
+
+
+def history_head_table(runs: Mapping[str, Run], per_run: int = HEAD_EVENTS,
+                       palette: Palette | None = None) -> Table:
+    """The first ``per_run`` events of each strategy's example run (see ``history_note``)."""
+    first = next(iter(runs.values()), None)
+    where = (f"{first.clients} clients, repetition {first.repetition}" if first else "")
+    table = _table(f"first {per_run} events of each example run ({where})")
+    table.add_column("strategy")
+    table.add_column("time", justify="right")
+    table.add_column("client_id", justify="right")
+    table.add_column("event_type")
+    table.add_column("event_detail")
+    colours = palette.events if palette else {}
+    for i, (label, run) in enumerate(runs.items()):
+        if i:
+            table.add_section()
+        history = run.history
+        for j in range(min(per_run, len(history))):
+            t, c, code, detail = history.event(j)
+            table.add_row(label if j == 0 else "", f"{t:.2f}", str(c),
+                          Text(ev.EVENT_NAMES[code], style=colours.get(ev.EVENT_KINDS[code], "")),
+                          ev.format_detail(code, detail))
+    return table
+
+
+def history_note(runs: Mapping[str, Run], events_file: str) -> str:
+    """Where the full histories are, and how long they are."""
+    totals = "; ".join(f"{label}: {len(run.history):,}" for label, run in runs.items())
+    return (f"full histories ({totals} events) are in {events_file}; "
+            f"browse them with: backoff-sim replay {events_file}")
