@@ -4,6 +4,8 @@ A control is a frozen dataclass of its parameters whose ``build`` returns the se
 one run. Handlers are closures over the run's heap, so the hot loop pays one call per event and no
 attribute look-ups. Each handler has the signature ``handler(t, client, arg) -> packed event`` and
 schedules what follows by pushing ``(time, seq, handler, client, arg)`` onto ``wiring.heap``.
+Internal steps are wrapped with ``wiring.gate.guard`` when the simulation has outages, so they wait
+out a pause (the engine wraps the entry points).
 
 Adding a control is one class decorated with ``@register``.
 """
@@ -112,6 +114,8 @@ class LockingServer(_WritingControl):
             available = True
             return commits
 
+        if wiring.gate is not None:
+            free = wiring.gate.guard(free)
         return ServerHandlers(receive_write)
 
 
@@ -148,6 +152,8 @@ class _OCCControl(_WritingControl):
             version += 1
             return commits | ((version + 1) << shift)
 
+        if wiring.gate is not None:
+            maybe_commit = wiring.gate.guard(maybe_commit)
         return ServerHandlers(receive_write, receive_read if reads_version else None)
 
 
@@ -203,4 +209,6 @@ class ThrottlingServer(Control):
             count -= 1
             return decrements | ((count + 1) << shift)
 
+        if wiring.gate is not None:
+            decrement = wiring.gate.guard(decrement)
         return ServerHandlers(receive_write)

@@ -143,7 +143,8 @@ class _Clients:
 class OutageGate:
     """Stops the server during outage windows (study 003's SIGSTOP): arrivals wait and are all
     handled at the resume, even those whose client has since timed out (wasted work, which is what
-    keeps a server down); work in progress is held and finishes as long after the resume."""
+    keeps a server down); work in progress (``guard``) is held and finishes as long after the resume.
+    Controls guard their internal steps themselves; the engine wraps their entry points."""
 
     def __init__(self, wiring: Wiring, outages: tuple[Outage, ...]) -> None:
         self.paused = False
@@ -169,9 +170,17 @@ class OutageGate:
             return handler(t, c, a)
         return gated
 
-    def hold(self, t: float, handler: Callable, c: int, a: int) -> None:
-        """Work that would have finished at ``t`` during the pause finishes as long after the resume."""
-        self._internal.append((t - self._pause_start, handler, c, a))
+    def guard(self, handler: Callable) -> Callable:
+        """A server-internal step (a write finishing, a window expiring) that waits out a pause:
+        work that would have finished ``d`` after the pause began finishes ``d`` after the resume."""
+        internal = self._internal
+
+        def guarded(t: float, c: int, a: int) -> int:
+            if self.paused:
+                internal.append((t - self._pause_start, guarded, c, a))
+                return NO_EVENT
+            return handler(t, c, a)
+        return guarded
 
     def _pause(self, t: float, c: int, a: int) -> int:
         self.paused = True

@@ -83,18 +83,12 @@ class QueueServer(Control):
 
         def send_rejection(t: float, c: int, token: int) -> int:
             nonlocal rejecting
-            if gate is not None and gate.paused:
-                gate.hold(t, send_rejection, c, token)
-                return NO_EVENT
             rejecting -= 1
             heappush(heap, (t + net[c](), seq(), rejected, c, token))
             return NO_EVENT
 
         def complete(t: float, c: int, token: int) -> int:
             nonlocal in_service
-            if gate is not None and gate.paused:
-                gate.hold(t, complete, c, token)
-                return NO_EVENT
             in_service -= 1
             heappush(heap, (t + net[c](), seq(), succeeded, c, token))
             if queue:
@@ -103,6 +97,8 @@ class QueueServer(Control):
                 heappush(heap, (t + service_time * slowdown(), seq(), complete, nc, ntoken))
             return completes_code | ((in_service + 1) << shift)
 
+        if gate is not None:
+            send_rejection, complete = gate.guard(send_rejection), gate.guard(complete)
         wiring.server_state = lambda: (in_service, len(queue))
         return ServerHandlers(receive_write)
 
@@ -150,12 +146,11 @@ class LatencyServer(Control):
 
         def complete(t: float, c: int, token: int) -> int:
             nonlocal concurrency
-            if gate is not None and gate.paused:
-                gate.hold(t, complete, c, token)
-                return NO_EVENT
             concurrency -= 1
             heappush(heap, (t + net[c](), seq(), succeeded, c, token))
             return completes_code | ((concurrency + 1) << shift)
 
+        if gate is not None:
+            complete = gate.guard(complete)
         wiring.server_state = lambda: (concurrency, 0)
         return ServerHandlers(receive_write)
