@@ -246,10 +246,10 @@ async def test_filter_the_log(tmp_path: Path) -> None:
         assert app.focused is None  # the box closed; keys drive playback again
         await pilot.press("home")
         assert app.cursor == 0
-        await pilot.press("slash", *"0 zz")
+        await pilot.press("slash", *"0 [zz")
         await pilot.pause()
         assert app.screen.query_one("#filter").has_class("-invalid")
-        assert "zz" in app.screen.query_one("#log-pane").border_subtitle
+        assert "zz" in app.screen.query_one("#log-pane").border_title
         await pilot.press("escape")
         assert log.log_filter.text == "0"  # reopened, the box selects its text: typing replaces it;
         # and the last filter that made sense stays
@@ -333,6 +333,10 @@ async def test_replay_loads_runs_from_a_csv(tmp_path: Path) -> None:
         await pilot.press("z")
         assert any("no seed" in n.message for n in app._notifications)
         assert app.selection.seed is None
+        await pilot.press("e")  # no sweep in a replay: the export is the screenshot alone
+        await settle(pilot)
+    assert (tmp_path / "Tiny_Locking_screenshot.svg").is_file()
+    assert not (tmp_path / "Tiny_Locking_metrics.png").exists()
 
 
 @pilot_test

@@ -118,8 +118,10 @@ class BackoffApp(App[None]):
 
     @staticmethod
     def _speed_resets(old: RunData, new: RunData) -> bool:
-        # Same-sized runs (another strategy or repetition) keep the speed, so they compare.
-        return old.n_clients != new.n_clients
+        # Runs of the same size and time scale (another strategy or repetition) keep the speed,
+        # so they play side by side comparably; anything else gets a speed that suits it.
+        ratio = (new.total_time + 1e-9) / (old.total_time + 1e-9)
+        return old.n_clients != new.n_clients or not 0.25 <= ratio <= 4
 
     def _tick(self) -> None:
         data = self.run_data

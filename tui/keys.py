@@ -36,11 +36,10 @@ class Key:
 PLAYBACK, SELECTION, VIEW = "Playback", "Switch run", "View and files"
 
 KEYS: tuple[Key, ...] = (
-    Key("space", "toggle_play", "Play/pause", PLAYBACK, footer=True),
-    Key("right", "step(1)", "Step forward one event", PLAYBACK, footer=True, display="→",
+    Key("space", "toggle_play", "Play/pause", PLAYBACK, footer=True, short="Play"),
+    Key("right", "step(1)", "Step forward one event", PLAYBACK, footer=True, display="←→",
         short="Step"),
-    Key("left", "step(-1)", "Step back one event", PLAYBACK, footer=True, display="←",
-        short="Back"),
+    Key("left", "step(-1)", "Step back one event", PLAYBACK),
     Key("right_square_bracket,shift+right", "step(10)", "Forward 10 events", PLAYBACK),
     Key("left_square_bracket,shift+left", "step(-10)", "Back 10 events", PLAYBACK),
     Key("right_curly_bracket,ctrl+right", "step(100)", "Forward 100 events", PLAYBACK),
@@ -69,7 +68,7 @@ KEYS: tuple[Key, ...] = (
     Key("e", "screen.export", "Export PNG/CSV files and an SVG screenshot", VIEW, footer=True,
         short="Export"),
     Key("question_mark,f1", "help", "Help: every key", VIEW, footer=True, display="?", short="Help"),
-    Key("q", "quit", "Quit", VIEW, footer=True),
+    Key("q", "quit", "Quit", VIEW),
 )
 
 

@@ -35,6 +35,8 @@ class RunData:
     codes: np.ndarray      # int8, ``sim.events`` codes
     details: np.ndarray    # int64, ``NO_DETAIL`` when none
     n_clients: int
+    ranks: np.ndarray      # int8, drawing rank of each event's kind (see ``KINDS``)
+    server_mask: np.ndarray  # bool, True for events that happen at the server
 
     @classmethod
     def from_history(cls, history: History, n_clients: int | None = None) -> RunData:
@@ -46,9 +48,11 @@ class RunData:
         details = (packed >> ev.DETAIL_SHIFT) - 1
         if n_clients is None:
             n_clients = int(clients.max()) + 1 if len(clients) else 1
-        for array in (times, clients, codes, details):
+        ranks = CODE_RANK[codes]
+        server_mask = IS_SERVER_CODE[codes]
+        for array in (times, clients, codes, details, ranks, server_mask):
             array.flags.writeable = False
-        return cls(history, times, clients, codes, details, max(1, n_clients))
+        return cls(history, times, clients, codes, details, max(1, n_clients), ranks, server_mask)
 
     def __len__(self) -> int:
         return len(self.times)
@@ -56,16 +60,6 @@ class RunData:
     @property
     def total_time(self) -> float:
         return float(self.times[-1]) if len(self.times) else 0.0
-
-    @property
-    def ranks(self) -> np.ndarray:
-        """Drawing rank of every event (see ``KINDS``)."""
-        return CODE_RANK[self.codes]
-
-    @property
-    def server_mask(self) -> np.ndarray:
-        """True for events that happen at the server."""
-        return IS_SERVER_CODE[self.codes]
 
     def index_at_time(self, t: float) -> int:
         """Index of the last event at or before ``t`` (0 when ``t`` precedes every event)."""

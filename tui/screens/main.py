@@ -13,6 +13,7 @@ from pathlib import Path
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.markup import escape
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Label, ProgressBar, Static
@@ -36,7 +37,7 @@ from ..widgets.status import Status, StatusLine
 from ..widgets.timeline import Timeline
 
 SweepKey = tuple[str, int | None]
-RUN_CACHE_SIZE = 8
+RUN_CACHE_EVENTS = 2_000_000  # recent runs kept for instant switching back, up to this many events
 CHART_INTERVAL = 0.25  # seconds between requests-chart cursor redraws while playing
 
 REPLAY_NOTE = ("Sweep metrics are not available in replay: the events file holds recorded runs "
@@ -88,15 +89,14 @@ class MainScreen(Screen):
             with Vertical(id="analysis-pane"):
                 yield MetricsTable(id="metrics")
                 yield MetricsChart(id="metrics-chart")
-                yield Static("", id="analysis-note")
+                yield Static("", id="analysis-note", markup=False)
                 yield RequestsChart(id="requests-chart")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         app = self.app
         self.set_class(app.source.replay, "-replay")
         self.query_one("#timeline").border_title = "Timeline"
-        self.query_one("#log-pane").border_title = "Event log"
         self.query_one("#analysis-pane").border_title = "Strategies"
         # Keys drive the app: a focused table would swallow the arrow keys.
         for table in self.query(DataTable):
@@ -173,10 +173,12 @@ class MainScreen(Screen):
 
     def _update_log_title(self) -> None:
         log = self.query_one(EventLog)
-        pane = self.query_one("#log-pane")
         text = log.log_filter.text
         shown = f"{log.line_count:,} of {log.filtered_total:,}"
-        pane.border_subtitle = f"filter: {text} · {shown}" if text else shown
+        self._set_log_title(f"{shown} · filter: {text}" if text else shown)
+
+    def _set_log_title(self, detail: str) -> None:
+        self.query_one("#log-pane").border_title = f"Event log · {escape(detail)}"
 
     # --- runs -------------------------------------------------------------------------------
 
@@ -188,7 +190,7 @@ class MainScreen(Screen):
 
     def _run_loaded(self, selection: Selection, data: RunData) -> None:
         self._runs[selection] = data
-        while len(self._runs) > RUN_CACHE_SIZE:
+        while len(self._runs) > 1 and sum(map(len, self._runs.values())) > RUN_CACHE_EVENTS:
             self._runs.popitem(last=False)
         if selection == self.app.selection:
             self.app.set_run(data)
@@ -286,7 +288,7 @@ class MainScreen(Screen):
             log_filter = parse_filter(event.value)
         except FilterError as exc:
             box.add_class("-invalid")
-            self.query_one("#log-pane").border_subtitle = str(exc)
+            self._set_log_title(f"filter not applied: {exc}")
             return
         box.remove_class("-invalid")
         self.query_one(EventLog).set_filter(log_filter)
@@ -355,7 +357,8 @@ class MainScreen(Screen):
             if state == WorkerState.SUCCESS:
                 self._run_loaded(*worker.result)
             elif state == WorkerState.ERROR:
-                self.notify(f"Could not load the run: {worker.error}", severity="error")
+                self.notify(f"Could not load the run: {worker.error}", severity="error",
+                            markup=False)
         elif worker.group == "sweep" and state in (WorkerState.SUCCESS, WorkerState.ERROR,
                                                    WorkerState.CANCELLED):
             key = self._sweep_keys.pop(worker, None)
@@ -376,7 +379,9 @@ class MainScreen(Screen):
                 paths: list[Path] = worker.result
                 folder = paths[0].parent.resolve()
                 self.notify("\n".join(p.name for p in paths), title=f"Exported to {folder}",
-                            timeout=8)
+                            markup=False, timeout=8)
             elif state == WorkerState.ERROR:
-                message = str(worker.error) if isinstance(worker.error, UserError) else repr(worker.error)
-                self.notify(message, title="Export failed", severity="error", timeout=8)
+                error = worker.error
+                message = str(error) if isinstance(error, UserError) else repr(error)
+                self.notify(message, title="Export failed", severity="error", timeout=8,
+                            markup=False)

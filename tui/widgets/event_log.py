@@ -153,7 +153,7 @@ class EventLog(ScrollView, can_focus=False):
         kind = ev.EVENT_KINDS[code]
         if current:
             base = base + self.get_component_rich_style("event-log--current")
-        dim = base + self.get_component_rich_style("event-log--dim", partial=True)
+        dim = base + Style(color=self.get_component_rich_style("event-log--dim").color)
         colour = base + event_styles(palette_for(self.app.theme))[kind]
         segments = [
             Segment(f"{t:>{TIME_WIDTH}.3f} ", dim),

@@ -17,7 +17,7 @@ class FilterInput(Input):
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(placeholder="filter: client ids (3 10-19) and/or event types (reject give_up)…",
-                         id=id, classes=classes)
+                         id=id, classes=classes, compact=True)
 
     def action_close(self) -> None:
         self.post_message(self.Closed())

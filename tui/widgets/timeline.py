@@ -59,22 +59,31 @@ def lane_labels(n_clients: int, lanes: int) -> tuple[str, ...]:
     return tuple(labels)
 
 
+def _highest(counts: np.ndarray, levels: int) -> np.ndarray:
+    """Per cell, the highest rank with a non-zero count (counts laid out cell-major, rank-minor)."""
+    present = counts.reshape(-1, levels) > 0
+    return (present * np.arange(levels, dtype=np.int8)).max(axis=1).astype(np.int8)
+
+
 def build_grid(data: RunData, lanes: int, columns: int) -> Grid:
-    """Bin every event into its cell; each cell keeps the highest rank that falls in it."""
+    """Bin every event into its cell; each cell keeps the highest rank that falls in it.
+
+    One ``bincount`` over (cell, rank) pairs: linear in the events, no Python loop over them.
+    """
     span = data.total_time if data.total_time > 0 else 1.0
     column = np.minimum((data.times * (columns / span)).astype(np.int64), columns - 1)
     # Events of the server alone (client -1, e.g. an outage) get lane -1: server lane only.
     lane = np.minimum((data.clients.astype(np.int64) * lanes) // data.n_clients, lanes - 1)
     lane[data.clients < 0] = -1
-    ranks = data.ranks
+    ranks = data.ranks.astype(np.int64)
+    levels = len(KINDS) + 1
+    on_lane = lane >= 0
+    flat = (lane[on_lane] * columns + column[on_lane]) * levels + ranks[on_lane]
+    client_cells = _highest(np.bincount(flat, minlength=lanes * columns * levels), levels)
     server = data.server_mask
-    client_cells = np.zeros((lanes, columns), dtype=np.int8)
-    server_cells = np.zeros(columns, dtype=np.int8)
-    for rank in range(1, len(KINDS) + 1):  # ascending, so higher ranks overwrite lower ones
-        chosen = ranks == rank
-        on_lane = chosen & (lane >= 0)
-        client_cells[lane[on_lane], column[on_lane]] = rank
-        server_cells[column[chosen & server]] = rank
+    flat = column[server] * levels + ranks[server]
+    server_cells = _highest(np.bincount(flat, minlength=columns * levels), levels)
+    client_cells = client_cells.reshape(lanes, columns)
     column_start = np.searchsorted(column, np.arange(columns + 1), side="left")
     return Grid(lanes, columns, span, lane, column, column_start, client_cells, server_cells,
                 lane_labels(data.n_clients, lanes))
@@ -203,7 +212,8 @@ class Timeline(Widget, can_focus=False):
         base = self.rich_style
         grid = self.grid
         if grid is None or self._data is None:
-            text = "no run" if y == 0 else ""
+            message = "loading…" if self._data is None else "(too small for the timeline)"
+            text = message if y == 0 else ""
             return Strip([Segment(text, base)]).adjust_cell_length(width, base)
         _, _, label_width = self._geometry() or (0, 0, 0)
         _, legend = self._rows()
@@ -219,7 +229,7 @@ class Timeline(Widget, can_focus=False):
 
     def _ruler(self, grid: Grid, width: int, label_width: int, base: Style) -> Strip:
         """Time ticks in ms, with a ▼ over the cursor's column."""
-        style = base + self.get_component_rich_style("timeline--ruler", partial=True)
+        style = base + self.get_component_rich_style("timeline--ruler")
         unit, scale = ("s", 1000.0) if grid.span >= 10_000 else ("ms", 1.0)
         cells = [" "] * grid.columns
         ticks = 4 if grid.columns >= 40 else 2 if grid.columns >= 16 else 1
@@ -258,14 +268,15 @@ class Timeline(Widget, can_focus=False):
         row[event_col + 1:] = 0  # later columns: nothing has happened there yet
         is_current = is_current and event_col == cursor_col
         styles = self._rank_styles(base)
-        label_style = base + self.get_component_rich_style("timeline--label", partial=True)
+        label_style = base + self.get_component_rich_style("timeline--label")
         segments = [Segment(label.ljust(label_width), label_style)]
         segments += self._runs(row[:cursor_col], styles)
-        cursor_bg = self.get_component_rich_style(
-            "timeline--current" if is_current else "timeline--cursor", partial=True)
+        cursor = self.get_component_rich_style(
+            "timeline--current" if is_current else "timeline--cursor")
         rank = int(row[cursor_col])
-        glyph = RANK_GLYPHS[rank] if rank or not is_current else " "
-        segments.append(Segment(glyph, styles[rank] + cursor_bg))
+        # The glyph keeps its event colour; the cursor only changes the cell's background.
+        segments.append(Segment(RANK_GLYPHS[rank],
+                                styles[rank] + Style(bgcolor=cursor.bgcolor, bold=cursor.bold)))
         strip = Strip(segments)
         return strip.adjust_cell_length(label_width + grid.columns, base)
 
@@ -286,7 +297,7 @@ class Timeline(Widget, can_focus=False):
 
     def _legend(self, width: int, base: Style) -> Strip:
         by_kind = event_styles(palette_for(self.app.theme))
-        label_style = base + self.get_component_rich_style("timeline--label", partial=True)
+        label_style = base + self.get_component_rich_style("timeline--label")
         labels = LEGEND_LABELS
         for shorter in SHORTER_LABELS:
             if sum(len(label) + 3 for label in labels.values()) - 1 <= width:
