@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
@@ -27,6 +28,11 @@ RUNS_HEADER = ("simulation", "strategy", "clients", "repetition", "work", "durat
                "gave_up")
 EVENTS_HEADER = ("simulation", "strategy", "clients", "repetition", "time", "client_id",
                  "event_type", "event_detail")
+
+
+# Outages pause and resume the whole server: the engine records those events with client -1.
+NO_CLIENT = -1
+SERVER_WIDE = frozenset({ev.SERVER_PAUSES, ev.SERVER_RESUMES})
 
 
 def format_float(value: float) -> str:
@@ -204,13 +210,17 @@ def read_events_csv(path: str | Path) -> dict[EventsKey, History]:
                     history = out[key] = History()
                     times = history.times
                 t = _parse_time(time_s)
-                client = _parse_int(client_s, "client_id", 0)
+                client = _parse_int(client_s, "client_id", -sys.maxsize)
                 packed = packed_by_text.get((name, detail_s))
                 if packed is None:
                     code = ev.EVENT_CODES.get(name)
                     if code is None:
                         raise ValueError(f"unknown event_type {name!r}")
                     packed = packed_by_text[name, detail_s] = ev.pack(code, _parse_detail(code, detail_s))
+                if client < 0 and not (client == NO_CLIENT and packed & ev.CODE_MASK in SERVER_WIDE):
+                    raise ValueError(f"client_id {client_s!r} must be >= 0 (only the server-wide "
+                                     f"events {' and '.join(ev.EVENT_NAMES[c] for c in sorted(SERVER_WIDE))} "
+                                     f"have client_id {NO_CLIENT})")
                 if times and t < times[-1]:
                     raise ValueError(f"time {time_s} is earlier than the previous event's "
                                      f"({times[-1]!r}) in the same run")

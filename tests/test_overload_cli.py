@@ -1,0 +1,121 @@
+"""``backoff-sim run`` on a simulation against a replying server: nine files, the latency table with
+``✗ never`` and ★ marks, a short history head instead of the whole history, identical CSVs for a
+seed whatever the number of workers."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from sim import cli
+from sim.config import load_config
+from sim.engine import record_run
+from sim.errors import UserError
+from sim.export.csv_files import EVENTS_HEADER, METRICS_HEADER, RUNS_HEADER, read_events_csv
+from sim.export.overload_csv import LATENCY_HEADER, TIMESERIES_HEADER
+from sim.open_report import NEVER_MARK, LatencyReport
+from sim.sweep import run_sweep
+
+FIXTURE = Path(__file__).parent / "fixtures" / "tiny_outage.toml"
+STEM = "Tiny_outage"
+KINDS = ("_metrics.png", "_scatter.png", "_metrics.csv", "_runs.csv", "_events.csv",
+         "_timeseries.png", "_latency.png", "_timeseries.csv", "_latency.csv")
+HEADERS = {"_metrics.csv": METRICS_HEADER, "_runs.csv": RUNS_HEADER, "_events.csv": EVENTS_HEADER,
+           "_timeseries.csv": TIMESERIES_HEADER, "_latency.csv": LATENCY_HEADER}
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _csvs(out: Path) -> dict[str, bytes]:
+    return {kind: (out / f"{STEM}{kind}").read_bytes() for kind in HEADERS}
+
+
+def test_run_writes_nine_files_and_prints_the_latency_table(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "out"
+    assert cli.main(["run", str(FIXTURE), "--out", str(out), "--workers", "1"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == sorted(STEM + kind for kind in KINDS)
+    for kind, header in HEADERS.items():
+        assert (out / f"{STEM}{kind}").read_text("utf-8").splitlines()[0] == ",".join(header)
+    from matplotlib.image import imread
+    for kind in KINDS:
+        if kind.endswith(".png"):
+            assert (out / f"{STEM}{kind}").read_bytes()[:8] == PNG_MAGIC
+            assert imread(out / f"{STEM}{kind}").ndim == 3
+
+    printed = capsys.readouterr().out
+    assert "Tiny outage · LatencyServer · poisson workload · 2 repeats" in printed
+    assert NEVER_MARK in printed and "★" in printed
+    never = [line for line in printed.splitlines() if NEVER_MARK in line and "constant" in line]
+    assert len(never) == 1  # 100 clients, constant retries
+    assert "first 8 events of each example run (30 clients, repetition 0)" in printed
+    events_file = out / f"{STEM}_events.csv"
+    assert f"backoff-sim replay {events_file}" in printed
+    assert "wrote 9 files for 'Tiny outage'" in printed
+    # A head of the history, not all of it.
+    events = events_file.read_text("utf-8").count("\n") - 1
+    assert events > 1000
+    assert printed.count("client_requests_write") <= 2 * 8
+
+
+def test_events_file_keeps_the_full_histories(tmp_path: Path) -> None:
+    assert cli.main(["run", str(FIXTURE), "--out", str(tmp_path), "--quiet", "--workers", "1"]) == 0
+    spec = load_config(FIXTURE).simulations[0]
+    histories = read_events_csv(tmp_path / f"{STEM}_events.csv")
+    assert [(k.strategy, k.clients, k.repetition) for k in histories] == [
+        ("constant", 30, 0), ("expo", 30, 0)]
+    for key, history in histories.items():
+        original = record_run(spec, key.strategy, key.clients, key.repetition).history
+        assert history.times == original.times
+        assert history.packed == original.packed
+
+
+def test_same_seed_gives_byte_identical_csvs_across_workers(tmp_path: Path) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    assert cli.main(["run", str(FIXTURE), "--out", str(one), "--quiet", "--workers", "1"]) == 0
+    done = subprocess.run([sys.executable, "-m", "sim", "run", str(FIXTURE), "--out", str(two),
+                           "--quiet", "--workers", "2"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [str(two / (STEM + kind)) for kind in KINDS]
+    assert _csvs(one) == _csvs(two)
+
+
+def _render(renderable, width: int) -> str:
+    console = Console(record=True, width=width, color_system=None)
+    console.print(renderable)
+    return console.export_text()
+
+
+def test_report_marks_never_and_keeps_strategy_names_on_narrow_terminals() -> None:
+    result = run_sweep(load_config(FIXTURE).simulations[0], workers=1)
+    wide = _render(LatencyReport(result), 200)
+    for column in ("requests", "successes", "timeouts", "unfinished", "p50", "p90", "p99", "max",
+                   "goodput", "recovery"):
+        assert column in wide
+    assert "gave up" in wide  # named in the caption: zero in every run
+    never = [line.split() for line in wide.splitlines() if NEVER_MARK in line and "at least" not in line]
+    assert [words[:2] for words in never] == [["100", "constant"]]
+    narrow = _render(LatencyReport(result), 60)
+    assert max(map(len, narrow.splitlines())) <= 60
+    assert "constant" in narrow and "expo" in narrow and NEVER_MARK in narrow
+    assert "too narrow a terminal for: p90" in " ".join(narrow.split())
+
+
+def test_server_wide_events_alone_have_no_client(tmp_path: Path) -> None:
+    """Outages pause the whole server: those rows carry client_id -1, and read back; no other may."""
+    assert cli.main(["run", str(FIXTURE), "--out", str(tmp_path), "--quiet", "--workers", "1"]) == 0
+    path = tmp_path / f"{STEM}_events.csv"
+    lines = path.read_text("utf-8").splitlines(keepends=True)
+    pauses = [i for i, line in enumerate(lines) if ",-1,server_pauses," in line]
+    assert len(pauses) == 2  # one outage, two strategies
+    first_request = next(i for i, line in enumerate(lines) if ",client_requests_write," in line)
+    fields = lines[first_request].split(",")
+    fields[5] = "-1"
+    lines[first_request] = ",".join(fields)
+    path.write_text("".join(lines), "utf-8")
+    with pytest.raises(UserError) as info:
+        read_events_csv(path)
+    assert f"line {first_request + 1}:" in str(info.value)
+    assert "client_id '-1' must be >= 0" in str(info.value)
