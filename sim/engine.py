@@ -23,6 +23,7 @@ import numpy as np
 
 from . import events as ev
 from .config import SimulationSpec
+from .errors import UserError
 from .metrics import RunMetrics
 from .open_clients import NO_EVENT, OpenClients, Series, gap_functions
 from .open_metrics import OpenRunMetrics, recovery_time
@@ -32,6 +33,23 @@ from .strategies import Strategy
 from .workloads import Outage
 
 __all__ = ["History", "Run", "RunKey", "RunMetrics", "OpenRunMetrics", "Wiring", "record_run", "run_metrics"]
+
+
+# A run whose clock has not moved for this many scheduled events is stuck in a zero-time loop.
+STALL_EVENTS = 1 << 22
+
+
+class StalledRun(UserError):
+    """Time stopped advancing: retries loop at one instant (zero latency, backoff and delays)."""
+
+    def __init__(self, spec: SimulationSpec, t: float) -> None:
+        super().__init__(
+            f"simulation {spec.title!r}: time stopped advancing at t={t:g} ({STALL_EVENTS:,} events "
+            "at that instant): with zero network latency, zero backoff and no server delay, retries "
+            "loop forever; add network latency (network_mu > 0), a non-zero backoff or a server delay")
+
+    def __reduce__(self):  # raised in sweep workers, re-raised in the parent
+        return (UserError, (str(self),))
 
 
 class RunKey(NamedTuple):
@@ -273,8 +291,13 @@ def run_metrics(spec: SimulationSpec, strategy: Strategy, clients: int, repetiti
     heap = wiring.heap
     pop = heappop
     t = 0.0
+    check, checked_at = STALL_EVENTS, -1.0
     while heap:
-        t, _, handler, c, a = pop(heap)
+        t, s, handler, c, a = pop(heap)
+        if s >= check:  # about every STALL_EVENTS events: has the clock moved since?
+            if t == checked_at:
+                raise StalledRun(spec, t)
+            check, checked_at = s + STALL_EVENTS, t
         handler(t, c, a)
     # Every item was scheduled once; those left when the horizon cleared the heap never ran.
     events = wiring.seq() - wiring.dropped_at_end
@@ -360,8 +383,13 @@ class Run:
         times, clients, packed = self.history.times, self.history.clients, self.history.packed
         t = self.time
         processed = 0
+        check, checked_at = heap[0][1] + STALL_EVENTS if heap else 0, -1.0
         while heap and (until is None or heap[0][0] <= until):
-            t, _, handler, c, a = heappop(heap)
+            t, s, handler, c, a = heappop(heap)
+            if s >= check:
+                if t == checked_at:
+                    raise StalledRun(self.spec, t)
+                check, checked_at = s + STALL_EVENTS, t
             p = handler(t, c, a)
             processed += 1
             if p != NO_EVENT:

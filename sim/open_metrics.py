@@ -1,9 +1,6 @@
 """Metrics of runs against replying servers: latency percentiles, counts, time series, recovery.
 
-Recovery after an outage: the pre-outage goodput level is the mean over the second half of the time
-before the first outage (skipping the warm-up); the run has recovered at the first bucket after the
-last outage's end from which goodput, smoothed over ``RECOVERY_SMOOTHING`` buckets (10% of the horizon by default, so Poisson noise does not read as a relapse), stays at or
-above ``RECOVERY_LEVEL`` of that level until the horizon. ``nan`` means it never did.
+Recovery after an outage is defined in ``recovery_time``; ``nan`` means never within the horizon.
 """
 
 from __future__ import annotations
@@ -69,24 +66,41 @@ def latency_summary(latencies: np.ndarray) -> dict[str, float]:
 
 
 def recovery_time(goodput: np.ndarray, bucket: float, outages: tuple[Outage, ...]) -> float | None:
-    """Time from the last outage's end until smoothed goodput stays >= 90% of its pre-outage level."""
+    """Time from the last outage's end until goodput stays at or above 90% of its pre-outage level.
+
+    The level is the mean over the second half of the time before the first outage. The run has
+    recovered at the first bucket ``b`` after the last outage such that (1) the mean goodput over
+    the ``RECOVERY_SMOOTHING`` buckets from ``b`` reaches 90% of the level, (2) no later such window
+    falls below that by more than three standard errors of a window mean (estimated from the
+    pre-outage buckets, at least Poisson's), so noise is not read as a relapse while a real one is,
+    and (3) the mean from ``b`` to the horizon reaches 90%. A sharp return reads at most
+    ``RECOVERY_SMOOTHING · 10%`` buckets early. ``nan``: never within the horizon.
+    """
     if not outages:
         return None
     first, last = outages[0], outages[-1]
-    before = goodput[int(first.start / 2 / bucket):int(first.start / bucket)]
+    before = goodput[int(first.start / 2 / bucket):int(first.start / bucket)].astype(np.float64)
     if before.size == 0 or before.mean() <= 0:
         return math.nan
-    target = RECOVERY_LEVEL * float(before.mean())
+    level = float(before.mean())
+    target = RECOVERY_LEVEL * level
     width = min(RECOVERY_SMOOTHING, goodput.size)
+    spread = float(before.std(ddof=1)) if before.size > 1 else 0.0
+    floor = target - 3.0 * max(spread, math.sqrt(level)) / math.sqrt(width)
     smooth = np.convolve(goodput, np.ones(width) / width, mode="valid")  # smooth[i] covers i..i+width-1
     start = int(math.ceil(last.end / bucket - 1e-9))
     if start >= smooth.size:
         return math.nan
-    below = np.nonzero(smooth[start:] < target)[0]
-    if below.size == 0:
-        index = start
-    elif below[-1] + start + 1 >= smooth.size:
+    # (2): no window after the recovery point may dip below the noise floor
+    below = np.nonzero(smooth[start:] < floor)[0]
+    first_ok = start if below.size == 0 else start + int(below[-1]) + 1
+    # (1) and (3): the first such point whose own window, and the mean from there to the horizon,
+    # reach the target
+    tail = goodput[first_ok:].astype(np.float64)
+    if tail.size < width:
         return math.nan
-    else:
-        index = start + int(below[-1]) + 1
-    return max(0.0, index * bucket - last.end)
+    tail_means = (np.cumsum(tail[::-1])[::-1] / np.arange(tail.size, 0, -1))[:tail.size - width + 1]
+    ok = np.nonzero((smooth[first_ok:] >= target) & (tail_means >= target))[0]
+    if ok.size == 0:
+        return math.nan
+    return max(0.0, (first_ok + int(ok[0])) * bucket - last.end)

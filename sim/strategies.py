@@ -289,7 +289,8 @@ class CsmaBinaryExponential(Strategy):
 @register
 @dataclass(frozen=True, kw_only=True)
 class NormalJitterExpo(Strategy):
-    """Study 003's client: min_delay first, then min(previous·factor, max_delay) + N(0, jitter·delay).
+    """Study 003's client: min_delay first, then min(previous·factor, max_delay) + N(0, jitter·delay),
+    never below 0 (the next step grows from at least min_delay).
 
     A new request starts again from ``min_delay`` (the reset after a success). Normal variates come
     from the client's uniform stream by the Box–Muller transform, so the stream stays U[0, 1).
@@ -310,10 +311,11 @@ class NormalJitterExpo(Strategy):
 
     def delays(self, uniform: Uniform) -> Iterator[float]:
         factor, cap, jitter = float(self.factor), float(self.max_delay), float(self.jitter)
-        delay = float(self.min_delay)
+        floor = delay = float(self.min_delay)
         yield delay
         while True:
-            delay = min(delay * factor, cap)
+            # Grow from at least min_delay, so a large negative jitter cannot pin the delay at 0.
+            delay = min(max(delay, floor) * factor, cap)
             if jitter:
                 z = math.sqrt(-2.0 * math.log(1.0 - uniform())) * math.cos(2.0 * math.pi * uniform())
                 delay = max(0.0, delay + z * jitter * delay)
