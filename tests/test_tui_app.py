@@ -405,3 +405,26 @@ async def test_narrow_layout_switches_between_panes(tmp_path: Path) -> None:
         await pilot.press("a")
         await pilot.pause()
         assert screen.query_one("#analysis-pane").display and not screen.query_one("#replay-pane").display
+        await pilot.press("a")
+        await pilot.pause()
+        assert screen.query_one("#replay-pane").display and not screen.query_one("#analysis-pane").display
+
+
+@pilot_test
+async def test_wide_layout_cycles_both_analysis_and_replay_panes(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+
+        def shown() -> tuple[bool, bool]:
+            return screen.query_one("#replay-pane").display, screen.query_one("#analysis-pane").display
+
+        assert shown() == (True, True)
+        await pilot.press("a")
+        assert shown() == (False, True)
+        assert screen.query_one("#analysis-pane").size.width == 120
+        await pilot.press("a")
+        assert shown() == (True, False)
+        await pilot.press("a")
+        assert shown() == (True, True)

@@ -15,6 +15,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.markup import escape
 from textual.message import Message
+from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
@@ -40,6 +41,7 @@ SweepKey = tuple[str, int | None]
 RUN_CACHE_EVENTS = 2_000_000  # recent runs kept for instant switching back, up to this many events
 CHART_INTERVAL = 0.25  # seconds between requests-chart cursor redraws while playing
 
+PANE_VIEWS = ("both", "analysis", "replay")
 REPLAY_NOTE = ("Sweep metrics are not available in replay: the events file holds recorded runs "
                "only. Open the config with `backoff-sim CONFIG` to compare strategies.")
 
@@ -62,6 +64,8 @@ class MainScreen(Screen):
 
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     AUTO_FOCUS = ""  # nothing focused: every key reaches the app's bindings
+
+    pane_view: var[str] = var("both")
 
     def __init__(self) -> None:
         super().__init__()
@@ -97,7 +101,6 @@ class MainScreen(Screen):
         app = self.app
         self.set_class(app.source.replay, "-replay")
         self.query_one("#timeline").border_title = "Timeline"
-        self.query_one("#analysis-pane").border_title = "Strategies"
         # Keys drive the app: a focused table would swallow the arrow keys.
         for table in self.query(DataTable):
             table.can_focus = False
@@ -299,9 +302,18 @@ class MainScreen(Screen):
         self.query_one("#log-pane").remove_class("-filtering")
         self.set_focus(None)
 
-    def action_toggle_analysis(self) -> None:
-        """Wide: hide the analysis panes; narrow: show them instead of the timeline and log."""
-        self.toggle_class("-toggled")
+    def action_cycle_panes(self) -> None:
+        """Wide: both panes → analysis alone → timeline and log alone; narrow: one or the other."""
+        view = self.pane_view
+        if self.has_class("-narrow"):
+            view = "analysis" if view != "analysis" else "replay"
+        else:
+            view = PANE_VIEWS[(PANE_VIEWS.index(view) + 1) % len(PANE_VIEWS)]
+        self.pane_view = view
+
+    def watch_pane_view(self, view: str) -> None:
+        for name in PANE_VIEWS:
+            self.set_class(view == name, f"-view-{name}")
 
     def action_cycle_metric(self) -> None:
         if self.app.source.replay:

@@ -35,33 +35,51 @@ class Status:
     loading: bool = False
 
 
-def selection_text(s: Status) -> Text:
-    text = Text()
-    text.append(s.title or "—", style="bold")
-    for part in (s.control, s.strategy, f"{s.clients} client{'s' if s.clients != 1 else ''}",
-                 f"rep #{s.repetition} of {s.repetitions}",
-                 "seed —" if s.seed is None else f"seed {s.seed}"):
-        text.append(" · ", style="dim")
-        text.append(part)
-    return text
+SEPARATOR = " · "
 
 
-def clock_text(s: Status) -> Text:
-    text = Text()
+def selection_parts(s: Status) -> list[Text]:
+    """Which run: simulation, control, strategy, clients, repetition, seed."""
+    plural = "s" if s.clients != 1 else ""
+    return [Text(s.title or "—", style="bold"), Text(s.control), Text(s.strategy),
+            Text(f"{s.clients} client{plural}"), Text(f"rep #{s.repetition} of {s.repetitions}"),
+            Text("seed —" if s.seed is None else f"seed {s.seed}")]
+
+
+def clock_parts(s: Status) -> list[Text]:
+    """Where in the run: play state and time, event index, speed."""
     if s.loading:
-        text.append("loading run…", style="italic")
-        return text
-    text.append("▶ " if s.playing else "❚❚ ", style="bold")
-    text.append(f"t = {s.time:.1f} / {s.total:.1f} ms")
-    text.append(" · ", style="dim")
-    text.append(f"event {s.index + 1 if s.count else 0} / {s.count}")
-    text.append(" · ", style="dim")
-    text.append(format_speed(s.speed) if s.animated else "no animation")
-    return text
+        return [Text("loading run…", style="italic")]
+    state = Text("▶ " if s.playing else "❚❚ ", style="bold")
+    return [state + Text(f"t = {s.time:.1f} / {s.total:.1f} ms"),
+            Text(f"event {s.index + 1 if s.count else 0} / {s.count}"),
+            Text(format_speed(s.speed) if s.animated else "no animation")]
+
+
+def pack(parts: list[Text], width: int) -> list[Text]:
+    """Join parts with separators into as few lines of ``width`` cells as they fit in."""
+    lines: list[Text] = []
+    for part in parts:
+        if lines and lines[-1].cell_len + len(SEPARATOR) + part.cell_len <= width:
+            lines[-1].append(SEPARATOR, style="dim")
+            lines[-1].append_text(part)
+        else:
+            lines.append(part.copy())
+    for line in lines:
+        line.truncate(width, overflow="ellipsis")
+    return lines
+
+
+def layout(status: Status, width: int) -> list[Text]:
+    """One line (selection left, clock right) when it fits; else the two wrapped in turn."""
+    left, right = pack(selection_parts(status), 10**6)[0], pack(clock_parts(status), 10**6)[0]
+    if left.cell_len + right.cell_len + 3 <= width:
+        return [Text.assemble(left, " " * (width - left.cell_len - right.cell_len), right)]
+    return pack(selection_parts(status), width) + pack(clock_parts(status), width)
 
 
 class StatusLine(Widget, can_focus=False):
-    """Selection on the left, clock on the right; wraps to two rows on narrow terminals."""
+    """Selection on the left, clock on the right; wraps onto more rows on narrow terminals."""
 
     DEFAULT_CSS = """
     StatusLine {
@@ -83,23 +101,13 @@ class StatusLine(Widget, can_focus=False):
 
     def show(self, status: Status) -> None:
         if status != self._status:
-            old_lines = self._lines(self.size.width)
+            width = self.content_size.width
+            old_lines = len(layout(self._status, width))
             self._status = status
-            self.refresh(layout=self._lines(self.size.width) != old_lines)
-
-    def _lines(self, width: int) -> int:
-        left, right = selection_text(self._status), clock_text(self._status)
-        return 1 if left.cell_len + right.cell_len + 3 <= width else 2
+            self.refresh(layout=len(layout(status, width)) != old_lines)
 
     def get_content_height(self, container, viewport, width: int) -> int:
-        return self._lines(width)
+        return len(layout(self._status, width))
 
     def render(self) -> Text:
-        width = self.content_region.width or self.size.width
-        left, right = selection_text(self._status), clock_text(self._status)
-        if self._lines(width) == 1:
-            gap = width - left.cell_len - right.cell_len
-            return Text.assemble(left, " " * gap, right)
-        left.truncate(width, overflow="ellipsis")
-        right.truncate(width, overflow="ellipsis")
-        return Text("\n").join([left, right])
+        return Text("\n").join(layout(self._status, self.content_size.width))
