@@ -177,24 +177,31 @@ def _run(args: argparse.Namespace, err) -> int:
     out = _stdout_console()
 
     exported: dict[int, tuple[dict, list[Path]]] = {}
+    phase = lambda text: None  # noqa: E731  (the progress bar's label, when there is one)
 
     def export(i: int, result) -> None:
-        # Called as each simulation finishes, while the pool works on the next ones.
+        # Called as each simulation finishes, while the pool works on the next ones. Recording
+        # the example runs and writing the files takes seconds for big open simulations: say so.
+        phase(f"writing {result.spec.title}")
         representative = representative_runs(result.spec)
         written = export_simulation(result, out_dir, palette=palette, representative=representative)
         exported[i] = (representative, written)
+        phase("simulating")
 
     with ExitStack() as stack:
         progress_cb = None
         if not args.quiet and err.is_terminal:
             progress = stack.enter_context(Progress(
-                TextColumn("simulating"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
+                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
                 TimeElapsedColumn(), TimeRemainingColumn(), console=err, transient=True,
                 redirect_stdout=False, redirect_stderr=False))
-            task = progress.add_task("sweep", total=None)
+            task = progress.add_task("simulating", total=None)
 
             def progress_cb(done: int, total: int) -> None:
                 progress.update(task, completed=done, total=total)
+
+            def phase(text: str) -> None:
+                progress.update(task, description=text)
         results = run_sweeps(specs, workers=args.workers, progress=progress_cb, on_complete=export)
 
     for i, result in enumerate(results):
