@@ -28,7 +28,7 @@ from sim.sweep import SweepCancelled, SweepResult
 
 from ..log_filter import FilterError, parse_filter
 from ..rundata import RunData
-from ..source import ConfigSource, Selection
+from ..source import ConfigSource, Selection, Source
 from ..theme import palette_for
 from ..widgets.charts import MetricsChart, RequestsChart
 from ..widgets.event_log import HEADER, EventLog
@@ -80,7 +80,7 @@ class MainScreen(Screen):
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status")
         with Horizontal(id="progress-row"):
-            yield Label("", id="progress-label")
+            yield Label("", id="progress-label", markup=False)
             yield ProgressBar(id="progress", show_eta=False)
             yield Label(" x cancels", id="progress-hint")
         with Horizontal(id="body"):
@@ -125,7 +125,7 @@ class MainScreen(Screen):
             self._runs.move_to_end(selection)
             self.app.set_run(cached)
         else:
-            self.load_run(selection)
+            self.load_run(selection, self.app.source)
 
     def _run_changed(self, data: RunData | None) -> None:
         cursor = self.app.cursor
@@ -186,9 +186,9 @@ class MainScreen(Screen):
     # --- runs -------------------------------------------------------------------------------
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="run")
-    def load_run(self, selection: Selection) -> tuple[Selection, RunData]:
+    def load_run(self, selection: Selection, source: Source) -> tuple[Selection, RunData]:
         """Record (or read back) the selected run and convert it for the views."""
-        history = self.app.source.history(selection)
+        history = source.history(selection)
         return selection, RunData.from_history(history, selection.clients)
 
     def _run_loaded(self, selection: Selection, data: RunData) -> None:
@@ -230,14 +230,14 @@ class MainScreen(Screen):
         self.query_one("#progress-label", Label).update(f"sweeping {key[0]} ")
         self.query_one(ProgressBar).update(total=None, progress=0)
         self.add_class("-sweeping")
-        self._sweep_keys[self.sweep(key)] = key
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="sweep")
-    def sweep(self, key: SweepKey) -> tuple[SweepKey, SweepResult]:
-        """Every strategy × client count × repetition of one simulation, on worker processes."""
-        worker = get_current_worker()
         source = self.app.source
         assert isinstance(source, ConfigSource)
+        self._sweep_keys[self.sweep(key, source)] = key
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="sweep")
+    def sweep(self, key: SweepKey, source: ConfigSource) -> tuple[SweepKey, SweepResult]:
+        """Every strategy × client count × repetition of one simulation, on worker processes."""
+        worker = get_current_worker()
 
         def progress(done: int, total: int) -> None:
             self.post_message(SweepProgress(key, done, total))
