@@ -114,8 +114,11 @@ def latency_table(result: SweepResult, palette: Palette | None = None,
         if k:
             table.add_section()
         section = sections[k]
-        best = {"requests": _lowest([row["requests"] for row in section]),
-                "p50": _lowest([row["p50"] for row in section])}
+        # A strategy that never recovered is no one's best, however few requests it got through.
+        failed = [row["recovery"] is not None and math.isnan(row["recovery"]) for row in section]
+        eligible = [not f for f in failed] if not all(failed) else [True] * len(section)
+        best = {col: _lowest([row[col] if ok else math.nan for row, ok in zip(section, eligible)])
+                for col in ("requests", "p50")}
         for s, row in enumerate(section):
             cells: list[str | Text] = [str(n) if s == 0 else "", spec.labels[s]]
             for col in columns:
@@ -135,7 +138,7 @@ def latency_table(result: SweepResult, palette: Palette | None = None,
     if has_outage:
         notes.append(f"recovery: time from the outage's end until goodput stays at 90% of its "
                      f"pre-outage level; {NEVER_MARK}: at least one repetition never recovered "
-                     f"within the horizon.")
+                     f"within the horizon (and the {BEST} goes to strategies that did).")
     if silent:
         notes.append(f"zero in every run, not shown: {', '.join(silent)}.")
     shown_hidden = [col for col in hidden if col not in silent]

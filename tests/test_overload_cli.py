@@ -4,21 +4,24 @@ seed whatever the number of workers."""
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from rich.console import Console
 
 from sim import cli
-from sim.config import load_config
+from sim.config import load_config, parse_config
 from sim.engine import record_run
 from sim.errors import UserError
 from sim.export.csv_files import EVENTS_HEADER, METRICS_HEADER, RUNS_HEADER, read_events_csv
 from sim.export.overload_csv import LATENCY_HEADER, TIMESERIES_HEADER
+from sim.open_metrics import OpenRunMetrics
 from sim.open_report import NEVER_MARK, LatencyReport
-from sim.sweep import run_sweep
+from sim.sweep import SweepResult, run_sweep
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tiny_outage.toml"
 STEM = "Tiny_outage"
@@ -119,3 +122,35 @@ def test_server_wide_events_alone_have_no_client(tmp_path: Path) -> None:
         read_events_csv(path)
     assert f"line {first_request + 1}:" in str(info.value)
     assert "client_id '-1' must be >= 0" in str(info.value)
+
+
+def _two_strategies(recoveries: tuple[float, float]) -> SweepResult:
+    """A hand-made sweep: 'stuck' sends fewer requests with lower latency than 'backs off'."""
+    table = {"title": "hand", "clients": [5], "repeat": 1, "network_mu": 1.0, "network_sigma": 0.0,
+             "work_to_duration": 0.0, "control": "LatencyServer", "base_latency": 10.0,
+             "concurrency_limit": 2, "factor": 1.1, "k": 1.0, "workload": "poisson",
+             "think_time": 50.0, "horizon": 1000.0, "outages": [{"start": 200.0, "duration": 100.0}],
+             "strategies": [{"type": "Constant", "constant": 1.0, "name": "stuck"},
+                            {"type": "Expo", "base": 1.0, "cap": 9.0, "name": "backs off"}]}
+    result = SweepResult.empty(parse_config({"simulation": [table]}).simulations[0])
+    for s, (work, latency, recovery) in enumerate([(10, 1.0, recoveries[0]), (20, 2.0, recoveries[1])]):
+        result.open_runs[(s, 0, 0)] = OpenRunMetrics(
+            work, 1000.0, 1000.0, 0, 50, offered=5, successes=1, horizon=1000.0,
+            latencies=np.array([latency]), latency_clients=np.zeros(1, np.int64),
+            attempts_per_client=np.full(5, 2, np.int64), recovery_time=recovery)
+    return result
+
+
+def _starred(text: str) -> dict[str, int]:
+    return {label: next(line for line in text.splitlines() if label in line).count("★")
+            for label in ("stuck", "backs off")}
+
+
+def test_a_strategy_that_never_recovers_gets_no_star() -> None:
+    text = _render(LatencyReport(_two_strategies((math.nan, 50.0))), 200)
+    assert _starred(text) == {"stuck": 0, "backs off": 2}
+    assert NEVER_MARK in next(line for line in text.splitlines() if "stuck" in line)
+    # When every strategy recovered, or none did, the fewest requests and lowest p50 win.
+    assert _starred(_render(LatencyReport(_two_strategies((80.0, 50.0))), 200)) == {"stuck": 2, "backs off": 0}
+    assert _starred(_render(LatencyReport(_two_strategies((math.nan, math.nan))), 200)) == {
+        "stuck": 2, "backs off": 0}

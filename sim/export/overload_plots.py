@@ -40,7 +40,10 @@ def shown_runs(result: SweepResult) -> tuple[int, dict[str, OpenRunMetrics]]:
 
 
 def _short(value: float) -> str:
-    return "—" if math.isnan(value) else f"{value:,.4g}"
+    """A latency or time for a title: whole units from 1000 up, one decimal below."""
+    if math.isnan(value):
+        return "—"
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:,.1f}"
 
 
 def _shade_outages(ax: Axes, result: SweepResult, palette: Palette, label_them: bool) -> None:
@@ -89,7 +92,7 @@ def timeseries_figure(result: SweepResult, palette: Palette | None = None) -> Fi
                         color=palette.series_color(colour), label=line_label)
         recovery = m.recovery_time
         recovered = ("" if recovery is None else
-                     " · never recovered" if math.isnan(recovery) else f" · recovered after {recovery:,.4g}")
+                     " · never recovered" if math.isnan(recovery) else f" · recovered after {_short(recovery)}")
         flows.set_title(f"{label}: {m.requests:,} requests, {m.successes:,} successes, "
                         f"{m.timeouts:,} timeouts{recovered}", fontsize=9, loc="left", color=palette.foreground)
         levels.set_title(f"{label}: server state", fontsize=9, loc="left", color=palette.foreground)
