@@ -13,7 +13,6 @@ import os
 import signal
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -187,20 +186,24 @@ def run_sweeps(specs: Sequence[SimulationSpec], *, workers: int | None = None,
             finish(_run_task(task))
         return results
 
-    pool = ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=_context(),
-                               initializer=_ignore_sigint)
-    try:
-        pending: set[Future] = {pool.submit(_run_task, t) for t in tasks}
-        while pending:
-            finished, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
-            for fut in finished:
-                finish(fut.result())
-            if should_stop and should_stop():
-                raise SweepCancelled()
-    except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    pool.shutdown(wait=True)
+    # A multiprocessing Pool rather than an executor: on cancel or Ctrl-C, leaving the ``with``
+    # terminates the workers at once instead of waiting for their current tasks.
+    with _context().Pool(processes=min(workers, len(tasks)), initializer=_ignore_sigint) as pool:
+        outcomes = pool.imap_unordered(_run_task, tasks)
+        for _ in tasks:
+            while True:
+                if should_stop and should_stop():
+                    raise SweepCancelled()
+                try:
+                    outcome = outcomes.next(timeout=0.1)
+                    break
+                except multiprocessing.TimeoutError:
+                    continue
+            finish(outcome)
+        if should_stop and should_stop():
+            raise SweepCancelled()
+        pool.close()
+        pool.join()
     return results
 
 
