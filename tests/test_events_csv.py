@@ -9,7 +9,7 @@ import pytest
 from sim.errors import UserError
 from sim.export.csv_files import EVENTS_HEADER, EventsKey, read_events_csv, write_events_csv
 from sim.export.runs import representative_runs
-from tests.support import make_spec
+from support import make_spec
 
 STRATEGIES = [{"type": "Constant", "constant": 0.5},
               {"type": "FullJitteredExpo", "base": 2.0, "cap": 1000.0}]

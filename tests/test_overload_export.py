@@ -18,7 +18,7 @@ from sim.open_clients import SERIES_NAMES
 from sim.open_metrics import OpenRunMetrics
 from sim.palette import load_palette
 from sim.sweep import SweepResult, run_sweep
-from tests.support import make_spec
+from support import make_spec
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tiny_outage.toml"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

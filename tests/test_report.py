@@ -8,7 +8,7 @@ from rich.console import Console
 from sim.engine import record_run
 from sim.report import BEST_MARK, TIED_MARK, history_table, metrics_table, versus_best
 from sim.sweep import SweepResult
-from tests.support import make_spec
+from support import make_spec
 
 STRATEGIES = [{"type": "Constant", "constant": 0.5, "name": "cheap"},
               {"type": "Constant", "constant": 0.6, "name": "tied"},
