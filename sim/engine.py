@@ -2,13 +2,14 @@
 
 A lean discrete-event loop in the manner of SimPy: a heap of plain tuples
 ``(time, seq, handler, client, arg)``; the monotonic ``seq`` breaks ties so simultaneous events
-always pop in the order they were scheduled. Each popped item is exactly one event, which its
-handler returns packed as an int (see ``events``).
+always pop in the order they were scheduled. Each popped item is one event, which its handler
+returns packed as an int (see ``events``), or ``NO_EVENT`` for internal bookkeeping (a bucket
+sample, a stale timeout, work held through an outage), which is not recorded.
 
 The same run serves two uses:
 - ``run_metrics`` (sweeps): drains the heap keeping only counters; no history.
-- ``Run`` with ``record=True`` (the TUI and exports): ``step()`` one event at a time or ``run()``
-  to the end, appending each event to a ``History`` from which any earlier state can be rebuilt.
+- ``Run`` (the TUI and exports): ``step()`` one event at a time or ``run()`` to the end,
+  appending each event to a ``History`` from which any earlier state can be rebuilt.
 """
 
 from __future__ import annotations
