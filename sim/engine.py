@@ -15,10 +15,8 @@ The same run serves two uses:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from heapq import heappop, heappush
 from itertools import count
-from typing import NamedTuple
 
 import numpy as np
 
@@ -33,7 +31,7 @@ from .streams import (PURPOSE_JITTER, PURPOSE_NETWORK, PURPOSE_SERVER, PURPOSE_W
 from .strategies import Strategy
 from .workloads import Outage
 
-__all__ = ["History", "Run", "RunKey", "RunMetrics", "OpenRunMetrics", "Wiring", "record_run", "run_metrics"]
+__all__ = ["History", "Run", "RunMetrics", "OpenRunMetrics", "Wiring", "record_run", "run_metrics"]
 
 
 # A run whose clock has not moved for this many scheduled events is stuck in a zero-time loop.
@@ -51,13 +49,6 @@ class StalledRun(UserError):
 
     def __reduce__(self):  # raised in sweep workers, re-raised in the parent
         return (UserError, (str(self),))
-
-
-class RunKey(NamedTuple):
-    """A run's coordinates within a sweep (the strategy is not part of the random key)."""
-
-    clients: int
-    repetition: int
 
 
 class Wiring:
