@@ -81,6 +81,38 @@ def _marked(text: str, markable: bool, best: bool, accent: str) -> str | Text:
     return Text(f"{text} {BEST}", style=f"bold {accent}") if best else f"{text}  "
 
 
+def strategy_values(result: SweepResult, k: int) -> list[dict[str, float | None]]:
+    """Per strategy at client-count index ``k``: the latency table's cells by column, unformatted
+    (counts and goodput are means over repetitions, latencies pooled; recovery as ``recovery``)."""
+    return [{**{col: result.open_mean(attr, s, k) for col, attr in COUNT_COLUMNS},
+             **result.latency(s, k), "goodput": result.open_mean("goodput", s, k),
+             "recovery": result.recovery(s, k)} for s in range(len(result.spec.labels))]
+
+
+def silent_columns(sections: list[list[dict[str, float | None]]]) -> list[str]:
+    """The optional columns that are zero in every row of every section."""
+    return [col for col in OPTIONAL_COLUMNS
+            if all(row[col] == 0 for section in sections for row in section)]
+
+
+def best_rows(section: list[dict[str, float | None]]) -> dict[str, int | None]:
+    """The row with the fewest requests and the one with the lowest p50 (★).
+
+    A strategy that never recovered is no one's best, however few requests it got through.
+    """
+    failed = [row["recovery"] is not None and math.isnan(row["recovery"]) for row in section]
+    eligible = [not f for f in failed] if not all(failed) else [True] * len(section)
+    return {col: _lowest([row[col] if ok else math.nan for row, ok in zip(section, eligible)])
+            for col in ("requests", "p50")}
+
+
+def format_value(col: str, value: float) -> str:
+    """A count, latency or goodput cell as the table prints it (not ``recovery``)."""
+    if col == "goodput":
+        return _rate(value)
+    return _latency(value) if col in LATENCY_COLUMNS else _count(value)
+
+
 def latency_table(result: SweepResult, palette: Palette | None = None,
                   hidden: tuple[str, ...] = ()) -> Table:
     """Strategy × client count: request counts, latency percentiles, goodput, recovery time.
@@ -91,13 +123,9 @@ def latency_table(result: SweepResult, palette: Palette | None = None,
     spec = result.spec
     accent = palette.base["accent"] if palette else "yellow"
     has_outage = bool(spec.outages)
-    sections = []  # per client count, per strategy: the cells by column name, unformatted
-    for k in range(len(spec.clients)):
-        sections.append([{**{col: result.open_mean(attr, s, k) for col, attr in COUNT_COLUMNS},
-                          **result.latency(s, k), "goodput": result.open_mean("goodput", s, k),
-                          "recovery": result.recovery(s, k)} for s in range(len(spec.labels))])
-    silent = [col for col in OPTIONAL_COLUMNS
-              if all(row[col] == 0 for section in sections for row in section)]
+    # per client count, per strategy: the cells by column name, unformatted
+    sections = [strategy_values(result, k) for k in range(len(spec.clients))]
+    silent = silent_columns(sections)
     columns = [col for col in (*(c for c, _ in COUNT_COLUMNS), *LATENCY_COLUMNS, "goodput",
                                *(("recovery",) if has_outage else ()))
                if col not in silent and col not in hidden]
@@ -114,22 +142,16 @@ def latency_table(result: SweepResult, palette: Palette | None = None,
         if k:
             table.add_section()
         section = sections[k]
-        # A strategy that never recovered is no one's best, however few requests it got through.
-        failed = [row["recovery"] is not None and math.isnan(row["recovery"]) for row in section]
-        eligible = [not f for f in failed] if not all(failed) else [True] * len(section)
-        best = {col: _lowest([row[col] if ok else math.nan for row, ok in zip(section, eligible)])
-                for col in ("requests", "p50")}
+        best = best_rows(section)
         for s, row in enumerate(section):
             cells: list[str | Text] = [str(n) if s == 0 else "", spec.labels[s]]
             for col in columns:
                 value = row[col]
                 if col == "recovery":
                     cells.append(recovery_text(value, palette))
-                elif col == "goodput":
-                    cells.append(_rate(value))
                 else:
-                    text = _latency(value) if col in LATENCY_COLUMNS else _count(value)
-                    cells.append(_marked(text, col in best, best.get(col) == s, accent))
+                    cells.append(_marked(format_value(col, value), col in best,
+                                         best.get(col) == s, accent))
             table.add_row(*cells)
 
     notes = [f"{BEST} fewest requests and lowest p50 at each client count. Counts are means over "

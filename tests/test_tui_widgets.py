@@ -169,7 +169,7 @@ def test_metrics_table_rows_for_a_real_sweep(sweep: SweepResult) -> None:
             assert table.row_count == 2
             best = sweep.best_by_cost(1)
             labels = [str(table.get_row_at(i)[0]) for i in range(2)]
-            assert labels == ["Constant", "FullJitteredExpo"]
+            assert labels == ["● Constant", "▲ FullJitteredExpo"]  # the chart's markers
             marks = [str(table.get_row_at(i)[-1]) for i in range(2)]
             assert marks[best] == BEST_MARK
             assert marks[1 - best] != BEST_MARK

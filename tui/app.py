@@ -7,6 +7,7 @@ table of bindings. Nothing here simulates: runs and sweeps come from a ``Source`
 
 from __future__ import annotations
 
+import gc
 from dataclasses import replace
 from multiprocessing import resource_tracker
 from pathlib import Path
@@ -48,8 +49,10 @@ class BackoffApp(App[None]):
     clock: var[float] = var(0.0)  # simulated time of the playback, in ms
 
     def __init__(self, source: Source, *, theme: str = DEFAULT_THEME, animated: bool = True,
-                 sweep_workers: int | None = None, out_dir: Path | str = ".") -> None:
+                 sweep_workers: int | None = None, out_dir: Path | str = ".",
+                 freeze_gc: bool = False) -> None:
         super().__init__()
+        self._freeze_gc = freeze_gc
         self.source = source
         self.animated = animated
         self.sweep_workers = sweep_workers
@@ -64,6 +67,17 @@ class BackoffApp(App[None]):
         # fileno() is -1 once the app runs, so start the tracker now, while stderr is real.
         if isinstance(self.source, ConfigSource) and self.sweep_workers != 1:
             resource_tracker.ensure_running()
+
+    def on_ready(self) -> None:
+        # Full collections of the cyclic garbage collector stalled frames for 50-90 ms while
+        # playing. Once the first frame is up, the objects alive (modules, styles, widgets)
+        # stay for the app's life: freeze them out of the collector, and make full collections
+        # ten times rarer (young cycles are still collected as usual). Off in tests, where many
+        # apps share one process and frozen cycles would never be freed.
+        if self._freeze_gc:
+            gc.freeze()
+            young, middle, _ = gc.get_threshold()
+            gc.set_threshold(young, middle, 100)
 
     def get_default_screen(self) -> Screen:
         return MainScreen()

@@ -63,7 +63,7 @@ KEYS: tuple[Key, ...] = (
     Key("slash", "screen.filter_log", "Filter the event log", VIEW, footer=True, display="/",
         short="Filter"),
     Key("a", "screen.cycle_panes", "Panes: both, analysis alone, timeline and log alone", VIEW),
-    Key("m", "screen.cycle_metric", "Chart another metric", VIEW),
+    Key("m", "screen.cycle_metric", "Next chart: another metric, or time-series panel", VIEW),
     Key("t", "cycle_theme", "Next colour theme", VIEW),
     Key("e", "screen.export", "Export PNG/CSV files and an SVG screenshot", VIEW, footer=True,
         short="Export"),

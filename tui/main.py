@@ -96,7 +96,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .app import BackoffApp
 
     app = BackoffApp(source, theme=args.theme, animated=not args.no_animation,
-                     sweep_workers=getattr(args, "workers", None), out_dir=args.out)
+                     sweep_workers=getattr(args, "workers", None), out_dir=args.out,
+                     freeze_gc=True)
     app.run()
     return app.return_code or 0
 

@@ -2,17 +2,24 @@
 
 A ``History`` keeps Python lists (cheap to append while the engine runs); the views need random
 access, slicing and vectorised filtering over up to millions of events, so the columns are
-converted once, in a worker, and shared read-only by every widget.
+converted once, in a worker, and shared read-only by every widget. What the charts draw (the
+requests' points, an overload run's time series) is derived there too, so showing a run of a
+million events costs the UI thread nothing but drawing.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
 from sim import events as ev
 from sim.engine import History
+from sim.open_metrics import OpenRunMetrics
+
+from .request_points import RequestPoints
+from .run_series import RunSeries, is_open_run, outage_windows
 
 # Broad kinds in drawing order: a cell of the timeline that holds several events shows the one
 # with the highest rank (a give-up matters more than a backoff in the same cell).
@@ -29,7 +36,6 @@ IS_SERVER_CODE = np.array([ev.is_server_event(code) for code in range(len(ev.EVE
 class RunData:
     """One run's events, in order, as parallel read-only arrays."""
 
-    history: History
     times: np.ndarray      # float64, non-decreasing
     clients: np.ndarray    # int32, the client each event concerns (-1: the server alone)
     codes: np.ndarray      # int8, ``sim.events`` codes
@@ -37,13 +43,31 @@ class RunData:
     n_clients: int
     ranks: np.ndarray      # int8, drawing rank of each event's kind (see ``KINDS``)
     server_mask: np.ndarray  # bool, True for events that happen at the server
+    requests: RequestPoints  # the write requests, for the requests chart
+    outages: tuple[tuple[float, float], ...] = ()  # (start, end) of each server pause
+    series: RunSeries | None = None  # time series of a run against a replying server
+    source_history: History | None = None  # the history converted, when there was one
+    # The timeline's binnings of this run by (lanes, columns), see ``timeline_grid``.
+    grids: dict = field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_history(cls, history: History, n_clients: int | None = None) -> RunData:
-        """Convert a history's columns once; ``n_clients`` defaults to the highest client id + 1."""
-        packed = np.asarray(history.packed, dtype=np.int64)
-        times = np.asarray(history.times, dtype=np.float64)
-        clients = np.asarray(history.clients, dtype=np.int32)
+    def from_history(cls, history: History, n_clients: int | None = None,
+                     open_metrics: OpenRunMetrics | None = None) -> RunData:
+        """Convert a history's columns once (see ``from_columns``)."""
+        return cls.from_columns(np.asarray(history.times, dtype=np.float64),
+                                np.asarray(history.clients, dtype=np.int32),
+                                np.asarray(history.packed, dtype=np.int64), n_clients,
+                                open_metrics, history)
+
+    @classmethod
+    def from_columns(cls, times: np.ndarray, clients: np.ndarray, packed: np.ndarray,
+                     n_clients: int | None = None, open_metrics: OpenRunMetrics | None = None,
+                     history: History | None = None) -> RunData:
+        """Derive every view's arrays; ``n_clients`` defaults to the highest client id + 1.
+
+        ``open_metrics`` (a simulated overload run's) gives the exact time series; without them
+        an overload run's series are counted back from its events (a replay).
+        """
         codes = (packed & ev.CODE_MASK).astype(np.int8)
         details = (packed >> ev.DETAIL_SHIFT) - 1
         if n_clients is None:
@@ -52,7 +76,28 @@ class RunData:
         server_mask = IS_SERVER_CODE[codes]
         for array in (times, clients, codes, details, ranks, server_mask):
             array.flags.writeable = False
-        return cls(history, times, clients, codes, details, max(1, n_clients), ranks, server_mask)
+        n_clients = max(1, n_clients)
+        requests = RequestPoints.from_columns(times, clients, codes, n_clients)
+        outages = outage_windows(times, clients, codes)
+        series = None
+        if open_metrics is not None:
+            series = RunSeries.from_metrics(open_metrics, outages)
+        elif is_open_run(codes):
+            series = RunSeries.from_events(times, clients, codes, details)
+        return cls(times, clients, codes, details, n_clients, ranks, server_mask, requests,
+                   outages, series, history)
+
+    @cached_property
+    def history(self) -> History:
+        """The run as a ``History`` (the one converted, or rebuilt from the columns)."""
+        if self.source_history is not None:
+            return self.source_history
+        history = History()
+        history.times = self.times.tolist()
+        history.clients = self.clients.tolist()
+        packed = self.codes.astype(np.int64) | ((self.details + 1) << ev.DETAIL_SHIFT)
+        history.packed = packed.tolist()
+        return history
 
     def __len__(self) -> int:
         return len(self.times)
@@ -60,6 +105,10 @@ class RunData:
     @property
     def total_time(self) -> float:
         return float(self.times[-1]) if len(self.times) else 0.0
+
+    def in_outage(self, t: float) -> bool:
+        """True while the server is paused (an outage window) at simulated time ``t``."""
+        return any(start <= t < end for start, end in self.outages)
 
     def index_at_time(self, t: float) -> int:
         """Index of the last event at or before ``t`` (0 when ``t`` precedes every event)."""

@@ -13,8 +13,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from sim.config import Config, SimulationSpec
-from sim.engine import History, record_run
+from sim.engine import History
 from sim.sweep import Progress, ShouldStop, SweepResult, run_sweeps
+
+from .recorder import Geometry, RunRecorder
+from .run_series import is_open_run
+from .rundata import RunData
+from .timeline_grid import cached_grid
 
 AXES = ("simulation", "strategy", "clients", "repetition")
 
@@ -61,6 +66,20 @@ class Source(ABC):
     @abstractmethod
     def history(self, selection: Selection) -> History:
         """The selected run's events (blocking: simulates in config mode)."""
+
+    @abstractmethod
+    def is_open(self, simulation: str) -> bool:
+        """True for a simulation against a replying server (latencies, time series, outages)."""
+
+    def run_data(self, selection: Selection, recorder: RunRecorder | None = None,
+                 geometry: Geometry | None = None,
+                 should_stop: ShouldStop = lambda: False) -> RunData:
+        """The selected run, converted for the views and binned for the timeline's
+        ``geometry`` (blocking: call it from a worker)."""
+        data = RunData.from_history(self.history(selection), selection.clients)
+        if geometry is not None:
+            cached_grid(data, *geometry)
+        return data
 
     def options(self, selection: Selection, axis: str) -> list:
         """The values ``axis`` can take given the selection's coarser axes."""
@@ -137,8 +156,20 @@ class ConfigSource(Source):
         return self.spec(simulation).representative_clients()
 
     def history(self, selection: Selection) -> History:
-        spec = self.spec(selection.simulation)
-        return record_run(spec, selection.strategy, selection.clients, selection.repetition).history
+        return self.run_data(selection).history
+
+    def run_data(self, selection: Selection, recorder: RunRecorder | None = None,
+                 geometry: Geometry | None = None,
+                 should_stop: ShouldStop = lambda: False) -> RunData:
+        """Simulate the run (in ``recorder``'s child process when it has one), with its exact
+        time series when the server replies."""
+        s = selection
+        recorder = recorder or RunRecorder(in_process=True)
+        return recorder.record(self.spec(s.simulation), s.strategy, s.clients, s.repetition,
+                               geometry, should_stop)
+
+    def is_open(self, simulation: str) -> bool:
+        return self.spec(simulation).is_open
 
     def sweep(self, simulation: str, *, workers: int | None, progress: Progress | None = None,
               should_stop: ShouldStop | None = None) -> SweepResult:
@@ -160,6 +191,12 @@ class ReplaySource(Source):
             raise ValueError("a replay needs at least one run")
         self.runs = dict(runs)
         self.path = path
+        # Scanned once, before the app starts: whether each simulation's events come from a
+        # replying server (the first open run decides).
+        self._open: dict[str, bool] = {}
+        for (simulation, *_), history in self.runs.items():
+            if not self._open.get(simulation):
+                self._open[simulation] = is_open_run(history.codes())
 
     def _keys(self, *prefix: object) -> list[RunCoordinates]:
         return [k for k in self.runs if k[:len(prefix)] == prefix]
@@ -192,3 +229,6 @@ class ReplaySource(Source):
     def history(self, selection: Selection) -> History:
         s = selection
         return self.runs[(s.simulation, s.strategy, s.clients, s.repetition)]
+
+    def is_open(self, simulation: str) -> bool:
+        return self._open.get(simulation, False)

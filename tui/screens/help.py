@@ -12,6 +12,38 @@ from textual.widgets import Static
 from ..keys import KEYS
 from ..log_filter import __doc__ as FILTER_HELP
 
+# What each part of the screen shows, and what its marks mean.
+READING: tuple[tuple[str, str], ...] = (
+    ("Timeline", "A lane per client, time left to right, ▼ over the cursor. With more clients "
+                 "than rows a lane holds a range (c10-19) and each cell shows its most telling "
+                 "event: give up, then reject or timeout, success, request, server, backoff. "
+                 "░ on the server lane: the server is paused (an outage)."),
+    ("Event log", "Every event up to the cursor, times in ms. Client — is the whole server "
+                  "(an outage's start and end)."),
+    ("Strategy table", "For a burst of writes: mean ± 95% CI over the runs at the selected "
+                       "client count. ★ lowest mean cost; ≈ best: not significantly worse "
+                       "(paired runs share their random numbers)."),
+    ("Latency table", "For servers that reply: counts are means per run; p50…max are "
+                      "latencies in ms from a request's first attempt to its success, pooled "
+                      "over the runs. ★ fewest requests and lowest p50; ✗ never: a run whose "
+                      "goodput was not back to 90% of its pre-outage level by the end."),
+    ("Time series", "For servers that reply, the current run per bucket: requests, the "
+                    "server's load, failures. ░ marks an outage, the │ line the cursor; m "
+                    "shows the next panel when not all fit."),
+    ("Narrow panes", "Tables leave out columns (the caption says how many): a gives the "
+                     "analysis the whole width."),
+)
+
+
+def reading_table() -> Table:
+    table = Table(box=None, show_header=False, padding=(0, 2, 0, 0), expand=False)
+    table.add_column("part", style="bold", no_wrap=True)
+    table.add_column("what it shows")
+    for part, text in READING:
+        table.add_row(part, text)
+    return table
+
+
 EXTRA_KEYS = (("ctrl+p", "Command palette: every action, and the theme picker"),
               ("ctrl+q", "Quit"))
 
@@ -62,6 +94,8 @@ class HelpScreen(ModalScreen[None]):
         with scroll:
             yield Static(keys_table(), id="help-keys")
             yield Static("[u]Event log filter[/u]\n" + _filter_syntax(), id="help-filter")
+            yield Static("\n[u]What the screen shows[/u]", id="help-reading-title")
+            yield Static(reading_table(), id="help-reading")
 
     def on_mount(self) -> None:
         self.query_one(VerticalScroll).focus()  # so ↑/↓/PgUp/PgDn scroll the list

@@ -27,13 +27,16 @@ from sim.export.names import safe_title
 from sim.sweep import SweepCancelled, SweepResult
 
 from ..log_filter import FilterError, parse_filter
+from ..recorder import Cancelled, RunRecorder
 from ..rundata import RunData
 from ..source import ConfigSource, Selection, Source
 from ..theme import palette_for
 from ..widgets.charts import MetricsChart, RequestsChart
 from ..widgets.event_log import HEADER, EventLog
 from ..widgets.filter_input import FilterInput
+from ..widgets.latency_table import LatencyTable
 from ..widgets.metrics_table import MetricsTable
+from ..widgets.series_panels import SeriesPanels
 from ..widgets.status import Status, StatusLine
 from ..widgets.timeline import Timeline
 
@@ -42,8 +45,12 @@ RUN_CACHE_EVENTS = 2_000_000  # recent runs kept for instant switching back, up 
 CHART_INTERVAL = 0.25  # seconds between requests-chart cursor redraws while playing
 
 PANE_VIEWS = ("both", "analysis", "replay")
+NARROW_WIDTH = 100  # below this the panes show one at a time
 REPLAY_NOTE = ("Sweep metrics are not available in replay: the events file holds recorded runs "
                "only. Open the config with `backoff-sim CONFIG` to compare strategies.")
+OPEN_REPLAY_NOTE = ("Replay: the latency table needs the sweep, which an events file does not "
+                    "hold (open the config with `backoff-sim CONFIG` for it). The charts below are "
+                    "counted from this run's events.")
 
 
 class SweepProgress(Message):
@@ -60,9 +67,15 @@ class SweepProgress(Message):
 
 
 class MainScreen(Screen):
-    """Status, timeline and log on the left; metrics table and charts on the right."""
+    """Status, timeline and log on the left; the strategy comparison and charts on the right.
 
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+    Contention simulations (one burst of writes) compare work, duration and cost, charted
+    against client count, beside the run's requests over time. Overload simulations (servers
+    that reply, class ``-open``) compare requests, latency and recovery instead, beside the
+    run's time series with its outage windows.
+    """
+
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW_WIDTH, "-wide")]
     AUTO_FOCUS = ""  # nothing focused: every key reaches the app's bindings
 
     pane_view: var[str] = var("both")
@@ -76,6 +89,7 @@ class MainScreen(Screen):
         self._chart_timer = None
         self._sweep_keys: dict[Worker, SweepKey] = {}  # running sweeps
         self._cancelled_by_user: set[SweepKey] = set()
+        self._recorder: RunRecorder | None = None
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status")
@@ -92,13 +106,19 @@ class MainScreen(Screen):
                     yield FilterInput(id="filter")
             with Vertical(id="analysis-pane"):
                 yield MetricsTable(id="metrics")
+                yield LatencyTable(id="latency")
                 yield MetricsChart(id="metrics-chart")
                 yield Static("", id="analysis-note", markup=False)
                 yield RequestsChart(id="requests-chart")
+                yield SeriesPanels(id="series")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
         app = self.app
+        # Runs are simulated in a child process (see ``recorder``) unless one worker was asked
+        # for; a replay simulates nothing.
+        if isinstance(app.source, ConfigSource):
+            self._recorder = RunRecorder(in_process=app.sweep_workers == 1)
         self.set_class(app.source.replay, "-replay")
         self.query_one("#timeline").border_title = "Timeline"
         # Keys drive the app: a focused table would swallow the arrow keys.
@@ -116,24 +136,31 @@ class MainScreen(Screen):
     def _selection_changed(self, selection: Selection | None) -> None:
         if selection is None:
             return
+        self.set_class(self.app.source.is_open(selection.simulation), "-open")
         self._update_status(loading=True)
         self._show_sweep(selection)
-        self.query_one(MetricsTable).highlight(
-            self.app.source.strategies(selection.simulation).index(selection.strategy))
+        index = self.app.source.strategies(selection.simulation).index(selection.strategy)
+        self.query_one(MetricsTable).highlight(index)
+        self.query_one(LatencyTable).highlight(index)
         cached = self._runs.get(selection)
         if cached is not None:
             self._runs.move_to_end(selection)
             self.app.set_run(cached)
         else:
-            self.load_run(selection, self.app.source)
+            geometry = self.query_one(Timeline).predicted_geometry(selection.clients)
+            self.load_run(selection, self.app.source, geometry)
 
     def _run_changed(self, data: RunData | None) -> None:
         cursor = self.app.cursor
         self.query_one(Timeline).show(data, cursor)
         self.query_one(EventLog).show(data, cursor)
+        time = self.app.current_time if data is not None else None
         chart = self.query_one(RequestsChart)
-        chart.show(data.history if data is not None else None)
-        chart.set_cursor(self.app.current_time if data is not None else None)
+        chart.show(data.requests if data is not None else None)
+        chart.set_cursor(time)
+        panels = self.query_one(SeriesPanels)
+        panels.show(data.series if data is not None else None)
+        panels.set_cursor(time)
         self._update_log_title()
         self._update_status()
 
@@ -158,6 +185,7 @@ class MainScreen(Screen):
         self._chart_timer = None
         if self.app.run_data is not None:
             self.query_one(RequestsChart).set_cursor(self.app.current_time)
+            self.query_one(SeriesPanels).set_cursor(self.app.current_time)
 
     def _update_status(self, loading: bool = False) -> None:
         app = self.app
@@ -172,7 +200,8 @@ class MainScreen(Screen):
             repetitions=len(source.repetitions(s.simulation, s.strategy, s.clients)),
             seed=s.seed, time=app.current_time, total=data.total_time if data else 0.0,
             index=app.cursor, count=len(data) if data else 0, playing=app.playing,
-            speed=app.speed, animated=app.animated, loading=loading))
+            speed=app.speed, animated=app.animated, loading=loading,
+            outage=bool(data and data.in_outage(app.current_time))))
 
     def _update_log_title(self) -> None:
         log = self.query_one(EventLog)
@@ -186,10 +215,17 @@ class MainScreen(Screen):
     # --- runs -------------------------------------------------------------------------------
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="run")
-    def load_run(self, selection: Selection, source: Source) -> tuple[Selection, RunData]:
-        """Record (or read back) the selected run and convert it for the views."""
-        history = source.history(selection)
-        return selection, RunData.from_history(history, selection.clients)
+    def load_run(self, selection: Selection, source: Source,
+                 geometry: tuple[int, int] | None = None) -> tuple[Selection, RunData] | None:
+        """Record (or read back) the selected run, convert it for the views and bin it for the
+        timeline's ``geometry`` (lanes, columns); None when a newer selection superseded it."""
+        worker = get_current_worker()
+        try:
+            data = source.run_data(selection, self._recorder, geometry,
+                                   lambda: worker.is_cancelled)
+        except Cancelled:
+            return None
+        return selection, data
 
     def _run_loaded(self, selection: Selection, data: RunData) -> None:
         self._runs[selection] = data
@@ -197,6 +233,10 @@ class MainScreen(Screen):
             self._runs.popitem(last=False)
         if selection == self.app.selection:
             self.app.set_run(data)
+
+    def on_unmount(self) -> None:
+        if self._recorder is not None:
+            self._recorder.close()
 
     # --- sweeps -----------------------------------------------------------------------------
 
@@ -207,7 +247,7 @@ class MainScreen(Screen):
         """Show the selection's sweep, starting it if it has not run yet."""
         source = self.app.source
         if not isinstance(source, ConfigSource):
-            self._set_note(REPLAY_NOTE)
+            self._set_note(OPEN_REPLAY_NOTE if source.is_open(selection.simulation) else REPLAY_NOTE)
             return
         key = self._sweep_key(selection)
         result = self._sweeps.get(key)
@@ -217,8 +257,11 @@ class MainScreen(Screen):
             self.start_sweep(key)
         self._shown_sweep = key
         self._set_note(self._sweep_notes.get(key, ""))
-        self.query_one(MetricsTable).show(result, clients_index)
-        self.query_one(MetricsChart).show(result)
+        if source.is_open(selection.simulation):
+            self.query_one(LatencyTable).show(result, clients_index)
+        else:
+            self.query_one(MetricsTable).show(result, clients_index)
+            self.query_one(MetricsChart).show(result)
 
     def _set_note(self, note: str) -> None:
         self.query_one("#analysis-note", Static).update(note)
@@ -314,8 +357,24 @@ class MainScreen(Screen):
     def watch_pane_view(self, view: str) -> None:
         for name in PANE_VIEWS:
             self.set_class(view == name, f"-view-{name}")
+        self._update_table_hints()
+
+    def on_resize(self) -> None:
+        self._update_table_hints()
+
+    def _update_table_hints(self) -> None:
+        """Tables that hide columns say how to see them: `a` widens the analysis pane, unless
+        it already has the whole width."""
+        full = self.pane_view == "analysis" or self.size.width < NARROW_WIDTH
+        hint = "widen the terminal" if full else "press a"
+        for table in (self.query_one(MetricsTable), self.query_one(LatencyTable)):
+            table.set_more_hint(hint)
 
     def action_cycle_metric(self) -> None:
+        if self.has_class("-open"):
+            panels = self.query_one(SeriesPanels)
+            self.notify(f"Time series: {panels.cycle()}", timeout=2)
+            return
         if self.app.source.replay:
             self.notify("A replay has no sweep metrics to chart.", severity="warning")
             return
@@ -324,7 +383,9 @@ class MainScreen(Screen):
         self.notify(f"Chart: {chart.metric}", timeout=2)
 
     @on(MetricsTable.StrategySelected)
-    def _strategy_selected(self, message: MetricsTable.StrategySelected) -> None:
+    @on(LatencyTable.StrategySelected)
+    def _strategy_selected(self, message: MetricsTable.StrategySelected
+                           | LatencyTable.StrategySelected) -> None:
         app, selection = self.app, self.app.selection
         if selection is None:
             return
@@ -366,7 +427,7 @@ class MainScreen(Screen):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker, state = event.worker, event.state
         if worker.group == "run":
-            if state == WorkerState.SUCCESS:
+            if state == WorkerState.SUCCESS and worker.result is not None:
                 self._run_loaded(*worker.result)
             elif state == WorkerState.ERROR:
                 self.notify(f"Could not load the run: {worker.error}", severity="error",

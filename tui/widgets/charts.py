@@ -11,17 +11,15 @@ alone.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from textual.app import RenderResult
 from textual_plotext import Plot, PlotextPlot
 
-from sim import events as ev
 from sim.engine import History
 from sim.palette import Palette
 from sim.sweep import SweepResult
 
+from ..request_points import RequestPoints  # also importable from here, as before
 from ..theme import palette_for
 
 RGB = tuple[int, int, int]
@@ -181,57 +179,6 @@ class MetricsChart(PaletteChart):
             plt.ylabel(METRIC_LABELS[self._metric])
 
 
-@dataclass(frozen=True)
-class RequestPoints:
-    """A run's ``client_requests_write`` events as arrays: time (x) and client id (y)."""
-
-    times: np.ndarray
-    clients: np.ndarray
-    n_clients: int
-    end_time: float
-
-    @classmethod
-    def from_history(cls, history: History) -> RequestPoints:
-        codes = history.codes()
-        times = np.asarray(history.times, dtype=np.float64)
-        clients = np.asarray(history.clients, dtype=np.int64)
-        mask = codes == ev.CLIENT_REQUESTS_WRITE
-        n_clients = int(clients.max()) + 1 if clients.size else 0
-        end_time = float(times[-1]) if times.size else 0.0
-        return cls(times[mask], clients[mask], n_clients, end_time)
-
-    def reduce(self, columns: int, rows: int, max_points: int) -> tuple[np.ndarray, np.ndarray, str]:
-        """At most one point per dot of the plot, as (times, clients, plotext marker).
-
-        When every client has a row of its own, one bold dot per cell and client; otherwise the
-        finest of braille dots (2×4 per cell), half blocks (2×2) and whole cells that stays
-        within ``max_points``: plotext's cost grows with points, and points closer than a dot
-        could never be told apart anyway.
-        """
-        if self.times.size == 0:
-            return self.times, self.clients, "dot"
-        span = max(self.end_time, float(self.times.max()), 1e-9)
-        if self.n_clients <= rows:  # a row per client: bin time only, by cell
-            nx = max(1, columns)
-            xb = np.minimum((self.times / span * nx).astype(np.int64), nx - 1)
-            _, first = np.unique(xb * self.n_clients + self.clients, return_index=True)
-            first.sort()
-            return self.times[first], self.clients[first], "dot"
-        # Braille bins first; each coarser level halves a bin side, so it is computed from the
-        # (far fewer) distinct finer bins rather than from every request again.
-        nx, ny = max(1, columns * 2), max(1, rows * 4)
-        xb = np.minimum((self.times / span * nx).astype(np.int64), nx - 1)
-        yb = self.clients * ny // self.n_clients
-        _, first = np.unique(xb * ny + yb, return_index=True)
-        xb, yb = xb[first], yb[first]
-        for marker, fx, fy in (("braille", 1, 1), ("hd", 1, 2), ("sd", 2, 4)):
-            _, keep = np.unique((xb // fx) * ny + yb // fy, return_index=True)
-            if keep.size <= max_points or marker == "sd":
-                chosen = np.sort(first[keep])
-                return self.times[chosen], self.clients[chosen], marker
-        raise AssertionError("unreachable: the last level always returns")
-
-
 class RequestsChart(PaletteChart):
     """When each client asked to write, over one run (the reference's scatter), with a cursor.
 
@@ -248,10 +195,16 @@ class RequestsChart(PaletteChart):
         self._cursor: float | None = None
         self._title = "client requests"
 
-    def show(self, history: History | None, palette: Palette | None = None,
+    def show(self, points: RequestPoints | History | None, palette: Palette | None = None,
              title: str | None = None) -> None:
-        """Plot a run's requests (None: an empty "no run" placeholder); resets the cursor."""
-        self._points = RequestPoints.from_history(history) if history is not None else None
+        """Plot a run's requests (None: an empty "no run" placeholder); resets the cursor.
+
+        Give the ``RequestPoints`` that ``RunData`` built in its worker: a ``History`` is
+        converted here, on the UI thread (fine for small runs and tests only).
+        """
+        if isinstance(points, History):
+            points = RequestPoints.from_history(points)
+        self._points = points
         self._reduced = {}
         self._cursor = None
         self._palette = palette
@@ -289,7 +242,7 @@ class RequestsChart(PaletteChart):
         plt.yticks([float(t) for t in ticks], [str(t) for t in ticks])
         labels = width >= _LABELS_MIN[0] and height >= _LABELS_MIN[1]
         if labels:
-            plt.xlabel("time")
+            plt.xlabel("time (ms)")
             plt.ylabel("client id")
         cursor = self._cursor
         past_color = hex_to_rgb(palette.events["request"])

@@ -24,6 +24,10 @@ from sim import events as ev
 TIME_WIDTH = 10
 CLIENT_WIDTH = 6
 NAME_WIDTH = max(len(name) for name in ev.EVENT_NAMES)
+# Events of the whole server (client -1) have no client; their detail says what they mean.
+WHOLE_SERVER = "—"
+SERVER_NOTES: dict[int, str] = {ev.SERVER_PAUSES: "outage: the server stops",
+                                ev.SERVER_RESUMES: "outage over: the server resumes"}
 HEADER = f"{'time ms':>{TIME_WIDTH}} {'client':>{CLIENT_WIDTH}}   {'event':<{NAME_WIDTH}} detail"
 
 
@@ -151,13 +155,15 @@ class EventLog(ScrollView, can_focus=False):
         assert self._data is not None
         t, client, code, name, detail = self._data.row(index)
         kind = ev.EVENT_KINDS[code]
+        if client < 0:
+            detail = detail or SERVER_NOTES.get(code, "")
         if current:
             base = base + self.get_component_rich_style("event-log--current")
         dim = base + Style(color=self.get_component_rich_style("event-log--dim").color)
         colour = base + event_styles(palette_for(self.app.theme))[kind]
         segments = [
             Segment(f"{t:>{TIME_WIDTH}.3f} ", dim),
-            Segment(f"{client if client >= 0 else '—':>{CLIENT_WIDTH}} ", base),
+            Segment(f"{client if client >= 0 else WHOLE_SERVER:>{CLIENT_WIDTH}} ", base),
             Segment(f" {EVENT_GLYPHS[kind]} {name:<{NAME_WIDTH}} ", colour),
             Segment(detail, base),
         ]

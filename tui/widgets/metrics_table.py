@@ -2,7 +2,9 @@
 
 Every strategy ran on the same seeds (common random numbers), so costs are compared pairwise:
 the best mean cost is starred, a strategy whose paired difference from it has a 95% CI that
-includes zero is "≈ best", and the others show that difference with its CI.
+includes zero is "≈ best", and the others show that difference with its CI. Each strategy
+carries the marker and colour of its line in the metrics chart. On a narrow pane the least
+telling columns give way (the caption names them) instead of being cut off at the right.
 """
 
 from __future__ import annotations
@@ -19,10 +21,17 @@ from textual.widgets import DataTable, Static
 from sim.stats import paired_difference, significantly_different
 from sim.sweep import SweepResult
 
+from ..table_fit import column_width, fit_columns
+from ..theme import palette_for
+from .charts import series_marker
+
 BEST_MARK = "★ best"
 SAME_MARK = "≈ best"
 PLACEHOLDER = "running sweep…"
 COLUMNS: tuple[str, ...] = ("Strategy", "Work", "Duration", "Cost", "Gave up", "Cost vs best")
+REQUIRED: tuple[str, ...] = ("Strategy", "Cost", "Cost vs best")
+# The others, most wanted first, shown as far as the width allows.
+PRIORITY: tuple[str, ...] = ("Work", "Duration", "Gave up")
 
 
 @dataclass(frozen=True)
@@ -102,14 +111,14 @@ class MetricsTable(Vertical):
         self._result: SweepResult | None = None
         self._clients_index = 0
         self._highlighted = 0
+        self._columns: list[str] = []
         self.rows: list[StrategyRow] = []
+        # How to see the columns a narrow pane hides (the screen knows which view is on).
+        self.more_hint = "press a"
 
     def compose(self) -> ComposeResult:
         yield Static(PLACEHOLDER, id="caption")
-        table: DataTable = DataTable(cursor_type="row", zebra_stripes=True)
-        for column in COLUMNS:
-            table.add_column(column, key=column)
-        yield table
+        yield DataTable(cursor_type="row", zebra_stripes=True)
 
     @property
     def table(self) -> DataTable:
@@ -117,6 +126,18 @@ class MetricsTable(Vertical):
 
     def on_mount(self) -> None:
         self._fill()
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self._fill())
+
+    def set_more_hint(self, hint: str) -> None:
+        """Say how to see hidden columns (``press a``, or a wider terminal)."""
+        if hint != self.more_hint:
+            self.more_hint = hint
+            if self.is_mounted:
+                self._fill()
+
+    def on_resize(self) -> None:
+        if self._shown_columns() != self._columns:
+            self._fill()
 
     def show(self, result: SweepResult | None, clients_index: int) -> None:
         """Show ``result`` at client-count index ``clients_index``; None shows the placeholder."""
@@ -132,25 +153,58 @@ class MetricsTable(Vertical):
         if self.is_mounted and 0 <= strategy_index < self.table.row_count:
             self.table.move_cursor(row=strategy_index)
 
+    def _cells(self, row: StrategyRow) -> dict[str, str]:
+        return {"Strategy": f"● {row.label}", "Work": row.work, "Duration": row.duration,
+                "Cost": row.cost, "Gave up": row.gave_up, "Cost vs best": row.versus_best}
+
+    def _silent(self) -> list[str]:
+        """Columns left out because every strategy's value is zero."""
+        return ["Gave up"] if self.rows and all(r.gave_up == "0.0" for r in self.rows) else []
+
+    def _shown_columns(self) -> list[str]:
+        """The columns that fit the widget's width (every one before the first layout)."""
+        silent = self._silent()
+        cells = [self._cells(row) for row in self.rows]
+        widths = {c: column_width(c, [r[c] for r in cells]) for c in COLUMNS if c not in silent}
+        width = self.size.width
+        if width <= 0:
+            return list(widths)
+        return fit_columns(widths, REQUIRED, PRIORITY, width - 1)  # room for a scrollbar
+
     def _fill(self) -> None:
         table = self.table
-        table.clear()
+        table.clear(columns=True)
         caption = self.query_one("#caption", Static)
         result = self._result
+        self._columns = columns = self._shown_columns()
+        for column in columns:
+            table.add_column(column, key=column)
         if result is None:
             caption.update(PLACEHOLDER)
             return
         clients = result.spec.clients[self._clients_index]
-        caption.update(f"{clients} clients · {result.spec.repeat} runs each · mean ± 95% CI · "
-                       f"cost = {result.spec.work_to_duration:g} × work + duration · "
-                       f"{SAME_MARK}: no significant paired difference")
+        notes = [f"{clients} clients · {result.spec.repeat} runs each · mean ± 95% CI · "
+                 f"cost = {result.spec.work_to_duration:g} × work + duration · "
+                 f"{SAME_MARK}: not significantly worse"]
+        silent = self._silent()
+        if silent:
+            notes.append(f"always 0: {', '.join(silent).lower()}")
+        hidden = [c for c in COLUMNS if c not in columns and c not in silent]
+        if hidden:
+            notes.append(f"{len(hidden)} more columns: {self.more_hint}")
+        caption.update(" · ".join(notes))
+        palette = palette_for(self.app.theme)
         for s, row in enumerate(self.rows):
             style = "bold" if row.best else ""
-            cells = [Text(row.label, style=style)]
-            cells += [Text(v, style=style, justify="right")
-                      for v in (row.work, row.duration, row.cost, row.gave_up)]
-            cells.append(Text(row.versus_best, style=style, justify="right"))
-            table.add_row(*cells, key=str(s))
+            cells = self._cells(row)
+            line = []
+            for column in columns:
+                if column == "Strategy":
+                    line.append(Text.assemble((f"{series_marker(s)} ", palette.series_color(s)),
+                                              (row.label, style)))
+                else:
+                    line.append(Text(cells[column], style=style, justify="right"))
+            table.add_row(*line, key=str(s))
         if 0 <= self._highlighted < table.row_count:
             table.move_cursor(row=self._highlighted)
 

@@ -33,6 +33,7 @@ class Status:
     speed: float = 1.0
     animated: bool = True
     loading: bool = False
+    outage: bool = False  # the server is paused at the current time
 
 
 SEPARATOR = " · "
@@ -51,9 +52,12 @@ def clock_parts(s: Status) -> list[Text]:
     if s.loading:
         return [Text("loading run…", style="italic")]
     state = Text("▶ " if s.playing else "❚❚ ", style="bold")
-    return [state + Text(f"t = {s.time:.1f} / {s.total:.1f} ms"),
-            Text(f"event {s.index + 1 if s.count else 0} / {s.count}"),
-            Text(format_speed(s.speed) if s.animated else "no animation")]
+    parts = [state + Text(f"t = {s.time:.1f} / {s.total:.1f} ms"),
+             Text(f"event {s.index + 1 if s.count else 0} / {s.count}"),
+             Text(format_speed(s.speed) if s.animated else "no animation")]
+    if s.outage:
+        parts.insert(1, Text("░ server down (outage)", style="bold"))
+    return parts
 
 
 def pack(parts: list[Text], width: int) -> list[Text]:

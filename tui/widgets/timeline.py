@@ -1,15 +1,14 @@
 """The animated timeline: one lane per client (or per range of clients), a server lane, time
 flowing left to right, one glyph per cell, and a cursor column at the current event.
 
-Cells are computed with numpy once per run and size: every event gets a (lane, column) and the
+Cells are computed with numpy once per run and size (``timeline_grid``; the worker that loads
+a run bins it for the size the timeline will have): every event gets a (lane, column) and the
 rank of its kind, and a cell shows its highest-ranked event (a give-up outranks a backoff), so a
 thousand clients fit in twenty lanes. Events are sorted by time, so every column left of the
 cursor's is complete; only the cursor's own column is recomputed as the cursor moves.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 from rich.segment import Segment
@@ -18,75 +17,45 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from ..rundata import KINDS, RunData
+from ..timeline_grid import Grid, cached_grid, label_width
+from ..timeline_grid import build_grid, lane_labels  # noqa: F401  (importable from here too)
 from ..theme import EVENT_GLYPHS, event_styles, palette_for
 
-# Glyph of each rank (index = rank; 0 = no event).
-RANK_GLYPHS: tuple[str, ...] = (" ", *(EVENT_GLYPHS[kind] for kind in KINDS))
+# Glyph of each rank (index = rank; 0 = no event), then the server lane's outage shading: an
+# empty cell of the server lane while the server is paused.
+OUTAGE_GLYPH = "░"
+OUTAGE_RANK = len(KINDS) + 1
+RANK_GLYPHS: tuple[str, ...] = (" ", *(EVENT_GLYPHS[kind] for kind in KINDS), OUTAGE_GLYPH)
 LEGEND_LABELS: dict[str, str] = {"request": "request", "backoff": "backoff", "success": "accept",
-                                 "failure": "reject", "give_up": "give up", "server": "server"}
-# Narrower legends, tried in turn when the full one does not fit.
+                                 "failure": "reject", "give_up": "give up", "server": "server",
+                                 "outage": "outage"}
+# Against a replying server a ✓ is mostly a success and a ✗ mostly a timeout.
+OPEN_LABELS: dict[str, str] = {**LEGEND_LABELS, "success": "success", "failure": "timeout"}
+# Narrower words, applied in turn (on top of the previous ones) when the legend does not fit.
 SHORTER_LABELS: tuple[dict[str, str], ...] = (
-    {**LEGEND_LABELS, "request": "req"},
-    {"request": "req", "backoff": "wait", "success": "ok", "failure": "rej", "give_up": "quit",
-     "server": "srv"},
+    {"request": "req"},
+    {"request": "req", "backoff": "wait", "success": "ok", "failure": "fail", "give_up": "quit",
+     "server": "srv", "outage": "down"},
 )
 LEGEND_ORDER = ("request", "backoff", "success", "failure", "give_up", "server")
 
 
-@dataclass(frozen=True, eq=False)
-class Grid:
-    """A run binned into lanes × columns at one widget size."""
-
-    lanes: int
-    columns: int
-    span: float                 # simulated time covered by the columns
-    lane_of_event: np.ndarray   # lane of each event's client
-    column_of_event: np.ndarray
-    column_start: np.ndarray    # index of the first event of each column (length columns + 1)
-    clients: np.ndarray         # rank of each client-lane cell, [lanes, columns]
-    server: np.ndarray          # rank of each server-lane cell, [columns]
-    lane_labels: tuple[str, ...]
+def rows_for(height: int) -> tuple[int, bool]:
+    """(rows for lanes, whether the legend fits) in a timeline ``height`` rows tall: the ruler
+    and the server lane take a row each, and the legend one more when there are six rows."""
+    legend = height >= 6
+    return height - 2 - int(legend), legend
 
 
-def lane_labels(n_clients: int, lanes: int) -> tuple[str, ...]:
-    """``c7`` for a lane of one client, ``c10-19`` for a lane holding a range of clients."""
-    lane = np.arange(n_clients) * lanes // n_clients
-    labels = []
-    for i in range(lanes):
-        members = np.flatnonzero(lane == i)
-        lo, hi = int(members[0]), int(members[-1])
-        labels.append(f"c{lo}" if lo == hi else f"c{lo}-{hi}")
-    return tuple(labels)
-
-
-def _highest(counts: np.ndarray, levels: int) -> np.ndarray:
-    """Per cell, the highest rank with a non-zero count (counts laid out cell-major, rank-minor)."""
-    present = counts.reshape(-1, levels) > 0
-    return (present * np.arange(levels, dtype=np.int8)).max(axis=1).astype(np.int8)
-
-
-def build_grid(data: RunData, lanes: int, columns: int) -> Grid:
-    """Bin every event into its cell; each cell keeps the highest rank that falls in it.
-
-    One ``bincount`` over (cell, rank) pairs: linear in the events, no Python loop over them.
-    """
-    span = data.total_time if data.total_time > 0 else 1.0
-    column = np.minimum((data.times * (columns / span)).astype(np.int64), columns - 1)
-    # Events of the server alone (client -1, e.g. an outage) get lane -1: server lane only.
-    lane = np.minimum((data.clients.astype(np.int64) * lanes) // data.n_clients, lanes - 1)
-    lane[data.clients < 0] = -1
-    ranks = data.ranks.astype(np.int64)
-    levels = len(KINDS) + 1
-    on_lane = lane >= 0
-    flat = (lane[on_lane] * columns + column[on_lane]) * levels + ranks[on_lane]
-    client_cells = _highest(np.bincount(flat, minlength=lanes * columns * levels), levels)
-    server = data.server_mask
-    flat = column[server] * levels + ranks[server]
-    server_cells = _highest(np.bincount(flat, minlength=columns * levels), levels)
-    client_cells = client_cells.reshape(lanes, columns)
-    column_start = np.searchsorted(column, np.arange(columns + 1), side="left")
-    return Grid(lanes, columns, span, lane, column, column_start, client_cells, server_cells,
-                lane_labels(data.n_clients, lanes))
+def geometry_for(n_clients: int, width: int, height: int) -> tuple[int, int, int] | None:
+    """(lanes, columns, label width) at a size, or None when it is too small to draw lanes."""
+    room, _ = rows_for(height)
+    if room < 1:
+        return None
+    lanes = min(n_clients, room)
+    labels = label_width(n_clients, lanes)
+    columns = width - labels
+    return (lanes, columns, labels) if columns >= 2 else None
 
 
 class Timeline(Widget, can_focus=False):
@@ -127,7 +96,7 @@ class Timeline(Widget, can_focus=False):
         lanes, columns, _ = geometry
         grid = self._grid
         if grid is None or grid.lanes != lanes or grid.columns != columns:
-            grid = self._grid = build_grid(self._data, lanes, columns)
+            grid = self._grid = cached_grid(self._data, lanes, columns)
             self._partial = None
         return grid
 
@@ -164,10 +133,22 @@ class Timeline(Widget, can_focus=False):
 
     def _rows(self) -> tuple[int, bool]:
         """(lanes available, whether the legend fits) for the current height."""
-        height = self.size.height
-        legend = height >= 6
-        # ruler + lanes + server lane (+ legend)
-        return height - 2 - int(legend), legend
+        return rows_for(self.size.height)
+
+    def predicted_geometry(self, n_clients: int) -> tuple[int, int] | None:
+        """(lanes, columns) a run of ``n_clients`` will get at the current layout, so the worker
+        that loads it can bin it in advance: as many rows as lanes plus three, within the
+        height CSS allows (``max-height`` of the container)."""
+        parent = self.parent
+        if parent is None or not self.size.width:
+            return None
+        styles = self.styles
+        cap = styles.max_height
+        limit = int(cap.resolve(parent.size, self.app.size)) if cap is not None else 10**6
+        gutter = styles.gutter.height  # border and padding (the box includes them)
+        height = max(4, min(n_clients + 3 + gutter, limit)) - gutter
+        geometry = geometry_for(n_clients, self.size.width, height)
+        return geometry[:2] if geometry is not None else None
 
     def _geometry(self) -> tuple[int, int, int] | None:
         """(lanes, columns, label width), or None when the widget is too small to draw lanes."""
@@ -176,14 +157,7 @@ class Timeline(Widget, can_focus=False):
         key = (id(self._data), self.size)
         if self._geometry_cache is not None and self._geometry_cache[0] == key:
             return self._geometry_cache[1]
-        room, _ = self._rows()
-        geometry = None
-        if room >= 1:
-            lanes = min(self._data.n_clients, room)
-            labels = lane_labels(self._data.n_clients, lanes)
-            label_width = max(len(s) for s in (*labels, "server")) + 1
-            columns = self.size.width - label_width
-            geometry = (lanes, columns, label_width) if columns >= 2 else None
+        geometry = geometry_for(self._data.n_clients, self.size.width, self.size.height)
         self._geometry_cache = (key, geometry)
         return geometry
 
@@ -266,6 +240,10 @@ class Timeline(Widget, can_focus=False):
             label = grid.lane_labels[lane]
             is_current = int(grid.lane_of_event[k]) == lane
         row[event_col + 1:] = 0  # later columns: nothing has happened there yet
+        if lane is None:  # shade the server's pauses where it did nothing
+            paused = grid.outage[:cursor_col + 1] & (row == 0)
+            paused[event_col + 1:] = False
+            row[paused] = OUTAGE_RANK
         is_current = is_current and event_col == cursor_col
         styles = self._rank_styles(base)
         label_style = base + self.get_component_rich_style("timeline--label")
@@ -293,18 +271,24 @@ class Timeline(Widget, can_focus=False):
 
     def _rank_styles(self, base: Style) -> list[Style]:
         by_kind = event_styles(palette_for(self.app.theme))
-        return [base, *(base + by_kind[kind] for kind in KINDS)]
+        return [base, *(base + by_kind[kind] for kind in KINDS),
+                base + self.get_component_rich_style("timeline--label")]
 
     def _legend(self, width: int, base: Style) -> Strip:
         by_kind = event_styles(palette_for(self.app.theme))
         label_style = base + self.get_component_rich_style("timeline--label")
-        labels = LEGEND_LABELS
+        data = self._data
+        kinds = LEGEND_ORDER + (("outage",) if data is not None and data.outages else ())
+        labels = OPEN_LABELS if data is not None and data.series is not None else LEGEND_LABELS
         for shorter in SHORTER_LABELS:
-            if sum(len(label) + 3 for label in labels.values()) - 1 <= width:
+            if sum(len(labels[kind]) + 3 for kind in kinds) - 1 <= width:
                 break
-            labels = shorter
+            labels = {**labels, **shorter}
         segments: list[Segment] = []
-        for kind in LEGEND_ORDER:
-            segments.append(Segment(f"{EVENT_GLYPHS[kind]} ", base + by_kind[kind]))
+        for kind in kinds:
+            if kind == "outage":
+                segments.append(Segment(f"{OUTAGE_GLYPH} ", label_style))
+            else:
+                segments.append(Segment(f"{EVENT_GLYPHS[kind]} ", base + by_kind[kind]))
             segments.append(Segment(f"{labels[kind]} ", label_style))
         return Strip(segments).adjust_cell_length(width, base)

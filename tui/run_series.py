@@ -1,0 +1,108 @@
+"""One overload run's time series (requests per bucket, server state) and its outage windows.
+
+For a simulated run the series are the engine's own (``Run.open_metrics``, the numbers the
+``_timeseries.csv`` export holds). A replayed events file carries no series, so they are counted
+back from the events: flows exactly, the server's state as the requests it holds (accepted or
+queued, not yet completed) at each bucket's end. Outage windows always come from the server's
+pause and resume events. Nothing here imports Textual; it runs in the worker that loads a run.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from sim import events as ev
+from sim.open_clients import SERIES_NAMES
+from sim.open_metrics import OpenRunMetrics, recovery_time
+from sim.workloads import Outage
+
+DEFAULT_BUCKETS = 200
+# Events that only runs against replying servers record: their presence marks an overload run.
+OPEN_CODES = (ev.CLIENT_SUCCEEDS, ev.CLIENT_TIMES_OUT, ev.SERVER_COMPLETES, ev.SERVER_QUEUES)
+
+Window = tuple[float, float]
+
+
+def is_open_run(codes: np.ndarray) -> bool:
+    """True when a run's event codes come from a replying server (latencies, timeouts)."""
+    return bool(np.isin(codes, OPEN_CODES).any())
+
+
+def outage_windows(times: np.ndarray, clients: np.ndarray, codes: np.ndarray) -> tuple[Window, ...]:
+    """``(start, end)`` of each pause of the whole server; a pause never resumed ends the run."""
+    server = clients < 0
+    pauses = times[server & (codes == ev.SERVER_PAUSES)]
+    resumes = times[server & (codes == ev.SERVER_RESUMES)]
+    end = float(times[-1]) if times.size else 0.0
+    windows = []
+    for start in pauses:
+        later = resumes[resumes >= start]
+        windows.append((float(start), float(later[0]) if later.size else end))
+    return tuple(windows)
+
+
+@dataclass(frozen=True, eq=False)
+class RunSeries:
+    """Per-bucket counts of one run, by ``sim.open_clients.SERIES_NAMES``."""
+
+    bucket: float
+    series: dict[str, np.ndarray]
+    outages: tuple[Window, ...] = ()
+    recovery_time: float | None = None  # None: no outage; nan: never recovered
+    derived: bool = False  # counted back from events (a replay), not the engine's own series
+    starts: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        n = len(next(iter(self.series.values()))) if self.series else 0
+        object.__setattr__(self, "starts", np.arange(n, dtype=np.float64) * self.bucket)
+
+    @property
+    def end(self) -> float:
+        return float(self.starts[-1] + self.bucket) if self.starts.size else self.bucket
+
+    @property
+    def never_recovered(self) -> bool:
+        return self.recovery_time is not None and math.isnan(self.recovery_time)
+
+    def in_outage(self, t: float) -> bool:
+        return any(start <= t < end for start, end in self.outages)
+
+    @classmethod
+    def from_metrics(cls, metrics: OpenRunMetrics, outages: tuple[Window, ...]) -> RunSeries:
+        series = {name: np.asarray(metrics.series[name], dtype=np.int64) for name in SERIES_NAMES}
+        return cls(metrics.bucket, series, outages, metrics.recovery_time)
+
+    @classmethod
+    def from_events(cls, times: np.ndarray, clients: np.ndarray, codes: np.ndarray,
+                    details: np.ndarray, buckets: int = DEFAULT_BUCKETS) -> RunSeries:
+        """Count the series back from a run's events, in ``buckets`` buckets over its span."""
+        span = float(times[-1]) if times.size else 1.0
+        width = span / buckets if span > 0 else 1.0
+        index = np.minimum((times / width).astype(np.int64), buckets - 1)
+
+        def count(mask: np.ndarray) -> np.ndarray:
+            return np.bincount(index[mask], minlength=buckets).astype(np.int64)
+
+        writes = codes == ev.CLIENT_REQUESTS_WRITE
+        entered = (codes == ev.SERVER_ACCEPTS) | (codes == ev.SERVER_QUEUES)
+        left = codes == ev.SERVER_COMPLETES
+        held = np.cumsum(count(entered) - count(left))
+        series = {
+            "offered": count(writes & (details <= 1)),
+            "retries": count(writes & (details > 1)),
+            "accepted": count(entered),
+            "rejected": count(codes == ev.SERVER_REJECTS),
+            "timed_out": count(codes == ev.CLIENT_TIMES_OUT),
+            "in_service": np.maximum(held, 0),
+            "queued": np.zeros(buckets, dtype=np.int64),
+            "goodput": count(codes == ev.CLIENT_SUCCEEDS),
+        }
+        windows = outage_windows(times, clients, codes)
+        recovery = None
+        if windows:
+            recovery = recovery_time(series["goodput"], width,
+                                     tuple(Outage(s, e - s) for s, e in windows))
+        return cls(width, series, windows, recovery, derived=True)
