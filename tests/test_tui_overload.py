@@ -27,7 +27,7 @@ from tui.widgets.charts import MetricsChart, RequestsChart
 from tui.widgets.event_log import EventLog
 from tui.widgets.latency_table import LatencyTable, latency_rows
 from tui.widgets.metrics_table import MetricsTable
-from tui.widgets.series_chart import PANEL_NAMES, SeriesChart, count_ticks
+from tui.widgets.series_chart import PANEL_NAMES, SeriesChart, count_ticks, nice_ticks
 from tui.widgets.series_panels import SeriesPanels
 from tui.widgets.timeline import OUTAGE_GLYPH, Timeline
 
@@ -155,7 +155,10 @@ def test_latency_table_fits_its_width_and_marks_with_glyphs(sweep: SweepResult) 
 
 # Charts ----------------------------------------------------------------------------------------
 
-def test_count_ticks_are_whole_and_spaced() -> None:
+def test_axis_ticks_are_round() -> None:
+    assert nice_ticks(59.99, 5) == [0.0, 15.0, 30.0, 45.0]
+    assert nice_ticks(120.0, 5) == [0.0, 30.0, 60.0, 90.0, 120.0]
+    assert nice_ticks(3000.0, 5) == [0.0, 1000.0, 2000.0, 3000.0]
     assert count_ticks(374.0, 8) == [0, 100, 200, 300]
     assert count_ticks(1.08, 5) == [0, 1]
     assert all(t == int(t) for t in count_ticks(36_878.0, 6))

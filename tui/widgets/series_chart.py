@@ -66,7 +66,7 @@ def recovery_note(series: RunSeries) -> str:
         return ""
     if math.isnan(series.recovery_time):
         return " · ✗ never recovered"
-    return f" · recovered {format_duration(series.recovery_time)} after the outage"
+    return f" · recovered in {format_duration(series.recovery_time)}"
 
 
 class SeriesChart(PaletteChart):
@@ -120,7 +120,7 @@ class SeriesChart(PaletteChart):
         if panel.per_bucket:
             title += f" per {format_duration(series.bucket)}"
         if panel.name == "server" and series.derived:
-            title += " (accepted, not yet completed)"
+            title += " (not yet completed)"
         if not self._lines():
             title += f": {panel.empty}"
         if panel.name == "traffic":
@@ -137,7 +137,7 @@ class SeriesChart(PaletteChart):
             return []
         lines = [(name, label) for name, label in self._panel.lines if np.any(series.series[name])]
         if series.derived and self._panel.name == "server":
-            lines = [(name, "held") for name, _ in lines if name == "in_service"]
+            lines = [(name, "in progress") for name, _ in lines if name == "in_service"]
         return lines
 
     def draw(self, plt: Plot, width: int, height: int, palette: Palette) -> None:
@@ -181,8 +181,8 @@ class SeriesChart(PaletteChart):
     def _time_axis(plt: Plot, end: float, plot_w: int, labels: bool) -> None:
         unit, scale = time_scale(end)
         count = 5 if plot_w >= 40 else 3 if plot_w >= 20 else 2
-        ticks = [end * i / (count - 1) for i in range(count)]
-        names = [f"{t / scale:.4g}" for t in ticks]
+        ticks = [t * scale for t in nice_ticks(end / scale, count)]
+        names = [f"{t / scale:g}" for t in ticks]
         if labels:
             plt.xlabel(f"time ({unit})")
         else:  # no room for an axis label: the last tick says the unit
@@ -192,6 +192,18 @@ class SeriesChart(PaletteChart):
 
 def labels_fit(width: int, height: int) -> bool:
     return width >= _LABEL_MIN[0] and height >= _LABEL_MIN[1]
+
+
+def nice_ticks(end: float, count: int) -> list[float]:
+    """At most ``count`` round ticks from 0 to at most ``end`` (steps of 1, 1.5, 2, 2.5, 3, 5
+    times a power of ten), so a run of 59.99 s is labelled 0 15 30 45, not 0 15 29.99 44.99."""
+    if end <= 0:
+        return [0.0]
+    wanted = end / max(count - 1, 1)
+    power = 10.0 ** math.floor(math.log10(wanted))
+    step = next(m * power for m in (1, 1.5, 2, 2.5, 3, 5, 10) if m * power >= wanted * (1 - 1e-9))
+    n = int(end / step + 1e-9)
+    return [round(i * step, 10) for i in range(n + 1)]
 
 
 def count_ticks(top: float, rows: int) -> list[int]:

@@ -56,7 +56,7 @@ def clock_parts(s: Status) -> list[Text]:
              Text(f"event {s.index + 1 if s.count else 0} / {s.count}"),
              Text(format_speed(s.speed) if s.animated else "no animation")]
     if s.outage:
-        parts.insert(1, Text("░ server down (outage)", style="bold"))
+        parts.insert(1, Text("░ outage: server paused", style="bold"))
     return parts
 
 

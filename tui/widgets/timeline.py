@@ -279,7 +279,13 @@ class Timeline(Widget, can_focus=False):
         label_style = base + self.get_component_rich_style("timeline--label")
         data = self._data
         kinds = LEGEND_ORDER + (("outage",) if data is not None and data.outages else ())
-        labels = OPEN_LABELS if data is not None and data.series is not None else LEGEND_LABELS
+        labels = LEGEND_LABELS
+        if data is not None and data.series is not None:  # a ✗ is a timeout, a rejection, or both
+            timeouts = bool(data.series.series["timed_out"].any())
+            rejections = bool(data.series.series["rejected"].any())
+            failure = "timeout/reject" if timeouts and rejections else (
+                "timeout" if timeouts else "reject")
+            labels = {**OPEN_LABELS, "failure": failure}
         for shorter in SHORTER_LABELS:
             if sum(len(labels[kind]) + 3 for kind in kinds) - 1 <= width:
                 break
