@@ -27,7 +27,8 @@ from tui.widgets.charts import MetricsChart, RequestsChart
 from tui.widgets.event_log import EventLog
 from tui.widgets.latency_table import LatencyTable, latency_rows
 from tui.widgets.metrics_table import MetricsTable
-from tui.widgets.series_chart import PANEL_NAMES, SeriesChart, count_ticks, nice_ticks
+from tui.ticks import count_ticks, nice_ticks
+from tui.widgets.series_chart import PANEL_NAMES, SeriesChart
 from tui.widgets.series_panels import SeriesPanels
 from tui.widgets.timeline import OUTAGE_GLYPH, Timeline
 

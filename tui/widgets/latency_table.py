@@ -219,7 +219,7 @@ class LatencyTable(Vertical):
         notes = [f"{spec.clients[self._clients_index]} clients · {spec.repeat} runs each · "
                  f"latency in ms · {BEST} fewest requests, lowest p50"]
         if any(row.never_recovered for row in self.rows):
-            notes.append(f"{NEVER_GLYPH}: never recovered from the outage")
+            notes.append(f"{NEVER_GLYPH} never recovered")
         if self.silent:
             notes.append(f"always 0: {', '.join(self.silent)}")
         hidden = [k for k, _ in COLUMNS if k not in columns and k not in self.silent

@@ -19,11 +19,13 @@ from sim.export.overload_plots import FLOW_LINES, LEVEL_LINES
 from sim.palette import Palette
 
 from ..run_series import RunSeries
+from ..ticks import count_ticks, format_duration, nice_ticks, time_scale
 from .charts import PaletteChart, fit_title, hex_to_rgb
 
 COLOUR_INDEX: dict[str, int] = {name: colour for name, _, colour in FLOW_LINES + LEVEL_LINES}
 OUTAGE_GLYPH = "░"
 LINE_MARKERS: tuple[str, ...] = ("●", "▲", "■")
+LINE_MARKER = "braille"  # 2×4 dots a cell: the finest line plotext draws
 _LEGEND_MIN = (36, 9)
 _LABEL_MIN = (40, 12)
 
@@ -48,16 +50,6 @@ PANELS: tuple[Panel, ...] = (
           "no timeouts or rejections"),
 )
 PANEL_NAMES = tuple(p.name for p in PANELS)
-
-
-def time_scale(span: float) -> tuple[str, float]:
-    """The unit for a time axis and the divisor from ms: seconds from 10 s up, as the timeline."""
-    return ("s", 1000.0) if span >= 10_000 else ("ms", 1.0)
-
-
-def format_duration(ms: float) -> str:
-    unit, scale = time_scale(ms)
-    return f"{ms / scale:.3g} {unit}"
 
 
 def recovery_note(series: RunSeries) -> str:
@@ -163,7 +155,7 @@ class SeriesChart(PaletteChart):
         for i, (name, label) in enumerate(lines):
             colour = hex_to_rgb(palette.series_color(COLOUR_INDEX[name]))
             ys = series.series[name].astype(np.float64)
-            plt.plot(xs.tolist(), ys.tolist(), marker="braille", color=colour)
+            plt.plot(xs.tolist(), ys.tolist(), marker=LINE_MARKER, color=colour)
             picks = np.arange(i * every // max(len(lines), 1), len(xs), every)
             plt.scatter(xs[picks].tolist(), ys[picks].tolist(), marker=LINE_MARKERS[i],
                         color=colour, label=label if legend else None)
@@ -192,23 +184,3 @@ class SeriesChart(PaletteChart):
 
 def labels_fit(width: int, height: int) -> bool:
     return width >= _LABEL_MIN[0] and height >= _LABEL_MIN[1]
-
-
-def nice_ticks(end: float, count: int) -> list[float]:
-    """At most ``count`` round ticks from 0 to at most ``end`` (steps of 1, 1.5, 2, 2.5, 3, 5
-    times a power of ten), so a run of 59.99 s is labelled 0 15 30 45, not 0 15 29.99 44.99."""
-    if end <= 0:
-        return [0.0]
-    wanted = end / max(count - 1, 1)
-    power = 10.0 ** math.floor(math.log10(wanted))
-    step = next(m * power for m in (1, 1.5, 2, 2.5, 3, 5, 10) if m * power >= wanted * (1 - 1e-9))
-    n = int(end / step + 1e-9)
-    return [round(i * step, 10) for i in range(n + 1)]
-
-
-def count_ticks(top: float, rows: int) -> list[int]:
-    """Whole-number ticks from 0 below ``top``, on a 1-2-5 step, at most one per two rows."""
-    most = max(1, rows // 2)
-    steps = (m * 10**e for e in range(15) for m in (1, 2, 5))
-    step = next(st for st in steps if top <= (most + 1) * st)
-    return list(range(0, int(top) + 1, step))

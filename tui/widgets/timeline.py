@@ -20,6 +20,7 @@ from ..rundata import KINDS, RunData
 from ..timeline_grid import Grid, cached_grid, label_width
 from ..timeline_grid import build_grid, lane_labels  # noqa: F401  (importable from here too)
 from ..theme import EVENT_GLYPHS, event_styles, palette_for
+from ..ticks import nice_ticks, time_scale
 
 # Glyph of each rank (index = rank; 0 = no event), then the server lane's outage shading: an
 # empty cell of the server lane while the server is paused.
@@ -202,20 +203,21 @@ class Timeline(Widget, can_focus=False):
         return Strip.blank(width, base)
 
     def _ruler(self, grid: Grid, width: int, label_width: int, base: Style) -> Strip:
-        """Time ticks in ms, with a ▼ over the cursor's column."""
+        """Round time ticks (ms, or s for long runs), with a ▼ over the cursor's column; a label
+        the ▼ would cut is left out."""
         style = base + self.get_component_rich_style("timeline--ruler")
-        unit, scale = ("s", 1000.0) if grid.span >= 10_000 else ("ms", 1.0)
+        unit, scale = time_scale(grid.span)
         cells = [" "] * grid.columns
-        ticks = 4 if grid.columns >= 40 else 2 if grid.columns >= 16 else 1
-        for i in range(ticks + 1):
-            col = round(i * (grid.columns - 1) / ticks)
-            label = f"{grid.span * (col + 1) / grid.columns / scale:.4g}" if i else "0"
-            start = min(col, grid.columns - len(label)) if i else 0
-            if start < 0 or any(c != " " for c in cells[max(start - 1, 0):start + len(label) + 1]):
-                continue
-            cells[start:start + len(label)] = list(label)
+        count = 5 if grid.columns >= 40 else 3 if grid.columns >= 16 else 2
         _, cursor_col = self._cursor_columns(grid)
-        cells[cursor_col] = "▼"
+        for tick in nice_ticks(grid.span / scale, count):
+            label = f"{tick:g}"
+            col = min(int(tick * scale * grid.columns / grid.span), grid.columns - 1)
+            start = max(0, min(col, grid.columns - len(label)))
+            end = start + len(label)
+            if start <= cursor_col < end or any(c != " " for c in cells[max(start - 1, 0):end + 1]):
+                continue
+            cells[start:end] = list(label)
         text = "".join(cells)
         cursor_style = base + Style(bold=True)
         segments = [Segment(unit.ljust(label_width), style),

@@ -1,0 +1,59 @@
+"""Pictures of the app (pytest-textual-snapshot): the main screen at 80×24 and 120×40 in each
+theme, an overload simulation, and the help screen. Each waits for the sweep and the run to
+load, then steps the cursor to a fixed event, so the picture is the same on every machine.
+
+After a deliberate change to the screen: ``pytest tests/test_snapshots.py --snapshot-update``,
+then look at the new SVGs in ``tests/__snapshots__/`` before committing them.
+"""
+
+from __future__ import annotations
+
+import pytest
+from tui_support import FIXTURES, TINY_OUTAGE
+
+from sim.config import load_config
+from sim.palette import available_themes
+from tui.app import BackoffApp
+from tui.source import ConfigSource
+
+SNAPSHOT = FIXTURES / "snapshot.toml"
+THEMES = ("backoff-dark", "backoff-light", "backoff-contrast")
+SIZES = ((80, 24), (120, 40))
+
+
+def make_app(config=SNAPSHOT, theme: str = "backoff-dark") -> BackoffApp:
+    return BackoffApp(ConfigSource(load_config(config)), theme=theme, sweep_workers=1,
+                      out_dir=".")
+
+
+def at_event(*keys: str):
+    """Wait for the sweep and the run, then press ``keys`` (to put the cursor mid-run)."""
+    async def run_before(pilot) -> None:
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press(*keys)
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+    return run_before
+
+
+def test_the_bundled_themes_are_the_ones_pictured() -> None:
+    assert sorted(available_themes()) == sorted(THEMES)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("theme", THEMES)
+def test_main_screen(snap_compare, theme: str, size: tuple[int, int]) -> None:
+    assert snap_compare(make_app(theme=theme), terminal_size=size,
+                        run_before=at_event("right_square_bracket", "right", "right"))
+
+
+def test_overload_simulation(snap_compare) -> None:
+    # 100 clients (lanes shared), the cursor inside the outage window (15-19 s).
+    assert snap_compare(make_app(TINY_OUTAGE), terminal_size=(120, 40),
+                        run_before=at_event("c", "g", *"17000", "enter"))
+
+
+def test_help_screen(snap_compare) -> None:
+    assert snap_compare(make_app(), terminal_size=(100, 40), run_before=at_event("question_mark"))
