@@ -21,6 +21,7 @@ from sim.sweep import SweepResult
 
 from ..request_points import RequestPoints  # also importable from here, as before
 from ..theme import palette_for
+from ..ticks import nice_ticks, time_scale
 
 RGB = tuple[int, int, int]
 
@@ -240,10 +241,16 @@ class RequestsChart(PaletteChart):
         plt.ylim(-0.5, max(points.n_clients - 0.5, 0.5))
         ticks = client_ticks(points.n_clients, plot_h)
         plt.yticks([float(t) for t in ticks], [str(t) for t in ticks])
+        unit, scale = time_scale(points.end_time)
+        times_at = nice_ticks(points.end_time / scale, 5 if plot_w >= 40 else 3)
+        names = [f"{t:g}" for t in times_at]
         labels = width >= _LABELS_MIN[0] and height >= _LABELS_MIN[1]
         if labels:
-            plt.xlabel("time (ms)")
+            plt.xlabel(f"time ({unit})")
             plt.ylabel("client id")
+        else:
+            names[-1] += f" {unit}"
+        plt.xticks([t * scale for t in times_at], names)
         cursor = self._cursor
         past_color = hex_to_rgb(palette.events["request"])
         if cursor is None:
