@@ -38,6 +38,7 @@ from ..widgets.latency_table import LatencyTable
 from ..widgets.metrics_table import MetricsTable
 from ..widgets.series_panels import SeriesPanels
 from ..widgets.status import Status, StatusLine
+from ..widgets.strategy_table import StrategyTable
 from ..widgets.timeline import Timeline
 
 SweepKey = tuple[str, int | None]
@@ -382,10 +383,8 @@ class MainScreen(Screen):
         chart.cycle_metric()
         self.notify(f"Chart: {chart.metric}", timeout=2)
 
-    @on(MetricsTable.StrategySelected)
-    @on(LatencyTable.StrategySelected)
-    def _strategy_selected(self, message: MetricsTable.StrategySelected
-                           | LatencyTable.StrategySelected) -> None:
+    @on(StrategyTable.StrategySelected)
+    def _strategy_selected(self, message: StrategyTable.StrategySelected) -> None:
         app, selection = self.app, self.app.selection
         if selection is None:
             return

@@ -1,0 +1,162 @@
+"""What both strategy tables share: a caption over a ``DataTable`` with one row per strategy,
+the row cursor on the selected strategy, and columns that give way on narrow panes.
+
+Subclasses say which rows a sweep gives, how wide each column is, and what a row and the caption
+say; this class lays them out. The least telling columns are left out when the pane is narrow
+(the caption says how many, and how to see them) rather than cut off at the right edge.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import DataTable, Static
+
+from sim.palette import Palette
+from sim.sweep import SweepResult
+
+from ..table_fit import fit_columns
+from ..theme import palette_for
+
+PLACEHOLDER = "running sweep…"
+
+
+class StrategyTable(Vertical):
+    """Row key = strategy index. Subclasses fill in the hooks below."""
+
+    DEFAULT_CSS = """
+    StrategyTable {
+        height: auto;
+        & > .caption {
+            color: $text-muted;
+            padding: 0 1;
+        }
+        & > DataTable {
+            height: auto;
+        }
+    }
+    """
+
+    CAPTION_ID = "caption"
+    REQUIRED: tuple[str, ...] = ()  # column keys always shown
+    PRIORITY: tuple[str, ...] = ()  # the others, most wanted first
+
+    class StrategySelected(Message):
+        """The user chose a strategy's row (Enter or click)."""
+
+        def __init__(self, strategy_index: int) -> None:
+            super().__init__()
+            self.strategy_index = strategy_index
+
+    def __init__(self, *, name: str | None = None, id: str | None = None,
+                 classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self._result: SweepResult | None = None
+        self._clients_index = 0
+        self._highlighted = 0
+        self._columns: list[str] = []
+        # How to see the columns a narrow pane hides (the screen knows which view is on).
+        self.more_hint = "press a"
+
+    # --- hooks ------------------------------------------------------------------------------
+
+    def set_rows(self, result: SweepResult | None, clients_index: int) -> None:
+        """Compute the rows for ``result`` at ``clients_index`` (empty for None)."""
+        raise NotImplementedError
+
+    def column_widths(self) -> dict[str, int]:
+        """Cells each shown-able column needs, in display order."""
+        raise NotImplementedError
+
+    def header(self, key: str) -> str:
+        return key
+
+    def row_cells(self, index: int, columns: list[str], palette: Palette) -> list[Text]:
+        """Row ``index``'s cells for ``columns``."""
+        raise NotImplementedError
+
+    def caption(self, result: SweepResult, hidden: int) -> str:
+        """What the numbers are; ``hidden`` columns did not fit."""
+        raise NotImplementedError
+
+    @property
+    def row_count(self) -> int:
+        raise NotImplementedError
+
+    # --- layout -----------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Static(PLACEHOLDER, id=self.CAPTION_ID, classes="caption", markup=False)
+        yield DataTable(cursor_type="row", zebra_stripes=True)
+
+    @property
+    def table(self) -> DataTable:
+        return self.query_one(DataTable)
+
+    @property
+    def columns(self) -> list[str]:
+        """The column keys shown now."""
+        return list(self._columns)
+
+    def on_mount(self) -> None:
+        self._fill()
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self._fill())
+
+    def on_resize(self) -> None:
+        if self._shown_columns() != self._columns:
+            self._fill()
+
+    def set_more_hint(self, hint: str) -> None:
+        """Say how to see hidden columns (``press a``, or a wider terminal)."""
+        if hint != self.more_hint:
+            self.more_hint = hint
+            if self.is_mounted:
+                self._fill()
+
+    def show(self, result: SweepResult | None, clients_index: int) -> None:
+        """Show ``result`` at client-count index ``clients_index``; None shows the placeholder."""
+        self._result = result
+        self._clients_index = clients_index
+        self.set_rows(result, clients_index)
+        if self.is_mounted:
+            self._fill()
+
+    def highlight(self, strategy_index: int) -> None:
+        """Put the row cursor on a strategy (kept across later ``show`` calls)."""
+        self._highlighted = strategy_index
+        if self.is_mounted and 0 <= strategy_index < self.table.row_count:
+            self.table.move_cursor(row=strategy_index)
+
+    def _shown_columns(self) -> list[str]:
+        """The columns that fit the widget's width (every one before the first layout)."""
+        widths = self.column_widths()
+        if self.size.width <= 0:
+            return list(widths)
+        required = [key for key in self.REQUIRED if key in widths]
+        return fit_columns(widths, required, self.PRIORITY, self.size.width - 1)  # scrollbar
+
+    def _fill(self) -> None:
+        table = self.table
+        table.clear(columns=True)
+        self._columns = columns = self._shown_columns()
+        for key in columns:
+            table.add_column(self.header(key), key=key)
+        caption = self.query_one(f"#{self.CAPTION_ID}", Static)
+        result = self._result
+        if result is None:
+            caption.update(PLACEHOLDER)
+            return
+        caption.update(self.caption(result, len(self.column_widths()) - len(columns)))
+        palette = palette_for(self.app.theme)
+        for s in range(self.row_count):
+            table.add_row(*self.row_cells(s, columns, palette), key=str(s))
+        if 0 <= self._highlighted < table.row_count:
+            table.move_cursor(row=self._highlighted)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        index = int(event.row_key.value) if event.row_key.value is not None else event.cursor_row
+        self._highlighted = index
+        self.post_message(self.StrategySelected(index))
