@@ -121,7 +121,6 @@ class MainScreen(Screen):
         if isinstance(app.source, ConfigSource):
             self._recorder = RunRecorder(in_process=app.sweep_workers == 1)
         self.set_class(app.source.replay, "-replay")
-        self.query_one("#timeline").border_title = "Timeline"
         # Keys drive the app: a focused table would swallow the arrow keys.
         for table in self.query(DataTable):
             table.can_focus = False
@@ -365,11 +364,16 @@ class MainScreen(Screen):
 
     def _update_table_hints(self) -> None:
         """Tables that hide columns say how to see them: `a` widens the analysis pane, unless
-        it already has the whole width."""
-        full = self.pane_view == "analysis" or self.size.width < NARROW_WIDTH
+        it already has the whole width; on a narrow terminal the timeline says where the
+        analysis is."""
+        narrow = self.size.width < NARROW_WIDTH
+        full = self.pane_view == "analysis" or narrow
         hint = "widen the terminal" if full else "press a"
         for table in (self.query_one(MetricsTable), self.query_one(LatencyTable)):
             table.set_more_hint(hint)
+        # A narrow terminal shows one pane at a time: say where the other one is.
+        self.query_one("#timeline").border_title = (
+            "Timeline · a: strategy comparison" if narrow else "Timeline")
 
     def action_cycle_metric(self) -> None:
         if self.has_class("-open"):
