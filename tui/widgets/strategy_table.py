@@ -1,5 +1,6 @@
 """What both strategy tables share: a caption over a ``DataTable`` with one row per strategy,
-the row cursor on the selected strategy, and columns that give way on narrow panes.
+the row cursor on the selected strategy, and columns that give way on narrow panes (and when
+even the required ones overflow, strategy names that end in "…").
 
 Subclasses say which rows a sweep gives, how wide each column is, and what a row and the caption
 say; this class lays them out. The least telling columns are left out when the pane is narrow
@@ -17,10 +18,11 @@ from textual.widgets import DataTable, Static
 from sim.palette import Palette
 from sim.sweep import SweepResult
 
-from ..table_fit import fit_columns
+from ..table_fit import CELL_PADDING, fit_columns
 from ..theme import palette_for
 
 PLACEHOLDER = "running sweep…"
+MIN_LABEL = 8  # a strategy name is never cut shorter than this
 
 
 class StrategyTable(Vertical):
@@ -129,13 +131,25 @@ class StrategyTable(Vertical):
         if self.is_mounted and 0 <= strategy_index < self.table.row_count:
             self.table.move_cursor(row=strategy_index)
 
+    def _room(self) -> int:
+        return self.size.width - 1  # a scrollbar's cell
+
     def _shown_columns(self) -> list[str]:
         """The columns that fit the widget's width (every one before the first layout)."""
         widths = self.column_widths()
         if self.size.width <= 0:
             return list(widths)
         required = [key for key in self.REQUIRED if key in widths]
-        return fit_columns(widths, required, self.PRIORITY, self.size.width - 1)  # scrollbar
+        return fit_columns(widths, required, self.PRIORITY, self._room())
+
+    def _label_room(self, columns: list[str]) -> int | None:
+        """Cells the first column's text may take when even the required columns overflow
+        (strategy names then end in "…"); None when everything fits."""
+        widths = self.column_widths()
+        overflow = sum(widths[key] for key in columns) - self._room()
+        if self.size.width <= 0 or overflow <= 0 or not columns:
+            return None
+        return max(MIN_LABEL, widths[columns[0]] - CELL_PADDING - overflow)
 
     def _fill(self) -> None:
         table = self.table
@@ -150,8 +164,12 @@ class StrategyTable(Vertical):
             return
         caption.update(self.caption(result, len(self.column_widths()) - len(columns)))
         palette = palette_for(self.app.theme)
+        label_room = self._label_room(columns)
         for s in range(self.row_count):
-            table.add_row(*self.row_cells(s, columns, palette), key=str(s))
+            cells = self.row_cells(s, columns, palette)
+            if label_room is not None:
+                cells[0].truncate(label_room, overflow="ellipsis")
+            table.add_row(*cells, key=str(s))
         if 0 <= self._highlighted < table.row_count:
             table.move_cursor(row=self._highlighted)
 
