@@ -31,6 +31,7 @@ from .theme import register_themes
 
 # A frame that comes late (a busy machine, a suspended terminal) advances at most this much.
 MAX_FRAME_SECONDS = 0.25
+GC_INTERVAL = 1.0  # seconds between full garbage collections (see ``on_ready``)
 
 
 class BackoffApp(App[None]):
@@ -69,15 +70,23 @@ class BackoffApp(App[None]):
             resource_tracker.ensure_running()
 
     def on_ready(self) -> None:
-        # Full collections of the cyclic garbage collector stalled frames for 50-90 ms while
-        # playing. Once the first frame is up, the objects alive (modules, styles, widgets)
-        # stay for the app's life: freeze them out of the collector, and make full collections
-        # ten times rarer (young cycles are still collected as usual). Off in tests, where many
-        # apps share one process and frozen cycles would never be freed.
+        # Full collections of the cyclic garbage collector stalled frames for 50-190 ms while
+        # playing: every frame leaves rendered lines (Textual's strips and their caches) in
+        # reference cycles, which live long enough to reach the oldest generation and pile up
+        # there. Once the first frame
+        # is up, the objects alive (modules, styles, widgets) stay for the app's life: freeze
+        # them out of the collector, and collect fully once a second instead of when the
+        # collector decides, so each collection has a second's garbage only (~10 ms). Off in
+        # tests, where many apps share one process and frozen cycles would never be freed.
         if self._freeze_gc:
             gc.freeze()
             young, middle, _ = gc.get_threshold()
-            gc.set_threshold(young, middle, 100)
+            gc.set_threshold(young, middle, 10_000)  # full collections: ours, below
+            self.set_interval(GC_INTERVAL, self._collect_garbage)
+
+    @staticmethod
+    def _collect_garbage() -> None:
+        gc.collect()
 
     def get_default_screen(self) -> Screen:
         return MainScreen()
