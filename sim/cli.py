@@ -54,24 +54,21 @@ Results depend only on the config and the seed, never on --workers.
 """
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+def int_at_least(low: int):
+    """An argparse type: a whole number >= ``low``, with a one-line message otherwise."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be {low} or more, got {value}")
+        return value
+    return parse
 
 
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
+positive_int = int_at_least(1)
+seed_value = int_at_least(0)
 
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -83,9 +80,9 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
                              "default: the bundled sample.toml")
     parser.add_argument("--out", "-o", metavar="DIR", type=Path, default=Path("."),
                         help="directory for the PNG and CSV files, created if needed (default: .)")
-    parser.add_argument("--seed", metavar="N", type=_seed, default=None,
+    parser.add_argument("--seed", metavar="N", type=seed_value, default=None,
                         help="seed for every simulation, overriding the config's seed")
-    parser.add_argument("--workers", "-j", metavar="N", type=_positive_int, default=None,
+    parser.add_argument("--workers", "-j", metavar="N", type=positive_int, default=None,
                         help="worker processes for the sweep (default: all cores)")
     parser.add_argument("--quiet", "-q", action="store_true",
                         help="no progress bar and no tables: print only the files written")

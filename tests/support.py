@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from sim.config import SimulationSpec, parse_config
@@ -30,3 +31,26 @@ def make_spec(control: str = "LockingServer", strategies: list[dict[str, Any]] |
               **overrides: Any) -> SimulationSpec:
     """A validated ``SimulationSpec`` built through the real config parser."""
     return parse_config({"simulation": [sim_table(control, strategies, **overrides)]}).simulations[0]
+
+
+def toml_value(value: Any) -> str:
+    """A Python value written as TOML (enough for configs: numbers, strings, lists, inline tables)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + " }"
+    raise TypeError(value)
+
+
+def toml_text(*tables: dict[str, Any], top: dict[str, Any] | None = None) -> str:
+    """A config file's text: top-level keys, then one [[simulation]] block per table."""
+    lines = [f"{k} = {toml_value(v)}" for k, v in (top or {}).items()]
+    for table in tables:
+        lines += ["", "[[simulation]]"] + [f"{k} = {toml_value(v)}" for k, v in table.items()]
+    return "\n".join(lines) + "\n"

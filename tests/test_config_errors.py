@@ -4,7 +4,6 @@ simulation and the key; plus the configs that must load (sample, reference forma
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -15,28 +14,7 @@ import pytest
 from sim.config import SAMPLE_CONFIG, default_client_counts, load_config
 from sim.errors import ConfigError
 
-from support import sim_table
-
-
-def toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + " }"
-    raise TypeError(value)
-
-
-def toml_text(*tables: dict[str, Any], top: dict[str, Any] | None = None) -> str:
-    lines = [f"{k} = {toml_value(v)}" for k, v in (top or {}).items()]
-    for table in tables:
-        lines += ["", "[[simulation]]"] + [f"{k} = {toml_value(v)}" for k, v in table.items()]
-    return "\n".join(lines) + "\n"
+from support import sim_table, toml_text, toml_value
 
 
 def write(tmp_path: Path, text: str, name: str = "sims.toml") -> Path:

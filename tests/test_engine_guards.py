@@ -12,6 +12,8 @@ from sim.config import parse_config
 from sim.errors import UserError
 from sim.strategies import NormalJitterExpo
 
+from support import toml_text
+
 ZERO_TIME_LOOP = {
     "title": "stall", "clients": [5], "repeat": 1, "network_mu": 0.0, "network_sigma": 0.0,
     "work_to_duration": 1.0, "control": "QueueServer", "concurrency": 1, "service_time": 5.0,
@@ -34,15 +36,7 @@ def test_a_zero_time_retry_loop_is_reported_not_run_forever(quick_stall: None) -
 
 def test_the_cli_reports_it_as_one_line(quick_stall: None, tmp_path, capsys) -> None:
     config = tmp_path / "stall.toml"
-    lines = ["[[simulation]]"]
-    for key, value in ZERO_TIME_LOOP.items():
-        if key == "strategies":
-            lines.append('strategies = [{ type = "NoBackoff" }]')
-        elif isinstance(value, str):
-            lines.append(f'{key} = "{value}"')
-        else:
-            lines.append(f"{key} = {value}".replace("'", ""))
-    config.write_text("\n".join(lines) + "\n")
+    config.write_text(toml_text(ZERO_TIME_LOOP))
     status = cli_main(["run", str(config), "--out", str(tmp_path / "out"), "--quiet", "--workers", "1"])
     err = capsys.readouterr().err.strip()
     assert status == 2

@@ -4,7 +4,6 @@ that names the file, the simulation and the key; plus the two study examples, wh
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,8 @@ from sim.cli import main
 from sim.config import load_config
 from sim.errors import ConfigError
 from sim.workloads import Outage
+
+from support import toml_value
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
@@ -37,20 +38,6 @@ LOCKING: dict[str, Any] = {
     "work_to_duration": 1.0, "control": "LockingServer", "write_mu": 2.0, "write_sigma": 1.0,
     "strategies": STRATEGIES,
 }
-
-
-def toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + " }"
-    raise TypeError(value)
 
 
 def load(tmp_path: Path, base: dict[str, Any], **changes: Any):

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from sim.cli import _positive_int, _seed
+from sim.cli import positive_int, seed_value
 
 EXIT_USER_ERROR = 2
 
@@ -50,9 +50,9 @@ def build_app_parser() -> argparse.ArgumentParser:
     parser.add_argument("config", nargs="?", metavar="CONFIG", type=Path,
                         help="TOML config file ([[simulation]] blocks, as for backoff-simulator)")
     _add_view_options(parser)
-    parser.add_argument("--seed", metavar="N", type=_seed, default=None,
+    parser.add_argument("--seed", metavar="N", type=seed_value, default=None,
                         help="seed for every simulation, overriding the config's seed")
-    parser.add_argument("--workers", "-j", metavar="N", type=_positive_int, default=None,
+    parser.add_argument("--workers", "-j", metavar="N", type=positive_int, default=None,
                         help="worker processes for sweeps (default: all cores)")
     return parser
 
