@@ -174,7 +174,14 @@ def _run(args: argparse.Namespace, err) -> int:
     out = _stdout_console()
 
     exported: dict[int, tuple[dict, list[Path]]] = {}
-    phase = lambda text: None  # noqa: E731  (the progress bar's label, when there is one)
+    progress = None  # a rich progress bar on a terminal, unless --quiet
+
+    def progress_cb(done: int, total: int) -> None:
+        progress.update(task, completed=done, total=total)
+
+    def phase(text: str) -> None:
+        if progress is not None:
+            progress.update(task, description=text)
 
     def export(i: int, result) -> None:
         # Called as each simulation finishes, while the pool works on the next ones. Recording
@@ -186,20 +193,14 @@ def _run(args: argparse.Namespace, err) -> int:
         phase("simulating")
 
     with ExitStack() as stack:
-        progress_cb = None
         if not args.quiet and err.is_terminal:
             progress = stack.enter_context(Progress(
                 TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
                 TimeElapsedColumn(), TimeRemainingColumn(), console=err, transient=True,
                 redirect_stdout=False, redirect_stderr=False))
             task = progress.add_task("simulating", total=None)
-
-            def progress_cb(done: int, total: int) -> None:
-                progress.update(task, completed=done, total=total)
-
-            def phase(text: str) -> None:
-                progress.update(task, description=text)
-        results = run_sweeps(specs, workers=args.workers, progress=progress_cb, on_complete=export)
+        results = run_sweeps(specs, workers=args.workers,
+                             progress=progress_cb if progress is not None else None, on_complete=export)
 
     for i, result in enumerate(results):
         spec = result.spec

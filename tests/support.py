@@ -5,7 +5,22 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from sim import events as ev
 from sim.config import SimulationSpec, parse_config
+from sim.engine import Run
+
+# A recorded event as the invariant tests read it: (time, client, event name, integer detail).
+Event = tuple[float, int, str, int]
+
+
+def decode(run: Run) -> list[Event]:
+    """A recorded run's events with their names."""
+    out = []
+    for i in range(len(run.history)):
+        t, c, code, detail = run.history.event(i)
+        out.append((t, c, ev.EVENT_NAMES[code], detail))
+    return out
+
 
 CONTROL_PARAMS: dict[str, dict[str, Any]] = {
     "LockingServer": {"write_mu": 2.0, "write_sigma": 1.0},

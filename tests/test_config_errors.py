@@ -14,7 +14,7 @@ import pytest
 from sim.config import SAMPLE_CONFIG, default_client_counts, load_config
 from sim.errors import ConfigError
 
-from support import sim_table, toml_text, toml_value
+from support import sim_table, toml_text
 
 
 def write(tmp_path: Path, text: str, name: str = "sims.toml") -> Path:

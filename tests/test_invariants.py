@@ -12,13 +12,11 @@ from typing import Any
 
 import pytest
 
-from sim import events as ev
 from sim.config import SimulationSpec
 from sim.engine import Run, record_run, run_metrics
 
-from support import make_spec
+from support import Event, decode, make_spec
 
-Event = tuple[float, int, str, int]
 
 CONTROLS = ["LockingServer", "WriteOnlyOCCServer", "ReadWriteOCCServer", "ThrottlingServer"]
 STRATEGIES: list[dict[str, Any]] = [
@@ -65,14 +63,6 @@ def protocol(control: str) -> dict[str | None, set[str]]:
         "client_backs_off": {"client_requests_write"},
         "server_commits": set(), "server_decrements": set(), "client_gives_up": set(),
     }
-
-
-def decode(run: Run) -> list[Event]:
-    out = []
-    for i in range(len(run.history)):
-        t, c, code, detail = run.history.event(i)
-        out.append((t, c, ev.EVENT_NAMES[code], detail))
-    return out
 
 
 def by_client(history: list[Event]) -> dict[int, list[Event]]:

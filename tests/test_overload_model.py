@@ -15,16 +15,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from sim import events as ev
 from sim.config import DEFAULT_BUCKETS, SimulationSpec
 from sim.engine import OpenRunMetrics, Run, record_run, run_metrics
 from sim.servers import LatencyServer
 from sim.sweep import run_sweep
 from sim.workloads import WORKLOADS
 
-from support import make_spec
+from support import Event, decode, make_spec
 
-Event = tuple[float, int, str, int]
 
 ARRIVALS = {"server_accepts", "server_queues", "server_rejects"}
 SERVER_WORK = ARRIVALS | {"server_completes"}
@@ -64,14 +62,6 @@ def spec_of(base: dict[str, Any], strategies: list[dict[str, Any]] | None = None
     table = {k: v for k, v in table.items() if v is not None}
     control = table.pop("control")
     return make_spec(control, strategies or STRATEGIES, **table)
-
-
-def decode(run: Run) -> list[Event]:
-    out = []
-    for i in range(len(run.history)):
-        t, c, code, detail = run.history.event(i)
-        out.append((t, c, ev.EVENT_NAMES[code], detail))
-    return out
 
 
 def names_of(h: list[Event]) -> Counter[str]:

@@ -12,7 +12,7 @@ from sim.engine import History
 from tui.playback import SPEEDS, advance, change_speed, clamp, initial_speed
 from tui.rundata import RunData
 from tui.source import ConfigSource, ReplaySource, Selection
-from tui.widgets.timeline import build_grid, lane_labels
+from tui.timeline_grid import build_grid, lane_labels
 
 TINY = Path(__file__).parent / "fixtures" / "tiny.toml"
 

@@ -24,7 +24,8 @@ from tui.theme import (EVENT_GLYPHS, event_style, event_styles, palette_for, reg
                        theme_variable_defaults)
 from tui.widgets.charts import (MetricsChart, RequestPoints, RequestsChart, client_ticks,
                                 fit_title, hex_to_rgb, thin_ticks)
-from tui.widgets.metrics_table import (BEST_MARK, PLACEHOLDER, SAME_MARK, MetricsTable,
+from tui.widgets.strategy_table import PLACEHOLDER
+from tui.widgets.metrics_table import (BEST_MARK, SAME_MARK, MetricsTable,
                                        comparison_rows)
 
 STRATEGIES = [{"type": "Constant", "constant": 0.5},

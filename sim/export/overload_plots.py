@@ -59,18 +59,26 @@ def _shade_outages(ax: Axes, result: SweepResult, palette: Palette, label_them: 
                     transform=blended_transform_factory(ax.transData, ax.transAxes))
 
 
+def _per_strategy_figure(result: SweepResult, palette: Palette, width: float, row_height: float,
+                         columns: int, sharey: bool | str):
+    """A styled figure with one row of ``columns`` panels per strategy shown (the runs at the
+    largest client count): ``(figure, axes[row, column], labels, clients, runs)``."""
+    from matplotlib.figure import Figure
+
+    clients, runs = shown_runs(result)
+    labels = list(runs) or list(result.spec.labels[:1])
+    fig = Figure(figsize=(width, 1.2 + row_height * len(labels)), dpi=DPI, layout="constrained")
+    _style_figure(fig, palette)
+    axes = fig.subplots(len(labels), columns, squeeze=False, sharex=True, sharey=sharey)
+    return fig, axes, labels, clients, runs
+
+
 def timeseries_figure(result: SweepResult, palette: Palette | None = None) -> Figure:
     """Per strategy: requests per bucket (left) and the server's state at each bucket's end
     (right), against time, with outage windows shaded."""
-    from matplotlib.figure import Figure
-
     palette = palette or load_palette()
     spec = result.spec
-    clients, runs = shown_runs(result)
-    labels = list(runs) or list(spec.labels[:1])
-    fig = Figure(figsize=(14, 1.2 + 2.8 * len(labels)), dpi=DPI, layout="constrained")
-    _style_figure(fig, palette)
-    axes = fig.subplots(len(labels), 2, squeeze=False, sharex=True, sharey="col")
+    fig, axes, labels, clients, runs = _per_strategy_figure(result, palette, 14, 2.8, 2, "col")
     # A series that is zero in every shown run would only hide the x axis: leave it out, say so.
     silent = [label for name, label, _ in FLOW_LINES + LEVEL_LINES
               if all(not np.any(m.series[name]) for m in runs.values())]
@@ -121,15 +129,10 @@ def per_client_latency(m: OpenRunMetrics) -> np.ndarray:
 def latency_figure(result: SweepResult, palette: Palette | None = None) -> Figure:
     """Per strategy, as study 004 plots it: each client's latency, clients sorted by it (line),
     and the requests each of those clients sent (dots, right axis)."""
-    from matplotlib.figure import Figure
-
     palette = palette or load_palette()
     spec = result.spec
-    clients, runs = shown_runs(result)
-    labels = list(runs) or list(spec.labels[:1])
-    fig = Figure(figsize=(10, 1.2 + 2.6 * len(labels)), dpi=DPI, layout="constrained")
-    _style_figure(fig, palette)
-    axes = fig.subplots(len(labels), 1, squeeze=False, sharex=True, sharey=True)[:, 0]
+    fig, axes, labels, clients, runs = _per_strategy_figure(result, palette, 10, 2.6, 1, True)
+    axes = axes[:, 0]
     twins: list[Axes] = []
     repeats = spec.workload.REPEATS
     dots = palette.foreground

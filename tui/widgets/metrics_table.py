@@ -19,7 +19,7 @@ from sim.sweep import SweepResult
 
 from ..table_fit import column_width
 from .charts import series_marker
-from .strategy_table import PLACEHOLDER, StrategyTable  # noqa: F401  (PLACEHOLDER: tests)
+from .strategy_table import StrategyTable
 
 BEST_MARK = "★ best"
 SAME_MARK = "≈ best"

@@ -18,7 +18,6 @@ from textual.widget import Widget
 
 from ..rundata import KINDS, RunData
 from ..timeline_grid import Grid, cached_grid, label_width
-from ..timeline_grid import build_grid, lane_labels  # noqa: F401  (importable from here too)
 from ..theme import EVENT_GLYPHS, event_styles, palette_for
 from ..ticks import nice_ticks, time_scale
 
