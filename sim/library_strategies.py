@@ -1,0 +1,353 @@
+"""Backoff strategies of real retry libraries, transcribed from their source.
+
+Same contract as ``sim.strategies`` (``delays(uniform)`` yields the backoff before retry n,
+n = 0 first; all randomness from ``uniform``), registered in the same ``STRATEGIES``. Each
+draws its uniforms in the library's own order and count, so fed the same U[0, 1) stream as the
+library's ``random.random`` a Python library's delays are reproduced exactly (the tests do).
+Times are in the config's time unit; the presets (``sim.policies.presets``) convert the
+libraries' seconds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import ClassVar
+
+from .errors import ParamError
+from .outcomes import REJECTED
+from .params import above, at_least
+from .strategies import Strategy, Uniform, register
+
+
+def _optional_positive(obj: object, *names: str) -> None:
+    for name in names:
+        value = getattr(obj, name)
+        if value is not None and not value > 0:
+            raise ParamError(name, f"must be > 0 (or left out for no cap), got {value!r}")
+
+
+def _cap(value: float | None) -> float:
+    return math.inf if value is None else float(value)
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class GrpcBackoff(Strategy):
+    """gRPC retry policy (A6, revised 2024; grpc-go ``stream.go``): min(initial·multiplierⁿ, max)·U(1−j, 1+j)."""
+
+    SUMMARY: ClassVar[str] = "min(initial·multiplierⁿ, max)·U(0.8, 1.2)"
+    initial_backoff: float
+    max_backoff: float
+    backoff_multiplier: float
+    jitter: float = 0.2
+
+    def validate(self) -> None:
+        above(self, 0, "initial_backoff", "max_backoff", "backoff_multiplier")
+        if not 0 <= self.jitter < 1:
+            raise ParamError("jitter", f"must be in [0, 1), got {self.jitter!r}")
+
+    def delays(self, uniform: Uniform) -> Iterator[float]:
+        initial, cap, mult = float(self.initial_backoff), float(self.max_backoff), float(self.backoff_multiplier)
+        low, span = 1.0 - self.jitter, 2.0 * self.jitter
+        n = 0
+        while True:
+            try:
+                cur = min(initial * math.pow(mult, n), cap)
+            except OverflowError:
+                cur = cap
+            yield cur * (low + span * uniform())
+            n += 1
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class GrpcConnectBackoff(Strategy):
+    """gRPC connection backoff (grpc-go ``backoff.Exponential``): base first, then min(base·1.6ⁿ, max)·(1 ± 0.2)."""
+
+    SUMMARY: ClassVar[str] = "base, then min(base·multiplierⁿ, max)·(1 + j·U(−1, 1))"
+    base_delay: float = 1000.0
+    multiplier: float = 1.6
+    jitter: float = 0.2
+    max_delay: float = 120000.0
+
+    def validate(self) -> None:
+        above(self, 0, "base_delay", "max_delay")
+        at_least(self, 1, "multiplier")
+        if not 0 <= self.jitter < 1:
+            raise ParamError("jitter", f"must be in [0, 1), got {self.jitter!r}")
+
+    def delays(self, uniform: Uniform) -> Iterator[float]:
+        base, cap, mult, jitter = float(self.base_delay), float(self.max_delay), float(self.multiplier), float(self.jitter)
+        yield base
+        retries = 1
+        while True:
+            backoff, left = base, retries
+            while backoff < cap and left > 0:
+                backoff *= mult
+                left -= 1
+            if backoff > cap:
+                backoff = cap
+            backoff *= 1 + jitter * (uniform() * 2 - 1)
+            yield max(backoff, 0.0)
+            retries += 1
+
+
+def _tenacity_exponential(multiplier: float, cap: float, exp_base: float, low: float, exponent: int) -> float:
+    """tenacity ``wait_exponential.__call__`` (9.2): clamp(multiplier·exp_base^exponent, max(0, min), max)."""
+    if (multiplier > 0 and cap > 0 and exp_base > 1 and math.isfinite(cap)
+            and exponent > math.log(cap, exp_base) - math.log(multiplier, exp_base)):
+        return max(max(0, low), cap)
+    try:
+        result = multiplier * exp_base ** exponent
+    except OverflowError:
+        return cap
+    return max(max(0, low), min(result, cap))
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class TenacityRandomExponential(Strategy):
+    """tenacity ``wait_random_exponential``: U(min, clamp(multiplier·exp_baseⁿ, min, max))."""
+
+    SUMMARY: ClassVar[str] = "U(min, min(multiplier·2ⁿ, max))"
+    multiplier: float = 1000.0
+    max: float | None = None
+    exp_base: float = 2
+    min: float = 0.0
+
+    def validate(self) -> None:
+        at_least(self, 0, "multiplier", "min")
+        above(self, 1, "exp_base")
+        _optional_positive(self, "max")
+
+    def delays(self, uniform: Uniform) -> Iterator[float]:
+        mult, cap, base, low = self.multiplier, _cap(self.max), self.exp_base, float(self.min)
+        n = 0
+        while True:
+            high = _tenacity_exponential(mult, cap, base, low, n)
+            yield low + (high - low) * uniform()
+            n += 1
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class TenacityExponentialJitter(Strategy):
+    """tenacity ``wait_exponential_jitter`` (9.2): clamp(multiplier·exp_baseⁿ + U(0, jitter), min, max)."""
+
+    SUMMARY: ClassVar[str] = "min(multiplier·2ⁿ + U(0, jitter), max)"
+    multiplier: float = 1000.0
+    max: float | None = None
+    exp_base: float = 2
+    jitter: float = 1000.0
+    min: float = 0.0
+
+    def validate(self) -> None:
+        at_least(self, 0, "multiplier", "jitter", "min")
+        above(self, 0, "exp_base")
+        _optional_positive(self, "max")
+
+    def delays(self, uniform: Uniform) -> Iterator[float]:
+        mult, cap, base, jitter, low = self.multiplier, _cap(self.max), self.exp_base, float(self.jitter), float(self.min)
+        n = 0
+        while True:
+            u = jitter * uniform()  # drawn first, as tenacity does
+            try:
+                result = mult * base ** n + u
+            except OverflowError:
+                result = cap
+            yield max(max(0, low), min(result, cap))
+            n += 1
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class Stamina(Strategy):
+    """stamina's backoff (``_compute_backoff``): min(wait_max, wait_initial·wait_exp_baseⁿ + U(0, wait_jitter))."""
+
+    SUMMARY: ClassVar[str] = "min(wait_max, wait_initial·2ⁿ + U(0, wait_jitter))"
+    wait_initial: float = 100.0
+    wait_max: float = 5000.0
+    wait_jitter: float = 1000.0
+    wait_exp_base: float = 2
+
+    def validate(self) -> None:
+        at_least(self, 0, "wait_initial", "wait_jitter")
+        above(self, 0, "wait_max", "wait_exp_base")
+
+    def delays(self, uniform: Uniform) -> Iterator[float]:
+        initial, cap, jitter, base = self.wait_initial, float(self.wait_max), float(self.wait_jitter), self.wait_exp_base
+        n = 0
+        while True:
+            u = jitter * uniform() if jitter else 0  # stamina draws nothing when wait_jitter is 0
+            try:
+                yield min(cap, initial * base ** n + u)
+            except OverflowError:
+                yield cap
+            n += 1
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class Urllib3Backoff(Strategy):
+    """urllib3 ``Retry.get_backoff_time``: no wait before the first retry, then backoff_factor·2ⁿ (+ U·jitter), at most backoff_max."""
+
+    SUMMARY: ClassVar[str] = "0, then min(backoff_max, backoff_factor·2ⁿ + U(0, jitter))"
+    backoff_factor: float = 0.0
+    backoff_max: float = 120000.0
+    backoff_jitter: float = 0.0
+
+    def validate(self) -> None:
+        at_least(self, 0, "backoff_factor", "backoff_max", "backoff_jitter")
+
+    def delays(self, uniform: Uniform) -> Iterator[float]:
+        factor, cap, jitter = self.backoff_factor, self.backoff_max, float(self.backoff_jitter)
+        yield 0.0
+        errors = 2
+        while True:
+            try:
+                value = factor * (2 ** (errors - 1))
+            except OverflowError:
+                value = math.inf
+            if jitter != 0.0:
+                value += uniform() * jitter
+            yield float(max(0, min(cap, value)))
+            errors += 1
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class BackoffExpo(Strategy):
+    """litl/backoff ``expo`` with its default ``full_jitter``: U(0, factor·baseⁿ), the value capped at max_value."""
+
+    SUMMARY: ClassVar[str] = "U(0, min(factor·baseⁿ, max_value))"
+    factor: float = 1000.0
+    base: float = 2
+    max_value: float | None = None
+
+    def validate(self) -> None:
+        above(self, 0, "factor")
+        above(self, 1, "base")
+        _optional_positive(self, "max_value")
+
+    def delays(self, uniform: Uniform) -> Iterator[float]:
+        factor, base, cap = self.factor, self.base, self.max_value
+        n = 0
+        capped = False
+        while True:
+            if not capped:
+                try:
+                    a = factor * base ** n
+                except OverflowError:
+                    a = math.inf
+                if cap is None or a < cap:
+                    n += 1
+                else:
+                    a, capped = cap, True
+            else:
+                a = cap
+            yield a * uniform()
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class PollyDecorrelatedJitter(Strategy):
+    """Polly v8 exponential backoff with jitter (``RetryHelper.DecorrelatedJitterBackoffV2``), at most max_delay."""
+
+    SUMMARY: ClassVar[str] = "(f(n+U) − f(prev))·delay/1.4, f(t) = 2ᵗ·tanh(√(4t))"
+    delay: float = 2000.0
+    max_delay: float | None = None
+
+    def validate(self) -> None:
+        at_least(self, 0, "delay")
+        _optional_positive(self, "max_delay")
+
+    def delays(self, uniform: Uniform) -> Iterator[float]:
+        delay, cap = float(self.delay), _cap(self.max_delay)
+        prev = 0.0
+        attempt = 0
+        while True:
+            if delay == 0:
+                yield 0.0  # Polly returns a zero base delay at once, drawing nothing
+                continue
+            t = attempt + uniform()
+            try:
+                nxt = math.pow(2, t) * math.tanh(math.sqrt(4.0 * t))
+            except OverflowError:
+                nxt = math.inf
+            if math.isinf(nxt):
+                prev = nxt
+                value = math.inf
+            else:
+                value = (nxt - prev) * (1 / 1.4) * delay
+                prev = nxt
+            yield min(value, cap)
+            attempt += 1
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class EnvoyBackoff(Strategy):
+    """Envoy ``JitteredExponentialBackOffStrategy``: a whole number of ticks in [0, bₙ), b doubling from base to max."""
+
+    SUMMARY: ClassVar[str] = "tick·randint[0, min(base·2ⁿ, max)/tick)"
+    base_interval: float = 25.0
+    max_interval: float | None = None
+    tick: float = 1.0
+
+    def validate(self) -> None:
+        above(self, 0, "base_interval", "tick")
+        _optional_positive(self, "max_interval")
+        if round(self.base_interval / self.tick) < 1:
+            raise ParamError("base_interval", f"must be at least one tick ({self.tick!r}), got {self.base_interval!r}")
+        if self.max_interval is not None and not self.max_interval >= self.base_interval:
+            raise ParamError("max_interval", f"must be >= base_interval ({self.base_interval!r}), got {self.max_interval!r}")
+
+    def delays(self, uniform: Uniform) -> Iterator[float]:
+        tick = float(self.tick)
+        base = round(self.base_interval / tick)
+        cap = 10 * base if self.max_interval is None else round(self.max_interval / tick)
+        nxt = base
+        while True:
+            backoff = nxt
+            nxt = nxt * 2 if nxt < cap // 2 else cap
+            yield tick * min(math.floor(uniform() * backoff), cap)
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class BotocoreStandard(Strategy):
+    """botocore standard mode (1.44, ``ExponentialBackoff``): U(0,1)·min(scale·2ⁿ, max_backoff), scale by the failure's kind."""
+
+    SUMMARY: ClassVar[str] = "U(0,1)·min(scale·2ⁿ, max), scale 1 s throttled / 50 ms else"
+    throttle_base: float = 1000.0
+    transient_base: float = 50.0
+    max_backoff: float = 20000.0
+
+    def validate(self) -> None:
+        at_least(self, 0, "throttle_base", "transient_base")
+        above(self, 0, "max_backoff")
+
+    def kind_delays(self, uniform: Uniform) -> Callable[[int], float]:
+        """The delay after each failure of a call, told the failure's kind (``sim.outcomes``)."""
+        throttle, transient, cap = self.throttle_base, self.transient_base, float(self.max_backoff)
+        attempt = 0
+
+        def delay(kind: int) -> float:
+            nonlocal attempt
+            scale = throttle if kind == REJECTED else transient
+            u = uniform()  # drawn first, as botocore's ``self._random() * min(...)``
+            try:
+                bound = min(scale * (2 ** attempt), cap)
+            except OverflowError:
+                bound = cap
+            attempt += 1
+            return u * bound
+        return delay
+
+    def delays(self, uniform: Uniform) -> Iterator[float]:
+        """Without kinds (an engine that only knows rejections): every failure is throttling."""
+        delay = self.kind_delays(uniform)
+        while True:
+            yield delay(REJECTED)

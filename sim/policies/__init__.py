@@ -1,0 +1,17 @@
+"""Resilience policies between a client's failure and its next attempt.
+
+``seam`` defines the protocol (links, chains, GiveUp), ``chain`` builds a run's chains from a
+strategy and its policies, ``presets`` expands the retry policies of real libraries by name.
+Each policy family is one module that registers itself in ``POLICIES``; importing this package
+imports them all.
+"""
+
+from __future__ import annotations
+
+from . import adaptive, circuit_breaker, concurrency_budget, grpc_throttle, limits, rate_limit  # noqa: F401
+from . import retry_budget, retry_quota, token_bucket  # noqa: F401
+from .chain import ChainSpec, chain_from_data, policy_from_dict, strategy_from_dict
+from .seam import POLICIES, Chain, GiveUp, Link, Policy, StrategyLink, register_policy
+
+__all__ = ["POLICIES", "Chain", "ChainSpec", "GiveUp", "Link", "Policy", "StrategyLink",
+           "chain_from_data", "policy_from_dict", "register_policy", "strategy_from_dict"]

@@ -1,0 +1,109 @@
+"""A strategy entry's whole retry policy, as a run builds it: the ordered links of every client.
+
+``ChainSpec(strategy, policies)`` is frozen and validated; ``build(uniforms)`` gives one
+:class:`~sim.policies.seam.Chain` per client. Order: the strategy's own limits
+(``max_attempts``, ``max_elapsed``), the policies in the order given, the strategy, then the
+policies that look at its delay (``Deadline(stop_before=true)``, ``RateLimit``). So a retry that a
+limit or budget refuses draws no jitter, as before.
+
+The fast path: when ``plain`` is true (no policies, only the strategy and its limits), an engine
+keeps its inline code (``strategy.delays(uniform)`` plus the two limit checks) and never builds
+chains: a chain of only a strategy costs nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import MISSING, dataclass, fields
+from typing import Any
+
+from ..errors import ParamError
+from ..strategies import STRATEGIES, Strategy, Uniform
+from .limits import AttemptTimeout, MaxAttempts, MaxElapsed
+from .seam import POLICIES, Chain, Link, Policy, StrategyLink
+
+
+@dataclass(frozen=True)
+class ChainSpec:
+    """A strategy and its policies (validated specs, no state)."""
+
+    strategy: Strategy | None
+    policies: tuple[Policy, ...] = ()
+
+    @property
+    def plain(self) -> bool:
+        """Only a strategy and its own limits: the engine may skip the chain entirely."""
+        return not self.policies
+
+    @property
+    def attempt_timeout(self) -> float | None:
+        timeouts = [p.timeout for p in self.policies if isinstance(p, AttemptTimeout)]
+        return min(timeouts) if timeouts else None
+
+    def ordered(self) -> tuple[Policy | Strategy, ...]:
+        """The links' specs in the order the chain asks them."""
+        head: list[Policy | Strategy] = []
+        s = self.strategy
+        if s is not None and s.max_attempts is not None:
+            head.append(MaxAttempts(max_attempts=s.max_attempts))
+        if s is not None and s.max_elapsed is not None:
+            head.append(MaxElapsed(max_elapsed=s.max_elapsed))
+        before = [p for p in self.policies if not p.needs_delay and not isinstance(p, AttemptTimeout)]
+        after = [p for p in self.policies if p.needs_delay]
+        return (*head, *before, *(() if s is None else (s,)), *after)
+
+    def build(self, uniforms: Sequence[Uniform]) -> list[Chain]:
+        """One chain per client; ``uniforms[c]`` is client c's jitter stream."""
+        n = len(uniforms)
+        columns: list[list[Link]] = []
+        for spec in self.ordered():
+            if isinstance(spec, Strategy):
+                columns.append([StrategyLink(spec, u) for u in uniforms])
+            else:
+                columns.append(spec.links(n))
+        timeout = self.attempt_timeout
+        return [Chain([column[c] for column in columns], timeout) for c in range(n)]
+
+    def describe(self) -> str:
+        parts = [] if self.strategy is None else [self.strategy.describe()]
+        return " + ".join(parts + [p.describe() for p in self.policies])
+
+
+def _construct(registry: Mapping[str, type], raw: Mapping[str, Any], what: str) -> Any:
+    """Build a registered class from ``{type = NAME, field = value, ...}``; one-line errors."""
+    if not isinstance(raw, Mapping):
+        raise ParamError("type", f"each {what} must be a table like {{ type = \"...\" }}, got {raw!r}")
+    name = raw.get("type")
+    cls = registry.get(name) if isinstance(name, str) else None
+    if cls is None:
+        raise ParamError("type", f"unknown {what} {name!r}", f"choose one of {', '.join(registry)}")
+    args = {k: v for k, v in raw.items() if k not in ("type", "name")}
+    known = {f.name for f in fields(cls)}
+    for key in args:
+        if key not in known:
+            raise ParamError(key, f"is not a parameter of {name}",
+                             f"{name} takes {', '.join(sorted(known)) or 'no parameters'}")
+    try:
+        return cls(**args)
+    except TypeError as exc:  # a required parameter is missing
+        missing = sorted(f.name for f in fields(cls) if f.name not in args
+                         and f.default is MISSING and f.default_factory is MISSING)
+        raise ParamError(missing[0] if missing else "type", f"{name} needs {', '.join(missing) or exc}") from None
+
+
+def policy_from_dict(raw: Mapping[str, Any]) -> Policy:
+    """``{ type = "TokenBucket", capacity = 5 }`` → a validated Policy (ParamError otherwise)."""
+    return _construct(POLICIES, raw, "policy")
+
+
+def strategy_from_dict(raw: Mapping[str, Any]) -> Strategy:
+    """``{ type = "Expo", base = 5, cap = 1000 }`` → a validated Strategy (ParamError otherwise)."""
+    return _construct(STRATEGIES, raw, "strategy")
+
+
+def chain_from_data(data: Mapping[str, Any]) -> ChainSpec:
+    """A preset's expansion (``{"strategy": {...}, "policies": [...]}``) → a ChainSpec."""
+    raw_strategy = data.get("strategy")
+    strategy = None if raw_strategy is None else strategy_from_dict(raw_strategy)
+    policies = tuple(policy_from_dict(p) for p in data.get("policies", ()))
+    return ChainSpec(strategy, policies)

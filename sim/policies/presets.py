@@ -1,0 +1,281 @@
+"""The retry policies of real libraries, by name: ``{ preset = "NAME", ... }`` → plain data.
+
+``expand_preset(entry, unit_seconds)`` returns ``{"preset", "strategy", "policies"}`` as plain
+dicts (``{"type": ..., field: value}``), for the config layer to validate like any strategy and
+policy list (``chain_from_data`` does it here). Each preset has *settings*, named as the
+library names them, with the library's documented defaults; the defaults that are times are
+kept in seconds and converted with ``unit_seconds`` (seconds per time unit of the config:
+0.001 for milliseconds); a setting given in the entry overrides its default and is already in
+the config's unit. Which library version each preset follows is in ``Preset.library``; the
+tests compare each against that version (the Python libraries) or a transcription of its source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ParamError
+
+Data = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting of a preset: its default (seconds if ``time``) and what it means."""
+
+    default: Any
+    doc: str
+    time: bool = False
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    library: str
+    source: str
+    expands_to: str
+    settings: dict[str, Setting]
+    build: Callable[[dict[str, Any], float], Data] = field(repr=False)
+
+
+def _limit(max_attempts: int | None) -> list[Data]:
+    return [] if max_attempts is None else [{"type": "MaxAttempts", "max_attempts": max_attempts}]
+
+
+def _botocore_standard(v: dict[str, Any], unit: float) -> Data:
+    return {
+        "strategy": {"type": "BotocoreStandard", "throttle_base": v["throttle_base"],
+                     "transient_base": v["transient_base"], "max_backoff": v["max_backoff"]},
+        "policies": [*_limit(v["max_attempts"]),
+                     {"type": "RetryQuota", "capacity": v["quota_capacity"], "retry_cost": v["retry_cost"],
+                      "timeout_cost": v["timeout_cost"], "throttle_cost": v["throttle_cost"],
+                      "success_refund": v["success_refund"], "scope": v["scope"]}],
+    }
+
+
+def _botocore_adaptive(v: dict[str, Any], unit: float) -> Data:
+    data = _botocore_standard(v, unit)
+    data["policies"].append({"type": "AdaptiveRateLimiter", "unit_seconds": unit, "scope": v["scope"]})
+    return data
+
+
+def _grpc(v: dict[str, Any], unit: float) -> Data:
+    attempts = v["max_attempts"]
+    if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 2:
+        raise ParamError("max_attempts", f"must be an integer >= 2 (A6: it counts the original attempt), got {attempts!r}")
+    policies = _limit(min(attempts, v["max_attempts_limit"]))
+    if v["throttling"]:
+        policies.append({"type": "GrpcThrottle", "max_tokens": v["max_tokens"], "token_ratio": v["token_ratio"],
+                         "scope": v["scope"]})
+    return {"strategy": {"type": "GrpcBackoff", "initial_backoff": v["initial_backoff"],
+                         "max_backoff": v["max_backoff"], "backoff_multiplier": v["backoff_multiplier"],
+                         "jitter": v["jitter"]},
+            "policies": policies}
+
+
+def _tenacity_stops(v: dict[str, Any]) -> list[Data]:
+    out = _limit(v["stop_after_attempt"])
+    if v["stop_after_delay"] is not None:
+        out.append({"type": "Deadline", "total": v["stop_after_delay"]})
+    if v["stop_before_delay"] is not None:
+        out.append({"type": "Deadline", "total": v["stop_before_delay"], "stop_before": True})
+    return out
+
+
+def _strategy_only(type_name: str, names: tuple[str, ...], limits: Callable[[dict[str, Any]], list[Data]]
+                   ) -> Callable[[dict[str, Any], float], Data]:
+    def build(v: dict[str, Any], unit: float) -> Data:
+        strategy = {"type": type_name, **{k: v[k] for k in names if v[k] is not None}}
+        return {"strategy": strategy, "policies": limits(v)}
+    return build
+
+
+TENACITY_STOPS = {
+    "stop_after_attempt": Setting(None, "stop_after_attempt(n): at most n attempts (tenacity: stop_never)"),
+    "stop_after_delay": Setting(None, "stop_after_delay(d): give up once elapsed ≥ d", time=True),
+    "stop_before_delay": Setting(None, "stop_before_delay(d): give up if elapsed + next wait ≥ d", time=True),
+}
+STANDARD_SETTINGS = {
+    "max_attempts": Setting(3, "attempts in all (DEFAULT_MAX_ATTEMPTS)"),
+    "throttle_base": Setting(1.0, "backoff scale after a throttling error", time=True),
+    "transient_base": Setting(0.05, "backoff scale after any other error", time=True),
+    "max_backoff": Setting(20.0, "cap of the backoff (_MAX_BACKOFF)", time=True),
+    "quota_capacity": Setting(500, "retry quota (RetryQuota.INITIAL_CAPACITY)"),
+    "retry_cost": Setting(14, "quota cost of a retry after a non-throttling error"),
+    "timeout_cost": Setting(14, "quota cost of a retry after a timeout (10 in botocore ≤ 1.43)"),
+    "throttle_cost": Setting(5, "quota cost of a retry after a throttling error"),
+    "success_refund": Setting(1, "refund of a success without retries (_NO_RETRY_INCREMENT)"),
+    "scope": Setting("client", "one quota per client, or one shared by all (a shared botocore client)"),
+}
+
+PRESETS: dict[str, Preset] = {p.name: p for p in (
+    Preset("botocore-legacy", "botocore 1.44.5 (legacy mode)", "botocore/data/_retry.json; botocore/retryhandler.py",
+           "BackoffExpo(factor=1 s) (U(0,1)·2ⁿ s, uncapped) + MaxAttempts(5)",
+           {"max_attempts": Setting(5, "attempts in all (_retry.json max_attempts)"),
+            "base": Setting(1.0, "delay scale: U(0, base)·2ⁿ", time=True)},
+           lambda v, unit: {"strategy": {"type": "BackoffExpo", "factor": v["base"], "base": 2},
+                            "policies": _limit(v["max_attempts"])}),
+    Preset("botocore-standard", "botocore 1.44.5 (standard mode, the default)",
+           "botocore/retries/standard.py; botocore/retries/quota.py",
+           "BotocoreStandard(U(0,1)·min(scale·2ⁿ, 20 s), scale 1 s throttled / 50 ms else) + MaxAttempts(3)"
+           " + RetryQuota(500; 5 throttled, 14 else; refund 1)",
+           STANDARD_SETTINGS, _botocore_standard),
+    Preset("botocore-adaptive", "botocore 1.44.5 (adaptive mode)",
+           "botocore/retries/adaptive.py; throttling.py; bucket.py",
+           "botocore-standard + AdaptiveRateLimiter (CUBIC C=0.4, β=0.7, 0.5 s buckets)",
+           STANDARD_SETTINGS, _botocore_adaptive),
+    Preset("grpc", "gRPC retry policy, proposal A6 (revised 2024-08; grpc-go stream.go)",
+           "grpc/proposal A6-client-retries.md; grpc-go stream.go, clientconn.go",
+           "GrpcBackoff(0.1 s, ×2, max 1 s, ±20%) + MaxAttempts(min(4, 5)) [+ GrpcThrottle(10, 0.1)]",
+           {"max_attempts": Setting(4, "maxAttempts, the original attempt included (A6 example)"),
+            "max_attempts_limit": Setting(5, "the client's clamp on maxAttempts"),
+            "initial_backoff": Setting(0.1, "initialBackoff (A6 example; required, no default)", time=True),
+            "max_backoff": Setting(1.0, "maxBackoff (A6 example)", time=True),
+            "backoff_multiplier": Setting(2.0, "backoffMultiplier (A6 example)"),
+            "jitter": Setting(0.2, "the delay is multiplied by U(1 − jitter, 1 + jitter)"),
+            "throttling": Setting(False, "add retryThrottling"),
+            "max_tokens": Setting(10.0, "retryThrottling maxTokens (A6 example)"),
+            "token_ratio": Setting(0.1, "retryThrottling tokenRatio (A6 example)"),
+            "scope": Setting("client", "throttle per client, or one per server name for all clients")},
+           _grpc),
+    Preset("grpc-connect", "gRPC connection backoff (grpc-go backoff.DefaultConfig)",
+           "grpc/grpc doc/connection-backoff.md; grpc-go backoff/backoff.go, internal/backoff/backoff.go",
+           "GrpcConnectBackoff(1 s, ×1.6, ±20%, max 120 s) + AttemptTimeout(20 s)",
+           {"base_delay": Setting(1.0, "INITIAL_BACKOFF / BaseDelay", time=True),
+            "multiplier": Setting(1.6, "MULTIPLIER"),
+            "jitter": Setting(0.2, "JITTER"),
+            "max_delay": Setting(120.0, "MAX_BACKOFF", time=True),
+            "min_connect_timeout": Setting(20.0, "MIN_CONNECT_TIMEOUT, each attempt's timeout", time=True)},
+           lambda v, unit: {"strategy": {"type": "GrpcConnectBackoff", "base_delay": v["base_delay"],
+                                         "multiplier": v["multiplier"], "jitter": v["jitter"],
+                                         "max_delay": v["max_delay"]},
+                            "policies": [{"type": "AttemptTimeout", "timeout": v["min_connect_timeout"]}]}),
+    Preset("tenacity-random-exponential", "tenacity 9.2.1", "tenacity/wait.py (wait_random_exponential); tenacity/stop.py",
+           "TenacityRandomExponential(U(0, min(1 s·2ⁿ, max))), no stop",
+           {"multiplier": Setting(1.0, "multiplier", time=True), "max": Setting(None, "max (tenacity: MAX_WAIT)", time=True),
+            "exp_base": Setting(2.0, "exp_base"), "min": Setting(0.0, "min", time=True), **TENACITY_STOPS},
+           _strategy_only("TenacityRandomExponential", ("multiplier", "max", "exp_base", "min"), _tenacity_stops)),
+    Preset("tenacity-exponential-jitter", "tenacity 9.2.1", "tenacity/wait.py (wait_exponential_jitter); tenacity/stop.py",
+           "TenacityExponentialJitter(min(1 s·2ⁿ + U(0, 1 s), max)), no stop",
+           {"multiplier": Setting(1.0, "multiplier (initial before 9.2)", time=True),
+            "max": Setting(None, "max (tenacity: MAX_WAIT)", time=True), "exp_base": Setting(2.0, "exp_base"),
+            "jitter": Setting(1.0, "jitter", time=True), "min": Setting(0.0, "min", time=True), **TENACITY_STOPS},
+           _strategy_only("TenacityExponentialJitter", ("multiplier", "max", "exp_base", "jitter", "min"), _tenacity_stops)),
+    Preset("stamina", "stamina 26.1.0", "src/stamina/_core.py (retry, _compute_backoff, _make_stop)",
+           "Stamina(min(5 s, 0.1 s·2ⁿ + U(0, 1 s))) + MaxAttempts(10) + Deadline(45 s)",
+           {"attempts": Setting(10, "attempts in all"), "timeout": Setting(45.0, "stop_after_delay", time=True),
+            "wait_initial": Setting(0.1, "wait_initial", time=True), "wait_max": Setting(5.0, "wait_max", time=True),
+            "wait_jitter": Setting(1.0, "wait_jitter", time=True), "wait_exp_base": Setting(2.0, "wait_exp_base")},
+           lambda v, unit: {"strategy": {"type": "Stamina", **{k: v[k] for k in ("wait_initial", "wait_max", "wait_jitter", "wait_exp_base")}},
+                            "policies": [*_limit(v["attempts"]),
+                                         *([] if v["timeout"] is None else [{"type": "Deadline", "total": v["timeout"]}])]}),
+    Preset("urllib3", "urllib3 2.8.0", "src/urllib3/util/retry.py (Retry, get_backoff_time)",
+           "Urllib3Backoff(0, then backoff_factor·2ⁿ, max 120 s) + MaxAttempts(11) (total=10 retries)",
+           {"total": Setting(10, "retries in all (Retry(total=10))"),
+            "backoff_factor": Setting(0.0, "backoff_factor (0: no backoff; e.g. 0.1 s)", time=True),
+            "backoff_max": Setting(120.0, "DEFAULT_BACKOFF_MAX", time=True),
+            "backoff_jitter": Setting(0.0, "backoff_jitter", time=True)},
+           lambda v, unit: {"strategy": {"type": "Urllib3Backoff", "backoff_factor": v["backoff_factor"],
+                                         "backoff_max": v["backoff_max"], "backoff_jitter": v["backoff_jitter"]},
+                            "policies": _limit(None if v["total"] is None else v["total"] + 1)}),
+    Preset("backoff-expo", "backoff (litl) 2.2.1", "backoff/_wait_gen.py (expo); backoff/_jitter.py (full_jitter)",
+           "BackoffExpo(U(0, 1 s·2ⁿ), uncapped), no stop",
+           {"factor": Setting(1.0, "factor", time=True), "base": Setting(2.0, "base"),
+            "max_value": Setting(None, "max_value", time=True), "max_tries": Setting(None, "max_tries")},
+           lambda v, unit: {"strategy": {"type": "BackoffExpo", **{k: v[k] for k in ("factor", "base", "max_value") if v[k] is not None}},
+                            "policies": _limit(v["max_tries"])}),
+    Preset("polly-v8", "Polly 8 (App-vNext/Polly, Polly.Core)", "src/Polly.Core/Retry/RetryHelper.cs; RetryStrategyOptions",
+           "PollyDecorrelatedJitter(2 s) + MaxAttempts(4) (3 retries)",
+           {"max_retry_attempts": Setting(3, "MaxRetryAttempts"), "delay": Setting(2.0, "Delay", time=True),
+            "max_delay": Setting(None, "MaxDelay", time=True)},
+           lambda v, unit: {"strategy": {"type": "PollyDecorrelatedJitter", "delay": v["delay"],
+                                         **({} if v["max_delay"] is None else {"max_delay": v["max_delay"]})},
+                            "policies": _limit(v["max_retry_attempts"] + 1)}),
+    Preset("client-go", "Kubernetes client-go workqueue", "staging/src/k8s.io/client-go/util/workqueue/default_rate_limiters.go",
+           "Expo(5 ms, cap 1000 s) + RateLimit(10 qps, burst 100, shared)",
+           {"base_delay": Setting(0.005, "ItemExponentialFailureRateLimiter baseDelay", time=True),
+            "max_delay": Setting(1000.0, "maxDelay", time=True), "qps": Setting(10.0, "BucketRateLimiter rate"),
+            "burst": Setting(100, "BucketRateLimiter burst")},
+           lambda v, unit: {"strategy": {"type": "Expo", "base": v["base_delay"], "cap": v["max_delay"]},
+                            "policies": [{"type": "RateLimit", "qps": v["qps"], "burst": v["burst"], "unit_seconds": unit}]}),
+    Preset("google-http-client", "google-http-java-client ExponentialBackOff",
+           "google-http-client/src/main/java/com/google/api/client/util/ExponentialBackOff.java; HttpRequest.java",
+           "GoogleHttpClient(0.5 s, ×1.5, ±50%, 60 s, stop after 900 s) + MaxAttempts(11) (10 retries)",
+           {"initial_interval": Setting(0.5, "initialIntervalMillis", time=True),
+            "multiplier": Setting(1.5, "multiplier"), "randomization_factor": Setting(0.5, "randomizationFactor"),
+            "max_interval": Setting(60.0, "maxIntervalMillis", time=True),
+            "max_elapsed": Setting(900.0, "maxElapsedTimeMillis", time=True),
+            "number_of_retries": Setting(10, "HttpRequest.DEFAULT_NUMBER_OF_RETRIES")},
+           lambda v, unit: {"strategy": {"type": "GoogleHttpClient", **{k: v[k] for k in (
+               "initial_interval", "multiplier", "randomization_factor", "max_interval", "max_elapsed")}},
+                            "policies": _limit(None if v["number_of_retries"] is None else v["number_of_retries"] + 1)}),
+    Preset("envoy", "Envoy (route retry policy, cluster retry budget)",
+           "source/common/common/backoff_strategy.cc; source/common/router/retry_state_impl.cc; resource_manager_impl.h",
+           "EnvoyBackoff(whole ms in [0, 25 ms·2ⁿ), max 250 ms) + MaxAttempts(2) + ConcurrencyBudget(20%, 3)",
+           {"num_retries": Setting(1, "num_retries"), "base_interval": Setting(0.025, "base_interval", time=True),
+            "max_interval": Setting(0.25, "max_interval (10 × base_interval)", time=True),
+            "budget_percent": Setting(20.0, "retry_budget.budget_percent"),
+            "min_retry_concurrency": Setting(3, "retry_budget.min_retry_concurrency")},
+           lambda v, unit: {"strategy": {"type": "EnvoyBackoff", "base_interval": v["base_interval"],
+                                         "max_interval": v["max_interval"], "tick": 0.001 / unit},
+                            "policies": [*_limit(v["num_retries"] + 1),
+                                         {"type": "ConcurrencyBudget", "percent": v["budget_percent"],
+                                          "min_concurrency": v["min_retry_concurrency"]}]}),
+    Preset("finagle", "Finagle RetryBudget() with RequeueFilter", "finagle-core/.../service/RetryBudget.scala; RequeueFilter.scala; Retries.scala",
+           "NoBackoff + RetryBudget(20%, 10/s reserve, ttl 10 s, ≤ 0.2 × balance per request)",
+           {"percent_can_retry": Setting(0.2, "percentCanRetry"), "min_retries_per_sec": Setting(10, "minRetriesPerSec"),
+            "ttl": Setting(10.0, "ttl", time=True), "max_retries_per_request": Setting(0.2, "MaxRequeuesPerReq"),
+            "scope": Setting("client", "one budget per client, or one for all")},
+           lambda v, unit: {"strategy": {"type": "NoBackoff"},
+                            "policies": [{"type": "RetryBudget", "percent": 100.0 * v["percent_can_retry"],
+                                          "min_retries_per_s": v["min_retries_per_sec"], "ttl": v["ttl"],
+                                          "max_retries_per_request": v["max_retries_per_request"],
+                                          "unit_seconds": unit, "scope": v["scope"]}]}),
+)}
+
+
+def _check_type(name: str, default: Any, value: Any) -> None:
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise ParamError(name, f"must be true or false, got {value!r}")
+    elif isinstance(default, str):
+        if not isinstance(value, str):
+            raise ParamError(name, f"must be a string, got {value!r}")
+    elif isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ParamError(name, f"must be a number, got {value!r}")
+    elif isinstance(default, int) and not isinstance(value, int):
+        raise ParamError(name, f"must be an integer, got {value!r}")
+
+
+def preset_settings(name: str, unit_seconds: float = 0.001) -> dict[str, Any]:
+    """A preset's default settings, times converted to the config's unit."""
+    preset = PRESETS[name]
+    return {k: (s.default / unit_seconds if s.time and s.default is not None else s.default)
+            for k, s in preset.settings.items()}
+
+
+def expand_preset(entry: Mapping[str, Any], unit_seconds: float = 0.001) -> Data:
+    """``{ preset = "NAME", setting = value, ... }`` → ``{"preset", "strategy", "policies"}``."""
+    if not unit_seconds > 0:
+        raise ParamError("unit_seconds", f"must be > 0, got {unit_seconds!r}")
+    name = entry.get("preset")
+    preset = PRESETS.get(name) if isinstance(name, str) else None
+    if preset is None:
+        raise ParamError("preset", f"unknown preset {name!r}", f"choose one of {', '.join(PRESETS)}")
+    values = preset_settings(preset.name, unit_seconds)
+    for key, value in entry.items():
+        if key in ("preset", "name"):
+            continue
+        if key not in preset.settings:
+            raise ParamError(key, f"is not a setting of preset {preset.name!r}",
+                             f"it takes {', '.join(preset.settings)}")
+        default = preset.settings[key].default
+        if value is not None and default is not None:
+            _check_type(key, default, value)
+        elif value is not None:
+            _check_type(key, 0.0, value)
+        values[key] = value
+    data = preset.build(values, unit_seconds)
+    return {"preset": preset.name, **data}

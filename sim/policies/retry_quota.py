@@ -1,0 +1,122 @@
+"""The AWS SDK's retry quota (botocore standard and adaptive modes).
+
+Source: botocore ``retries/quota.py`` (``RetryQuota``) and ``retries/standard.py``
+(``RetryQuotaChecker``, ``RetryHandler.needs_retry``). The quota starts full at ``capacity``,
+which is also its maximum. A retry must acquire its cost or is not attempted: ``timeout_cost``
+after a timeout, ``throttle_cost`` after a rejection (a throttling error; ``retry_cost`` when
+unset), ``retry_cost`` otherwise. A success gives back ``success_refund`` if the call made no
+retry, otherwise what the call's last retry acquired; failures give nothing back. The defaults
+are botocore ≤ 1.43 (5, 10 after a timeout); botocore 1.44 charges 5 after a throttling error
+and 14 after any other (the ``botocore-standard`` preset).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ..errors import ParamError
+from ..outcomes import REJECTED, TIMED_OUT
+from .seam import GiveUp, Link, Policy, register_policy
+
+EXHAUSTED = GiveUp("retry_quota")
+
+
+def _int_at_least(obj: object, name: str, low: int) -> None:
+    value = getattr(obj, name)
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ParamError(name, f"must be an integer >= {low}, got {value!r}")
+
+
+@register_policy
+@dataclass(frozen=True, kw_only=True)
+class RetryQuota(Policy):
+    """A retry acquires its cost from the quota or is not made; a success refunds."""
+
+    SUMMARY: ClassVar[str] = "retry acquires retry_cost/timeout_cost; success refunds"
+    capacity: int = 500
+    retry_cost: int = 5
+    timeout_cost: int = 10
+    throttle_cost: int | None = None
+    success_refund: int = 1
+
+    def validate(self) -> None:
+        _int_at_least(self, "capacity", 1)
+        _int_at_least(self, "retry_cost", 0)
+        _int_at_least(self, "timeout_cost", 0)
+        _int_at_least(self, "success_refund", 0)
+        if self.throttle_cost is not None:
+            _int_at_least(self, "throttle_cost", 0)
+
+    def link(self) -> Link:
+        return _QuotaLink(_Quota(self.capacity), self.retry_cost, self.timeout_cost,
+                          self.retry_cost if self.throttle_cost is None else self.throttle_cost,
+                          self.success_refund)
+
+    def links(self, n: int) -> list[Link]:
+        if self.scope == "client":
+            return [self.link() for _ in range(n)]
+        shared = self.link()
+        return [_QuotaLink(shared.quota, shared.retry_cost, shared.timeout_cost,  # type: ignore[attr-defined]
+                           shared.throttle_cost, shared.refund) for _ in range(n)]  # type: ignore[attr-defined]
+
+
+class _Quota:
+    """botocore's RetryQuota: acquire all or nothing; release truncated at the maximum."""
+
+    __slots__ = ("available", "max")
+
+    def __init__(self, capacity: int) -> None:
+        self.available = capacity
+        self.max = capacity
+
+    def acquire(self, amount: int) -> bool:
+        if amount > self.available:
+            return False
+        self.available -= amount
+        return True
+
+    def release(self, amount: int) -> None:
+        if self.available == self.max:
+            return
+        self.available += min(self.max - self.available, amount)
+
+
+class _QuotaLink(Link):
+    """A client's view: the quota (own or shared) and what this call's last retry acquired."""
+
+    __slots__ = ("quota", "retry_cost", "timeout_cost", "throttle_cost", "refund", "last", "call")
+
+    def __init__(self, quota: _Quota, retry_cost: int, timeout_cost: int, throttle_cost: int,
+                 refund: int) -> None:
+        self.quota = quota
+        self.retry_cost = retry_cost
+        self.timeout_cost = timeout_cost
+        self.throttle_cost = throttle_cost
+        self.refund = refund
+        self.last = 0
+        self.call = -1.0
+
+    def on_failure(self, t: float, kind: int, attempt: int, start: float,
+                   verdict: float | GiveUp) -> float | GiveUp:
+        if attempt == 1 or start != self.call:
+            self.call = start
+            self.last = 0
+        if verdict.__class__ is GiveUp:
+            return verdict
+        if kind == TIMED_OUT:
+            cost = self.timeout_cost
+        elif kind == REJECTED:
+            cost = self.throttle_cost
+        else:
+            cost = self.retry_cost
+        if not self.quota.acquire(cost):
+            return EXHAUSTED
+        self.last = cost
+        return verdict
+
+    def on_success(self, t: float, attempt: int, start: float) -> None:
+        if attempt == 1 or start != self.call:
+            self.quota.release(self.refund)
+        else:
+            self.quota.release(self.last)
