@@ -499,3 +499,18 @@ def test_milliseconds_only_rescale(preset: str) -> None:
     ms_settings = {k: v * 1000 for k, v in settings.items()}
     millis = take(strategy_of(preset, 0.001, **ms_settings), random.Random(SEED).random, 12)
     assert millis == pytest.approx([s * 1000 for s in seconds], rel=1e-9)
+
+
+def test_the_tested_versions_are_the_pinned_ones() -> None:
+    """The comparisons above hold for these versions (README's presets table names them)."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    from importlib.metadata import version
+    from pathlib import Path
+    pyproject = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    pins = dict(req.split("==") for req in pyproject["project"]["optional-dependencies"]["libs"])
+    assert set(pins) == {"backoff", "botocore", "stamina", "tenacity", "urllib3"}
+    for name, pinned in pins.items():
+        assert version(name) == pinned, name
