@@ -21,7 +21,7 @@ from sim.policies import (POLICIES, Chain, ChainSpec, GiveUp, chain_from_data, p
 from sim.policies.circuit_breaker import CLOSED, HALF_OPEN, OPEN, CircuitBreaker
 from sim.policies.concurrency_budget import ConcurrencyBudget
 from sim.policies.grpc_throttle import GrpcThrottle
-from sim.policies.limits import AttemptTimeout, Deadline, MaxAttempts, MaxElapsed
+from sim.policies.limits import AttemptTimeout, Deadline, MaxAttempts
 from sim.policies.presets import PRESETS, expand_preset, preset_settings
 from sim.policies.rate_limit import RateLimit
 from sim.policies.retry_budget import RetryBudget
