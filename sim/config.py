@@ -36,6 +36,9 @@ _SIMULATION_KEYS = {
 _WORKLOAD_KEYS = {f.name: name for name, cls in WORKLOADS.items() for f in fields(cls)}
 DEFAULT_BUCKETS = 200
 _TOP_LEVEL_KEYS = {"simulation", "seed"}
+# Sub-tables of a [[simulation]] that another module parses from the same document
+# (``[simulation.explore]`` and ``[simulation.tune]``: sim.explore); the spec ignores them.
+EXTENSION_TABLES = frozenset({"explore", "tune"})
 
 
 @dataclass(frozen=True)
@@ -201,6 +204,11 @@ class _Checker:
 
 def load_config(path: str | Path) -> Config:
     """Read and validate a config file; raise ConfigError (one line) for any mistake."""
+    return parse_config(read_document(path), str(path))
+
+
+def read_document(path: str | Path) -> dict[str, Any]:
+    """A config file's TOML document, unvalidated; ConfigError (one line) if it cannot be read."""
     path = Path(path)
     name = str(path)
     try:
@@ -217,7 +225,7 @@ def load_config(path: str | Path) -> Config:
         raise ConfigError("is not UTF-8 text", file=name) from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"invalid TOML: {exc}", file=name) from None
-    return parse_config(data, name)
+    return data
 
 
 def parse_config(data: dict[str, Any], file: str = "<config>") -> Config:
@@ -258,6 +266,8 @@ def _parse_simulation(block: dict[str, Any], file: str, index: int, default_seed
     workload = _parse_workload(check, block)
     workload_keys = {f.name for f in fields(workload)}
     for key in block:
+        if key in EXTENSION_TABLES:
+            continue
         if key in _WORKLOAD_KEYS and key not in workload_keys:
             check.fail(key, f"is a parameter of workload {_WORKLOAD_KEYS[key]!r}, not {workload.NAME!r}",
                        f'set workload = "{_WORKLOAD_KEYS[key]}" or remove it')

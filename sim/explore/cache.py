@@ -1,0 +1,64 @@
+"""Per-cell result cache on disk: re-running a map with one more axis value computes only the
+new cells.
+
+A cell's key is a hash of its full spec (``repr`` of the frozen dataclasses: every field, floats
+written exactly) and of the code version (a hash of every source file of ``sim``), so a change
+to any parameter or to the simulator misses the cache rather than returning stale numbers.
+Entries are small JSON files written atomically; a corrupt or unreadable one is a miss.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import lru_cache
+from pathlib import Path
+
+from ..config import SimulationSpec
+from ..export.atomic import atomic_write_text
+from .summary import CellResult
+
+_SIM_ROOT = Path(__file__).resolve().parent.parent
+
+
+@lru_cache(maxsize=1)
+def code_version() -> str:
+    """A hash of the ``sim`` package's sources: any change to the simulator changes it."""
+    digest = hashlib.sha256()
+    for path in sorted(_SIM_ROOT.rglob("*.py")):
+        digest.update(path.relative_to(_SIM_ROOT).as_posix().encode())
+        digest.update(b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def cell_key(spec: SimulationSpec) -> str:
+    """The cache key of one cell: its full spec and the code version."""
+    return hashlib.sha256(f"{code_version()}\n{spec!r}".encode()).hexdigest()[:32]
+
+
+class CellCache:
+    """A directory of ``<key>.json`` cell results; ``None`` as the directory disables it."""
+
+    def __init__(self, directory: Path | None) -> None:
+        self.directory = directory
+        self.hits = 0
+
+    def get(self, spec: SimulationSpec) -> CellResult | None:
+        if self.directory is None:
+            return None
+        path = self.directory / f"{cell_key(spec)}.json"
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            result = CellResult.from_json(data)
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        if result.labels != spec.labels:
+            return None
+        self.hits += 1
+        return result
+
+    def put(self, spec: SimulationSpec, result: CellResult) -> None:
+        if self.directory is None:
+            return
+        atomic_write_text(self.directory / f"{cell_key(spec)}.json", json.dumps(result.to_json()))

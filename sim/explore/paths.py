@@ -1,0 +1,166 @@
+"""Dotted paths to scalar keys of a validated ``SimulationSpec``, and setting them.
+
+A path is written as in the TOML it comes from: a simulation key (``horizon``, ``repeat``), a
+parameter of the control or the workload by its bare name (``concurrency_limit``,
+``think_time``; ``control.NAME`` and ``workload.NAME`` also work), or an element of a list
+(``outages[0].duration``, ``strategies[1].base``; indices count from 0). ``clients`` is the
+single client count of a cell. Setting a key rebuilds the frozen dataclasses on the way with
+``dataclasses.replace``, so every model re-validates itself; spec-wide rules are in ``checks``.
+"""
+
+from __future__ import annotations
+
+import re
+import typing
+from dataclasses import dataclass, fields, is_dataclass, replace
+from typing import Any
+
+from ..config import SimulationSpec, StrategySpec
+from ..errors import ParamError
+
+Step = typing.Union[str, int]
+
+_SEGMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)((?:\[\d+\])*)$")
+_INDEX = re.compile(r"\[(\d+)\]")
+
+
+class PathError(ValueError):
+    """A path that does not name a numeric key of the spec (``message`` and ``hint``)."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        self.message = message
+        self.hint = hint
+        super().__init__(message if hint is None else f"{message} ({hint})")
+
+
+@dataclass(frozen=True)
+class KeyPath:
+    """A resolved path: its text, the attribute/index steps from the spec, and the value's type."""
+
+    text: str
+    steps: tuple[Step, ...]
+    integer: bool
+
+    def get(self, spec: SimulationSpec) -> float | int | None:
+        """The key's value in ``spec`` (``clients``: the only client count, or the largest)."""
+        if self.steps == ("clients",):
+            return spec.max_clients
+        value: Any = spec
+        for step in self.steps:
+            value = value[step] if isinstance(step, int) else getattr(value, step)
+        return value
+
+    def coerce(self, value: Any) -> float | int:
+        """``value`` as the key's type; ParamError for a non-number or a fraction for an integer."""
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ParamError(self.text, f"must be a number, got {value!r}")
+        if self.integer:
+            if float(value) != int(value):
+                raise ParamError(self.text, f"must be a whole number, got {value!r}")
+            return int(value)
+        return float(value)
+
+    def set(self, spec: SimulationSpec, value: Any) -> SimulationSpec:
+        """A copy of ``spec`` with this key set to ``value``; models re-validate (ParamError)."""
+        value = self.coerce(value)
+        if self.steps == ("clients",):
+            return replace(spec, clients=(value,))
+        try:
+            return _rebuild(spec, self.steps, value)
+        except ParamError as exc:
+            raise ParamError(self.text, exc.message, exc.hint) from None
+        except TypeError as exc:  # a model that rejects a value its constructor cannot take
+            raise ParamError(self.text, str(exc)) from None
+
+
+def _rebuild(obj: Any, steps: tuple[Step, ...], value: Any) -> Any:
+    if not steps:
+        return value
+    head, rest = steps[0], steps[1:]
+    if isinstance(head, int):
+        items = list(obj)
+        items[head] = _rebuild(items[head], rest, value)
+        return tuple(items)
+    return replace(obj, **{head: _rebuild(getattr(obj, head), rest, value)})
+
+
+def _numeric_hint(owner: type, name: str) -> bool | None:
+    """True for an int field, False for a float field, None for anything else."""
+    hint = typing.get_type_hints(owner)[name]
+    args = set(typing.get_args(hint)) or {hint}
+    if float in args:
+        return False
+    if int in args and bool not in args:
+        return True
+    return None
+
+
+def _split(text: str) -> list[Step]:
+    steps: list[Step] = []
+    for part in text.split("."):
+        match = _SEGMENT.match(part.strip())
+        if not match:
+            raise PathError(f"cannot read the path {text!r}",
+                            "write keys like think_time, outages[0].duration or strategies[1].base")
+        steps.append(match.group(1))
+        steps.extend(int(i) for i in _INDEX.findall(match.group(2)))
+    return steps
+
+
+def _field_names(obj: Any) -> list[str]:
+    return [f.name for f in fields(obj)] if is_dataclass(obj) else []
+
+
+def resolve(text: str, spec: SimulationSpec) -> KeyPath:
+    """Resolve ``text`` against ``spec``; PathError says what is wrong and what is valid."""
+    if not isinstance(text, str) or not text.strip():
+        raise PathError(f"must be a key path, got {text!r}", "e.g. think_time or outages[0].duration")
+    raw = _split(text.strip())
+    if raw == ["clients"]:
+        return KeyPath("clients", ("clients",), True)
+    head = raw[0]
+    spec_fields = {f.name for f in fields(SimulationSpec)}
+    if head not in spec_fields:
+        if head in _field_names(spec.control):
+            raw = ["control", *raw]
+        elif head in _field_names(spec.workload):
+            raw = ["workload", *raw]
+        else:
+            known = sorted(spec_fields - {"title", "control", "workload", "strategies", "outages", "clients"}
+                           | set(_field_names(spec.control)) | set(_field_names(spec.workload)))
+            raise PathError(f"{head!r} is not a key of this simulation",
+                            f"simulation keys: {', '.join(known)}; or outages[i].start|duration, "
+                            "strategies[i].PARAM, clients")
+    steps: list[Step] = []
+    obj: Any = spec
+    owner: type = SimulationSpec
+    last: str | None = None
+    for step in raw:
+        if isinstance(step, int):
+            if not isinstance(obj, tuple):
+                raise PathError(f"{last!r} is not a list", f"drop [{step}]")
+            if step >= len(obj):
+                raise PathError(f"{last}[{step}] does not exist: {last} has {len(obj)} "
+                                f"{'entry' if len(obj) == 1 else 'entries'}", "indices count from 0")
+            obj = obj[step]
+            steps.append(step)
+            continue
+        if isinstance(obj, StrategySpec) and step != "label":
+            obj = obj.strategy  # strategies[i].base means the strategy's parameter
+            steps.append("strategy")
+        if isinstance(obj, tuple):
+            raise PathError(f"{last!r} is a list", f"pick an element, e.g. {last}[0].{step}")
+        names = _field_names(obj)
+        if step not in names:
+            what = type(obj).__name__
+            raise PathError(f"{step!r} is not a key of {what}",
+                            f"{what} has: {', '.join(names)}" if names else None)
+        owner, last = type(obj), step
+        obj = getattr(obj, step)
+        steps.append(step)
+    if isinstance(obj, tuple) or is_dataclass(obj):
+        raise PathError(f"{text!r} names a table or a list, not a number", "name one of its numeric keys")
+    kind = _numeric_hint(owner, last) if last is not None else None
+    if kind is None:
+        raise PathError(f"{text!r} is not a numeric key", "explore and tune vary numbers only")
+    return KeyPath(text.strip(), tuple(steps), kind)

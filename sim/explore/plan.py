@@ -1,0 +1,151 @@
+"""``[simulation.explore]``: the axes of a simulation's map, parsed and every cell checked.
+
+```toml
+[[simulation]]
+title = "Server_Outage"
+...
+[simulation.explore]
+axes = [
+  { key = "outages[0].duration", from = 1000, to = 120000, steps = 12, scale = "log" },
+  { key = "think_time", values = [8000, 10000, 12000] },
+]
+metric = "recovered"   # drawn in the PNG (default: recovered with an outage, else goodput or cost)
+```
+
+Every cell's spec is built and re-validated here, before anything runs, so a value that makes a
+cell invalid is one line naming the file, the simulation and the axis.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..config import Config, SimulationSpec, parse_config, read_document
+from ..errors import ConfigError, ParamError
+from .axes import Axis, parse_axis
+from .checks import check_spec
+from .summary import has_verdict, metric_names
+
+EXPLORE_KEYS = {"axes", "metric"}
+MAX_AXES = 2
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One point of the grid: its position on each axis, the values there, and its spec."""
+
+    index: tuple[int, ...]
+    values: tuple[float | int, ...]
+    spec: SimulationSpec
+
+
+@dataclass(frozen=True)
+class ExplorePlan:
+    """A simulation's explore: the base spec, one or two axes, the metric the PNG shows."""
+
+    file: str
+    base: SimulationSpec
+    axes: tuple[Axis, ...]
+    metric: str
+    cells: tuple[Cell, ...]
+
+    @property
+    def title(self) -> str:
+        return self.base.title
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(len(a.values) for a in self.axes)
+
+
+def default_metric(spec: SimulationSpec) -> str:
+    """What a map shows unless told: recovery where there is a verdict, else goodput or cost."""
+    if has_verdict(spec):
+        return "recovered"
+    return "goodput" if spec.is_open else "cost"
+
+
+def plot_metrics(spec: SimulationSpec) -> tuple[str, ...]:
+    """Metrics a map can show: every metric with a mean, and ``recovered`` with a verdict."""
+    return metric_names(spec) + (("recovered",) if has_verdict(spec) else ())
+
+
+def cell_spec(base: SimulationSpec, axes: tuple[Axis, ...], values: tuple[Any, ...]) -> SimulationSpec:
+    """``base`` with each axis key set to its value, re-validated (ParamError names the key)."""
+    spec = base
+    for axis, value in zip(axes, values):
+        spec = axis.path.set(spec, value)
+    check_spec(spec)
+    return spec
+
+
+def parse_explore(table: Any, base: SimulationSpec, file: str) -> ExplorePlan:
+    """An ExplorePlan from a simulation's ``explore`` table; ConfigError (one line) otherwise."""
+    def fail(key: str, message: str, hint: str | None = None):
+        raise ConfigError(message, file=file, simulation=base.title, key=key, hint=hint)
+
+    if not isinstance(table, dict):
+        fail("explore", "must be a table: [simulation.explore] with axes = [...]")
+    for key in table:
+        if key not in EXPLORE_KEYS:
+            fail(f"explore.{key}", "is not an explore key", "explore takes axes and metric")
+    raw_axes = table.get("axes")
+    if not isinstance(raw_axes, list) or not 1 <= len(raw_axes) <= MAX_AXES:
+        fail("explore.axes", f"must be a list of one or two axes, got {raw_axes!r}",
+             'e.g. axes = [{ key = "think_time", values = [5000, 10000] }]')
+    axes: list[Axis] = []
+    for i, raw in enumerate(raw_axes):
+        where = f"explore.axes[{i}]"
+        try:
+            axes.append(parse_axis(raw, base))
+        except ParamError as exc:
+            fail(f"{where}.{exc.key}" if exc.key else where, exc.message, exc.hint)
+        if any(a.path.steps == axes[-1].path.steps for a in axes[:-1]):
+            fail(f"{where}.key", f"{axes[-1].path.text!r} is already an axis")
+    if len(base.clients) > 1 and not any(a.path.steps == ("clients",) for a in axes):
+        fail("clients", f"explore runs one client count per cell, got {list(base.clients)}",
+             "give clients = [N], or make clients an axis")
+    metric = table.get("metric", default_metric(base))
+    if metric not in plot_metrics(base):
+        fail("explore.metric", f"unknown metric {metric!r}", f"choose one of {', '.join(plot_metrics(base))}")
+    cells: list[Cell] = []
+    for index in itertools.product(*(range(len(a.values)) for a in axes)):
+        values = tuple(a.values[i] for a, i in zip(axes, index))
+        try:
+            spec = cell_spec(base, tuple(axes), values)
+        except ParamError as exc:
+            at = ", ".join(f"{a.path.text} = {v:g}" for a, v in zip(axes, values))
+            fail("explore.axes", f"the cell {at} is invalid: {exc.key}: {exc.message}", exc.hint)
+        cells.append(Cell(index, values, spec))
+    return ExplorePlan(file, base, tuple(axes), metric, tuple(cells))
+
+
+@dataclass(frozen=True)
+class ExploreDocument:
+    """A config with its explore and tune plans, in the order of the simulations."""
+
+    config: Config
+    explores: tuple[ExplorePlan, ...]
+    tunes: tuple  # TunePlan, from sim.explore.tune_plan
+
+
+def parse_document(data: dict[str, Any], file: str = "<config>") -> ExploreDocument:
+    """Validate a TOML document: the simulations, then their explore and tune tables."""
+    from .tune_plan import parse_tune
+
+    config = parse_config(data, file)
+    explores, tunes = [], []
+    for block, spec in zip(data.get("simulation", []), config.simulations):
+        if "explore" in block:
+            explores.append(parse_explore(block["explore"], spec, file))
+        if "tune" in block:
+            tunes.append(parse_tune(block["tune"], spec, file))
+    return ExploreDocument(config, tuple(explores), tuple(tunes))
+
+
+def load_document(path: str | Path) -> ExploreDocument:
+    """Read a config file and its explore and tune tables; ConfigError (one line) for a mistake."""
+    return parse_document(read_document(path), str(path))

@@ -1,0 +1,57 @@
+"""Run explore plans: cached cells are read back, the rest run on one backend, in one go.
+
+Every cell's result is cached the moment it is complete, so a cancelled or interrupted map
+resumes where it stopped, and a map with one more axis value computes only the new cells.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ..config import SimulationSpec
+from ..sweep import ShouldStop
+from .cache import CellCache
+from .plan import ExplorePlan
+from .summary import CellResult
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class ExploreResult:
+    """A plan and one CellResult per cell, in the order of ``plan.cells``."""
+
+    plan: ExplorePlan
+    cells: list[CellResult]
+
+    def cell(self, index: tuple[int, ...]) -> CellResult:
+        """The result at a grid position (one index per axis)."""
+        return self.cells[[c.index for c in self.plan.cells].index(tuple(index))]
+
+
+def run_cells(specs: Sequence[SimulationSpec], backend, cache: CellCache, *,
+              progress: Progress | None = None, should_stop: ShouldStop | None = None) -> list[CellResult]:
+    """Each spec's CellResult, from the cache or computed on ``backend`` (then cached)."""
+    results: list[CellResult | None] = [cache.get(spec) for spec in specs]
+    todo = [i for i, r in enumerate(results) if r is None]
+
+    def on_cell(j: int, result: CellResult) -> None:
+        i = todo[j]
+        results[i] = result
+        cache.put(specs[i], result)
+
+    backend.run([specs[i] for i in todo], progress=progress, should_stop=should_stop, on_cell=on_cell)
+    return [r for r in results if r is not None]
+
+
+def run_explores(plans: Sequence[ExplorePlan], backend, cache: CellCache, *,
+                 progress: Progress | None = None, should_stop: ShouldStop | None = None) -> list[ExploreResult]:
+    """Every plan's cells on one backend (cells of all plans in parallel)."""
+    specs = [cell.spec for plan in plans for cell in plan.cells]
+    results = run_cells(specs, backend, cache, progress=progress, should_stop=should_stop)
+    out, start = [], 0
+    for plan in plans:
+        out.append(ExploreResult(plan, results[start:start + len(plan.cells)]))
+        start += len(plan.cells)
+    return out

@@ -1,0 +1,117 @@
+"""What an explore cell keeps: a few numbers per run, and their means, CIs and verdict counts.
+
+A sweep's full results (every latency, every time-series bucket) are far too big to keep for
+hundreds of cells; a cell keeps one value per (strategy, repetition) for each metric below,
+which is all the explore files, the tuner and the cache need. Values are plain floats, so a
+cell read back from the cache gives byte-identical files.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..config import SimulationSpec
+from ..metrics import RunMetrics
+from ..open_metrics import OpenRunMetrics
+from ..stats import Estimate, estimate
+from .verdict import run_verdict
+
+# Every run: the sweep's metrics.
+BASE_METRICS = ("work", "duration", "cost", "gave_up")
+# Runs against replying servers, in addition.
+OPEN_METRICS = ("successes", "timeouts", "rejections", "unfinished", "goodput", "p50", "p99",
+                "amplification")
+# Per-run verdict values, aggregated as counts and medians rather than means.
+VERDICT_VALUES = ("recovered", "recovery_time")
+
+METRIC_HELP = {
+    "work": "requests sent (attempts)", "duration": "time of the last event", "cost":
+    "work_to_duration × work + duration", "gave_up": "clients that gave up",
+    "successes": "successful requests", "timeouts": "attempts that timed out",
+    "rejections": "attempts rejected", "unfinished": "clients not served by the horizon",
+    "goodput": "successes per time unit over the horizon", "p50": "median latency",
+    "p99": "99th percentile latency", "amplification": "attempts per offered request",
+    "recovered": "fraction of runs that recovered after the outages",
+    "recovery_time": "time from the last outage's end to recovery",
+}
+
+
+def metric_names(spec: SimulationSpec) -> tuple[str, ...]:
+    """The metrics with a mean and CI for this simulation."""
+    return BASE_METRICS + (OPEN_METRICS if spec.is_open else ())
+
+
+def has_verdict(spec: SimulationSpec) -> bool:
+    """A recover/collapse verdict exists: a replying server and at least one outage."""
+    return spec.is_open and bool(spec.outages)
+
+
+def run_values(spec: SimulationSpec, m: RunMetrics) -> dict[str, float]:
+    """One run's numbers: every metric of ``metric_names(spec)`` plus the verdict values."""
+    out = {"work": float(m.work), "duration": float(m.duration),
+           "cost": float(spec.work_to_duration * m.work + m.duration), "gave_up": float(m.gave_up)}
+    if isinstance(m, OpenRunMetrics):
+        pct = m.latency_percentiles()
+        out.update(successes=float(m.successes), timeouts=float(m.timeouts),
+                   rejections=float(m.rejections), unfinished=float(m.unfinished),
+                   goodput=float(m.goodput), p50=pct["p50"], p99=pct["p99"],
+                   amplification=float(m.work / m.offered) if m.offered else math.nan)
+    recovered, when = run_verdict(m)
+    out.update(recovered=recovered, recovery_time=when)
+    return out
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How many runs recovered, and the median recovery time of those that did."""
+
+    recovered_runs: int
+    runs: int
+    recovery_time_median: float
+
+    @property
+    def fraction(self) -> float:
+        return self.recovered_runs / self.runs if self.runs else math.nan
+
+
+@dataclass
+class CellResult:
+    """Per-run values of one cell: ``values[name]`` is an array [strategy, repetition]."""
+
+    labels: tuple[str, ...]
+    clients: int
+    values: dict[str, np.ndarray]
+
+    @classmethod
+    def from_rows(cls, spec: SimulationSpec, rows: list[list[dict[str, float]]]) -> CellResult:
+        """From ``rows[strategy][repetition]`` of ``run_values`` at the cell's one client count."""
+        names = list(rows[0][0])
+        values = {name: np.array([[r[name] for r in row] for row in rows], dtype=np.float64)
+                  for name in names}
+        return cls(spec.labels, spec.clients[0], values)
+
+    def estimate(self, name: str, s: int) -> Estimate:
+        """Mean and 95% CI of metric ``name`` for strategy ``s`` (NaN if any run has none)."""
+        return estimate(self.values[name][s])
+
+    def verdict(self, s: int) -> Verdict | None:
+        """Recovered runs of strategy ``s``, or None when the cell has no verdict."""
+        rec = self.values["recovered"][s]
+        if np.isnan(rec).all():
+            return None
+        times = self.values["recovery_time"][s]
+        times = times[~np.isnan(times)]
+        median = float(np.median(times)) if times.size else math.nan
+        return Verdict(int(np.nansum(rec)), int((~np.isnan(rec)).sum()), median)
+
+    def to_json(self) -> dict:
+        return {"labels": list(self.labels), "clients": self.clients,
+                "values": {k: v.tolist() for k, v in self.values.items()}}
+
+    @classmethod
+    def from_json(cls, data: dict) -> CellResult:
+        return cls(tuple(data["labels"]), int(data["clients"]),
+                   {k: np.array(v, dtype=np.float64) for k, v in data["values"].items()})

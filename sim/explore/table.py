@@ -1,0 +1,62 @@
+"""``<title>_explore.csv``: one row per cell × strategy.
+
+Columns: the simulation, each axis's value, the strategy and client count, every metric's mean
+and 95% CI half-width over the repetitions, and where a verdict exists the recovered runs, the
+number of runs, the recovered fraction and the median recovery time of the runs that recovered.
+Numbers are ``repr`` floats (empty for NaN), as in the other CSVs, so equal results give
+byte-identical files.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..export.atomic import atomic_write_text
+from ..export.csv_files import csv_text, format_float
+from ..export.names import safe_title
+from .runner import ExploreResult
+from .summary import has_verdict, metric_names
+
+VERDICT_COLUMNS = ("recovered_runs", "runs", "recovered_fraction", "recovery_time_median")
+
+
+def explore_header(result: ExploreResult) -> tuple[str, ...]:
+    plan = result.plan
+    columns = ["simulation", *(a.name for a in plan.axes), "strategy", "clients", "repeats"]
+    for name in metric_names(plan.base):
+        columns += [f"{name}_mean", f"{name}_ci95"]
+    if has_verdict(plan.base):
+        columns += VERDICT_COLUMNS
+    return tuple(columns)
+
+
+def _value(v: float | int) -> str:
+    return str(v) if isinstance(v, int) else repr(float(v))
+
+
+def explore_csv_text(result: ExploreResult) -> str:
+    plan = result.plan
+    names = metric_names(plan.base)
+    verdict = has_verdict(plan.base)
+    rows = []
+    for cell, cr in zip(plan.cells, result.cells):
+        for s, label in enumerate(cr.labels):
+            row = [plan.title, *(_value(v) for v in cell.values), label, str(cr.clients),
+                   str(cell.spec.repeat)]
+            for name in names:
+                e = cr.estimate(name, s)
+                row += [format_float(e.mean), format_float(e.ci95)]
+            if verdict:
+                v = cr.verdict(s)
+                row += ([str(v.recovered_runs), str(v.runs), format_float(v.fraction),
+                         format_float(v.recovery_time_median)] if v else ["", "", "", ""])
+            rows.append(row)
+    return csv_text(explore_header(result), rows)
+
+
+def explore_csv_path(title: str, out_dir: str | Path) -> Path:
+    return Path(out_dir) / f"{safe_title(title)}_explore.csv"
+
+
+def write_explore_csv(result: ExploreResult, out_dir: str | Path) -> Path:
+    return atomic_write_text(explore_csv_path(result.plan.title, out_dir), explore_csv_text(result))
