@@ -112,6 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     add_run_subparser(subparsers)
+    from .explore.command import add_explore_subparser
+
+    add_explore_subparser(subparsers)
     return parser
 
 
@@ -233,11 +236,15 @@ def _run(args: argparse.Namespace, err) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``backoff-sim`` (headless): dispatch ``run``; print help when no command is given."""
+    """``backoff-sim`` (headless): dispatch ``run`` and ``explore``; print help when no command is given."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "run":
         return run_command(args)
+    if args.command == "explore":
+        from .explore.command import explore_command
+
+        return explore_command(args)
     parser.print_help()
     return EXIT_OK
 

@@ -1,7 +1,7 @@
 """``backoff-sim``: open the terminal app on a config or an events file, or run headless.
 
-``backoff-sim run ...`` is handed to ``sim.cli`` before anything imports Textual, so the
-headless command stays as light as ``python -m sim``. Every mistake in the arguments, the
+``backoff-sim run ...`` and ``backoff-sim explore ...`` are handed to ``sim.cli`` before anything
+imports Textual, so the headless commands stay as light as ``python -m sim``. Every mistake in the arguments, the
 config or the events file is reported in one line (exit status 2) before the app starts.
 """
 
@@ -24,6 +24,8 @@ inspect the runs event by event in a terminal app.
   backoff-sim replay FILE      open the app on an exported <title>_events.csv (no simulation)
   backoff-sim run [CONFIG]     run headless: print tables, write PNG and CSV files
                                (see `backoff-sim run --help`)
+  backoff-sim explore CONFIG   map metrics over one or two keys, tune a strategy
+                               (see `backoff-sim explore --help`)
 """
 
 EPILOG = """\
@@ -75,7 +77,7 @@ def _fail(message: str) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``backoff-sim``; returns the exit status."""
     args_list = list(sys.argv[1:] if argv is None else argv)
-    if args_list[:1] == ["run"]:
+    if args_list[:1] in (["run"], ["explore"]):
         from sim.cli import main as cli_main
 
         return cli_main(args_list)

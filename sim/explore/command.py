@@ -1,0 +1,162 @@
+"""``backoff-sim explore CONFIG``: draw each simulation's map and run its tune, headless.
+
+Registered on the ``backoff-sim`` parser by ``sim.cli``; never imports Textual. Mistakes are one
+line with exit status 2; Ctrl-C stops the pool or the Dask tasks and exits 130, and since every
+finished cell is cached, running the same command again resumes.
+"""
+
+from __future__ import annotations
+
+import argparse
+from contextlib import ExitStack
+from pathlib import Path
+
+EXPLORE_DESCRIPTION = """\
+Explore the simulations of a config that carry a [simulation.explore] or [simulation.tune]
+table. An explore varies one or two keys (axes) over a grid; every cell is a full sweep of
+the simulation's strategies and repetitions. A tune minimises a metric over one strategy's
+parameters with Optuna. For each such simulation it writes:
+
+  <title>_explore.csv   one row per cell and strategy: the axes' values, every metric's mean
+                        and 95% CI, and (with an outage and a replying server) the recovered
+                        runs, the recovered fraction and the median recovery time
+  <title>_explore.png   one axis: the metric against the value, one line per strategy;
+                        two axes: a heatmap per strategy with the recover/collapse boundary
+  <title>_tune.csv      every trial of a tune: parameters, metrics, feasible or not
+  <title>_pareto.csv    original strategies and tuned variants on fresh random numbers: the
+  <title>_pareto.png    two Pareto metrics and the objective, mean and 95% CI
+
+Finished cells are cached (in DIR/.backoff-sim-cache unless --cache says otherwise), so a map
+with one more value computes only the new cells, and an interrupted run resumes.
+"""
+
+EXPLORE_EPILOG = """\
+examples:
+  backoff-sim explore examples/metastability.toml --out maps
+  backoff-sim explore my.toml --workers 1 --no-cache
+  backoff-sim explore my.toml --dask local                # a Dask LocalCluster on this machine
+  backoff-sim explore my.toml --dask tcp://10.0.0.5:8786  # an existing Dask scheduler
+
+Results depend only on the config, never on --workers or --dask.
+"""
+
+
+def add_explore_subparser(subparsers) -> argparse.ArgumentParser:
+    """Register ``explore`` on the top-level parser's subparsers."""
+    from ..cli import positive_int
+    from ..palette import DEFAULT_THEME
+
+    sub = subparsers.add_parser("explore", help="map metrics over one or two keys, and tune a strategy",
+                                description=EXPLORE_DESCRIPTION, epilog=EXPLORE_EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub.add_argument("config", metavar="CONFIG", type=Path,
+                     help="TOML config with [simulation.explore] or [simulation.tune] tables")
+    sub.add_argument("--out", "-o", metavar="DIR", type=Path, default=Path("."),
+                     help="directory for the CSV and PNG files, created if needed (default: .)")
+    sub.add_argument("--workers", "-j", metavar="N", type=positive_int, default=None,
+                     help="worker processes (default: all cores; with --dask local, its workers)")
+    sub.add_argument("--dask", metavar="SCHEDULER", default=None,
+                     help="run the tasks on Dask: a scheduler address (tcp://host:8786) or 'local' "
+                          "for a LocalCluster (needs the dask extra)")
+    sub.add_argument("--cache", metavar="DIR", type=Path, default=None,
+                     help="cell cache directory (default: DIR/.backoff-sim-cache of --out)")
+    sub.add_argument("--no-cache", action="store_true", help="compute every cell, read and write no cache")
+    sub.add_argument("--quiet", "-q", action="store_true", help="no progress bar: print only the files written")
+    sub.add_argument("--theme", metavar="NAME", default=DEFAULT_THEME,
+                     help=f"colour theme for the PNGs (default: {DEFAULT_THEME})")
+    sub.set_defaults(command="explore")
+    return sub
+
+
+def explore_command(args: argparse.Namespace) -> int:
+    """Carry out ``backoff-sim explore``; return the exit status (0, 2, or 130 on Ctrl-C)."""
+    from rich.console import Console
+
+    from ..cli import EXIT_INTERRUPTED, EXIT_USER_ERROR
+    from ..errors import UserError
+    from ..interrupt import first_interrupt_only
+
+    err = Console(stderr=True, highlight=False)
+    try:
+        with first_interrupt_only():
+            return _explore(args, err)
+    except UserError as exc:
+        err.print(f"error: {exc}", markup=False, soft_wrap=True)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        err.print("interrupted: finished cells are cached; run the same command to resume", markup=False)
+        return EXIT_INTERRUPTED
+
+
+def _explore(args: argparse.Namespace, err) -> int:
+    import time
+
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                               TimeElapsedColumn, TimeRemainingColumn)
+
+    from ..cli import EXIT_OK, _stdout_console
+    from ..errors import UserError
+    from ..export.atomic import ensure_output_dir
+    from ..export.names import check_unique_stems
+    from ..palette import load_palette
+    from .backends import make_backend
+    from .cache import CellCache
+    from .figure import write_explore_png
+    from .pareto import write_tune_files
+    from .plan import load_document
+    from .report import explore_summary, tune_summary
+    from .runner import run_explores
+    from .table import write_explore_csv
+    from .tune import run_tune
+
+    palette = load_palette(args.theme)
+    doc = load_document(args.config)
+    if not doc.explores and not doc.tunes:
+        raise UserError(f"{args.config}: no simulation has a [simulation.explore] or [simulation.tune] "
+                        "table (add one under a [[simulation]]; see README, \"Explore\")")
+    check_unique_stems(s.title for s in doc.config.simulations)
+    out_dir = ensure_output_dir(args.out)
+    cache_dir = None if args.no_cache else ensure_output_dir(args.cache or out_dir / ".backoff-sim-cache")
+    cache = CellCache(cache_dir)
+    out = _stdout_console()
+    written: list[Path] = []
+    start = time.perf_counter()
+    with ExitStack() as stack:
+        progress = None
+        if not args.quiet and err.is_terminal:
+            progress = stack.enter_context(Progress(
+                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
+                TimeElapsedColumn(), TimeRemainingColumn(), console=err, transient=True,
+                redirect_stdout=False, redirect_stderr=False))
+        backend = stack.enter_context(make_backend(args.dask, args.workers))
+
+        def tracker(description: str):
+            if progress is None:
+                return None
+            task = progress.add_task(description, total=None)
+            return lambda done, total: progress.update(task, completed=done, total=total)
+
+        results = []
+        if doc.explores:
+            cells = sum(len(p.cells) for p in doc.explores)
+            results = run_explores(doc.explores, backend, cache,
+                                   progress=tracker(f"exploring {cells} cells"))
+            for result in results:
+                written += [write_explore_csv(result, out_dir), write_explore_png(result, out_dir, palette)]
+        tunes = []
+        for plan in doc.tunes:
+            tune = run_tune(plan, backend, cache, progress=tracker(f"tuning {plan.label!r} of {plan.title}"))
+            written += write_tune_files(tune, out_dir, palette)
+            tunes.append(tune)
+    seconds = time.perf_counter() - start
+    if not args.quiet:
+        for result in results:
+            out.print(explore_summary(result))
+        for tune in tunes:
+            out.print(tune_summary(tune))
+        note = f"{cache.hits} cells from the cache" if cache_dir is not None else "no cache"
+        out.print(f"done in {seconds:.1f} s ({note}); wrote {len(written)} files to {out_dir.resolve()}:",
+                  markup=False, soft_wrap=True)
+    for path in written:
+        out.print(f"  {path.name}" if not args.quiet else str(path), markup=False, soft_wrap=True)
+    return EXIT_OK
