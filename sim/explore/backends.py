@@ -80,10 +80,12 @@ class DaskBackend:
 
     name = "dask"
 
-    def __init__(self, address: str | None = None, *, workers: int | None = None, client: Any = None) -> None:
+    def __init__(self, address: str | None = None, *, workers: int | None = None, client: Any = None,
+                 connect_timeout: float = 10.0) -> None:
         self.address = address
         self.workers = workers
         self.client = client
+        self.connect_timeout = connect_timeout
         self._owned: list[Any] = []
 
     def __enter__(self) -> DaskBackend:
@@ -100,7 +102,7 @@ class DaskBackend:
                 self.client = Client(cluster)
             else:
                 try:
-                    self.client = Client(self.address, timeout=10)
+                    self.client = Client(self.address, timeout=self.connect_timeout)
                 except (OSError, TimeoutError, ValueError) as exc:
                     raise UserError(f"--dask {self.address}: cannot reach the scheduler: {exc} "
                                     "(start one with `dask scheduler`, or use --dask local)") from None

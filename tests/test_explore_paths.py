@@ -1,0 +1,149 @@
+"""Dotted key paths into a validated spec: every kind of key resolves, sets through
+``dataclasses.replace`` and re-validates; a bad path or value is a specific message; and the
+spec-wide checks agree with the config loader, value for value."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from sim.config import parse_config
+from sim.errors import ConfigError, ParamError
+from sim.explore.checks import check_spec
+from sim.explore.paths import PathError, resolve
+
+from support import make_spec, sim_table
+
+OPEN = dict(control="LatencyServer", base_latency=100.0, concurrency_limit=30, factor=1.05, k=15.0,
+            workload="poisson", think_time=1000.0, horizon=30000.0, timeout=2000.0,
+            outages=[{"start": 10000.0, "duration": 3000.0}], clients=[20])
+TWO_STRATEGIES = [{"type": "Constant", "constant": 100.0, "name": "constant"},
+                  {"type": "FullJitteredExpo", "base": 50.0, "cap": 5000.0, "name": "jitter"}]
+
+
+def open_spec(**kw: Any):
+    table = {**OPEN, **kw}
+    control = table.pop("control")
+    return make_spec(control, TWO_STRATEGIES, **table)
+
+
+@pytest.mark.parametrize("text, value, read", [
+    ("horizon", 40000.0, lambda s: s.horizon),
+    ("repeat", 3, lambda s: s.repeat),
+    ("concurrency_limit", 40, lambda s: s.control.concurrency_limit),
+    ("control.factor", 1.1, lambda s: s.control.factor),
+    ("think_time", 500.0, lambda s: s.workload.think_time),
+    ("workload.think_time", 700.0, lambda s: s.workload.think_time),
+    ("outages[0].duration", 9000.0, lambda s: s.outages[0].duration),
+    ("outages[0].start", 0.0, lambda s: s.outages[0].start),
+    ("strategies[1].base", 20.0, lambda s: s.strategies[1].strategy.base),
+    ("strategies[0].max_attempts", 4, lambda s: s.strategies[0].strategy.max_attempts),
+    ("clients", 50, lambda s: s.clients[0]),
+])
+def test_each_kind_of_key_sets_one_value_and_nothing_else(text: str, value: Any, read) -> None:
+    spec = open_spec()
+    path = resolve(text, spec)
+    changed = path.set(spec, value)
+    assert read(changed) == value
+    assert path.get(changed) == value
+    assert type(path.get(changed)) is type(value)
+    # Everything else is untouched, and the labels stay (so rows line up across cells).
+    assert changed.labels == spec.labels
+    assert changed.title == spec.title
+    if path.get(spec) is not None:  # an unset limit (None) cannot be set back: numbers only
+        assert path.set(changed, path.get(spec)) == spec
+
+
+def test_setting_a_strategy_parameter_keeps_its_label_and_the_other_strategies() -> None:
+    spec = open_spec()
+    changed = resolve("strategies[1].cap", spec).set(spec, 9000.0)
+    assert changed.strategies[0] == spec.strategies[0]
+    assert changed.strategies[1].label == "jitter"
+    assert changed.strategies[1].strategy.cap == 9000.0
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("nope", "'nope' is not a key of this simulation"),
+    ("outages[1].duration", "outages[1] does not exist: outages has 1 entry"),
+    ("strategies[0].base", "'base' is not a key of Constant"),
+    ("outages.duration", "'outages' is a list"),
+    ("title", "is not a numeric key"),
+    ("control", "names a table or a list"),
+    ("horizon[0]", "'horizon' is not a list"),
+    ("think time", "cannot read the path"),
+])
+def test_bad_paths_say_what_is_wrong(text: str, fragment: str) -> None:
+    with pytest.raises(PathError) as info:
+        resolve(text, open_spec())
+    assert fragment in str(info.value)
+
+
+def test_models_revalidate_a_new_value() -> None:
+    spec = open_spec()
+    with pytest.raises(ParamError) as info:
+        resolve("think_time", spec).set(spec, -1.0)
+    assert info.value.key == "think_time" and "must be > 0" in info.value.message
+    with pytest.raises(ParamError) as info:
+        resolve("strategies[1].base", spec).set(spec, -1.0)
+    assert info.value.key == "strategies[1].base"
+
+
+def test_integer_keys_take_whole_numbers_only() -> None:
+    spec = open_spec()
+    path = resolve("concurrency_limit", spec)
+    assert path.integer
+    assert path.set(spec, 40.0).control.concurrency_limit == 40
+    with pytest.raises(ParamError, match="whole number"):
+        path.set(spec, 40.5)
+    with pytest.raises(ParamError, match="must be a number"):
+        path.set(spec, True)
+
+
+# Spec-wide rules: the same value must be refused by the config loader and by check_spec, and
+# accepted by both. Each case: a key, a value, and whether it is valid.
+CASES = [
+    ("repeat", 0, False), ("repeat", 1, True), ("network_mu", -0.5, False), ("network_mu", 0.0, True),
+    ("network_sigma", -1.0, False), ("work_to_duration", -1.0, False), ("seed", 0, True),
+    ("horizon", 0.0, False), ("horizon", 12000.0, True), ("timeout", 0.0, False), ("timeout", 1.0, True),
+    ("bucket", 0.0, False), ("bucket", 50000.0, False), ("bucket", 100.0, True),
+    ("outages[0].start", 30000.0, False), ("outages[0].start", -1.0, False), ("outages[0].start", 0.0, True),
+    ("outages[0].duration", 0.0, False), ("clients", 0, False),
+]
+
+
+def _raw_with(key: str, value: Any) -> dict[str, Any]:
+    control = OPEN["control"]
+    table = sim_table(control, TWO_STRATEGIES, **{k: v for k, v in OPEN.items() if k != "control"})
+    if key.startswith("outages[0]."):
+        table["outages"] = [{**table["outages"][0], key.split(".")[1]: value}]
+    elif key == "clients":
+        table["clients"] = [value]
+    else:
+        table[key] = value
+    return table
+
+
+@pytest.mark.parametrize("key, value, valid", CASES)
+def test_check_spec_agrees_with_the_config_loader(key: str, value: Any, valid: bool) -> None:
+    loader_ok = True
+    try:
+        parse_config({"simulation": [_raw_with(key, value)]})
+    except ConfigError:
+        loader_ok = False
+    spec = open_spec()
+    path = resolve(key, spec)
+    explore_ok = True
+    try:
+        check_spec(path.set(spec, value))
+    except ParamError:
+        explore_ok = False
+    assert loader_ok == valid
+    assert explore_ok == valid
+
+
+def test_keys_only_replying_servers_take_are_refused_for_contention_controls() -> None:
+    spec = make_spec("LockingServer")
+    path = resolve("timeout", spec)  # a field of the spec, None for this control
+    with pytest.raises(ParamError, match="needs a server that replies"):
+        check_spec(path.set(spec, 100.0))

@@ -1,0 +1,156 @@
+"""``[simulation.explore]`` and ``[simulation.tune]`` tables: what they accept, the grid they
+make, and one-line errors naming the file, the simulation and the key for every mistake."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sim.config import load_config
+from sim.errors import ConfigError
+from sim.explore.plan import load_document
+
+from support import sim_table, toml_text
+
+OPEN = dict(control="LatencyServer", base_latency=100.0, concurrency_limit=30, factor=1.05, k=15.0,
+            workload="poisson", think_time=1000.0, horizon=30000.0, timeout=2000.0,
+            outages=[{"start": 10000.0, "duration": 3000.0}], clients=[20], title="Map")
+STRATEGIES = [{"type": "Constant", "constant": 100.0, "name": "constant"},
+              {"type": "FullJitteredExpo", "base": 50.0, "cap": 5000.0, "name": "jitter"}]
+
+
+def write_config(tmp_path: Path, explore: dict[str, Any] | None = None, tune: dict[str, Any] | None = None,
+                 **kw: Any) -> Path:
+    fields = {**OPEN, **kw}
+    table = sim_table(fields.pop("control"), STRATEGIES, **fields)
+    text = toml_text(table)
+    for name, sub in (("explore", explore), ("tune", tune)):
+        if sub is not None:
+            text += f"\n[simulation.{name}]\n" + "".join(f"{k} = {_toml(v)}\n" for k, v in sub.items())
+    path = tmp_path / "map.toml"
+    path.write_text(text, "utf-8")
+    return path
+
+
+def _toml(value: Any) -> str:
+    from support import toml_value
+    return toml_value(value)
+
+
+def error_line(path: Path) -> str:
+    with pytest.raises(ConfigError) as info:
+        load_document(path)
+    message = str(info.value)
+    assert "\n" not in message and str(path) in message and "'Map'" in message
+    return message
+
+
+def test_a_config_with_explore_and_tune_tables_still_runs_as_a_plain_config(tmp_path: Path) -> None:
+    path = write_config(tmp_path, explore={"axes": [{"key": "think_time", "values": [500, 1000]}]},
+                        tune={"strategy": "jitter", "params": {"base": [1, 100]}})
+    config = load_config(path)
+    assert config.simulations[0].title == "Map"
+
+
+def test_two_axes_make_the_product_grid_in_order(tmp_path: Path) -> None:
+    path = write_config(tmp_path, explore={"axes": [
+        {"key": "outages[0].duration", "values": [1000, 2000, 4000]},
+        {"key": "think_time", "values": [500, 1000]}]})
+    plan = load_document(path).explores[0]
+    assert plan.shape == (3, 2)
+    assert [c.index for c in plan.cells] == [(i, j) for i in range(3) for j in range(2)]
+    for cell in plan.cells:
+        assert cell.spec.outages[0].duration == cell.values[0]
+        assert cell.spec.workload.think_time == cell.values[1]
+        assert cell.spec.title == "Map"  # the title is part of the seed key: common random numbers
+
+
+def test_log_range_is_geometric_with_exact_ends(tmp_path: Path) -> None:
+    path = write_config(tmp_path, explore={"axes": [
+        {"key": "outages[0].duration", "from": 1000, "to": 16000, "steps": 5, "scale": "log"}]})
+    values = load_document(path).explores[0].axes[0].values
+    assert values[0] == 1000.0 and values[-1] == 16000.0
+    ratios = [b / a for a, b in zip(values, values[1:])]
+    # 16 = 2^4 over four steps: each ratio is 2, to the 6 significant digits values are kept to
+    assert all(math.isclose(r, 2.0, rel_tol=1e-5) for r in ratios)
+
+
+def test_linear_range_on_an_integer_key_rounds_to_whole_numbers(tmp_path: Path) -> None:
+    path = write_config(tmp_path, explore={"axes": [{"key": "concurrency_limit", "from": 10, "to": 20, "steps": 4}]})
+    axis = load_document(path).explores[0].axes[0]
+    assert axis.values == (10, 13, 17, 20)  # round(10 + i * 10/3)
+    assert all(isinstance(v, int) for v in axis.values)
+
+
+def test_default_metric_is_the_verdict_with_an_outage(tmp_path: Path) -> None:
+    plan = load_document(write_config(tmp_path, explore={"axes": [{"key": "think_time", "values": [1000]}]})).explores[0]
+    assert plan.metric == "recovered"
+
+
+@pytest.mark.parametrize("explore, fragment", [
+    ({"axes": []}, "key 'explore.axes': must be a list of one or two axes"),
+    ({"axes": [{"key": "think_time", "values": [1]}] * 3}, "one or two axes"),
+    ({"axes": [{"key": "thinktime", "values": [1]}]}, "key 'explore.axes[0].key': 'thinktime' is not a key"),
+    ({"axes": [{"key": "think_time"}]}, "give either values = [...] or from, to and steps"),
+    ({"axes": [{"key": "think_time", "values": [1], "from": 1}]}, "give either values"),
+    ({"axes": [{"key": "think_time", "from": 1, "to": 10}]}, "key 'explore.axes[0].steps': is missing"),
+    ({"axes": [{"key": "think_time", "from": 0, "to": 10, "steps": 3, "scale": "log"}]}, "must be > 0 on a log scale"),
+    ({"axes": [{"key": "think_time", "from": 1, "to": 10, "steps": 3, "scale": "cubic"}]}, "scale"),
+    ({"axes": [{"key": "think_time", "values": [1, 1]}]}, "repeated values"),
+    ({"axes": [{"key": "concurrency_limit", "from": 1, "to": 3, "steps": 5}]}, "repeated values"),
+    ({"axes": [{"key": "think_time", "values": ["a"]}]}, "must be a number"),
+    ({"axes": [{"key": "think_time", "values": [1], "colour": 1}]}, "'explore.axes[0].colour': is not an axis key"),
+    ({"axes": [{"key": "think_time", "values": [1]}, {"key": "workload.think_time", "values": [2]}]}, "already an axis"),
+    ({"axes": [{"key": "think_time", "values": [1000, -5]}]},
+     "the cell think_time = -5 is invalid: think_time: must be > 0"),
+    ({"axes": [{"key": "outages[0].start", "values": [1000, 40000]}]},
+     "the cell outages[0].start = 40000 is invalid: outages[0].start: is at or after the horizon"),
+    ({"axes": [{"key": "think_time", "values": [1]}], "metric": "happiness"}, "unknown metric 'happiness'"),
+    ({"axes": [{"key": "think_time", "values": [1]}], "colour": "red"}, "'explore.colour': is not an explore key"),
+])
+def test_explore_mistakes_are_one_line(tmp_path: Path, explore: dict, fragment: str) -> None:
+    assert fragment in error_line(write_config(tmp_path, explore=explore))
+
+
+def test_several_client_counts_need_a_clients_axis(tmp_path: Path) -> None:
+    path = write_config(tmp_path, explore={"axes": [{"key": "think_time", "values": [1000]}]}, clients=[10, 20])
+    assert "explore runs one client count per cell" in error_line(path)
+    path = write_config(tmp_path, explore={"axes": [{"key": "clients", "values": [10, 30]}]}, clients=[10, 20])
+    plan = load_document(path).explores[0]
+    assert [c.spec.clients for c in plan.cells] == [(10,), (30,)]
+
+
+def test_tune_table_resolves_the_strategy_by_label_or_index(tmp_path: Path) -> None:
+    doc = load_document(write_config(tmp_path, tune={
+        "strategy": "jitter", "params": {"base": [1, 100], "cap": {"low": 100, "high": 10000, "log": True}},
+        "constraints": ["p99 <= 500", "gave_up == 0"], "objective": "p99"}))
+    plan = doc.tunes[0]
+    assert plan.strategy == 1 and plan.label == "jitter"
+    assert [p.path.text for p in plan.params] == ["strategies[1].base", "strategies[1].cap"]
+    assert plan.params[1].log
+    assert [str(c) for c in plan.constraints] == ["p99 <= 500", "gave_up == 0"]
+    assert plan.seed == doc.config.simulations[0].seed  # default: the simulation's seed
+    index = load_document(write_config(tmp_path, tune={"strategy": 1, "params": {"base": [1, 100]}})).tunes[0]
+    assert index.strategy == 1
+
+
+@pytest.mark.parametrize("tune, fragment", [
+    ({"strategy": "nobody", "params": {"base": [1, 2]}}, "key 'tune.strategy': no strategy 'nobody'"),
+    ({"strategy": 1}, "key 'tune.params': must name at least one parameter"),
+    ({"strategy": 1, "params": {"bass": [1, 2]}}, "key 'tune.params.bass': 'bass' is not a key of FullJitteredExpo"),
+    ({"strategy": 1, "params": {"base": [2, 1]}}, "needs low < high"),
+    ({"strategy": 1, "params": {"base": [-5, 1]}}, "bound -5 is invalid"),
+    ({"strategy": 1, "params": {"base": [1, 2]}, "objective": "fun"}, "key 'tune.objective': unknown metric 'fun'"),
+    ({"strategy": 1, "params": {"base": [1, 2]}, "constraints": ["p99 is small"]}, "cannot read 'p99 is small'"),
+    ({"strategy": 1, "params": {"base": [1, 2]}, "constraints": ["speed < 3"]}, "unknown metric 'speed'"),
+    ({"strategy": 1, "params": {"base": [1, 2]}, "sampler": "grid"}, "unknown sampler 'grid'"),
+    ({"strategy": 1, "params": {"base": [1, 2]}, "sampler": "cmaes"}, "CMA-ES needs at least two parameters"),
+    ({"strategy": 1, "params": {"base": [1, 2]}, "trials": 0}, "key 'tune.trials': must be a whole number >= 1"),
+    ({"strategy": 1, "params": {"base": [1, 2]}, "pareto": ["work"]}, "must be two different metrics"),
+    ({"strategy": 1, "params": {"base": [1, 2]}, "budget": 3}, "key 'tune.budget': is not a tune key"),
+])
+def test_tune_mistakes_are_one_line(tmp_path: Path, tune: dict, fragment: str) -> None:
+    assert fragment in error_line(write_config(tmp_path, tune=tune))

@@ -1,0 +1,169 @@
+"""Running a map: each cell is the sweep of its spec, common random numbers across cells, the
+cache computes only new cells, results do not depend on workers or the cache, cancel is clean,
+and the CSV has one row per cell and strategy."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sim.explore.backends import LocalBackend
+from sim.explore.cache import CellCache, cell_key
+from sim.explore.plan import parse_document
+from sim.explore.runner import run_explores
+from sim.explore.summary import BASE_METRICS, OPEN_METRICS
+from sim.explore.table import VERDICT_COLUMNS, explore_csv_text
+from sim.sweep import SweepCancelled, run_sweep
+
+from support import sim_table
+
+STRATEGIES = [{"type": "Constant", "constant": 0.5, "name": "constant"},
+              {"type": "FullJitteredExpo", "base": 2.0, "cap": 1000.0, "name": "jitter"}]
+OPEN = dict(base_latency=100.0, concurrency_limit=10, factor=1.05, k=15.0, workload="poisson",
+            think_time=500.0, horizon=6000.0, timeout=1000.0, network_mu=1.0, network_sigma=0.2,
+            outages=[{"start": 2000.0, "duration": 500.0}], clients=[15], repeat=2)
+OPEN_STRATEGIES = [{"type": "Constant", "constant": 100.0, "name": "constant"},
+                   {"type": "NormalJitterExpo", "min_delay": 100.0, "factor": 2.718, "max_delay": 30000.0,
+                    "name": "expo"}]
+
+
+def lock_doc(values: list[float], **explore):
+    table = sim_table("LockingServer", STRATEGIES, title="Lock", clients=[6], repeat=3)
+    table["explore"] = {"axes": [{"key": "strategies[1].base", "values": values}], **explore}
+    return parse_document({"seed": 5, "simulation": [table]}, "lock.toml")
+
+
+def open_doc(durations: list[float], think_times: list[float] | None = None):
+    table = sim_table("LatencyServer", OPEN_STRATEGIES, title="Open", **OPEN)
+    axes = [{"key": "outages[0].duration", "values": durations}]
+    if think_times:
+        axes.append({"key": "think_time", "values": think_times})
+    table["explore"] = {"axes": axes}
+    return parse_document({"seed": 2, "simulation": [table]}, "open.toml")
+
+
+class Spy(LocalBackend):
+    """A local backend that records the specs it was asked to run."""
+
+    def __init__(self, workers: int | None = 1) -> None:
+        super().__init__(workers)
+        self.ran: list = []
+
+    def run(self, specs, **kwargs):
+        self.ran += list(specs)
+        return super().run(specs, **kwargs)
+
+
+def run(doc, backend=None, cache=None):
+    return run_explores(doc.explores, backend or LocalBackend(1), cache or CellCache(None))[0]
+
+
+def rows(text: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def test_each_cell_is_the_sweep_of_its_spec() -> None:
+    doc = open_doc([300.0, 900.0])
+    result = run(doc)
+    for cell, cr in zip(result.plan.cells, result.cells):
+        sweep = run_sweep(cell.spec, workers=1)
+        for s in range(len(cell.spec.strategies)):
+            assert np.array_equal(cr.values["work"][s], sweep.work[s, 0])
+            assert np.array_equal(cr.values["duration"][s], sweep.duration[s, 0])
+            assert np.array_equal(cr.values["successes"][s],
+                                  [sweep.open_run(s, 0, r).successes for r in range(cell.spec.repeat)])
+            recovered = [sweep.open_run(s, 0, r).recovered for r in range(cell.spec.repeat)]
+            assert cr.verdict(s).recovered_runs == sum(recovered)
+
+
+def test_cells_share_random_numbers_so_an_unchanged_strategy_gives_identical_runs() -> None:
+    # The axis changes only the second strategy; the seed key (seed, title, clients, repetition,
+    # purpose) is the same in every cell, so the first strategy's runs are identical.
+    result = run(lock_doc([1.0, 10.0, 100.0]))
+    first = [cr.values["work"][0] for cr in result.cells]
+    durations = [cr.values["duration"][0] for cr in result.cells]
+    assert all(np.array_equal(first[0], w) for w in first)
+    assert all(np.array_equal(durations[0], d) for d in durations)
+    assert not all(np.array_equal(result.cells[0].values["duration"][1], cr.values["duration"][1])
+                   for cr in result.cells[1:])
+
+
+def test_csv_has_one_row_per_cell_and_strategy_with_every_metric() -> None:
+    result = run(open_doc([300.0, 900.0], [400.0, 800.0]))
+    text = explore_csv_text(result)
+    header = text.splitlines()[0].split(",")
+    assert header[:3] == ["simulation", "outages[0].duration", "think_time"]
+    for name in BASE_METRICS + OPEN_METRICS:
+        assert f"{name}_mean" in header and f"{name}_ci95" in header
+    assert tuple(header[-4:]) == VERDICT_COLUMNS
+    table = rows(text)
+    assert len(table) == 4 * 2
+    assert [(r["outages[0].duration"], r["think_time"], r["strategy"]) for r in table][:3] == [
+        ("300.0", "400.0", "constant"), ("300.0", "400.0", "expo"), ("300.0", "800.0", "constant")]
+    for r, cr in zip(table[::2], result.cells):
+        assert int(r["runs"]) == 2
+        assert float(r["recovered_fraction"]) == int(r["recovered_runs"]) / 2
+        assert float(r["work_mean"]) == float(np.mean(cr.values["work"][0]))
+
+
+def test_contention_csv_has_no_verdict_columns() -> None:
+    text = explore_csv_text(run(lock_doc([1.0, 10.0])))
+    header = text.splitlines()[0].split(",")
+    assert not set(VERDICT_COLUMNS) & set(header)
+    assert "p99_mean" not in header
+
+
+def test_results_do_not_depend_on_workers_or_the_cache(tmp_path: Path) -> None:
+    doc = open_doc([300.0, 900.0], [400.0, 800.0])
+    one = explore_csv_text(run(doc, LocalBackend(1)))
+    two = explore_csv_text(run(doc, LocalBackend(2)))
+    cache = CellCache(tmp_path)
+    first = explore_csv_text(run(doc, LocalBackend(2), cache))
+    again = explore_csv_text(run(doc, LocalBackend(2), cache))
+    assert one == two == first == again
+    assert cache.hits == 4
+
+
+def test_one_more_axis_value_computes_only_the_new_cell(tmp_path: Path) -> None:
+    cache = CellCache(tmp_path)
+    spy = Spy()
+    run(lock_doc([1.0, 10.0]), spy, cache)
+    assert len(spy.ran) == 2
+    spy = Spy()
+    result = run(lock_doc([1.0, 10.0, 100.0]), spy, cache)
+    assert [s.strategies[1].strategy.base for s in spy.ran] == [100.0]
+    assert len(result.cells) == 3
+
+
+def test_the_cache_key_changes_with_any_field_and_a_corrupt_entry_is_a_miss(tmp_path: Path) -> None:
+    plan = lock_doc([1.0, 10.0]).explores[0]
+    a, b = plan.cells[0].spec, plan.cells[1].spec
+    assert cell_key(a) != cell_key(b)
+    cache = CellCache(tmp_path)
+    run(lock_doc([1.0]), Spy(), cache)
+    entry = next(tmp_path.glob("*.json"))
+    entry.write_text("{not json", "utf-8")
+    spy = Spy()
+    run(lock_doc([1.0]), spy, cache)
+    assert len(spy.ran) == 1
+
+
+def test_cancel_stops_and_keeps_finished_cells(tmp_path: Path) -> None:
+    doc = lock_doc([1.0, 2.0, 4.0, 8.0])
+    cache = CellCache(tmp_path)
+    finished = []
+
+    def should_stop() -> bool:
+        return len(list(tmp_path.glob("*.json"))) >= 1
+
+    with pytest.raises(SweepCancelled):
+        run_explores(doc.explores, LocalBackend(1), cache, should_stop=should_stop)
+    finished = list(tmp_path.glob("*.json"))
+    assert 1 <= len(finished) < 4
+    spy = Spy()
+    run(doc, spy, cache)
+    assert len(spy.ran) == 4 - len(finished)
