@@ -11,6 +11,11 @@ from .runner import ExploreResult
 from .tune import TuneResult
 
 
+def _num(x: float) -> str:
+    """Three significant digits, whole numbers with separators from 1,000 on (no e-notation)."""
+    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.3g}"
+
+
 def _cell_text(result: ExploreResult, index: tuple[int, ...], metric: str, s: int) -> str:
     cr = result.cell(index)
     if metric == "recovered":
@@ -19,7 +24,7 @@ def _cell_text(result: ExploreResult, index: tuple[int, ...], metric: str, s: in
     e = cr.estimate(metric, s)
     if math.isnan(e.mean):
         return "n/a"
-    return f"{e.mean:.4g}" if math.isnan(e.ci95) else f"{e.mean:.4g} ± {e.ci95:.2g}"
+    return _num(e.mean) if math.isnan(e.ci95) else f"{_num(e.mean)} ± {_num(e.ci95)}"
 
 
 def explore_summary(result: ExploreResult) -> Group:

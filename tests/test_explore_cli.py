@@ -1,0 +1,146 @@
+"""``backoff-sim explore`` end to end: files, clean one-line errors, Ctrl-C, the same CSVs with
+--dask local, no Textual, and the product working without the optional extras."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sim import cli
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+CONFIG = """\
+seed = 3
+
+[[simulation]]
+title = "Lock map"
+clients = [5]
+repeat = 2
+network_mu = 10.0
+network_sigma = 2.0
+work_to_duration = 1.0
+control = "LockingServer"
+write_mu = 2.0
+write_sigma = 1.0
+strategies = [
+  { type = "Constant", constant = 0.5 },
+  { type = "FullJitteredExpo", base = 2.0, cap = 1000.0, name = "jitter" },
+]
+
+[simulation.explore]
+axes = [
+  { key = "strategies[1].base", from = 1, to = 100, steps = 3, scale = "log" },
+  { key = "write_mu", values = [1.0, 3.0] },
+]
+
+[simulation.tune]
+strategy = "jitter"
+params = { base = { low = 0.5, high = 50.0, log = true } }
+trials = 4
+
+[[simulation]]
+title = "Plain"
+clients = [2]
+repeat = 1
+network_mu = 1.0
+network_sigma = 0.0
+work_to_duration = 1.0
+control = "LockingServer"
+write_mu = 1.0
+write_sigma = 0.0
+strategies = [{ type = "Constant", constant = 1.0 }]
+"""
+
+FILES = ("Lock_map_explore.csv", "Lock_map_explore.png", "Lock_map_tune.csv", "Lock_map_pareto.csv",
+         "Lock_map_pareto.png")
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    path = tmp_path / "map.toml"
+    path.write_text(CONFIG, "utf-8")
+    return path
+
+
+def _one_error_line(stderr: str) -> str:
+    assert "Traceback" not in stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("error: ")
+    return lines[0]
+
+
+def test_explore_writes_the_map_and_tune_files_only_for_simulations_that_ask(config: Path, tmp_path: Path,
+                                                                            capsys) -> None:
+    out = tmp_path / "out"
+    assert cli.main(["explore", str(config), "--out", str(out), "-j", "1"]) == 0
+    names = sorted(p.name for p in out.iterdir() if not p.name.startswith("."))
+    assert names == sorted(FILES)
+    for name in FILES:
+        if name.endswith(".png"):
+            assert (out / name).read_bytes().startswith(PNG_MAGIC)
+    printed = capsys.readouterr().out
+    assert "Lock map · jitter: cost" in printed  # one grid per strategy for two axes
+    assert "0 cells from the cache" in printed
+    assert cli.main(["explore", str(config), "--out", str(out), "-j", "1"]) == 0
+    # 6 map cells + 4 trials + 1 held-out evaluation: all read back the second time
+    assert "11 cells from the cache" in capsys.readouterr().out
+
+
+def test_same_csvs_with_dask_local_as_with_the_local_pool(config: Path, tmp_path: Path) -> None:
+    assert cli.main(["explore", str(config), "--out", str(tmp_path / "a"), "-q", "--no-cache"]) == 0
+    assert cli.main(["explore", str(config), "--out", str(tmp_path / "b"), "-q", "--no-cache",
+                     "--dask", "local", "--workers", "1"]) == 0
+    for name in FILES:
+        if name.endswith(".csv"):
+            assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+def test_a_config_without_explore_tables_is_one_line_exit_2(tmp_path: Path, capsys) -> None:
+    plain = tmp_path / "plain.toml"
+    plain.write_text(CONFIG.split("[simulation.explore]")[0], "utf-8")
+    assert cli.main(["explore", str(plain), "--out", str(tmp_path)]) == 2
+    assert "no simulation has a [simulation.explore]" in _one_error_line(capsys.readouterr().err)
+
+
+def test_a_bad_axis_is_one_line_naming_file_simulation_and_key(config: Path, tmp_path: Path, capsys) -> None:
+    config.write_text(CONFIG.replace('values = [1.0, 3.0]', 'values = [1.0, -3.0]'), "utf-8")
+    assert cli.main(["explore", str(config), "--out", str(tmp_path / "out")]) == 2
+    line = _one_error_line(capsys.readouterr().err)
+    assert str(config) in line and "simulation 'Lock map'" in line and "key 'explore.axes'" in line
+    assert "write_mu = -3" in line and "must be >= 0" in line
+    assert not (tmp_path / "out").exists()
+
+
+def test_ctrl_c_exits_130_with_one_line_and_no_files(config: Path, tmp_path: Path, monkeypatch, capsys) -> None:
+    import sim.explore.backends as backends
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(backends, "run_sweeps", interrupted)
+    out = tmp_path / "out"
+    assert cli.main(["explore", str(config), "--out", str(out)]) == 130
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("interrupted: finished cells are cached") and "\n" not in err
+    assert [p.name for p in out.iterdir()] == [".backoff-sim-cache"]
+
+
+def test_backoff_sim_explore_runs_without_textual_dask_or_optuna_imported(config: Path, tmp_path: Path) -> None:
+    # The map half of the config (no tune): the product needs none of the optional extras for it.
+    map_only = tmp_path / "maponly.toml"
+    map_only.write_text(CONFIG.split("[simulation.tune]")[0], "utf-8")
+    code = (
+        "import sys\n"
+        "from tui.main import main\n"
+        f"rc = main(['explore', {str(map_only)!r}, '--out', {str(tmp_path / 'o')!r}, '-q', '-j', '1'])\n"
+        "bad = [m for m in ('textual', 'distributed', 'dask', 'optuna') if m in sys.modules]\n"
+        "print(rc, bad)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "0 []"

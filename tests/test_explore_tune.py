@@ -1,0 +1,110 @@
+"""Tuning a strategy with Optuna: deterministic for a seed and any number of workers, honours
+constraints, finds an optimum that can be derived, and reports held-out estimates; the Pareto
+front is the set of non-dominated candidates."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from pathlib import Path
+
+import pytest
+
+from sim.explore.backends import LocalBackend
+from sim.explore.cache import CellCache
+from sim.explore.pareto import non_dominated, pareto_csv_text, tune_csv_text, write_tune_files
+from sim.explore.plan import parse_document
+from sim.explore.tune import HELD_OUT_SEED_OFFSET, run_tune
+
+from support import sim_table
+
+STRATEGIES = [{"type": "Constant", "constant": 0.5, "name": "constant"},
+              {"type": "FullJitteredExpo", "base": 2.0, "cap": 1000.0, "name": "jitter"}]
+
+
+def tune_plan(clients: int = 8, **tune):
+    table = sim_table("LockingServer", STRATEGIES, title="Lock", clients=[clients], repeat=3)
+    table["tune"] = {"strategy": "jitter", **tune}
+    return parse_document({"seed": 4, "simulation": [table]}, "lock.toml").tunes[0]
+
+
+def rows(text: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+@pytest.mark.parametrize("sampler", ["tpe", "cmaes"])
+def test_a_tune_is_deterministic_for_a_seed_and_any_workers(sampler: str) -> None:
+    plan = tune_plan(params={"base": {"low": 0.5, "high": 50.0, "log": True}, "cap": [20, 2000]},
+                     trials=8, batch=3, sampler=sampler)
+    one = run_tune(plan, LocalBackend(1), CellCache(None))
+    two = run_tune(plan, LocalBackend(2), CellCache(None))
+    assert tune_csv_text(one) == tune_csv_text(two)
+    assert pareto_csv_text(one) == pareto_csv_text(two)
+    assert len(one.trials) == 8
+    assert len({tuple(t.params.values()) for t in one.trials}) > 1  # it did search
+
+
+def test_the_optimum_of_max_attempts_for_work_is_one_attempt() -> None:
+    # With max_attempts = 1 every client sends exactly one write, so work = clients; with two
+    # attempts, clients rejected by the lock (8 clients start together) send a second one.
+    plan = tune_plan(params={"max_attempts": [1, 2]}, objective="work", trials=10)
+    result = run_tune(plan, LocalBackend(1), CellCache(None))
+    assert result.best.params == {"max_attempts": 1}
+    assert result.best.objective == 8
+    assert all(t.objective > 8 for t in result.trials if t.params["max_attempts"] == 2)
+
+
+def test_constraints_decide_feasibility_and_the_best_meets_them() -> None:
+    # One attempt makes clients give up (the lock rejects all but the first): gave_up == 0 forbids it.
+    plan = tune_plan(params={"max_attempts": [1, 30]}, objective="work", constraints=["gave_up == 0"],
+                     trials=12)
+    result = run_tune(plan, LocalBackend(1), CellCache(None))
+    for t in result.trials:
+        assert t.feasible == (t.means["gave_up"] == 0)
+    assert any(not t.feasible for t in result.trials)
+    assert result.best.feasible
+    assert result.best.objective == min(t.objective for t in result.trials if t.feasible)
+
+
+def test_no_feasible_trial_writes_only_the_trials(tmp_path: Path) -> None:
+    plan = tune_plan(params={"base": [1, 10]}, constraints=["work < 1"], trials=3)
+    result = run_tune(plan, LocalBackend(1), CellCache(None))
+    assert result.best is None
+    written = write_tune_files(result, tmp_path)
+    assert [p.name for p in written] == ["Lock_tune.csv"]
+    assert all(r["feasible"] == "no" for r in rows((tmp_path / "Lock_tune.csv").read_text()))
+
+
+def test_held_out_evaluation_uses_fresh_random_numbers_beside_the_originals(tmp_path: Path) -> None:
+    plan = tune_plan(params={"base": {"low": 0.5, "high": 50.0, "log": True}}, trials=6)
+    result = run_tune(plan, LocalBackend(1), CellCache(tmp_path))
+    assert result.final_spec.seed == plan.base.seed + HELD_OUT_SEED_OFFSET
+    labels = result.final.labels
+    assert labels[:2] == ("constant", "jitter") and labels[2] == "jitter tuned"
+    table = rows(pareto_csv_text(result))
+    assert [r["strategy"] for r in table] == list(labels)
+    assert [r["kind"] for r in table][:3] == ["original", "original", "tuned"]
+    assert float(table[2]["base"]) == result.best.params["base"]
+    # Re-running reads every cell from the cache and gives the same files.
+    again = run_tune(plan, LocalBackend(1), CellCache(tmp_path))
+    assert pareto_csv_text(again) == pareto_csv_text(result)
+
+
+def test_pareto_front_by_hand() -> None:
+    points = [(1.0, 5.0), (2.0, 2.0), (3.0, 3.0), (5.0, 1.0), (2.0, 2.0), (math.nan, 0.0), (1.0, 6.0)]
+    # (3,3) is beaten by (2,2); (1,6) by (1,5); the two (2,2) tie and neither beats the other;
+    # a point with NaN is never on the front.
+    assert non_dominated(points) == [0, 1, 3, 4]
+    assert non_dominated([]) == []
+
+
+def test_tune_without_optuna_is_one_clear_line(monkeypatch) -> None:
+    import sys
+
+    from sim.errors import UserError
+
+    monkeypatch.setitem(sys.modules, "optuna", None)
+    plan = tune_plan(params={"base": [1, 10]}, trials=2)
+    with pytest.raises(UserError, match=r"needs Optuna.*pip install 'backoff-sim\[tune\]'"):
+        run_tune(plan, LocalBackend(1), CellCache(None))
