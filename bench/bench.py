@@ -1,9 +1,12 @@
-"""Benchmark: engine events/second (one core, metrics only) and the sample sweep's wall time.
+"""Benchmark: engine events/second (one core, metrics only), the sample sweep's wall time, the
+overload workload's events/second and an explore map's wall time.
 
-Usage: python bench/bench.py [--quick]
+Usage: python bench/bench.py [--quick] [--explore CONFIG | --no-explore]
 
-Prints figures; asserts nothing. The issue's targets: >= 1.5 M events/s per core in metrics mode,
-and the bundled sample (both simulations, with PNG/CSV export) under 5 s of wall time on 2 cores.
+Prints figures; asserts nothing. The targets: >= 1.5 M events/s per core in metrics mode, the
+bundled sample (both simulations, with PNG/CSV export) under 5 s of wall time on 2 cores, and
+the metastability map (12 × 8 cells, 3 strategies × 3 repetitions of 1000 clients over 300 s)
+under 3 minutes on 2 cores.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from pathlib import Path
 
 from sim.config import SAMPLE_CONFIG, load_config
 from sim.engine import record_run, run_metrics
@@ -70,13 +75,57 @@ def sweep_time() -> None:
         print(f"cli     backoff-sim run sample.toml (sweep + {len(files)} files): {seconds:5.2f} s wall")
 
 
+ROOT = Path(__file__).resolve().parent.parent
+OPEN_CONFIG = ROOT / "examples" / "server_outage.toml"
+EXPLORE_CONFIG = ROOT / "examples" / "metastability.toml"
+
+
+def open_rate(quick: bool) -> None:
+    """Events per second of the Poisson/LatencyServer workload (study 003, 1000 clients), one core."""
+    spec = load_config(OPEN_CONFIG).simulations[0]
+    repeats = 1 if quick else spec.repeat
+    for s in spec.strategies:
+        events = 0
+        start = time.perf_counter()
+        for r in range(repeats):
+            events += run_metrics(spec, s.strategy, spec.max_clients, r).events
+        seconds = time.perf_counter() - start
+        print(f"open    {spec.title} {s.label:<16} {events:>10,} events  {seconds:6.2f} s  "
+              f"{events / seconds / 1e6:5.2f} M events/s (1 core, Poisson + LatencyServer)")
+
+
+def explore_time(path: Path) -> None:
+    """Wall time of `backoff-sim explore PATH` on every core, no cache (all cells computed)."""
+    from sim.explore.plan import load_document
+
+    doc = load_document(path)
+    cells = sum(len(p.cells) for p in doc.explores)
+    runs = sum(len(c.spec.strategies) * c.spec.repeat for p in doc.explores for c in p.cells)
+    with tempfile.TemporaryDirectory() as out:
+        cmd = [sys.executable, "-m", "sim", "explore", str(path), "--out", out, "--quiet", "--no-cache"]
+        start = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "CI": "1"})
+        seconds = time.perf_counter() - start
+    if proc.returncode != 0:
+        print(f"explore failed ({proc.returncode}): {proc.stderr.strip()[-300:]}")
+        return
+    print(f"explore {path.name}: {cells} cells, {runs} runs  {seconds:6.1f} s wall with "
+          f"{default_workers()} workers ({runs / seconds:.1f} runs/s)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer repetitions for the engine figure")
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions for the engine figures")
+    parser.add_argument("--explore", metavar="CONFIG", type=Path, default=EXPLORE_CONFIG,
+                        help="config whose explore map to time (default: examples/metastability.toml)")
+    parser.add_argument("--no-explore", action="store_true", help="skip the explore map (minutes)")
     args = parser.parse_args()
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus")
     engine_rate(args.quick)
     sweep_time()
+    open_rate(args.quick)
+    if not args.no_explore:
+        explore_time(args.explore)
 
 
 if __name__ == "__main__":

@@ -107,7 +107,7 @@ def _explore(args: argparse.Namespace, err) -> int:
     from .report import explore_summary, tune_summary
     from .runner import run_explores
     from .table import write_explore_csv
-    from .tune import run_tune
+    from .tune import require_optuna, run_tune
 
     palette = load_palette(args.theme)
     doc = load_document(args.config)
@@ -115,6 +115,8 @@ def _explore(args: argparse.Namespace, err) -> int:
         raise UserError(f"{args.config}: no simulation has a [simulation.explore] or [simulation.tune] "
                         "table (add one under a [[simulation]]; see README, \"Explore\")")
     check_unique_stems(s.title for s in doc.config.simulations)
+    for plan in doc.tunes:
+        require_optuna(plan)  # before any work, not after the maps
     out_dir = ensure_output_dir(args.out)
     cache_dir = None if args.no_cache else ensure_output_dir(args.cache or out_dir / ".backoff-sim-cache")
     cache = CellCache(cache_dir)

@@ -109,14 +109,20 @@ def _suggest(trial, plan: TunePlan) -> dict[str, float | int]:
     return out
 
 
-def run_tune(plan: TunePlan, backend, cache: CellCache, *, progress: Progress | None = None,
-             should_stop: ShouldStop | None = None) -> TuneResult:
-    """Search, then evaluate the best and the front's variants beside the originals."""
+def require_optuna(plan: TunePlan):
+    """The optuna module, or a one-line UserError saying how to install it."""
     try:
         import optuna
     except ImportError:
         raise UserError(f"[simulation.tune] in {plan.file} needs Optuna, which is not installed "
                         f"({TUNE_EXTRA_HINT})") from None
+    return optuna
+
+
+def run_tune(plan: TunePlan, backend, cache: CellCache, *, progress: Progress | None = None,
+             should_stop: ShouldStop | None = None) -> TuneResult:
+    """Search, then evaluate the best and the front's variants beside the originals."""
+    optuna = require_optuna(plan)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     from optuna.trial import TrialState
 
