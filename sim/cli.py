@@ -114,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_subparser(subparsers)
     from .explore.command import add_explore_subparser
 
-    add_explore_subparser(subparsers)
+    add_explore_subparser(subparsers, positive_int)
     return parser
 
 

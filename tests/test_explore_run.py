@@ -167,3 +167,15 @@ def test_cancel_stops_and_keeps_finished_cells(tmp_path: Path) -> None:
     spy = Spy()
     run(doc, spy, cache)
     assert len(spy.ran) == 4 - len(finished)
+
+
+def test_the_code_version_counts_the_simulator_and_not_the_file_writers() -> None:
+    from pathlib import Path as P
+
+    from sim.explore.cache import _counts
+
+    for counted in ("engine.py", "open_metrics.py", "core/loop.py", "models/servers.py",
+                    "explore/summary.py", "explore/verdict.py", "explore/backends.py"):
+        assert _counts(P(counted)), counted
+    for ignored in ("export/plots.py", "explore/figure.py", "explore/report.py", "explore/command.py"):
+        assert not _counts(P(ignored)), ignored

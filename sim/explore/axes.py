@@ -39,6 +39,12 @@ class Axis:
         return self.label or self.path.text
 
 
+def format_value(value: float | int) -> str:
+    """A short label for an axis value or a mean: three significant digits, whole numbers with
+    thousands separators from 1,000 on (never e-notation)."""
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+
+
 def _number(table: Mapping[str, Any], key: str) -> float:
     value = table[key]
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):

@@ -1,6 +1,7 @@
 """``backoff-sim explore CONFIG``: draw each simulation's map and run its tune, headless.
 
-Registered on the ``backoff-sim`` parser by ``sim.cli``; never imports Textual. Mistakes are one
+Registered on the ``backoff-sim`` parser by ``sim.cli`` (which this module does not import, so
+the dependency goes one way); never imports Textual. Mistakes are one
 line with exit status 2; Ctrl-C stops the pool or the Dask tasks and exits 130, and since every
 finished cell is cached, running the same command again resumes.
 """
@@ -8,8 +9,14 @@ finished cell is cached, running the same command again resumes.
 from __future__ import annotations
 
 import argparse
+import os
+import sys
+from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
+
+EXIT_OK = 0
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as `backoff-sim run`
 
 EXPLORE_DESCRIPTION = """\
 Explore the simulations of a config that carry a [simulation.explore] or [simulation.tune]
@@ -41,9 +48,9 @@ Results depend only on the config, never on --workers or --dask.
 """
 
 
-def add_explore_subparser(subparsers) -> argparse.ArgumentParser:
-    """Register ``explore`` on the top-level parser's subparsers."""
-    from ..cli import positive_int
+def add_explore_subparser(subparsers, positive_int: Callable[[str], int]) -> argparse.ArgumentParser:
+    """Register ``explore`` on the top-level parser's subparsers (``positive_int``: the CLI's
+    argparse type for --workers, so both commands word the same mistake the same way)."""
     from ..palette import DEFAULT_THEME
 
     sub = subparsers.add_parser("explore", help="map metrics over one or two keys, and tune a strategy",
@@ -72,7 +79,6 @@ def explore_command(args: argparse.Namespace) -> int:
     """Carry out ``backoff-sim explore``; return the exit status (0, 2, or 130 on Ctrl-C)."""
     from rich.console import Console
 
-    from ..cli import EXIT_INTERRUPTED, EXIT_USER_ERROR
     from ..errors import UserError
     from ..interrupt import first_interrupt_only
 
@@ -82,7 +88,7 @@ def explore_command(args: argparse.Namespace) -> int:
             return _explore(args, err)
     except UserError as exc:
         err.print(f"error: {exc}", markup=False, soft_wrap=True)
-        return EXIT_USER_ERROR
+        return exc.exit_status
     except KeyboardInterrupt:
         err.print("interrupted: finished cells are cached; run the same command to resume", markup=False)
         return EXIT_INTERRUPTED
@@ -94,7 +100,8 @@ def _explore(args: argparse.Namespace, err) -> int:
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                                TimeElapsedColumn, TimeRemainingColumn)
 
-    from ..cli import EXIT_OK, _stdout_console
+    from rich.console import Console
+
     from ..errors import UserError
     from ..export.atomic import ensure_output_dir
     from ..export.names import check_unique_stems
@@ -120,7 +127,8 @@ def _explore(args: argparse.Namespace, err) -> int:
     out_dir = ensure_output_dir(args.out)
     cache_dir = None if args.no_cache else ensure_output_dir(args.cache or out_dir / ".backoff-sim-cache")
     cache = CellCache(cache_dir)
-    out = _stdout_console()
+    # Piped output gets a generous width instead of 80 columns, unless COLUMNS says otherwise.
+    out = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 120, highlight=False)
     written: list[Path] = []
     start = time.perf_counter()
     with ExitStack() as stack:

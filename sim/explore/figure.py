@@ -19,6 +19,7 @@ from ..export.atomic import atomic_save_figure
 from ..export.names import safe_title
 from ..export.plots import DPI, _legend, _style_axes, _style_figure
 from ..palette import Palette, load_palette
+from .axes import format_value
 from .runner import ExploreResult
 from .summary import METRIC_HELP, has_verdict
 
@@ -64,7 +65,7 @@ def boundary_segments(recovered: np.ndarray) -> list[tuple[tuple[float, float], 
 
 
 def _axis_ticks(values: tuple) -> list[str]:
-    return [f"{v:g}" for v in values]
+    return [format_value(v) for v in values]
 
 
 def _line_panel(ax, result: ExploreResult, metric: str, palette: Palette) -> None:
@@ -143,7 +144,7 @@ def explore_figure(result: ExploreResult, palette: Palette | None = None) -> Fig
         for s, ax in enumerate(fig.subplots(1, n_strategies, squeeze=False)[0]):
             _style_axes(ax, palette)
             _heatmap(fig, ax, result, metric, s, palette, limits)
-    boundary = (" · line: boundary between cells recovered in ≥ half the runs and the rest"
+    boundary = (" · line: recovered in ≥ half the runs | fewer"
                 if len(plan.axes) == 2 and has_verdict(plan.base) else "")
     clients = "" if any(a.path.steps == ("clients",) for a in plan.axes) else f" · {plan.base.clients[0]} clients"
     fig.suptitle(f"{plan.base.control.type_name} · {plan.title}{clients} · {plan.base.repeat} repetitions"

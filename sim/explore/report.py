@@ -7,13 +7,9 @@ import math
 from rich.console import Group
 from rich.table import Table
 
+from .axes import format_value
 from .runner import ExploreResult
 from .tune import TuneResult
-
-
-def _num(x: float) -> str:
-    """Three significant digits, whole numbers with separators from 1,000 on (no e-notation)."""
-    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.3g}"
 
 
 def _cell_text(result: ExploreResult, index: tuple[int, ...], metric: str, s: int) -> str:
@@ -24,7 +20,7 @@ def _cell_text(result: ExploreResult, index: tuple[int, ...], metric: str, s: in
     e = cr.estimate(metric, s)
     if math.isnan(e.mean):
         return "n/a"
-    return _num(e.mean) if math.isnan(e.ci95) else f"{_num(e.mean)} ± {_num(e.ci95)}"
+    return format_value(e.mean) if math.isnan(e.ci95) else f"{format_value(e.mean)} ± {format_value(e.ci95)}"
 
 
 def explore_summary(result: ExploreResult) -> Group:
@@ -40,18 +36,18 @@ def explore_summary(result: ExploreResult) -> Group:
         for label in labels:
             table.add_column(label, justify="right")
         for i, value in enumerate(axis.values):
-            table.add_row(f"{value:g}", *(_cell_text(result, (i,), metric, s) for s in range(len(labels))))
+            table.add_row(format_value(value), *(_cell_text(result, (i,), metric, s) for s in range(len(labels))))
         return Group(table)
     x_axis, y_axis = plan.axes
     tables = []
     for s, label in enumerate(labels):
         table = Table(title=f"{plan.title} · {label}: {what} (rows {y_axis.name}, columns {x_axis.name})",
                       title_justify="left")
-        table.add_column(f"{y_axis.name} \\ {x_axis.name}", justify="right")
+        table.add_column("", justify="right")
         for x in x_axis.values:
-            table.add_column(f"{x:g}", justify="right")
+            table.add_column(format_value(x), justify="right")
         for j, y in enumerate(y_axis.values):
-            table.add_row(f"{y:g}", *(_cell_text(result, (i, j), metric, s) for i in range(len(x_axis.values))))
+            table.add_row(format_value(y), *(_cell_text(result, (i, j), metric, s) for i in range(len(x_axis.values))))
         tables.append(table)
     return Group(*tables)
 
