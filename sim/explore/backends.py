@@ -96,8 +96,7 @@ class DaskBackend:
                             f"({DASK_EXTRA_HINT})") from None
         if self.client is None:
             if self.address == "local":
-                cluster = LocalCluster(n_workers=self.workers or default_workers(), threads_per_worker=1,
-                                       processes=True, host="127.0.0.1", dashboard_address=None)
+                cluster = _local_cluster(LocalCluster, self.workers or default_workers())
                 self._owned.append(cluster)
                 self.client = Client(cluster)
             else:
@@ -162,6 +161,28 @@ class DaskBackend:
         except BaseException:
             self.client.cancel(futures)
             raise
+
+
+def _local_cluster(local_cluster: Any, workers: int) -> Any:
+    """A LocalCluster of single-threaded worker processes on loopback, without a dashboard.
+
+    Its worker processes start with SIGINT ignored (a disposition a new process inherits, and
+    under which Python installs no KeyboardInterrupt handler): Ctrl-C in the terminal reaches
+    the whole process group, and only this process should act on it (cancel, close the
+    cluster), not every worker printing a traceback. Warnings of the shutdown are not shown.
+    """
+    import logging
+    import signal
+    import threading
+
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    try:
+        return local_cluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                             dashboard_address=None, silence_logs=logging.ERROR)
+    finally:
+        if main:
+            signal.signal(signal.SIGINT, previous)
 
 
 def make_backend(dask: str | None, workers: int | None) -> LocalBackend | DaskBackend:
