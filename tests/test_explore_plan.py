@@ -154,3 +154,12 @@ def test_tune_table_resolves_the_strategy_by_label_or_index(tmp_path: Path) -> N
 ])
 def test_tune_mistakes_are_one_line(tmp_path: Path, tune: dict, fragment: str) -> None:
     assert fragment in error_line(write_config(tmp_path, tune=tune))
+
+
+def test_the_metastability_draft_loads_as_a_12_by_8_map() -> None:
+    # The size: outage length (12 values, log) × base load (8 values), three strategies.
+    doc = load_document(Path(__file__).parent.parent / "examples" / "metastability.toml")
+    plan = doc.explores[0]
+    assert plan.shape == (12, 8)
+    assert plan.axes[0].values[0] == 1000.0 and plan.axes[0].values[-1] == 120000.0
+    assert len(plan.base.strategies) == 3 and plan.base.repeat == 3 and plan.base.clients == (1000,)
