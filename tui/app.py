@@ -196,13 +196,19 @@ class BackoffApp(App[None]):
         if data is None:
             return
 
-        def go(t: float | None) -> None:
-            if t is not None and self.run_data is data:
-                self._move(data.index_at_time(t))
+        def go(t: int | float | None) -> None:
+            if t is None or self.run_data is not data:
+                return
+            # The time of the event under the cursor (the prefilled value) keeps that event,
+            # even when later events share its time.
+            same = len(data) and t == float(data.times[self.cursor])
+            self._move(self.cursor if same else data.index_at_time(t))
 
+        # Prefilled with the exact time (repr: the shortest text that reads back to the same
+        # float), so Enter on it goes nowhere; a rounded value could land on an earlier event.
         self.push_screen(NumberPrompt(
             "Go to time", f"milliseconds, 0 to {data.total_time:.1f}: the cursor goes to the "
-                          "last event at or before it", value=f"{self.current_time:.1f}",
+                          "last event at or before it", value=repr(self.current_time),
             minimum=0), go)
 
     def action_cycle(self, axis: str, delta: int) -> None:
@@ -220,11 +226,12 @@ class BackoffApp(App[None]):
                         severity="warning")
             return
 
-        def reseed(seed: float | None) -> None:
+        def reseed(seed: int | float | None) -> None:
             if seed is None or not isinstance(self.source, ConfigSource) or self.selection is None:
                 return
-            self.source = self.source.with_seed(int(seed))
-            self.selection = replace(self.selection, seed=int(seed))
+            assert isinstance(seed, int)  # the prompt parses whole numbers exactly
+            self.source = self.source.with_seed(seed)
+            self.selection = replace(self.selection, seed=seed)
 
         self.push_screen(NumberPrompt("Seed", "a whole number ≥ 0; every run and the sweep are "
                                               "simulated again with it",

@@ -10,8 +10,9 @@ from textual.validation import Number
 from textual.widgets import Input, Label
 
 
-class NumberPrompt(ModalScreen[float | None]):
-    """Returns the number typed (Enter), or None (Escape)."""
+class NumberPrompt(ModalScreen[int | float | None]):
+    """Returns the number typed (Enter): an ``int`` when ``integer``, else a float; None on
+    Escape."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
@@ -59,11 +60,14 @@ class NumberPrompt(ModalScreen[float | None]):
             self.query_one("#prompt-hint", Label).update("; ".join(result.failure_descriptions))
             return
         try:
-            value = float(event.value)
+            # A whole number is parsed as one, never through a float: a seed past 2**53 must
+            # come back with every digit, or the run on screen could not be reproduced.
+            value: int | float = int(event.value) if self._integer else float(event.value)
         except ValueError:
-            self.query_one("#prompt-hint", Label).update("type a number")
+            self.query_one("#prompt-hint", Label).update(
+                "type a whole number" if self._integer else "type a number")
             return
-        self.dismiss(int(value) if self._integer else value)
+        self.dismiss(value)
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -9,6 +9,7 @@ say; this class lays them out. The least telling columns are left out when the p
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -152,23 +153,36 @@ class StrategyTable(Vertical):
         return max(MIN_LABEL, widths[columns[0]] - CELL_PADDING - overflow)
 
     def _fill(self) -> None:
+        """Lay the table out for the current width: columns, rows, caption, row cursor.
+
+        Columns get explicit widths, measured here from the cells: a ``DataTable`` that sizes
+        columns itself measures them on its next idle, and a frame drawn in between (as happens
+        during a resize) stays cached at the old widths, squashing the table until it is filled
+        again.
+        """
         table = self.table
         table.clear(columns=True)
         self._columns = columns = self._shown_columns()
-        for key in columns:
-            table.add_column(self.header(key), key=key)
-        caption = self.query_one(f"#{self.CAPTION_ID}", Static)
         result = self._result
+        rows: list[list[Text]] = []
+        if result is not None:
+            palette = palette_for(self.app.theme)
+            label_room = self._label_room(columns)
+            for s in range(self.row_count):
+                cells = self.row_cells(s, columns, palette)
+                if label_room is not None:
+                    cells[0].truncate(label_room, overflow="ellipsis")
+                rows.append(cells)
+        for i, key in enumerate(columns):
+            header = self.header(key)
+            width = max([cell_len(header), *(row[i].cell_len for row in rows)])
+            table.add_column(header, key=key, width=width)
+        caption = self.query_one(f"#{self.CAPTION_ID}", Static)
         if result is None:
             caption.update(PLACEHOLDER)
             return
         caption.update(self.caption(result, len(self.column_widths()) - len(columns)))
-        palette = palette_for(self.app.theme)
-        label_room = self._label_room(columns)
-        for s in range(self.row_count):
-            cells = self.row_cells(s, columns, palette)
-            if label_room is not None:
-                cells[0].truncate(label_room, overflow="ellipsis")
+        for s, cells in enumerate(rows):
             table.add_row(*cells, key=str(s))
         if 0 <= self._highlighted < table.row_count:
             table.move_cursor(row=self._highlighted)
