@@ -54,6 +54,20 @@ OPEN_REPLAY_NOTE = ("Replay: the latency table needs the sweep, which an events 
                     "counted from this run's events.")
 
 
+def log_title(shown: int, upto: int, total: int, matching: int, text: str, valid: bool) -> str:
+    """The event log's title: how many events are listed, out of how many.
+
+    ``shown`` of the ``upto`` events up to the cursor are listed (those that pass the filter),
+    ``matching`` of the run's ``total`` pass it; a filter that matches nothing says "0 of N".
+    """
+    if not valid:
+        return "no events listed: the filter typed is not valid"
+    if not text:
+        return f"{shown:,} of {total:,} events"
+    return (f"{shown:,} of {upto:,} events match · {matching:,} of {total:,} in the run · "
+            f"filter: {text}")
+
+
 class SweepProgress(Message):
     """Runs done so far in a sweep; a newer one replaces an unprocessed older one."""
 
@@ -91,6 +105,7 @@ class MainScreen(Screen):
         self._sweep_keys: dict[Worker, SweepKey] = {}  # running sweeps
         self._cancelled_by_user: set[SweepKey] = set()
         self._recorder: RunRecorder | None = None
+        self._filter_error = ""  # why the filter typed is not applied ("" when it is)
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status")
@@ -105,6 +120,7 @@ class MainScreen(Screen):
                     yield Static(HEADER, id="log-header")
                     yield EventLog(id="log")
                     yield FilterInput(id="filter")
+                    yield Static("", id="filter-error", markup=False)
             with Vertical(id="analysis-pane"):
                 yield MetricsTable(id="metrics")
                 yield LatencyTable(id="latency")
@@ -205,9 +221,9 @@ class MainScreen(Screen):
 
     def _update_log_title(self) -> None:
         log = self.query_one(EventLog)
-        text = log.log_filter.text
-        shown = f"{log.line_count:,} of {log.filtered_total:,}"
-        self._set_log_title(f"{shown} · filter: {text}" if text else shown)
+        self._set_log_title(log_title(log.line_count, self.app.cursor + 1 if log.data else 0,
+                                      len(log.data) if log.data else 0, log.filtered_total,
+                                      log.log_filter.text, log.filter_valid))
 
     def _set_log_title(self, detail: str) -> None:
         self.query_one("#log-pane").border_title = f"Event log · {escape(detail)}"
@@ -330,18 +346,37 @@ class MainScreen(Screen):
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
         box = self.query_one(FilterInput)
+        log = self.query_one(EventLog)
         try:
             log_filter = parse_filter(event.value)
         except FilterError as exc:
-            box.add_class("-invalid")
-            self._set_log_title(f"filter not applied: {exc}")
-            return
-        box.remove_class("-invalid")
-        self.query_one(EventLog).set_filter(log_filter)
+            # Nothing is listed under a filter that is not applied, and the reason gets lines
+            # of its own (it wraps), not the pane's one-line title.
+            self._filter_error = str(exc)
+            log.set_filter(None)
+            self.query_one("#filter-error", Static).update(f"Not applied: {exc}")
+        else:
+            self._filter_error = ""
+            log.set_filter(log_filter)
+        box.set_class(bool(self._filter_error), "-invalid")
+        self.query_one("#log-pane").set_class(bool(self._filter_error), "-filter-invalid")
         self._update_log_title()
 
     @on(FilterInput.Closed)
     def _filter_closed(self) -> None:
+        if self._filter_error:
+            # Closed on a filter that does not parse: go back to the last one that did.
+            box = self.query_one(FilterInput)
+            kept = self.query_one(EventLog).log_filter.text
+            self.notify(f"Filter {box.value.strip()!r} not applied: {self._filter_error}. "
+                        f"Kept: {kept or 'no filter'}.", severity="warning", markup=False,
+                        timeout=6)
+            box.value = kept
+            self.query_one(EventLog).set_filter(parse_filter(kept))
+            self._filter_error = ""
+            box.remove_class("-invalid")
+            self.query_one("#log-pane").remove_class("-filter-invalid")
+            self._update_log_title()
         self.query_one("#log-pane").remove_class("-filtering")
         self.set_focus(None)
 

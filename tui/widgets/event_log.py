@@ -53,6 +53,7 @@ class EventLog(ScrollView, can_focus=False):
         self._cursor = 0
         self._filter = LogFilter()
         self._rows: np.ndarray | None = None  # indices of the events that pass; None = all
+        self._invalid = False  # the filter typed is not valid: nothing passes
         self._cache: LRUCache[tuple, Strip] = LRUCache(1024)
 
     def on_mount(self) -> None:
@@ -88,6 +89,16 @@ class EventLog(ScrollView, can_focus=False):
             return 0
         return len(self._data) if self._rows is None else len(self._rows)
 
+    @property
+    def filter_valid(self) -> bool:
+        """False while the filter typed cannot be understood (the log then shows nothing)."""
+        return not self._invalid
+
+    @property
+    def matching(self) -> np.ndarray | None:
+        """Indices of the events of the whole run that pass the filter; None: every event."""
+        return self._rows
+
     def show(self, data: RunData | None, cursor: int = 0) -> None:
         """Show another run (the filter is kept and re-applied)."""
         self._data = data
@@ -109,15 +120,21 @@ class EventLog(ScrollView, can_focus=False):
             self.scroll_to(y=last - height + 1, animate=False, immediate=True, force=True)
         self.refresh()
 
-    def set_filter(self, log_filter: LogFilter) -> None:
-        """Show only the events that pass ``log_filter``."""
-        self._filter = log_filter
+    def set_filter(self, log_filter: LogFilter | None) -> None:
+        """Show only the events that pass ``log_filter``; None (a filter that could not be
+        understood) shows none, rather than leaving the last filter's rows under a new text."""
+        self._invalid = log_filter is None
+        if log_filter is not None:
+            self._filter = log_filter
         self._cache.clear()
         self._apply_filter()
         self.set_cursor(self._cursor)
 
     def _apply_filter(self) -> None:
         data = self._data
+        if self._invalid:
+            self._rows = np.empty(0, dtype=np.intp)
+            return
         mask = None if data is None else self._filter.mask(data.clients, data.codes)
         self._rows = None if mask is None else np.flatnonzero(mask)
 
@@ -140,8 +157,11 @@ class EventLog(ScrollView, can_focus=False):
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
         base = self.rich_style
-        index = self.event_index(int(self.scroll_offset.y) + y)
+        line = int(self.scroll_offset.y) + y
+        index = self.event_index(line)
         if index is None:
+            if line == 0 and self._data is not None and len(self._data):
+                return self._empty_line(width, base)
             return Strip.blank(width, base)
         current = index == self._cursor
         key = (index, width, current)
@@ -150,6 +170,16 @@ class EventLog(ScrollView, can_focus=False):
             strip = self._render_event(index, width, base, current)
             self._cache[key] = strip
         return strip
+
+    def _empty_line(self, width: int, base: Style) -> Strip:
+        """Why no event is listed: the filter is not valid, or nothing up to the cursor passes."""
+        if self._invalid:
+            text = "  (no events listed: the filter is not valid; see below)"
+        else:
+            text = f"  (no event up to the cursor matches the filter: {self._filter.text})"
+        dim = base + Style(color=self.get_component_rich_style("event-log--dim").color,
+                           italic=True)
+        return Strip([Segment(text, dim)]).adjust_cell_length(width, base)
 
     def _render_event(self, index: int, width: int, base: Style, current: bool) -> Strip:
         assert self._data is not None
