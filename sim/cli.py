@@ -23,8 +23,9 @@ EXIT_INTERRUPTED = 130
 RUN_DESCRIPTION = """\
 Run every simulation of a config file: sweep each strategy over the client counts, print a
 table of work, duration and cost (mean ± 95% CI, best strategy by cost marked ★, strategies
-statistically tied with it marked ≈) and one example event history per strategy, then write
-for each simulation:
+statistically tied with it marked ≈) and the first events of one example history per
+strategy (--events; the whole histories are in the events file), then write for each
+simulation:
 
   <title>_metrics.png   work, duration and cost against clients, with 95% CI bands
   <title>_scatter.png   client write requests over time, largest client count
@@ -34,8 +35,8 @@ for each simulation:
 
 Simulations against servers that reply (QueueServer, LatencyServer) print a latency table
 instead (requests, successes, latency percentiles, goodput, recovery after an outage; ★ marks
-the fewest requests and the lowest median latency, ✗ never a run that never recovered) and
-the first events of each example history, and also write:
+the fewest requests and the lowest median latency, ✗ never a run that never recovered), and
+also write:
 
   <title>_timeseries.png  offered, retries, accepted, goodput, rejected, timed out, in service
                           and queued over time, per strategy, outages shaded
@@ -69,6 +70,18 @@ def int_at_least(low: int):
 
 positive_int = int_at_least(1)
 seed_value = int_at_least(0)
+HISTORY_HEAD = 20  # events printed per example history unless --events says otherwise
+
+
+def event_count(text: str) -> int | None:
+    """An argparse type for ``--events``: a whole number >= 0, or ``all`` (None)."""
+    if text.strip().lower() == "all":
+        return None
+    try:
+        return int_at_least(0)(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of events or 'all', got {text!r}") from None
 
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -86,6 +99,9 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
                         help="worker processes for the sweep (default: all cores)")
     parser.add_argument("--quiet", "-q", action="store_true",
                         help="no progress bar and no tables: print only the files written")
+    parser.add_argument("--events", metavar="N|all", type=event_count, default=HISTORY_HEAD,
+                        help=f"events printed of each example history (default: {HISTORY_HEAD}); "
+                             "all prints every event (the events file always has them all)")
     parser.add_argument("--theme", metavar="NAME", default=DEFAULT_THEME,
                         help=f"colour theme for the PNGs and tables (default: {DEFAULT_THEME}; "
                              "also backoff-light, backoff-contrast)")
@@ -163,8 +179,8 @@ def _run(args: argparse.Namespace, err) -> int:
     from .export.names import check_unique_stems
     from .export.runs import representative_runs
     from .palette import load_palette
-    from .open_report import LatencyReport, history_head_table, history_note
-    from .report import history_table, metrics_table
+    from .open_report import LatencyReport
+    from .report import history_table, metrics_table, more_events_note
     from .sweep import run_sweeps
 
     palette = load_palette(args.theme)
@@ -213,20 +229,22 @@ def _run(args: argparse.Namespace, err) -> int:
                 out.print(str(path), markup=False, soft_wrap=True)
             continue
         out.print()
-        if spec.is_open:
-            # Hundreds of clients make histories of ~10^5 events: a short head, and where the rest is.
-            out.print(LatencyReport(result, palette))
+        out.print(LatencyReport(result, palette) if spec.is_open else metrics_table(result, palette))
+        # Hundreds of clients make histories of ~10^5 events: a head of each, and where the
+        # rest is (printing them all took 30 s for a 300-client sweep).
+        events_file = next(p for p in written if p.name.endswith("_events.csv"))
+        for label, run in representative.items():
+            total = len(run.history)
+            shown = total if args.events is None else min(args.events, total)
+            head = f"first {shown:,} of {total:,} events" if shown < total else f"{total:,} events"
             out.print()
-            out.print(history_head_table(representative, palette=palette))
-            events_file = next(p for p in written if p.name.endswith("_events.csv"))
-            out.print(history_note(representative, str(events_file)), markup=False, soft_wrap=True)
-        else:
-            out.print(metrics_table(result, palette))
-            for label, run in representative.items():
-                out.print()
-                out.print(history_table(
-                    run.history, palette=palette,
-                    title=f"{spec.title} · {label} · {run.clients} clients, repetition {run.repetition}"))
+            # The title on a line of its own: as a table title it would wrap at the table's width.
+            out.print(f"{spec.title} · {label} · {run.clients} clients, repetition "
+                      f"{run.repetition} · {head}", style="italic", markup=False, soft_wrap=True)
+            out.print(history_table(run.history, palette=palette, limit=shown))
+            note = more_events_note(total, shown, str(events_file))
+            if note:
+                out.print(note, markup=False, soft_wrap=True)
         out.print()
         out.print(f"wrote {len(written)} files for {spec.title!r} to {out_dir.resolve()}:",
                   markup=False, soft_wrap=True)

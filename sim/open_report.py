@@ -1,4 +1,4 @@
-"""Rich renderables for simulations against replying servers: a latency table and short history heads.
+"""Rich renderables for simulations against replying servers: the latency table.
 
 What a user comparing strategies under overload wants is how many requests each strategy sent,
 how long clients waited, how many never got through, and whether the server came back after an
@@ -10,7 +10,6 @@ Colour is never the only signal: the best cells carry a ★, runs that never rec
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 
 from rich import box
 from rich.console import Console, ConsoleOptions, RenderResult
@@ -18,14 +17,11 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from . import events as ev
-from .engine import Run
 from .palette import Palette
 from .sweep import SweepResult
 
 BEST = "★"
 NEVER_MARK = "✗ never"
-HEAD_EVENTS = 8  # per strategy in the short history head
 
 # (column header, OpenRunMetrics attribute): means over repetitions.
 COUNT_COLUMNS = (("requests", "requests"), ("successes", "successes"), ("timeouts", "timeouts"),
@@ -192,34 +188,3 @@ class LatencyReport:
             hidden += (col,)
             table = latency_table(self.result, self.palette, hidden)
         yield table
-
-
-def history_head_table(runs: Mapping[str, Run], per_run: int = HEAD_EVENTS,
-                       palette: Palette | None = None) -> Table:
-    """The first ``per_run`` events of each strategy's example run (see ``history_note``)."""
-    first = next(iter(runs.values()), None)
-    where = (f"{first.clients} clients, repetition {first.repetition}" if first else "")
-    table = _table(f"first {per_run} events of each example run ({where})")
-    table.add_column("strategy")
-    table.add_column("time", justify="right")
-    table.add_column("client_id", justify="right")
-    table.add_column("event_type")
-    table.add_column("event_detail")
-    colours = palette.events if palette else {}
-    for i, (label, run) in enumerate(runs.items()):
-        if i:
-            table.add_section()
-        history = run.history
-        for j in range(min(per_run, len(history))):
-            t, c, code, detail = history.event(j)
-            table.add_row(label if j == 0 else "", f"{t:.2f}", str(c),
-                          Text(ev.EVENT_NAMES[code], style=colours.get(ev.EVENT_KINDS[code], "")),
-                          ev.format_detail(code, detail))
-    return table
-
-
-def history_note(runs: Mapping[str, Run], events_file: str) -> str:
-    """Where the full histories are, and how long they are."""
-    totals = "; ".join(f"{label}: {len(run.history):,}" for label, run in runs.items())
-    return (f"full histories ({totals} events) are in {events_file}; "
-            f"browse them with: backoff-sim replay {events_file}")

@@ -67,17 +67,28 @@ def metrics_table(result: SweepResult, palette: Palette | None = None) -> Table:
     return table
 
 
-def history_table(history: History, title: str | None = None, palette: Palette | None = None) -> Table:
-    """A recorded run's events: time (2 decimals), client id, event type and detail."""
+def history_table(history: History, title: str | None = None, palette: Palette | None = None,
+                  limit: int | None = None) -> Table:
+    """A recorded run's events: time (2 decimals), client id, event type and detail; only the
+    first ``limit`` of them when given (see ``more_events_note`` for the rest)."""
     table = Table(title=title, title_justify="left", header_style="bold")
     table.add_column("time", justify="right")
     table.add_column("client_id", justify="right")
     table.add_column("event_type")
     table.add_column("event_detail")
     colours = palette.events if palette else {}
-    for t, c, packed in zip(history.times, history.clients, history.packed):
+    end = len(history) if limit is None else min(limit, len(history))
+    for t, c, packed in zip(history.times[:end], history.clients[:end], history.packed[:end]):
         code, detail = ev.unpack(packed)
         name = ev.EVENT_NAMES[code]
         colour = colours.get(ev.EVENT_KINDS[code], "")
         table.add_row(f"{t:.2f}", str(c), Text(name, style=colour), ev.format_detail(code, detail))
     return table
+
+
+def more_events_note(total: int, shown: int, events_file: str) -> str | None:
+    """Where the events a head of ``shown`` out of ``total`` left out are; None if none were."""
+    if shown >= total:
+        return None
+    return (f"… {total - shown:,} more events; browse them with: "
+            f"backoff-sim replay {events_file}")

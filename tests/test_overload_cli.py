@@ -53,14 +53,14 @@ def test_run_writes_nine_files_and_prints_the_latency_table(tmp_path: Path, caps
     assert NEVER_MARK in printed and "★" in printed
     never = [line for line in printed.splitlines() if NEVER_MARK in line and "constant" in line]
     assert len(never) == 1  # 100 clients, constant retries
-    assert "first 8 events of each example run (30 clients, repetition 0)" in printed
+    assert "Tiny outage · constant · 30 clients, repetition 0 · first 20 of" in printed
     events_file = out / f"{STEM}_events.csv"
-    assert f"backoff-sim replay {events_file}" in printed
+    assert f"more events; browse them with: backoff-sim replay {events_file}" in printed
     assert "wrote 9 files for 'Tiny outage'" in printed
-    # A head of the history, not all of it.
+    # A head of the history, not all of it: 20 events of each of the two strategies' runs.
     events = events_file.read_text("utf-8").count("\n") - 1
     assert events > 1000
-    assert printed.count("client_requests_write") <= 2 * 8
+    assert printed.count("client_requests_write") <= 2 * 20
 
 
 def test_events_file_keeps_the_full_histories(tmp_path: Path) -> None:
