@@ -34,6 +34,8 @@ def big_run() -> RunData:
 
 
 class LogApp(App):
+    AUTO_FOCUS = ""  # as on the main screen: the log is not focused until the user asks
+
     def compose(self) -> ComposeResult:
         yield EventLog()
 

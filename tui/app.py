@@ -14,6 +14,7 @@ from pathlib import Path
 from time import monotonic
 
 from textual.app import App
+from textual.binding import Binding
 from textual.reactive import var
 from textual.screen import Screen
 
@@ -21,6 +22,7 @@ from sim.palette import DEFAULT_THEME
 
 from .commands import BackoffCommands
 from .keys import bindings
+from .place import Place
 from .playback import MAX_FPS, advance, change_speed, clamp, initial_speed
 from .rundata import RunData
 from .screens.help import HelpScreen
@@ -39,7 +41,7 @@ class BackoffApp(App[None]):
 
     CSS_PATH = "app.tcss"
     TITLE = "backoff-sim"
-    BINDINGS = bindings()
+    BINDINGS = [*bindings(), Binding("space", "animation_off", show=False)]
     COMMANDS = App.COMMANDS | {BackoffCommands}
 
     selection: var[Selection | None] = var(None)
@@ -61,6 +63,8 @@ class BackoffApp(App[None]):
         self.theme_names: list[str] = []
         self._start_theme = theme
         self._last_tick = 0.0
+        self._place: Place | None = None  # where the user is (None: the start of the run)
+        self._visited: dict[str, tuple[Selection, Place | None]] = {}  # by simulation
 
     def on_load(self) -> None:
         # Sweeps on several processes need multiprocessing's resource tracker, which is spawned
@@ -121,30 +125,26 @@ class BackoffApp(App[None]):
             self._timer.pause()
 
     def set_run(self, data: RunData) -> None:
-        """Show a newly loaded run at the same simulated time (the start for the first run)."""
-        old = self.run_data
+        """Show a newly loaded run at the user's place (see ``Place``; the start for the first
+        run) and at the same playback speed (the first run's speed suits its length)."""
+        if self.run_data is None:
+            self.speed = initial_speed(data.total_time)
         if not self.animated:
             cursor = len(data) - 1
-        elif old is None:
+        elif self._place is None or not len(data):
             cursor = 0
         else:
-            cursor = data.index_at_time(self.current_time) if self.cursor else 0
-        if old is None or self._speed_resets(old, data):
-            self.speed = initial_speed(data.total_time)
+            cursor = self._place.index_in(data.times)
         # Cursor and clock first, quietly, so the watchers of run_data see a consistent state.
         cursor = clamp(cursor, len(data))
+        clock = float(data.times[cursor]) if len(data) else 0.0
+        if self.playing and self._place is not None:  # play on from the same simulated time
+            clock = min(max(self._place.time, clock), data.total_time)
         self.set_reactive(BackoffApp.cursor, cursor)
-        self.set_reactive(BackoffApp.clock, float(data.times[cursor]) if len(data) else 0.0)
+        self.set_reactive(BackoffApp.clock, clock)
         self.run_data = data
         if self.playing and self.cursor >= len(data) - 1:
             self.playing = False
-
-    @staticmethod
-    def _speed_resets(old: RunData, new: RunData) -> bool:
-        # Runs of the same size and time scale (another strategy or repetition) keep the speed,
-        # so they play side by side comparably; anything else gets a speed that suits it.
-        ratio = (new.total_time + 1e-9) / (old.total_time + 1e-9)
-        return old.n_clients != new.n_clients or not 0.25 <= ratio <= 4
 
     def _tick(self) -> None:
         data = self.run_data
@@ -155,6 +155,7 @@ class BackoffApp(App[None]):
         self._last_tick = now
         cursor, self.clock, finished = advance(data.times, self.clock, elapsed, self.speed)
         self.cursor = cursor
+        self._place = Place(self.clock)
         if finished:
             self.playing = False
 
@@ -164,6 +165,11 @@ class BackoffApp(App[None]):
         self.cursor = cursor
         if self.run_data is not None and len(self.run_data):
             self.clock = float(self.run_data.times[self.cursor])
+            self._place = Place.of_event(self.run_data.times, self.cursor)
+
+    def go_to_event(self, index: int) -> None:
+        """Put the cursor on event ``index`` of the run on screen (a click, the log's Enter)."""
+        self._move(index)
 
     # --- actions ----------------------------------------------------------------------------
 
@@ -171,13 +177,23 @@ class BackoffApp(App[None]):
         data = self.run_data
         if data is None:
             return
-        if not self.animated:
-            self._move(len(data) - 1)
-            self.notify("Animation is off (--no-animation): showing the whole run.")
-            return
         if not self.playing and self.cursor >= len(data) - 1:
             self._move(0)
         self.playing = not self.playing
+
+    def action_animation_off(self) -> None:
+        """Space under ``--no-animation``: there is nothing to play, say why."""
+        if self.run_data is not None:
+            self._move(len(self.run_data) - 1)
+        self.notify("Animation is off (--no-animation): showing the whole run; ←/→ step.")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Without animation the footer does not offer Play: space explains instead.
+        if action == "toggle_play":
+            return self.animated
+        if action == "animation_off":
+            return not self.animated
+        return True
 
     def action_step(self, events: int) -> None:
         self._move(self.cursor + events)
@@ -212,12 +228,32 @@ class BackoffApp(App[None]):
             minimum=0), go)
 
     def action_cycle(self, axis: str, delta: int) -> None:
-        if self.selection is None:
+        """Show the next (``delta`` 1) or previous (-1) strategy, client count, repetition or
+        simulation, at the same place. Client counts stop at their ends; the others wrap.
+        Leaving a simulation remembers its run and place, so ``n`` then ``N`` comes back."""
+        selection = self.selection
+        if selection is None:
             return
-        new = self.source.cycle(self.selection, axis, delta)
-        if new == self.selection:
+        if axis == "clients":
+            counts = self.source.options(selection, "clients")
+            index = counts.index(selection.clients) + delta
+            if len(counts) > 1 and not 0 <= index < len(counts):
+                end = "most" if delta > 0 else "fewest"
+                other = "C for fewer" if delta > 0 else "c for more"
+                self.notify(f"Already at the {end} clients this simulation has: "
+                            f"{selection.clients} ({other}).", timeout=3)
+                return
+        new = self.source.cycle(selection, axis, delta)
+        if new == selection:
             self.notify(f"This simulation has only one {axis.replace('clients', 'client count')} "
                         "value.", timeout=3)
+        if axis == "simulation" and new.simulation != selection.simulation:
+            self._visited[selection.simulation] = (selection, self._place)
+            back = self._visited.get(new.simulation)
+            if back is not None:
+                old, self._place = back
+                new = self.source.complete(old.simulation, old.strategy, old.clients,
+                                           old.repetition)
         self.selection = new
 
     def action_change_seed(self) -> None:

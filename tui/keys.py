@@ -29,7 +29,9 @@ class Key:
                  "ctrl+left": "ctrl+←", "question_mark": "?", "slash": "/",
                  "plus": "+", "minus": "-", "equals_sign": "=", "underscore": "_",
                  "left_square_bracket": "[", "right_square_bracket": "]",
-                 "left_curly_bracket": "{", "right_curly_bracket": "}", "f1": "F1"}
+                 "left_curly_bracket": "{", "right_curly_bracket": "}", "f1": "F1",
+                 "up": "↑", "down": "↓", "pageup": "PgUp", "pagedown": "PgDn",
+                 "enter": "Enter", "escape": "Esc"}
         return " ".join(names.get(k, k) for k in self.keys.split(","))
 
 
@@ -47,6 +49,9 @@ KEYS: tuple[Key, ...] = (
     Key("home", "jump_start", "Go to the first event", PLAYBACK),
     Key("end", "jump_end", "Go to the last event", PLAYBACK),
     Key("g", "go_to_time", "Go to a time…", PLAYBACK),
+    Key("f", "screen.find(1)", "Jump to the next event the log filter matches", PLAYBACK,
+        footer=True, display="f/F", short="Find"),
+    Key("F", "screen.find(-1)", "Jump to the previous event the log filter matches", PLAYBACK),
     Key("plus,equals_sign", "speed(1)", "Play faster", PLAYBACK),
     Key("minus,underscore", "speed(-1)", "Play slower", PLAYBACK),
     Key("s", "cycle('strategy', 1)", "Next strategy", SELECTION, footer=True, short="Strategy"),
@@ -62,6 +67,9 @@ KEYS: tuple[Key, ...] = (
     Key("x", "screen.cancel_sweep", "Cancel the running sweep", SELECTION),
     Key("slash", "screen.filter_log", "Filter the event log", VIEW, footer=True, display="/",
         short="Filter"),
+    Key("i", "screen.zoom(1)", "Zoom the timeline in around the cursor", VIEW),
+    Key("o", "screen.zoom(-1)", "Zoom the timeline out", VIEW),
+    Key("0", "screen.zoom(0)", "Show the whole run on the timeline (reset the zoom)", VIEW),
     Key("a", "screen.cycle_panes", "Panes: both, analysis alone, timeline and log alone", VIEW),
     Key("m", "screen.cycle_metric", "Next chart: another metric, or time-series panel", VIEW),
     Key("t", "cycle_theme", "Next colour theme", VIEW),
@@ -72,8 +80,24 @@ KEYS: tuple[Key, ...] = (
 )
 
 
-def bindings() -> list[Binding]:
+# The event log's own keys, active while it has the focus (Tab or a click gives it).
+LOG = "Event log (Tab or a click focuses it)"
+LOG_KEYS: tuple[Key, ...] = (
+    Key("up", "select(-1)", "Select the event above", LOG, footer=True, display="↑↓",
+        short="Select"),
+    Key("down", "select(1)", "Select the event below", LOG),
+    Key("pageup", "select_page(-1)", "Select a page up", LOG),
+    Key("pagedown", "select_page(1)", "Select a page down", LOG),
+    Key("home", "select_first", "Select the first event listed", LOG),
+    Key("end", "select_last", "Select the last event listed", LOG),
+    Key("enter", "choose", "Move the cursor to the selected event", LOG, footer=True,
+        short="Go to event"),
+    Key("escape", "leave", "Leave the event log", LOG, footer=True, short="Leave log"),
+)
+
+
+def bindings(keys: tuple[Key, ...] = KEYS) -> list[Binding]:
     """The table as Textual bindings (footer shows the marked ones; all work)."""
     return [Binding(k.keys, k.action, k.short or k.description, show=k.footer,
                     key_display=k.display, tooltip=k.description)
-            for k in KEYS]
+            for k in keys]

@@ -87,3 +87,13 @@ def parse_filter(text: str) -> LogFilter:
                               "(request, backoff, success, failure, give_up, server, reject…)")
         codes |= found
     return LogFilter(text.strip(), tuple(ranges), frozenset(codes))
+
+
+def next_match(matching: np.ndarray, cursor: int, direction: int) -> int | None:
+    """The first event of ``matching`` (sorted event indices) after ``cursor`` (``direction``
+    1) or the last one before it (-1); None when there is none that way."""
+    if direction > 0:
+        at = int(np.searchsorted(matching, cursor, side="right"))
+        return int(matching[at]) if at < len(matching) else None
+    at = int(np.searchsorted(matching, cursor, side="left")) - 1
+    return int(matching[at]) if at >= 0 else None

@@ -19,16 +19,18 @@ def format_duration(ms: float) -> str:
     return f"{ms / scale:.3g} {unit}"
 
 
-def nice_ticks(end: float, count: int) -> list[float]:
-    """At most ``count`` round ticks from 0 to at most ``end`` (steps of 1, 1.5, 2, 2.5, 3, 5
-    times a power of ten), so a run of 59.99 s is labelled 0 15 30 45, not 0 15 29.99 44.99."""
-    if end <= 0:
-        return [0.0]
-    wanted = end / max(count - 1, 1)
+def nice_ticks(end: float, count: int, start: float = 0.0) -> list[float]:
+    """At most ``count`` round ticks from ``start`` (0) to at most ``end`` (steps of 1, 1.5, 2,
+    2.5, 3, 5 times a power of ten, on multiples of the step), so a run of 59.99 s is labelled
+    0 15 30 45, not 0 15 29.99 44.99, and a zoomed-in 1234-1290 ms 1240 1260 1280."""
+    if end <= start:
+        return [start]
+    wanted = (end - start) / max(count - 1, 1)
     power = 10.0 ** math.floor(math.log10(wanted))
     step = next(m * power for m in (1, 1.5, 2, 2.5, 3, 5, 10) if m * power >= wanted * (1 - 1e-9))
-    n = int(end / step + 1e-9)
-    return [round(i * step, 10) for i in range(n + 1)]
+    first = math.ceil(start / step - 1e-9)
+    n = int(end / step + 1e-9) - first
+    return [round((first + i) * step, 10) for i in range(n + 1)]
 
 
 def count_ticks(top: float, rows: int) -> list[int]:

@@ -30,6 +30,7 @@ class Grid:
     server: np.ndarray          # rank of each server-lane cell, [columns]
     lane_labels: tuple[str, ...]
     outage: np.ndarray          # bool per column: the server is paused during part of it
+    start: float = 0.0          # simulated time at the left edge (later than 0 when zoomed in)
 
 
 def lane_labels(n_clients: int, lanes: int) -> tuple[str, ...]:
@@ -49,41 +50,59 @@ def _highest(counts: np.ndarray, levels: int) -> np.ndarray:
     return (present * np.arange(levels, dtype=np.int8)).max(axis=1).astype(np.int8)
 
 
-def build_grid(data: RunData, lanes: int, columns: int) -> Grid:
+def build_grid(data: RunData, lanes: int, columns: int,
+               window: tuple[float, float] | None = None) -> Grid:
     """Bin every event into its cell; each cell keeps the highest rank that falls in it.
 
+    ``window`` (start, end) bins only that stretch of time (the timeline zoomed in): events
+    before it get column -1 and events after it column ``columns``, in no cell.
     One ``bincount`` over (cell, rank) pairs: linear in the events, no Python loop over them.
     """
-    span = data.total_time if data.total_time > 0 else 1.0
+    start, end = window if window is not None else (0.0, data.total_time)
+    span = end - start if end > start else 1.0
     # int32 and in-place arithmetic: a million events make several arrays of this size, and
     # fresh large allocations cost page faults on the UI thread.
-    column = np.multiply(data.times, columns / span).astype(np.int32)
-    np.minimum(column, columns - 1, out=column)
+    if window is None:
+        column = np.multiply(data.times, columns / span).astype(np.int32)
+        np.minimum(column, columns - 1, out=column)
+        shown = slice(None)
+    else:
+        # Times are sorted: the window's events are one slice.
+        first = int(np.searchsorted(data.times, start, side="left"))
+        last = int(np.searchsorted(data.times, end, side="right"))
+        column = np.full(len(data.times), columns, dtype=np.int32)
+        column[:first] = -1
+        inside = np.multiply(data.times[first:last] - start, columns / span).astype(np.int32)
+        column[first:last] = np.minimum(inside, columns - 1)
+        shown = slice(first, last)
     # Events of the server alone (client -1, e.g. an outage) get lane -1: server lane only.
     lane = data.clients * np.int32(lanes)
     lane //= np.int32(data.n_clients)
     np.minimum(lane, lanes - 1, out=lane)
     lane[data.clients < 0] = -1
     levels = len(KINDS) + 1
-    on_lane = lane >= 0
-    flat = lane * np.int32(columns * levels)
-    flat += column * np.int32(levels)
-    flat += data.ranks
+    lane_in, column_in, ranks = lane[shown], column[shown], data.ranks[shown]
+    on_lane = lane_in >= 0
+    flat = lane_in * np.int32(columns * levels)
+    flat += column_in * np.int32(levels)
+    flat += ranks
     cells = np.bincount(flat[on_lane] if not on_lane.all() else flat,
                         minlength=lanes * columns * levels)
     client_cells = _highest(cells, levels)
-    server = data.server_mask
-    flat = column[server] * np.int32(levels) + data.ranks[server]
+    server = data.server_mask[shown]
+    flat = column_in[server] * np.int32(levels) + ranks[server]
     server_cells = _highest(np.bincount(flat, minlength=columns * levels), levels)
     client_cells = client_cells.reshape(lanes, columns)
     column_start = np.searchsorted(column, np.arange(columns + 1), side="left")
     outage = np.zeros(columns, dtype=bool)
-    for start, end in data.outages:
-        first = min(int(start * columns / span), columns - 1)
-        last = min(int(math.ceil(end * columns / span)), columns)
+    for pause, resume in data.outages:
+        if window is not None and (resume < start or pause > start + span):
+            continue
+        first = min(max(int((pause - start) * columns / span), 0), columns - 1)
+        last = min(int(math.ceil((resume - start) * columns / span)), columns)
         outage[first:max(last, first + 1)] = True
     return Grid(lanes, columns, span, lane, column, column_start, client_cells, server_cells,
-                lane_labels(data.n_clients, lanes), outage)
+                lane_labels(data.n_clients, lanes), outage, start)
 
 
 def cached_grid(data: RunData, lanes: int, columns: int) -> Grid:

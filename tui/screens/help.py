@@ -9,7 +9,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from ..keys import KEYS
+from ..keys import KEYS, LOG_KEYS
 from ..log_filter import __doc__ as FILTER_HELP
 
 # What each part of the screen shows, and what its marks mean.
@@ -53,7 +53,7 @@ def keys_table() -> Table:
     table.add_column("key", style="bold", no_wrap=True)
     table.add_column("action")
     group = None
-    for key in KEYS:
+    for key in (*KEYS, *LOG_KEYS):
         if key.group != group:
             if group is not None:
                 table.add_row("", "")

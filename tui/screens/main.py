@@ -26,7 +26,7 @@ from sim.export.atomic import atomic_write_text
 from sim.export.names import safe_title
 from sim.sweep import SweepCancelled, SweepResult
 
-from ..log_filter import FilterError, parse_filter
+from ..log_filter import FilterError, next_match, parse_filter
 from ..recorder import Cancelled, RunRecorder
 from ..rundata import RunData
 from ..source import ConfigSource, Selection, Source
@@ -179,6 +179,7 @@ class MainScreen(Screen):
         panels.set_cursor(time)
         self._update_log_title()
         self._update_status()
+        self._update_timeline_title()
 
     def _cursor_changed(self, cursor: int) -> None:
         app = self.app
@@ -406,9 +407,57 @@ class MainScreen(Screen):
         hint = "widen the terminal" if full else "press a"
         for table in (self.query_one(MetricsTable), self.query_one(LatencyTable)):
             table.set_more_hint(hint)
-        # A narrow terminal shows one pane at a time: say where the other one is.
-        self.query_one("#timeline").border_title = (
-            "Timeline · a: strategy comparison" if narrow else "Timeline")
+        self._update_timeline_title()
+
+    def _update_timeline_title(self) -> None:
+        """"Timeline", how far it is zoomed in, and on a narrow terminal (one pane at a time)
+        where the other pane is."""
+        timeline = self.query_one(Timeline)
+        parts = ["Timeline"]
+        data = self.app.run_data
+        if timeline.window.zoomed and data is not None:
+            parts.append(f"zoom ×{timeline.window.magnification(data.total_time):,.0f} "
+                         "(o out, 0 whole run)")
+        if self.size.width < NARROW_WIDTH:
+            parts.append("a: strategy comparison")
+        timeline.border_title = " · ".join(parts)
+
+    # --- navigation: find, zoom, clicks --------------------------------------------------
+
+    def action_find(self, direction: int) -> None:
+        """Move the cursor to the next (1) or previous (-1) event the log's filter matches."""
+        app, log = self.app, self.query_one(EventLog)
+        data = app.run_data
+        if data is None or not len(data):
+            return
+        if not log.filter_valid:
+            self.notify("The filter typed is not valid: fix it (/) to find its events.",
+                        severity="warning", timeout=4)
+            return
+        matching = log.matching
+        if matching is None:
+            self.notify("Set a filter first (/, e.g. give_up or 3 reject): f and F then jump "
+                        "to the next and previous event it matches.", timeout=5)
+            return
+        found = next_match(matching, app.cursor, direction)
+        if found is None:
+            where = "after" if direction > 0 else "before"
+            self.notify(f"No event {where} the cursor matches the filter "
+                        f"{log.log_filter.text!r}.", timeout=3)
+            return
+        app.go_to_event(found)
+
+    def action_zoom(self, steps: int) -> None:
+        """Zoom the timeline in (1) or out (-1) around the current time; 0 shows the whole run."""
+        if self.app.run_data is None:
+            return
+        self.query_one(Timeline).zoom(steps, self.app.current_time)
+        self._update_timeline_title()
+
+    @on(Timeline.Seek)
+    @on(EventLog.Chosen)
+    def _go_to_event(self, message: Timeline.Seek | EventLog.Chosen) -> None:
+        self.app.go_to_event(message.index)
 
     def action_cycle_metric(self) -> None:
         if self.has_class("-open"):

@@ -1,5 +1,8 @@
 """The event log: every event up to the cursor, one line each, the current one highlighted.
 
+Focused (Tab or a click), it has a selection of its own that ↑/↓/PgUp/PgDn/Home/End move, and
+Enter moves the playback cursor to the selected event; a click on a line does that at once.
+
 Built on Textual's line API like toolong: a ``ScrollView`` whose ``virtual_size`` is the number
 of lines, ``render_line`` that builds only the visible lines, and an LRU cache of rendered strips.
 A filter is a numpy mask turned into the indices of the events that pass, so a step or a filter
@@ -11,11 +14,14 @@ from __future__ import annotations
 import numpy as np
 from rich.segment import Segment
 from rich.style import Style
+from textual import events
 from textual.cache import LRUCache
 from textual.geometry import Size
+from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from ..keys import LOG_KEYS, bindings
 from ..log_filter import LogFilter
 from ..rundata import RunData
 from ..theme import EVENT_GLYPHS, event_styles, palette_for
@@ -31,10 +37,14 @@ SERVER_NOTES: dict[int, str] = {ev.SERVER_PAUSES: "outage: the server stops",
 HEADER = f"{'time ms':>{TIME_WIDTH}} {'client':>{CLIENT_WIDTH}}   {'event':<{NAME_WIDTH}} detail"
 
 
-class EventLog(ScrollView, can_focus=False):
+SELECTED_MARK = "▶"  # in the selected line's first cell: the selection reads without colour
+
+
+class EventLog(ScrollView, can_focus=True):
     """Events ``0..cursor`` of a run (after the filter), following the cursor as it moves."""
 
-    COMPONENT_CLASSES = {"event-log--current", "event-log--dim"}
+    BINDINGS = bindings(LOG_KEYS)
+    COMPONENT_CLASSES = {"event-log--current", "event-log--dim", "event-log--selected"}
 
     DEFAULT_CSS = """
     EventLog {
@@ -43,8 +53,17 @@ class EventLog(ScrollView, can_focus=False):
         scrollbar-size-vertical: 1;
         & > .event-log--current { background: $accent 35%; text-style: bold; }
         & > .event-log--dim { color: $foreground 60%; }
+        & > .event-log--selected { background: $primary 45%; }
+        &:focus { background-tint: $foreground 4%; }
     }
     """
+
+    class Chosen(Message):
+        """The user chose an event of the log (Enter on the selection, or a click)."""
+
+        def __init__(self, index: int) -> None:
+            super().__init__()
+            self.index = index
 
     def __init__(self, *, name: str | None = None, id: str | None = None,
                  classes: str | None = None) -> None:
@@ -55,6 +74,7 @@ class EventLog(ScrollView, can_focus=False):
         self._rows: np.ndarray | None = None  # indices of the events that pass; None = all
         self._invalid = False  # the filter typed is not valid: nothing passes
         self._cache: LRUCache[tuple, Strip] = LRUCache(1024)
+        self._selected: int | None = None  # line of the selection (while focused)
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._restyle())
@@ -106,19 +126,32 @@ class EventLog(ScrollView, can_focus=False):
         self._apply_filter()
         self.set_cursor(cursor)
 
+    @property
+    def selected(self) -> int | None:
+        """The event the selection is on (None when the log is not focused)."""
+        return None if self._selected is None else self.event_index(self._selected)
+
     def set_cursor(self, cursor: int) -> None:
-        """Show events up to ``cursor`` and scroll so the current event is in view."""
+        """Show events up to ``cursor`` and scroll so the current event (or, while the log is
+        focused, the selected one) is in view."""
         n = len(self._data) if self._data is not None else 0
+        # A selection on the last line (the current event) follows the cursor, like a tail.
+        at_end = self._selected is not None and self._selected >= self.line_count - 1
         self._cursor = min(max(cursor, 0), max(n - 1, 0))
         count = self.line_count
         self.virtual_size = Size(self.scrollable_content_region.width, count)
-        last = count - 1
-        height = max(self.scrollable_content_region.height, 1)
-        if last < self.scroll_y:
-            self.scroll_to(y=max(last, 0), animate=False, immediate=True, force=True)
-        elif last >= self.scroll_y + height:
-            self.scroll_to(y=last - height + 1, animate=False, immediate=True, force=True)
+        if self._selected is not None:
+            self._selected = max(count - 1, 0) if at_end else min(self._selected, max(count - 1, 0))
+        self._scroll_to_line(count - 1 if self._selected is None else self._selected)
         self.refresh()
+
+    def _scroll_to_line(self, line: int) -> None:
+        """Scroll the least that brings ``line`` into view."""
+        height = max(self.scrollable_content_region.height, 1)
+        if line < self.scroll_y:
+            self.scroll_to(y=max(line, 0), animate=False, immediate=True, force=True)
+        elif line >= self.scroll_y + height:
+            self.scroll_to(y=line - height + 1, animate=False, immediate=True, force=True)
 
     def set_filter(self, log_filter: LogFilter | None) -> None:
         """Show only the events that pass ``log_filter``; None (a filter that could not be
@@ -128,7 +161,53 @@ class EventLog(ScrollView, can_focus=False):
             self._filter = log_filter
         self._cache.clear()
         self._apply_filter()
+        if self._selected is not None:  # other lines now: select the current event's
+            self._selected = self.line_count - 1
         self.set_cursor(self._cursor)
+
+    # --- focus, selection and clicks --------------------------------------------------------
+
+    def on_focus(self) -> None:
+        self._select(self.line_count - 1)
+
+    def on_blur(self) -> None:
+        self._selected = None
+        self.refresh()
+
+    def _select(self, line: int) -> None:
+        self._selected = min(max(line, 0), max(self.line_count - 1, 0))
+        self._scroll_to_line(self._selected)
+        self.refresh()
+
+    def action_select(self, lines: int) -> None:
+        self._select((self._selected or 0) + lines)
+
+    def action_select_page(self, pages: int) -> None:
+        self._select((self._selected or 0) + pages * max(self.scrollable_content_region.height, 1))
+
+    def action_select_first(self) -> None:
+        self._select(0)
+
+    def action_select_last(self) -> None:
+        self._select(self.line_count - 1)
+
+    def action_choose(self) -> None:
+        index = self.selected
+        if index is not None:
+            self.post_message(self.Chosen(index))
+
+    def action_leave(self) -> None:
+        self.screen.set_focus(None)
+
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        line = int(self.scroll_offset.y) + offset.y
+        index = self.event_index(line)
+        if index is not None:
+            self._select(line)
+            self.post_message(self.Chosen(index))
 
     def _apply_filter(self) -> None:
         data = self._data
@@ -164,10 +243,11 @@ class EventLog(ScrollView, can_focus=False):
                 return self._empty_line(width, base)
             return Strip.blank(width, base)
         current = index == self._cursor
-        key = (index, width, current)
+        selected = line == self._selected
+        key = (index, width, current, selected)
         strip = self._cache.get(key)
         if strip is None:
-            strip = self._render_event(index, width, base, current)
+            strip = self._render_event(index, width, base, current, selected)
             self._cache[key] = strip
         return strip
 
@@ -181,18 +261,24 @@ class EventLog(ScrollView, can_focus=False):
                            italic=True)
         return Strip([Segment(text, dim)]).adjust_cell_length(width, base)
 
-    def _render_event(self, index: int, width: int, base: Style, current: bool) -> Strip:
+    def _render_event(self, index: int, width: int, base: Style, current: bool,
+                      selected: bool = False) -> Strip:
         assert self._data is not None
         t, client, code, name, detail = self._data.row(index)
         kind = ev.EVENT_KINDS[code]
         if client < 0:
             detail = detail or SERVER_NOTES.get(code, "")
+        if selected:
+            base = base + self.get_component_rich_style("event-log--selected")
         if current:
             base = base + self.get_component_rich_style("event-log--current")
         dim = base + Style(color=self.get_component_rich_style("event-log--dim").color)
         colour = base + event_styles(palette_for(self.app.theme))[kind]
+        time_text = f"{t:>{TIME_WIDTH}.3f} "
+        if selected and time_text[0] == " ":  # (times of 100 s and more fill the column)
+            time_text = SELECTED_MARK + time_text[1:]
         segments = [
-            Segment(f"{t:>{TIME_WIDTH}.3f} ", dim),
+            Segment(time_text, dim),
             Segment(f"{client if client >= 0 else WHOLE_SERVER:>{CLIENT_WIDTH}} ", base),
             Segment(f" {EVENT_GLYPHS[kind]} {name:<{NAME_WIDTH}} ", colour),
             Segment(detail, base),

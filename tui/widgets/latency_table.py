@@ -20,6 +20,7 @@ from sim.open_report import (BEST, NARROW_DROP_ORDER, NEVER_MARK, best_rows, for
 from sim.palette import Palette
 from sim.sweep import SweepResult
 
+from ..plural import count
 from ..table_fit import column_width
 from .strategy_table import StrategyTable
 NEVER_GLYPH = NEVER_MARK.split()[0]  # ✗
@@ -119,7 +120,8 @@ class LatencyTable(StrategyTable):
     def caption(self, result: SweepResult, hidden: int) -> str:
         """Short: what the numbers are and what the marks mean (the help screen says more)."""
         spec = result.spec
-        notes = [f"{spec.clients[self._clients_index]} clients · {spec.repeat} runs each · "
+        notes = [f"{count(spec.clients[self._clients_index], 'client')} · "
+                 f"{count(spec.repeat, 'run')} each · "
                  f"latency in ms · {BEST} fewest requests, lowest p50"]
         if any(row.never_recovered for row in self.rows):
             notes.append(f"{NEVER_GLYPH} never recovered")

@@ -17,6 +17,7 @@ from sim.palette import Palette
 from sim.stats import paired_difference, significantly_different
 from sim.sweep import SweepResult
 
+from ..plural import count
 from ..table_fit import column_width
 from .charts import series_marker
 from .strategy_table import StrategyTable
@@ -107,8 +108,8 @@ class MetricsTable(StrategyTable):
         return {c: column_width(c, [r[c] for r in cells]) for c in COLUMNS if c not in silent}
 
     def caption(self, result: SweepResult, hidden: int) -> str:
-        notes = [f"{result.spec.clients[self._clients_index]} clients · {result.spec.repeat} runs "
-                 f"each · mean ± 95% CI · cost = {result.spec.work_to_duration:g} × work + "
+        notes = [f"{count(result.spec.clients[self._clients_index], 'client')} · "
+                 f"{count(result.spec.repeat, 'run')} each · mean ± 95% CI · cost = {result.spec.work_to_duration:g} × work + "
                  f"duration · {SAME_MARK}: not significantly worse"]
         silent = self._silent()
         if silent:

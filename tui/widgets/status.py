@@ -12,6 +12,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from ..playback import format_speed
+from ..plural import count
 
 
 @dataclass(frozen=True)
@@ -41,9 +42,10 @@ SEPARATOR = " · "
 
 def selection_parts(s: Status) -> list[Text]:
     """Which run: simulation, control, strategy, clients, repetition, seed."""
-    plural = "s" if s.clients != 1 else ""
+    # Repetitions are numbered from 1 on screen (``repetition`` is the 0-based index).
     return [Text(s.title or "—", style="bold"), Text(s.control), Text(s.strategy),
-            Text(f"{s.clients} client{plural}"), Text(f"rep #{s.repetition} of {s.repetitions}"),
+            Text(count(s.clients, "client")),
+            Text(f"rep {s.repetition + 1} of {max(s.repetitions, s.repetition + 1)}"),
             Text("seed —" if s.seed is None else f"seed {s.seed}")]
 
 

@@ -187,6 +187,18 @@ class StrategyTable(Vertical):
         if 0 <= self._highlighted < table.row_count:
             table.move_cursor(row=self._highlighted)
 
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """A click on another row moves the table's cursor (a DataTable selects on a second
+        click only): choose that strategy at once. Highlights that come from ``highlight`` or
+        a refill match ``_highlighted``, or are stale (the cursor has moved on), and are not
+        the user's."""
+        event.stop()
+        row = event.cursor_row
+        if row != self.table.cursor_row or row == self._highlighted or row < 0:
+            return
+        self._highlighted = row
+        self.post_message(self.StrategySelected(row))
+
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
         index = int(event.row_key.value) if event.row_key.value is not None else event.cursor_row

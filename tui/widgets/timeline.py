@@ -13,11 +13,14 @@ from __future__ import annotations
 import numpy as np
 from rich.segment import Segment
 from rich.style import Style
+from textual import events
+from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
 from ..rundata import KINDS, RunData
-from ..timeline_grid import Grid, cached_grid, label_width
+from ..timeline_grid import Grid, build_grid, cached_grid, label_width
+from ..zoom import TimeWindow
 from ..theme import EVENT_GLYPHS, event_styles, palette_for
 from ..ticks import nice_ticks, time_scale
 
@@ -59,7 +62,15 @@ def geometry_for(n_clients: int, width: int, height: int) -> tuple[int, int, int
 
 
 class Timeline(Widget, can_focus=False):
-    """Lanes of glyphs up to the cursor; rebuilt only when the run or the size changes."""
+    """Lanes of glyphs up to the cursor; rebuilt only when the run, the size or the zoom
+    changes. A click seeks: it asks for the last event at or before the clicked column."""
+
+    class Seek(Message):
+        """The user clicked the timeline: go to event ``index``."""
+
+        def __init__(self, index: int) -> None:
+            super().__init__()
+            self.index = index
 
     COMPONENT_CLASSES = {"timeline--cursor", "timeline--current", "timeline--label",
                          "timeline--ruler"}
@@ -83,6 +94,8 @@ class Timeline(Widget, can_focus=False):
         self._grid: Grid | None = None
         self._partial: tuple[int, np.ndarray, int] | None = None  # (cursor, lane ranks, server rank)
         self._geometry_cache: tuple[tuple, tuple[int, int, int] | None] | None = None
+        self._window = TimeWindow()  # the stretch of time shown (all of it unless zoomed)
+        self._grid_key: tuple | None = None  # (lanes, columns, window bounds) of ``_grid``
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self.refresh())
@@ -94,11 +107,21 @@ class Timeline(Widget, can_focus=False):
         if self._data is None or geometry is None:
             return None
         lanes, columns, _ = geometry
+        window = self._window.bounds(self._data.total_time)
         grid = self._grid
-        if grid is None or grid.lanes != lanes or grid.columns != columns:
-            grid = self._grid = cached_grid(self._data, lanes, columns)
+        key = (lanes, columns, window)
+        if grid is None or self._grid_key != key:
+            # The whole run's binning is kept with the run; a zoomed one only here (each
+            # stretch of time would be another array the size of the run).
+            grid = self._grid = (cached_grid(self._data, lanes, columns) if window is None
+                                 else build_grid(self._data, lanes, columns, window))
+            self._grid_key = key
             self._partial = None
         return grid
+
+    @property
+    def window(self) -> TimeWindow:
+        return self._window
 
     def show(self, data: RunData | None, cursor: int = 0) -> None:
         self._data = data
@@ -110,20 +133,49 @@ class Timeline(Widget, can_focus=False):
 
     def set_cursor(self, cursor: int, time: float | None = None) -> None:
         """Show events up to ``cursor``; while playing, ``time`` (the playback clock, at or
-        after the cursor's event) places the cursor column, so it moves between events too."""
+        after the cursor's event) places the cursor column, so it moves between events too.
+        Zoomed in, the shown stretch of time follows the cursor."""
         n = len(self._data) if self._data is not None else 0
         cursor = min(max(cursor, 0), max(n - 1, 0))
         if (cursor, time) != (self._cursor, self._time):
             self._cursor, self._time = cursor, time
+            self._follow()
             self.refresh()
 
+    def _follow(self) -> None:
+        data = self._data
+        if data is None or not len(data) or not self._window.zoomed:
+            return
+        t = self._time if self._time is not None else float(data.times[self._cursor])
+        self._window = self._window.following(t, data.total_time)
+
+    def zoom(self, steps: int, around: float) -> TimeWindow:
+        """Zoom the time axis in (``steps`` > 0) or out around the time ``around``; 0 shows
+        the whole run again. Returns the new window."""
+        total = self._data.total_time if self._data is not None else 0.0
+        self._window = self._window.zoomed_by(steps, around, total)
+        self.refresh()
+        return self._window
+
     def _cursor_columns(self, grid: Grid) -> tuple[int, int]:
-        """(column of the cursor's event, column of the cursor line)."""
-        event_col = int(grid.column_of_event[self._cursor])
+        """(column of the cursor's event, column of the cursor line); the event's column is -1
+        when it is left of a zoomed-in window (nothing of the window has happened yet)."""
+        event_col = min(int(grid.column_of_event[self._cursor]), grid.columns - 1)
         if self._time is None:
-            return event_col, event_col
-        time_col = min(int(self._time * grid.columns / grid.span), grid.columns - 1)
-        return event_col, max(event_col, time_col)
+            return event_col, max(event_col, 0)
+        time_col = min(int((self._time - grid.start) * grid.columns / grid.span),
+                       grid.columns - 1)
+        return event_col, max(event_col, time_col, 0)
+
+    def on_click(self, event: events.Click) -> None:
+        grid, geometry = self.grid, self._geometry()
+        offset = event.get_content_offset(self)
+        if grid is None or geometry is None or offset is None or self._data is None:
+            return
+        column = offset.x - geometry[2]
+        if 0 <= column < grid.columns:
+            # Everything up to the clicked column: its last event, or the last one before it.
+            self.post_message(self.Seek(max(int(grid.column_start[column + 1]) - 1, 0)))
 
     # --- geometry ---------------------------------------------------------------------------
 
@@ -168,6 +220,9 @@ class Timeline(Widget, can_focus=False):
         assert self._data is not None
         k = self._cursor
         column = int(grid.column_of_event[k])
+        if not 0 <= column < grid.columns:  # the event is outside a zoomed-in window
+            self._partial = (k, np.zeros(grid.lanes, dtype=np.int8), 0)
+            return self._partial
         start = int(grid.column_start[column])
         lanes = grid.lane_of_event[start:k + 1]
         ranks = self._data.ranks[start:k + 1]
@@ -205,13 +260,14 @@ class Timeline(Widget, can_focus=False):
         """Round time ticks (ms, or s for long runs), with a ▼ over the cursor's column; a label
         the ▼ would cut is left out."""
         style = base + self.get_component_rich_style("timeline--ruler")
-        unit, scale = time_scale(grid.span)
+        unit, scale = time_scale(grid.start + grid.span)
         cells = [" "] * grid.columns
         count = 5 if grid.columns >= 40 else 3 if grid.columns >= 16 else 2
         _, cursor_col = self._cursor_columns(grid)
-        for tick in nice_ticks(grid.span / scale, count):
+        for tick in nice_ticks((grid.start + grid.span) / scale, count, grid.start / scale):
             label = f"{tick:g}"
-            col = min(int(tick * scale * grid.columns / grid.span), grid.columns - 1)
+            col = min(int((tick * scale - grid.start) * grid.columns / grid.span),
+                      grid.columns - 1)
             start = max(0, min(col, grid.columns - len(label)))
             end = start + len(label)
             if start <= cursor_col < end or any(c != " " for c in cells[max(start - 1, 0):end + 1]):
