@@ -266,7 +266,8 @@ async def test_export_writes_the_files_and_a_screenshot(tmp_path: Path) -> None:
     names = sorted(p.name for p in tmp_path.iterdir())
     assert names == sorted(["Tiny_Locking_metrics.png", "Tiny_Locking_scatter.png",
                             "Tiny_Locking_metrics.csv", "Tiny_Locking_runs.csv",
-                            "Tiny_Locking_events.csv", "Tiny_Locking_screenshot.svg"])
+                            "Tiny_Locking_events.csv", "Tiny_Locking_screenshot.svg",
+                            "Tiny_Locking_Constant_3clients_rep1_events.csv"])
     assert (tmp_path / "Tiny_Locking_screenshot.svg").read_text().startswith("<svg")
 
 
@@ -297,7 +298,7 @@ async def test_cancel_a_running_sweep(tmp_path: Path) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         assert app.screen.has_class("-sweeping")
-        await pilot.press("e")
+        await pilot.press("e")  # the run and a screenshot now, the sweep's files later
         assert any("has not finished" in n.message for n in app._notifications)
         await pilot.press("x")
         await settle(pilot)

@@ -22,6 +22,7 @@ from sim.palette import DEFAULT_THEME
 
 from .commands import BackoffCommands
 from .keys import bindings
+from .main import DEFAULT_OUT
 from .place import Place
 from .playback import MAX_FPS, advance, change_speed, clamp, initial_speed
 from .rundata import RunData
@@ -52,7 +53,7 @@ class BackoffApp(App[None]):
     clock: var[float] = var(0.0)  # simulated time of the playback, in ms
 
     def __init__(self, source: Source, *, theme: str = DEFAULT_THEME, animated: bool = True,
-                 sweep_workers: int | None = None, out_dir: Path | str = ".",
+                 sweep_workers: int | None = None, out_dir: Path | str = DEFAULT_OUT,
                  freeze_gc: bool = False) -> None:
         super().__init__()
         self._freeze_gc = freeze_gc

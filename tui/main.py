@@ -15,6 +15,7 @@ from pathlib import Path
 from sim.cli import positive_int, seed_value
 
 EXIT_USER_ERROR = 2
+DEFAULT_OUT = Path("backoff-sim-out")  # the app's export folder, under the current directory
 
 DESCRIPTION = """\
 Simulate clients retrying against a contended server with different backoff strategies, and
@@ -42,8 +43,9 @@ def _add_view_options(parser: argparse.ArgumentParser) -> None:
                              "backoff-contrast); t cycles themes in the app")
     parser.add_argument("--no-animation", action="store_true",
                         help="show each run whole instead of playing it (slow links, screen readers)")
-    parser.add_argument("--out", "-o", metavar="DIR", type=Path, default=Path("."),
-                        help="directory the export key (e) writes to (default: .)")
+    parser.add_argument("--out", "-o", metavar="DIR", type=Path, default=DEFAULT_OUT,
+                        help="directory the export key (e) writes to, created when first "
+                             f"needed (default: ./{DEFAULT_OUT})")
 
 
 def build_app_parser() -> argparse.ArgumentParser:

@@ -7,7 +7,7 @@ global state (no pyplot), so it is safe to call from a worker thread.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from ..engine import Run
@@ -22,10 +22,12 @@ from .runs import representative_runs, scatter_runs
 __all__ = ["export_all", "export_simulation", "output_paths"]
 
 
-def output_paths(title: str, out_dir: str | Path, *, is_open: bool = False) -> dict[str, Path]:
+def output_paths(title: str, out_dir: str | Path, *, is_open: bool = False,
+                 stem: str | None = None) -> dict[str, Path]:
     """The files written for a simulation titled ``title``, by kind: five, and four more for a
-    simulation against a replying server (``is_open``)."""
-    stem = safe_title(title)
+    simulation against a replying server (``is_open``); ``stem`` replaces the file-name stem
+    made from the title (the app numbers exports that would overwrite earlier ones)."""
+    stem = stem if stem is not None else safe_title(title)
     out = Path(out_dir)
     kinds = SUFFIXES + (OPEN_SUFFIXES if is_open else ())
     return {suffix[1:].replace(".", "_"): out / f"{stem}{suffix}" for suffix in kinds}
@@ -33,40 +35,48 @@ def output_paths(title: str, out_dir: str | Path, *, is_open: bool = False) -> d
 
 def export_simulation(result: SweepResult, out_dir: str | Path, *, palette: Palette | None = None,
                       representative: Mapping[str, Run] | None = None,
-                      scatter: Mapping[str, Run] | None = None) -> list[Path]:
+                      scatter: Mapping[str, Run] | None = None, stem: str | None = None,
+                      written_one: Callable[[Path], None] | None = None) -> list[Path]:
     """Write all files for one simulation (five, or nine against a replying server); return
     their paths.
 
     ``representative`` and ``scatter`` are the recorded runs to use when the caller already has
-    them (the CLI prints the representative ones); otherwise they are recorded here.
+    them (the CLI prints the representative ones); otherwise they are recorded here. ``stem``
+    names the files instead of the title (see ``output_paths``); ``written_one`` is called with
+    each file as it is written (the app's progress).
     """
     from .plots import write_metrics_png, write_scatter_png
 
     ensure_output_dir(out_dir)
     palette = palette or load_palette()
     spec = result.spec
-    paths = output_paths(spec.title, out_dir, is_open=spec.is_open)
+    paths = output_paths(spec.title, out_dir, is_open=spec.is_open, stem=stem)
     representative = representative if representative is not None else representative_runs(spec)
     if scatter is None:
         # Often the same client count (e.g. clients = [800]): record each run once, not twice.
         same = spec.representative_clients() == spec.max_clients
         scatter = representative if same else scatter_runs(spec)
-    written = [
-        write_metrics_png(result, paths["metrics_png"], palette),
-        write_scatter_png(result, scatter, paths["scatter_png"], palette),
-        write_metrics_csv(result, paths["metrics_csv"]),
-        write_runs_csv(result, paths["runs_csv"]),
-        write_events_csv(representative, paths["events_csv"]),
+    writers: list[Callable[[], Path]] = [
+        lambda: write_metrics_png(result, paths["metrics_png"], palette),
+        lambda: write_scatter_png(result, scatter, paths["scatter_png"], palette),
+        lambda: write_metrics_csv(result, paths["metrics_csv"]),
+        lambda: write_runs_csv(result, paths["runs_csv"]),
+        lambda: write_events_csv(representative, paths["events_csv"]),
     ]
     if spec.is_open:
         from .overload_plots import write_latency_png, write_timeseries_png
 
-        written += [
-            write_timeseries_png(result, paths["timeseries_png"], palette),
-            write_latency_png(result, paths["latency_png"], palette),
-            write_timeseries_csv(result, paths["timeseries_csv"]),
-            write_latency_csv(result, paths["latency_csv"]),
+        writers += [
+            lambda: write_timeseries_png(result, paths["timeseries_png"], palette),
+            lambda: write_latency_png(result, paths["latency_png"], palette),
+            lambda: write_timeseries_csv(result, paths["timeseries_csv"]),
+            lambda: write_latency_csv(result, paths["latency_csv"]),
         ]
+    written = []
+    for write in writers:
+        written.append(write())
+        if written_one is not None:
+            written_one(written[-1])
     return written
 
 

@@ -80,6 +80,13 @@ def runs_csv_text(result: SweepResult) -> str:
 
 def events_csv_text(runs: Mapping[str, Run]) -> str:
     """Every event of each recorded run, in order, one block of rows per run."""
+    return histories_csv_text([(run.spec.title, label, run.clients, run.repetition, run.history)
+                               for label, run in runs.items()])
+
+
+def histories_csv_text(blocks: list[tuple[str, str, int, int, History]]) -> str:
+    """The events file for histories given with their (simulation, strategy, clients,
+    repetition): one block of rows each, in order."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(EVENTS_HEADER)
@@ -91,10 +98,9 @@ def events_csv_text(runs: Mapping[str, Run]) -> str:
         labels[packed] = pair = (ev.EVENT_NAMES[code], ev.format_detail(code, detail))
         return pair
 
-    for label, run in runs.items():
-        title, clients, rep = run.spec.title, str(run.clients), str(run.repetition)
-        h = run.history
-        writer.writerows((title, label, clients, rep, repr(float(t)), c,
+    for title, label, clients, rep, h in blocks:
+        clients_text, rep_text = str(clients), str(rep)
+        writer.writerows((title, label, clients_text, rep_text, repr(float(t)), c,
                           *(labels.get(p) or describe(p)))
                          for t, c, p in zip(h.times, h.clients, h.packed))
     return buffer.getvalue()
@@ -110,6 +116,14 @@ def write_runs_csv(result: SweepResult, path: str | Path) -> Path:
 
 def write_events_csv(runs: Mapping[str, Run], path: str | Path) -> Path:
     return atomic_write_text(path, events_csv_text(runs))
+
+
+def write_history_csv(path: str | Path, simulation: str, strategy: str, clients: int,
+                      repetition: int, history: History) -> Path:
+    """One run's events file (replayable like the sweep's): the app's export of the run on
+    screen, which may be any run, not only a representative one."""
+    return atomic_write_text(path, histories_csv_text([(simulation, strategy, clients,
+                                                        repetition, history)]))
 
 
 # --- reading the events file back -------------------------------------------------------------

@@ -21,11 +21,9 @@ from textual.widgets import DataTable, Footer, Input, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from sim.errors import UserError
-from sim.export import export_simulation
-from sim.export.atomic import atomic_write_text
-from sim.export.names import safe_title
 from sim.sweep import SweepCancelled, SweepResult
 
+from ..export import export_view
 from ..log_filter import FilterError, next_match, parse_filter
 from ..recorder import Cancelled, RunRecorder
 from ..rundata import RunData
@@ -81,6 +79,19 @@ class SweepProgress(Message):
         return isinstance(message, SweepProgress) and message.key == self.key
 
 
+class ExportProgress(Message):
+    """Files written so far by the export; a newer one replaces an unprocessed older one."""
+
+    def __init__(self, done: int, total: int, name: str) -> None:
+        super().__init__()
+        self.done = done
+        self.total = total
+        self.name = name
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, ExportProgress)
+
+
 class MainScreen(Screen):
     """Status, timeline and log on the left; the strategy comparison and charts on the right.
 
@@ -113,6 +124,9 @@ class MainScreen(Screen):
             yield Label("", id="progress-label", markup=False)
             yield ProgressBar(id="progress", show_eta=False)
             yield Label(" x cancels", id="progress-hint")
+        with Horizontal(id="export-row"):
+            yield Label("", id="export-label", markup=False)
+            yield ProgressBar(id="export-progress", show_eta=False)
         with Horizontal(id="body"):
             with Vertical(id="replay-pane"):
                 yield Timeline(id="timeline")
@@ -484,30 +498,43 @@ class MainScreen(Screen):
     # --- export ---------------------------------------------------------------------------
 
     def action_export(self) -> None:
-        """The simulation's PNG/CSV files (as ``backoff-sim run`` writes them) and a screenshot."""
+        """The run on screen (all its events), the simulation's PNG/CSV files (as ``backoff-sim
+        run`` writes them) and a screenshot, into the app's ``--out`` folder (see ``export``)."""
         app = self.app
-        selection = app.selection
-        if selection is None:
+        selection, data = app.selection, app.run_data
+        if selection is None or data is None or self._runs.get(selection) is not data:
+            self.notify("The run is still loading: export when it is on screen.", timeout=3)
+            return
+        if self.has_class("-exporting"):
+            self.notify("An export is already being written.", timeout=3)
             return
         result = None
         if isinstance(app.source, ConfigSource):
             result = self._sweeps.get(self._sweep_key(selection))
             if result is None:
-                self.notify("The sweep for this simulation has not finished: export when the "
-                            "progress bar is gone (w runs it again if it was cancelled).",
-                            severity="warning")
-                return
+                self.notify("The sweep for this simulation has not finished: exporting the run "
+                            "and a screenshot now; press e again when the progress bar is gone "
+                            "for the sweep's files.", severity="warning", timeout=6)
         svg = app.export_screenshot(title=f"backoff-sim · {selection.simulation}")
-        self.export(result, selection.simulation, svg, app.out_dir, app.theme)
+        self.query_one("#export-label", Label).update(f"exporting… to {app.out_dir} ")
+        self.query_one("#export-progress", ProgressBar).update(total=None, progress=0)
+        self.add_class("-exporting")
+        self.export(app.out_dir, selection, data, result, svg, app.theme)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="export")
-    def export(self, result: SweepResult | None, title: str, svg: str, out_dir: Path,
-               theme: str) -> list[Path]:
-        paths = []
-        if result is not None:
-            paths = export_simulation(result, out_dir, palette=palette_for(theme))
-        paths.append(atomic_write_text(out_dir / f"{safe_title(title)}_screenshot.svg", svg))
-        return paths
+    def export(self, out_dir: Path, selection: Selection, data: RunData,
+               result: SweepResult | None, svg: str, theme: str) -> list[Path]:
+        def progress(done: int, total: int, path: Path) -> None:
+            self.post_message(ExportProgress(done, total, path.name))
+
+        return export_view(out_dir, selection, data.history, result, svg, palette_for(theme),
+                           progress)
+
+    def on_export_progress(self, message: ExportProgress) -> None:
+        self.query_one("#export-label", Label).update(
+            f"exporting… {message.done} of {message.total} files ({message.name}) ")
+        self.query_one("#export-progress", ProgressBar).update(total=message.total,
+                                                              progress=message.done)
 
     # --- workers' outcomes ------------------------------------------------------------------
 
@@ -535,11 +562,14 @@ class MainScreen(Screen):
             else:
                 self._sweep_finished(key, None, f"The sweep failed: {worker.error}")
         elif worker.group == "export":
+            if state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED):
+                self.remove_class("-exporting")
             if state == WorkerState.SUCCESS:
                 paths: list[Path] = worker.result
                 folder = paths[0].parent.resolve()
-                self.notify("\n".join(p.name for p in paths), title=f"Exported to {folder}",
-                            markup=False, timeout=8)
+                self.notify("\n".join(p.name for p in paths),
+                            title=f"Exported {len(paths)} files to {folder}", markup=False,
+                            timeout=10)
             elif state == WorkerState.ERROR:
                 error = worker.error
                 message = str(error) if isinstance(error, UserError) else repr(error)

@@ -1,0 +1,76 @@
+"""What the export key writes: the run on screen (its whole event history, replayable), the
+simulation's sweep files as ``backoff-sim run`` writes them, and a screenshot.
+
+Nothing is overwritten: when any file of an export would replace an earlier one, the whole set
+gets the first free number (``Title-2_metrics.png``...), so an export's files stay together.
+Pure file work, no Textual: the screen runs it in a thread worker and shows its progress.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from sim.engine import History
+from sim.export import export_simulation, output_paths
+from sim.export.atomic import atomic_write_text, ensure_output_dir
+from sim.export.csv_files import write_history_csv
+from sim.export.names import safe_title
+from sim.palette import Palette
+from sim.sweep import SweepResult
+
+from .source import Selection
+
+Progress = Callable[[int, int, Path], None]  # (files done, files in all, the file just written)
+
+
+def view_names(stem: str, selection: Selection) -> tuple[str, str]:
+    """The run's events file and the screenshot, for a file-name stem."""
+    s = selection
+    run = f"{stem}_{safe_title(s.strategy)}_{s.clients}clients_rep{s.repetition + 1}_events.csv"
+    return run, f"{stem}_screenshot.svg"
+
+
+def planned_names(stem: str, selection: Selection, result: SweepResult | None) -> list[str]:
+    """Every file an export with ``stem`` writes."""
+    names = list(view_names(stem, selection))
+    if result is not None:
+        spec = result.spec
+        names += [p.name for p in output_paths(spec.title, ".", is_open=spec.is_open,
+                                                stem=stem).values()]
+    return names
+
+
+def free_stem(out_dir: Path, selection: Selection, result: SweepResult | None) -> str:
+    """The simulation's title as a file stem, numbered (``-2``, ``-3``...) when any file of
+    the export would overwrite one already in ``out_dir``."""
+    base = safe_title(selection.simulation)
+    stem, n = base, 1
+    while any((out_dir / name).exists() for name in planned_names(stem, selection, result)):
+        n += 1
+        stem = f"{base}-{n}"
+    return stem
+
+
+def export_view(out_dir: Path, selection: Selection, history: History,
+                result: SweepResult | None, svg: str, palette: Palette,
+                progress: Progress | None = None) -> list[Path]:
+    """Write the export into ``out_dir`` (created if needed); return the files, in order."""
+    ensure_output_dir(out_dir)
+    stem = free_stem(out_dir, selection, result)
+    run_name, svg_name = view_names(stem, selection)
+    total = len(planned_names(stem, selection, result))
+    written: list[Path] = []
+
+    def done(path: Path) -> None:
+        written.append(path)
+        if progress is not None:
+            progress(len(written), total, path)
+
+    s = selection
+    done(write_history_csv(out_dir / run_name, s.simulation, s.strategy, s.clients,
+                           s.repetition, history))
+    if result is not None:
+        export_simulation(result, out_dir, palette=palette, stem=stem, written_one=done)
+    done(atomic_write_text(out_dir / svg_name, svg))
+    return written
