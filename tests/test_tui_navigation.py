@@ -167,11 +167,17 @@ async def test_f_and_shift_f_jump_between_the_events_the_filter_matches(tmp_path
     app = make_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
+        def footer() -> set[str]:
+            return {b.binding.description for b in app.screen.active_bindings.values()
+                    if b.binding.show}
+
+        assert "Find" not in footer()  # offered once there is a filter to find
         await pilot.press("f")
         assert any("Set a filter first" in m for m in messages(app))
         assert app.cursor == 0
         await pilot.press("slash", *"commit", "enter")
         await pilot.pause()
+        assert "Find" in footer()
         commits = [i for i, code in enumerate(app.run_data.codes)
                    if app.run_data.row(i)[3] == "server_commits"]
         assert len(commits) >= 2

@@ -42,7 +42,10 @@ class BackoffApp(App[None]):
 
     CSS_PATH = "app.tcss"
     TITLE = "backoff-sim"
-    BINDINGS = [*bindings(), Binding("space", "animation_off", show=False)]
+    # After the table's: space under --no-animation, f/F before a filter is set (each says why
+    # the key does nothing; see the check_action methods).
+    BINDINGS = [*bindings(), Binding("space", "animation_off", show=False),
+                Binding("f,F", "screen.find_help", show=False)]
     COMMANDS = App.COMMANDS | {BackoffCommands}
 
     selection: var[Selection | None] = var(None)

@@ -81,7 +81,7 @@ KEYS: tuple[Key, ...] = (
 
 
 # The event log's own keys, active while it has the focus (Tab or a click gives it).
-LOG = "Event log (Tab or a click focuses it)"
+LOG = "Event log (Tab)"
 LOG_KEYS: tuple[Key, ...] = (
     Key("up", "select(-1)", "Select the event above", LOG, footer=True, display="↑↓",
         short="Select"),

@@ -376,6 +376,7 @@ class MainScreen(Screen):
         box.set_class(bool(self._filter_error), "-invalid")
         self.query_one("#log-pane").set_class(bool(self._filter_error), "-filter-invalid")
         self._update_log_title()
+        self.refresh_bindings()  # f/F: offered with a filter only
 
     @on(FilterInput.Closed)
     def _filter_closed(self) -> None:
@@ -392,6 +393,7 @@ class MainScreen(Screen):
             box.remove_class("-invalid")
             self.query_one("#log-pane").remove_class("-filter-invalid")
             self._update_log_title()
+            self.refresh_bindings()
         self.query_one("#log-pane").remove_class("-filtering")
         self.set_focus(None)
 
@@ -438,20 +440,26 @@ class MainScreen(Screen):
 
     # --- navigation: find, zoom, clicks --------------------------------------------------
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # f/F are offered (footer) and work once a filter is set; before, f explains.
+        if action == "find":
+            return self.query_one(EventLog).matching is not None
+        return True
+
+    def action_find_help(self) -> None:
+        if not self.query_one(EventLog).filter_valid:
+            self.notify("The filter typed is not valid: fix it (/) to find its events.",
+                        severity="warning", timeout=4)
+        else:
+            self.notify("Set a filter first (/, e.g. give_up or 3 reject): f and F then jump "
+                        "to the next and previous event it matches.", timeout=5)
+
     def action_find(self, direction: int) -> None:
         """Move the cursor to the next (1) or previous (-1) event the log's filter matches."""
         app, log = self.app, self.query_one(EventLog)
-        data = app.run_data
-        if data is None or not len(data):
-            return
-        if not log.filter_valid:
-            self.notify("The filter typed is not valid: fix it (/) to find its events.",
-                        severity="warning", timeout=4)
-            return
         matching = log.matching
-        if matching is None:
-            self.notify("Set a filter first (/, e.g. give_up or 3 reject): f and F then jump "
-                        "to the next and previous event it matches.", timeout=5)
+        if app.run_data is None or matching is None:
+            self.action_find_help()
             return
         found = next_match(matching, app.cursor, direction)
         if found is None:
