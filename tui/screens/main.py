@@ -13,25 +13,23 @@ from pathlib import Path
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.markup import escape
 from textual.message import Message
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Label, ProgressBar, Static
+from textual.widgets import DataTable, Footer, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from sim.errors import UserError
 from sim.sweep import SweepCancelled, SweepResult
 
 from ..export import export_view
-from ..log_filter import FilterError, next_match, parse_filter
 from ..recorder import Cancelled, RunRecorder
 from ..rundata import RunData
 from ..source import ConfigSource, Selection, Source
 from ..theme import palette_for
 from ..widgets.charts import MetricsChart, RequestsChart
-from ..widgets.event_log import HEADER, EventLog
-from ..widgets.filter_input import FilterInput
+from ..widgets.event_log import EventLog
+from ..widgets.log_pane import LogPane
 from ..widgets.latency_table import LatencyTable
 from ..widgets.metrics_table import MetricsTable
 from ..widgets.series_panels import SeriesPanels
@@ -50,20 +48,6 @@ REPLAY_NOTE = ("Sweep metrics are not available in replay: the events file holds
 OPEN_REPLAY_NOTE = ("Replay: the latency table needs the sweep, which an events file does not "
                     "hold (open the config with `backoff-sim CONFIG` for it). The charts below are "
                     "counted from this run's events.")
-
-
-def log_title(shown: int, upto: int, total: int, matching: int, text: str, valid: bool) -> str:
-    """The event log's title: how many events are listed, out of how many.
-
-    ``shown`` of the ``upto`` events up to the cursor are listed (those that pass the filter),
-    ``matching`` of the run's ``total`` pass it; a filter that matches nothing says "0 of N".
-    """
-    if not valid:
-        return "no events listed: the filter typed is not valid"
-    if not text:
-        return f"{shown:,} of {total:,} events"
-    return (f"{shown:,} of {upto:,} events match · {matching:,} of {total:,} in the run · "
-            f"filter: {text}")
 
 
 class SweepProgress(Message):
@@ -116,7 +100,6 @@ class MainScreen(Screen):
         self._sweep_keys: dict[Worker, SweepKey] = {}  # running sweeps
         self._cancelled_by_user: set[SweepKey] = set()
         self._recorder: RunRecorder | None = None
-        self._filter_error = ""  # why the filter typed is not applied ("" when it is)
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status")
@@ -130,11 +113,7 @@ class MainScreen(Screen):
         with Horizontal(id="body"):
             with Vertical(id="replay-pane"):
                 yield Timeline(id="timeline")
-                with Vertical(id="log-pane"):
-                    yield Static(HEADER, id="log-header")
-                    yield EventLog(id="log")
-                    yield FilterInput(id="filter")
-                    yield Static("", id="filter-error", markup=False)
+                yield LogPane(id="log-pane")
             with Vertical(id="analysis-pane"):
                 yield MetricsTable(id="metrics")
                 yield LatencyTable(id="latency")
@@ -183,7 +162,7 @@ class MainScreen(Screen):
     def _run_changed(self, data: RunData | None) -> None:
         cursor = self.app.cursor
         self.query_one(Timeline).show(data, cursor)
-        self.query_one(EventLog).show(data, cursor)
+        self.query_one(LogPane).show(data, cursor)
         time = self.app.current_time if data is not None else None
         chart = self.query_one(RequestsChart)
         chart.show(data.requests if data is not None else None)
@@ -191,15 +170,13 @@ class MainScreen(Screen):
         panels = self.query_one(SeriesPanels)
         panels.show(data.series if data is not None else None)
         panels.set_cursor(time)
-        self._update_log_title()
         self._update_status()
         self._update_timeline_title()
 
     def _cursor_changed(self, cursor: int) -> None:
         app = self.app
         self.query_one(Timeline).set_cursor(cursor, app.current_time if app.playing else None)
-        self.query_one(EventLog).set_cursor(cursor)
-        self._update_log_title()
+        self.query_one(LogPane).set_cursor(cursor)
         self._update_status()
         if not self.app.playing:
             self._move_chart_cursor()
@@ -233,15 +210,6 @@ class MainScreen(Screen):
             index=app.cursor, count=len(data) if data else 0, playing=app.playing,
             speed=app.speed, animated=app.animated, loading=loading,
             outage=bool(data and data.in_outage(app.current_time))))
-
-    def _update_log_title(self) -> None:
-        log = self.query_one(EventLog)
-        self._set_log_title(log_title(log.line_count, self.app.cursor + 1 if log.data else 0,
-                                      len(log.data) if log.data else 0, log.filtered_total,
-                                      log.log_filter.text, log.filter_valid))
-
-    def _set_log_title(self, detail: str) -> None:
-        self.query_one("#log-pane").border_title = f"Event log · {escape(detail)}"
 
     # --- runs -------------------------------------------------------------------------------
 
@@ -355,47 +323,7 @@ class MainScreen(Screen):
     # --- view actions ---------------------------------------------------------------------
 
     def action_filter_log(self) -> None:
-        self.query_one("#log-pane").add_class("-filtering")
-        self.query_one(FilterInput).focus()
-
-    @on(Input.Changed, "#filter")
-    def _filter_changed(self, event: Input.Changed) -> None:
-        box = self.query_one(FilterInput)
-        log = self.query_one(EventLog)
-        try:
-            log_filter = parse_filter(event.value)
-        except FilterError as exc:
-            # Nothing is listed under a filter that is not applied, and the reason gets lines
-            # of its own (it wraps), not the pane's one-line title.
-            self._filter_error = str(exc)
-            log.set_filter(None)
-            self.query_one("#filter-error", Static).update(f"Not applied: {exc}")
-        else:
-            self._filter_error = ""
-            log.set_filter(log_filter)
-        box.set_class(bool(self._filter_error), "-invalid")
-        self.query_one("#log-pane").set_class(bool(self._filter_error), "-filter-invalid")
-        self._update_log_title()
-        self.refresh_bindings()  # f/F: offered with a filter only
-
-    @on(FilterInput.Closed)
-    def _filter_closed(self) -> None:
-        if self._filter_error:
-            # Closed on a filter that does not parse: go back to the last one that did.
-            box = self.query_one(FilterInput)
-            kept = self.query_one(EventLog).log_filter.text
-            self.notify(f"Filter {box.value.strip()!r} not applied: {self._filter_error}. "
-                        f"Kept: {kept or 'no filter'}.", severity="warning", markup=False,
-                        timeout=6)
-            box.value = kept
-            self.query_one(EventLog).set_filter(parse_filter(kept))
-            self._filter_error = ""
-            box.remove_class("-invalid")
-            self.query_one("#log-pane").remove_class("-filter-invalid")
-            self._update_log_title()
-            self.refresh_bindings()
-        self.query_one("#log-pane").remove_class("-filtering")
-        self.set_focus(None)
+        self.query_one(LogPane).open_filter()
 
     def action_cycle_panes(self) -> None:
         """Wide: both panes → analysis alone → timeline and log alone; narrow: one or the other."""
@@ -443,31 +371,17 @@ class MainScreen(Screen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # f/F are offered (footer) and work once a filter is set; before, f explains.
         if action == "find":
-            return self.query_one(EventLog).matching is not None
+            return self.query_one(LogPane).can_find
         return True
 
     def action_find_help(self) -> None:
-        if not self.query_one(EventLog).filter_valid:
-            self.notify("The filter typed is not valid: fix it (/) to find its events.",
-                        severity="warning", timeout=4)
-        else:
-            self.notify("Set a filter first (/, e.g. give_up or 3 reject): f and F then jump "
-                        "to the next and previous event it matches.", timeout=5)
+        self.query_one(LogPane).explain_find()
 
     def action_find(self, direction: int) -> None:
         """Move the cursor to the next (1) or previous (-1) event the log's filter matches."""
-        app, log = self.app, self.query_one(EventLog)
-        matching = log.matching
-        if app.run_data is None or matching is None:
-            self.action_find_help()
-            return
-        found = next_match(matching, app.cursor, direction)
-        if found is None:
-            where = "after" if direction > 0 else "before"
-            self.notify(f"No event {where} the cursor matches the filter "
-                        f"{log.log_filter.text!r}.", timeout=3)
-            return
-        app.go_to_event(found)
+        found = self.query_one(LogPane).find(direction)
+        if found is not None:
+            self.app.go_to_event(found)
 
     def action_zoom(self, steps: int) -> None:
         """Zoom the timeline in (1) or out (-1) around the current time; 0 shows the whole run."""
