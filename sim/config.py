@@ -31,7 +31,7 @@ MAX_CLIENT_VALUES = 20
 _SIMULATION_KEYS = {
     "title", "max_clients", "clients", "repeat", "network_mu", "network_sigma",
     "work_to_duration", "control", "strategies", "seed",
-    "workload", "horizon", "timeout", "outages", "bucket",
+    "workload", "horizon", "timeout", "outages", "bucket", "backlog",
 }
 _WORKLOAD_KEYS = {f.name: name for name, cls in WORKLOADS.items() for f in fields(cls)}
 DEFAULT_BUCKETS = 200
@@ -67,6 +67,7 @@ class SimulationSpec:
     timeout: float | None = None
     outages: tuple[Outage, ...] = ()
     bucket: float | None = None
+    backlog: int | None = None  # requests held during an outage; None: no bound
 
     @property
     def bucket_width(self) -> float:
@@ -192,7 +193,9 @@ class _Checker:
                           _suggest(key, known) or (f"{what} takes: {', '.join(known)}" if known else f"{what} takes no parameters"))
             hint = hints[key]
             args = set(typing.get_args(hint)) or {hint}
-            if int in args and float not in args:
+            if args == {str}:
+                out[key] = self.string(table, key)
+            elif int in args and float not in args:
                 out[key] = self.integer(table, key)
             else:
                 out[key] = self.number(table, key)
@@ -308,14 +311,21 @@ def _parse_simulation(block: dict[str, Any], file: str, index: int, default_seed
     timeout = check.number(block, "timeout", positive=True) if "timeout" in block else None
     bucket = check.number(block, "bucket", positive=True) if "bucket" in block else None
     outages = _parse_outages(check, block.get("outages"), horizon)
+    backlog = check.integer(block, "backlog", minimum=0) if "backlog" in block else None
+    if backlog is not None and not outages:
+        check.fail("backlog", "bounds the requests held during an outage, but there are no outages",
+                   "add outages = [{ start = ..., duration = ... }] or remove backlog")
     if control.REPLIES:
+        if backlog is not None and timeout is None:
+            check.fail("backlog", "needs timeout: a client whose request is refused only notices by "
+                       "its timeout", "add e.g. timeout = 2000.0")
         if horizon is None:
             check.fail("horizon", f"is missing ({control_name} runs until a horizon)", "add e.g. horizon = 3000.0")
         if bucket is not None and bucket > horizon:
             check.fail("bucket", f"must not exceed horizon ({horizon:g}), got {bucket:g}")
     else:
         replying = ", ".join(name for name, cls in CONTROLS.items() if cls.REPLIES)
-        for key in ("horizon", "timeout", "bucket"):
+        for key in ("horizon", "timeout", "bucket", "backlog"):
             if key in block:
                 check.fail(key, f"needs a server that replies ({replying}); {control_name} lets clients assume success")
         if workload.NAME != "burst":
@@ -324,7 +334,8 @@ def _parse_simulation(block: dict[str, Any], file: str, index: int, default_seed
     return SimulationSpec(title=title, clients=clients, repeat=repeat, network_mu=network_mu,
                           network_sigma=network_sigma, work_to_duration=work_to_duration,
                           control=control, strategies=strategies, seed=seed, workload=workload,
-                          horizon=horizon, timeout=timeout, outages=outages, bucket=bucket)
+                          horizon=horizon, timeout=timeout, outages=outages, bucket=bucket,
+                          backlog=backlog)
 
 
 def _parse_workload(check: _Checker, block: dict[str, Any]) -> Workload:

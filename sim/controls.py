@@ -4,8 +4,8 @@ A control is a frozen dataclass of its parameters whose ``build`` returns the se
 one run. Handlers are closures over the run's heap, so the hot loop pays one call per event and no
 attribute look-ups. Each handler has the signature ``handler(t, client, arg) -> packed event`` and
 schedules what follows by pushing ``(time, seq, handler, client, arg)`` onto ``wiring.heap``.
-Internal steps are wrapped with ``wiring.gate.guard`` when the simulation has outages, so they wait
-out a pause (the engine wraps the entry points).
+Internal steps are registered with ``wiring.gate.freeze`` when the simulation has outages, so they
+wait out a pause with their remaining time (the engine holds arrivals at the entry points).
 
 Adding a control is one class decorated with ``@register``.
 """
@@ -115,7 +115,7 @@ class LockingServer(_WritingControl):
             return commits
 
         if wiring.gate is not None:
-            free = wiring.gate.guard(free)
+            free = wiring.gate.freeze(free)
         return ServerHandlers(receive_write)
 
 
@@ -153,7 +153,7 @@ class _OCCControl(_WritingControl):
             return commits | ((version + 1) << shift)
 
         if wiring.gate is not None:
-            maybe_commit = wiring.gate.guard(maybe_commit)
+            maybe_commit = wiring.gate.freeze(maybe_commit)
         return ServerHandlers(receive_write, receive_read if reads_version else None)
 
 
@@ -210,5 +210,5 @@ class ThrottlingServer(Control):
             return decrements | ((count + 1) << shift)
 
         if wiring.gate is not None:
-            decrement = wiring.gate.guard(decrement)
+            decrement = wiring.gate.freeze(decrement)
         return ServerHandlers(receive_write)

@@ -4,7 +4,8 @@ A lean discrete-event loop in the manner of SimPy: a heap of plain tuples
 ``(time, seq, handler, client, arg)``; the monotonic ``seq`` breaks ties so simultaneous events
 always pop in the order they were scheduled. Each popped item is one event, which its handler
 returns packed as an int (see ``events``), or ``NO_EVENT`` for internal bookkeeping (a bucket
-sample, a stale timeout, work held through an outage), which is not recorded.
+sample, a stale timeout, a request held through an outage), which is not recorded and not
+counted: ``RunMetrics.events`` is the number of recorded events.
 
 The same run serves two uses:
 - ``run_metrics`` (sweeps): drains the heap keeping only counters; no history.
@@ -15,7 +16,7 @@ The same run serves two uses:
 from __future__ import annotations
 
 from collections.abc import Callable
-from heapq import heappop, heappush
+from heapq import heapify, heappop, heappush
 from itertools import count
 
 import numpy as np
@@ -151,69 +152,119 @@ class _Clients:
 
 
 class OutageGate:
-    """Stops the server during outage windows (study 003's SIGSTOP): arrivals wait and are all
-    handled at the resume, even those whose client has since timed out (wasted work, which is what
-    keeps a server down); work in progress (``guard``) is held and finishes as long after the resume.
-    Controls guard their internal steps themselves; the engine wraps their entry points."""
+    """Stops the server during outage windows (study 003's SIGSTOP).
 
-    def __init__(self, wiring: Wiring, outages: tuple[Outage, ...]) -> None:
+    - Arrivals wait, as connections in a stopped server's accept queue do: at most ``backlog`` of
+      them (None: no bound); beyond it an arrival is refused, so its client only hears its own
+      timeout. At the resume, held requests whose client still waits for that very attempt are
+      served in arrival order; the others (timed out, given up, superseded by a newer attempt)
+      are dropped, as a closed connection is. Stale held requests keep their backlog slot until
+      the resume, as closed connections stay in the accept queue until accepted.
+    - Work in progress on the server's own clock (``freeze``: writes, service, rejections, window
+      expiries) stops with it and resumes with its remaining time: at the pause, every such
+      scheduled step is moved later by the outage's duration. Steps on the wall clock (``wall``:
+      a latency fixed at the start) that fall inside the outage happen at the resume.
+    - ``on_resume`` callbacks run first at each resume (LatencyServer restarts its checks there).
+
+    Nothing here touches the hot loop: steps are moved once per pause, and the pause and resume
+    markers are recorded only while the run still has work (a marker after the last client
+    finished changes neither duration nor cost).
+    """
+
+    def __init__(self, wiring: Wiring, outages: tuple[Outage, ...], backlog: int | None) -> None:
         self.paused = False
+        self.backlog = backlog
+        self.refused = 0
+        self.dropped = 0
+        # Set by clients that can stop waiting for an attempt: (client, token) -> still waiting?
+        self.still_waiting: Callable[[int, int], bool] | None = None
         self._wiring = wiring
-        self._pause_start = 0.0
-        self._arrivals: list[tuple[Callable, int, int]] = []
-        self._internal: list[tuple[float, Callable, int, int]] = []
+        self._outages = outages
+        self._held: list[tuple[Callable, int, int]] = []
+        self._frozen: set[Callable] = set()
+        self._wall: set[Callable] = set()
+        self._resume_hooks: list[Callable[[float], None]] = []
+        self._markers = 2 * len(outages)  # still in the heap
         heap, seq = wiring.heap, wiring.seq
-        for outage in outages:
-            heappush(heap, (outage.start, seq(), self._pause, -1, 0))
-            heappush(heap, (outage.end, seq(), self._resume, -1, 0))
+        for i, outage in enumerate(outages):
+            heappush(heap, (outage.start, seq(), self._pause, -1, i))
+            heappush(heap, (outage.end, seq(), self._resume, -1, i))
 
     def wrap(self, handler: Callable | None) -> Callable | None:
         """An entry point that holds arrivals while the server is paused."""
         if handler is None:
             return None
-        arrivals = self._arrivals
+        held = self._held
 
         def gated(t: float, c: int, a: int) -> int:
             if self.paused:
-                arrivals.append((handler, c, a))
+                if self.backlog is not None and len(held) >= self.backlog:
+                    self.refused += 1
+                else:
+                    held.append((handler, c, a))
                 return NO_EVENT
             return handler(t, c, a)
         return gated
 
-    def guard(self, handler: Callable) -> Callable:
-        """A server-internal step (a write finishing, a window expiring) that waits out a pause:
-        work that would have finished ``d`` after the pause began finishes ``d`` after the resume."""
-        internal = self._internal
+    def freeze(self, handler: Callable) -> Callable:
+        """Register a server step on the server's own clock: it waits out a pause."""
+        self._frozen.add(handler)
+        return handler
 
-        def guarded(t: float, c: int, a: int) -> int:
-            if self.paused:
-                internal.append((t - self._pause_start, guarded, c, a))
-                return NO_EVENT
-            return handler(t, c, a)
-        return guarded
+    def wall(self, handler: Callable) -> Callable:
+        """Register a server step on the wall clock: one due inside a pause happens at the resume."""
+        self._wall.add(handler)
+        return handler
 
-    def _pause(self, t: float, c: int, a: int) -> int:
+    def on_resume(self, hook: Callable[[float], None]) -> None:
+        self._resume_hooks.append(hook)
+
+    def _has_work(self) -> bool:
+        """True while anything but outage markers is scheduled or held."""
+        return len(self._wiring.heap) > self._markers or bool(self._held)
+
+    def _pause(self, t: float, c: int, i: int) -> int:
+        self._markers -= 1
         self.paused = True
-        self._pause_start = t
-        return ev.pack(ev.SERVER_PAUSES)
+        outage = self._outages[i]
+        shift, end = outage.duration, outage.end
+        heap, frozen, wall = self._wiring.heap, self._frozen, self._wall
+        moved = False
+        for j, item in enumerate(heap):
+            due, handler = item[0], item[2]
+            if due >= t:
+                if handler in frozen:
+                    heap[j] = (due + shift, *item[1:])
+                    moved = True
+                elif handler in wall and due < end:
+                    heap[j] = (end, *item[1:])
+                    moved = True
+        if moved:
+            heapify(heap)
+        return ev.pack(ev.SERVER_PAUSES) if self._has_work() else NO_EVENT
 
-    def _resume(self, t: float, c: int, a: int) -> int:
+    def _resume(self, t: float, c: int, i: int) -> int:
+        self._markers -= 1
         self.paused = False
         heap, seq = self._wiring.heap, self._wiring.seq
-        for handler, client, arg in self._arrivals:
-            heappush(heap, (t, seq(), handler, client, arg))
-        for offset, handler, client, arg in self._internal:
-            heappush(heap, (t + offset, seq(), handler, client, arg))
-        self._arrivals.clear()
-        self._internal.clear()
-        return ev.pack(ev.SERVER_RESUMES)
+        for hook in self._resume_hooks:
+            hook(t)
+        still_waiting = self.still_waiting
+        recorded = self._has_work()
+        for handler, client, arg in self._held:
+            if still_waiting is None or still_waiting(client, arg):
+                heappush(heap, (t, seq(), handler, client, arg))
+            else:
+                self.dropped += 1
+        self._held.clear()
+        return ev.pack(ev.SERVER_RESUMES) if recorded else NO_EVENT
 
 
 def _build(spec: SimulationSpec, strategy: Strategy, clients: int, repetition: int) -> tuple[Wiring, object]:
     wiring = Wiring(spec, clients, repetition)
     control = spec.control
     if spec.outages:
-        wiring.gate = OutageGate(wiring, spec.outages)
+        wiring.gate = OutageGate(wiring, spec.outages, spec.backlog)
     if control.REPLIES:
         rng = wiring._rng(PURPOSE_WORKLOAD)
         starts = spec.workload.start_times(rng, clients)
@@ -259,22 +310,28 @@ def _schedule_sampling(wiring: Wiring, horizon: float) -> None:
     heappush(heap, (horizon, seq(), end, -1, 0))
 
 
-def _metrics(spec: SimulationSpec, wiring: Wiring, side, t: float, events: int) -> RunMetrics:
-    """Final metrics of a drained run."""
+def _metrics(spec: SimulationSpec, wiring: Wiring, side, duration: float, events: int) -> RunMetrics:
+    """Final metrics of a drained run; ``events`` counts recorded events only."""
     work = side.work
     if not spec.control.REPLIES:
-        return RunMetrics(work, t, spec.work_to_duration * work + t, side.gave_up, events)
+        return RunMetrics(work, duration, spec.work_to_duration * work + duration, side.gave_up, events)
     series = wiring.series
     arrays = {name: np.asarray(values, dtype=np.int64) for name, values in series.arrays().items()}
     counts = side.counts
+    gate = wiring.gate
+    latencies = np.asarray(side.latencies, dtype=np.float64)
+    latency_times = np.asarray(side.latency_times, dtype=np.float64)
     return OpenRunMetrics(
-        work, t, spec.work_to_duration * work + t, side.gave_up, events,
+        work, duration, spec.work_to_duration * work + duration, side.gave_up, events,
         offered=int(arrays["offered"].sum()), successes=counts["successes"],
         rejections=counts["rejections"], timeouts=counts["timeouts"], unfinished=side.unfinished,
-        horizon=float(spec.horizon), latencies=np.asarray(side.latencies, dtype=np.float64),
+        horizon=float(spec.horizon), latencies=latencies,
         latency_clients=np.asarray(side.latency_clients, dtype=np.int64),
+        latency_times=latency_times,
         attempts_per_client=np.asarray(side.attempts, dtype=np.int64), bucket=series.width,
-        series=arrays, recovery_time=recovery_time(arrays["goodput"], series.width, spec.outages))
+        series=arrays, refused=gate.refused if gate else 0, dropped=gate.dropped if gate else 0,
+        recovery_time=recovery_time(arrays["goodput"], series.width, spec.outages,
+                                    latency_times, latencies))
 
 
 def run_metrics(spec: SimulationSpec, strategy: Strategy, clients: int, repetition: int) -> RunMetrics:
@@ -282,7 +339,8 @@ def run_metrics(spec: SimulationSpec, strategy: Strategy, clients: int, repetiti
     wiring, side = _build(spec, strategy, clients, repetition)
     heap = wiring.heap
     pop = heappop
-    t = 0.0
+    t = last = 0.0
+    silent = 0
     check, checked_at = STALL_EVENTS, -1.0
     while heap:
         t, s, handler, c, a = pop(heap)
@@ -290,10 +348,13 @@ def run_metrics(spec: SimulationSpec, strategy: Strategy, clients: int, repetiti
             if t == checked_at:
                 raise StalledRun(spec, t)
             check, checked_at = s + STALL_EVENTS, t
-        handler(t, c, a)
+        if handler(t, c, a) == NO_EVENT:
+            silent += 1
+        else:
+            last = t
     # Every item was scheduled once; those left when the horizon cleared the heap never ran.
-    events = wiring.seq() - wiring.dropped_at_end
-    return _metrics(spec, wiring, side, t, events)
+    events = wiring.seq() - wiring.dropped_at_end - silent
+    return _metrics(spec, wiring, side, t if spec.control.REPLIES else last, events)
 
 
 class History:
@@ -343,7 +404,6 @@ class Run:
         self._wiring, self._side = _build(spec, spec.strategy(label).strategy, clients, repetition)
         self.history = History()
         self.time = 0.0
-        self._processed = 0
 
     @property
     def done(self) -> bool:
@@ -362,7 +422,6 @@ class Run:
             t, _, handler, c, a = heappop(heap)
             packed = handler(t, c, a)
             self.time = t
-            self._processed += 1
             if packed != NO_EVENT:
                 history.append(t, c, packed)
                 code, detail = ev.unpack(packed)
@@ -374,7 +433,6 @@ class Run:
         heap = self._wiring.heap
         times, clients, packed = self.history.times, self.history.clients, self.history.packed
         t = self.time
-        processed = 0
         check, checked_at = heap[0][1] + STALL_EVENTS if heap else 0, -1.0
         while heap and (until is None or heap[0][0] <= until):
             t, s, handler, c, a = heappop(heap)
@@ -383,18 +441,18 @@ class Run:
                     raise StalledRun(self.spec, t)
                 check, checked_at = s + STALL_EVENTS, t
             p = handler(t, c, a)
-            processed += 1
             if p != NO_EVENT:
                 packed.append(p)
                 times.append(t)
                 clients.append(c)
         self.time = t
-        self._processed += processed
         return self
 
     def metrics(self) -> RunMetrics:
         """Metrics of the events processed so far (final once ``done``); equal to ``run_metrics``."""
-        return _metrics(self.spec, self._wiring, self._side, self.time, self._processed)
+        times = self.history.times
+        duration = self.time if self.spec.control.REPLIES else (times[-1] if times else 0.0)
+        return _metrics(self.spec, self._wiring, self._side, duration, len(self.history))
 
     @property
     def open_metrics(self) -> OpenRunMetrics | None:

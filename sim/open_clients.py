@@ -58,8 +58,9 @@ class OpenClients:
         backoff: list[Callable[[], float]] = [float] * n  # replaced per request
         self.latencies: list[float] = []
         self.latency_clients: list[int] = []
+        self.latency_times: list[float] = []  # when each success arrived
         self.counts = counts = {"successes": 0, "rejections": 0, "timeouts": 0, "gave_up": 0, "late": 0}
-        latencies, latency_clients = self.latencies, self.latency_clients
+        latencies, latency_clients, latency_times = self.latencies, self.latency_clients, self.latency_times
         max_attempts = strategy.max_attempts or 0
         max_elapsed = strategy.max_elapsed
         repeats = workload.REPEATS
@@ -114,6 +115,7 @@ class OpenClients:
             counts["successes"] += 1
             latencies.append(t - req_first[c])
             latency_clients.append(c)
+            latency_times.append(t)
             goodput[int(t * inv)] += 1
             next_request(t, c)
             return succeeds_code | ((req_attempts[c] + 1) << shift)
@@ -139,6 +141,9 @@ class OpenClients:
         self.start = new_request
         wiring.client_rejected = rejected
         wiring.client_succeeded = succeeded
+        if wiring.gate is not None:
+            # A request held through an outage is served only if its client still waits for it.
+            wiring.gate.still_waiting = lambda c, tok: waiting[c] and token[c] == tok
         for c, t0 in enumerate(start_times):
             heappush(heap, (t0, seq(), new_request, c, 0))
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from . import events as ev
 from .controls import Control, ServerHandlers, register
+from .errors import ParamError
 from .params import above, at_least
 
 if TYPE_CHECKING:
@@ -98,17 +99,30 @@ class QueueServer(Control):
             return completes_code | ((in_service + 1) << shift)
 
         if gate is not None:
-            send_rejection, complete = gate.guard(send_rejection), gate.guard(complete)
+            gate.freeze(send_rejection)
+            gate.freeze(complete)
         wiring.server_state = lambda: (in_service, len(queue))
         return ServerHandlers(receive_write)
+
+
+LATENCY_RULES = ("current", "at_start")
 
 
 @register
 @dataclass(frozen=True, kw_only=True)
 class LatencyServer(Control):
-    """Study 003's server: serves every request concurrently, with latency ``base_latency`` up to
-    ``concurrency_limit`` and ``base_latency · factor^((concurrency − limit)/k)`` above it, fixed
-    when the request starts. It never rejects; clients give up through their timeout.
+    """Study 003's server (its ``server.go``): serves every request concurrently; latency is
+    ``base_latency`` up to ``concurrency_limit`` in progress and ``base_latency · factor^((c − limit)/k)``
+    above it. It never rejects; clients give up through their timeout, and a request whose client
+    gave up still occupies the server until it completes.
+
+    ``latency_rule = "current"`` (the study's): every ``check_interval`` (on a grid from t = 0, only
+    while requests are in progress) the server completes, oldest first, the requests whose elapsed
+    time exceeds the latency at the concurrency of that moment; so a request started at low load
+    is held back when the load grows. Elapsed time is wall time: an outage counts for requests in
+    service, and a check falls at each resume. ``"at_start"``: a request's latency is fixed by the
+    concurrency when it starts (it completes at that time, or at the resume if that falls inside
+    an outage).
     """
 
     REPLIES: ClassVar[bool] = True
@@ -117,19 +131,88 @@ class LatencyServer(Control):
     concurrency_limit: int
     factor: float
     k: float
+    check_interval: float = 50.0
+    latency_rule: str = "current"
 
     def validate(self) -> None:
-        above(self, 0, "base_latency", "k")
+        above(self, 0, "base_latency", "k", "check_interval")
         at_least(self, 1, "concurrency_limit", "factor")
+        if self.latency_rule not in LATENCY_RULES:
+            raise ParamError("latency_rule", f"must be one of {', '.join(map(repr, LATENCY_RULES))}, "
+                             f"got {self.latency_rule!r}")
 
     def latency(self, concurrency: int) -> float:
-        """Service latency for a request that starts with ``concurrency`` in progress (itself included)."""
+        """Service latency with ``concurrency`` requests in progress (the one in question included)."""
         if concurrency <= self.concurrency_limit:
             return float(self.base_latency)
         exponent = (concurrency - self.concurrency_limit) / self.k * math.log(self.factor)
         return float(self.base_latency) * math.exp(min(exponent, _MAX_LATENCY_EXPONENT))
 
     def build(self, wiring: Wiring) -> ServerHandlers:
+        if self.latency_rule == "at_start":
+            return self._build_at_start(wiring)
+        heap, seq, net = wiring.heap, wiring.seq, wiring.net
+        succeeded, gate, series = wiring.client_succeeded, wiring.gate, wiring.series
+        latency, interval = self.latency, float(self.check_interval)
+        in_flight: deque[tuple[float, int, int]] = deque()  # (start, client, token), oldest first
+        concurrency = 0  # in progress: in flight, or completed at this instant but not yet replied
+        checking = False  # a check is scheduled
+        accepts_code, completes_code, shift = ev.SERVER_ACCEPTS, ev.SERVER_COMPLETES, ev.DETAIL_SHIFT
+        accepted_series, inv = series.accepted, series.inverse_width
+
+        def receive_write(t: float, c: int, token: int) -> int:
+            nonlocal concurrency, checking
+            concurrency += 1
+            in_flight.append((t, c, token))
+            accepted_series[int(t * inv)] += 1
+            if not checking:
+                checking = True
+                n = int(t / interval) + 1  # the next tick of the grid
+                heappush(heap, (n * interval, seq(), check, -1, n))
+            return accepts_code | ((concurrency + 1) << shift)
+
+        def sweep(t: float) -> None:
+            # Complete, oldest first, every request whose elapsed time exceeds the latency at the
+            # current concurrency; each completion is its own event at this instant.
+            delay = latency(concurrency)
+            while in_flight and t - in_flight[0][0] > delay:
+                _, client, token = in_flight.popleft()
+                heappush(heap, (t, seq(), complete, client, token))
+
+        def check(t: float, c: int, n: int) -> int:
+            nonlocal checking
+            if gate is not None and gate.paused:
+                checking = False  # stopped: the resume checks again
+                return NO_EVENT
+            sweep(t)
+            if in_flight:
+                heappush(heap, ((n + 1) * interval, seq(), check, -1, n + 1))
+            else:
+                checking = False
+            return NO_EVENT
+
+        def complete(t: float, c: int, token: int) -> int:
+            nonlocal concurrency
+            concurrency -= 1
+            heappush(heap, (t + net[c](), seq(), succeeded, c, token))
+            return completes_code | ((concurrency + 1) << shift)
+
+        def resume(t: float) -> None:
+            # Timers that fell due while the server was stopped fire at once, before the requests
+            # held at the door are let in.
+            nonlocal checking
+            sweep(t)
+            if in_flight and not checking:
+                checking = True
+                n = int(t / interval) + 1
+                heappush(heap, (n * interval, seq(), check, -1, n))
+
+        if gate is not None:
+            gate.on_resume(resume)
+        wiring.server_state = lambda: (concurrency, 0)
+        return ServerHandlers(receive_write)
+
+    def _build_at_start(self, wiring: Wiring) -> ServerHandlers:
         heap, seq, net = wiring.heap, wiring.seq, wiring.net
         succeeded, gate, series = wiring.client_succeeded, wiring.gate, wiring.series
         latency = self.latency
@@ -151,6 +234,6 @@ class LatencyServer(Control):
             return completes_code | ((concurrency + 1) << shift)
 
         if gate is not None:
-            complete = gate.guard(complete)
+            gate.wall(complete)
         wiring.server_state = lambda: (concurrency, 0)
         return ServerHandlers(receive_write)

@@ -8,7 +8,7 @@ request/attempt state) and checked against the model's promises and the run's me
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
+from collections import Counter, defaultdict, deque
 from dataclasses import fields
 from typing import Any
 
@@ -34,14 +34,17 @@ QUEUE: dict[str, Any] = {
     "network_mu": 1.0, "network_sigma": 0.5,
 }
 LATENCY: dict[str, Any] = {
-    "control": "LatencyServer", "base_latency": 10.0, "concurrency_limit": 8, "factor": 1.2, "k": 3.0,
-    "workload": "poisson", "think_time": 25.0, "horizon": 600.0, "timeout": 30.0,
+    "control": "LatencyServer", "base_latency": 10.0, "concurrency_limit": 12, "factor": 1.2, "k": 4.0,
+    "check_interval": 2.0, "workload": "poisson", "think_time": 25.0, "horizon": 600.0, "timeout": 30.0,
     "network_mu": 1.0, "network_sigma": 0.5,
 }
 # The same server tipped into collapse: latency outgrows the timeout and retries keep it there.
-COLLAPSE: dict[str, Any] = {**LATENCY, "concurrency_limit": 5, "factor": 1.5, "k": 2.0, "think_time": 20.0}
-BASES = [QUEUE, LATENCY, COLLAPSE]
-BASE_IDS = ["QueueServer", "LatencyServer", "collapsed-LatencyServer"]
+COLLAPSE: dict[str, Any] = {**LATENCY, "k": 3.0}
+# The old rule, latency fixed when a request starts, on a server that collapses under it too.
+AT_START: dict[str, Any] = {**LATENCY, "concurrency_limit": 5, "factor": 1.5, "k": 2.0, "think_time": 20.0,
+                            "latency_rule": "at_start"}
+BASES = [QUEUE, LATENCY, COLLAPSE, AT_START]
+BASE_IDS = ["QueueServer", "LatencyServer", "collapsed-LatencyServer", "at_start-LatencyServer"]
 STRATEGIES: list[dict[str, Any]] = [
     {"type": "NoBackoff", "max_attempts": 6},
     {"type": "Constant", "constant": 2.0},
@@ -152,32 +155,77 @@ def check_queue_server(spec: SimulationSpec, h: list[Event]) -> None:
         assert 0 <= queued <= control.queue_size, (t, name)
 
 
-def finish_time(spec: SimulationSpec, due: float) -> float:
-    """When work due at ``due`` finishes: work due during an outage finishes as long after its end."""
+def wall_finish(spec: SimulationSpec, due: float) -> float:
+    """On the wall clock, a step due inside an outage happens at its end."""
     for outage in spec.outages:
         if outage.start <= due < outage.end:
-            due = outage.end + (due - outage.start)
+            return outage.end
     return due
 
 
+def check_times(spec: SimulationSpec) -> list[float]:
+    """When LatencyServer checks its requests: the ticks of its grid that fall outside every
+    outage (a stopped server checks nothing), and each resume, before the run ends."""
+    interval, horizon = spec.control.check_interval, float(spec.horizon)
+    ticks = [n * interval for n in range(1, int(horizon / interval) + 2) if n * interval < horizon]
+    ticks = [t for t in ticks if not any(o.start <= t < o.end for o in spec.outages)]
+    return sorted(set(ticks) | {o.end for o in spec.outages if o.end < horizon})
+
+
 def check_latency_server(spec: SimulationSpec, h: list[Event]) -> None:
-    """Concurrency counts every request in progress; each finishes at its latency (fixed when it
-    starts), pushed past any outage it runs into."""
+    """Replays the server: concurrency counts every request in progress, timed out or not.
+
+    Rule ``current`` (study 003's server.go): at each check (``check_times``), the requests whose
+    elapsed time exceeds the latency at the concurrency of that moment complete, oldest first, and
+    every such request does. Rule ``at_start``: each completes at the latency fixed when it started
+    (on the wall clock: at the resume if that falls inside an outage)."""
     control = spec.control
     concurrency = 0
-    due: dict[int, Counter[float]] = defaultdict(Counter)
+    if control.latency_rule == "at_start":
+        due: dict[int, Counter[float]] = defaultdict(Counter)
+        for t, c, name, d in h:
+            if name == "server_accepts":
+                concurrency += 1
+                assert d == concurrency
+                due[c][wall_finish(spec, t + control.latency(concurrency))] += 1
+            elif name == "server_completes":
+                concurrency -= 1
+                assert d == concurrency >= 0
+                assert due[c][t] > 0, f"client {c}'s work finished at {t}, not at its latency"
+                due[c][t] -= 1
+            else:
+                assert name not in ("server_queues", "server_rejects")
+        return
+    in_flight: deque[tuple[float, int]] = deque()  # (start, client), oldest first
+    checks = deque(check_times(spec))
+    checked_at, delay = math.nan, math.nan  # the current check, and its latency
+
+    def nothing_left_due(at: float, latency: float) -> None:
+        assert not in_flight or at - in_flight[0][0] <= latency, f"a request was due at the check at {at}"
+
+    def checks_before(t: float) -> None:  # checks that completed nothing, or are over
+        while checks and checks[0] < t:
+            at = checks.popleft()
+            nothing_left_due(at, delay if at == checked_at else control.latency(concurrency))
+
     for t, c, name, d in h:
+        checks_before(t)
         if name == "server_accepts":
             concurrency += 1
             assert d == concurrency
-            due[c][finish_time(spec, t + control.latency(concurrency))] += 1
+            in_flight.append((t, c))
         elif name == "server_completes":
+            assert checks and checks[0] == t, f"a completion at {t}, not at a check"
+            if checked_at != t:
+                checked_at, delay = t, control.latency(concurrency)
+            start, client = in_flight.popleft()
+            assert client == c, "completions are not oldest first"
+            assert t - start > delay
             concurrency -= 1
             assert d == concurrency >= 0
-            assert due[c][t] > 0, f"client {c}'s work finished at {t}, not at its latency"
-            due[c][t] -= 1
         else:
             assert name not in ("server_queues", "server_rejects")
+    checks_before(math.inf)
 
 
 def server_state(spec: SimulationSpec, h: list[Event], until: float) -> tuple[int, int]:
@@ -304,7 +352,7 @@ def test_timeouts_fire_exactly_when_no_reply_came() -> None:
     """A server slower than the timeout: every attempt times out exactly ``timeout`` after it was sent,
     the server still finishes the abandoned work, and none of those late replies counts."""
     spec = spec_of(LATENCY, strategies=[{"type": "Constant", "constant": 5.0}], base_latency=40.0,
-                   timeout=20.0, network_sigma=0.0)
+                   timeout=20.0, network_sigma=0.0, concurrency_limit=1000)
     h = check_run(spec, "Constant", 0)
     m = run_metrics(spec, spec.strategies[0].strategy, CLIENTS, 0)
     names = names_of(h)
@@ -389,34 +437,53 @@ def test_unfinished_counts_requests_open_at_the_horizon() -> None:
 
 # --- outages ---------------------------------------------------------------------------------
 
+@pytest.mark.parametrize("backlog", [None, 4], ids=["unbounded", "backlog-4"])
 @pytest.mark.parametrize("base", [QUEUE, LATENCY], ids=["QueueServer", "LatencyServer"])
-def test_outages_stop_the_server(base: dict[str, Any]) -> None:
-    windows = [{"start": 40.0, "duration": 30.0}, {"start": 150.0, "duration": 20.0}]
+def test_outages_stop_the_server(base: dict[str, Any], backlog: int | None) -> None:
+    """Nothing happens at the server inside an outage. Arrivals wait (the first ``backlog`` of
+    them; later ones are refused); at the resume, exactly those whose client still waits for
+    that attempt are served, the rest are dropped."""
+    # The first outage outlasts every client's timeout, the second does not.
+    windows = [{"start": 30.0, "duration": 30.0}, {"start": 80.0, "duration": 8.0}]
     spec = spec_of(base, strategies=[{"type": "Constant", "constant": 3.0}],
-                   outages=windows, network_sigma=0.0, think_time=5.0)
-    delay = spec.network_mu
-    held_total = 0
+                   outages=windows, network_sigma=0.0, backlog=backlog)
+    assert spec.timeout > 8.0
+    delay, timeout = spec.network_mu, spec.timeout
+    held_total = served_total = refused_total = 0
     for repetition in range(2):
         h = check_run(spec, "Constant", repetition)
+        m = run_metrics(spec, spec.strategies[0].strategy, CLIENTS, repetition)
         pauses = [e for e in h if e[2] == "server_pauses"]
         resumes = [e for e in h if e[2] == "server_resumes"]
         assert [e[0] for e in pauses] == [o.start for o in spec.outages]
         assert [e[0] for e in resumes] == [o.end for o in spec.outages]
         assert {e[1] for e in pauses + resumes} == {-1}  # the server's own events
+        dropped = refused = 0
         for outage in spec.outages:
             inside = [e for e in h if outage.start < e[0] < outage.end and e[2] in SERVER_WORK]
             assert inside == [], inside[:3]
-            # Requests that reached the server during the outage are handled at the resume.
-            arrived = Counter(c for t, c, name, _ in h
-                              if name == "client_requests_write" and outage.start < t + delay < outage.end)
+            # Arrivals in the outage, in order; a paused server holds the first `backlog`.
+            arrivals = [(t, c) for t, c, name, _ in h
+                        if name == "client_requests_write" and outage.start <= t + delay < outage.end]
+            held = arrivals if backlog is None else arrivals[:backlog]
+            refused += len(arrivals) - len(held)
+            # A client still waits at the resume unless its timeout fell before it (the resume
+            # comes first at a tie: it was scheduled first).
+            waiting = Counter(c for t, c in held if t + timeout >= outage.end)
             handled = Counter(c for t, c, name, _ in h if name in ARRIVALS and t == outage.end)
-            assert arrived == handled
-            held_total += sum(arrived.values())
-            # Work in progress at the pause finishes after the resume (LatencyServer's exact times
-            # are checked by check_latency_server).
-            if server_state(spec, h, outage.start)[0]:
+            assert handled == waiting
+            dropped += len(held) - sum(waiting.values())
+            held_total += len(held)
+            served_total += sum(waiting.values())
+            # Work in progress at the pause finishes after the resume (LatencyServer's times, which
+            # may never come once it collapses, are checked by check_latency_server).
+            if base is QUEUE and server_state(spec, h, outage.start)[0]:
                 assert any(e[2] == "server_completes" and e[0] > outage.end for e in h)
-    assert held_total > 0
+        assert (m.dropped, m.refused) == (dropped, refused)
+        refused_total += refused
+    # The case is not empty: requests were held, some served and some dropped (and refused).
+    assert 0 < served_total < held_total
+    assert (refused_total > 0) == (backlog is not None)
 
 
 # --- spike start times -----------------------------------------------------------------------
