@@ -3,8 +3,9 @@
 What a user comparing strategies under overload wants is how many requests each strategy sent,
 how long clients waited, how many never got through, and whether the server came back after an
 outage. Work, duration and cost (the contention table) say little here: duration is the horizon.
-Colour is never the only signal: the best cells carry a ★, runs that never recover say
-``✗ never`` in bold, and columns that are zero in every run are left out and named in the caption.
+Colour is never the only signal: the best cells carry a ★, strategies that never recover say
+``✗ never (0/3)`` in bold, and columns that are zero in every run are left out and named in the
+caption.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .palette import Palette
+from .recovery import RecoverySummary
 from .sweep import SweepResult
 
 BEST = "★"
@@ -29,6 +31,7 @@ COUNT_COLUMNS = (("requests", "requests"), ("successes", "successes"), ("timeout
 LATENCY_COLUMNS = ("p50", "p90", "p99", "max")
 OPTIONAL_COLUMNS = ("timeouts", "gave up")  # dropped (and named) when zero in every run
 STRATEGY_MIN_WIDTH = 14
+RECOVERY_MIN_WIDTH = 14
 NARROW_DROP_ORDER = ("p90", "max", "goodput", "unfinished", "gave up", "timeouts", "p99", "successes")
 
 
@@ -55,13 +58,21 @@ def _rate(value: float) -> str:
     return "—" if math.isnan(value) else f"{value:.3g}"
 
 
-def recovery_text(value: float | None, palette: Palette | None = None) -> Text:
-    """``—`` without an outage, a bold red ``✗ never`` if a run never recovered, else the time."""
-    if value is None:
+def recovery_number(value: float) -> str:
+    """A recovery time as the tables print it (whole units from 1,000 up)."""
+    return _latency(value)
+
+
+def recovery_text(summary: RecoverySummary | None, palette: Palette | None = None) -> Text:
+    """``—`` when nothing was judged; ``3/3 recovered, median 600 (400–1,000)`` when every
+    repetition recovered; ``1/3 recovered`` in bold; ``✗ never (0/3)`` in bold red."""
+    if summary is None:
         return Text("—", style="dim")
-    if math.isnan(value):
-        return Text(NEVER_MARK, style=f"bold {palette.base['error'] if palette else 'red'}")
-    return Text(f"{value:,.1f}")
+    text = summary.text(recovery_number)
+    if summary.never:
+        return Text(f"{NEVER_MARK.split()[0]} {text}",
+                    style=f"bold {palette.base['error'] if palette else 'red'}")
+    return Text(text, style="" if summary.all_recovered else "bold")
 
 
 def _lowest(values: list[float]) -> int | None:
@@ -77,7 +88,7 @@ def _marked(text: str, markable: bool, best: bool, accent: str) -> str | Text:
     return Text(f"{text} {BEST}", style=f"bold {accent}") if best else f"{text}  "
 
 
-def strategy_values(result: SweepResult, k: int) -> list[dict[str, float | None]]:
+def strategy_values(result: SweepResult, k: int) -> list[dict[str, float | RecoverySummary | None]]:
     """Per strategy at client-count index ``k``: the latency table's cells by column, unformatted
     (counts and goodput are means over repetitions, latencies pooled; recovery as ``recovery``)."""
     return [{**{col: result.open_mean(attr, s, k) for col, attr in COUNT_COLUMNS},
@@ -94,9 +105,10 @@ def silent_columns(sections: list[list[dict[str, float | None]]]) -> list[str]:
 def best_rows(section: list[dict[str, float | None]]) -> dict[str, int | None]:
     """The row with the fewest requests and the one with the lowest p50 (★).
 
-    A strategy that never recovered is no one's best, however few requests it got through.
+    A strategy that did not recover in every repetition is no one's best, however few requests it
+    got through (unless none did).
     """
-    failed = [row["recovery"] is not None and math.isnan(row["recovery"]) for row in section]
+    failed = [row["recovery"] is not None and not row["recovery"].all_recovered for row in section]
     eligible = [not f for f in failed] if not all(failed) else [True] * len(section)
     return {col: _lowest([row[col] if ok else math.nan for row, ok in zip(section, eligible)])
             for col in ("requests", "p50")}
@@ -132,7 +144,10 @@ def latency_table(result: SweepResult, palette: Palette | None = None,
     # Labels wrap before numbers do, but never down to nothing (LatencyReport drops columns first).
     table.add_column("strategy", min_width=min(STRATEGY_MIN_WIDTH, max(map(len, spec.labels))))
     for col in columns:
-        table.add_column(col, justify="right", no_wrap=True)
+        if col == "recovery":  # the verdict wraps rather than widen the table
+            table.add_column(col, justify="right", min_width=RECOVERY_MIN_WIDTH)
+        else:
+            table.add_column(col, justify="right", no_wrap=True)
 
     for k, n in enumerate(spec.clients):
         if k:
@@ -154,9 +169,10 @@ def latency_table(result: SweepResult, palette: Palette | None = None,
              f"repetitions; latency (first attempt to success, successful requests only) is pooled "
              f"over them; goodput is successes per time unit."]
     if has_outage:
-        notes.append(f"recovery: time from the outage's end until goodput stays at 90% of its "
-                     f"pre-outage level; {NEVER_MARK}: at least one repetition never recovered "
-                     f"within the horizon (and the {BEST} goes to strategies that did).")
+        notes.append(f"recovery: repetitions whose goodput came back to 90% of its pre-outage "
+                     f"level and median latency to within 2x, to the horizon; median time from "
+                     f"the outage's end (range); {NEVER_MARK}: none did (the {BEST} goes to "
+                     f"strategies that recovered every time).")
     if silent:
         notes.append(f"zero in every run, not shown: {', '.join(silent)}.")
     shown_hidden = [col for col in hidden if col not in silent]
@@ -179,9 +195,13 @@ class LatencyReport:
         hidden: tuple[str, ...] = ()
         table = latency_table(self.result, self.palette)
         # Rich's minimum ignores that it would squeeze a wrapping column to nothing: measure the
-        # natural width, less what the strategy labels can give up by wrapping.
-        labels = self.result.spec.labels
+        # natural width, less what the strategy labels and recovery verdicts give up by wrapping.
+        result = self.result
+        labels = result.spec.labels
         slack = max(map(len, labels)) - min(STRATEGY_MIN_WIDTH, max(map(len, labels)))
+        verdicts = [len(recovery_text(result.recovery(s, k))) for s in range(len(labels))
+                    for k in range(len(result.spec.clients))] if result.spec.outages else []
+        slack += max(0, max(verdicts, default=0) - RECOVERY_MIN_WIDTH)
         for col in NARROW_DROP_ORDER:
             if Measurement.get(console, options.update(width=10_000), table).maximum - slack <= options.max_width:
                 break

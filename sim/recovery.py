@@ -17,17 +17,17 @@ of the horizon, where
 
 - the whole stretch's goodput reaches 90% of the baseline less ``STRETCH_Z`` standard errors (a
   return to 80% is never read as recovery, however noisy each window is);
-- one short dip is forgiven: a single unhealthy run of at most one window's worth of positions,
-  after at least ``DIP_AFTER`` windows of health, does not end the stretch (nor does such a dip
-  at the very end);
+- a short dip is forgiven: an unhealthy run of at most one window's worth of positions that
+  follows at least ``DIP_AFTER`` windows of health does not end the stretch (nor does such a dip
+  at the very end); dips in quick succession are a relapse;
 - the stretch is longer than every earlier healthy stretch that ended in a relapse, so an
   oscillation (say 30 s at twice the baseline, 30 s at zero) is never recovery, while a single
   relapse followed by a long steady return dates the recovery after the relapse.
 
 ``nan`` means never within the horizon; ``None`` means there is nothing to judge: no outage, or no
-baseline (an outage at or near t = 0, or no success before it). The recovery point is the start of
-the first healthy window, so a sharp return reads early by at most part of a window (10% of it by
-goodput, half of it by the latency median).
+baseline (an outage at or near t = 0, or no success before it). The recovery point is the first
+bucket of the first healthy window that is healthy on its own, so a sharp return reads exactly and
+a slow ramp at most part of a window early.
 
 ``RecoverySummary`` aggregates the repetitions: "3/3 recovered, median 600 (400–1,000)",
 "1/3 recovered", "never (0/3)". One repetition that never recovered no longer vetoes the others.
@@ -82,8 +82,13 @@ def baseline(goodput: np.ndarray, bucket: float, first: Outage, success_times: n
     return Baseline(level, spread, before.size, float(np.median(latencies[in_span])))
 
 
-def healthy_windows(goodput: np.ndarray, bucket: float, start: int, base: Baseline,
-                    success_times: np.ndarray, latencies: np.ndarray, width: int) -> np.ndarray:
+def bucket_edges(success_times: np.ndarray, buckets: int, bucket: float) -> np.ndarray:
+    """``edges[b]``: index of the first success at or after bucket ``b``'s start (times sorted)."""
+    return np.searchsorted(success_times, np.arange(buckets + 1) * bucket, side="left")
+
+
+def healthy_windows(goodput: np.ndarray, start: int, base: Baseline, edges: np.ndarray,
+                    latencies: np.ndarray, width: int) -> np.ndarray:
     """For each window start ``start, start + 1, ..., len(goodput) − width``: is the window healthy?"""
     g = np.asarray(goodput, dtype=np.float64)
     n = g.size
@@ -92,11 +97,9 @@ def healthy_windows(goodput: np.ndarray, bucket: float, start: int, base: Baseli
     sums = np.convolve(g, np.ones(width), mode="valid")[start:]  # sums[i] covers start+i ...
     floor = RECOVERY_LEVEL * base.goodput - base.allowance(width, WINDOW_Z)
     healthy = sums / width >= floor
-    # Latency: the median of each window's successes (success_times are in time order).
-    edges = np.searchsorted(success_times, np.arange(start, n + 1) * bucket, side="left")
     ceiling = LATENCY_FACTOR * base.latency
     for i in np.nonzero(healthy)[0]:
-        a, b = edges[i], edges[i + width]
+        a, b = edges[start + i], edges[start + i + width]
         if b > a and np.median(latencies[a:b]) > ceiling:
             healthy[i] = False
     return healthy
@@ -115,27 +118,37 @@ def recovery_point(healthy: np.ndarray, width: int) -> int | None:
     if not runs:
         return None
     positions = healthy.size
-    # A single short dip after a long healthy run is forgiven: merge across it (once).
-    merged: list[tuple[int, int]] = []
-    forgiven = False
-    for first, end in runs:
-        if merged and not forgiven:
-            prev_first, prev_end = merged[-1]
-            if first - prev_end <= width and prev_end - prev_first >= DIP_AFTER * width:
-                merged[-1] = (prev_first, end)
-                forgiven = True
-                continue
-        merged.append((first, end))
+    # Short dips after long healthy runs are forgiven: merge the runs across them.
+    merged: list[tuple[int, int]] = [runs[0]]
+    for (prev_first, prev_end), (first, end) in zip(runs, runs[1:]):
+        if first - prev_end <= width and prev_end - prev_first >= DIP_AFTER * width:
+            merged[-1] = (merged[-1][0], end)
+        else:
+            merged.append((first, end))
     first, end = merged[-1]
-    if end < positions:  # unhealthy at the end: forgiven only as the single short dip
-        if forgiven or positions - end > width or end - first < DIP_AFTER * width:
-            return None
+    last_first, last_end = runs[-1]
+    if end < positions and (positions - end > width or last_end - last_first < DIP_AFTER * width):
+        return None  # unhealthy at the end, and not as a short dip
     # Longer than every earlier healthy stretch (each followed by a relapse): not an oscillation.
-    # Spans in buckets: a run of window starts [a, b) covers buckets a ... b - 1 + width.
-    final_span = positions - first + width - 1
+    # Spans in buckets: a run of window starts [a, b) covers buckets a ... b - 1 + width (a dip
+    # forgiven at the very end does not lengthen the final stretch).
+    final_span = end - first + width - 1
     if any(e - f + width - 1 >= final_span for f, e in merged[:-1]):
         return None
     return first
+
+
+def first_healthy_bucket(goodput: np.ndarray, start: int, width: int, base: Baseline,
+                         edges: np.ndarray, latencies: np.ndarray) -> int:
+    """The first bucket of the window at ``start`` that is healthy on its own (its goodput within
+    one bucket's noise of 90%, its median latency within 2x): a sharp return is not read early."""
+    floor = RECOVERY_LEVEL * base.goodput - base.allowance(1, WINDOW_Z)
+    ceiling = LATENCY_FACTOR * base.latency
+    for b in range(start, min(start + width, len(goodput))):
+        a, z = edges[b], edges[b + 1]
+        if goodput[b] >= floor and (z == a or np.median(latencies[a:z]) <= ceiling):
+            return b
+    return start
 
 
 def recovery_time(goodput: np.ndarray, bucket: float, outages: Sequence[Outage],
@@ -153,14 +166,15 @@ def recovery_time(goodput: np.ndarray, bucket: float, outages: Sequence[Outage],
     last = outages[-1]
     start = int(math.ceil(last.end / bucket - 1e-9))
     width = min(width, max(1, len(goodput) - start))
-    healthy = healthy_windows(goodput, bucket, start, base, success_times, latencies, width)
+    edges = bucket_edges(success_times, len(goodput), bucket)
+    healthy = healthy_windows(goodput, start, base, edges, latencies, width)
     point = recovery_point(healthy, width)
     if point is None:
         return math.nan
-    first = start + point
-    stretch = np.asarray(goodput[first:], dtype=np.float64)
+    stretch = np.asarray(goodput[start + point:], dtype=np.float64)
     if stretch.mean() < RECOVERY_LEVEL * base.goodput - base.allowance(stretch.size, STRETCH_Z):
         return math.nan
+    first = first_healthy_bucket(goodput, start + point, width, base, edges, latencies)
     return max(0.0, first * bucket - last.end)
 
 

@@ -20,6 +20,7 @@ import numpy as np
 from .config import SimulationSpec
 from .engine import OpenRunMetrics, RunMetrics, run_metrics
 from .open_metrics import latency_summary
+from .recovery import RecoverySummary
 from .stats import Estimate, estimate
 
 Progress = Callable[[int, int], None]
@@ -93,13 +94,11 @@ class SweepResult:
                   if (s, k, r) in self.open_runs]
         return float(np.mean(values)) if values else float("nan")
 
-    def recovery(self, s: int, k: int) -> float | None:
-        """Mean recovery time over repetitions; nan if any repetition never recovered; None without outages."""
-        times = [self.open_runs[(s, k, r)].recovery_time for r in range(self.spec.repeat)
-                 if (s, k, r) in self.open_runs]
-        if not times or times[0] is None:
-            return None
-        return float("nan") if any(np.isnan(t) for t in times) else float(np.mean(times))
+    def recovery(self, s: int, k: int) -> RecoverySummary | None:
+        """The repetitions' recovery verdicts (how many recovered, in how long); None without an
+        outage or when no repetition had a baseline to judge against."""
+        return RecoverySummary.of([self.open_runs[(s, k, r)].recovery_time for r in range(self.spec.repeat)
+                                   if (s, k, r) in self.open_runs])
 
     def best_by_cost(self, k: int) -> int:
         """Index of the strategy with the lowest mean cost at client-count index ``k``."""

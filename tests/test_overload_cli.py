@@ -98,8 +98,9 @@ def test_report_marks_never_and_keeps_strategy_names_on_narrow_terminals() -> No
                    "goodput", "recovery"):
         assert column in wide
     assert "gave up" in wide  # named in the caption: zero in every run
-    never = [line.split() for line in wide.splitlines() if NEVER_MARK in line and "at least" not in line]
-    assert [words[:2] for words in never] == [["100", "constant"]]
+    never = [line.split() for line in wide.splitlines() if NEVER_MARK in line and "none did" not in line]
+    assert [words[:2] for words in never] == [["300", "constant"]]
+    assert never[0][-2:] == ["never", "(0/2)"] and "2/2 recovered, median" in wide
     narrow = _render(LatencyReport(result), 60)
     assert max(map(len, narrow.splitlines())) <= 60
     assert "constant" in narrow and "expo" in narrow and NEVER_MARK in narrow

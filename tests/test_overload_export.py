@@ -1,5 +1,6 @@
 """Exports of runs against replying servers: exact CSV headers, one row per bucket of every run,
-``never`` for runs that never recover, readable PNGs, byte-identical files for a seed."""
+recovery as repetitions recovered / judged and their median time, readable PNGs, byte-identical
+files for a seed."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ import pytest
 
 from sim.config import SimulationSpec, load_config, parse_config
 from sim.export import export_simulation, output_paths
-from sim.export.overload_csv import (LATENCY_HEADER, TIMESERIES_HEADER, format_recovery,
-                                     latency_csv_text, timeseries_csv_text)
+from sim.export.overload_csv import (LATENCY_HEADER, TIMESERIES_HEADER, latency_csv_text,
+                                     timeseries_csv_text)
 from sim.export.overload_plots import per_client_latency, write_latency_png, write_timeseries_png
 from sim.open_clients import SERIES_NAMES
 from sim.open_metrics import OpenRunMetrics
@@ -81,7 +82,8 @@ def test_latency_csv_one_row_per_strategy_and_clients(outage: SweepResult) -> No
     rows = _rows(latency_csv_text(outage))
     assert tuple(rows[0]) == LATENCY_HEADER
     assert LATENCY_HEADER == ("simulation", "strategy", "clients", "p50", "p75", "p90", "p99", "max",
-                              "requests", "successes", "timeouts", "gave_up", "recovery_time")
+                              "requests", "successes", "timeouts", "gave_up",
+                              "recovered_runs", "runs", "recovery_time_median")
     body = rows[1:]
     assert [(row[1], row[2]) for row in body] == [(label, str(n)) for label in spec.labels
                                                    for n in spec.clients]
@@ -94,12 +96,14 @@ def test_latency_csv_one_row_per_strategy_and_clients(outage: SweepResult) -> No
 
 
 def test_a_run_that_never_recovers_reads_never(outage: SweepResult) -> None:
-    """The fixture's finding: at 100 clients constant retries stay collapsed, backoff recovers."""
-    by_key = {(row[1], row[2]): row[-1] for row in _rows(latency_csv_text(outage))[1:]}
-    assert math.isnan(outage.recovery(0, 1))
-    assert by_key[("constant", "100")] == "never"
-    recovered = outage.recovery(1, 1)
-    assert by_key[("expo", "100")] == repr(recovered) and recovered >= 0
+    """The fixture's finding: at 300 clients constant retries stay collapsed, backoff recovers."""
+    by_key = {(row[1], row[2]): row[-3:] for row in _rows(latency_csv_text(outage))[1:]}
+    k = outage.spec.clients.index(300)
+    assert outage.recovery(0, k).never
+    assert by_key[("constant", "300")] == ["0", "2", ""]
+    recovered = outage.recovery(1, k)
+    assert recovered.all_recovered and recovered.median >= 0
+    assert by_key[("expo", "300")] == ["2", "2", repr(recovered.median)]
 
 
 def _hand_made(recoveries: list[float | None], latencies: list[np.ndarray], outages: bool = True) -> SweepResult:
@@ -119,22 +123,24 @@ def _hand_made(recoveries: list[float | None], latencies: list[np.ndarray], outa
     return result
 
 
-def test_recovery_cell_mean_never_or_empty() -> None:
-    two = [np.array([1.0, 3.0]), np.array([2.0])]
-    assert _rows(latency_csv_text(_hand_made([100.0, 300.0], two)))[1][-1] == "200.0"
-    assert _rows(latency_csv_text(_hand_made([100.0, math.nan], two)))[1][-1] == "never"
-    row = _rows(latency_csv_text(_hand_made([None, None], two, outages=False)))[1]
-    assert row[-1] == ""
+def test_recovery_cells_count_runs_and_give_the_median_of_those_that_recovered() -> None:
+    """One repetition that never recovered is no veto: 2 of 3 recovered, their median time."""
+    three = [np.array([1.0, 3.0]), np.array([2.0]), np.array([4.0])]
+    assert _rows(latency_csv_text(_hand_made([100.0, 300.0, 200.0], three)))[1][-3:] == ["3", "3", "200.0"]
+    assert _rows(latency_csv_text(_hand_made([100.0, math.nan, 300.0], three)))[1][-3:] == ["2", "3", "200.0"]
+    assert _rows(latency_csv_text(_hand_made([math.nan] * 3, three)))[1][-3:] == ["0", "3", ""]
+    # Nothing judged (no outage, or no baseline): empty.
+    row = _rows(latency_csv_text(_hand_made([None, None], three[:2], outages=False)))[1]
+    assert row[-3:] == ["", "", ""]
     # Means over repetitions; percentiles pooled over them: 1, 2, 3 -> p50 2.
     assert row[3] == "2.0" and row[7] == "3.0"
     assert row[8:12] == ["10.5", "1.5", "1.0", "0.5"]
-    assert (format_recovery(None), format_recovery(math.nan), format_recovery(12.5)) == ("", "never", "12.5")
 
 
 def test_no_successful_request_leaves_latency_cells_empty() -> None:
     row = _rows(latency_csv_text(_hand_made([math.nan], [np.zeros(0)])))[1]
     assert row[3:8] == ["", "", "", "", ""]
-    assert row[-1] == "never"
+    assert row[-3:] == ["0", "1", ""]
 
 
 def test_per_client_latency_is_the_mean_and_nan_without_success() -> None:
@@ -166,8 +172,8 @@ def test_export_writes_nine_files_for_open_simulations_and_five_otherwise(spike:
         "_metrics.png", "_scatter.png", "_metrics.csv", "_runs.csv", "_events.csv",
         "_timeseries.png", "_latency.png", "_timeseries.csv", "_latency.csv")]
     assert sorted(p.name for p in (tmp_path / "open").iterdir()) == sorted(p.name for p in written)
-    # No outage: the recovery column is empty.
-    assert {row[-1] for row in _rows((tmp_path / "open" / "Tiny_spike_latency.csv").read_text())[1:]} == {""}
+    # No outage: the recovery columns are empty.
+    assert {tuple(row[-3:]) for row in _rows((tmp_path / "open" / "Tiny_spike_latency.csv").read_text())[1:]} == {("", "", "")}
 
     closed = run_sweep(make_spec(clients=[2, 3], repeat=1), workers=1)
     assert len(export_simulation(closed, tmp_path / "closed")) == 5

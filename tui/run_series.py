@@ -104,5 +104,22 @@ class RunSeries:
         recovery = None
         if windows:
             recovery = recovery_time(series["goodput"], width,
-                                     tuple(Outage(s, e - s) for s, e in windows))
+                                     tuple(Outage(s, e - s) for s, e in windows),
+                                     *success_latencies(times, clients, codes, details))
         return cls(width, series, windows, recovery, derived=True)
+
+
+def success_latencies(times: np.ndarray, clients: np.ndarray, codes: np.ndarray,
+                      details: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(time, latency)`` of each success, in time order: latency is from the client's latest
+    first attempt (``client_requests_write`` with ``attempt=1``) to its success."""
+    first = (codes == ev.CLIENT_REQUESTS_WRITE) & (details == 1)
+    rows = np.flatnonzero(first | (codes == ev.CLIENT_SUCCEEDS))
+    rows = rows[np.argsort(clients[rows], kind="stable")]  # by client, each in time order
+    is_first = first[rows]
+    latest = np.maximum.accumulate(np.where(is_first, np.arange(rows.size), -1))
+    ok = ~is_first & (latest >= 0)
+    ok[ok] = clients[rows[latest[ok]]] == clients[rows[ok]]  # a first attempt of the same client
+    done, start = rows[ok], rows[latest[ok]]
+    order = np.argsort(done, kind="stable")
+    return times[done][order], (times[done] - times[start])[order]

@@ -1,16 +1,17 @@
 """CSV exports of runs against replying servers: per-bucket time series and latency summaries.
 
 Same conventions as ``csv_files``: ``repr`` floats (byte-identical files for identical results),
-empty cells for NaN, atomic writes. A recovery time is the literal ``never`` when any repetition
-never recovered, and empty when the simulation has no outage.
+empty cells for NaN, atomic writes. Recovery after an outage is three columns: how many repetitions
+recovered, of how many judged, and the median recovery time of those that recovered (empty when
+none did); all three are empty when there is nothing to judge (no outage, or no baseline).
 """
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 from ..open_clients import SERIES_NAMES
+from ..recovery import RecoverySummary
 from ..sweep import SweepResult
 from .atomic import atomic_write_text
 from .csv_files import csv_text, format_float
@@ -18,15 +19,15 @@ from .csv_files import csv_text, format_float
 TIMESERIES_HEADER = ("simulation", "strategy", "clients", "repetition", "bucket_start",
                      *SERIES_NAMES)
 LATENCY_HEADER = ("simulation", "strategy", "clients", "p50", "p75", "p90", "p99", "max",
-                  "requests", "successes", "timeouts", "gave_up", "recovery_time")
-NEVER = "never"
+                  "requests", "successes", "timeouts", "gave_up",
+                  "recovered_runs", "runs", "recovery_time_median")
 
 
-def format_recovery(value: float | None) -> str:
-    """``""`` without an outage, ``never`` when a run never recovered, else the time."""
-    if value is None:
-        return ""
-    return NEVER if math.isnan(value) else repr(float(value))
+def recovery_cells(summary: RecoverySummary | None) -> list[str]:
+    """``recovered_runs, runs, recovery_time_median``; empty cells when nothing was judged."""
+    if summary is None:
+        return ["", "", ""]
+    return [str(summary.recovered), str(summary.runs), format_float(summary.median)]
 
 
 def timeseries_csv_text(result: SweepResult) -> str:
@@ -57,7 +58,7 @@ def latency_csv_text(result: SweepResult) -> str:
                          *(format_float(pct[p]) for p in ("p50", "p75", "p90", "p99", "max")),
                          *(format_float(result.open_mean(name, s, k))
                            for name in ("requests", "successes", "timeouts", "gave_up")),
-                         format_recovery(result.recovery(s, k))])
+                         *recovery_cells(result.recovery(s, k))])
     return csv_text(LATENCY_HEADER, rows)
 
 

@@ -46,6 +46,17 @@ def _short(value: float) -> str:
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:,.1f}"
 
 
+def _recovery_note(result: SweepResult, label: str, m: OpenRunMetrics) -> str:
+    """`` · recovered after 1,600 (all runs: 3/3 recovered, median ...)``, or nothing to judge."""
+    recovery = m.recovery_time
+    if recovery is None:
+        return ""
+    spec = result.spec
+    shown = " · never recovered" if math.isnan(recovery) else f" · recovered after {_short(recovery)}"
+    summary = result.recovery(spec.labels.index(label), spec.clients.index(spec.max_clients))
+    return f"{shown} (all runs: {summary.text(_short)})" if summary and summary.runs > 1 else shown
+
+
 def _shade_outages(ax: Axes, result: SweepResult, palette: Palette, label_them: bool) -> None:
     """Shade each outage window; name it inside the panel when ``label_them``."""
     from matplotlib.transforms import blended_transform_factory
@@ -98,11 +109,9 @@ def timeseries_figure(result: SweepResult, palette: Palette | None = None) -> Fi
                     continue
                 ax.plot(starts, m.series[name], drawstyle="steps-post", linewidth=1.2,
                         color=palette.series_color(colour), label=line_label)
-        recovery = m.recovery_time
-        recovered = ("" if recovery is None else
-                     " · never recovered" if math.isnan(recovery) else f" · recovered after {_short(recovery)}")
         flows.set_title(f"{label}: {m.requests:,} requests, {m.successes:,} successes, "
-                        f"{m.timeouts:,} timeouts{recovered}", fontsize=9, loc="left", color=palette.foreground)
+                        f"{m.timeouts:,} timeouts{_recovery_note(result, label, m)}", fontsize=9,
+                        loc="left", color=palette.foreground)
         levels.set_title(f"{label}: server state", fontsize=9, loc="left", color=palette.foreground)
         flows.set_ylabel(f"per {m.bucket:g} time units")
         levels.set_ylabel("requests")

@@ -25,8 +25,9 @@ READING: tuple[tuple[str, str], ...] = (
                        "(paired runs share their random numbers)."),
     ("Latency table", "For servers that reply: counts are means per run; p50…max are "
                       "latencies in ms from a request's first attempt to its success, pooled "
-                      "over the runs. ★ fewest requests and lowest p50; ✗ never: a run whose "
-                      "goodput was not back to 90% of its pre-outage level by the end."),
+                      "over the runs. ★ fewest requests and lowest p50. Recovery: runs whose "
+                      "goodput came back to 90% of its pre-outage level and median latency to "
+                      "within 2x, to the end, and their median time; ✗ never: none did."),
     ("Time series", "For servers that reply, the current run per bucket: requests, the "
                     "server's load, failures. ░ marks an outage, the │ line the cursor; m "
                     "shows the next panel when not all fit."),

@@ -3,8 +3,9 @@ latency percentiles, goodput and recovery after an outage.
 
 The numbers and marks are ``sim.open_report``'s (the CLI's latency table): counts are means over
 repetitions, latencies pooled over them, ★ marks the fewest requests and the lowest p50 among
-strategies that recovered, and a run that never recovered says ``✗ never`` (glyph and text, not
-colour alone) and gets the same mark before its name. Laid out by ``StrategyTable``, as the
+strategies that recovered every time; recovery reads ``3/3 · 1,600 ms`` (repetitions recovered,
+median time), ``1/3 recovered`` or ``✗ never (0/3)`` (glyph and text, not colour alone), and a
+strategy that never recovered gets the same mark before its name. Laid out by ``StrategyTable``, as the
 contention table is.
 """
 
@@ -18,6 +19,7 @@ from rich.text import Text
 from sim.open_report import (BEST, NARROW_DROP_ORDER, NEVER_MARK, best_rows, format_value,
                              silent_columns, strategy_values)
 from sim.palette import Palette
+from sim.recovery import RecoverySummary
 from sim.sweep import SweepResult
 
 from ..plural import count
@@ -50,12 +52,19 @@ def format_goodput(value: float) -> str:
     return "—" if math.isnan(value) else f"{value * 1000:.3g}"
 
 
-def format_recovery(value: float | None) -> str:
-    if value is None:
-        return "—"
-    if math.isnan(value):
-        return NEVER_MARK
+def format_time(value: float) -> str:
     return f"{value:,.0f} ms" if value >= 1000 else f"{value:,.1f} ms"
+
+
+def format_recovery(summary: RecoverySummary | None) -> str:
+    """``3/3 · 1,600 ms`` (all recovered, median), ``1/3 recovered``, ``✗ never (0/3)``, ``—``."""
+    if summary is None:
+        return "—"
+    if summary.never:
+        return f"{NEVER_GLYPH} {summary.text()}"
+    if not summary.all_recovered:
+        return summary.text()
+    return f"{summary.recovered}/{summary.runs} · {format_time(summary.median)}"
 
 
 def latency_rows(result: SweepResult, clients_index: int) -> tuple[list[LatencyRow], list[str]]:
@@ -79,7 +88,7 @@ def latency_rows(result: SweepResult, clients_index: int) -> tuple[list[LatencyR
         recovery = values["recovery"]
         rows.append(LatencyRow(spec.labels[s], cells,
                                frozenset(k for k in MARKED if best.get(k) == s),
-                               recovery is not None and math.isnan(recovery)))
+                               recovery is not None and recovery.never))
     return rows, silent
 
 
