@@ -184,6 +184,36 @@ def test_outage_starting_after_the_horizon(tmp_path: Path) -> None:
     error(tmp_path, LATENCY, "outages[1].start", "horizon", outages=[{"start": 200000.0, "duration": 10.0}])
 
 
+def test_an_outage_may_start_at_zero(tmp_path: Path) -> None:
+    spec = load(tmp_path, LATENCY, outages=[{"start": 0.0, "duration": 10.0}]).simulations[0]
+    assert spec.outages == (Outage(0.0, 10.0),)
+
+
+# --- backlog ---------------------------------------------------------------------------------
+
+def test_backlog_loads(tmp_path: Path) -> None:
+    assert load(tmp_path, LATENCY, backlog=128).simulations[0].backlog == 128
+    assert load(tmp_path, LATENCY).simulations[0].backlog is None  # unbounded by default
+
+
+@pytest.mark.parametrize("value, contains", [(-1, ">= 0"), (2.5, "integer"), ("many", "integer")])
+def test_bad_backlog(tmp_path: Path, value: Any, contains: str) -> None:
+    error(tmp_path, LATENCY, "backlog", contains, backlog=value)
+
+
+def test_backlog_without_outages(tmp_path: Path) -> None:
+    error(tmp_path, LATENCY, "backlog", "no outages", backlog=10, outages=None)
+
+
+def test_backlog_without_a_timeout(tmp_path: Path) -> None:
+    error(tmp_path, LATENCY, "backlog", "needs timeout", backlog=10, timeout=None)
+
+
+def test_backlog_with_a_contention_control(tmp_path: Path) -> None:
+    error(tmp_path, LOCKING, "backlog", "needs a server that replies", backlog=10,
+          outages=[{"start": 5.0, "duration": 10.0}])
+
+
 def test_outages_with_a_contention_control_are_allowed(tmp_path: Path) -> None:
     """The issue lets every control take outages; only horizon-bound keys need a replying server."""
     spec = load(tmp_path, LOCKING, outages=[{"start": 5.0, "duration": 10.0}]).simulations[0]
@@ -202,6 +232,8 @@ def test_bad_queue_server_parameter(tmp_path: Path, key: str, value: Any, contai
 
 @pytest.mark.parametrize("key, value, contains", [
     ("base_latency", 0.0, "> 0"), ("concurrency_limit", 0, ">= 1"), ("factor", 0.9, ">= 1"), ("k", 0.0, "> 0"),
+    ("check_interval", 0.0, "> 0"), ("check_interval", "fast", "must be a number"),
+    ("latency_rule", "at_end", "'current', 'at_start'"), ("latency_rule", 1, "non-empty string"),
 ])
 def test_bad_latency_server_parameter(tmp_path: Path, key: str, value: Any, contains: str) -> None:
     error(tmp_path, LATENCY, key, contains, **{key: value})
@@ -252,6 +284,7 @@ def test_server_outage_example_loads() -> None:
         100.0, 30, 1.05, 15.0)
     assert spec.workload.NAME == "poisson" and spec.workload.think_time == 10000.0
     assert spec.timeout == 2000.0 and spec.outages == (Outage(30000.0, 8000.0),)
+    assert (spec.control.check_interval, spec.control.latency_rule) == (50.0, "current")
     assert spec.outages[0].end < spec.horizon
     types = [s.strategy.type_name for s in spec.strategies]
     assert types == ["Constant", "NormalJitterExpo"]

@@ -274,7 +274,10 @@ def check_run(spec: SimulationSpec, label: str, repetition: int, clients: int = 
     assert h[-1][0] <= horizon
     assert run.done and run.time == horizon == m.duration
 
-    # Counts agree with the history.
+    # Counts agree with the history; events are the recorded ones only (no samples, checks, stale
+    # timeouts or late replies), and the metrics-only run says the same.
+    assert m.events == len(h)
+    assert run_metrics(spec, spec.strategy(label).strategy, clients, repetition).events == len(h)
     assert m.work == m.requests == names["client_requests_write"]
     assert m.successes == names["client_succeeds"] == m.latencies.size == m.latency_clients.size
     assert m.timeouts == names["client_times_out"]
