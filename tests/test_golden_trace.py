@@ -1,6 +1,6 @@
 """Golden traces: a fixed small config and seed whose event histories are committed in
-``tests/golden/*.csv``. Any change in behaviour (engine, controls, strategies, streams) shows up
-here as a changed row.
+``tests/golden/*.csv``. Any change in behaviour (engine, controls, servers, workloads, timeouts,
+outages, strategies, streams) shows up here as a changed row.
 
 When a change in behaviour is intended, regenerate the files on purpose, read the diff, and
 commit them with the change::
@@ -27,6 +27,7 @@ HEADER = ["time", "client_id", "event_type", "event_detail"]
 UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
 
 COMMON = {"repeat": 1, "network_mu": 10.0, "network_sigma": 2.0, "work_to_duration": 1.0}
+OPEN = {"repeat": 1, "network_mu": 1.0, "network_sigma": 0.3, "work_to_duration": 0.0}
 CONFIG = parse_config({"seed": 7, "simulation": [
     {"title": "golden_locking", "clients": [5], "control": "LockingServer",
      "write_mu": 2.0, "write_sigma": 1.0, **COMMON,
@@ -40,6 +41,24 @@ CONFIG = parse_config({"seed": 7, "simulation": [
     {"title": "golden_throttling", "clients": [6], "control": "ThrottlingServer",
      "window": 30.0, "limit": 2, **COMMON,
      "strategies": [{"type": "Expo", "base": 4.0, "cap": 100.0, "max_attempts": 3}]},
+    {"title": "golden_locking_outage", "clients": [5], "control": "LockingServer",
+     "write_mu": 8.0, "write_sigma": 3.0, "outages": [{"start": 20.0, "duration": 30.0}], **COMMON,
+     "strategies": [{"type": "FullJitteredExpo", "base": 2.0, "cap": 1000.0}]},
+    # Servers that reply: spike and Poisson workloads, timeouts, retry limits, outages, a backlog.
+    {"title": "golden_queue_spike", "clients": [12], "control": "QueueServer", "concurrency": 2,
+     "service_time": 4.0, "queue_size": 2, "reject_delay": 1.0, "overload_threshold": 5,
+     "workload": "spike", "spike_fraction": 0.5, "spike_width": 3.0, "arrival_window": 60.0,
+     "horizon": 150.0, "timeout": 15.0, "outages": [{"start": 20.0, "duration": 25.0}], **OPEN,
+     "strategies": [{"type": "FullJitteredExpo", "base": 2.0, "cap": 40.0, "max_attempts": 4}]},
+    {"title": "golden_latency_poisson", "clients": [8], "control": "LatencyServer", "base_latency": 10.0,
+     "concurrency_limit": 3, "factor": 1.5, "k": 2.0, "check_interval": 4.0, "workload": "poisson",
+     "think_time": 30.0, "horizon": 200.0, "timeout": 25.0, "backlog": 3,
+     "outages": [{"start": 60.0, "duration": 40.0}], **OPEN,
+     "strategies": [{"type": "NormalJitterExpo", "min_delay": 2.0, "factor": 2.7, "max_delay": 100.0}]},
+    {"title": "golden_latency_at_start", "clients": [6], "control": "LatencyServer", "base_latency": 10.0,
+     "concurrency_limit": 2, "factor": 1.5, "k": 1.0, "latency_rule": "at_start", "workload": "burst",
+     "horizon": 120.0, "timeout": 20.0, "outages": [{"start": 15.0, "duration": 20.0}], **OPEN,
+     "strategies": [{"type": "Constant", "constant": 3.0}]},
 ]}, "golden")
 
 
@@ -71,6 +90,22 @@ def test_golden_files_are_not_trivial() -> None:
         rows = list(csv.DictReader(io.StringIO((GOLDEN_DIR / f"{sim.title}.csv").read_text("utf-8"))))
         kinds = {r["event_type"] for r in rows}
         assert "client_backs_off" in kinds, sim.title
-        assert len({r["client_id"] for r in rows}) == sim.clients[0]
+        assert len({r["client_id"] for r in rows} - {"-1"}) == sim.clients[0]  # -1: the server
     throttling = (GOLDEN_DIR / "golden_throttling.csv").read_text("utf-8")
     assert "client_gives_up" in throttling and "server_decrements" in throttling
+    for title in ("golden_locking_outage", "golden_queue_spike", "golden_latency_poisson",
+                  "golden_latency_at_start"):
+        text = (GOLDEN_DIR / f"{title}.csv").read_text("utf-8")
+        assert "server_pauses" in text and "server_resumes" in text, title
+    for title in ("golden_queue_spike", "golden_latency_poisson", "golden_latency_at_start"):
+        text = (GOLDEN_DIR / f"{title}.csv").read_text("utf-8")
+        assert "client_times_out" in text and "client_succeeds" in text, title
+    queue = (GOLDEN_DIR / "golden_queue_spike.csv").read_text("utf-8")
+    assert "server_queues" in queue and "server_rejects" in queue
+
+
+def test_golden_outages_drop_and_refuse_held_requests() -> None:
+    """The replying traces cover a resume that drops stale held requests, and a full backlog."""
+    metrics = {s.title: record_run(s, s.labels[0], s.clients[0], 0).metrics() for s in CONFIG.simulations}
+    assert metrics["golden_queue_spike"].dropped > 0
+    assert metrics["golden_latency_poisson"].refused > 0 and metrics["golden_latency_poisson"].dropped > 0
