@@ -34,15 +34,16 @@ simulation:
   <title>_events.csv    the example histories (open with `backoff-sim replay FILE`)
 
 Simulations against servers that reply (QueueServer, LatencyServer) print a latency table
-instead (requests, successes, latency percentiles, goodput, recovery after an outage; ★ marks
-the fewest requests and the lowest median latency, ✗ never a run that never recovered), and
-also write:
+instead (requests, successes, latency percentiles, goodput, recovery after an outage as
+"3/3 recovered, median ..." or "✗ never (0/3)"; ★ marks the fewest requests and the lowest
+median latency), and also write:
 
   <title>_timeseries.png  offered, retries, accepted, goodput, rejected, timed out, in service
                           and queued over time, per strategy, outages shaded
   <title>_latency.png     latency and requests per client, sorted by latency, per strategy
   <title>_timeseries.csv  every bucket of every run
-  <title>_latency.csv     latency percentiles, counts and recovery time per strategy and clients
+  <title>_latency.csv     latency percentiles, counts and recovery (repetitions recovered, median
+                          time) per strategy and clients
 """
 
 RUN_EPILOG = """\
