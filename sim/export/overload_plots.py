@@ -46,15 +46,16 @@ def _short(value: float) -> str:
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:,.1f}"
 
 
-def _recovery_note(result: SweepResult, label: str, m: OpenRunMetrics) -> str:
-    """`` · recovered after 1,600 (all runs: 3/3 recovered, median ...)``, or nothing to judge."""
+def _recovery_notes(result: SweepResult, label: str, m: OpenRunMetrics) -> tuple[str, str]:
+    """The shown run's verdict (`` · recovered after 1,600``, `` · never recovered``) and all
+    repetitions' (`` · all runs: 3/3 recovered, median ...``); empty when nothing was judged."""
     recovery = m.recovery_time
     if recovery is None:
-        return ""
+        return "", ""
     spec = result.spec
     shown = " · never recovered" if math.isnan(recovery) else f" · recovered after {_short(recovery)}"
     summary = result.recovery(spec.labels.index(label), spec.clients.index(spec.max_clients))
-    return f"{shown} (all runs: {summary.text(_short)})" if summary and summary.runs > 1 else shown
+    return shown, (f" · all runs: {summary.text(_short)}" if summary and summary.runs > 1 else "")
 
 
 def _shade_outages(ax: Axes, result: SweepResult, palette: Palette, label_them: bool) -> None:
@@ -109,10 +110,11 @@ def timeseries_figure(result: SweepResult, palette: Palette | None = None) -> Fi
                     continue
                 ax.plot(starts, m.series[name], drawstyle="steps-post", linewidth=1.2,
                         color=palette.series_color(colour), label=line_label)
+        shown, every_run = _recovery_notes(result, label, m)
         flows.set_title(f"{label}: {m.requests:,} requests, {m.successes:,} successes, "
-                        f"{m.timeouts:,} timeouts{_recovery_note(result, label, m)}", fontsize=9,
-                        loc="left", color=palette.foreground)
-        levels.set_title(f"{label}: server state", fontsize=9, loc="left", color=palette.foreground)
+                        f"{m.timeouts:,} timeouts{shown}", fontsize=9, loc="left", color=palette.foreground)
+        levels.set_title(f"{label}: server state{every_run}", fontsize=9, loc="left",
+                         color=palette.foreground)
         flows.set_ylabel(f"per {m.bucket:g} time units")
         levels.set_ylabel("requests")
         if row == 0:
