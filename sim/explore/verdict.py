@@ -1,8 +1,8 @@
 """The per-run recovery verdict an explore cell reports, in one place.
 
-Today it reads ``OpenRunMetrics.recovered`` and ``recovery_time`` (sim.open_metrics). When the
-recovery verdict is redesigned (recovered or never, with a recovery time, per repetition), this
-is the only function of the explore package that changes.
+It reads ``OpenRunMetrics.recovery_time``, judged by ``sim.recovery`` per repetition: a time,
+``nan`` for never, ``None`` when there is nothing to judge (no outage, or no baseline before it).
+If that verdict changes shape, this is the only function of the explore package that changes.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from ..open_metrics import OpenRunMetrics
 
 def run_verdict(metrics: RunMetrics) -> tuple[float, float]:
     """``(recovered, recovery_time)`` of one run: 1.0/0.0 and the time after the last outage's
-    end; ``(nan, nan)`` when there is no verdict (no outage, or a server that does not reply);
+    end; ``(nan, nan)`` when there is no verdict (no outage, no baseline, or a server that does
+    not reply);
     a run that never recovered has ``(0.0, nan)``."""
     if not isinstance(metrics, OpenRunMetrics) or metrics.recovery_time is None:
         return math.nan, math.nan
