@@ -1,5 +1,6 @@
 """Pictures of the app (pytest-textual-snapshot): the main screen at 80×24 and 120×40 in each
-theme, an overload simulation, and the help screen. Each waits for the sweep and the run to
+theme, an overload simulation, the help screen, the strategy comparison, and 80×24 with a
+single client count (lanes of two clients, the bar chart). Each waits for the sweep and the run to
 load, then steps the cursor to a fixed event, so the picture is the same on every machine.
 
 After a deliberate change to the screen: ``pytest tests/test_snapshots.py --snapshot-update``,
@@ -57,3 +58,21 @@ def test_overload_simulation(snap_compare) -> None:
 
 def test_help_screen(snap_compare) -> None:
     assert snap_compare(make_app(), terminal_size=(100, 40), run_before=at_event("question_mark"))
+
+
+def test_comparison_view(snap_compare) -> None:
+    # Three strategies at 4 clients, repetition 1, a few steps of the shared clock in.
+    assert snap_compare(make_app(), terminal_size=(120, 36),
+                        run_before=at_event("v", "right_square_bracket", "right", "right"))
+
+
+def test_comparison_view_80x24(snap_compare) -> None:
+    assert snap_compare(make_app(TINY_OUTAGE), terminal_size=(80, 24),
+                        run_before=at_event("v", "g", *"30000", "enter"))
+
+
+@pytest.mark.parametrize("keys", [("right_square_bracket",), ("a",)], ids=["replay", "analysis"])
+def test_80x24_single_client_count(snap_compare, keys: tuple[str, ...]) -> None:
+    # 11 clients: even lanes of two; one client count: a bar per strategy; one status row.
+    assert snap_compare(make_app(FIXTURES / "eleven.toml"), terminal_size=(80, 24),
+                        run_before=at_event(*keys))

@@ -23,7 +23,7 @@ from tui.run_series import RunSeries, is_open_run, outage_windows
 from tui.rundata import RunData
 from tui.screens.main import OPEN_REPLAY_NOTE
 from tui.source import ConfigSource, ReplaySource
-from tui.widgets.charts import MetricsChart, RequestsChart
+from tui.widgets.chart_stack import ChartStack
 from tui.widgets.event_log import EventLog
 from tui.widgets.latency_table import LatencyTable, latency_rows
 from tui.widgets.metrics_table import MetricsTable
@@ -230,7 +230,8 @@ def test_timeline_draws_the_outage_on_the_server_lane(outage_data: RunData) -> N
             server = next(line for line in lines if line.startswith("server"))
             assert OUTAGE_GLYPH in server and "✗" in server  # the pause, then the quiet
             assert any(line.startswith("c0-") for line in lines)  # 100 clients share lanes
-            assert "░ outage" in lines[-1] and "✗ timeout" in lines[-1]
+            legend = next(line for line in lines if "outage" in line)
+            assert "░ outage" in legend and "✗ timeout" in legend
             timeline.show(outage_data, 0)  # before the outage nothing is shaded yet
             await pilot.pause()
             lines = [timeline.render_line(y).text for y in range(timeline.size.height)]
@@ -269,7 +270,7 @@ async def test_open_simulation_shows_latency_table_and_time_series(tmp_path: Pat
         await settle(pilot)
         screen = app.screen
         assert screen.has_class("-open")
-        for widget in (MetricsTable, MetricsChart, RequestsChart):
+        for widget in (MetricsTable, ChartStack):  # the stack holds the metric and requests charts
             assert not screen.query_one(widget).display
         table = screen.query_one(LatencyTable)
         assert table.display and table.table.row_count == 2

@@ -72,10 +72,12 @@ KEYS: tuple[Key, ...] = (
     Key("0", "screen.zoom(0)", "Show the whole run on the timeline (reset the zoom)", VIEW),
     Key("a", "screen.cycle_panes", "Panes: both, analysis alone, timeline and log alone", VIEW),
     Key("m", "screen.cycle_metric", "Next chart: another metric, or time-series panel", VIEW),
+    Key("l", "screen.toggle_log", "Chart scale: linear or log", VIEW),
     Key("t", "cycle_theme", "Next colour theme", VIEW),
     Key("e", "screen.export", "Export PNG/CSV files and an SVG screenshot", VIEW, footer=True,
         short="Export"),
     Key("question_mark,f1", "help", "Help: every key", VIEW, footer=True, display="?", short="Help"),
+    Key("v", "screen.compare", "Compare strategies side by side", VIEW),
     Key("q", "quit", "Quit", VIEW),
 )
 
@@ -94,6 +96,28 @@ LOG_KEYS: tuple[Key, ...] = (
         short="Go to event"),
     Key("escape", "leave", "Leave the event log", LOG, footer=True, short="Leave log"),
 )
+
+
+# The comparison view's own keys (its playback keys are the ones above, on a shared clock).
+COMPARE = "Comparison view (v)"
+COMPARE_KEYS: tuple[Key, ...] = (
+    Key("1,2,3,4,5,6,7,8,9", "toggle_strategy", "Show or hide the strategy of that row", COMPARE,
+        footer=True, display="1-9", short="Show/hide"),
+    Key("escape,v,q", "close", "Back to the single run", COMPARE, footer=True, display="Esc",
+        short="Back"),
+)
+
+
+def key_bindings(key: Key) -> list[Binding]:
+    """One key's Textual bindings; a numbered action gets one binding per digit, the number as
+    its parameter (only the first is shown in the footer, as the range ``display``)."""
+    if key.action == "toggle_strategy":
+        return [Binding(digit, f"{key.action}({digit})", key.short or key.description,
+                        show=key.footer and i == 0, key_display=key.display,
+                        tooltip=key.description)
+                for i, digit in enumerate(key.keys.split(","))]
+    return [Binding(key.keys, key.action, key.short or key.description, show=key.footer,
+                    key_display=key.display, tooltip=key.description)]
 
 
 def bindings(keys: tuple[Key, ...] = KEYS) -> list[Binding]:

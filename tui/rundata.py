@@ -18,17 +18,12 @@ from sim import events as ev
 from sim.engine import History
 from sim.open_metrics import OpenRunMetrics
 
+from .marks import CODE_RANK
 from .request_points import RequestPoints
 from .run_series import RunSeries, is_open_run, outage_windows
 
-# Broad kinds in drawing order: a cell of the timeline that holds several events shows the one
-# with the highest rank (a give-up matters more than a backoff in the same cell).
-KINDS: tuple[str, ...] = (ev.KIND_BACKOFF, ev.KIND_SERVER, ev.KIND_REQUEST, ev.KIND_SUCCESS,
-                          ev.KIND_FAILURE, ev.KIND_GIVE_UP)
-KIND_RANK: dict[str, int] = {kind: rank for rank, kind in enumerate(KINDS, start=1)}
-# Rank of each event code (index = code): 0 is reserved for "no event".
-CODE_RANK = np.array([KIND_RANK[ev.EVENT_KINDS[code]] for code in range(len(ev.EVENT_NAMES))],
-                     dtype=np.int8)
+# A cell of the timeline that holds several events shows the one with the highest rank (a
+# give-up matters more than a backoff in the same cell): see ``marks``.
 IS_SERVER_CODE = np.array([ev.is_server_event(code) for code in range(len(ev.EVENT_NAMES))])
 
 
@@ -41,7 +36,7 @@ class RunData:
     codes: np.ndarray      # int8, ``sim.events`` codes
     details: np.ndarray    # int64, ``NO_DETAIL`` when none
     n_clients: int
-    ranks: np.ndarray      # int8, drawing rank of each event's kind (see ``KINDS``)
+    ranks: np.ndarray      # int8, drawing rank of each event's mark (see ``marks.MARKS``)
     server_mask: np.ndarray  # bool, True for events that happen at the server
     requests: RequestPoints  # the write requests, for the requests chart
     outages: tuple[tuple[float, float], ...] = ()  # (start, end) of each server pause
@@ -98,6 +93,31 @@ class RunData:
         packed = self.codes.astype(np.int64) | ((self.details + 1) << ev.DETAIL_SHIFT)
         history.packed = packed.tolist()
         return history
+
+    @cached_property
+    def codes_present(self) -> frozenset[int]:
+        """The event codes this run holds (for the legend's entries and words)."""
+        return frozenset(int(c) for c in np.unique(self.codes))
+
+    @cached_property
+    def waits(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each backoff's wait as (start time, end time, client): it ends at the client's next
+        event (the retry), or at the end of the run when there is none."""
+        backoff = np.flatnonzero((self.codes == ev.CLIENT_BACKS_OFF) & (self.clients >= 0))
+        if not backoff.size:
+            empty = np.zeros(0)
+            return empty, empty, np.zeros(0, dtype=np.int32)
+        # Events grouped by client, in time order within each client (a stable sort).
+        order = np.argsort(self.clients, kind="stable")
+        position = np.empty_like(order)
+        position[order] = np.arange(order.size)
+        following = position[backoff] + 1
+        ends = np.full(backoff.size, self.total_time)
+        has_next = following < order.size
+        nxt = order[np.minimum(following, order.size - 1)]
+        same = has_next & (self.clients[nxt] == self.clients[backoff])
+        ends[same] = self.times[nxt[same]]
+        return self.times[backoff], ends, self.clients[backoff]
 
     def __len__(self) -> int:
         return len(self.times)

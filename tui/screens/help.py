@@ -9,15 +9,18 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from ..keys import KEYS, LOG_KEYS
+from ..keys import COMPARE, COMPARE_KEYS, KEYS, LOG_KEYS
 from ..log_filter import __doc__ as FILTER_HELP
 
 # What each part of the screen shows, and what its marks mean.
 READING: tuple[tuple[str, str], ...] = (
-    ("Timeline", "A lane per client, time left to right, ▼ over the cursor. With more clients "
-                 "than rows a lane holds a range (c10-19) and each cell shows its most telling "
-                 "event: give up, then reject or timeout, success, request, server, backoff. "
-                 "░ on the server lane: the server is paused (an outage)."),
+    ("Timeline", "A lane per client, time left to right, ▼ over the cursor. ● write, ○ "
+                 "version read, + accept, ✓ commit (or success), ✗ reject, abort or timeout, "
+                 "⊘ give up, ◆ ◇ the server's steps, ·── a backoff and its wait. With more "
+                 "clients than rows a lane holds a range (c10-19, every lane as many) and a "
+                 "cell shows its most telling event; lanes of 5 clients or more show bars "
+                 "▂▄▆█ by events per cell instead (the legend gives the counts), coloured by "
+                 "that event. ░ on the server lane: the server is paused (an outage)."),
     ("Event log", "Every event up to the cursor, times in ms. Client — is the whole server "
                   "(an outage's start and end)."),
     ("Strategy table", "For a burst of writes: mean ± 95% CI over the runs at the selected "
@@ -31,6 +34,9 @@ READING: tuple[tuple[str, str], ...] = (
     ("Time series", "For servers that reply, the current run per bucket: requests, the "
                     "server's load, failures. ░ marks an outage, the │ line the cursor; m "
                     "shows the next panel when not all fit."),
+    ("Comparison", "v: the strategies' runs at the current clients and repetition on one time "
+                   "axis and one clock (they share their random numbers, so the lanes differ "
+                   "only by what each strategy did), each titled with its totals."),
     ("Narrow panes", "Tables leave out columns (the caption says how many): a gives the "
                      "analysis the whole width."),
 )
@@ -45,6 +51,8 @@ def reading_table() -> Table:
     return table
 
 
+COMPARE_NOTE = ("the playback keys step and play every run on one clock; c/C, r/R, n/N, z "
+                "and t move every run")
 EXTRA_KEYS = (("ctrl+p", "Command palette: every action, and the theme picker"),
               ("ctrl+q", "Quit"))
 
@@ -54,12 +62,12 @@ def keys_table() -> Table:
     table.add_column("key", style="bold", no_wrap=True)
     table.add_column("action")
     group = None
-    for key in (*KEYS, *LOG_KEYS):
+    for key in (*KEYS, *LOG_KEYS, *COMPARE_KEYS):
         if key.group != group:
             if group is not None:
                 table.add_row("", "")
             group = key.group
-            table.add_row(f"[u]{group}[/u]", "")
+            table.add_row(f"[u]{group}[/u]", COMPARE_NOTE if group == COMPARE else "")
         table.add_row(key.key_names, key.description)
     table.add_row("", "")
     table.add_row("[u]Anywhere[/u]", "")

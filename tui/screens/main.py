@@ -27,6 +27,7 @@ from ..recorder import Cancelled, RunRecorder
 from ..rundata import RunData
 from ..source import ConfigSource, Selection, Source
 from ..theme import palette_for
+from ..widgets.chart_stack import ChartStack
 from ..widgets.charts import MetricsChart, RequestsChart
 from ..widgets.event_log import EventLog
 from ..widgets.log_pane import LogPane
@@ -36,6 +37,7 @@ from ..widgets.series_panels import SeriesPanels
 from ..widgets.status import Status, StatusLine
 from ..widgets.strategy_table import StrategyTable
 from ..widgets.timeline import Timeline
+from .compare import CompareScreen
 
 SweepKey = tuple[str, int | None]
 RUN_CACHE_EVENTS = 2_000_000  # recent runs kept for instant switching back, up to this many events
@@ -117,9 +119,8 @@ class MainScreen(Screen):
             with Vertical(id="analysis-pane"):
                 yield MetricsTable(id="metrics")
                 yield LatencyTable(id="latency")
-                yield MetricsChart(id="metrics-chart")
                 yield Static("", id="analysis-note", markup=False)
-                yield RequestsChart(id="requests-chart")
+                yield ChartStack(id="charts")
                 yield SeriesPanels(id="series")
         yield Footer(compact=True)
 
@@ -178,16 +179,24 @@ class MainScreen(Screen):
         self.query_one(Timeline).set_cursor(cursor, app.current_time if app.playing else None)
         self.query_one(LogPane).set_cursor(cursor)
         self._update_status()
-        if not self.app.playing:
-            self._move_chart_cursor()
-        elif self._chart_timer is None:
-            self._chart_timer = self.set_timer(CHART_INTERVAL, self._move_chart_cursor)
+        self._follow_in_charts()
 
     def _clock_changed(self, _value: object) -> None:
         """The playback clock moved, or playback started or stopped."""
         app = self.app
         self.query_one(Timeline).set_cursor(app.cursor, app.current_time if app.playing else None)
         self._update_status()
+        self._follow_in_charts()
+
+    def _follow_in_charts(self) -> None:
+        """Put the charts' cursor where the timeline's is: at once when paused, and while
+        playing at most every ``CHART_INTERVAL`` (a plot is slower to draw than a frame)."""
+        if not self.app.playing:
+            if self._chart_timer is not None:
+                self._chart_timer.stop()
+            self._move_chart_cursor()
+        elif self._chart_timer is None:
+            self._chart_timer = self.set_timer(CHART_INTERVAL, self._move_chart_cursor)
 
     def _move_chart_cursor(self) -> None:
         self._chart_timer = None
@@ -260,11 +269,12 @@ class MainScreen(Screen):
             self.query_one(LatencyTable).show(result, clients_index)
         else:
             self.query_one(MetricsTable).show(result, clients_index)
-            self.query_one(MetricsChart).show(result)
+            self.query_one(ChartStack).show_result(result)
 
     def _set_note(self, note: str) -> None:
         self.query_one("#analysis-note", Static).update(note)
         self.set_class(bool(note), "-noted")
+        self.query_one(ChartStack).set_only_requests(bool(note))
 
     def start_sweep(self, key: SweepKey) -> None:
         self._sweep_notes.pop(key, None)
@@ -354,8 +364,8 @@ class MainScreen(Screen):
         self._update_timeline_title()
 
     def _update_timeline_title(self) -> None:
-        """"Timeline", how far it is zoomed in, and on a narrow terminal (one pane at a time)
-        where the other pane is."""
+        """"Timeline", how far it is zoomed in, on a narrow terminal (one pane at a time) where
+        the other pane is, and the key of the comparison view."""
         timeline = self.query_one(Timeline)
         parts = ["Timeline"]
         data = self.app.run_data
@@ -363,7 +373,9 @@ class MainScreen(Screen):
             parts.append(f"zoom ×{timeline.window.magnification(data.total_time):,.0f} "
                          "(o out, 0 whole run)")
         if self.size.width < NARROW_WIDTH:
-            parts.append("a: strategy comparison")
+            parts += ["a: strategy table", "v: side by side"]
+        else:
+            parts.append("v: strategies side by side")
         timeline.border_title = " · ".join(parts)
 
     # --- navigation: find, zoom, clicks --------------------------------------------------
@@ -403,9 +415,28 @@ class MainScreen(Screen):
         if self.app.source.replay:
             self.notify("A replay has no sweep metrics to chart.", severity="warning")
             return
+        self.notify(f"Chart: {self.query_one(ChartStack).cycle()}", timeout=2)
+
+    def action_toggle_log(self) -> None:
+        """The metric chart's value axis: linear or log (metrics that span decades)."""
+        if self.has_class("-open") or self.app.source.replay:
+            self.notify("The log scale is for the sweep metrics chart, which this view does not "
+                        "show.", severity="warning")
+            return
         chart = self.query_one(MetricsChart)
-        chart.cycle_metric()
-        self.notify(f"Chart: {chart.metric}", timeout=2)
+        chart.log = not chart.log
+        self.notify(f"Chart: {'log' if chart.log else 'linear'} scale", timeout=2)
+
+    def action_compare(self) -> None:
+        """Strategies side by side at the current clients and repetition (``CompareScreen``)."""
+        selection = self.app.selection
+        if selection is None:
+            return
+        if len(self.app.source.strategies(selection.simulation)) < 2:
+            self.notify("This simulation has one strategy: nothing to compare it with.",
+                        severity="warning")
+            return
+        self.app.push_screen(CompareScreen(selection, self._runs.get))
 
     @on(StrategyTable.StrategySelected)
     def _strategy_selected(self, message: StrategyTable.StrategySelected) -> None:

@@ -6,12 +6,17 @@ the widget's current size. The plot uses plotext's ``clear`` theme: canvas, axes
 the widget's CSS ``background`` and ``color`` (``$surface``/``$foreground`` of the Textual theme
 built from our palette), which also keeps them legible in 256 and 16 colours; data colours come
 from the palette, and each strategy also gets its own marker, so colour never carries meaning
-alone.
+alone. Legends are drawn below the plot, never over the data, and ticks fall on round values
+with thousands separators.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 import numpy as np
+from rich.text import Text
 from textual.app import RenderResult
 from textual_plotext import Plot, PlotextPlot
 
@@ -21,18 +26,20 @@ from sim.sweep import SweepResult
 
 from ..request_points import RequestPoints  # also importable from here, as before
 from ..theme import palette_for
-from ..ticks import nice_ticks, time_scale
+from ..ticks import format_tick, log_ticks, nice_ticks, round_step, time_scale, value_ticks
 
 RGB = tuple[int, int, int]
 
 METRICS: tuple[str, ...] = ("work", "duration", "cost")
+DEFAULT_METRIC = "cost"
 METRIC_LABELS: dict[str, str] = {"work": "requests", "duration": "duration", "cost": "cost"}
 # One marker per strategy, in order (wraps like the palette's series colours).
 SERIES_MARKERS: tuple[str, ...] = ("●", "▲", "■", "◆", "▼", "○", "△", "□")
 
-# Below these sizes the legend and axis labels would cover the data: leave them out.
+# Below these sizes a legend or axis labels would leave the data too few rows: leave them out.
 _LEGEND_MIN = (30, 10)
 _LABELS_MIN = (40, 14)
+LEGEND_ROWS = 2  # at most, below the plot
 # Below this, plotext has no room for axes and data: show the title alone.
 _PLOT_MIN = (16, 5)
 
@@ -104,29 +111,104 @@ class PaletteChart(PlotextPlot):
         plt = self.plt
         plt.clear_figure()
         width, height = self.size
-        if width >= _PLOT_MIN[0] and height >= _PLOT_MIN[1]:
-            self.draw(plt, width, height, self.palette)
+        palette = self.palette
+        legend = []
+        if width >= _LEGEND_MIN[0] and height >= _LEGEND_MIN[1]:
+            legend = legend_lines(self.legend(palette), width, LEGEND_ROWS)
+        plot_height = height - len(legend)
+        if width >= _PLOT_MIN[0] and plot_height >= _PLOT_MIN[1]:
+            self.draw(plt, width, plot_height, palette)
         elif width > 0 and height > 0:
             plt.title(self.short_title())
-        return super().render()
+            legend, plot_height = [], height
+        # As ``PlotextPlot.render``, at the height left by the legend.
+        plt.plotsize(width, plot_height)
+        plt._set_size(width, plot_height)
+        plt.theme(self._get_plotext_theme_name(self.app.theme))
+        text = Text.from_ansi(plt.build())
+        text.rstrip()
+        for line in legend:
+            text.append("\n")
+            text.append_text(line)
+        return text
 
     def draw(self, plt: Plot, width: int, height: int, palette: Palette) -> None:
         """Add this chart's data to the freshly cleared figure."""
         raise NotImplementedError
+
+    def legend(self, palette: Palette) -> list[LegendItem]:
+        """What the plot's markers and colours mean (none by default)."""
+        return []
 
     def short_title(self) -> str:
         """What to show when the widget is too small for a plot."""
         raise NotImplementedError
 
 
-class MetricsChart(PaletteChart):
-    """Work, duration or cost against client count, one line (and marker) per strategy."""
+@dataclass(frozen=True)
+class LegendItem:
+    """A marker in a colour, and what it stands for."""
 
-    def __init__(self, metric: str = "cost", **kwargs) -> None:
+    marker: str
+    color: str  # #RRGGBB
+    label: str
+
+
+def legend_lines(items: list[LegendItem], width: int, rows: int) -> list[Text]:
+    """The items packed into at most ``rows`` lines of ``width`` cells (labels cut with "…"
+    when they do not fit whole), each marker in its colour."""
+    if not items:
+        return []
+    for room in (None, 24, 16, 10, 6):
+        labels = [item.label if room is None or len(item.label) <= room
+                  else item.label[:room - 1] + "…" for item in items]
+        lines: list[list[int]] = [[]]
+        used = 0
+        for i, label in enumerate(labels):
+            cells = len(items[i].marker) + 1 + len(label)
+            if lines[-1] and used + 2 + cells > width:
+                lines.append([])
+                used = 0
+            used += cells + (2 if lines[-1] else 0)
+            lines[-1].append(i)
+        if len(lines) <= rows:
+            break
+    texts = []
+    for line in lines[:rows]:
+        text = Text(no_wrap=True, overflow="ellipsis")
+        for n, i in enumerate(line):
+            if n:
+                text.append("  ")
+            text.append(items[i].marker, style=items[i].color)
+            text.append(f" {labels[i]}")
+        text.truncate(width, overflow="ellipsis")
+        texts.append(text)
+    return texts
+
+
+def axis_ticks(low: float, high: float, rows: int, log: bool) -> tuple[list[float], list[str]]:
+    """(positions, labels) for a value axis ``rows`` tall from ``low`` to ``high``: round
+    values with thousands separators; on a log axis the positions are log10 of the values."""
+    count = max(2, min(6, rows // 2 + 1))
+    if log:
+        values = log_ticks(max(low, 1e-12), max(high, low, 1e-12), count)
+        return [math.log10(v) for v in values], [format_tick(v) for v in values]
+    values = value_ticks(low, high, count)
+    step = values[1] - values[0] if len(values) > 1 else round_step(high - low, count)
+    return values, [format_tick(v, step) for v in values]
+
+
+class MetricsChart(PaletteChart):
+    """Work, duration or cost against client count, one line (and marker) per strategy; a bar
+    per strategy when the simulation has a single client count. ``log`` puts the value axis on
+    a log scale, for metrics that span orders of magnitude."""
+
+    def __init__(self, metric: str = DEFAULT_METRIC, **kwargs) -> None:
         super().__init__(**kwargs)
         self._check_metric(metric)
         self._metric = metric
         self._result: SweepResult | None = None
+        self._log = False
 
     @staticmethod
     def _check_metric(metric: str) -> None:
@@ -136,6 +218,21 @@ class MetricsChart(PaletteChart):
     @property
     def metric(self) -> str:
         return self._metric
+
+    @property
+    def log(self) -> bool:
+        return self._log
+
+    @log.setter
+    def log(self, value: bool) -> None:
+        self._log = value
+        self.refresh()
+
+    @property
+    def bars(self) -> bool:
+        """True when the chart is a bar per strategy (one client count, nothing to draw a
+        line along)."""
+        return self._result is not None and len(self._result.spec.clients) == 1
 
     def show(self, result: SweepResult | None, metric: str | None = None,
              palette: Palette | None = None) -> None:
@@ -156,27 +253,68 @@ class MetricsChart(PaletteChart):
     def short_title(self) -> str:
         return self._metric if self._result is not None else "running sweep…"
 
+    def title(self) -> str:
+        result = self._result
+        if result is None:
+            return "running sweep…"
+        title = (f"mean {self._metric} at {result.spec.clients[0]:,} clients" if self.bars
+                 else f"{self._metric} vs clients")
+        return title + (" (log scale)" if self._log else "")
+
+    def legend(self, palette: Palette) -> list[LegendItem]:
+        if self._result is None:
+            return []
+        return [LegendItem(series_marker(s), palette.series_color(s), label)
+                for s, label in enumerate(self._result.spec.labels)]
+
     def draw(self, plt: Plot, width: int, height: int, palette: Palette) -> None:
         result = self._result
         if result is None:
             plt.title("running sweep…")
             return
-        title = f"{self._metric} vs clients"
+        title = self.title()
         plt.title(title if len(title) <= width - 5 else self._metric)  # plotext drops a long one
-        xs = [float(n) for n in result.spec.clients]
         means = result.metric(self._metric).mean(axis=2)
-        legend = width >= _LEGEND_MIN[0] and height >= _LEGEND_MIN[1]
-        for s, label in enumerate(result.spec.labels):
-            color = hex_to_rgb(palette.series_color(s))
-            ys = [float(v) for v in means[s]]
-            if len(xs) > 1:
-                plt.plot(xs, ys, marker="braille", color=color)
-            plt.scatter(xs, ys, marker=series_marker(s), color=color,
-                        label=label if legend else None)
-        ticks = thin_ticks(list(result.spec.clients), width - 6, len(str(max(result.spec.clients))))
-        plt.xticks([float(t) for t in ticks], [str(t) for t in ticks])
+        log = self._log and bool((means > 0).any())
+        shown = means[means > 0] if log else means
+        low = float(shown.min()) if shown.size else 0.0
+        high = float(shown.max()) if shown.size else 1.0
+        if not log and self.bars:
+            low = min(low, 0.0)  # a bar's length is its value: bars start at zero
+
+        def y(values: np.ndarray) -> list[float]:
+            return [math.log10(v) if log else float(v) for v in values]
+
+        plot_rows = max(1, height - 4)
+        positions, names = axis_ticks(low, high, plot_rows, log)
+        if self.bars:
+            for s in range(len(result.spec.labels)):
+                value = float(means[s, 0])
+                if log and value <= 0:
+                    continue
+                plt.bar([s + 1], y(np.array([value])), color=hex_to_rgb(palette.series_color(s)),
+                        width=0.6, marker="sd")
+            n = len(result.spec.labels)
+            plt.xlim(0.4, n + 0.6)
+            plt.xticks([float(s + 1) for s in range(n)], [series_marker(s) for s in range(n)])
+        else:
+            xs = [float(n) for n in result.spec.clients]
+            for s in range(len(result.spec.labels)):
+                color = hex_to_rgb(palette.series_color(s))
+                keep = means[s] > 0 if log else np.ones(len(xs), dtype=bool)
+                px = [x for x, k in zip(xs, keep) if k]
+                py = y(means[s][keep])
+                if len(px) > 1:
+                    plt.plot(px, py, marker="braille", color=color)
+                plt.scatter(px, py, marker=series_marker(s), color=color)
+            ticks = thin_ticks(list(result.spec.clients), width - 6,
+                               len(f"{max(result.spec.clients):,}"))
+            plt.xticks([float(t) for t in ticks], [f"{t:,}" for t in ticks])
+        bottom = positions[0] if not log else min(positions[0], math.log10(low))
+        plt.ylim(bottom, max(positions[-1], y(np.array([high]))[0]))
+        plt.yticks(positions, names)
         if width >= _LABELS_MIN[0] and height >= _LABELS_MIN[1]:
-            plt.xlabel("clients")
+            plt.xlabel("strategy" if self.bars else "clients")
             plt.ylabel(METRIC_LABELS[self._metric])
 
 
@@ -226,6 +364,13 @@ class RequestsChart(PaletteChart):
     def short_title(self) -> str:
         return "requests" if self._points is not None else "no run"
 
+    def legend(self, palette: Palette) -> list[LegendItem]:
+        if self._points is None or self._cursor is None:
+            return []
+        return [LegendItem("•", palette.events["request"], "requested"),
+                LegendItem("•", palette.events["backoff"], "still to come"),
+                LegendItem("│", palette.base["accent"], "cursor")]
+
     def draw(self, plt: Plot, width: int, height: int, palette: Palette) -> None:
         points = self._points
         if points is None:
@@ -240,10 +385,10 @@ class RequestsChart(PaletteChart):
         plt.xlim(0.0, max(points.end_time, 1e-9))
         plt.ylim(-0.5, max(points.n_clients - 0.5, 0.5))
         ticks = client_ticks(points.n_clients, plot_h)
-        plt.yticks([float(t) for t in ticks], [str(t) for t in ticks])
+        plt.yticks([float(t) for t in ticks], [f"{t:,}" for t in ticks])
         unit, scale = time_scale(points.end_time)
         times_at = nice_ticks(points.end_time / scale, 5 if plot_w >= 40 else 3)
-        names = [f"{t:g}" for t in times_at]
+        names = [f"{t:,g}" for t in times_at]
         labels = width >= _LABELS_MIN[0] and height >= _LABELS_MIN[1]
         if labels:
             plt.xlabel(f"time ({unit})")

@@ -24,7 +24,8 @@ from textual.strip import Strip
 from ..keys import LOG_KEYS, bindings
 from ..log_filter import LogFilter
 from ..rundata import RunData
-from ..theme import EVENT_GLYPHS, event_styles, palette_for
+from ..marks import CODE_GLYPHS
+from ..theme import event_styles, palette_for
 from sim import events as ev
 
 TIME_WIDTH = 10
@@ -280,7 +281,7 @@ class EventLog(ScrollView, can_focus=True):
         segments = [
             Segment(time_text, dim),
             Segment(f"{client if client >= 0 else WHOLE_SERVER:>{CLIENT_WIDTH}} ", base),
-            Segment(f" {EVENT_GLYPHS[kind]} {name:<{NAME_WIDTH}} ", colour),
+            Segment(f" {CODE_GLYPHS[code]} {name:<{NAME_WIDTH}} ", colour),
             Segment(detail, base),
         ]
         return Strip(segments).adjust_cell_length(width, base).simplify()

@@ -20,13 +20,12 @@ from sim.palette import Palette
 
 from ..run_series import RunSeries
 from ..ticks import count_ticks, format_duration, nice_ticks, time_scale
-from .charts import PaletteChart, fit_title, hex_to_rgb
+from .charts import LegendItem, PaletteChart, fit_title, hex_to_rgb
 
 COLOUR_INDEX: dict[str, int] = {name: colour for name, _, colour in FLOW_LINES + LEVEL_LINES}
 OUTAGE_GLYPH = "░"
 LINE_MARKERS: tuple[str, ...] = ("●", "▲", "■")
 LINE_MARKER = "braille"  # 2×4 dots a cell: the finest line plotext draws
-_LEGEND_MIN = (36, 9)
 _LABEL_MIN = (40, 12)
 
 
@@ -122,6 +121,17 @@ class SeriesChart(PaletteChart):
     def short_title(self) -> str:
         return self._panel.title if self._series is not None else "no time series"
 
+    def legend(self, palette: Palette) -> list[LegendItem]:
+        """Each line's marker, and the outage shading, below the plot."""
+        series = self._series
+        if series is None:
+            return []
+        items = [LegendItem(LINE_MARKERS[i], palette.series_color(COLOUR_INDEX[name]), label)
+                 for i, (name, label) in enumerate(self._lines())]
+        if series.outages:
+            items.append(LegendItem(OUTAGE_GLYPH, palette.events["backoff"], "outage"))
+        return items
+
     def _lines(self) -> list[tuple[str, str]]:
         """The panel's lines that are not zero throughout (a replay has no separate queue)."""
         series = self._series
@@ -144,11 +154,9 @@ class SeriesChart(PaletteChart):
         top = max([1.0, *(float(series.series[name].max()) for name, _ in lines)]) * 1.08
         plt.xlim(0.0, end)
         plt.ylim(0.0, top)
-        legend = width >= _LEGEND_MIN[0] and height >= _LEGEND_MIN[1]
         muted = hex_to_rgb(palette.events["backoff"])
-        for i, (start, stop) in enumerate(series.outages):
-            plt.rectangle([start, stop], [0.0, top], marker=OUTAGE_GLYPH, color=muted, fill=True,
-                          label="outage" if legend and i == 0 else None)
+        for start, stop in series.outages:
+            plt.rectangle([start, stop], [0.0, top], marker=OUTAGE_GLYPH, color=muted, fill=True)
         plot_w = max(1, width - 8)
         plot_h = max(1, height - (5 if labels_fit(width, height) else 4))
         every = max(1, len(xs) * 8 // plot_w)  # a marker about every 8 cells
@@ -158,7 +166,7 @@ class SeriesChart(PaletteChart):
             plt.plot(xs.tolist(), ys.tolist(), marker=LINE_MARKER, color=colour)
             picks = np.arange(i * every // max(len(lines), 1), len(xs), every)
             plt.scatter(xs[picks].tolist(), ys[picks].tolist(), marker=LINE_MARKERS[i],
-                        color=colour, label=label if legend else None)
+                        color=colour)
         ticks = count_ticks(top, plot_h)
         plt.yticks([float(t) for t in ticks], [f"{t:,}" for t in ticks])
         self._time_axis(plt, end, plot_w, labels_fit(width, height))
@@ -174,7 +182,7 @@ class SeriesChart(PaletteChart):
         unit, scale = time_scale(end)
         count = 5 if plot_w >= 40 else 3 if plot_w >= 20 else 2
         ticks = [t * scale for t in nice_ticks(end / scale, count)]
-        names = [f"{t / scale:g}" for t in ticks]
+        names = [f"{t / scale:,g}" for t in ticks]
         if labels:
             plt.xlabel(f"time ({unit})")
         else:  # no room for an axis label: the last tick says the unit

@@ -6,6 +6,7 @@ on every change, and the line lays it out on one row when it fits, else on two.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -76,11 +77,69 @@ def pack(parts: list[Text], width: int) -> list[Text]:
     return lines
 
 
+# Abbreviations for a line too long for the terminal, applied to the full parts' words (so the
+# short line always says what the long one does): (pattern, replacement).
+SHORTER: tuple[tuple[str, str], ...] = (
+    (r"^([\d,]+) clients?$", r"\1 cl"),
+    (r"^rep #?(\d+) of (\d+)$", r"rep \1/\2"),
+    (r"^t = (\S+) / ", r"\1/"),
+    (r"^event (\S+) / (\S+)$", r"#\1/\2"),
+    (r"^░ outage: server paused$", "░ outage"),
+)
+MIN_NAME = 8  # a title or strategy is cut to this before the other one is cut
+SHORTEST_NAME = 4  # and never shorter than this
+
+
+def _abbreviate(part: Text) -> Text:
+    plain = part.plain
+    state = next((p for p in ("▶ ", "❚❚ ") if plain.startswith(p)), "")
+    plain = plain[len(state):]
+    for pattern, replacement in SHORTER:
+        plain = re.sub(pattern, replacement, plain)
+    return Text.assemble((state, "bold"), (plain, part.style))
+
+
+def _cut(part: Text, cells: int) -> Text:
+    part = part.copy()
+    part.truncate(cells, overflow="ellipsis")
+    return part
+
+
+def compact_line(status: Status, width: int) -> Text | None:
+    """The status on one line in ``width`` cells, abbreviated: without the control (the help
+    and the tables name it) and in shorter words, then without the seed, then without the
+    event number (the time says where), then with the title and the strategy cut with "…"
+    (the title first); None when even that does not fit."""
+    selection = [_abbreviate(p) for i, p in enumerate(selection_parts(status)) if i != 1]
+    clock = [_abbreviate(p) for p in clock_parts(status)]
+    without_event = [p for p in clock if not p.plain.startswith("#")]
+    tries = ((selection, clock), (selection[:-1], clock), (selection[:-1], without_event))
+    for parts, right_parts in tries:
+        left, right = pack(parts, 10**6)[0], pack(right_parts, 10**6)[0]
+        excess = left.cell_len + right.cell_len + 2 - width
+        if excess <= 0:
+            break
+    names = parts[:2]  # title, strategy
+    for i, shortest in ((0, MIN_NAME), (1, MIN_NAME), (0, SHORTEST_NAME), (1, SHORTEST_NAME)):
+        if excess > 0:  # the title gives way first
+            cut = min(excess, max(0, names[i].cell_len - shortest))
+            names[i] = _cut(names[i], names[i].cell_len - cut)
+            excess -= cut
+    if excess > 0:
+        return None
+    left = pack([*names, *parts[2:]], 10**6)[0]
+    return Text.assemble(left, " " * (width - left.cell_len - right.cell_len), right)
+
+
 def layout(status: Status, width: int) -> list[Text]:
-    """One line (selection left, clock right) when it fits; else the two wrapped in turn."""
+    """One line (selection left, clock right) when it fits, abbreviated if need be; on a
+    terminal too narrow even for that, the two wrapped in turn."""
     left, right = pack(selection_parts(status), 10**6)[0], pack(clock_parts(status), 10**6)[0]
     if left.cell_len + right.cell_len + 3 <= width:
         return [Text.assemble(left, " " * (width - left.cell_len - right.cell_len), right)]
+    compact = compact_line(status, width)
+    if compact is not None:
+        return [compact]
     return pack(selection_parts(status), width) + pack(clock_parts(status), width)
 
 

@@ -18,44 +18,45 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
-from ..rundata import KINDS, RunData
-from ..timeline_grid import Grid, build_grid, cached_grid, label_width
+from ..legend import (DENSITY_GLYPHS, OUTAGE_GLYPH, WAIT_GLYPH, LegendEntry, fit_legend,
+                      timeline_legend)
+from ..marks import MARK_RANK, MARKS
+from ..rundata import RunData
+from ..theme import event_styles, palette_for
 from ..zoom import TimeWindow
-from ..theme import EVENT_GLYPHS, event_styles, palette_for
 from ..ticks import nice_ticks, time_scale
+from ..timeline_grid import (DENSITY_LEVELS, Grid, build_grid, cached_grid, even_lanes,
+                             label_width)
 
-# Glyph of each rank (index = rank; 0 = no event), then the server lane's outage shading: an
-# empty cell of the server lane while the server is paused.
-OUTAGE_GLYPH = "░"
-OUTAGE_RANK = len(KINDS) + 1
-RANK_GLYPHS: tuple[str, ...] = (" ", *(EVENT_GLYPHS[kind] for kind in KINDS), OUTAGE_GLYPH)
-LEGEND_LABELS: dict[str, str] = {"request": "request", "backoff": "backoff", "success": "accept",
-                                 "failure": "reject", "give_up": "give up", "server": "server",
-                                 "outage": "outage"}
-# Against a replying server a ✓ is mostly a success and a ✗ mostly a timeout.
-OPEN_LABELS: dict[str, str] = {**LEGEND_LABELS, "success": "success", "failure": "timeout"}
-# Narrower words, applied in turn (on top of the previous ones) when the legend does not fit.
-SHORTER_LABELS: tuple[dict[str, str], ...] = (
-    {"request": "req"},
-    {"request": "req", "backoff": "wait", "success": "ok", "failure": "fail", "give_up": "quit",
-     "server": "srv", "outage": "down"},
-)
-LEGEND_ORDER = ("request", "backoff", "success", "failure", "give_up", "server")
+# What a cell can show (index = display code): nothing, a mark by rank, the server lane's
+# outage shading (an empty cell of the server lane while the server is paused), a client
+# waiting out a backoff, then in lanes of many clients a bar by events per cell, coloured by
+# the cell's most telling mark (code ``DENSITY_BASE + (rank - 1) * DENSITY_LEVELS + level - 1``).
+OUTAGE_CODE = len(MARKS) + 1
+WAIT_CODE = OUTAGE_CODE + 1
+DENSITY_BASE = WAIT_CODE + 1
+GIVE_UP_RANK = MARK_RANK["give_up"]
+CELL_GLYPHS: tuple[str, ...] = (" ", *(mark.glyph for mark in MARKS), OUTAGE_GLYPH, WAIT_GLYPH,
+                                *(DENSITY_GLYPHS[level] for _ in MARKS
+                                  for level in range(DENSITY_LEVELS)))
+RANK_GLYPHS = CELL_GLYPHS[:OUTAGE_CODE + 1]  # nothing, the marks, the outage
 
 
-def rows_for(height: int) -> tuple[int, bool]:
+def rows_for(height: int, legend: bool = True) -> tuple[int, bool]:
     """(rows for lanes, whether the legend fits) in a timeline ``height`` rows tall: the ruler
-    and the server lane take a row each, and the legend one more when there are six rows."""
-    legend = height >= 6
+    and the server lane take a row each, and the legend (if wanted) one more when there are
+    six rows."""
+    legend = legend and height >= 6
     return height - 2 - int(legend), legend
 
 
-def geometry_for(n_clients: int, width: int, height: int) -> tuple[int, int, int] | None:
+def geometry_for(n_clients: int, width: int, height: int,
+                 legend: bool = True) -> tuple[int, int, int] | None:
     """(lanes, columns, label width) at a size, or None when it is too small to draw lanes."""
-    room, _ = rows_for(height)
+    room, _ = rows_for(height, legend)
     if room < 1:
         return None
-    lanes = min(n_clients, room)
+    lanes = even_lanes(n_clients, room)
     labels = label_width(n_clients, lanes)
     columns = width - labels
     return (lanes, columns, labels) if columns >= 2 else None
@@ -89,13 +90,20 @@ class Timeline(Widget, can_focus=False):
                  classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self._data: RunData | None = None
-        self._cursor = 0
+        self._cursor = 0  # -1: before the run's first event (a shared clock can be there)
         self._time: float | None = None
         self._grid: Grid | None = None
-        self._partial: tuple[int, np.ndarray, int] | None = None  # (cursor, lane ranks, server rank)
+        # (cursor, lane ranks, lane counts, server rank) of the cursor's column
+        self._partial: tuple[int, np.ndarray, np.ndarray, int] | None = None
         self._geometry_cache: tuple[tuple, tuple[int, int, int] | None] | None = None
         self._window = TimeWindow()  # the stretch of time shown (all of it unless zoomed)
         self._grid_key: tuple | None = None  # (lanes, columns, window bounds) of ``_grid``
+        # Set by a view that stacks timelines on one time axis (see ``align``).
+        self._span: float | None = None
+        self._min_label = 0
+        self._show_legend = True
+        self._legend_codes: frozenset[int] | None = None  # explain these codes, not the run's
+        self._density_bounds: tuple[int, ...] | None = None  # shared shading, not the run's
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self.refresh())
@@ -109,6 +117,8 @@ class Timeline(Widget, can_focus=False):
         lanes, columns, _ = geometry
         window = self._window.bounds(self._data.total_time)
         grid = self._grid
+        if window is None and self._span is not None:
+            window = (0.0, self._span)  # one axis shared with other timelines
         key = (lanes, columns, window)
         if grid is None or self._grid_key != key:
             # The whole run's binning is kept with the run; a zoomed one only here (each
@@ -123,6 +133,15 @@ class Timeline(Widget, can_focus=False):
     def window(self) -> TimeWindow:
         return self._window
 
+    @property
+    def data(self) -> RunData | None:
+        return self._data
+
+    @property
+    def cursor(self) -> int:
+        """The last event shown (-1: none yet, on a shared clock before the run's first)."""
+        return self._cursor
+
     def show(self, data: RunData | None, cursor: int = 0) -> None:
         self._data = data
         self._grid = None
@@ -130,6 +149,31 @@ class Timeline(Widget, can_focus=False):
         self._time = None
         self.refresh(layout=True)
         self.set_cursor(cursor)
+
+    def align(self, span: float | None, label_width: int = 0) -> None:
+        """Share a time axis with other timelines: columns cover ``span`` (None: the run's own
+        length) after lane labels at least ``label_width`` wide."""
+        if (span, label_width) != (self._span, self._min_label):
+            self._span, self._min_label = span, label_width
+            self._grid = None
+            self._partial = None
+            self._geometry_cache = None
+            self.refresh()
+
+    def set_legend(self, shown: bool, codes: frozenset[int] | None = None) -> None:
+        """Show the legend row or not (stacked timelines share one), explaining ``codes``
+        (default: the run's own)."""
+        if (shown, codes) != (self._show_legend, self._legend_codes):
+            self._show_legend, self._legend_codes = shown, codes
+            self._geometry_cache = None
+            self.refresh(layout=True)
+
+    def set_density_bounds(self, bounds: tuple[int, ...] | None) -> None:
+        """Shade crowded lanes by these bounds (events per cell) rather than the run's own, so
+        timelines side by side use one scale."""
+        if bounds != self._density_bounds:
+            self._density_bounds = bounds
+            self.refresh()
 
     def set_cursor(self, cursor: int, time: float | None = None) -> None:
         """Show events up to ``cursor``; while playing, ``time`` (the playback clock, at or
@@ -140,6 +184,17 @@ class Timeline(Widget, can_focus=False):
         if (cursor, time) != (self._cursor, self._time):
             self._cursor, self._time = cursor, time
             self._follow()
+            self.refresh()
+
+    def set_time(self, time: float) -> None:
+        """Show every event at or before ``time`` and put the cursor column there (a clock
+        shared with other timelines: it may fall before this run's first event or after its
+        last)."""
+        if self._data is None:
+            return
+        cursor = int(np.searchsorted(self._data.times, time, side="right")) - 1
+        if (cursor, time) != (self._cursor, self._time):
+            self._cursor, self._time = cursor, time
             self.refresh()
 
     def _follow(self) -> None:
@@ -159,8 +214,10 @@ class Timeline(Widget, can_focus=False):
 
     def _cursor_columns(self, grid: Grid) -> tuple[int, int]:
         """(column of the cursor's event, column of the cursor line); the event's column is -1
-        when it is left of a zoomed-in window (nothing of the window has happened yet)."""
-        event_col = min(int(grid.column_of_event[self._cursor]), grid.columns - 1)
+        when the cursor is before the run's first event or left of a zoomed-in window (nothing
+        shown has happened yet)."""
+        event_col = (min(int(grid.column_of_event[self._cursor]), grid.columns - 1)
+                     if self._cursor >= 0 else -1)
         if self._time is None:
             return event_col, max(event_col, 0)
         time_col = min(int((self._time - grid.start) * grid.columns / grid.span),
@@ -180,12 +237,25 @@ class Timeline(Widget, can_focus=False):
     # --- geometry ---------------------------------------------------------------------------
 
     def get_content_height(self, container, viewport, width: int) -> int:
-        """A lane per client plus ruler, server lane and legend (CSS caps it; lanes then merge)."""
-        return (self._data.n_clients if self._data is not None else 1) + 3
+        """A lane per client plus ruler, server lane and legend; when CSS caps the height, lanes
+        merge into even ones (``even_lanes``) and the height shrinks to fit them exactly."""
+        n = self._data.n_clients if self._data is not None else 1
+        cap = self._height_cap()
+        if cap is None or n + 2 + int(self._show_legend) <= cap:
+            return n + 2 + int(self._show_legend)
+        room, legend = rows_for(cap, self._show_legend)
+        return (even_lanes(n, room) if room >= 1 else 0) + 2 + int(legend)
+
+    def _height_cap(self) -> int | None:
+        """Rows of content CSS allows (``max-height`` less border and padding), if capped."""
+        parent, cap = self.parent, self.styles.max_height
+        if parent is None or cap is None or not parent.size.height:
+            return None
+        return int(cap.resolve(parent.size, self.app.size)) - self.styles.gutter.height
 
     def _rows(self) -> tuple[int, bool]:
         """(lanes available, whether the legend fits) for the current height."""
-        return rows_for(self.size.height)
+        return rows_for(self.size.height, self._show_legend)
 
     def predicted_geometry(self, n_clients: int) -> tuple[int, int] | None:
         """(lanes, columns) a run of ``n_clients`` will get at the current layout, so the worker
@@ -206,22 +276,40 @@ class Timeline(Widget, can_focus=False):
         """(lanes, columns, label width), or None when the widget is too small to draw lanes."""
         if self._data is None:
             return None
-        key = (id(self._data), self.size)
+        key = (id(self._data), self.size, self._min_label)
         if self._geometry_cache is not None and self._geometry_cache[0] == key:
             return self._geometry_cache[1]
-        geometry = geometry_for(self._data.n_clients, self.size.width, self.size.height)
+        geometry = geometry_for(self._data.n_clients, self.size.width, self.size.height,
+                                self._show_legend)
+        if geometry is not None and geometry[2] < self._min_label:
+            lanes, columns, labels = geometry
+            columns -= self._min_label - labels
+            geometry = (lanes, columns, self._min_label) if columns >= 2 else None
         self._geometry_cache = (key, geometry)
         return geometry
 
-    def _partial_column(self, grid: Grid) -> tuple[int, np.ndarray, int]:
-        """Ranks in the cursor's column counting only events up to the cursor."""
+    def lane_label_width(self) -> int:
+        """Cells the lane labels take at the current size (0 before a run is shown)."""
+        geometry = None
+        if self._data is not None:
+            geometry = geometry_for(self._data.n_clients, self.size.width, self.size.height,
+                                    self._show_legend)
+        return geometry[2] if geometry is not None else 0
+
+    def _partial_column(self, grid: Grid) -> tuple[int, np.ndarray, np.ndarray, int]:
+        """Ranks and counts in the cursor's column counting only events up to the cursor."""
         if self._partial is not None and self._partial[0] == self._cursor:
             return self._partial
         assert self._data is not None
         k = self._cursor
+        if k < 0:
+            empty = np.zeros(grid.lanes, dtype=np.int64)
+            self._partial = (k, empty.astype(np.int8), empty, 0)
+            return self._partial
         column = int(grid.column_of_event[k])
         if not 0 <= column < grid.columns:  # the event is outside a zoomed-in window
-            self._partial = (k, np.zeros(grid.lanes, dtype=np.int8), 0)
+            self._partial = (k, np.zeros(grid.lanes, dtype=np.int8),
+                             np.zeros(grid.lanes, dtype=np.int64), 0)
             return self._partial
         start = int(grid.column_start[column])
         lanes = grid.lane_of_event[start:k + 1]
@@ -229,9 +317,10 @@ class Timeline(Widget, can_focus=False):
         lane_ranks = np.zeros(grid.lanes, dtype=np.int8)
         on_lane = lanes >= 0
         np.maximum.at(lane_ranks, lanes[on_lane], ranks[on_lane])
+        lane_counts = np.bincount(lanes[on_lane], minlength=grid.lanes)
         server = self._data.server_mask[start:k + 1]
         server_rank = int(ranks[server].max()) if server.any() else 0
-        self._partial = (k, lane_ranks, server_rank)
+        self._partial = (k, lane_ranks, lane_counts, server_rank)
         return self._partial
 
     # --- rendering --------------------------------------------------------------------------
@@ -253,7 +342,7 @@ class Timeline(Widget, can_focus=False):
         if y == grid.lanes + 1:
             return self._lane(grid, None, label_width, base)
         if legend and y == grid.lanes + 2:
-            return self._legend(width, base)
+            return self._legend(grid, width, base)
         return Strip.blank(width, base)
 
     def _ruler(self, grid: Grid, width: int, label_width: int, base: Style) -> Strip:
@@ -265,7 +354,7 @@ class Timeline(Widget, can_focus=False):
         count = 5 if grid.columns >= 40 else 3 if grid.columns >= 16 else 2
         _, cursor_col = self._cursor_columns(grid)
         for tick in nice_ticks((grid.start + grid.span) / scale, count, grid.start / scale):
-            label = f"{tick:g}"
+            label = f"{tick:,g}"
             col = min(int((tick * scale - grid.start) * grid.columns / grid.span),
                       grid.columns - 1)
             start = max(0, min(col, grid.columns - len(label)))
@@ -280,78 +369,103 @@ class Timeline(Widget, can_focus=False):
                     Segment(text[cursor_col + 1:], style)]
         return Strip(segments).adjust_cell_length(width, base)
 
+    def lane_codes(self, grid: Grid, lane: int | None) -> np.ndarray:
+        """What each cell of a lane shows up to the cursor column (display codes, see
+        ``CELL_GLYPHS``): a client lane (``lane`` index) or the server lane (``None``)."""
+        assert self._data is not None
+        event_col, cursor_col = self._cursor_columns(grid)
+        _, lane_ranks, lane_counts, server_rank = self._partial_column(grid)
+        end = cursor_col + 1
+        if lane is None:
+            row = grid.server[:end].astype(np.int16)
+            if event_col >= 0:
+                row[event_col] = server_rank
+            row[event_col + 1:] = 0  # later columns: nothing has happened there yet
+            # shade the server's pauses where it did nothing
+            paused = grid.outage[:end] & (row == 0)
+            paused[event_col + 1:] = False
+            row[paused] = OUTAGE_CODE
+            return row
+        row = grid.clients[lane, :end].astype(np.int16)
+        if event_col >= 0:
+            row[event_col] = lane_ranks[lane]
+        row[event_col + 1:] = 0
+        if grid.density:
+            counts = grid.counts[lane, :end].copy()
+            if event_col >= 0:
+                counts[event_col] = lane_counts[lane]
+            counts[event_col + 1:] = 0
+            level = grid.density_level(counts, self._density_bounds)
+            bars = (row > 0) & (row != GIVE_UP_RANK)  # a give-up keeps its glyph: rare, telling
+            row[bars] = DENSITY_BASE + (row[bars] - 1) * DENSITY_LEVELS + level[bars] - 1
+        # A wait that began before the cursor column is under way in each column it covers
+        # (no event can fall between the cursor's event and the clock).
+        row[(row == 0) & grid.waiting[lane, :end]] = WAIT_CODE
+        return row
+
     def _lane(self, grid: Grid, lane: int | None, label_width: int, base: Style) -> Strip:
         """A client lane (``lane`` index) or the server lane (``None``) up to the cursor."""
         assert self._data is not None
         k = self._cursor
         event_col, cursor_col = self._cursor_columns(grid)
-        _, lane_ranks, server_rank = self._partial_column(grid)
+        row = self.lane_codes(grid, lane)
         if lane is None:
-            row = grid.server[:cursor_col + 1].copy()
-            row[event_col] = server_rank
             label = "server"
-            is_current = bool(self._data.server_mask[k])
+            is_current = k >= 0 and bool(self._data.server_mask[k])
         else:
-            row = grid.clients[lane, :cursor_col + 1].copy()
-            row[event_col] = lane_ranks[lane]
             label = grid.lane_labels[lane]
-            is_current = int(grid.lane_of_event[k]) == lane
-        row[event_col + 1:] = 0  # later columns: nothing has happened there yet
-        if lane is None:  # shade the server's pauses where it did nothing
-            paused = grid.outage[:cursor_col + 1] & (row == 0)
-            paused[event_col + 1:] = False
-            row[paused] = OUTAGE_RANK
+            is_current = k >= 0 and int(grid.lane_of_event[k]) == lane
         is_current = is_current and event_col == cursor_col
-        styles = self._rank_styles(base)
+        styles = self._code_styles(base)
         label_style = base + self.get_component_rich_style("timeline--label")
         segments = [Segment(label.ljust(label_width), label_style)]
         segments += self._runs(row[:cursor_col], styles)
         cursor = self.get_component_rich_style(
             "timeline--current" if is_current else "timeline--cursor")
-        rank = int(row[cursor_col])
+        code = int(row[cursor_col])
         # The glyph keeps its event colour; the cursor only changes the cell's background.
-        segments.append(Segment(RANK_GLYPHS[rank],
-                                styles[rank] + Style(bgcolor=cursor.bgcolor, bold=cursor.bold)))
+        segments.append(Segment(CELL_GLYPHS[code],
+                                styles[code] + Style(bgcolor=cursor.bgcolor, bold=cursor.bold)))
         strip = Strip(segments)
         return strip.adjust_cell_length(label_width + grid.columns, base)
 
     @staticmethod
     def _runs(row: np.ndarray, styles: list[Style]) -> list[Segment]:
-        """Segments for a row of ranks, one per run of equal ranks."""
+        """Segments for a row of display codes, one per run of equal codes."""
         if not len(row):
             return []
         bounds = np.flatnonzero(np.diff(row)) + 1
         starts = np.concatenate(([0], bounds))
         ends = np.concatenate((bounds, [len(row)]))
-        return [Segment(RANK_GLYPHS[int(row[s])] * int(e - s), styles[int(row[s])])
+        return [Segment(CELL_GLYPHS[int(row[s])] * int(e - s), styles[int(row[s])])
                 for s, e in zip(starts, ends)]
 
-    def _rank_styles(self, base: Style) -> list[Style]:
+    def _code_styles(self, base: Style) -> list[Style]:
+        """The style of each display code."""
         by_kind = event_styles(palette_for(self.app.theme))
-        return [base, *(base + by_kind[kind] for kind in KINDS),
-                base + self.get_component_rich_style("timeline--label")]
+        marks = [base + by_kind[mark.kind] for mark in MARKS]
+        muted = base + self.get_component_rich_style("timeline--label")
+        return [base, *marks, muted, base + by_kind["backoff"],
+                *(style for style in marks for _ in range(DENSITY_LEVELS))]
 
-    def _legend(self, width: int, base: Style) -> Strip:
+    def legend_entries(self, width: int) -> list[LegendEntry]:
+        """The legend row's entries, fitted to ``width``."""
+        if self._data is None:
+            return []
+        return fit_legend(timeline_legend(self._data, self.grid, self._legend_codes,
+                                          self._density_bounds), width)
+
+    def _legend(self, grid: Grid, width: int, base: Style) -> Strip:
         by_kind = event_styles(palette_for(self.app.theme))
         label_style = base + self.get_component_rich_style("timeline--label")
-        data = self._data
-        kinds = LEGEND_ORDER + (("outage",) if data is not None and data.outages else ())
-        labels = LEGEND_LABELS
-        if data is not None and data.series is not None:  # a ✗ is a timeout, a rejection, or both
-            timeouts = bool(data.series.series["timed_out"].any())
-            rejections = bool(data.series.series["rejected"].any())
-            failure = "timeout/reject" if timeouts and rejections else (
-                "timeout" if timeouts else "reject")
-            labels = {**OPEN_LABELS, "failure": failure}
-        for shorter in SHORTER_LABELS:
-            if sum(len(labels[kind]) + 3 for kind in kinds) - 1 <= width:
-                break
-            labels = {**labels, **shorter}
         segments: list[Segment] = []
-        for kind in kinds:
-            if kind == "outage":
-                segments.append(Segment(f"{OUTAGE_GLYPH} ", label_style))
+        for entry in self.legend_entries(width):
+            mark = MARKS[MARK_RANK[entry.mark] - 1] if entry.mark else None
+            glyph_style = base + by_kind[mark.kind] if mark is not None else label_style
+            if entry.mark == "backoff":  # the dot, then the wait's line
+                segments.append(Segment(entry.glyph[0], glyph_style))
+                segments.append(Segment(entry.glyph[1:] + " ", base + by_kind["backoff"]))
             else:
-                segments.append(Segment(f"{EVENT_GLYPHS[kind]} ", base + by_kind[kind]))
-            segments.append(Segment(f"{labels[kind]} ", label_style))
+                segments.append(Segment(entry.glyph + " ", glyph_style))
+            segments.append(Segment(f"{entry.label} ", label_style))
         return Strip(segments).adjust_cell_length(width, base)

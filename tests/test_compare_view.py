@@ -1,0 +1,227 @@
+"""The comparison view: strategies' runs at one (clients, repetition) stacked on one clock,
+each with its totals, picked from a table by key or click."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+from rich.console import Console
+from textual.widgets import Static
+from tui_support import FIXTURES, TINY, TINY_OUTAGE, pilot_test, settle
+
+from sim.config import load_config
+from sim.engine import record_run
+from sim.sweep import run_sweep
+from tui.app import BackoffApp
+from tui.compare import initial_picks, merged_times, step_time, success_latencies, summarize
+from tui.keys import KEYS
+from tui.rundata import RunData
+from tui.screens.compare import CompareScreen
+from tui.screens.help import HelpScreen
+from tui.source import ConfigSource
+from tui.timeline_grid import density_bounds
+from tui.widgets.timeline import DENSITY_BASE
+
+SNAPSHOT = FIXTURES / "snapshot.toml"
+
+
+def make_app(tmp_path: Path, config: Path = SNAPSHOT, **kwargs) -> BackoffApp:
+    return BackoffApp(ConfigSource(load_config(config)), sweep_workers=1, out_dir=tmp_path,
+                      **kwargs)
+
+
+async def open_compare(pilot) -> CompareScreen:
+    await settle(pilot)
+    await pilot.press("v")
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, CompareScreen)
+    return screen
+
+
+# The arithmetic ---------------------------------------------------------------------------------
+
+def test_the_shared_clock_stops_at_every_event_of_every_run() -> None:
+    a = RunData.from_columns(np.array([0.0, 2.0, 5.0]), np.zeros(3, np.int32),
+                             np.zeros(3, np.int64), 1)
+    b = RunData.from_columns(np.array([0.0, 3.0, 5.0, 9.0]), np.zeros(4, np.int32),
+                             np.zeros(4, np.int64), 1)
+    stops = merged_times([a, b])
+    assert stops.tolist() == [0.0, 2.0, 3.0, 5.0, 9.0]
+    assert step_time(stops, 0.0, 1) == 2.0 and step_time(stops, 2.5, 1) == 3.0
+    assert step_time(stops, 2.5, -1) == 0.0 and step_time(stops, 9.0, 10) == 9.0
+    assert step_time(stops, -1.0, 1) == 0.0  # before the first stop: the first step lands on it
+    assert initial_picks(["a", "b", "c"], "b") == ["a", "b", "c"]
+    assert initial_picks(["a", "b", "c", "d"], "d") == ["d", "a"]
+
+
+def test_latencies_counted_from_events_are_the_engines() -> None:
+    spec = load_config(TINY_OUTAGE).simulations[0]
+    run = record_run(spec, spec.labels[0], 100, 0)
+    data = RunData.from_history(run.history, 100, run.open_metrics)
+    latencies = success_latencies(data)
+    assert np.allclose(np.sort(latencies), np.sort(run.open_metrics.latencies))
+    summary = summarize(data)
+    assert summary.open and summary.work == run.open_metrics.work
+    assert summary.p50 == pytest.approx(float(np.percentile(run.open_metrics.latencies, 50)))
+    assert summary.recovered is (not np.isnan(run.open_metrics.recovery_time))
+
+
+# The view ---------------------------------------------------------------------------------------
+
+@pilot_test
+async def test_v_stacks_every_strategy_at_the_current_coordinates(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        selection = app.selection
+        screen = await open_compare(pilot)
+        source = app.source
+        labels = source.strategies(selection.simulation)
+        assert screen.picked == labels  # three strategies: all of them
+        sweep = run_sweep(source.spec(selection.simulation), workers=1)
+        k = sweep.spec.clients.index(selection.clients)
+        for pane in screen.panes:
+            data = pane.timeline.data
+            run = record_run(source.spec(selection.simulation), pane.strategy, selection.clients,
+                             selection.repetition)
+            assert data is not None and data.times.tolist() == run.history.times
+            # The totals in the title are the sweep's for the same run.
+            s = labels.index(pane.strategy)
+            summary = summarize(data)
+            assert summary.work == sweep.work[s, k, selection.repetition]
+            assert summary.duration == pytest.approx(sweep.duration[s, k, selection.repetition])
+            assert f"work {summary.work}" in str(pane.border_title)
+        # One axis for all: the longest run's span, the same label width.
+        spans = {pane.timeline.grid.span for pane in screen.panes}
+        assert spans == {max(p.timeline.data.total_time for p in screen.panes)}
+        assert len({pane.timeline.grid.lanes for pane in screen.panes}) == 1
+        await pilot.press("escape")
+        assert not isinstance(app.screen, CompareScreen)
+
+
+@pilot_test
+async def test_one_clock_steps_and_plays_every_run(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_compare(pilot)
+        runs = [pane.timeline.data for pane in screen.panes]
+        stops = merged_times(runs)
+        visited = [screen.clock]
+        for _ in range(12):
+            await pilot.press("right")
+            visited.append(screen.clock)
+        assert visited == stops[:13].tolist()  # no event of any run skipped
+        for pane in screen.panes:
+            data = pane.timeline.data
+            last = int(np.searchsorted(data.times, screen.clock, "right")) - 1
+            assert pane.timeline.cursor == last
+        await pilot.press("left_square_bracket")
+        assert screen.clock == stops[2]
+        await pilot.press("end")
+        assert screen.clock == max(run.total_time for run in runs)
+        assert all(pane.timeline.cursor == len(pane.timeline.data) - 1 for pane in screen.panes)
+        assert all("ended" in str(pane.border_title) for pane in screen.panes
+                   if pane.timeline.data.total_time < screen.clock)
+        await pilot.press("home", "space")
+        assert screen.playing
+        await pilot.pause(0.3)
+        await pilot.press("space")
+        assert not screen.playing and screen.clock > 0
+        assert app.cursor == 0  # the main view's cursor did not move
+
+
+@pilot_test
+async def test_strategies_are_picked_by_number_or_click(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_compare(pilot)
+        labels = app.source.strategies(app.selection.simulation)
+        await pilot.press("2")
+        await settle(pilot)
+        assert screen.picked == [labels[0], labels[2]]
+        assert [pane.strategy for pane in screen.panes] == screen.picked
+        await pilot.press("3")  # at least two stay
+        assert screen.picked == [labels[0], labels[2]]
+        # A click on the second strategy's row (below the header) shows it again.
+        await pilot.click("#compare-table", offset=(12, 2))
+        await settle(pilot)
+        assert screen.picked == labels
+        await pilot.press("s")  # the main view's keys do not reach through
+        assert app.selection.strategy == labels[0]
+
+
+@pilot_test
+async def test_clients_and_repetition_keys_move_every_run(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_compare(pilot)
+        before = app.selection
+        await pilot.press("c")
+        await settle(pilot)
+        assert app.selection.clients > before.clients
+        assert all(pane.timeline.data.n_clients == app.selection.clients for pane in screen.panes)
+        await pilot.press("r")
+        await settle(pilot)
+        spec = app.source.spec(before.simulation)
+        for pane in screen.panes:
+            run = record_run(spec, pane.strategy, app.selection.clients, 1)
+            assert pane.timeline.data.times.tolist() == run.history.times
+
+
+@pilot_test
+async def test_overload_comparison_shows_latency_and_recovery(tmp_path: Path) -> None:
+    app = make_app(tmp_path, TINY_OUTAGE)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_compare(pilot)
+        headers = [str(c.label) for c in screen.query_one("#compare-table").columns.values()]
+        assert headers[2:] == ["Requests", "p50", "p99", "Recovered"]
+        for pane in screen.panes:
+            title = str(pane.border_title)
+            assert "requests" in title and "p50" in title and "recovered" in title
+
+
+@pilot_test
+async def test_compare_is_in_the_palette_and_the_help(tmp_path: Path) -> None:
+    app = make_app(tmp_path, TINY)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert any(k.action == "screen.compare" for k in KEYS)
+        await pilot.press("ctrl+p")
+        await pilot.press(*"Compare strategies")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, CompareScreen)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        console = Console(width=200, file=io.StringIO())
+        console.print(app.screen.query_one("#help-keys", Static).content)
+        text = console.file.getvalue()
+        assert "Compare strategies side by side" in text and "Back to the single run" in text
+
+
+@pilot_test
+async def test_crowded_lanes_share_one_shading_scale(tmp_path: Path) -> None:
+    app = make_app(tmp_path, TINY_OUTAGE)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_compare(pilot)
+        await pilot.pause()
+        grids = [pane.timeline.grid for pane in screen.panes]
+        assert all(grid is not None and grid.density for grid in grids)
+        # The quartiles of every run's cells, not of each run's own: a bar means the same
+        # number of events in every timeline.
+        shared = density_bounds(np.concatenate([grid.counts.ravel() for grid in grids]))
+        last = screen.panes[-1].timeline
+        legend = last.render_line(last.size.height - 1).text
+        assert " ".join(f"≤{b:,}" for b in shared) in legend
+        for pane in screen.panes:
+            timeline = pane.timeline
+            lane = timeline.lane_codes(timeline.grid, 0)
+            counts = timeline.grid.counts[0, :len(lane)]
+            level = timeline.grid.density_level(counts, shared)
+            bars = lane >= DENSITY_BASE
+            bars[-1] = False  # the cursor's column counts only the events up to the clock
+            assert ((lane[bars] - DENSITY_BASE) % 4 == level[bars] - 1).all()

@@ -1,0 +1,187 @@
+"""What the main screen's views show, driven with Pilot: the status line on one row at 80×24,
+the requests chart's cursor on the playback cursor, charts that get readable room."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from textual.widgets import Static
+from tui_support import FIXTURES, TINY, pilot_test, settle
+
+from sim.config import load_config
+from tui.app import BackoffApp
+from tui.screens.main import CHART_INTERVAL
+from tui.source import ConfigSource
+from tui.widgets.chart_stack import MIN_CHART_ROWS, ChartStack
+from tui.widgets.charts import MetricsChart, RequestsChart, axis_ticks
+from tui.widgets.status import Status, StatusLine, layout
+
+ELEVEN = FIXTURES / "eleven.toml"
+
+
+def make_app(tmp_path: Path, config: Path = TINY, **kwargs) -> BackoffApp:
+    return BackoffApp(ConfigSource(load_config(config)), sweep_workers=1, out_dir=tmp_path,
+                      **kwargs)
+
+
+# Status line -----------------------------------------------------------------------------------
+
+LONG = Status("Read_Write_OCC_Example", "ReadWriteOCCServer", "FullJitteredExpo(base=2, cap=1000)",
+              clients=100, repetition=29, repetitions=30, seed=12345, time=1234.5, total=15000.25,
+              index=120532, count=600000, playing=True, speed=500.0, outage=True)
+SHORT = Status("Locking_Example", "LockingServer", "Constant", clients=6, repetition=0,
+               repetitions=20, seed=0, time=25.2, total=79.0, index=20, count=39, speed=2.0)
+
+
+def test_status_keeps_every_word_when_it_fits_and_abbreviates_to_one_line() -> None:
+    wide = layout(SHORT, 200)
+    assert len(wide) == 1 and "LockingServer" in wide[0].plain and "seed 0" in wide[0].plain
+    for status in (SHORT, LONG):
+        for width in (78, 98, 118):  # an 80, 100 and 120 column terminal, less the padding
+            lines = layout(status, width)
+            assert len(lines) == 1 and lines[0].cell_len == width
+            text = lines[0].plain
+            # What the run is and where the cursor is, always there: the clients, the
+            # repetition, the time and the speed (the outage too, when there is one).
+            assert f"{status.clients} cl" in text and f"/{status.repetitions}" in text
+            assert f"{status.time:.1f}/{status.total:.1f}" in text and "ms/s" in text
+            assert ("outage" in text) == status.outage
+    assert "Constant" in layout(SHORT, 78)[0].plain  # the strategy whole when it can be
+
+
+@pilot_test
+async def test_status_line_is_one_row_at_80x24(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        status = app.screen.query_one(StatusLine)
+        assert status.size.height == 1
+        line = status.render().plain
+        assert "Constant" in line and "rep " in line
+
+
+# Requests chart cursor -------------------------------------------------------------------------
+
+@pilot_test
+async def test_requests_chart_cursor_follows_the_playback_clock(tmp_path: Path,
+                                                                  monkeypatch) -> None:
+    now = [100.0]  # a fake real-time clock: playback advances only when the test moves it
+    monkeypatch.setattr("tui.app.monotonic", lambda: now[0])
+    app = make_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        chart = app.screen.query_one(RequestsChart)
+        await pilot.press("plus", "plus", "plus", "plus", "space")  # 10 ms/s
+        now[0] += 0.2
+        await pilot.pause(CHART_INTERVAL + 0.1)
+        # Between two events the clock moves on and the cursor index does not: the chart
+        # follows the clock, as the timeline's cursor line does.
+        first = app.run_data.times[app.cursor + 1]
+        assert 4.0 < first  # no event between 2 and 4 ms in this run
+        now[0] += 0.2
+        await pilot.pause(CHART_INTERVAL + 0.1)
+        assert app.playing and app.clock == pytest.approx(4.0)
+        assert chart.cursor == app.clock
+        await pilot.press("space")  # paused: on the cursor's event, at once
+        assert not app.playing
+        assert chart.cursor == app.current_time == app.run_data.times[app.cursor]
+
+
+# Charts ----------------------------------------------------------------------------------------
+
+def test_axis_ticks_are_round_and_use_thousands_separators() -> None:
+    # Steps of 1, 2, 2.5 or 5 times a power of ten; the axis starts and ends on a tick.
+    positions, labels = axis_ticks(13.2, 1434.5, 12, log=False)
+    assert labels == ["0", "500", "1,000", "1,500"]
+    assert positions[0] <= 13.2 <= 1434.5 <= positions[-1]
+    positions, labels = axis_ticks(13.2, 1434.5, 12, log=True)
+    assert labels == ["10", "100", "1,000", "10,000"]
+    assert positions == pytest.approx([1.0, 2.0, 3.0, 4.0])  # log10 of the values
+    assert axis_ticks(61.4, 64.4, 12, log=False)[1] == ["61", "62", "63", "64", "65"]
+    assert axis_ticks(0.0, 0.37, 8, log=False)[1] == ["0.0", "0.1", "0.2", "0.3", "0.4"]
+
+
+def plot_rows(text: str) -> tuple[list[str], list[str]]:
+    """The lines of a rendered plot (top border to bottom border) and the lines below it."""
+    lines = text.splitlines()
+    bottom = max(i for i, line in enumerate(lines) if "└" in line)
+    return lines[:bottom + 1], lines[bottom + 1:]
+
+
+@pilot_test
+async def test_legends_sit_below_the_plot_not_over_the_data(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        chart = app.screen.query_one(MetricsChart)
+        inside, below = plot_rows(chart.render().plain)
+        for label in app.source.strategies(app.selection.simulation):
+            assert not any(label in line for line in inside)
+            assert any(label in line for line in below)
+        # The y axis labels are the round ticks of the plotted range.
+        ticks = [line.split("┤")[0].strip() for line in inside if "┤" in line]
+        assert ticks and all(t.replace(",", "").replace(".", "").isdigit() for t in ticks)
+
+
+@pilot_test
+async def test_log_scale_toggle(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        chart = app.screen.query_one(MetricsChart)
+        await pilot.press("l")
+        assert chart.log and "(log scale)" in chart.render().plain
+        inside, _ = plot_rows(chart.render().plain)
+        ticks = [line.split("┤")[0].strip().replace(",", "") for line in inside if "┤" in line]
+        assert ticks and all(set(t[1:]) <= {"0"} and t[0] in "125" for t in ticks)
+        await pilot.press("l")
+        assert not chart.log and "(log scale)" not in chart.render().plain
+
+
+@pilot_test
+async def test_one_client_count_is_charted_as_a_bar_per_strategy(tmp_path: Path) -> None:
+    app = make_app(tmp_path, ELEVEN)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        chart = app.screen.query_one(MetricsChart)
+        assert chart.bars
+        text = chart.render().plain
+        assert "mean cost at 11 clients" in text and "█" in text
+        inside, _ = plot_rows(text)
+        axis = inside[-1:] + [line for line in text.splitlines() if "●" in line and "▲" in line]
+        assert any("●" in line and "▲" in line and "■" in line for line in axis)
+
+
+@pilot_test
+async def test_charts_get_readable_room_or_a_compact_table(tmp_path: Path) -> None:
+    app = make_app(tmp_path, ELEVEN)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        stack = app.screen.query_one(ChartStack)
+        assert stack.shown == ["metrics", "requests"]  # room for both
+        await pilot.resize_terminal(80, 24)
+        await pilot.press("a")  # narrow: the analysis pane alone
+        await pilot.pause()
+        # 80×24 left about seven rows per chart, three of them data: one chart at a time.
+        assert stack.shown == ["metrics"]
+        assert stack.metrics.size.height >= MIN_CHART_ROWS
+        seen = []
+        for _ in range(4):  # m: the other metrics, then the requests chart, then back
+            await pilot.press("m")
+            await pilot.pause()
+            seen.append((tuple(stack.shown), stack.metrics.metric))
+        assert seen == [(("metrics",), "work"), (("metrics",), "duration"),
+                        (("requests",), "duration"), (("metrics",), "cost")]
+        assert stack.requests.size.height == 0  # folded away again
+        await pilot.resize_terminal(80, 17)  # not enough for one chart: the compact table
+        await pilot.pause()
+        assert stack.shown == ["table"]
+        table = stack.query_one("#compact-metric", Static).content
+        console = Console(width=80, file=io.StringIO(), record=True)
+        console.print(table)
+        text = console.export_text()
+        assert "mean cost by clients" in text and "11" in text
+        assert "EqualJitteredExpo" in text
