@@ -16,7 +16,7 @@ from sim.engine import History, record_run
 from tui.legend import DENSITY_GLYPHS, WAIT_GLYPH, fit_legend, legend_width, timeline_legend
 from tui.marks import CODE_GLYPHS, MARKS
 from tui.rundata import RunData
-from tui.timeline_grid import build_grid, even_lanes, lane_labels
+from tui.timeline_grid import build_grid, density_bounds, even_lanes, lane_labels
 from tui.widgets.event_log import EventLog
 from tui.widgets.timeline import Timeline, geometry_for
 
@@ -180,3 +180,11 @@ async def test_the_log_uses_the_timelines_glyphs() -> None:
                                                   ev.CLIENT_REQUESTS_WRITE, ev.SERVER_ACCEPTS,
                                                   ev.SERVER_COMMITS)]
         assert [f" {g} " in row for g, row in zip(glyphs, rows)] == [True] * 4
+
+
+def test_density_bounds_are_quartiles_and_strictly_increasing() -> None:
+    counts = np.array([[0, 1, 2, 3, 4, 5, 6, 7, 8]])
+    assert density_bounds(counts) == (2, 4, 6)  # the lower quartiles of 1..8
+    # Few distinct counts: every shade still stands for a count of its own.
+    assert density_bounds(np.array([3, 4, 4, 4, 4, 4, 9])) == (4, 5, 6)
+    assert density_bounds(np.zeros(5, dtype=int)) == (1, 2, 3)

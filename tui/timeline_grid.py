@@ -89,12 +89,15 @@ def _highest(counts: np.ndarray, levels: int) -> np.ndarray:
 
 def density_bounds(counts: np.ndarray) -> tuple[int, ...]:
     """Shading thresholds from the non-empty cells' counts: their quartiles, so each shade
-    covers about a quarter of the busy cells whatever the run's scale."""
+    covers about a quarter of the busy cells whatever the run's scale; strictly increasing, so
+    every shade stands for some count (few distinct counts: 1, 2, 3)."""
     busy = counts[counts > 0]
     if not busy.size:
         return (1, 2, 3)
-    bounds = np.quantile(busy, [0.25, 0.5, 0.75], method="lower").astype(int)
-    return tuple(int(b) for b in np.maximum.accumulate(np.maximum(bounds, 1)))
+    bounds = [int(b) for b in np.quantile(busy, [0.25, 0.5, 0.75], method="lower")]
+    for i, bound in enumerate(bounds):
+        bounds[i] = max(bound, bounds[i - 1] + 1 if i else 1)
+    return tuple(bounds)
 
 
 def _waiting(data: RunData, per: int, lanes: int, columns: int, start: float,
