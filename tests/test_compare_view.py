@@ -103,6 +103,17 @@ async def test_v_stacks_every_strategy_at_the_current_coordinates(tmp_path: Path
 
 
 @pilot_test
+async def test_the_clock_starts_where_the_single_run_was(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("right_square_bracket")
+        assert app.current_time > 0
+        screen = await open_compare(pilot)
+        assert screen.clock == app.current_time
+
+
+@pilot_test
 async def test_one_clock_steps_and_plays_every_run(tmp_path: Path) -> None:
     app = make_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:

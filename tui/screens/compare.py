@@ -170,6 +170,7 @@ class CompareScreen(ModalScreen[None]):
         if isinstance(app.source, ConfigSource):
             self._recorder = RunRecorder(in_process=app.sweep_workers == 1)
         self.speed = app.speed
+        self.set_reactive(CompareScreen.clock, app.current_time)  # where the single run was
         self._timer = self.set_interval(1 / MAX_FPS, self._tick, pause=True)
         self.watch(app, "selection", self._selection_changed, init=False)
         self._use(self._selection, initial_picks(self._strategies(), self._selection.strategy))
