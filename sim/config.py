@@ -10,13 +10,16 @@ from __future__ import annotations
 import difflib
 import sys
 import typing
-from dataclasses import MISSING, dataclass, fields, replace
+from collections.abc import Callable
+from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from . import servers as _servers  # noqa: F401  (registers QueueServer and LatencyServer)
+from .bounds import MAX_INTEGER, MAX_SEED, MAX_TIME, MIN_SPAN
 from .controls import CONTROLS, Control
 from .errors import ConfigError, ParamError
+from .inputs import InputFileError, read_limited
 from .strategies import STRATEGIES, Strategy
 from .workloads import WORKLOADS, Burst, Outage, Workload
 
@@ -35,6 +38,10 @@ _SIMULATION_KEYS = {
 }
 _WORKLOAD_KEYS = {f.name: name for name, cls in WORKLOADS.items() for f in fields(cls)}
 DEFAULT_BUCKETS = 200
+DEFAULT_WORK_TO_DURATION = 1.0
+# A config is a few kilobytes; anything near this is not one (and is not read whole into memory).
+MAX_CONFIG_BYTES = 16 * 2**20
+T = TypeVar("T")
 _TOP_LEVEL_KEYS = {"simulation", "seed"}
 # Sub-tables of a [[simulation]] that another module parses from the same document
 # (``[simulation.explore]`` and ``[simulation.tune]``: sim.explore); the spec ignores them.
@@ -68,6 +75,11 @@ class SimulationSpec:
     outages: tuple[Outage, ...] = ()
     bucket: float | None = None
     backlog: int | None = None  # requests held during an outage; None: no bound
+    # Not part of its identity: the config file it came from and the key that gave its client
+    # counts (for messages), and whether the engine stops runs far beyond their estimate.
+    source: str = field(default="", compare=False)
+    clients_key: str = field(default="clients", compare=False)
+    soft_limits: bool = field(default=True, compare=False)
 
     @property
     def bucket_width(self) -> float:
@@ -112,6 +124,10 @@ class Config:
         """The same config with every simulation's seed replaced (the CLI's ``--seed``)."""
         return replace(self, simulations=tuple(replace(s, seed=seed) for s in self.simulations))
 
+    def with_soft_limits(self, on: bool) -> Config:
+        """The same config with the engine's run-time budget on or off (``--force`` turns it off)."""
+        return replace(self, simulations=tuple(replace(s, soft_limits=on) for s in self.simulations))
+
     def simulation(self, title: str) -> SimulationSpec:
         for s in self.simulations:
             if s.title == title:
@@ -138,17 +154,42 @@ def _type_name(value: Any) -> str:
 
 
 class _Checker:
-    """Raises ConfigError located at one simulation of one file."""
+    """Checks the keys of one simulation of one file; every mistake found is a ConfigError.
 
-    def __init__(self, file: str, simulation: str | None) -> None:
+    ``fail`` raises; ``attempt`` runs one check and, when it fails, records the error in the
+    shared ``errors`` list and returns None, so the loader goes on and reports every mistake of
+    a config at once instead of one per try.
+    """
+
+    def __init__(self, file: str, simulation: str | None, errors: list[ConfigError] | None = None) -> None:
         self.file = file
         self.simulation = simulation
+        self.errors: list[ConfigError] = [] if errors is None else errors
+
+    def at(self, simulation: str | None) -> _Checker:
+        """The same checker, locating its messages at another simulation."""
+        return _Checker(self.file, simulation, self.errors)
+
+    def error(self, key: str | None, message: str, hint: str | None = None) -> ConfigError:
+        return ConfigError(message, file=self.file, simulation=self.simulation, key=key, hint=hint)
 
     def fail(self, key: str | None, message: str, hint: str | None = None) -> typing.NoReturn:
-        raise ConfigError(message, file=self.file, simulation=self.simulation, key=key, hint=hint)
+        raise self.error(key, message, hint)
+
+    def report(self, key: str | None, message: str, hint: str | None = None) -> None:
+        """Record a mistake and go on."""
+        self.errors.append(self.error(key, message, hint))
+
+    def attempt(self, check: Callable[..., T], *args: Any, **kwargs: Any) -> T | None:
+        """Run one check; on a ConfigError record it and return None."""
+        try:
+            return check(*args, **kwargs)
+        except ConfigError as exc:
+            self.errors.append(exc)
+            return None
 
     def number(self, table: dict[str, Any], key: str, *, minimum: float | None = None,
-               positive: bool = False) -> float:
+               positive: bool = False, maximum: float = MAX_TIME) -> float:
         if key not in table:
             self.fail(key, "is missing", f"add e.g. {key} = 1.0")
         value = table[key]
@@ -160,9 +201,14 @@ class _Checker:
             self.fail(key, f"must be > 0, got {value!r}")
         if minimum is not None and value < minimum:
             self.fail(key, f"must be >= {minimum:g}, got {value!r}")
+        if abs(value) > maximum:
+            shown = f"{value:g}" if isinstance(value, float) else f"an integer of {len(str(abs(value)))} digits"
+            self.fail(key, f"must be at most {maximum:g} in size, got {shown}",
+                      "larger times overflow or lose the clock's resolution")
         return float(value)
 
-    def integer(self, table: dict[str, Any], key: str, *, minimum: int | None = None) -> int:
+    def integer(self, table: dict[str, Any], key: str, *, minimum: int | None = None,
+                maximum: int = MAX_INTEGER) -> int:
         if key not in table:
             self.fail(key, "is missing", f"add e.g. {key} = 10")
         value = table[key]
@@ -170,7 +216,15 @@ class _Checker:
             self.fail(key, f"must be an integer, got {_type_name(value)} {value!r}")
         if minimum is not None and value < minimum:
             self.fail(key, f"must be >= {minimum}, got {value!r}")
+        if value > maximum:
+            self.fail(key, f"must be at most {maximum}, got {value!r}")
         return value
+
+    def seed(self, table: dict[str, Any]) -> int:
+        value = table["seed"]
+        if isinstance(value, int) and not isinstance(value, bool) and not 0 <= value <= MAX_SEED:
+            self.fail("seed", f"must be a whole number from 0 to {MAX_SEED}, got {value!r}")
+        return self.integer(table, "seed", minimum=0, maximum=MAX_SEED)
 
     def string(self, table: dict[str, Any], key: str) -> str:
         if key not in table:
@@ -180,48 +234,67 @@ class _Checker:
             self.fail(key, f"must be a non-empty string, got {_type_name(value)} {value!r}")
         return value
 
-    def params(self, cls: type, table: dict[str, Any], what: str, skip: set[str]) -> dict[str, Any]:
-        """Check ``table`` against the dataclass fields of ``cls`` and return its keyword arguments."""
+    def params(self, cls: type, table: dict[str, Any], what: str, skip: set[str],
+               prefix: str = "") -> dict[str, Any] | None:
+        """Check ``table`` against the dataclass fields of ``cls``; return its keyword arguments,
+        or None after recording every mistake (keys named ``prefix + key``)."""
         hints = typing.get_type_hints(cls)
         known = {f.name: f for f in fields(cls)}
         out: dict[str, Any] = {}
+        before = len(self.errors)
         for key, value in table.items():
             if key in skip:
                 continue
             if key not in known:
-                self.fail(key, f"is not a parameter of {what}",
-                          _suggest(key, known) or (f"{what} takes: {', '.join(known)}" if known else f"{what} takes no parameters"))
+                self.report(prefix + key, f"is not a parameter of {what}",
+                            _suggest(key, known) or (f"{what} takes: {', '.join(known)}" if known else f"{what} takes no parameters"))
+                continue
             hint = hints[key]
             args = set(typing.get_args(hint)) or {hint}
             if args == {str}:
-                out[key] = self.string(table, key)
+                checked = self._located(prefix, self.string, table, key)
             elif int in args and float not in args:
-                out[key] = self.integer(table, key)
+                checked = self._located(prefix, self.integer, table, key)
             else:
-                out[key] = self.number(table, key)
+                checked = self._located(prefix, self.number, table, key)
+            if checked is not None:
+                out[key] = checked
         for name, f in known.items():
-            if name not in out and f.default is MISSING and f.default_factory is MISSING:
-                self.fail(name, f"is missing (required by {what})")
-        return out
+            if name not in table and f.default is MISSING and f.default_factory is MISSING:
+                self.report(prefix + name, f"is missing (required by {what})")
+        return out if len(self.errors) == before else None
+
+    def _located(self, prefix: str, check: Callable[..., T], *args: Any, **kwargs: Any) -> T | None:
+        """``attempt``, with the key of a recorded error prefixed (``strategies[2].base``)."""
+        try:
+            return check(*args, **kwargs)
+        except ConfigError as exc:
+            self.report(prefix + (exc.key or ""), exc.message, exc.hint)
+            return None
+
+    def build(self, cls: type[T], args: dict[str, Any], prefix: str = "") -> T | None:
+        """Construct a model from checked arguments; its own ``ParamError`` is recorded."""
+        try:
+            return cls(**args)
+        except ParamError as exc:
+            self.report(prefix + exc.key, exc.message, exc.hint)
+            return None
 
 
 def load_config(path: str | Path) -> Config:
-    """Read and validate a config file; raise ConfigError (one line) for any mistake."""
+    """Read and validate a config file; raise ConfigError listing every mistake, one line each."""
     return parse_config(read_document(path), str(path))
 
 
 def read_document(path: str | Path) -> dict[str, Any]:
     """A config file's TOML document, unvalidated; ConfigError (one line) if it cannot be read."""
-    path = Path(path)
     name = str(path)
     try:
-        raw = path.read_bytes()
+        raw = read_limited(path, MAX_CONFIG_BYTES, what="config file")
     except FileNotFoundError:
         raise ConfigError("no such file", file=name, hint="give the path of a TOML config, e.g. sample.toml") from None
-    except IsADirectoryError:
-        raise ConfigError("is a directory, not a config file", file=name) from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read: {exc.strerror}", file=name) from None
+    except InputFileError as exc:
+        raise ConfigError(exc.reason, file=name, hint=exc.hint) from None
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
@@ -232,183 +305,229 @@ def read_document(path: str | Path) -> dict[str, Any]:
 
 
 def parse_config(data: dict[str, Any], file: str = "<config>") -> Config:
-    """Validate an already-parsed TOML document."""
+    """Validate an already-parsed TOML document; every mistake is reported, one line each."""
     top = _Checker(file, None)
     for key in data:
         if key not in _TOP_LEVEL_KEYS:
-            top.fail(key, "is not a top-level key", _suggest(key, _TOP_LEVEL_KEYS) or "use [[simulation]] blocks")
-    seed = top.integer(data, "seed", minimum=0) if "seed" in data else 0
+            top.report(key, "is not a top-level key", _suggest(key, _TOP_LEVEL_KEYS) or "use [[simulation]] blocks")
+    seed = top.attempt(top.seed, data) if "seed" in data else 0
     blocks = data.get("simulation")
     if not blocks:
-        top.fail("simulation", "no [[simulation]] blocks found", "add at least one [[simulation]] table")
-    if not isinstance(blocks, list) or not all(isinstance(b, dict) for b in blocks):
-        top.fail("simulation", "must be an array of tables, written [[simulation]]")
-    sims: list[SimulationSpec] = []
-    seen: set[str] = set()
-    for index, block in enumerate(blocks, start=1):
-        spec = _parse_simulation(block, file, index, seed)
-        if spec.title in seen:
-            _Checker(file, spec.title).fail("title", "is used by more than one simulation",
-                                            "titles name output files, so each must be unique")
-        seen.add(spec.title)
-        sims.append(spec)
+        top.report("simulation", "no [[simulation]] blocks found", "add at least one [[simulation]] table")
+    elif not isinstance(blocks, list) or not all(isinstance(b, dict) for b in blocks):
+        top.report("simulation", "must be an array of tables, written [[simulation]]")
+    else:
+        sims: list[SimulationSpec] = []
+        seen: set[str] = set()
+        for index, block in enumerate(blocks, start=1):
+            spec = _parse_simulation(top, block, index, 0 if seed is None else seed)
+            title = block.get("title")
+            if isinstance(title, str) and title.strip():
+                if title in seen:
+                    top.at(title).report("title", "is used by more than one simulation",
+                                         "titles name output files, so each must be unique")
+                seen.add(title)
+            if spec is not None:
+                sims.append(spec)
+    if top.errors:
+        raise ConfigError.combine(top.errors)
     return Config(path=file, simulations=tuple(sims))
 
 
-def _parse_simulation(block: dict[str, Any], file: str, index: int, default_seed: int) -> SimulationSpec:
-    check = _Checker(file, f"#{index}")
-    title = check.string(block, "title")
-    check = _Checker(file, title)
+def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
+                      default_seed: int) -> SimulationSpec | None:
+    """One ``[[simulation]]`` block: the spec, or None after recording its mistakes."""
+    before = len(top.errors)
+    check = top.at(f"#{index}")
+    title = check.attempt(check.string, block, "title")
+    if title is not None:
+        check = top.at(title)
 
-    control_name = check.string(block, "control")
-    control_cls = CONTROLS.get(control_name)
-    if control_cls is None:
-        check.fail("control", f"unknown control {control_name!r}",
-                   _suggest(control_name, CONTROLS) or f"choose one of {', '.join(CONTROLS)}")
-    control_keys = {f.name for f in fields(control_cls)}
+    control_cls: type[Control] | None = None
+    control_name = check.attempt(check.string, block, "control")
+    if control_name is not None:
+        control_cls = CONTROLS.get(control_name)
+        if control_cls is None:
+            check.report("control", f"unknown control {control_name!r}",
+                         _suggest(control_name, CONTROLS) or f"choose one of {', '.join(CONTROLS)}")
     workload = _parse_workload(check, block)
-    workload_keys = {f.name for f in fields(workload)}
-    for key in block:
-        if key in EXTENSION_TABLES:
-            continue
-        if key in _WORKLOAD_KEYS and key not in workload_keys:
-            check.fail(key, f"is a parameter of workload {_WORKLOAD_KEYS[key]!r}, not {workload.NAME!r}",
-                       f'set workload = "{_WORKLOAD_KEYS[key]}" or remove it')
-        if key not in _SIMULATION_KEYS and key not in control_keys and key not in workload_keys:
-            check.fail(key, f"is not a simulation key or a parameter of {control_name}",
-                       _suggest(key, _SIMULATION_KEYS | control_keys | set(_WORKLOAD_KEYS)))
-    control_args = check.params(control_cls, {k: v for k, v in block.items() if k in control_keys},
-                                control_name, skip=set())
-    try:
-        control = control_cls(**control_args)
-    except ParamError as exc:
-        check.fail(exc.key, exc.message, exc.hint)
+    _check_keys(check, block, control_cls, control_name, workload)
 
-    if "clients" in block and "max_clients" in block:
-        check.fail("clients", "give either clients = [...] or max_clients, not both")
-    if "clients" in block:
-        counts = block["clients"]
-        if not isinstance(counts, list) or not counts or not all(
-                isinstance(n, int) and not isinstance(n, bool) for n in counts):
-            check.fail("clients", f"must be a non-empty list of integers, got {counts!r}")
-        if any(n < 1 for n in counts):
-            check.fail("clients", f"every client count must be >= 1, got {counts!r}")
-        if len(set(counts)) != len(counts):
-            check.fail("clients", f"has repeated values: {counts!r}")
-        clients = tuple(sorted(counts))
-    elif "max_clients" in block:
-        clients = default_client_counts(check.integer(block, "max_clients", minimum=1))
-    else:
-        check.fail("max_clients", "is missing", "add max_clients = 100 or clients = [1, 10, 100]")
+    control = None
+    if control_cls is not None:
+        control_keys = {f.name for f in fields(control_cls)}
+        args = check.params(control_cls, {k: v for k, v in block.items() if k in control_keys},
+                            control_name, skip=set())
+        control = check.build(control_cls, args) if args is not None else None
 
-    repeat = check.integer(block, "repeat", minimum=1)
-    network_mu = check.number(block, "network_mu", minimum=0)
-    network_sigma = check.number(block, "network_sigma", minimum=0)
-    work_to_duration = check.number(block, "work_to_duration", minimum=0)
-    seed = check.integer(block, "seed", minimum=0) if "seed" in block else default_seed
+    clients = _parse_clients(check, block)
+    repeat = check.attempt(check.integer, block, "repeat", minimum=1)
+    network_mu = check.attempt(check.number, block, "network_mu", minimum=0)
+    network_sigma = check.attempt(check.number, block, "network_sigma", minimum=0)
+    work_to_duration = (check.attempt(check.number, block, "work_to_duration", minimum=0)
+                        if "work_to_duration" in block else DEFAULT_WORK_TO_DURATION)
+    seed = check.attempt(check.seed, block) if "seed" in block else default_seed
     strategies = _parse_strategies(check, block.get("strategies"))
-    horizon = check.number(block, "horizon", positive=True) if "horizon" in block else None
-    timeout = check.number(block, "timeout", positive=True) if "timeout" in block else None
-    bucket = check.number(block, "bucket", positive=True) if "bucket" in block else None
+    spans = {key: check.attempt(check.number, block, key, positive=True, minimum=MIN_SPAN)
+             for key in ("horizon", "timeout", "bucket") if key in block}
+    horizon, timeout, bucket = (spans.get(key) for key in ("horizon", "timeout", "bucket"))
     outages = _parse_outages(check, block.get("outages"), horizon)
-    backlog = check.integer(block, "backlog", minimum=0) if "backlog" in block else None
-    if backlog is not None and not outages:
-        check.fail("backlog", "bounds the requests held during an outage, but there are no outages",
-                   "add outages = [{ start = ..., duration = ... }] or remove backlog")
-    if control.REPLIES:
-        if backlog is not None and timeout is None:
-            check.fail("backlog", "needs timeout: a client whose request is refused only notices by "
-                       "its timeout", "add e.g. timeout = 2000.0")
-        if horizon is None:
-            check.fail("horizon", f"is missing ({control_name} runs until a horizon)", "add e.g. horizon = 3000.0")
-        if bucket is not None and bucket > horizon:
-            check.fail("bucket", f"must not exceed horizon ({horizon:g}), got {bucket:g}")
-    else:
-        replying = ", ".join(name for name, cls in CONTROLS.items() if cls.REPLIES)
-        for key in ("horizon", "timeout", "bucket", "backlog"):
-            if key in block:
-                check.fail(key, f"needs a server that replies ({replying}); {control_name} lets clients assume success")
-        if workload.NAME != "burst":
-            check.fail("workload", f"{workload.NAME!r} needs a server that replies ({replying})",
-                       'use workload = "burst" with contention controls')
+    backlog = check.attempt(check.integer, block, "backlog", minimum=0) if "backlog" in block else None
+    if "backlog" in block and "outages" not in block:
+        check.report("backlog", "bounds the requests held during an outage, but there are no outages",
+                     "add outages = [{ start = ..., duration = ... }] or remove backlog")
+    if control_cls is not None:
+        _check_replying(check, block, control_cls, control_name, workload, horizon, bucket)
+    if len(top.errors) > before:
+        return None
     return SimulationSpec(title=title, clients=clients, repeat=repeat, network_mu=network_mu,
                           network_sigma=network_sigma, work_to_duration=work_to_duration,
                           control=control, strategies=strategies, seed=seed, workload=workload,
                           horizon=horizon, timeout=timeout, outages=outages, bucket=bucket,
-                          backlog=backlog)
+                          backlog=backlog, source=top.file, clients_key="max_clients" if "max_clients" in block else "clients")
 
 
-def _parse_workload(check: _Checker, block: dict[str, Any]) -> Workload:
+def _check_keys(check: _Checker, block: dict[str, Any], control_cls: type[Control] | None,
+                control_name: str | None, workload: Workload | None) -> None:
+    """Every key must belong to the simulation, its control or its workload. When the control
+    or the workload is itself unknown, only keys that belong to none at all are reported."""
+    control_keys = ({f.name for f in fields(control_cls)} if control_cls is not None
+                    else {f.name for cls in CONTROLS.values() for f in fields(cls)})
+    workload_keys = {f.name for f in fields(workload)} if workload is not None else set(_WORKLOAD_KEYS)
+    for key in block:
+        if key in EXTENSION_TABLES:
+            continue
+        if workload is not None and key in _WORKLOAD_KEYS and key not in workload_keys:
+            check.report(key, f"is a parameter of workload {_WORKLOAD_KEYS[key]!r}, not {workload.NAME!r}",
+                         f'set workload = "{_WORKLOAD_KEYS[key]}" or remove it')
+        elif key not in _SIMULATION_KEYS and key not in control_keys and key not in workload_keys:
+            what = f"a parameter of {control_name}" if control_cls is not None else "a control parameter"
+            check.report(key, f"is not a simulation key or {what}",
+                         _suggest(key, _SIMULATION_KEYS | control_keys | set(_WORKLOAD_KEYS)))
+
+
+def _parse_clients(check: _Checker, block: dict[str, Any]) -> tuple[int, ...] | None:
+    if "clients" in block and "max_clients" in block:
+        check.report("clients", "give either clients = [...] or max_clients, not both")
+        return None
+    if "clients" in block:
+        counts = block["clients"]
+        if not isinstance(counts, list) or not counts or not all(
+                isinstance(n, int) and not isinstance(n, bool) for n in counts):
+            check.report("clients", f"must be a non-empty list of integers, got {counts!r}")
+        elif any(n < 1 for n in counts):
+            check.report("clients", f"every client count must be >= 1, got {counts!r}")
+        elif any(n > MAX_INTEGER for n in counts):
+            check.report("clients", f"every client count must be at most {MAX_INTEGER}")
+        elif len(set(counts)) != len(counts):
+            check.report("clients", f"has repeated values: {counts!r}")
+        else:
+            return tuple(sorted(counts))
+        return None
+    if "max_clients" in block:
+        top = check.attempt(check.integer, block, "max_clients", minimum=1)
+        return None if top is None else default_client_counts(top)
+    check.report("max_clients", "is missing", "add max_clients = 100 or clients = [1, 10, 100]")
+    return None
+
+
+def _check_replying(check: _Checker, block: dict[str, Any], control_cls: type[Control], control_name: str,
+                    workload: Workload | None, horizon: float | None, bucket: float | None) -> None:
+    """Horizons, timeouts, buckets and backlogs need a server that replies; replying servers need
+    a horizon, and a backlog needs a timeout."""
+    if control_cls.REPLIES:
+        if "backlog" in block and "timeout" not in block:
+            check.report("backlog", "needs timeout: a client whose request is refused only notices by "
+                         "its timeout", "add e.g. timeout = 2000.0")
+        if "horizon" not in block:
+            check.report("horizon", f"is missing ({control_name} runs until a horizon)", "add e.g. horizon = 3000.0")
+        elif horizon is not None and bucket is not None and bucket > horizon:
+            check.report("bucket", f"must not exceed horizon ({horizon:g}), got {bucket:g}")
+        return
+    replying = ", ".join(name for name, cls in CONTROLS.items() if cls.REPLIES)
+    for key in ("horizon", "timeout", "bucket", "backlog"):
+        if key in block:
+            check.report(key, f"needs a server that replies ({replying}); {control_name} lets clients assume success")
+    if workload is not None and workload.NAME != "burst":
+        check.report("workload", f"{workload.NAME!r} needs a server that replies ({replying})",
+                     'use workload = "burst" with contention controls')
+
+
+def _parse_workload(check: _Checker, block: dict[str, Any]) -> Workload | None:
     name = block.get("workload", "burst")
     if not isinstance(name, str) or name not in WORKLOADS:
-        check.fail("workload", f"unknown workload {name!r}",
-                   _suggest(str(name), WORKLOADS) or f"choose one of {', '.join(WORKLOADS)}")
+        check.report("workload", f"unknown workload {name!r}",
+                     _suggest(str(name), WORKLOADS) or f"choose one of {', '.join(WORKLOADS)}")
+        return None
     cls = WORKLOADS[name]
     keys = {f.name for f in fields(cls)}
     args = check.params(cls, {k: v for k, v in block.items() if k in keys}, f"workload {name!r}", skip=set())
-    try:
-        return cls(**args)
-    except ParamError as exc:
-        check.fail(exc.key, exc.message, exc.hint)
+    return check.build(cls, args) if args is not None else None
 
 
 def _parse_outages(check: _Checker, raw: Any, horizon: float | None) -> tuple[Outage, ...]:
     if raw is None:
         return ()
     if not isinstance(raw, list) or not all(isinstance(o, dict) for o in raw):
-        check.fail("outages", "must be a list of tables like { start = 20000.0, duration = 10000.0 }")
+        check.report("outages", "must be a list of tables like { start = 20000.0, duration = 10000.0 }")
+        return ()
     outages: list[Outage] = []
     for position, table in enumerate(raw, start=1):
         key = f"outages[{position}]"
         extra = set(table) - {"start", "duration"}
         if extra:
-            check.fail(f"{key}.{sorted(extra)[0]}", "is not an outage key", "an outage has start and duration")
-        sub = _Checker(check.file, check.simulation)
-        try:
-            start = sub.number(table, "start", minimum=0)
-            duration = sub.number(table, "duration", positive=True)
-        except ConfigError as exc:
-            check.fail(f"{key}.{exc.key}", exc.message, exc.hint)
+            check.report(f"{key}.{sorted(extra)[0]}", "is not an outage key", "an outage has start and duration")
+            continue
+        start = check._located(f"{key}.", check.number, table, "start", minimum=0)
+        duration = check._located(f"{key}.", check.number, table, "duration", positive=True)
+        if start is None or duration is None:
+            continue
         if outages and start < outages[-1].end:
-            check.fail(f"{key}.start", f"overlaps or precedes the previous outage (ends at {outages[-1].end:g})",
-                       "list outages in time order, without overlap")
-        if horizon is not None and start >= horizon:
-            check.fail(f"{key}.start", f"is at or after the horizon ({horizon:g})")
-        outages.append(Outage(start, duration))
+            check.report(f"{key}.start", f"overlaps or precedes the previous outage (ends at {outages[-1].end:g})",
+                         "list outages in time order, without overlap")
+        elif horizon is not None and start >= horizon:
+            check.report(f"{key}.start", f"is at or after the horizon ({horizon:g})")
+        elif start + duration > MAX_TIME:
+            check.report(f"{key}.duration", f"ends after {MAX_TIME:g}, got start + duration = {start + duration:g}",
+                         "larger times overflow or lose the clock's resolution")
+        else:
+            outages.append(Outage(start, duration))
     return tuple(outages)
 
 
-def _parse_strategies(check: _Checker, raw: Any) -> tuple[StrategySpec, ...]:
+def _parse_strategies(check: _Checker, raw: Any) -> tuple[StrategySpec, ...] | None:
     if raw is None:
-        check.fail("strategies", "is missing", 'add strategies = [{ type = "FullJitteredExpo", base = 5.0, cap = 2000.0 }]')
+        check.report("strategies", "is missing", 'add strategies = [{ type = "FullJitteredExpo", base = 5.0, cap = 2000.0 }]')
+        return None
     if not isinstance(raw, list) or not raw or not all(isinstance(s, dict) for s in raw):
-        check.fail("strategies", "must be a non-empty list of inline tables like { type = \"Expo\", base = 2.0, cap = 100.0 }")
+        check.report("strategies", "must be a non-empty list of inline tables like { type = \"Expo\", base = 2.0, cap = 100.0 }")
+        return None
     built: list[tuple[str | None, Strategy]] = []
     for position, table in enumerate(raw, start=1):
         key = f"strategies[{position}]"
         if "type" not in table:
-            check.fail(key, "has no 'type'", f"choose one of {', '.join(STRATEGIES)}")
+            check.report(key, "has no 'type'", f"choose one of {', '.join(STRATEGIES)}")
+            continue
         type_name = table["type"]
         cls = STRATEGIES.get(type_name) if isinstance(type_name, str) else None
         if cls is None:
-            check.fail(f"{key}.type", f"unknown strategy {type_name!r}",
-                       _suggest(str(type_name), STRATEGIES) or f"choose one of {', '.join(STRATEGIES)}")
+            check.report(f"{key}.type", f"unknown strategy {type_name!r}",
+                         _suggest(str(type_name), STRATEGIES) or f"choose one of {', '.join(STRATEGIES)}")
+            continue
         name = table.get("name")
         if name is not None and (not isinstance(name, str) or not name.strip()):
-            check.fail(f"{key}.name", f"must be a non-empty string, got {name!r}")
-        sub = _Checker(check.file, check.simulation)
-        try:
-            args = sub.params(cls, table, type_name, skip={"type", "name"})
-            strategy = cls(**args)
-        except ConfigError as exc:
-            check.fail(f"{key}.{exc.key}" if exc.key else key, exc.message, exc.hint)
-        except ParamError as exc:
-            check.fail(f"{key}.{exc.key}", exc.message, exc.hint)
-        built.append((name, strategy))
+            check.report(f"{key}.name", f"must be a non-empty string, got {name!r}")
+            name = None
+        args = check.params(cls, table, type_name, skip={"type", "name"}, prefix=f"{key}.")
+        strategy = check.build(cls, args, prefix=f"{key}.") if args is not None else None
+        if strategy is not None:
+            built.append((name, strategy))
+    if len(built) != len(raw):
+        return None
     return _label(check, built)
 
 
-def _label(check: _Checker, built: list[tuple[str | None, Strategy]]) -> tuple[StrategySpec, ...]:
+def _label(check: _Checker, built: list[tuple[str | None, Strategy]]) -> tuple[StrategySpec, ...] | None:
     """Label each strategy by its name, else its type, else (when a type repeats) type and params."""
     type_counts: dict[str, int] = {}
     for name, s in built:
@@ -423,9 +542,11 @@ def _label(check: _Checker, built: list[tuple[str | None, Strategy]]) -> tuple[S
         else:
             labels.append(s.type_name)
     seen: set[str] = set()
+    duplicated = False
     for position, label in enumerate(labels, start=1):
         if label in seen:
-            check.fail(f"strategies[{position}]", f"duplicates the strategy labelled {label!r}",
-                       'remove it or give it a distinct name = "..."')
+            check.report(f"strategies[{position}]", f"duplicates the strategy labelled {label!r}",
+                         'remove it or give it a distinct name = "..."')
+            duplicated = True
         seen.add(label)
-    return tuple(StrategySpec(label, s) for label, (_, s) in zip(labels, built))
+    return None if duplicated else tuple(StrategySpec(label, s) for label, (_, s) in zip(labels, built))

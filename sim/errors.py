@@ -8,6 +8,10 @@ class UserError(Exception):
 
     exit_status = 2
 
+    def lines(self) -> list[str]:
+        """The messages to print, one line each (several for a config with several mistakes)."""
+        return [str(self)]
+
 
 class ConfigError(UserError):
     """A problem in a config file, located by file, simulation title and key."""
@@ -21,6 +25,13 @@ class ConfigError(UserError):
         self.hint = hint
         super().__init__(self.format())
 
+    @staticmethod
+    def combine(errors: list[ConfigError]) -> ConfigError:
+        """One error for several mistakes: the first's location, every message on its own line."""
+        if len(errors) == 1:
+            return errors[0]
+        return ConfigErrors(errors)
+
     def format(self) -> str:
         where = []
         if self.file:
@@ -33,6 +44,22 @@ class ConfigError(UserError):
         if self.hint:
             text += f" ({self.hint})"
         return text
+
+
+class ConfigErrors(ConfigError):
+    """Every mistake found in one config; ``str`` has one line per mistake."""
+
+    def __init__(self, errors: list[ConfigError]) -> None:
+        self.errors = list(errors)
+        first = self.errors[0]
+        super().__init__(first.message, file=first.file, simulation=first.simulation,
+                         key=first.key, hint=first.hint)
+
+    def lines(self) -> list[str]:
+        return [e.format() for e in self.errors]
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
 
 
 class ParamError(ValueError):

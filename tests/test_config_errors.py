@@ -4,6 +4,7 @@ simulation and the key; plus the configs that must load (sample, reference forma
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -103,7 +104,7 @@ def test_missing_title_names_the_block_by_position(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("key", ["repeat", "control", "strategies", "network_mu", "network_sigma",
-                                 "work_to_duration", "write_mu", "write_sigma"])
+                                 "write_mu", "write_sigma"])
 def test_missing_simulation_key(tmp_path: Path, key: str) -> None:
     assert_located(tmp_path, table(**{key: None}), key=key, contains="missing")
 
@@ -169,7 +170,7 @@ def test_negative_value(tmp_path: Path, key: str) -> None:
     assert_located(tmp_path, table(**{key: -1.0}), key=key, contains=">= 0")
 
 
-@pytest.mark.parametrize("key, value", [("repeat", 0), ("max_clients", 0), ("seed", -1)])
+@pytest.mark.parametrize("key, value", [("repeat", 0), ("max_clients", 0)])
 def test_integer_below_its_minimum(tmp_path: Path, key: str, value: int) -> None:
     overrides: dict[str, Any] = {key: value}
     if key == "max_clients":
@@ -397,3 +398,83 @@ def test_cli_reports_a_missing_file(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert captured.out == ""
     assert captured.err.count("\n") == 1 and captured.err.startswith("error: ")
     assert str(missing) in captured.err and "no such file" in captured.err
+
+
+# --- every mistake at once, defaults, finite arithmetic ----------------------------------------
+
+def test_every_mistake_is_reported_at_once_one_line_each(tmp_path: Path) -> None:
+    bad = table(netwrk_mu=3.0, repeat=0, strategies=[{"type": "Expo", "base": "2"},
+                                                     {"type": "Nope"}])
+    second = table(title="Other", control="LockServer")
+    with pytest.raises(ConfigError) as info:
+        load_config(write(tmp_path, toml_text(bad, second)))
+    lines = info.value.lines()
+    assert str(info.value).splitlines() == lines
+    keys = [("Busy", "netwrk_mu"), ("Busy", "repeat"), ("Busy", "strategies[1].base"),
+            ("Busy", "strategies[1].cap"), ("Busy", "strategies[2].type"), ("Other", "control")]
+    assert len(lines) == len(keys), lines
+    for line, (title, key) in zip(lines, keys):
+        assert f"simulation {title!r}: key {key!r}" in line
+
+
+def test_an_unknown_control_does_not_flag_its_parameters(tmp_path: Path) -> None:
+    # write_mu and write_sigma belong to the intended control: one mistake, one line.
+    message = assert_located(tmp_path, table(control="LockServer"), key="control")
+    assert "write_mu" not in message
+
+
+def test_cli_prints_every_mistake_on_its_own_line(tmp_path: Path) -> None:
+    path = write(tmp_path, toml_text(table(netwrk_mu=3.0, repeat=0)))
+    out = subprocess.run([sys.executable, "-m", "sim.cli", "run", str(path), "--out", str(tmp_path),
+                          "--quiet"], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 2 and all(line.startswith("error: ") for line in lines)
+    assert "'netwrk_mu'" in lines[0] and "'repeat'" in lines[1]
+
+
+def test_work_to_duration_defaults_to_one(tmp_path: Path) -> None:
+    spec = load_config(write(tmp_path, toml_text(table(work_to_duration=None)))).simulations[0]
+    assert spec.work_to_duration == 1.0
+
+
+@pytest.mark.parametrize("seed", [-1, 2**64])
+def test_seed_outside_its_range_names_the_range(tmp_path: Path, seed: int) -> None:
+    assert_located(tmp_path, table(seed=seed), key="seed", contains=f"from 0 to {2**64 - 1}")
+
+
+@pytest.mark.parametrize("key, overrides", [
+    ("network_mu", {"network_mu": 1e308}),
+    ("work_to_duration", {"work_to_duration": 1e308}),
+    ("write_mu", {"write_mu": 1e308}),
+    ("network_sigma", {"network_sigma": 10**400}),  # an integer too big for a float
+    ("strategies[1].constant", {"strategies": [{"type": "Constant", "constant": 1e308}]}),
+])
+def test_values_whose_use_overflows_are_refused(tmp_path: Path, key: str, overrides: dict) -> None:
+    # 1e15 is the bound (sim.bounds.MAX_TIME): beyond it a delay of 1 no longer moves the clock.
+    assert_located(tmp_path, table(**overrides), key=key, contains="at most 1e+15")
+
+
+def test_huge_throttling_window_is_refused(tmp_path: Path) -> None:
+    assert_located(tmp_path, table("ThrottlingServer", window=1e308), key="window", contains="at most")
+
+
+# --- special files ------------------------------------------------------------------------------
+
+def test_a_fifo_config_is_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "sims.toml"
+    os.mkfifo(fifo)  # reading it would block for ever
+    assert "FIFO" in config_error(fifo)
+
+
+def test_a_character_device_config_is_refused() -> None:
+    with pytest.raises(ConfigError, match="/dev/zero: is a character device"):
+        load_config(Path("/dev/zero"))  # reading it grew to a MemoryError at 7.4 GB
+
+
+def test_an_oversized_config_is_refused_unread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sim.config
+
+    monkeypatch.setattr(sim.config, "MAX_CONFIG_BYTES", 2**20)
+    path = write(tmp_path, "# padding\n" * 200_000)  # 2 MB of comments
+    assert "larger than 1 MiB" in config_error(path)

@@ -136,6 +136,21 @@ def test_non_positive_horizon_timeout_bucket(tmp_path: Path, key: str) -> None:
     error(tmp_path, QUEUE, key, "> 0", **{key: 0.0})
 
 
+@pytest.mark.parametrize("key, value", [("horizon", 5e-324), ("bucket", 1e-300), ("timeout", 1e-12)])
+def test_tiny_horizon_timeout_bucket(tmp_path: Path, key: str, value: float) -> None:
+    # 1e-9 is sim.bounds.MIN_SPAN: below it a bucket's inverse width is no longer finite.
+    error(tmp_path, QUEUE, key, ">= 1e-09", **{key: value})
+
+
+@pytest.mark.parametrize("key", ["horizon", "start"])
+def test_huge_horizon_or_outage_start(tmp_path: Path, key: str) -> None:
+    if key == "horizon":
+        error(tmp_path, LATENCY, "horizon", "at most 1e+15", horizon=1e308)
+    else:
+        error(tmp_path, LATENCY, "outages[1].start", "at most 1e+15",
+              outages=[{"start": 1e308, "duration": 10.0}])
+
+
 def test_bucket_longer_than_the_horizon(tmp_path: Path) -> None:
     error(tmp_path, QUEUE, "bucket", "must not exceed horizon", bucket=600.0)
 

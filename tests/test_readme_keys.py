@@ -32,3 +32,28 @@ def test_readme_shows_the_screenshot() -> None:
     assert "![backoff-sim](docs/screenshot.svg)" in text
     svg = (README.parent / "docs" / "screenshot.svg").read_text(encoding="utf-8")
     assert svg.startswith("<svg") and "Locking_Example" in svg
+
+
+def config_keys_section() -> dict[str, str]:
+    """The README's config key table: key -> its default as written."""
+    lines = README.read_text(encoding="utf-8").splitlines()
+    start = lines.index("### Every key and its default")
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("#"))
+    rows = [line.split("|") for line in lines[start:end] if line.startswith("| `")]
+    return {cells[1].strip().strip("`"): cells[2].strip().strip("`") for cells in rows}
+
+
+def test_readme_lists_every_config_key_with_its_default() -> None:
+    from dataclasses import MISSING, fields
+
+    from sim.config import _SIMULATION_KEYS, _TOP_LEVEL_KEYS, DEFAULT_WORK_TO_DURATION
+    from sim.controls import CONTROLS
+    from sim.workloads import WORKLOADS
+
+    documented = config_keys_section()
+    model_fields = {f.name: f for cls in [*CONTROLS.values(), *WORKLOADS.values()] for f in fields(cls)}
+    expected = (_SIMULATION_KEYS | (_TOP_LEVEL_KEYS - {"simulation"}) | set(model_fields))
+    assert set(documented) == expected
+    assert documented["work_to_duration"] == repr(DEFAULT_WORK_TO_DURATION)
+    for name, f in model_fields.items():  # the models' own defaults, as written
+        assert documented[name] == ("—" if f.default is MISSING else repr(f.default)), name
