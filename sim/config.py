@@ -373,7 +373,7 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
     horizon, timeout, bucket = (spans.get(key) for key in ("horizon", "timeout", "bucket"))
     outages = _parse_outages(check, block.get("outages"), horizon)
     backlog = check.attempt(check.integer, block, "backlog", minimum=0) if "backlog" in block else None
-    if "backlog" in block and "outages" not in block:
+    if "backlog" in block and not block.get("outages"):
         check.report("backlog", "bounds the requests held during an outage, but there are no outages",
                      "add outages = [{ start = ..., duration = ... }] or remove backlog")
     if control_cls is not None:

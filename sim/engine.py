@@ -22,8 +22,10 @@ from itertools import count
 import numpy as np
 
 from . import events as ev
+from .bounds import MAX_TIME
 from .config import SimulationSpec
 from .errors import UserError
+from .limits import RUNAWAY_FACTOR, event_budget, expected_events, time_scale
 from .metrics import RunMetrics
 from .open_clients import NO_EVENT, OpenClients, Series, gap_functions
 from .open_metrics import OpenRunMetrics, recovery_time
@@ -35,21 +37,86 @@ from .workloads import Outage
 __all__ = ["History", "Run", "RunMetrics", "OpenRunMetrics", "Wiring", "record_run", "run_metrics"]
 
 
-# A run whose clock has not moved for this many scheduled events is stuck in a zero-time loop.
+# Every this many scheduled events a run checks that its clock moves (see ``_Guard``).
 STALL_EVENTS = 1 << 22
+# Progress: the clock must advance by at least this fraction of the config's largest time per
+# STALL_EVENTS events; slower is a loop creeping in sub-resolution steps (e.g. latencies of 1e-300
+# against a window of 20), which would otherwise run for ever.
+CREEP_FRACTION = 1e-9
+
+# Called in the process running the engine with the events done since the last call (about
+# every STALL_EVENTS): the sweep's progress reporting sets it.
+progress_hook: Callable[[int], None] | None = None
 
 
 class StalledRun(UserError):
-    """Time stopped advancing: retries loop at one instant (zero latency, backoff and delays)."""
+    """Time stopped advancing, or creeps forward in steps too small to ever reach anything."""
 
-    def __init__(self, spec: SimulationSpec, t: float) -> None:
-        super().__init__(
-            f"simulation {spec.title!r}: time stopped advancing at t={t:g} ({STALL_EVENTS:,} events "
-            "at that instant): with zero network latency, zero backoff and no server delay, retries "
-            "loop forever; add network latency (network_mu > 0), a non-zero backoff or a server delay")
+    def __init__(self, spec: SimulationSpec, t: float, creep: float = 0.0) -> None:
+        where = f"{spec.source}: " if spec.source else ""
+        if creep:
+            what = (f"time creeps forward in sub-resolution steps near t={t:g} (less than "
+                    f"{creep:g} per {STALL_EVENTS:,} events): delays "
+                    "far smaller than the config's other times make retries loop almost in place; "
+                    "use a network latency, backoff or server delay on the scale of the other times")
+        else:
+            what = (f"time stopped advancing at t={t:g} ({STALL_EVENTS:,} events at that instant): "
+                    "with zero network latency, zero backoff and no server delay, retries loop "
+                    "forever; add network latency (network_mu > 0), a non-zero backoff or a server delay")
+        super().__init__(f"{where}simulation {spec.title!r}: {what}")
 
     def __reduce__(self):  # raised in sweep workers, re-raised in the parent
         return (UserError, (str(self),))
+
+
+class RunawayRun(UserError):
+    """A run far beyond its estimate (events), or whose clock passed MAX_TIME."""
+
+    def __init__(self, spec: SimulationSpec, clients: int, what: str) -> None:
+        where = f"{spec.source}: " if spec.source else ""
+        super().__init__(f"{where}simulation {spec.title!r}: the run with {clients:,} clients {what}")
+
+    def __reduce__(self):
+        return (UserError, (str(self),))
+
+
+class _Guard:
+    """Checks a run every STALL_EVENTS scheduled events: the clock moves by more than a creep,
+    stays below MAX_TIME, and the events stay within the run's budget (unless limits are off)."""
+
+    def __init__(self, spec: SimulationSpec, strategy: Strategy, clients: int,
+                 report: bool = False) -> None:
+        self.spec = spec
+        self.clients = clients
+        self.report = report  # metrics-only runs report their progress (the sweep's)
+        # Only an exact stall when limits are off (--force): the creep check is a judgement.
+        self.creep = time_scale(spec, strategy) * CREEP_FRACTION if spec.soft_limits else 0.0
+        self.budget = event_budget(spec, clients) if spec.soft_limits else None
+        self.checked_at = -1.0
+        self.checked_seq = 0
+
+    def check(self, t: float, s: int) -> None:
+        if t == self.checked_at:
+            raise StalledRun(self.spec, t)
+        if t - self.checked_at <= self.creep:
+            raise StalledRun(self.spec, t, self.creep)
+        self.final(t)
+        if self.budget is not None and s > self.budget:
+            raise RunawayRun(self.spec, self.clients,
+                             f"passed {s:,} events, {RUNAWAY_FACTOR:,} times its estimate of "
+                             f"{expected_events(self.spec, self.clients):,.0f} for its size: retries "
+                             "with little or no backoff under heavy contention? (pass --force to "
+                             "let it run on)")
+        self.checked_at = t
+        if self.report and progress_hook is not None:
+            progress_hook(s - self.checked_seq)
+        self.checked_seq = s
+
+    def final(self, t: float) -> None:
+        if t > MAX_TIME:
+            raise RunawayRun(self.spec, self.clients,
+                             f"reached t={t:g}, past {MAX_TIME:g} where a delay of one time unit no "
+                             "longer moves the clock; use smaller delays, or fewer clients")
 
 
 class Wiring:
@@ -341,17 +408,18 @@ def run_metrics(spec: SimulationSpec, strategy: Strategy, clients: int, repetiti
     pop = heappop
     t = last = 0.0
     silent = 0
-    check, checked_at = STALL_EVENTS, -1.0
+    guard = _Guard(spec, strategy, clients, report=True)
+    check = STALL_EVENTS
     while heap:
         t, s, handler, c, a = pop(heap)
-        if s >= check:  # about every STALL_EVENTS events: has the clock moved since?
-            if t == checked_at:
-                raise StalledRun(spec, t)
-            check, checked_at = s + STALL_EVENTS, t
+        if s >= check:  # about every STALL_EVENTS events: is the run still sound?
+            guard.check(t, s)
+            check = s + STALL_EVENTS
         if handler(t, c, a) == NO_EVENT:
             silent += 1
         else:
             last = t
+    guard.final(t)
     # Every item was scheduled once; those left when the horizon cleared the heap never ran.
     events = wiring.seq() - wiring.dropped_at_end - silent
     return _metrics(spec, wiring, side, t if spec.control.REPLIES else last, events)
@@ -401,7 +469,9 @@ class Run:
         self.label = label
         self.clients = clients
         self.repetition = repetition
-        self._wiring, self._side = _build(spec, spec.strategy(label).strategy, clients, repetition)
+        strategy = spec.strategy(label).strategy
+        self._wiring, self._side = _build(spec, strategy, clients, repetition)
+        self._guard = _Guard(spec, strategy, clients)
         self.history = History()
         self.time = 0.0
 
@@ -433,18 +503,19 @@ class Run:
         heap = self._wiring.heap
         times, clients, packed = self.history.times, self.history.clients, self.history.packed
         t = self.time
-        check, checked_at = heap[0][1] + STALL_EVENTS if heap else 0, -1.0
+        guard = self._guard
+        check = heap[0][1] + STALL_EVENTS if heap else 0
         while heap and (until is None or heap[0][0] <= until):
             t, s, handler, c, a = heappop(heap)
             if s >= check:
-                if t == checked_at:
-                    raise StalledRun(self.spec, t)
-                check, checked_at = s + STALL_EVENTS, t
+                guard.check(t, s)
+                check = s + STALL_EVENTS
             p = handler(t, c, a)
             if p != NO_EVENT:
                 packed.append(p)
                 times.append(t)
                 clients.append(c)
+        guard.final(t)
         self.time = t
         return self
 

@@ -22,6 +22,10 @@ if TYPE_CHECKING:
     from .engine import Wiring
 
 NO_EVENT = -1
+# Latencies kept per run: beyond this many, every other one is dropped and the sampling interval
+# doubles, so a run of any length keeps between 2**19 and 2**20 of them (evenly spread over the
+# run) in 16 MB at most. Percentiles of longer runs are then estimates from that sample.
+LATENCY_SAMPLE = 1 << 20
 SERIES_NAMES = ("offered", "retries", "accepted", "rejected", "timed_out", "in_service", "queued", "goodput")
 
 
@@ -61,6 +65,7 @@ class OpenClients:
         self.latency_times: list[float] = []  # when each success arrived
         self.counts = counts = {"successes": 0, "rejections": 0, "timeouts": 0, "gave_up": 0, "late": 0}
         latencies, latency_clients, latency_times = self.latencies, self.latency_clients, self.latency_times
+        stride, since_kept = 1, 0  # keep one latency in ``stride`` once the sample is full
         max_attempts = strategy.max_attempts or 0
         max_elapsed = strategy.max_elapsed
         repeats = workload.REPEATS
@@ -107,15 +112,22 @@ class OpenClients:
             return backs_off
 
         def succeeded(t: float, c: int, tok: int) -> int:
+            nonlocal stride, since_kept
             if tok != token[c] or not waiting[c]:
                 counts["late"] += 1
                 return NO_EVENT
             waiting[c] = False
             active[c] = False
             counts["successes"] += 1
-            latencies.append(t - req_first[c])
-            latency_clients.append(c)
-            latency_times.append(t)
+            since_kept += 1
+            if since_kept >= stride:
+                since_kept = 0
+                latencies.append(t - req_first[c])
+                latency_clients.append(c)
+                latency_times.append(t)
+                if len(latencies) > LATENCY_SAMPLE:
+                    del latencies[1::2], latency_clients[1::2], latency_times[1::2]
+                    stride *= 2
             goodput[int(t * inv)] += 1
             next_request(t, c)
             return succeeds_code | ((req_attempts[c] + 1) << shift)

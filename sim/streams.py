@@ -57,26 +57,47 @@ def uniform01(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
 
 
 class ClientStreams:
-    """``n`` independent-looking per-client streams carved out of one Generator."""
+    """``n`` independent-looking per-client streams carved out of one Generator.
+
+    Block ``k`` (``n`` rows of one width) is drawn when the first client needs it; each client
+    copies out its own row when it reaches that block, and the block is freed once all ``n``
+    rows are taken. So a long run holds only the blocks between its slowest and fastest client,
+    not every number ever drawn: memory does not grow with the horizon.
+    """
 
     def __init__(self, rng: np.random.Generator, n: int, draw: Draw) -> None:
         self._rng = rng
         self._n = n
         self._draw = draw
-        self._blocks: list[list[list[float]]] = []
+        self._blocks: dict[int, np.ndarray] = {}
+        self._untaken: dict[int, int] = {}  # rows of each live block not yet copied out
+        self._drawn = 0
 
-    def _block(self, k: int) -> list[list[float]]:
+    def _row(self, k: int, i: int) -> list[float]:
         blocks = self._blocks
-        while len(blocks) <= k:
-            width = _BLOCK_WIDTHS[min(len(blocks), len(_BLOCK_WIDTHS) - 1)]
-            blocks.append(self._draw(self._rng, (self._n, width)).tolist())
-        return blocks[k]
+        while self._drawn <= k:
+            width = _BLOCK_WIDTHS[min(self._drawn, len(_BLOCK_WIDTHS) - 1)]
+            blocks[self._drawn] = self._draw(self._rng, (self._n, width))
+            self._untaken[self._drawn] = self._n
+            self._drawn += 1
+        row = blocks[k][i].tolist()
+        left = self._untaken[k] - 1
+        if left:
+            self._untaken[k] = left
+        else:
+            del blocks[k], self._untaken[k]
+        return row
+
+    @property
+    def live_blocks(self) -> int:
+        """Blocks drawn and not yet freed (for tests of bounded memory)."""
+        return len(self._blocks)
 
     def _stream(self, i: int) -> Iterator[float]:
-        block = self._block
+        row = self._row
         k = 0
         while True:
-            yield from block(k)[i]
+            yield from row(k, i)
             k += 1
 
     def next_functions(self) -> list[Callable[[], float]]:

@@ -40,7 +40,8 @@ def test_the_cli_reports_it_as_one_line(quick_stall: None, tmp_path, capsys) -> 
     status = cli_main(["run", str(config), "--out", str(tmp_path / "out"), "--quiet", "--workers", "1"])
     err = capsys.readouterr().err.strip()
     assert status == 2
-    assert err.startswith("error: simulation 'stall': time stopped advancing") and "\n" not in err
+    # The stall error names the config file, then the simulation.
+    assert err.startswith(f"error: {config}: simulation 'stall': time stopped advancing") and "\n" not in err
     out = tmp_path / "out"
     assert not out.exists() or not any(out.iterdir())  # nothing half-written
 
