@@ -10,18 +10,19 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import signal
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import engine
 from .config import SimulationSpec
 from .engine import OpenRunMetrics, RunMetrics, run_metrics
 from .open_metrics import latency_summary
 from .recovery import RecoverySummary
 from .stats import Estimate, estimate
+from .workers import init_worker
 
 Progress = Callable[[int, int], None]
 ShouldStop = Callable[[], bool]
@@ -121,13 +122,74 @@ def _run_task(task: _Task) -> tuple[int, int, int, list[RunMetrics]]:
     spec = task.spec
     strategy = spec.strategies[task.strategy].strategy
     n = spec.clients[task.clients_index]
-    runs = [run_metrics(spec, strategy, n, r) for r in range(spec.repeat)]
+    runs = []
+    for r in range(spec.repeat):
+        runs.append(run_metrics(spec, strategy, n, r))
+        _counting.settle(runs[-1].events)
     return task.sim, task.strategy, task.clients_index, runs
 
 
-def _ignore_sigint() -> None:
-    # The parent handles Ctrl-C and cancels; workers just finish their current task.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+class EventCount:
+    """Events simulated so far by a sweep, including runs still going: the engine reports every
+    few million events (``engine.progress_hook``), from workers through shared memory made in
+    the pool's own context (``share``)."""
+
+    def __init__(self) -> None:
+        self._local = 0
+        self._shared = None
+
+    def share(self, ctx: multiprocessing.context.BaseContext) -> EventCount:
+        self._shared = ctx.Value("q", 0)
+        return self
+
+    def add(self, n: int) -> None:
+        if self._shared is None:
+            self._local += n
+            return
+        with self._shared.get_lock():
+            self._shared.value += n
+
+    @property
+    def value(self) -> int:
+        return self._local + (int(self._shared.value) if self._shared is not None else 0)
+
+
+class _Counting:
+    """This process's share of an EventCount: the engine reports a run in progress every few
+    million events; when the run ends, its exact count replaces what was reported."""
+
+    def __init__(self) -> None:
+        self.events: EventCount | None = None
+        self.tick: Callable[[], None] | None = None
+        self.partial = 0
+
+    def start(self, events: EventCount | None, tick: Callable[[], None] | None = None) -> None:
+        self.events, self.tick, self.partial = events, tick, 0
+        engine.progress_hook = self.report if events is not None or tick is not None else None
+
+    def stop(self) -> None:
+        self.start(None)
+
+    def report(self, n: int) -> None:
+        if self.events is not None:
+            self.partial += n
+            self.events.add(n)
+        if self.tick is not None:
+            self.tick()
+
+    def settle(self, events: int) -> None:
+        if self.events is not None:
+            self.events.add(events - self.partial)
+        self.partial = 0
+
+
+_counting = _Counting()
+
+
+def _init_worker(owner: int, events: EventCount | None) -> None:
+    # Workers die with their parent; the parent handles Ctrl-C and terminates them.
+    init_worker(owner)
+    _counting.start(events)
 
 
 def default_workers() -> int:
@@ -149,11 +211,16 @@ def _context() -> multiprocessing.context.BaseContext:
 
 def run_sweeps(specs: Sequence[SimulationSpec], *, workers: int | None = None,
                progress: Progress | None = None, should_stop: ShouldStop | None = None,
-               on_complete: Callable[[int, SweepResult], None] | None = None) -> list[SweepResult]:
+               on_complete: Callable[[int, SweepResult], None] | None = None,
+               events: EventCount | None = None,
+               tick: Callable[[], None] | None = None) -> list[SweepResult]:
     """Run every simulation's sweep and return one ``SweepResult`` per spec, in order.
 
     ``on_complete(i, result)`` is called in the caller's thread as soon as simulation ``i`` is
     done, while the pool goes on with the next ones: the CLI exports there, overlapping the work.
+    ``events`` counts the events simulated as they happen (for progress within long runs), and
+    ``tick()`` is called every ~0.1 s while waiting for workers, or every few million events of a
+    run in this process.
     """
     results = [SweepResult.empty(spec) for spec in specs]
     # Simulation by simulation (so the first finishes early), biggest tasks first within each.
@@ -179,15 +246,26 @@ def run_sweeps(specs: Sequence[SimulationSpec], *, workers: int | None = None,
     if progress:
         progress(0, total)
     if workers == 1 or len(tasks) <= 1:
-        for task in tasks:
-            if should_stop and should_stop():
-                raise SweepCancelled()
-            finish(_run_task(task))
+        # The engine's hook is global: only the main thread's sweep (the CLI's) reports through it.
+        counting = threading.current_thread() is threading.main_thread()
+        if counting:
+            _counting.start(events, tick)
+        try:
+            for task in tasks:
+                if should_stop and should_stop():
+                    raise SweepCancelled()
+                finish(_run_task(task))
+        finally:
+            if counting:
+                _counting.stop()
         return results
 
     # A multiprocessing Pool rather than an executor: on cancel or Ctrl-C, leaving the ``with``
     # terminates the workers at once instead of waiting for their current tasks.
-    with _context().Pool(processes=min(workers, len(tasks)), initializer=_ignore_sigint) as pool:
+    ctx = _context()
+    shared = events.share(ctx) if events is not None else None
+    with ctx.Pool(processes=min(workers, len(tasks)), initializer=_init_worker,
+                  initargs=(os.getpid(), shared)) as pool:
         outcomes = pool.imap_unordered(_run_task, tasks)
         for _ in tasks:
             while True:
@@ -197,7 +275,8 @@ def run_sweeps(specs: Sequence[SimulationSpec], *, workers: int | None = None,
                     outcome = outcomes.next(timeout=0.1)
                     break
                 except multiprocessing.TimeoutError:
-                    continue
+                    if tick is not None:
+                        tick()
             finish(outcome)
         if should_stop and should_stop():
             raise SweepCancelled()

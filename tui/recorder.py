@@ -13,7 +13,7 @@ terminated and a new one started, so switching runs quickly never queues stale w
 from __future__ import annotations
 
 import multiprocessing
-import signal
+import os
 import threading
 from collections.abc import Callable
 from multiprocessing.pool import AsyncResult, Pool
@@ -22,6 +22,7 @@ import numpy as np
 
 from sim.config import SimulationSpec
 from sim.engine import record_run
+from sim.workers import init_worker
 
 from .rundata import RunData
 from .timeline_grid import cached_grid
@@ -42,10 +43,6 @@ def record_run_data(spec: SimulationSpec, label: str, clients: int, repetition: 
     if geometry is not None:
         cached_grid(data, *geometry)
     return data
-
-
-def _ignore_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the app handles Ctrl-C
 
 
 def _context() -> multiprocessing.context.BaseContext:
@@ -81,7 +78,8 @@ class RunRecorder:
             if self._pending is not None and not self._pending.ready():
                 self._terminate()  # superseded: do not wait for a run nobody will look at
             if self._pool is None:
-                self._pool = _context().Pool(1, initializer=_ignore_sigint)
+                # The app handles Ctrl-C; the child dies with the app, however it ends.
+                self._pool = _context().Pool(1, initializer=init_worker, initargs=(os.getpid(),))
             pending = self._pending = self._pool.apply_async(
                 record_run_data, (spec, label, clients, repetition, geometry))
         while not pending.ready():

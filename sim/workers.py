@@ -1,0 +1,68 @@
+"""Worker processes that never outlive the process that started them.
+
+A sweep's pool (and the app's run recorder) terminate their workers when they stop normally or
+on a stop signal. If the parent dies without that chance (SIGKILL, a crash), each worker must
+still go: on Linux the kernel sends it SIGKILL when its parent dies (``prctl`` with
+``PR_SET_PDEATHSIG``); everywhere, a watchdog thread exits the worker within a second of its
+parent changing (re-parented to init) or of the owning process disappearing (workers of a
+forkserver are its children, not the owner's).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import signal
+import sys
+import threading
+import time
+
+PR_SET_PDEATHSIG = 1
+WATCH_SECONDS = 0.5
+
+
+def _set_parent_death_signal() -> None:
+    """Ask Linux to SIGKILL this process when its parent thread exits (no-op elsewhere)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    except (OSError, AttributeError):  # pragma: no cover - no libc or no prctl
+        pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - exists, owned by someone else
+        return True
+    return True
+
+
+def _watch(parent: int, owner: int) -> None:
+    while True:
+        time.sleep(WATCH_SECONDS)
+        if os.getppid() != parent or not _alive(owner):
+            os._exit(1)
+
+
+def init_worker(owner: int) -> None:
+    """Pool initializer: ``owner`` is the pid of the process that created the pool.
+
+    Ctrl-C is the owner's to handle (it terminates the pool); SIGTERM and SIGHUP keep their
+    default action, so ``Pool.terminate`` and a closed terminal end the worker at once.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+    parent = os.getppid()
+    _set_parent_death_signal()
+    # The parent may have died before the death signal was armed.
+    if os.getppid() != parent or not _alive(owner):
+        os._exit(1)
+    threading.Thread(target=_watch, args=(parent, owner), name="parent-watch", daemon=True).start()

@@ -1,0 +1,152 @@
+"""Stop signals and orphans: SIGTERM and SIGHUP stop a run like Ctrl-C (workers terminated,
+nothing left in --out, one line, 128 + signal), and workers die on their own when their parent
+is killed outright. Everything runs in subprocesses with bounded waits; each test takes about a
+second and a few tens of MB."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from sim.interrupt import Interrupted, exit_status, first_interrupt_only
+
+from support import sim_table, toml_text
+
+# A first simulation that finishes at once (so its files are staged) and a second one that keeps
+# both workers busy for minutes: 200,000 runs of 50 clients.
+QUICK = sim_table(title="quick", clients=[2, 3], repeat=2)
+LONG = sim_table(title="long", clients=[40, 50], repeat=100_000,
+                 strategies=[{"type": "Constant", "constant": 0.5},
+                             {"type": "FullJitteredExpo", "base": 2.0, "cap": 1000.0}])
+WAIT = 20.0  # seconds: an upper bound for a loaded machine; the tests take about a second
+
+
+def _state(pid: int) -> str | None:
+    """The process's state letter, None once it is gone (a zombie counts as gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    state = stat[stat.rindex(")") + 2]
+    return None if state in "ZX" else state
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except FileNotFoundError:
+        return []
+    return [int(p) for p in text.split()]
+
+
+def _wait_for(condition: Callable[[], object], what: str) -> object:
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _kill_all(pids: list[int]) -> None:
+    for pid in pids:
+        if _state(pid) is not None:
+            os.kill(pid, signal.SIGKILL)
+
+
+def _start(tmp_path: Path) -> tuple[subprocess.Popen, Path, list[int]]:
+    config = tmp_path / "long.toml"
+    config.write_text(toml_text(QUICK, LONG))
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "sim", "run", str(config), "--out", str(out),
+                             "--workers", "2", "--force"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    # Two workers at work, and the first simulation's files staged inside --out.
+    workers = _wait_for(lambda: len(_children(proc.pid)) >= 2 and _children(proc.pid), "the workers")
+    _wait_for(lambda: list(out.glob(".backoff-sim-staging-*/quick_events.csv")), "the staged files")
+    return proc, out, list(workers)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT],
+                         ids=["SIGTERM", "SIGHUP", "SIGINT"])
+def test_a_stop_signal_ends_the_run_cleanly(tmp_path: Path, signum: int) -> None:
+    proc, out, workers = _start(tmp_path)
+    try:
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=WAIT)
+        assert proc.returncode == 128 + signum  # 143, 129, 130
+        assert "Traceback" not in err
+        assert err.strip().splitlines() == [
+            "interrupted" if signum == signal.SIGINT else f"interrupted ({signal.Signals(signum).name})"]
+        # The workers are gone at once (not left running with parent 1), and --out holds nothing:
+        # no staged files, no temporary file, no lock.
+        _wait_for(lambda: all(_state(w) is None for w in workers), "the workers to end")
+        assert list(out.iterdir()) == []
+    finally:
+        proc.kill()
+        proc.communicate()
+        _kill_all(workers)
+
+
+def test_workers_die_when_their_parent_is_killed(tmp_path: Path) -> None:
+    proc, _, workers = _start(tmp_path)
+    try:
+        proc.kill()  # SIGKILL: no handler runs, the pool cannot terminate its workers
+        proc.communicate(timeout=WAIT)
+        _wait_for(lambda: all(_state(w) is None for w in workers), "orphaned workers to exit")
+    finally:
+        _kill_all(workers)
+
+
+ORPHAN_SCRIPT = """
+import os, sys, time
+import multiprocessing
+import sim.workers as workers
+
+workers._set_parent_death_signal = lambda: None  # as on a platform without prctl
+pool = multiprocessing.get_context("fork").Pool(2, initializer=workers.init_worker,
+                                                 initargs=(os.getpid(),))
+pool.map_async(time.sleep, [600, 600])
+print(" ".join(str(p.pid) for p in pool._pool), flush=True)
+time.sleep(600)
+"""
+
+
+def test_the_watchdog_alone_ends_orphaned_workers(tmp_path: Path) -> None:
+    """Where there is no parent-death signal, each worker's watchdog notices its parent changed."""
+    proc = subprocess.Popen([sys.executable, "-c", ORPHAN_SCRIPT], stdout=subprocess.PIPE, text=True)
+    workers: list[int] = []
+    try:
+        workers = [int(p) for p in proc.stdout.readline().split()]
+        assert len(workers) == 2 and all(_state(w) for w in workers)
+        proc.kill()
+        proc.wait(timeout=WAIT)
+        _wait_for(lambda: all(_state(w) is None for w in workers), "orphaned workers to exit")
+    finally:
+        proc.kill()
+        proc.wait()
+        _kill_all(workers)
+
+
+def test_a_later_signal_during_clean_up_is_ignored() -> None:
+    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        with pytest.raises(Interrupted) as info:
+            with first_interrupt_only():
+                try:
+                    signal.raise_signal(signal.SIGTERM)
+                finally:
+                    signal.raise_signal(signal.SIGHUP)  # during clean-up: ignored
+        assert exit_status(info.value) == 143
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
