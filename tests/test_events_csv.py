@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import csv
+import io
+import os
 from pathlib import Path
 
 import pytest
@@ -150,12 +153,13 @@ def test_header_only(tmp_path: Path) -> None:
 
 def test_runs_must_be_contiguous(good_file: Path) -> None:
     lines = _lines(good_file)
-    # Move the first run's last row to the end of the file, after the second run.
+    marker = lines.pop()
+    # Move the first run's last row to the end of the events, after the second run.
     first_strategy = lines[1].split(",")[2]
     last_of_first = max(i for i, line in enumerate(lines) if line.split(",")[2] == first_strategy)
     moved = lines.pop(last_of_first)
     lines.append(moved)
-    good_file.write_text("".join(lines), "utf-8")
+    good_file.write_text("".join(lines + [marker]), "utf-8")
     _assert_located(good_file, len(lines), "not contiguous")
 
 
@@ -163,3 +167,82 @@ def test_not_utf8(tmp_path: Path) -> None:
     path = tmp_path / "binary.csv"
     path.write_bytes(",".join(EVENTS_HEADER).encode() + b"\n\xff\xfe\n")
     _assert_located(path, 2, "not UTF-8")
+
+
+# --- the end marker, ranges, special files ------------------------------------------------------
+
+def test_the_file_ends_with_a_marker_counting_its_events(good_file: Path, runs) -> None:
+    lines = _lines(good_file)
+    assert lines[-1] == f"# end: {sum(len(r.history) for r in runs.values())} events\n"
+    assert len(lines) == 1 + sum(len(r.history) for r in runs.values()) + 1
+
+
+def test_a_file_cut_at_a_line_boundary_is_refused(good_file: Path) -> None:
+    lines = _lines(good_file)
+    cut = lines[:len(lines) // 2]  # a whole number of lines, as a full disk or a partial copy leaves
+    good_file.write_text("".join(cut), "utf-8")
+    _assert_located(good_file, len(cut), "no end marker")
+
+
+def test_rows_missing_before_the_marker_are_refused(good_file: Path) -> None:
+    lines = _lines(good_file)
+    del lines[3]
+    good_file.write_text("".join(lines), "utf-8")
+    _assert_located(good_file, len(lines), "rows are missing")
+
+
+def test_text_after_the_marker_is_refused(good_file: Path) -> None:
+    lines = _lines(good_file)
+    good_file.write_text("".join(lines + [lines[1]]), "utf-8")
+    _assert_located(good_file, len(lines) + 1, "after the end marker")
+
+
+def _replace_field(path: Path, index: int, column: int, value: str) -> None:
+    lines = _lines(path)
+    fields = next(csv.reader([lines[index]]))
+    fields[column] = value
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerow(fields)
+    lines[index] = buffer.getvalue()
+    path.write_text("".join(lines), "utf-8")
+
+
+@pytest.mark.parametrize("column, value, words", [
+    (7, "version=" + str(10**23), "out of range"),     # OverflowError in the app's int64 arrays before
+    (5, str(2**31), "out of range"),                   # client id beyond the app's int32 and the run
+    (5, "4", "the run has 4 clients"),                 # the first id past the run's clients
+    (2, str(10**20), "out of range"),                  # a clients column the app would allocate
+    (4, "1e308", "out of range"),                      # a time whose use overflows the timeline
+    (4, "9" * 5000, "finite"),                         # 5000 digits: inf as a float, one line
+], ids=["detail", "client-int32", "client-run", "clients", "time", "time-digits"])
+def test_values_out_of_range_are_refused_with_their_line(good_file: Path, column: int, value: str,
+                                                         words: str) -> None:
+    lines = _lines(good_file)
+    index = next(i for i, line in enumerate(lines) if line.rstrip("\n").endswith("version=0"))
+    if column == 4 and value.startswith("9"):
+        index = 2
+    _replace_field(good_file, index, column, value)
+    _assert_located(good_file, index + 1, words)
+
+
+def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "events.csv"
+    os.mkfifo(fifo)
+    with pytest.raises(UserError, match="FIFO") as info:
+        read_events_csv(fifo)  # opening it to read would block for ever
+    assert "\n" not in str(info.value)
+
+
+def test_a_character_device_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="character device"):
+        read_events_csv(Path("/dev/zero"))  # reading it would never end
+
+
+def test_a_file_over_the_limit_is_refused_unread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sim.export.csv_files as csv_files
+
+    path = tmp_path / "big_events.csv"
+    path.write_text(",".join(EVENTS_HEADER) + "\n" + "x" * 2000 + "\n")
+    monkeypatch.setattr(csv_files, "MAX_EVENTS_FILE_BYTES", 1024)
+    with pytest.raises(UserError, match="larger than"):
+        read_events_csv(path)

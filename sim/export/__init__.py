@@ -1,8 +1,10 @@
 """Export a sweep to files: metrics and scatter PNGs, metrics, runs and events CSVs; for runs
 against replying servers also time-series and latency PNGs and CSVs.
 
-``export_simulation`` is what both the CLI and the terminal app's export key call. It keeps no
-global state (no pyplot), so it is safe to call from a worker thread.
+``export_simulation`` is what the terminal app's export key calls: the files appear together or
+not at all (see ``outset``). The CLI stages every simulation of a config with ``write_simulation``
+into one ``OutputSet`` and moves them all into place at the end. Nothing keeps global state (no
+pyplot), so both are safe to call from a worker thread.
 """
 
 from __future__ import annotations
@@ -13,13 +15,13 @@ from pathlib import Path
 from ..engine import Run
 from ..palette import Palette, load_palette
 from ..sweep import SweepResult
-from .atomic import ensure_output_dir
 from .csv_files import write_events_csv, write_metrics_csv, write_runs_csv
 from .names import OPEN_SUFFIXES, SUFFIXES, check_unique_stems, safe_title
+from .outset import OutputSet
 from .overload_csv import write_latency_csv, write_timeseries_csv
 from .runs import representative_runs, scatter_runs
 
-__all__ = ["export_all", "export_simulation", "output_paths"]
+__all__ = ["export_all", "export_simulation", "output_paths", "stale_names", "write_simulation"]
 
 
 def output_paths(title: str, out_dir: str | Path, *, is_open: bool = False,
@@ -33,12 +35,42 @@ def output_paths(title: str, out_dir: str | Path, *, is_open: bool = False,
     return {suffix[1:].replace(".", "_"): out / f"{stem}{suffix}" for suffix in kinds}
 
 
+def stale_names(title: str, written: Sequence[Path], stem: str | None = None) -> list[str]:
+    """Files of an earlier set for ``title`` that the new set does not replace (the four overload
+    files, when the simulation no longer runs against a replying server): removed with it."""
+    names = {p.name for p in written}
+    return [name for name in (p.name for p in output_paths(title, ".", is_open=True, stem=stem).values())
+            if name not in names]
+
+
 def export_simulation(result: SweepResult, out_dir: str | Path, *, palette: Palette | None = None,
                       representative: Mapping[str, Run] | None = None,
                       scatter: Mapping[str, Run] | None = None, stem: str | None = None,
                       written_one: Callable[[Path], None] | None = None) -> list[Path]:
-    """Write all files for one simulation (five, or nine against a replying server); return
-    their paths.
+    """Write all files for one simulation (five, or nine against a replying server) as one set:
+    either all of them replace the previous ones, or none does. Return their paths.
+
+    ``stem`` names the files instead of the title (see ``output_paths``); ``written_one`` is
+    called with each file's final path as it is written (the app's progress).
+    """
+    out_dir = Path(out_dir)
+
+    def staged_one(path: Path) -> None:
+        if written_one is not None:
+            written_one(out_dir / path.name)
+
+    with OutputSet(out_dir) as out:
+        staged = write_simulation(result, out.staging, palette=palette, representative=representative,
+                                  scatter=scatter, stem=stem, written_one=staged_one)
+        return out.commit([p.name for p in staged],
+                          remove=stale_names(result.spec.title, staged, stem=stem))
+
+
+def write_simulation(result: SweepResult, out_dir: str | Path, *, palette: Palette | None = None,
+                     representative: Mapping[str, Run] | None = None,
+                     scatter: Mapping[str, Run] | None = None, stem: str | None = None,
+                     written_one: Callable[[Path], None] | None = None) -> list[Path]:
+    """Write all files for one simulation into ``out_dir`` (each atomically); return their paths.
 
     ``representative`` and ``scatter`` are the recorded runs to use when the caller already has
     them (the CLI prints the representative ones); otherwise they are recorded here. ``stem``
@@ -47,7 +79,6 @@ def export_simulation(result: SweepResult, out_dir: str | Path, *, palette: Pale
     """
     from .plots import write_metrics_png, write_scatter_png
 
-    ensure_output_dir(out_dir)
     palette = palette or load_palette()
     spec = result.spec
     paths = output_paths(spec.title, out_dir, is_open=spec.is_open, stem=stem)
@@ -85,7 +116,11 @@ def export_all(results: Sequence[SweepResult], out_dir: str | Path, *,
     """Export every simulation; titles that map to the same file names are refused up front."""
     check_unique_stems(r.spec.title for r in results)
     palette = palette or load_palette()
-    written: list[Path] = []
-    for result in results:
-        written += export_simulation(result, out_dir, palette=palette)
-    return written
+    with OutputSet(out_dir) as out:
+        staged: list[Path] = []
+        stale: list[str] = []
+        for result in results:
+            files = write_simulation(result, out.staging, palette=palette)
+            staged += files
+            stale += stale_names(result.spec.title, files)
+        return out.commit([p.name for p in staged], remove=stale)

@@ -7,12 +7,21 @@ one, never half of it. Problems with the output directory become one-line ``User
 from __future__ import annotations
 
 import io
+import logging
 import os
 import secrets
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UserError
+
+# Titles and strategy names may hold characters the bundled fonts lack (CJK, emoji): matplotlib
+# draws a box for each and warns once per glyph on stderr. A successful run prints no warnings;
+# the box in the PNG is the only sign, and the tables and CSVs keep the exact text.
+warnings.filterwarnings("ignore", message=r"Glyph \d+ .*missing from", category=UserWarning)
+warnings.filterwarnings("ignore", message=r"Matplotlib currently does not support", category=UserWarning)
+logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
