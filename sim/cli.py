@@ -8,17 +8,21 @@ terminal app) can dispatch to it without importing the app.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from pathlib import Path
+from typing import NoReturn
 
 from .errors import UserError
 
 EXIT_OK = 0
 EXIT_USER_ERROR = 2
 EXIT_INTERRUPTED = 130
+# Without a progress bar (stderr not a terminal), a line of progress this often; none at all for
+# a run shorter than that.
+PROGRESS_SECONDS = 5.0
 
 RUN_DESCRIPTION = """\
 Run every simulation of a config file: sweep each strategy over the client counts, print a
@@ -56,21 +60,63 @@ Results depend only on the config and the seed, never on --workers.
 """
 
 
-def int_at_least(low: int):
-    """An argparse type: a whole number >= ``low``, with a one-line message otherwise."""
+class OneLineParser(argparse.ArgumentParser):
+    """An ArgumentParser whose mistakes are one line on stderr (exit status 2), not usage + error."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USER_ERROR, f"error: {self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def version_text() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"backoff-sim {version('backoff-sim')}"
+    except PackageNotFoundError:  # pragma: no cover - run from a source tree without installing
+        return "backoff-sim (version unknown: not installed)"
+
+
+def add_version(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--version", action="version", version=version_text(),
+                        help="print the version and exit")
+
+
+def int_at_least(low: int, high: int | None = None):
+    """An argparse type: a whole number >= ``low`` (and <= ``high``), with a one-line message
+    that states the accepted range otherwise."""
+    accepted = f"a whole number from {low} to {high}" if high is not None else f"a whole number, {low} or more"
+
     def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"must be {low} or more, got {value}")
+        digits = text.strip().lstrip("+-")
+        if not digits.isdigit() or not digits.isascii():
+            raise argparse.ArgumentTypeError(f"expected {accepted}, got {text!r}")
+        if high is not None and len(digits) > len(str(high)) + 1:  # don't convert 10**5000 digits
+            raise argparse.ArgumentTypeError(f"expected {accepted}, got a number of {len(digits)} digits")
+        value = int(text)
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"expected {accepted}, got {value}")
         return value
     return parse
 
 
-positive_int = int_at_least(1)
-seed_value = int_at_least(0)
+def output_dir(text: str) -> Path:
+    """An argparse type for --out: a directory path, never the empty string (which is not one)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must name a directory, got an empty string "
+                                         "(use --out . for the current directory)")
+    if "\0" in text:
+        raise argparse.ArgumentTypeError("must not contain a NUL character")
+    return Path(text)
+
+
+def _max_seed() -> int:
+    from .bounds import MAX_SEED
+
+    return MAX_SEED
+
+
+positive_int = int_at_least(1, 4096)
+seed_value = int_at_least(0, _max_seed())
 HISTORY_HEAD = 20  # events printed per example history unless --events says otherwise
 
 
@@ -92,7 +138,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
     parser.add_argument("config", nargs="?", metavar="CONFIG", type=Path,
                         help="TOML config file ([[simulation]] blocks, as for backoff-simulator); "
                              "default: the bundled sample.toml")
-    parser.add_argument("--out", "-o", metavar="DIR", type=Path, default=Path("."),
+    parser.add_argument("--out", "-o", metavar="DIR", type=output_dir, default=Path("."),
                         help="directory for the PNG and CSV files, created if needed (default: .)")
     parser.add_argument("--seed", metavar="N", type=seed_value, default=None,
                         help="seed for every simulation, overriding the config's seed")
@@ -106,8 +152,15 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
     parser.add_argument("--theme", metavar="NAME", default=DEFAULT_THEME,
                         help=f"colour theme for the PNGs and tables (default: {DEFAULT_THEME}; "
                              "also backoff-light, backoff-contrast)")
+    add_force(parser)
     parser.set_defaults(command="run")
     return parser
+
+
+def add_force(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--force", action="store_true",
+                        help="run sweeps beyond the soft limits (an hour of events, the memory "
+                             "available now) and let runs go far beyond their estimate")
 
 
 def add_run_subparser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -120,13 +173,14 @@ def add_run_subparser(subparsers: argparse._SubParsersAction) -> argparse.Argume
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``backoff-sim`` parser with its headless subcommands."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="backoff-sim",
         description="Simulate clients retrying against a contended server with different "
                     "backoff strategies.",
         epilog="example:\n  backoff-sim run sample.toml --out results\n\n"
                "`backoff-sim run --help` describes the files written.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_version(parser)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     add_run_subparser(subparsers)
     from .explore.command import add_explore_subparser
@@ -136,95 +190,162 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    """Carry out ``backoff-sim run``; return the exit status (0, 2 for user errors, 130 on Ctrl-C).
+    """Carry out ``backoff-sim run``; return the exit status (0; 2 for user errors; 1 when stdout
+    cannot be written; 130, 143 or 129 on SIGINT, SIGTERM or SIGHUP).
 
-    Every user mistake ends as one line on stderr; Ctrl-C stops without a traceback, and since
-    files are replaced atomically none is left half-written.
+    Every user mistake ends as one line on stderr (one per mistake of a config); a stop signal
+    terminates the workers and removes the temporary files, printing one line; the files of a
+    run appear all together at the end or not at all.
     """
-    from rich.console import Console
+    from .interrupt import exit_status, first_interrupt_only, stop_message
+    from .stdout import EXIT_STDOUT_FAILED, StdoutClosed, StdoutFailed, silence_stdout, stderr_line
 
-    from .interrupt import first_interrupt_only
-
-    err = Console(stderr=True, highlight=False)
     try:
         with first_interrupt_only():
-            return _run(args, err)
+            return _run(args)
     except UserError as exc:
-        err.print(f"error: {exc}", markup=False, soft_wrap=True)
+        for line in exc.lines():
+            stderr_line(f"error: {line}")
         return EXIT_USER_ERROR
-    except KeyboardInterrupt:
-        err.print("interrupted", markup=False)
-        return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        # stdout was closed early (e.g. piped into `head`): not an error worth a traceback.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+    except KeyboardInterrupt as exc:
+        stderr_line(stop_message(exc))
+        return exit_status(exc)
+    except StdoutClosed:
+        # stdout was closed early (e.g. piped into `head`): the reader has what it wanted.
+        silence_stdout()
         return EXIT_OK
+    except StdoutFailed as exc:
+        silence_stdout()
+        stderr_line(f"error: cannot write to standard output: {exc.reason}")
+        return EXIT_STDOUT_FAILED
 
 
 def _stdout_console():
+    import os
+
     from rich.console import Console
+
+    from .stdout import GuardedStdout
 
     # Piped output gets a generous width instead of 80 columns, unless COLUMNS says otherwise.
     width = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 120
-    return Console(width=width, highlight=False)
+    return Console(file=GuardedStdout(sys.stdout), width=width, highlight=False)
 
 
-def _run(args: argparse.Namespace, err) -> int:
+class ProgressLines:
+    """Progress as a plain line on stderr at most every ``PROGRESS_SECONDS`` (when no bar can be
+    drawn): runs done, events simulated so far (also inside long runs) and the time taken.
+
+    Driven by the sweep's ticks rather than a thread of its own: a thread would make the sweep
+    start its workers through a forkserver instead of forking them.
+    """
+
+    def __init__(self, write: Callable[[str], None], events: Callable[[], int]) -> None:
+        self._write = write
+        self._events = events
+        self._done = self._total = 0
+        self._phase = "simulating"
+        self._start = self._last = time.monotonic()
+
+    def update(self, done: int, total: int) -> None:
+        self._done, self._total = done, total
+        self.tick()
+
+    def phase(self, text: str) -> None:
+        self._phase = text
+
+    def line(self) -> str:
+        elapsed = int(time.monotonic() - self._start)
+        return (f"{self._phase}: {self._done:,} of {self._total:,} runs done, "
+                f"{self._events():,} events simulated, {elapsed // 60}m{elapsed % 60:02d}s")
+
+    def tick(self) -> None:
+        now = time.monotonic()
+        if now - self._last >= PROGRESS_SECONDS:
+            self._last = now
+            self._write(self.line())
+
+
+def _run(args: argparse.Namespace) -> int:
+    from rich.console import Console
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                                TimeElapsedColumn, TimeRemainingColumn)
 
     from .config import SAMPLE_CONFIG, load_config
-    from .export import export_simulation
-    from .export.atomic import ensure_output_dir
-    from .export.names import check_unique_stems
+    from .export import stale_names, write_simulation
+    from .export.names import check_name_lengths, check_unique_stems
+    from .export.outset import OutputSet
     from .export.runs import representative_runs
-    from .palette import load_palette
+    from .limits import check_resources
     from .open_report import LatencyReport
+    from .palette import load_palette
     from .report import history_table, metrics_table, more_events_note
-    from .sweep import run_sweeps
+    from .stdout import stderr_line
+    from .sweep import EventCount, default_workers, run_sweeps
 
+    err = Console(stderr=True, highlight=False)
     palette = load_palette(args.theme)
+    force = getattr(args, "force", False)
     config = load_config(args.config if args.config is not None else SAMPLE_CONFIG)
     if args.seed is not None:
         config = config.with_seed(args.seed)
+    if force:
+        config = config.with_soft_limits(False)
     specs = config.simulations
     check_unique_stems(s.title for s in specs)
-    out_dir = ensure_output_dir(args.out)
+    check_name_lengths(specs, args.out)
+    workers = default_workers() if args.workers is None else args.workers
+    check_resources(specs, workers=workers, force=force)
     out = _stdout_console()
 
-    exported: dict[int, tuple[dict, list[Path]]] = {}
-    progress = None  # a rich progress bar on a terminal, unless --quiet
-
-    def progress_cb(done: int, total: int) -> None:
-        progress.update(task, completed=done, total=total)
-
-    def phase(text: str) -> None:
-        if progress is not None:
-            progress.update(task, description=text)
-
-    def export(i: int, result) -> None:
-        # Called as each simulation finishes, while the pool works on the next ones. Recording
-        # the example runs and writing the files takes seconds for big open simulations: say so.
-        phase(f"writing {result.spec.title}")
-        representative = representative_runs(result.spec)
-        written = export_simulation(result, out_dir, palette=palette, representative=representative)
-        exported[i] = (representative, written)
-        phase("simulating")
+    staged: dict[int, tuple[dict, list[Path]]] = {}
+    events = EventCount()
+    reporter = tick = None  # a rich progress bar on a terminal, else plain lines; none with --quiet
 
     with ExitStack() as stack:
+        output = stack.enter_context(OutputSet(args.out))
         if not args.quiet and err.is_terminal:
-            progress = stack.enter_context(Progress(
+            bar = stack.enter_context(Progress(
                 TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
                 TimeElapsedColumn(), TimeRemainingColumn(), console=err, transient=True,
                 redirect_stdout=False, redirect_stderr=False))
-            task = progress.add_task("simulating", total=None)
-        results = run_sweeps(specs, workers=args.workers,
-                             progress=progress_cb if progress is not None else None, on_complete=export)
+            task = bar.add_task("simulating", total=None)
 
+            def progress_cb(done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total)
+
+            def phase(text: str) -> None:
+                bar.update(task, description=text)
+            reporter = progress_cb
+        elif not args.quiet:
+            lines = ProgressLines(stderr_line, lambda: events.value)
+            reporter, phase, tick = lines.update, lines.phase, lines.tick
+        else:
+            def phase(text: str) -> None:
+                pass
+
+        def export(i: int, result) -> None:
+            # Called as each simulation finishes, while the pool works on the next ones. Recording
+            # the example runs and writing the files takes seconds for big open simulations: say so.
+            phase(f"writing {result.spec.title}")
+            representative = representative_runs(result.spec)
+            written = write_simulation(result, output.staging, palette=palette,
+                                       representative=representative)
+            staged[i] = (representative, written)
+            phase("simulating")
+
+        results = run_sweeps(specs, workers=workers, progress=reporter, on_complete=export,
+                             events=events, tick=tick)
+        # Every simulation is done and staged: only now do the files replace the previous ones.
+        names = [p.name for i in sorted(staged) for p in staged[i][1]]
+        stale = [n for i in sorted(staged) for n in stale_names(specs[i].title, staged[i][1])]
+        output.commit(names, remove=stale)
+
+    out_dir = Path(args.out)
     for i, result in enumerate(results):
         spec = result.spec
-        representative, written = exported[i]
+        representative, written = staged[i]
+        written = [out_dir / p.name for p in written]
         if args.quiet:
             for path in written:
                 out.print(str(path), markup=False, soft_wrap=True)
@@ -251,6 +372,7 @@ def _run(args: argparse.Namespace, err) -> int:
                   markup=False, soft_wrap=True)
         for path in written:
             out.print(f"  {path.name}", markup=False, soft_wrap=True)
+    out.file.flush()
     return EXIT_OK
 
 

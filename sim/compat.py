@@ -4,7 +4,9 @@ Same argument, same default (``simulations.toml``), same files (``<title>_metric
 ``<title>_scatter.png`` in the current directory) and the same stdout: for each simulation and
 each strategy in sorted order, a title line and a ``tabulate`` table of the representative run.
 Differences, on purpose: results are seeded (reproducible), strategies of one type with different
-parameters are kept apart, and mistakes get one line and exit status 2 instead of a traceback.
+parameters are kept apart, mistakes get one line each and exit status 2 instead of a traceback, the
+PNGs appear together once all are written (or none do), and titles that are not plain file names
+(a ``/``, a newline or another control character) are made safe as ``backoff-sim`` does.
 """
 
 from __future__ import annotations
@@ -16,25 +18,33 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .errors import UserError
+from .stdout import GuardedStdout
 
 HEADERS = ["time", "client_id", "event_type", "event_detail"]
 
 
+PNG_SUFFIXES = ("_metrics.png", "_scatter.png")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    from .cli import OneLineParser, add_force
+
+    parser = OneLineParser(
         prog="backoff-simulator",
         description="Run backoff simulations configured via a toml file. (Compatible with the "
                     "backoff-simulator package; see `backoff-sim run --help` for more outputs.)")
     parser.add_argument("--config-file", type=Path, default=Path("simulations.toml"),
                         help="Path to config file.")
+    add_force(parser)
     return parser
 
 
 def compat_stem(title: str) -> str:
-    """The reference names files after the raw title; keep that whenever it is a plain file name."""
+    """The reference names files after the raw title; keep that whenever it is a plain file name
+    (no path separator, no newline or other control character)."""
     from .export.names import safe_title
 
-    if "/" in title or os.sep in title or "\0" in title:
+    if "/" in title or os.sep in title or any(ord(ch) < 32 or ord(ch) == 127 for ch in title):
         return safe_title(title)
     return title
 
@@ -47,50 +57,68 @@ def history_text(rows: Sequence[tuple[float, int, str, str]]) -> str:
                     headers=HEADERS)
 
 
-def _run(config_file: Path) -> None:
+def _run(config_file: Path, force: bool, out: GuardedStdout) -> None:
     from .config import load_config
     from .export.atomic import atomic_save_figure
+    from .export.names import check_name_lengths
+    from .export.outset import OutputSet
     from .export.plots import metrics_figure, scatter_figure
     from .export.runs import representative_runs, scatter_runs
+    from .limits import check_resources
     from .palette import load_palette
-    from .sweep import run_sweeps
+    from .sweep import default_workers, run_sweeps
 
-    specs = load_config(config_file).simulations
+    config = load_config(config_file)
+    specs = config.with_soft_limits(False).simulations if force else config.simulations
     stems = [compat_stem(s.title) for s in specs]
     if len(set(stems)) != len(stems):
         raise UserError(f"{config_file}: two simulations would write the same PNG files; "
                         "give them titles that differ in letters or digits")
+    check_name_lengths(specs, ".", stem=compat_stem, suffixes=PNG_SUFFIXES)
+    check_resources(specs, workers=default_workers(), force=force)
     palette = load_palette()
-    results = run_sweeps(specs)
-    for result, stem in zip(results, stems):
-        spec = result.spec
-        atomic_save_figure(metrics_figure(result, palette), Path(f"{stem}_metrics.png"))
-        atomic_save_figure(scatter_figure(result, scatter_runs(spec), palette), Path(f"{stem}_scatter.png"))
-        runs = representative_runs(spec)
+    with OutputSet(".") as output:
+        results = run_sweeps(specs)
+        tables = []
+        for result, stem in zip(results, stems):
+            spec = result.spec
+            atomic_save_figure(metrics_figure(result, palette), output.staging / f"{stem}_metrics.png")
+            atomic_save_figure(scatter_figure(result, scatter_runs(spec), palette),
+                               output.staging / f"{stem}_scatter.png")
+            tables.append((spec, representative_runs(spec)))
+        output.commit([stem + suffix for stem in stems for suffix in PNG_SUFFIXES])
+    for spec, runs in tables:
         for label in sorted(runs):
-            print(f"\n{spec.title} + {label}\n")
-            print(history_text(runs[label].history.rows()))
-            print()
+            print(f"\n{spec.title} + {label}\n", file=out)
+            print(history_text(runs[label].history.rows()), file=out)
+            print(file=out)
+    out.flush()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``backoff-simulator``; returns the exit status."""
-    from .interrupt import first_interrupt_only
+    """Entry point of ``backoff-simulator``; returns the exit status (as ``backoff-sim run``)."""
+    from .interrupt import exit_status, first_interrupt_only, stop_message
+    from .stdout import EXIT_STDOUT_FAILED, StdoutClosed, StdoutFailed, silence_stdout, stderr_line
 
     args = build_parser().parse_args(argv)
     try:
         with first_interrupt_only():
-            _run(args.config_file)
+            _run(args.config_file, args.force, GuardedStdout(sys.stdout))
     except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        for line in exc.lines():
+            stderr_line(f"error: {line}")
         return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        # stdout closed early (e.g. piped into `head`): stop quietly, as rich does.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+    except KeyboardInterrupt as exc:
+        stderr_line(stop_message(exc))
+        return exit_status(exc)
+    except StdoutClosed:
+        # stdout closed early (e.g. piped into `head`): the reader has what it wanted.
+        silence_stdout()
+        return 0
+    except StdoutFailed as exc:
+        silence_stdout()
+        stderr_line(f"error: cannot write to standard output: {exc.reason}")
+        return EXIT_STDOUT_FAILED
     return 0
 
 

@@ -40,7 +40,7 @@ def one_error_line(capsys) -> str:
 
 def test_config_errors_exit_2_before_the_app(tmp_path: Path, capsys) -> None:
     bad = tmp_path / "bad.toml"
-    bad.write_text('[[simulation]]\ntitle = "x"\nrepeat = "many"\n')
+    bad.write_text(TINY.read_text().replace("repeat = ", 'repeat = "many" #', 1))
     assert main([str(bad)]) == 2
     assert "bad.toml" in one_error_line(capsys)
     assert main([str(tmp_path / "missing.toml")]) == 2

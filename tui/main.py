@@ -1,8 +1,10 @@
 """``backoff-sim``: open the terminal app on a config or an events file, or run headless.
 
 ``backoff-sim run ...`` and ``backoff-sim explore ...`` are handed to ``sim.cli`` before anything
-imports Textual, so the headless commands stay as light as ``python -m sim``. Every mistake in the arguments, the
-config or the events file is reported in one line (exit status 2) before the app starts.
+imports Textual, so the headless commands stay as light as ``python -m sim``. Every mistake in the
+arguments, the config or the events file is reported in one line (exit status 2) before the app
+starts; so is starting the app without a terminal (under CI or ``nohup``), which suggests
+``backoff-sim run``.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from sim.cli import positive_int, seed_value
+from sim.cli import OneLineParser, add_force, add_version, output_dir, positive_int, seed_value
 
 EXIT_USER_ERROR = 2
 DEFAULT_OUT = Path("backoff-sim-out")  # the app's export folder, under the current directory
@@ -43,14 +45,15 @@ def _add_view_options(parser: argparse.ArgumentParser) -> None:
                              "backoff-contrast); t cycles themes in the app")
     parser.add_argument("--no-animation", action="store_true",
                         help="show each run whole instead of playing it (slow links, screen readers)")
-    parser.add_argument("--out", "-o", metavar="DIR", type=Path, default=DEFAULT_OUT,
+    parser.add_argument("--out", "-o", metavar="DIR", type=output_dir, default=DEFAULT_OUT,
                         help="directory the export key (e) writes to, created when first "
                              f"needed (default: ./{DEFAULT_OUT})")
 
 
 def build_app_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="backoff-sim", description=DESCRIPTION, epilog=EPILOG,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = OneLineParser(prog="backoff-sim", description=DESCRIPTION, epilog=EPILOG,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_version(parser)
     parser.add_argument("config", nargs="?", metavar="CONFIG", type=Path,
                         help="TOML config file ([[simulation]] blocks, as for backoff-simulator)")
     _add_view_options(parser)
@@ -58,11 +61,12 @@ def build_app_parser() -> argparse.ArgumentParser:
                         help="seed for every simulation, overriding the config's seed")
     parser.add_argument("--workers", "-j", metavar="N", type=positive_int, default=None,
                         help="worker processes for sweeps (default: all cores)")
+    add_force(parser)
     return parser
 
 
 def build_replay_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="backoff-sim replay",
         description="Open the app on runs exported as <title>_events.csv (by `backoff-sim run` "
                     "or the app's export key): play and step them without simulating.")
@@ -71,9 +75,21 @@ def build_replay_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _fail(message: str) -> int:
-    print(f"error: {message}", file=sys.stderr)
+def _fail(*lines: str) -> int:
+    from sim.stdout import stderr_line
+
+    for line in lines:
+        stderr_line(f"error: {line}")
     return EXIT_USER_ERROR
+
+
+def has_terminal() -> bool:
+    """The app reads keys from stdin and draws on stderr; stdout too must not be redirected."""
+    streams = (sys.stdin, sys.stdout, sys.stderr)
+    try:
+        return all(s is not None and s.isatty() for s in streams)
+    except (AttributeError, ValueError):
+        return False
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -93,9 +109,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.theme not in available_themes():
         return _fail(f"unknown theme {args.theme!r}: choose one of {', '.join(available_themes())}")
     try:
-        source = _replay_source(args.file) if replay else _config_source(args.config, args.seed)
+        source = (_replay_source(args.file) if replay else
+                  _config_source(args.config, args.seed, args.out, args.workers, args.force))
     except UserError as exc:
-        return _fail(str(exc))
+        return _fail(*exc.lines())
+    if not has_terminal():
+        command = "backoff-sim run" + (f" {args.config}" if not replay and args.config else "")
+        return _fail(f"the app needs a terminal (standard input, output and error are not all one "
+                     f"here); to run the simulations headless and write their files, use: {command}")
 
     from .app import BackoffApp
 
@@ -106,13 +127,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     return app.return_code or 0
 
 
-def _config_source(path: Path | None, seed: int | None):
+def _config_source(path: Path | None, seed: int | None, out: Path, workers: int | None, force: bool):
     from sim.config import SAMPLE_CONFIG, load_config
+    from sim.export.names import check_name_lengths
+    from sim.limits import check_resources
+    from sim.sweep import default_workers
 
     from .source import ConfigSource
 
     config = load_config(path if path is not None else SAMPLE_CONFIG)
-    return ConfigSource(config.with_seed(seed) if seed is not None else config)
+    if seed is not None:
+        config = config.with_seed(seed)
+    if force:
+        config = config.with_soft_limits(False)
+    check_name_lengths(config.simulations, out)
+    check_resources(config.simulations, workers=workers or default_workers(), force=force)
+    return ConfigSource(config)
 
 
 def _replay_source(path: Path):
