@@ -79,3 +79,46 @@ def test_help_names_every_mode(capsys) -> None:
     for words in ("backoff-sim [CONFIG]", "replay FILE", "run [CONFIG]", "--no-animation",
                   "--theme", "--seed", "--workers"):
         assert words in out
+
+
+def _read_until(fd: int, proc, until, seconds: float = 30.0) -> bytes:
+    import os
+    import select
+    import time
+
+    buf = b""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not until(buf, proc):
+        ready, _, _ = select.select([fd], [], [], 0.1)
+        if ready:
+            try:
+                buf += os.read(fd, 65536)
+            except OSError:  # the terminal closed with the app
+                break
+    return buf
+
+
+@pytest.mark.parametrize("signum", [15, 1], ids=["SIGTERM", "SIGHUP"])
+def test_the_app_closes_cleanly_on_a_stop_signal(tmp_path: Path, signum: int) -> None:
+    """By default the signal killed the app mid-screen: terminal left in the alternate screen,
+    cursor hidden. Now it closes as q does, restores the terminal and exits 128 + signal."""
+    import os
+    import pty
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "tui.main", str(TINY), "--workers", "1"],
+                            stdin=slave, stdout=slave, stderr=slave, cwd=tmp_path,
+                            start_new_session=True)
+    os.close(slave)
+    try:
+        started = _read_until(master, proc, lambda buf, p: b"Tiny_Locking" in buf or p.poll() is not None)
+        assert b"Tiny_Locking" in started
+        proc.send_signal(signum)
+        rest = _read_until(master, proc, lambda buf, p: p.poll() is not None)
+        assert proc.wait(timeout=30) == 128 + signum
+        assert b"\x1b[?1049l" in rest and b"\x1b[?25h" in rest  # alternate screen left, cursor shown
+        assert b"Traceback" not in rest
+    finally:
+        proc.kill()
+        proc.wait()
+        os.close(master)

@@ -123,8 +123,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     app = BackoffApp(source, theme=args.theme, animated=not args.no_animation,
                      sweep_workers=getattr(args, "workers", None), out_dir=args.out,
                      freeze_gc=True)
+    _exit_on_stop_signals(app)
     app.run()
     return app.return_code or 0
+
+
+def _exit_on_stop_signals(app) -> None:
+    """SIGTERM and SIGHUP close the app as ``q`` does (terminal restored, workers stopped), with
+    exit status 143 or 129; by default they would kill it with the terminal left in raw mode."""
+    import signal
+
+    def stop(signum: int, frame: object) -> None:
+        signal.signal(signum, signal.SIG_IGN)
+        app.exit(return_code=128 + signum)
+
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), stop)
 
 
 def _config_source(path: Path | None, seed: int | None, out: Path, workers: int | None, force: bool):
