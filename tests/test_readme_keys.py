@@ -49,11 +49,12 @@ def test_readme_lists_every_config_key_with_its_default() -> None:
     from sim.config import _SIMULATION_KEYS, _TOP_LEVEL_KEYS, DEFAULT_WORK_TO_DURATION
     from sim.controls import CONTROLS
     from sim.workloads import WORKLOADS
+    from support import toml_value
 
     documented = config_keys_section()
     model_fields = {f.name: f for cls in [*CONTROLS.values(), *WORKLOADS.values()] for f in fields(cls)}
     expected = (_SIMULATION_KEYS | (_TOP_LEVEL_KEYS - {"simulation"}) | set(model_fields))
     assert set(documented) == expected
     assert documented["work_to_duration"] == repr(DEFAULT_WORK_TO_DURATION)
-    for name, f in model_fields.items():  # the models' own defaults, as written
-        assert documented[name] == ("—" if f.default is MISSING else repr(f.default)), name
+    for name, f in model_fields.items():  # the models' own defaults, as TOML writes them
+        assert documented[name] == ("—" if f.default is MISSING else toml_value(f.default)), name

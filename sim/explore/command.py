@@ -76,22 +76,25 @@ def add_explore_subparser(subparsers, positive_int: Callable[[str], int]) -> arg
 
 
 def explore_command(args: argparse.Namespace) -> int:
-    """Carry out ``backoff-sim explore``; return the exit status (0, 2, or 130 on Ctrl-C)."""
+    """Carry out ``backoff-sim explore``; return the exit status (0, 2, or 130, 143, 129 on
+    SIGINT, SIGTERM, SIGHUP)."""
     from rich.console import Console
 
     from ..errors import UserError
-    from ..interrupt import first_interrupt_only
+    from ..interrupt import exit_status, first_interrupt_only, stop_message
 
     err = Console(stderr=True, highlight=False)
     try:
         with first_interrupt_only():
             return _explore(args, err)
     except UserError as exc:
-        err.print(f"error: {exc}", markup=False, soft_wrap=True)
+        for line in exc.lines():  # a config with several mistakes: one line each
+            err.print(f"error: {line}", markup=False, soft_wrap=True)
         return exc.exit_status
-    except KeyboardInterrupt:
-        err.print("interrupted: finished cells are cached; run the same command to resume", markup=False)
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as exc:  # SIGINT, SIGTERM or SIGHUP: 130, 143 or 129
+        err.print(f"{stop_message(exc)}: finished cells are cached; run the same command to resume",
+                  markup=False)
+        return exit_status(exc)
 
 
 def _explore(args: argparse.Namespace, err) -> int:
