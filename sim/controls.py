@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
 from . import events as ev
 from .params import above, at_least, finite_fields
-from .streams import clipped_normal
+from .streams import folded_normal
 
 if TYPE_CHECKING:
     from .engine import Wiring
@@ -73,7 +73,8 @@ class Control:
 
 @dataclass(frozen=True, kw_only=True)
 class _WritingControl(Control):
-    """Controls whose writes take ``max(0, N(write_mu, write_sigma))``."""
+    """Controls whose writes take ``|N(write_mu, write_sigma)|``, as the reference's code draws
+    them (not ``max(0, N)`` as its README says: users switching from it get its code's numbers)."""
 
     write_mu: float
     write_sigma: float
@@ -82,7 +83,7 @@ class _WritingControl(Control):
         at_least(self, 0, "write_mu", "write_sigma")
 
     def write_durations(self, wiring: Wiring) -> Callable[[], float]:
-        return wiring.server_stream(clipped_normal(float(self.write_mu), float(self.write_sigma)))
+        return wiring.server_stream(folded_normal(float(self.write_mu), float(self.write_sigma)))
 
 
 @register

@@ -43,11 +43,21 @@ def generator(seed: int, title: str, clients: int, repetition: int, purpose: int
 
 
 def clipped_normal(mu: float, sigma: float) -> Draw:
-    """Draws of ``max(0, N(mu, sigma))``: the reference's model of latencies and durations."""
+    """Draws of ``max(0, N(mu, sigma))``: the reference's model of network latencies."""
     def draw(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
         if sigma == 0:
             return np.full(shape, max(0.0, mu))
         return np.maximum(0.0, rng.normal(mu, sigma, shape))
+    return draw
+
+
+def folded_normal(mu: float, sigma: float) -> Draw:
+    """Draws of ``|N(mu, sigma)|``: the reference's code draws write durations so (its README
+    says max(0, N)); the two differ whenever ``sigma`` is comparable to ``mu``."""
+    def draw(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+        if sigma == 0:
+            return np.full(shape, abs(mu))
+        return np.abs(rng.normal(mu, sigma, shape))
     return draw
 
 
