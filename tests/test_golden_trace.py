@@ -7,7 +7,8 @@ commit them with the change::
 
     UPDATE_GOLDEN=1 python3 -m pytest tests/test_golden_trace.py
 
-Times are written with ``repr`` so they round-trip exactly.
+Times are written as the CSV exports write numbers (``format_float``: the shortest text of the
+value rounded to 12 significant digits).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import pytest
 
 from sim.config import parse_config
 from sim.engine import record_run
+from sim.export.csv_files import format_float
 
 GOLDEN_DIR = Path(__file__).with_name("golden")
 HEADER = ["time", "client_id", "event_type", "event_detail"]
@@ -69,7 +71,7 @@ def render(title: str) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(HEADER)
     for t, c, name, detail in run.history.rows():
-        writer.writerow([repr(t), c, name, detail])
+        writer.writerow([format_float(t), c, name, detail])
     return out.getvalue()
 
 

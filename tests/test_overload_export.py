@@ -12,6 +12,7 @@ import pytest
 
 from sim.config import SimulationSpec, load_config, parse_config
 from sim.export import export_simulation, output_paths
+from sim.export.csv_files import format_float
 from sim.export.overload_csv import (LATENCY_HEADER, TIMESERIES_HEADER, latency_csv_text,
                                      timeseries_csv_text)
 from sim.export.overload_plots import per_client_latency, write_latency_png, write_timeseries_png
@@ -90,8 +91,8 @@ def test_latency_csv_one_row_per_strategy_and_clients(outage: SweepResult) -> No
     for row in body:
         s, k = spec.labels.index(row[1]), spec.clients.index(int(row[2]))
         pct = outage.latency(s, k)
-        assert row[3:8] == [repr(pct[p]) for p in ("p50", "p75", "p90", "p99", "max")]
-        assert row[8:12] == [repr(outage.open_mean(name, s, k))
+        assert row[3:8] == [format_float(pct[p]) for p in ("p50", "p75", "p90", "p99", "max")]
+        assert row[8:12] == [format_float(outage.open_mean(name, s, k))
                              for name in ("requests", "successes", "timeouts", "gave_up")]
 
 
@@ -103,7 +104,7 @@ def test_a_run_that_never_recovers_reads_never(outage: SweepResult) -> None:
     assert by_key[("constant", "300")] == ["0", "2", ""]
     recovered = outage.recovery(1, k)
     assert recovered.all_recovered and recovered.median >= 0
-    assert by_key[("expo", "300")] == ["2", "2", repr(recovered.median)]
+    assert by_key[("expo", "300")] == ["2", "2", format_float(recovered.median)]
 
 
 def _hand_made(recoveries: list[float | None], latencies: list[np.ndarray], outages: bool = True) -> SweepResult:

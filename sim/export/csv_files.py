@@ -1,8 +1,9 @@
 """CSV exports of a sweep (metrics, per-run results, representative event histories) and a
 validating reader for the events file, which ``backoff-sim replay`` opens.
 
-Numbers are written with ``repr`` (the shortest text that reads back to the same float), so
-identical results give byte-identical files; a confidence interval of a single repeat is empty.
+Numbers are written as the shortest text that reads back to the value rounded to 12 significant
+digits (``format_float``), so identical results give byte-identical files and sums of floats
+do not show their rounding noise (``1480.45``, not ``1480.449999999999``).
 
 The events file ends with a marker line, ``# end: N events``, after its N event rows: a file cut
 short exactly at a line boundary (a full disk, a partial copy) lacks it or disagrees with it, and
@@ -47,10 +48,18 @@ _END = re.compile(r"# end: (\d{1,19}) events")
 MAX_EVENTS_FILE_BYTES = 256 * 2**20
 
 
+SIGNIFICANT_DIGITS = 12
+
+
 def format_float(value: float) -> str:
-    """Round-trip text for a float; empty for NaN (e.g. the CI of one repeat)."""
+    """The shortest text that reads back to ``value`` rounded to 12 significant digits (more
+    than any simulated figure means, fewer than a double's noise); empty for NaN."""
     value = float(value)
-    return "" if math.isnan(value) else repr(value)
+    if math.isnan(value):
+        return ""
+    if math.isinf(value):
+        return repr(value)
+    return repr(float(f"{value:.{SIGNIFICANT_DIGITS}g}"))
 
 
 def csv_text(header: tuple[str, ...], rows: list[list[str]]) -> str:
@@ -113,7 +122,7 @@ def histories_csv_text(blocks: list[tuple[str, str, int, int, History]]) -> str:
     rows = 0
     for title, label, clients, rep, h in blocks:
         clients_text, rep_text = str(clients), str(rep)
-        writer.writerows((title, label, clients_text, rep_text, repr(float(t)), c,
+        writer.writerows((title, label, clients_text, rep_text, format_float(t), c,
                           *(labels.get(p) or describe(p)))
                          for t, c, p in zip(h.times, h.clients, h.packed))
         rows += len(h)

@@ -1,9 +1,10 @@
 """CSV exports of runs against replying servers: per-bucket time series and latency summaries.
 
-Same conventions as ``csv_files``: ``repr`` floats (byte-identical files for identical results),
-empty cells for NaN, atomic writes. Recovery after an outage is three columns: how many repetitions
-recovered, of how many judged, and the median recovery time of those that recovered (empty when
-none did); all three are empty when there is nothing to judge (no outage, or no baseline).
+Same conventions as ``csv_files``: ``format_float`` numbers (byte-identical files for identical
+results), empty cells for NaN, atomic writes. Recovery after an outage is three columns: how many
+repetitions recovered, of how many judged, and the median recovery time of those that recovered
+(empty when none did); all three are empty when there is nothing to judge (no outage, or no
+baseline).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def timeseries_csv_text(result: SweepResult) -> str:
                     continue
                 columns = [m.series[name] for name in SERIES_NAMES]
                 for i, values in enumerate(zip(*columns)):
-                    rows.append([spec.title, label, str(n), str(r), repr(float(i * m.bucket)),
+                    rows.append([spec.title, label, str(n), str(r), format_float(i * m.bucket),
                                  *(str(int(v)) for v in values)])
     return csv_text(TIMESERIES_HEADER, rows)
 
