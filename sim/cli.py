@@ -26,10 +26,10 @@ PROGRESS_SECONDS = 5.0
 
 RUN_DESCRIPTION = """\
 Run every simulation of a config file: sweep each strategy over the client counts, print a
-table of work, duration and cost (mean ± 95% CI, best strategy by cost marked ★, strategies
-statistically tied with it marked ≈) and the first events of one example history per
-strategy (--events; the whole histories are in the events file), then write for each
-simulation:
+table of work, duration and cost (mean ± 95% CI; best strategy by cost marked ★, the others'
+paired cost difference from it with its CI and percentage, ≈ when not significant, n/a with one
+repetition) and the first events of one example history per strategy (--events; the whole
+histories are in the events file), then write for each simulation:
 
   <title>_metrics.png   work, duration and cost against clients, with 95% CI bands
   <title>_scatter.png   client write requests over time, largest client count
@@ -38,16 +38,19 @@ simulation:
   <title>_events.csv    the example histories (open with `backoff-sim replay FILE`)
 
 Simulations against servers that reply (QueueServer, LatencyServer) print a latency table
-instead (requests, successes, latency percentiles, goodput, recovery after an outage as
-"3/3 recovered, median ..." or "✗ never (0/3)"; ★ marks the fewest requests and the lowest
-median latency), and also write:
+instead (requests, successes, clients left waiting, latency percentiles, goodput, recovery
+after an outage as "3/3 recovered, median ..." or "✗ never (0/3)"; ★ marks the fewest requests
+and the lowest median latency among strategies that served at least 90% as many as the best),
+and also write:
 
   <title>_timeseries.png  offered, retries, accepted, goodput, rejected, timed out, in service
                           and queued over time, per strategy, outages shaded
   <title>_latency.png     latency and requests per client, sorted by latency, per strategy
   <title>_timeseries.csv  every bucket of every run
-  <title>_latency.csv     latency percentiles, counts and recovery (repetitions recovered, median
-                          time) per strategy and clients
+  <title>_latency.csv     latency percentiles, counts, unfinished, goodput and recovery
+                          (repetitions recovered, median time) per strategy and clients
+
+Times are labelled in the config's time_unit (default ms).
 """
 
 RUN_EPILOG = """\
@@ -363,8 +366,9 @@ def _run(args: argparse.Namespace) -> int:
             # The title on a line of its own: as a table title it would wrap at the table's width.
             out.print(f"{spec.title} · {label} · {run.clients} clients, repetition "
                       f"{run.repetition} · {head}", style="italic", markup=False, soft_wrap=True)
-            out.print(history_table(run.history, palette=palette, limit=shown))
-            note = more_events_note(total, shown, str(events_file))
+            out.print(history_table(run.history, palette=palette, limit=shown,
+                                    time_unit=spec.time_unit))
+            note = more_events_note(total, shown, str(events_file), spec.time_unit)
             if note:
                 out.print(note, markup=False, soft_wrap=True)
         out.print()

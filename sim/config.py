@@ -21,6 +21,7 @@ from .controls import CONTROLS, Control
 from .errors import ConfigError, ParamError
 from .inputs import InputFileError, read_limited
 from .strategies import STRATEGIES, Strategy
+from .units import DEFAULT_TIME_UNIT, time_unit_problem
 from .workloads import WORKLOADS, Burst, Outage, Workload
 
 if sys.version_info >= (3, 11):
@@ -34,7 +35,7 @@ MAX_CLIENT_VALUES = 20
 _SIMULATION_KEYS = {
     "title", "max_clients", "clients", "repeat", "network_mu", "network_sigma",
     "work_to_duration", "control", "strategies", "seed",
-    "workload", "horizon", "timeout", "outages", "bucket", "backlog",
+    "workload", "horizon", "timeout", "outages", "bucket", "backlog", "time_unit",
 }
 _WORKLOAD_KEYS = {f.name: name for name, cls in WORKLOADS.items() for f in fields(cls)}
 DEFAULT_BUCKETS = 200
@@ -42,7 +43,7 @@ DEFAULT_WORK_TO_DURATION = 1.0
 # A config is a few kilobytes; anything near this is not one (and is not read whole into memory).
 MAX_CONFIG_BYTES = 16 * 2**20
 T = TypeVar("T")
-_TOP_LEVEL_KEYS = {"simulation", "seed"}
+_TOP_LEVEL_KEYS = {"simulation", "seed", "time_unit"}
 # Sub-tables of a [[simulation]] that another module parses from the same document
 # (``[simulation.explore]`` and ``[simulation.tune]``: sim.explore); the spec ignores them.
 EXTENSION_TABLES = frozenset({"explore", "tune"})
@@ -75,6 +76,7 @@ class SimulationSpec:
     outages: tuple[Outage, ...] = ()
     bucket: float | None = None
     backlog: int | None = None  # requests held during an outage; None: no bound
+    time_unit: str = DEFAULT_TIME_UNIT  # what every time of this simulation is in (labels only)
     # Not part of its identity: the config file it came from and the key that gave its client
     # counts (for messages), and whether the engine stops runs far beyond their estimate.
     source: str = field(default="", compare=False)
@@ -226,6 +228,12 @@ class _Checker:
             self.fail("seed", f"must be a whole number from 0 to {MAX_SEED}, got {value!r}")
         return self.integer(table, "seed", minimum=0, maximum=MAX_SEED)
 
+    def time_unit(self, table: dict[str, Any]) -> str:
+        problem = time_unit_problem(table["time_unit"])
+        if problem:
+            self.fail("time_unit", problem)
+        return table["time_unit"]
+
     def string(self, table: dict[str, Any], key: str) -> str:
         if key not in table:
             self.fail(key, "is missing")
@@ -311,6 +319,7 @@ def parse_config(data: dict[str, Any], file: str = "<config>") -> Config:
         if key not in _TOP_LEVEL_KEYS:
             top.report(key, "is not a top-level key", _suggest(key, _TOP_LEVEL_KEYS) or "use [[simulation]] blocks")
     seed = top.attempt(top.seed, data) if "seed" in data else 0
+    time_unit = top.attempt(top.time_unit, data) if "time_unit" in data else DEFAULT_TIME_UNIT
     blocks = data.get("simulation")
     if not blocks:
         top.report("simulation", "no [[simulation]] blocks found", "add at least one [[simulation]] table")
@@ -320,7 +329,8 @@ def parse_config(data: dict[str, Any], file: str = "<config>") -> Config:
         sims: list[SimulationSpec] = []
         seen: set[str] = set()
         for index, block in enumerate(blocks, start=1):
-            spec = _parse_simulation(top, block, index, 0 if seed is None else seed)
+            spec = _parse_simulation(top, block, index, 0 if seed is None else seed,
+                                     time_unit or DEFAULT_TIME_UNIT)
             title = block.get("title")
             if isinstance(title, str) and title.strip():
                 if title in seen:
@@ -335,7 +345,8 @@ def parse_config(data: dict[str, Any], file: str = "<config>") -> Config:
 
 
 def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
-                      default_seed: int) -> SimulationSpec | None:
+                      default_seed: int, default_time_unit: str = DEFAULT_TIME_UNIT
+                      ) -> SimulationSpec | None:
     """One ``[[simulation]]`` block: the spec, or None after recording its mistakes."""
     before = len(top.errors)
     check = top.at(f"#{index}")
@@ -367,6 +378,8 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
     work_to_duration = (check.attempt(check.number, block, "work_to_duration", minimum=0)
                         if "work_to_duration" in block else DEFAULT_WORK_TO_DURATION)
     seed = check.attempt(check.seed, block) if "seed" in block else default_seed
+    time_unit = (check.attempt(check.time_unit, block) if "time_unit" in block
+                 else default_time_unit)
     strategies = _parse_strategies(check, block.get("strategies"))
     spans = {key: check.attempt(check.number, block, key, positive=True, minimum=MIN_SPAN)
              for key in ("horizon", "timeout", "bucket") if key in block}
@@ -384,7 +397,8 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
                           network_sigma=network_sigma, work_to_duration=work_to_duration,
                           control=control, strategies=strategies, seed=seed, workload=workload,
                           horizon=horizon, timeout=timeout, outages=outages, bucket=bucket,
-                          backlog=backlog, source=top.file, clients_key="max_clients" if "max_clients" in block else "clients")
+                          backlog=backlog, time_unit=time_unit, source=top.file,
+                          clients_key="max_clients" if "max_clients" in block else "clients")
 
 
 def _check_keys(check: _Checker, block: dict[str, Any], control_cls: type[Control] | None,

@@ -21,6 +21,7 @@ from rich.text import Text
 from .palette import Palette
 from .recovery import RecoverySummary
 from .sweep import SweepResult
+from .units import per_unit
 
 BEST = "★"
 NEVER_MARK = "✗ never"
@@ -32,7 +33,11 @@ LATENCY_COLUMNS = ("p50", "p90", "p99", "max")
 OPTIONAL_COLUMNS = ("timeouts", "gave up")  # dropped (and named) when zero in every run
 STRATEGY_MIN_WIDTH = 14
 RECOVERY_MIN_WIDTH = 14
-NARROW_DROP_ORDER = ("p90", "max", "goodput", "unfinished", "gave up", "timeouts", "p99", "successes")
+# Columns dropped first on narrow terminals; unfinished goes last: it says what p50 covers.
+NARROW_DROP_ORDER = ("p90", "max", "gave up", "timeouts", "p99", "goodput", "successes", "unfinished")
+# A ★ goes only to strategies that served at least this share of the most served (as the
+# recovery verdict's 90% of the pre-outage level).
+SERVED_SHARE = 0.9
 
 
 def _count(value: float) -> str:
@@ -65,7 +70,8 @@ def recovery_number(value: float) -> str:
 
 def recovery_text(summary: RecoverySummary | None, palette: Palette | None = None) -> Text:
     """``—`` when nothing was judged; ``3/3 recovered, median 600 (400–1,000)`` when every
-    repetition recovered; ``1/3 recovered`` in bold; ``✗ never (0/3)`` in bold red."""
+    repetition recovered; ``1/3 recovered`` in bold; ``✗ never (0/3)`` in bold red (times in
+    the simulation's time unit, which the table's title names)."""
     if summary is None:
         return Text("—", style="dim")
     text = summary.text(recovery_number)
@@ -102,16 +108,34 @@ def silent_columns(sections: list[list[dict[str, float | None]]]) -> list[str]:
             if all(row[col] == 0 for section in sections for row in section)]
 
 
+def served_enough(section: list[dict[str, float | None]]) -> list[bool]:
+    """Per row: did the strategy serve at least ``SERVED_SHARE`` of the most any strategy served?
+
+    Latency percentiles cover successful requests only: a strategy that leaves most clients
+    unserved has fast percentiles over the few it served (and sends few requests if its clients
+    give up), which says nothing about serving everyone. Rows with nothing to compare pass.
+    """
+    most = max((row["successes"] for row in section if not math.isnan(row["successes"])), default=0)
+    return [not most > 0 or row["successes"] >= SERVED_SHARE * most for row in section]
+
+
 def best_rows(section: list[dict[str, float | None]]) -> dict[str, int | None]:
-    """The row with the fewest requests and the one with the lowest p50 (★).
+    """The row with the fewest requests and the one with the lowest p50 (★), among strategies
+    that served about as many as the best served (``served_enough``).
 
     A strategy that did not recover in every repetition is no one's best, however few requests it
     got through (unless none did).
     """
     failed = [row["recovery"] is not None and not row["recovery"].all_recovered for row in section]
     eligible = [not f for f in failed] if not all(failed) else [True] * len(section)
+    eligible = [ok and served for ok, served in zip(eligible, served_enough(section))]
     return {col: _lowest([row[col] if ok else math.nan for row, ok in zip(section, eligible)])
             for col in ("requests", "p50")}
+
+
+def column_header(col: str, time_unit: str) -> str:
+    """A column's header in the CLI table: goodput says its rate (``goodput/tick``)."""
+    return f"goodput/{time_unit}" if col == "goodput" else col
 
 
 def format_value(col: str, value: float) -> str:
@@ -138,8 +162,9 @@ def latency_table(result: SweepResult, palette: Palette | None = None,
                                *(("recovery",) if has_outage else ()))
                if col not in silent and col not in hidden]
 
+    unit = spec.time_unit
     table = _table(f"{spec.title} · {spec.control.type_name} · {spec.workload.NAME} workload · "
-                   f"{spec.repeat} repeats")
+                   f"{spec.repeat} repeats · times in {unit}")
     table.add_column("clients", justify="right", no_wrap=True)
     # Labels wrap before numbers do, but never down to nothing (LatencyReport drops columns first).
     table.add_column("strategy", min_width=min(STRATEGY_MIN_WIDTH, max(map(len, spec.labels))))
@@ -147,7 +172,7 @@ def latency_table(result: SweepResult, palette: Palette | None = None,
         if col == "recovery":  # the verdict wraps rather than widen the table
             table.add_column(col, justify="right", min_width=RECOVERY_MIN_WIDTH)
         else:
-            table.add_column(col, justify="right", no_wrap=True)
+            table.add_column(column_header(col, unit), justify="right", no_wrap=True)
 
     for k, n in enumerate(spec.clients):
         if k:
@@ -165,9 +190,11 @@ def latency_table(result: SweepResult, palette: Palette | None = None,
                                          best.get(col) == s, accent))
             table.add_row(*cells)
 
-    notes = [f"{BEST} fewest requests and lowest p50 at each client count. Counts are means over "
-             f"repetitions; latency (first attempt to success, successful requests only) is pooled "
-             f"over them; goodput is successes per time unit."]
+    notes = [f"{BEST} fewest requests and lowest p50 at each client count, among strategies that "
+             f"served at least {SERVED_SHARE:.0%} as many as the best served. Counts are means over "
+             f"repetitions (unfinished: clients still waiting at the horizon); latency (first attempt "
+             f"to success, successful requests only) is pooled over them; goodput is successes "
+             f"{per_unit(unit)}."]
     if has_outage:
         notes.append(f"recovery: repetitions whose goodput came back to 90% of its pre-outage "
                      f"level and median latency to within 2x, to the horizon; median time from "

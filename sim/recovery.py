@@ -210,11 +210,13 @@ class RecoverySummary:
         """Median recovery time of the repetitions that recovered (nan if none did)."""
         return float(np.median(self.times)) if self.times else math.nan
 
-    def text(self, number=lambda v: f"{v:,.1f}") -> str:
-        """``3/3 recovered, median 0.6 (0.4–1.0)``, ``1/3 recovered`` or ``never (0/3)``."""
+    def text(self, number=lambda v: f"{v:,.1f}", unit: str = "") -> str:
+        """``3/3 recovered, median 0.6 (0.4–1.0)``, ``1/3 recovered`` or ``never (0/3)``; with
+        ``unit``, the median says it (``median 600 ms (400–1,000)``)."""
         if self.never:
             return f"never (0/{self.runs})"
         if not self.all_recovered:
             return f"{self.recovered}/{self.runs} recovered"
         spread = f" ({number(self.times[0])}–{number(self.times[-1])})" if self.runs > 1 else ""
-        return f"{self.runs}/{self.runs} recovered, median {number(self.median)}{spread}"
+        median = f"{number(self.median)} {unit}" if unit else number(self.median)
+        return f"{self.runs}/{self.runs} recovered, median {median}{spread}"

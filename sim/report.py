@@ -1,7 +1,8 @@
 """Rich renderables for the terminal: a sweep's metrics table and a run's event history.
 
 Colour is never the only signal: the best strategy carries a ★ and strategies statistically tied
-with it carry "≈ best", so the tables read the same over SSH without colour.
+with it a "≈" before their difference, so the tables read the same over SSH without colour. The
+"vs best" cell is ``sim.versus``'s text, the same as in the app and the metrics CSV.
 """
 
 from __future__ import annotations
@@ -14,11 +15,9 @@ from rich.text import Text
 from . import events as ev
 from .engine import History
 from .palette import Palette
-from .stats import significantly_different
 from .sweep import SweepResult
-
-BEST_MARK = "★ best"
-TIED_MARK = "≈ best"
+from .units import DEFAULT_TIME_UNIT
+from .versus import TIED, ci_note, cost_versus_best
 
 
 def _cell(mean: float, ci: float, digits: int = 1) -> str:
@@ -27,31 +26,25 @@ def _cell(mean: float, ci: float, digits: int = 1) -> str:
     return f"{mean:,.{digits}f} ± {ci:,.{digits}f}"
 
 
-def versus_best(result: SweepResult, s: int, k: int, best: int) -> str:
-    """``★ best``, ``≈ best`` (paired cost difference not significant) or ``+12%`` over the best."""
-    if s == best:
-        return BEST_MARK
-    cost = result.cost[:, k, :]
-    if not significantly_different(cost[s], cost[best]):
-        return TIED_MARK
-    best_mean = float(cost[best].mean())
-    extra = float(cost[s].mean()) - best_mean
-    return f"+{100 * extra / best_mean:.0f}%" if best_mean > 0 else f"+{extra:,.1f}"
+def versus_best(result: SweepResult, s: int, k: int) -> str:
+    """The "vs best" cell of strategy ``s`` at client-count index ``k`` (``sim.versus``)."""
+    return cost_versus_best(result, s, k).text
 
 
 def metrics_table(result: SweepResult, palette: Palette | None = None) -> Table:
     """Mean ± 95% CI of work, duration and cost per strategy, grouped by client count."""
     spec = result.spec
     accent = palette.base["accent"] if palette else "yellow"
-    table = Table(title=f"{spec.title} · {spec.control.type_name} · {spec.repeat} repeats, mean ± 95% CI",
+    table = Table(title=f"{spec.title} · {spec.control.type_name} · {spec.repeat} repeats, "
+                        f"{ci_note(spec.repeat)}",
                   title_justify="left", header_style="bold")
     table.add_column("clients", justify="right")
     table.add_column("strategy")
     table.add_column("work", justify="right")
-    table.add_column("duration", justify="right")
+    table.add_column(f"duration ({spec.time_unit})", justify="right")
     table.add_column("cost", justify="right")
     table.add_column("gave up", justify="right")
-    table.add_column("vs best", justify="left")
+    table.add_column("cost vs best", justify="left")
     for k, n in enumerate(spec.clients):
         if k:
             table.add_section()
@@ -60,19 +53,19 @@ def metrics_table(result: SweepResult, palette: Palette | None = None) -> Table:
             cells = [_cell(e.mean, e.ci95) for e in
                      (result.summary(name, s, k) for name in ("work", "duration", "cost"))]
             gave_up = result.summary("gave_up", s, k).mean
-            mark = versus_best(result, s, k, best)
-            style = f"bold {accent}" if s == best else ("" if mark == TIED_MARK else "dim")
+            versus = cost_versus_best(result, s, k)
+            style = f"bold {accent}" if s == best else ("" if versus.verdict == TIED else "dim")
             table.add_row(str(n) if s == 0 else "", label, *cells, f"{gave_up:,.1f}",
-                          Text(mark, style=style), style="bold" if s == best else None)
+                          Text(versus.text, style=style), style="bold" if s == best else None)
     return table
 
 
 def history_table(history: History, title: str | None = None, palette: Palette | None = None,
-                  limit: int | None = None) -> Table:
-    """A recorded run's events: time (2 decimals), client id, event type and detail; only the
-    first ``limit`` of them when given (see ``more_events_note`` for the rest)."""
+                  limit: int | None = None, time_unit: str = DEFAULT_TIME_UNIT) -> Table:
+    """A recorded run's events: time (2 decimals, in ``time_unit``), client id, event type and
+    detail; only the first ``limit`` of them when given (see ``more_events_note`` for the rest)."""
     table = Table(title=title, title_justify="left", header_style="bold")
-    table.add_column("time", justify="right")
+    table.add_column(f"time ({time_unit})", justify="right")
     table.add_column("client_id", justify="right")
     table.add_column("event_type")
     table.add_column("event_detail")
@@ -86,9 +79,12 @@ def history_table(history: History, title: str | None = None, palette: Palette |
     return table
 
 
-def more_events_note(total: int, shown: int, events_file: str) -> str | None:
-    """Where the events a head of ``shown`` out of ``total`` left out are; None if none were."""
+def more_events_note(total: int, shown: int, events_file: str,
+                     time_unit: str = DEFAULT_TIME_UNIT) -> str | None:
+    """Where the events a head of ``shown`` out of ``total`` left out are; None if none were.
+    An events file does not record its time unit: the replay command names it unless ms."""
     if shown >= total:
         return None
+    option = f" --time-unit {time_unit}" if time_unit != DEFAULT_TIME_UNIT else ""
     return (f"… {total - shown:,} more events; browse them with: "
-            f"backoff-sim replay {events_file}")
+            f"backoff-sim replay{option} {events_file}")

@@ -60,9 +60,10 @@ def paired_difference(a: np.ndarray, b: np.ndarray) -> Estimate:
     return estimate(np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64))
 
 
-def significantly_different(a: np.ndarray, b: np.ndarray) -> bool:
-    """True when the paired 95% CI of ``a - b`` excludes zero."""
+def significantly_different(a: np.ndarray, b: np.ndarray) -> bool | None:
+    """True when the paired 95% CI of ``a - b`` excludes zero; None when there is no CI (a
+    single pair): one repetition can say which is lower, not whether that is significant."""
     d = paired_difference(a, b)
     if math.isnan(d.ci95):
-        return d.mean != 0
+        return None
     return abs(d.mean) > d.ci95

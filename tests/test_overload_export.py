@@ -83,8 +83,8 @@ def test_latency_csv_one_row_per_strategy_and_clients(outage: SweepResult) -> No
     rows = _rows(latency_csv_text(outage))
     assert tuple(rows[0]) == LATENCY_HEADER
     assert LATENCY_HEADER == ("simulation", "strategy", "clients", "p50", "p75", "p90", "p99", "max",
-                              "requests", "successes", "timeouts", "gave_up",
-                              "recovered_runs", "runs", "recovery_time_median")
+                              "requests", "successes", "timeouts", "gave_up", "unfinished",
+                              "goodput", "recovered_runs", "runs", "recovery_time_median")
     body = rows[1:]
     assert [(row[1], row[2]) for row in body] == [(label, str(n)) for label in spec.labels
                                                    for n in spec.clients]
@@ -92,8 +92,9 @@ def test_latency_csv_one_row_per_strategy_and_clients(outage: SweepResult) -> No
         s, k = spec.labels.index(row[1]), spec.clients.index(int(row[2]))
         pct = outage.latency(s, k)
         assert row[3:8] == [format_float(pct[p]) for p in ("p50", "p75", "p90", "p99", "max")]
-        assert row[8:12] == [format_float(outage.open_mean(name, s, k))
-                             for name in ("requests", "successes", "timeouts", "gave_up")]
+        assert row[8:14] == [format_float(outage.open_mean(name, s, k))
+                             for name in ("requests", "successes", "timeouts", "gave_up",
+                                          "unfinished", "goodput")]
 
 
 def test_a_run_that_never_recovers_reads_never(outage: SweepResult) -> None:

@@ -56,5 +56,8 @@ def test_readme_lists_every_config_key_with_its_default() -> None:
     expected = (_SIMULATION_KEYS | (_TOP_LEVEL_KEYS - {"simulation"}) | set(model_fields))
     assert set(documented) == expected
     assert documented["work_to_duration"] == repr(DEFAULT_WORK_TO_DURATION)
+    from sim.units import DEFAULT_TIME_UNIT
+
+    assert documented["time_unit"] == toml_value(DEFAULT_TIME_UNIT)
     for name, f in model_fields.items():  # the models' own defaults, as TOML writes them
         assert documented[name] == ("—" if f.default is MISSING else toml_value(f.default)), name

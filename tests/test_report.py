@@ -6,8 +6,9 @@ import numpy as np
 from rich.console import Console
 
 from sim.engine import record_run
-from sim.report import BEST_MARK, TIED_MARK, history_table, metrics_table, versus_best
+from sim.report import history_table, metrics_table, versus_best
 from sim.sweep import SweepResult
+from sim.versus import BEST_MARK
 from support import make_spec
 
 STRATEGIES = [{"type": "Constant", "constant": 0.5, "name": "cheap"},
@@ -36,14 +37,17 @@ def _render(renderable) -> str:
 def test_best_tied_and_worse_are_marked() -> None:
     result = _result()
     assert result.best_by_cost(0) == 0
-    assert versus_best(result, 0, 0, 0) == BEST_MARK
-    assert versus_best(result, 1, 0, 0) == TIED_MARK
-    assert versus_best(result, 2, 0, 0) == "+45%"
+    assert versus_best(result, 0, 0) == BEST_MARK
+    # tied: paired differences 1, -2, 3, -1: mean 0.25, sd 2.217, CI 3.1824·2.217/2 = 3.53;
+    # 0.25 of the best mean cost 111.25 is 0.22%
+    assert versus_best(result, 1, 0) == "≈ +0.2 ± 3.5 (+0.2%)"
+    # costly: 50 more in every repetition (CI 0), 50/111.25 = 45% more
+    assert versus_best(result, 2, 0) == "+50.0 ± 0.0 (+45%)"
     lines = {line.split("│")[2].strip(): line for line in _render(metrics_table(result)).splitlines()
              if line.count("│") > 3}
     assert BEST_MARK in lines["cheap"]
-    assert TIED_MARK in lines["tied"]
-    assert "+45%" in lines["costly"]
+    assert "≈ +0.2 ± 3.5 (+0.2%)" in lines["tied"]
+    assert "+50.0 ± 0.0 (+45%)" in lines["costly"]
     assert "111.2 ± 13.6" in lines["cheap"]  # cost: 10 work + mean duration, with its 95% CI
 
 

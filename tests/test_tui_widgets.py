@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import io
 from pathlib import Path
 
 import numpy as np
 import pytest
 from rich.text import Text
+from rich.console import Console
 from support import make_spec
 from textual.app import App, ComposeResult
 from textual.message import Message
@@ -25,8 +27,9 @@ from tui.theme import (EVENT_GLYPHS, event_style, event_styles, palette_for, reg
 from tui.widgets.charts import (MetricsChart, RequestPoints, RequestsChart, client_ticks,
                                 fit_title, hex_to_rgb, thin_ticks)
 from tui.widgets.strategy_table import PLACEHOLDER
-from tui.widgets.metrics_table import (BEST_MARK, SAME_MARK, MetricsTable,
-                                       comparison_rows)
+from tui.widgets.metrics_table import MetricsTable, comparison_rows
+from sim.report import metrics_table, versus_best
+from sim.versus import BEST_MARK
 
 STRATEGIES = [{"type": "Constant", "constant": 0.5},
               {"type": "FullJitteredExpo", "base": 2.0, "cap": 1000.0}]
@@ -212,10 +215,13 @@ def test_significance_marks_with_known_arrays() -> None:
     worse = [b + d for b, d in zip(base, [5.1, 4.9, 5.0, 5.2, 4.8])]  # +5.0, clearly worse
     result = hand_made_result(5, [close, base, worse])
     rows = comparison_rows(result, 0)
-    assert [r.versus_best for r in rows][:2] == [SAME_MARK, BEST_MARK]
+    # close: differences 0.5, -0.5, 0.3, -0.3, 0.1: mean 0.02 (0.1% of the best's 22), sd 0.415,
+    # CI 2.7764·0.415/√5 = 0.5, which includes zero
+    assert [r.versus_best for r in rows][:2] == ["≈ +0.0 ± 0.5 (+0.1%)", BEST_MARK]
     assert rows[1].best and not rows[0].best and rows[0].same_as_best
     d = paired_difference(result.cost[2, 0], result.cost[1, 0])
-    assert rows[2].versus_best == f"+{d.mean:.1f} ± {d.ci95:.1f}" == "+5.0 ± 0.2"
+    # worse: +5.0 ± 0.2, and 5/22 = 23% more than the best
+    assert rows[2].versus_best == f"+{d.mean:.1f} ± {d.ci95:.1f} (+23%)" == "+5.0 ± 0.2 (+23%)"
     assert not rows[2].same_as_best
     assert rows[1].cost == "22.0 ± 2.0"
     assert rows[1].gave_up == "0.0"
@@ -227,14 +233,33 @@ def test_significance_marks_with_known_arrays() -> None:
             widget.show(result, 0)
             await pilot.pause()
             column = [str(widget.table.get_row_at(i)[-1]) for i in range(3)]
-            assert column == [SAME_MARK, BEST_MARK, "+5.0 ± 0.2"]
+            assert column == ["≈ +0.0 ± 0.5 (+0.1%)", BEST_MARK, "+5.0 ± 0.2 (+23%)"]
     run(main())
 
 
-def test_single_repetition_difference_has_no_interval() -> None:
+def test_single_repetition_difference_has_no_interval_and_no_significance() -> None:
+    """One repetition: the difference and its percentage, but "n/a" for the CI, and neither
+    "≈" nor a significant verdict (costs 22, 20, 20: +2 is 10% of 20)."""
     result = hand_made_result(1, [[12.0], [10.0], [10.0]])
     rows = comparison_rows(result, 0)
-    assert [r.versus_best for r in rows] == ["+2.0", BEST_MARK, SAME_MARK]
+    assert [r.versus_best for r in rows] == ["+2.0 ± n/a (+10%)", BEST_MARK, "+0.0 ± n/a (+0.0%)"]
+    assert not any(r.same_as_best for r in rows)
+    cli = Console(record=True, width=200, color_system=None, file=io.StringIO())
+    cli.print(metrics_table(result))
+    text = cli.export_text()
+    assert "+2.0 ± n/a (+10%)" in text and "≈" not in text and "no CI or significance (n/a)" in text
+
+
+def test_vs_best_reads_the_same_in_the_app_and_the_cli(sweep: SweepResult) -> None:
+    for k in range(len(sweep.spec.clients)):
+        app_cells = [row.versus_best for row in comparison_rows(sweep, k)]
+        assert app_cells == [versus_best(sweep, s, k) for s in range(len(sweep.spec.labels))]
+        assert BEST_MARK in app_cells
+        cli = Console(record=True, width=200, color_system=None, file=io.StringIO())
+        cli.print(metrics_table(sweep))
+        text = cli.export_text()
+        for cell in app_cells:
+            assert cell in text
 
 
 # Charts ----------------------------------------------------------------------------------------

@@ -53,7 +53,7 @@ class BackoffApp(App[None]):
     cursor: var[int] = var(0)
     playing: var[bool] = var(False)
     speed: var[float] = var(1.0)
-    clock: var[float] = var(0.0)  # simulated time of the playback, in ms
+    clock: var[float] = var(0.0)  # simulated time of the playback, in the run's time unit
 
     def __init__(self, source: Source, *, theme: str = DEFAULT_THEME, animated: bool = True,
                  sweep_workers: int | None = None, out_dir: Path | str = DEFAULT_OUT,
@@ -227,7 +227,7 @@ class BackoffApp(App[None]):
         # Prefilled with the exact time (repr: the shortest text that reads back to the same
         # float), so Enter on it goes nowhere; a rounded value could land on an earlier event.
         self.push_screen(NumberPrompt(
-            "Go to time", f"milliseconds, 0 to {data.total_time:.1f}: the cursor goes to the "
+            "Go to time", f"{data.time_unit}, 0 to {data.total_time:.1f}: the cursor goes to the "
                           "last event at or before it", value=repr(self.current_time),
             minimum=0), go)
 

@@ -71,6 +71,9 @@ def build_replay_parser() -> argparse.ArgumentParser:
         description="Open the app on runs exported as <title>_events.csv (by `backoff-sim run` "
                     "or the app's export key): play and step them without simulating.")
     parser.add_argument("file", metavar="FILE", type=Path, help="an exported *_events.csv file")
+    parser.add_argument("--time-unit", metavar="UNIT", default="ms",
+                        help="what the file's times are in, for the labels (an events file does "
+                             "not say; default: ms, e.g. tick for examples/spike_queue.toml)")
     _add_view_options(parser)
     return parser
 
@@ -108,8 +111,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(args_list[1:] if replay else args_list)
     if args.theme not in available_themes():
         return _fail(f"unknown theme {args.theme!r}: choose one of {', '.join(available_themes())}")
+    if replay:
+        from sim.units import time_unit_problem
+
+        problem = time_unit_problem(args.time_unit)
+        if problem:
+            return _fail(f"--time-unit {problem}")
     try:
-        source = (_replay_source(args.file) if replay else
+        source = (_replay_source(args.file, args.time_unit) if replay else
                   _config_source(args.config, args.seed, args.out, args.workers, args.force))
     except UserError as exc:
         return _fail(*exc.lines())
@@ -160,12 +169,12 @@ def _config_source(path: Path | None, seed: int | None, out: Path, workers: int 
     return ConfigSource(config)
 
 
-def _replay_source(path: Path):
+def _replay_source(path: Path, time_unit: str = "ms"):
     from sim.export.csv_files import read_events_csv
 
     from .source import ReplaySource
 
-    return ReplaySource(read_events_csv(path), path)
+    return ReplaySource(read_events_csv(path), path, time_unit)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-# Simulated milliseconds per real second.
+from sim import units
+
+# Simulated time units (ms by default) per real second.
 SPEEDS: tuple[float, ...] = (0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000,
                              10_000, 20_000, 50_000, 100_000)
 # A whole run plays in about this many seconds at the initial speed.
@@ -31,8 +33,8 @@ def change_speed(speed: float, steps: int) -> float:
     return SPEEDS[index]
 
 
-def format_speed(speed: float) -> str:
-    return f"{speed:g} ms/s"
+def format_speed(speed: float, unit: str = units.DEFAULT_TIME_UNIT) -> str:
+    return units.format_speed(speed, unit)
 
 
 def clamp(index: int, n: int) -> int:

@@ -39,7 +39,7 @@ def record_run_data(spec: SimulationSpec, label: str, clients: int, repetition: 
     data = RunData.from_columns(np.asarray(history.times, dtype=np.float64),
                                 np.asarray(history.clients, dtype=np.int32),
                                 np.asarray(history.packed, dtype=np.int64), clients,
-                                run.open_metrics)
+                                run.open_metrics, time_unit=spec.time_unit)
     if geometry is not None:
         cached_grid(data, *geometry)
     return data

@@ -17,6 +17,7 @@ import numpy as np
 from sim import events as ev
 from sim.engine import History
 from sim.open_metrics import OpenRunMetrics
+from sim.units import DEFAULT_TIME_UNIT
 
 from .marks import CODE_RANK
 from .request_points import RequestPoints
@@ -42,22 +43,24 @@ class RunData:
     outages: tuple[tuple[float, float], ...] = ()  # (start, end) of each server pause
     series: RunSeries | None = None  # time series of a run against a replying server
     source_history: History | None = None  # the history converted, when there was one
+    time_unit: str = DEFAULT_TIME_UNIT  # what the times are in (the config's ``time_unit``)
     # The timeline's binnings of this run by (lanes, columns), see ``timeline_grid``.
     grids: dict = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_history(cls, history: History, n_clients: int | None = None,
-                     open_metrics: OpenRunMetrics | None = None) -> RunData:
+                     open_metrics: OpenRunMetrics | None = None,
+                     time_unit: str = DEFAULT_TIME_UNIT) -> RunData:
         """Convert a history's columns once (see ``from_columns``)."""
         return cls.from_columns(np.asarray(history.times, dtype=np.float64),
                                 np.asarray(history.clients, dtype=np.int32),
                                 np.asarray(history.packed, dtype=np.int64), n_clients,
-                                open_metrics, history)
+                                open_metrics, history, time_unit)
 
     @classmethod
     def from_columns(cls, times: np.ndarray, clients: np.ndarray, packed: np.ndarray,
                      n_clients: int | None = None, open_metrics: OpenRunMetrics | None = None,
-                     history: History | None = None) -> RunData:
+                     history: History | None = None, time_unit: str = DEFAULT_TIME_UNIT) -> RunData:
         """Derive every view's arrays; ``n_clients`` defaults to the highest client id + 1.
 
         ``open_metrics`` (a simulated overload run's) gives the exact time series; without them
@@ -80,7 +83,7 @@ class RunData:
         elif is_open_run(codes):
             series = RunSeries.from_events(times, clients, codes, details)
         return cls(times, clients, codes, details, n_clients, ranks, server_mask, requests,
-                   outages, series, history)
+                   outages, series, history, time_unit)
 
     @cached_property
     def history(self) -> History:

@@ -15,6 +15,7 @@ from pathlib import Path
 from sim.config import Config, SimulationSpec
 from sim.engine import History
 from sim.sweep import Progress, ShouldStop, SweepResult, run_sweeps
+from sim.units import DEFAULT_TIME_UNIT
 
 from .recorder import Geometry, RunRecorder
 from .run_series import is_open_run
@@ -71,12 +72,17 @@ class Source(ABC):
     def is_open(self, simulation: str) -> bool:
         """True for a simulation against a replying server (latencies, time series, outages)."""
 
+    def time_unit(self, simulation: str) -> str:
+        """What the simulation's times are in, for every label (``ms`` unless told)."""
+        return DEFAULT_TIME_UNIT
+
     def run_data(self, selection: Selection, recorder: RunRecorder | None = None,
                  geometry: Geometry | None = None,
                  should_stop: ShouldStop = lambda: False) -> RunData:
         """The selected run, converted for the views and binned for the timeline's
         ``geometry`` (blocking: call it from a worker)."""
-        data = RunData.from_history(self.history(selection), selection.clients)
+        data = RunData.from_history(self.history(selection), selection.clients,
+                                    time_unit=self.time_unit(selection.simulation))
         if geometry is not None:
             cached_grid(data, *geometry)
         return data
@@ -171,6 +177,9 @@ class ConfigSource(Source):
     def is_open(self, simulation: str) -> bool:
         return self.spec(simulation).is_open
 
+    def time_unit(self, simulation: str) -> str:
+        return self.spec(simulation).time_unit
+
     def sweep(self, simulation: str, *, workers: int | None, progress: Progress | None = None,
               should_stop: ShouldStop | None = None) -> SweepResult:
         """Every strategy × client count × repetition of one simulation (blocking)."""
@@ -186,11 +195,13 @@ class ReplaySource(Source):
 
     replay = True
 
-    def __init__(self, runs: Mapping[RunCoordinates, History], path: Path) -> None:
+    def __init__(self, runs: Mapping[RunCoordinates, History], path: Path,
+                 time_unit: str = DEFAULT_TIME_UNIT) -> None:
         if not runs:
             raise ValueError("a replay needs at least one run")
         self.runs = dict(runs)
         self.path = path
+        self._time_unit = time_unit  # an events file does not say; ``replay --time-unit`` does
         # Scanned once, before the app starts: whether each simulation's events come from a
         # replying server (the first open run decides).
         self._open: dict[str, bool] = {}
@@ -232,3 +243,6 @@ class ReplaySource(Source):
 
     def is_open(self, simulation: str) -> bool:
         return self._open.get(simulation, False)
+
+    def time_unit(self, simulation: str) -> str:
+        return self._time_unit

@@ -1,26 +1,20 @@
 """Axis ticks and time labels shared by the timeline's ruler and the time-series charts.
 
-Times are simulated milliseconds; spans of ten seconds or more read better in seconds. Ticks
-fall on round values (0 15 30 45 s, never 0 15.25 30.51), and counts on whole numbers.
+Times are in the simulation's ``time_unit`` (``sim.units``): milliseconds by default, whose
+spans of ten seconds or more read better in seconds. Ticks fall on round values (0 15 30 45 s,
+never 0 15.25 30.51), and counts on whole numbers.
 """
 
 from __future__ import annotations
 
 import math
 
-
-def time_scale(span: float) -> tuple[str, float]:
-    """The unit for a time axis and the divisor from ms: seconds from 10 s up, as the timeline."""
-    return ("s", 1000.0) if span >= 10_000 else ("ms", 1.0)
+from sim.units import DEFAULT_TIME_UNIT, display_scale, format_duration  # noqa: F401 (re-exported)
 
 
-def format_duration(ms: float) -> str:
-    """Three significant digits, never in exponent form: 0.25 ms, 12.3 ms, 3,640 ms, 12.3 s."""
-    unit, scale = time_scale(ms)
-    value = ms / scale
-    if abs(value) >= 100:
-        return f"{value:,.0f} {unit}"
-    return f"{value:.3g} {unit}"
+def time_scale(span: float, unit: str = DEFAULT_TIME_UNIT) -> tuple[str, float]:
+    """The unit for a time axis of ``span`` and the divisor to it (ms → s from 10 s up)."""
+    return display_scale(span, unit)
 
 
 def nice_ticks(end: float, count: int, start: float = 0.0) -> list[float]:

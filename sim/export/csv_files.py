@@ -26,11 +26,13 @@ from ..engine import History, Run
 from ..errors import UserError
 from ..inputs import InputFileError, read_limited
 from ..sweep import SweepResult
+from ..versus import NOT_AVAILABLE, cost_versus_best
 from .atomic import atomic_write_text
 
 METRICS_HEADER = ("simulation", "control", "strategy", "clients", "repeats", "work_mean",
                   "work_ci95", "duration_mean", "duration_ci95", "cost_mean", "cost_ci95",
-                  "gave_up_mean")
+                  "gave_up_mean", "cost_vs_best_mean", "cost_vs_best_ci95",
+                  "cost_vs_best_percent", "vs_best")
 RUNS_HEADER = ("simulation", "strategy", "clients", "repetition", "work", "duration", "cost",
                "gave_up")
 EVENTS_HEADER = ("simulation", "strategy", "clients", "repetition", "time", "client_id",
@@ -62,6 +64,11 @@ def format_float(value: float) -> str:
     return repr(float(f"{value:.{SIGNIFICANT_DIGITS}g}"))
 
 
+def format_ci(value: float, repeat: int) -> str:
+    """A 95% CI half-width; ``n/a`` for one repetition, which has none."""
+    return NOT_AVAILABLE if repeat < 2 else format_float(value)
+
+
 def csv_text(header: tuple[str, ...], rows: list[list[str]]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
@@ -71,7 +78,9 @@ def csv_text(header: tuple[str, ...], rows: list[list[str]]) -> str:
 
 
 def metrics_csv_text(result: SweepResult) -> str:
-    """One row per (strategy, client count): means and 95% CI half-widths."""
+    """One row per (strategy, client count): means and 95% CI half-widths, and the paired cost
+    difference from the best strategy at that count (``sim.versus``: its verdict is ``best``,
+    ``worse``, ``tied`` or, with one repetition, ``n/a``, as are its CIs)."""
     spec = result.spec
     rows = []
     for s, label in enumerate(spec.labels):
@@ -79,8 +88,12 @@ def metrics_csv_text(result: SweepResult) -> str:
             row = [spec.title, spec.control.type_name, label, str(n), str(spec.repeat)]
             for name in ("work", "duration", "cost"):
                 e = result.summary(name, s, k)
-                row += [format_float(e.mean), format_float(e.ci95)]
+                row += [format_float(e.mean), format_ci(e.ci95, spec.repeat)]
             row.append(format_float(result.summary("gave_up", s, k).mean))
+            versus = cost_versus_best(result, s, k)
+            row += [format_float(versus.difference.mean),
+                    format_ci(versus.difference.ci95, spec.repeat),
+                    format_float(versus.percent), versus.verdict]
             rows.append(row)
     return csv_text(METRICS_HEADER, rows)
 

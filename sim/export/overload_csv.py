@@ -20,7 +20,7 @@ from .csv_files import csv_text, format_float
 TIMESERIES_HEADER = ("simulation", "strategy", "clients", "repetition", "bucket_start",
                      *SERIES_NAMES)
 LATENCY_HEADER = ("simulation", "strategy", "clients", "p50", "p75", "p90", "p99", "max",
-                  "requests", "successes", "timeouts", "gave_up",
+                  "requests", "successes", "timeouts", "gave_up", "unfinished", "goodput",
                   "recovered_runs", "runs", "recovery_time_median")
 
 
@@ -49,7 +49,9 @@ def timeseries_csv_text(result: SweepResult) -> str:
 
 
 def latency_csv_text(result: SweepResult) -> str:
-    """One row per (strategy, client count): pooled percentiles, means over repetitions, recovery."""
+    """One row per (strategy, client count): pooled percentiles (of successful requests only),
+    means over repetitions (``unfinished``: clients still waiting at the horizon; ``goodput``:
+    successes per time unit of the simulation's ``time_unit``), recovery."""
     spec = result.spec
     rows = []
     for s, label in enumerate(spec.labels):
@@ -58,7 +60,8 @@ def latency_csv_text(result: SweepResult) -> str:
             rows.append([spec.title, label, str(n),
                          *(format_float(pct[p]) for p in ("p50", "p75", "p90", "p99", "max")),
                          *(format_float(result.open_mean(name, s, k))
-                           for name in ("requests", "successes", "timeouts", "gave_up")),
+                           for name in ("requests", "successes", "timeouts", "gave_up",
+                                        "unfinished", "goodput")),
                          *recovery_cells(result.recovery(s, k))])
     return csv_text(LATENCY_HEADER, rows)
 

@@ -16,6 +16,7 @@ import numpy as np
 from ..open_metrics import OpenRunMetrics
 from ..palette import Palette, load_palette
 from ..sweep import SweepResult
+from ..units import format_duration
 from .atomic import atomic_save_figure
 from .plots import DPI, _legend, _style_axes, _style_figure
 
@@ -39,11 +40,12 @@ def shown_runs(result: SweepResult) -> tuple[int, dict[str, OpenRunMetrics]]:
     return spec.max_clients, {label: m for label, m in runs.items() if m is not None}
 
 
-def _short(value: float) -> str:
-    """A latency or time for a title: whole units from 1000 up, one decimal below."""
+def _short(value: float, unit: str = "") -> str:
+    """A latency or time for a title: whole units from 1000 up, one decimal below, then the unit."""
     if math.isnan(value):
         return "—"
-    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:,.1f}"
+    text = f"{value:,.0f}" if abs(value) >= 1000 else f"{value:,.1f}"
+    return f"{text} {unit}" if unit else text
 
 
 def _recovery_notes(result: SweepResult, label: str, m: OpenRunMetrics) -> tuple[str, str]:
@@ -53,9 +55,12 @@ def _recovery_notes(result: SweepResult, label: str, m: OpenRunMetrics) -> tuple
     if recovery is None:
         return "", ""
     spec = result.spec
-    shown = " · never recovered" if math.isnan(recovery) else f" · recovered after {_short(recovery)}"
+    unit = spec.time_unit
+    shown = (" · never recovered" if math.isnan(recovery) else
+             f" · recovered after {_short(recovery, unit)}")
     summary = result.recovery(spec.labels.index(label), spec.clients.index(spec.max_clients))
-    return shown, (f" · all runs: {summary.text(_short)}" if summary and summary.runs > 1 else "")
+    return shown, (f" · all runs: {summary.text(_short, unit)}" if summary and summary.runs > 1
+                   else "")
 
 
 def _shade_outages(ax: Axes, result: SweepResult, palette: Palette, label_them: bool) -> None:
@@ -115,13 +120,13 @@ def timeseries_figure(result: SweepResult, palette: Palette | None = None) -> Fi
                         f"{m.timeouts:,} timeouts{shown}", fontsize=9, loc="left", color=palette.foreground)
         levels.set_title(f"{label}: server state{every_run}", fontsize=9, loc="left",
                          color=palette.foreground)
-        flows.set_ylabel(f"per {m.bucket:g} time units")
+        flows.set_ylabel(f"per bucket of {format_duration(m.bucket, spec.time_unit)}")
         levels.set_ylabel("requests")
         if row == 0:
             _legend(flows, palette)
             _legend(levels, palette)
     for ax in axes[-1]:
-        ax.set_xlabel("time")
+        ax.set_xlabel(f"time ({spec.time_unit})")
     note = f" (always 0, not drawn: {', '.join(silent)})" if silent else ""
     fig.suptitle(f"{spec.control.type_name} · {spec.title}: requests per bucket and server state, "
                  f"{clients} clients, repetition 0{note}", color=palette.foreground)
@@ -180,9 +185,11 @@ def latency_figure(result: SweepResult, palette: Palette | None = None) -> Figur
                                       color=palette.events["give_up"], alpha=0.12,
                                       label="clients that never succeeded"))
         tail = f", {failed:,} clients never succeeded" if failed else ""
-        ax.set_title(f"{label}: p50 {_short(pct['p50'])}, p99 {_short(pct['p99'])}, "
-                     f"max {_short(pct['max'])} · {m.requests:,} requests{tail}", fontsize=9, loc="left", color=palette.foreground)
-        ax.set_ylabel("latency")
+        unit = spec.time_unit
+        ax.set_title(f"{label}: p50 {_short(pct['p50'], unit)}, p99 {_short(pct['p99'], unit)}, "
+                     f"max {_short(pct['max'], unit)} · {m.requests:,} requests{tail}", fontsize=9,
+                     loc="left", color=palette.foreground)
+        ax.set_ylabel(f"latency ({unit})")
         twin.set_ylabel("requests")
         if ax is axes[0] or failed:
             legend = ax.legend(handles=handles, facecolor=palette.base["panel"],

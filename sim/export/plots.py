@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-METRIC_PANELS = (("work", "work (requests)"), ("duration", "duration (ms)"), ("cost", "cost"))
+METRIC_PANELS = (("work", "work (requests)"), ("duration", "duration ({unit})"), ("cost", "cost"))
 DPI = 100
 
 
@@ -73,7 +73,7 @@ def metrics_figure(result: SweepResult, palette: Palette | None = None) -> Figur
                     marker="o" if len(xs) == 1 else None)
             ax.fill_between(xs, mean - ci, mean + ci, color=color, alpha=0.15, linewidth=0)
         ax.set_xlabel("number of clients")
-        ax.set_ylabel(f"{ylabel}, mean ± 95% CI")
+        ax.set_ylabel(f"{ylabel.format(unit=spec.time_unit)}, mean ± 95% CI")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         _legend(ax, palette)
     fig.suptitle(f"{spec.control.type_name} · {spec.title}", color=palette.foreground)
@@ -104,7 +104,7 @@ def scatter_figure(result: SweepResult, runs: Mapping[str, Run], palette: Palett
                      fontsize=9)
         ax.set_ylabel("client id")
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    axes[-1].set_xlabel("time (ms)")
+    axes[-1].set_xlabel(f"time ({spec.time_unit})")
     fig.suptitle(f"{spec.control.type_name} · {spec.title}: client write requests over time",
                  color=palette.foreground)
     return fig

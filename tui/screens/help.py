@@ -21,16 +21,20 @@ READING: tuple[tuple[str, str], ...] = (
                  "cell shows its most telling event; lanes of 5 clients or more show bars "
                  "▂▄▆█ by events per cell instead (the legend gives the counts), coloured by "
                  "that event. ░ on the server lane: the server is paused (an outage)."),
-    ("Event log", "Every event up to the cursor, times in ms. Client — is the whole server "
-                  "(an outage's start and end)."),
+    ("Event log", "Every event up to the cursor, times in the simulation's time unit "
+                  "(time_unit in the config, ms unless it says otherwise). Client — is the "
+                  "whole server (an outage's start and end)."),
     ("Strategy table", "For a burst of writes: mean ± 95% CI over the runs at the selected "
-                       "client count. ★ lowest mean cost; ≈ best: not significantly worse "
-                       "(paired runs share their random numbers)."),
+                       "client count. ★ lowest mean cost; the others: cost difference from it "
+                       "± 95% CI (percentage); ≈: not significantly worse (paired runs share "
+                       "their random numbers); n/a: one run, no CI."),
     ("Latency table", "For servers that reply: counts are means per run; p50…max are "
-                      "latencies in ms from a request's first attempt to its success, pooled "
-                      "over the runs. ★ fewest requests and lowest p50. Recovery: runs whose "
-                      "goodput came back to 90% of its pre-outage level and median latency to "
-                      "within 2x, to the end, and their median time; ✗ never: none did."),
+                      "latencies from a request's first attempt to its success, pooled "
+                      "over the runs; unfinished: clients still waiting at the end. ★ fewest "
+                      "requests and lowest p50, among strategies that served at least 90% as "
+                      "many as the best served. Recovery: runs whose goodput came back to 90% of "
+                      "its pre-outage level and median latency to within 2x, to the end, and "
+                      "their median time; ✗ never: none did."),
     ("Time series", "For servers that reply, the current run per bucket: requests, the "
                     "server's load, failures. ░ marks an outage, the │ line the cursor; m "
                     "shows the next panel when not all fit."),

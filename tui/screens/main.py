@@ -21,6 +21,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from sim.errors import UserError
 from sim.sweep import SweepCancelled, SweepResult
+from sim.units import DEFAULT_TIME_UNIT
 
 from ..export import export_view
 from ..recorder import Cancelled, RunRecorder
@@ -164,12 +165,13 @@ class MainScreen(Screen):
         cursor = self.app.cursor
         self.query_one(Timeline).show(data, cursor)
         self.query_one(LogPane).show(data, cursor)
+        unit = data.time_unit if data is not None else DEFAULT_TIME_UNIT
         time = self.app.current_time if data is not None else None
         chart = self.query_one(RequestsChart)
-        chart.show(data.requests if data is not None else None)
+        chart.show(data.requests if data is not None else None, time_unit=unit)
         chart.set_cursor(time)
         panels = self.query_one(SeriesPanels)
-        panels.show(data.series if data is not None else None)
+        panels.show(data.series if data is not None else None, time_unit=unit)
         panels.set_cursor(time)
         self._update_status()
         self._update_timeline_title()
@@ -216,6 +218,7 @@ class MainScreen(Screen):
             clients=s.clients, repetition=s.repetition,
             repetitions=len(source.repetitions(s.simulation, s.strategy, s.clients)),
             seed=s.seed, time=app.current_time, total=data.total_time if data else 0.0,
+            time_unit=source.time_unit(s.simulation),
             index=app.cursor, count=len(data) if data else 0, playing=app.playing,
             speed=app.speed, animated=app.animated, loading=loading,
             outage=bool(data and data.in_outage(app.current_time))))

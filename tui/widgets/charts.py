@@ -23,6 +23,7 @@ from textual_plotext import Plot, PlotextPlot
 from sim.engine import History
 from sim.palette import Palette
 from sim.sweep import SweepResult
+from sim.units import DEFAULT_TIME_UNIT
 
 from ..request_points import RequestPoints  # also importable from here, as before
 from ..theme import palette_for
@@ -315,7 +316,8 @@ class MetricsChart(PaletteChart):
         plt.yticks(positions, names)
         if width >= _LABELS_MIN[0] and height >= _LABELS_MIN[1]:
             plt.xlabel("strategy" if self.bars else "clients")
-            plt.ylabel(METRIC_LABELS[self._metric])
+            label = METRIC_LABELS[self._metric]
+            plt.ylabel(f"{label} ({result.spec.time_unit})" if self._metric == "duration" else label)
 
 
 class RequestsChart(PaletteChart):
@@ -333,10 +335,12 @@ class RequestsChart(PaletteChart):
         self._reduced: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, str]] = {}
         self._cursor: float | None = None
         self._title = "client requests"
+        self._time_unit = DEFAULT_TIME_UNIT
 
     def show(self, points: RequestPoints | History | None, palette: Palette | None = None,
-             title: str | None = None) -> None:
-        """Plot a run's requests (None: an empty "no run" placeholder); resets the cursor.
+             title: str | None = None, time_unit: str = DEFAULT_TIME_UNIT) -> None:
+        """Plot a run's requests (None: an empty "no run" placeholder), times in ``time_unit``;
+        resets the cursor.
 
         Give the ``RequestPoints`` that ``RunData`` built in its worker: a ``History`` is
         converted here, on the UI thread (fine for small runs and tests only).
@@ -344,6 +348,7 @@ class RequestsChart(PaletteChart):
         if isinstance(points, History):
             points = RequestPoints.from_history(points)
         self._points = points
+        self._time_unit = time_unit
         self._reduced = {}
         self._cursor = None
         self._palette = palette
@@ -386,7 +391,7 @@ class RequestsChart(PaletteChart):
         plt.ylim(-0.5, max(points.n_clients - 0.5, 0.5))
         ticks = client_ticks(points.n_clients, plot_h)
         plt.yticks([float(t) for t in ticks], [f"{t:,}" for t in ticks])
-        unit, scale = time_scale(points.end_time)
+        unit, scale = time_scale(points.end_time, self._time_unit)
         times_at = nice_ticks(points.end_time / scale, 5 if plot_w >= 40 else 3)
         names = [f"{t:,g}" for t in times_at]
         labels = width >= _LABELS_MIN[0] and height >= _LABELS_MIN[1]

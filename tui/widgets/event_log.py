@@ -35,7 +35,15 @@ NAME_WIDTH = max(len(name) for name in ev.EVENT_NAMES)
 WHOLE_SERVER = "—"
 SERVER_NOTES: dict[int, str] = {ev.SERVER_PAUSES: "outage: the server stops",
                                 ev.SERVER_RESUMES: "outage over: the server resumes"}
-HEADER = f"{'time ms':>{TIME_WIDTH}} {'client':>{CLIENT_WIDTH}}   {'event':<{NAME_WIDTH}} detail"
+
+
+def header(time_unit: str = "ms") -> str:
+    """The log's column titles, the time column's in the run's unit (``time ms``, ``time tick``)."""
+    time = f"time {time_unit}"[:TIME_WIDTH]
+    return f"{time:>{TIME_WIDTH}} {'client':>{CLIENT_WIDTH}}   {'event':<{NAME_WIDTH}} detail"
+
+
+HEADER = header()
 
 
 SELECTED_MARK = "▶"  # in the selected line's first cell: the selection reads without colour

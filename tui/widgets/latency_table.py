@@ -3,9 +3,10 @@ latency percentiles, goodput and recovery after an outage.
 
 The numbers and marks are ``sim.open_report``'s (the CLI's latency table): counts are means over
 repetitions, latencies pooled over them, ★ marks the fewest requests and the lowest p50 among
-strategies that recovered every time; recovery reads ``3/3 · 1,600 ms`` (repetitions recovered,
-median time), ``1/3 recovered`` or ``✗ never (0/3)`` (glyph and text, not colour alone), and a
-strategy that never recovered gets the same mark before its name. Laid out by ``StrategyTable``, as the
+strategies that recovered every time and served about as many as the best served; recovery
+reads ``3/3 · 1,600 ms`` (repetitions recovered, median time in the simulation's time unit),
+``1/3 recovered`` or ``✗ never (0/3)`` (glyph and text, not colour alone), and a strategy that
+never recovered gets the same mark before its name. Laid out by ``StrategyTable``, as the
 contention table is.
 """
 
@@ -16,11 +17,12 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
-from sim.open_report import (BEST, NARROW_DROP_ORDER, NEVER_MARK, best_rows, format_value,
-                             silent_columns, strategy_values)
+from sim.open_report import (BEST, NARROW_DROP_ORDER, NEVER_MARK, SERVED_SHARE, best_rows,
+                             format_value, silent_columns, strategy_values)
 from sim.palette import Palette
 from sim.recovery import RecoverySummary
 from sim.sweep import SweepResult
+from sim.units import DEFAULT_TIME_UNIT
 
 from ..plural import count
 from ..table_fit import column_width
@@ -31,7 +33,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("strategy", "Strategy"), ("requests", "Requests"), ("successes", "Successes"),
     ("timeouts", "Timeouts"), ("gave up", "Gave up"), ("unfinished", "Unfinished"),
     ("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("max", "max"),
-    ("goodput", "Goodput/s"), ("recovery", "Recovery"),
+    ("goodput", "Goodput"), ("recovery", "Recovery"),
 )
 HEADERS = dict(COLUMNS)
 MARKED = ("requests", "p50")
@@ -48,15 +50,15 @@ class LatencyRow:
 
 
 def format_goodput(value: float) -> str:
-    """Successes per second (times are in ms)."""
-    return "—" if math.isnan(value) else f"{value * 1000:.3g}"
+    """Successes per time unit (the header names the unit), as the CLI table and the CSV."""
+    return format_value("goodput", value)
 
 
-def format_time(value: float) -> str:
-    return f"{value:,.0f} ms" if value >= 1000 else f"{value:,.1f} ms"
+def format_time(value: float, time_unit: str = DEFAULT_TIME_UNIT) -> str:
+    return f"{value:,.0f} {time_unit}" if value >= 1000 else f"{value:,.1f} {time_unit}"
 
 
-def format_recovery(summary: RecoverySummary | None) -> str:
+def format_recovery(summary: RecoverySummary | None, time_unit: str = DEFAULT_TIME_UNIT) -> str:
     """``3/3 · 1,600 ms`` (all recovered, median), ``1/3 recovered``, ``✗ never (0/3)``, ``—``."""
     if summary is None:
         return "—"
@@ -64,7 +66,7 @@ def format_recovery(summary: RecoverySummary | None) -> str:
         return f"{NEVER_GLYPH} {summary.text()}"
     if not summary.all_recovered:
         return summary.text()
-    return f"{summary.recovered}/{summary.runs} · {format_time(summary.median)}"
+    return f"{summary.recovered}/{summary.runs} · {format_time(summary.median, time_unit)}"
 
 
 def latency_rows(result: SweepResult, clients_index: int) -> tuple[list[LatencyRow], list[str]]:
@@ -80,7 +82,7 @@ def latency_rows(result: SweepResult, clients_index: int) -> tuple[list[LatencyR
         for key, _ in COLUMNS[1:]:
             value = values[key]
             if key == "recovery":
-                cells[key] = format_recovery(value)
+                cells[key] = format_recovery(value, spec.time_unit)
             elif key == "goodput":
                 cells[key] = format_goodput(value)
             else:
@@ -96,7 +98,8 @@ class LatencyTable(StrategyTable):
     """Requests, outcomes, latency percentiles, goodput and recovery per strategy."""
 
     CAPTION_ID = "latency-caption"
-    REQUIRED = ("strategy", "requests", "p50", "recovery")
+    # unfinished says what p50 covers (successful requests only): never left out
+    REQUIRED = ("strategy", "requests", "unfinished", "p50", "recovery")
     PRIORITY = tuple(reversed(NARROW_DROP_ORDER))  # the CLI's drop order, most telling first
 
     def __init__(self, *, name: str | None = None, id: str | None = None,
@@ -113,6 +116,8 @@ class LatencyTable(StrategyTable):
         return len(self.rows)
 
     def header(self, key: str) -> str:
+        if key == "goodput" and self._result is not None:
+            return f"{HEADERS[key]}/{self._result.spec.time_unit}"
         return HEADERS[key]
 
     @staticmethod
@@ -123,7 +128,7 @@ class LatencyTable(StrategyTable):
         keys = [k for k, _ in COLUMNS if k not in self.silent]
         if self._result is not None and not self._result.spec.outages:
             keys.remove("recovery")
-        return {k: column_width(HEADERS[k], [self._label(r) if k == "strategy" else r.cells[k]
+        return {k: column_width(self.header(k), [self._label(r) if k == "strategy" else r.cells[k]
                                              for r in self.rows]) for k in keys}
 
     def caption(self, result: SweepResult, hidden: int) -> str:
@@ -131,7 +136,8 @@ class LatencyTable(StrategyTable):
         spec = result.spec
         notes = [f"{count(spec.clients[self._clients_index], 'client')} · "
                  f"{count(spec.repeat, 'run')} each · "
-                 f"latency in ms · {BEST} fewest requests, lowest p50"]
+                 f"latency in {spec.time_unit} · {BEST} fewest requests, lowest p50 "
+                 f"(≥ {SERVED_SHARE:.0%} served)"]
         if any(row.never_recovered for row in self.rows):
             notes.append(f"{NEVER_GLYPH} never recovered")
         if self.silent:

@@ -14,9 +14,11 @@ from textual.containers import Vertical
 from textual.markup import escape
 from textual.widgets import Input, Static
 
+from sim.units import DEFAULT_TIME_UNIT
+
 from ..log_filter import FilterError, next_match, parse_filter
 from ..rundata import RunData
-from .event_log import HEADER, EventLog
+from .event_log import HEADER, EventLog, header
 from .filter_input import FilterInput
 
 
@@ -53,6 +55,9 @@ class LogPane(Vertical):
 
     def show(self, data: RunData | None, cursor: int) -> None:
         self.log.show(data, cursor)
+        # the time column's title names the run's unit (time ms, time tick)
+        self.query_one("#log-header", Static).update(
+            header(data.time_unit if data is not None else DEFAULT_TIME_UNIT))
         self.update_title()
 
     def set_cursor(self, cursor: int) -> None:

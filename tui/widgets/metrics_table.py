@@ -1,29 +1,27 @@
 """The strategy comparison at one client count: means with 95% CIs, and which differences count.
 
 Every strategy ran on the same seeds (common random numbers), so costs are compared pairwise:
-the best mean cost is starred, a strategy whose paired difference from it has a 95% CI that
-includes zero is "≈ best", and the others show that difference with its CI. Each strategy
-carries the marker and colour of its line in the metrics chart. Laid out by ``StrategyTable``.
+the best mean cost is starred, and the others show their paired difference from it with its 95%
+CI and as a percentage, marked "≈" when that CI includes zero (``sim.versus``, the CLI's cell
+too). Each strategy carries the marker and colour of its line in the metrics chart. Laid out by
+``StrategyTable``.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from rich.text import Text
 
 from sim.palette import Palette
-from sim.stats import paired_difference, significantly_different
 from sim.sweep import SweepResult
+from sim.versus import BEST, TIED, TIED_MARK, ci_note, cost_versus_best
 
 from ..plural import count
 from ..table_fit import column_width
 from .charts import series_marker
 from .strategy_table import StrategyTable
 
-BEST_MARK = "★ best"
-SAME_MARK = "≈ best"
 COLUMNS: tuple[str, ...] = ("Strategy", "Work", "Duration", "Cost", "Gave up", "Cost vs best")
 
 
@@ -41,36 +39,21 @@ class StrategyRow:
     same_as_best: bool
 
 
-def _signed(mean: float, ci95: float) -> str:
-    if math.isnan(ci95):
-        return f"{mean:+,.1f}"
-    return f"{mean:+,.1f} ± {ci95:,.1f}"
-
-
 def comparison_rows(result: SweepResult, clients_index: int) -> list[StrategyRow]:
     """The rows for ``result`` at ``clients_index``, one per strategy in config order."""
     k = clients_index
-    best = result.best_by_cost(k)
-    cost = result.cost
     rows = []
     for s, label in enumerate(result.spec.labels):
-        same = False
-        if s == best:
-            versus = BEST_MARK
-        elif not significantly_different(cost[s, k, :], cost[best, k, :]):
-            versus, same = SAME_MARK, True
-        else:
-            d = paired_difference(cost[s, k, :], cost[best, k, :])
-            versus = _signed(d.mean, d.ci95)
+        versus = cost_versus_best(result, s, k)
         rows.append(StrategyRow(
             label=label,
             work=result.summary("work", s, k).format(1),
             duration=result.summary("duration", s, k).format(1),
             cost=result.summary("cost", s, k).format(1),
             gave_up=f"{float(result.gave_up[s, k, :].mean()):,.1f}",
-            versus_best=versus,
-            best=s == best,
-            same_as_best=same,
+            versus_best=versus.text,
+            best=versus.verdict == BEST,
+            same_as_best=versus.verdict == TIED,
         ))
     return rows
 
@@ -108,9 +91,13 @@ class MetricsTable(StrategyTable):
         return {c: column_width(c, [r[c] for r in cells]) for c in COLUMNS if c not in silent}
 
     def caption(self, result: SweepResult, hidden: int) -> str:
-        notes = [f"{count(result.spec.clients[self._clients_index], 'client')} · "
-                 f"{count(result.spec.repeat, 'run')} each · mean ± 95% CI · cost = {result.spec.work_to_duration:g} × work + "
-                 f"duration · {SAME_MARK}: not significantly worse"]
+        spec = result.spec
+        runs = (f"{count(spec.repeat, 'run')} each · {ci_note(spec.repeat)}" if spec.repeat > 1
+                else ci_note(1))
+        notes = [f"{count(spec.clients[self._clients_index], 'client')} · {runs} · cost = "
+                 f"{spec.work_to_duration:g} × work + duration ({spec.time_unit})"]
+        if spec.repeat > 1:
+            notes.append(f"{TIED_MARK}: not significantly worse")
         silent = self._silent()
         if silent:
             notes.append(f"always 0: {', '.join(silent).lower()}")

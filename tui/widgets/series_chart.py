@@ -17,6 +17,7 @@ from textual_plotext import Plot
 
 from sim.export.overload_plots import FLOW_LINES, LEVEL_LINES
 from sim.palette import Palette
+from sim.units import DEFAULT_TIME_UNIT
 
 from ..run_series import RunSeries
 from ..ticks import count_ticks, format_duration, nice_ticks, time_scale
@@ -51,13 +52,13 @@ PANELS: tuple[Panel, ...] = (
 PANEL_NAMES = tuple(p.name for p in PANELS)
 
 
-def recovery_note(series: RunSeries) -> str:
+def recovery_note(series: RunSeries, time_unit: str = DEFAULT_TIME_UNIT) -> str:
     """`` · recovered after 12.3 s``, `` · ✗ never recovered``, or nothing without an outage."""
     if series.recovery_time is None:
         return ""
     if math.isnan(series.recovery_time):
         return " · ✗ never recovered"
-    return f" · recovered in {format_duration(series.recovery_time)}"
+    return f" · recovered in {format_duration(series.recovery_time, time_unit)}"
 
 
 class SeriesChart(PaletteChart):
@@ -68,6 +69,7 @@ class SeriesChart(PaletteChart):
         self._panel = self._find(panel)
         self._series: RunSeries | None = None
         self._cursor: float | None = None
+        self._time_unit = DEFAULT_TIME_UNIT
 
     @staticmethod
     def _find(name: str) -> Panel:
@@ -89,9 +91,12 @@ class SeriesChart(PaletteChart):
     def cursor(self) -> float | None:
         return self._cursor
 
-    def show(self, series: RunSeries | None, palette: Palette | None = None) -> None:
-        """Plot a run's series (None: a "no time series" placeholder); resets the cursor."""
+    def show(self, series: RunSeries | None, palette: Palette | None = None,
+             time_unit: str = DEFAULT_TIME_UNIT) -> None:
+        """Plot a run's series (None: a "no time series" placeholder), times in ``time_unit``;
+        resets the cursor."""
         self._series = series
+        self._time_unit = time_unit
         self._cursor = None
         self._palette = palette
         self.refresh()
@@ -109,13 +114,13 @@ class SeriesChart(PaletteChart):
             return "no time series"
         title = panel.title
         if panel.per_bucket:
-            title += f" per {format_duration(series.bucket)}"
+            title += f" per {format_duration(series.bucket, self._time_unit)}"
         if panel.name == "server" and series.derived:
             title += " (not yet completed)"
         if not self._lines():
             title += f": {panel.empty}"
         if panel.name == "traffic":
-            title += recovery_note(series)
+            title += recovery_note(series, self._time_unit)
         return title
 
     def short_title(self) -> str:
@@ -169,7 +174,7 @@ class SeriesChart(PaletteChart):
                         color=colour)
         ticks = count_ticks(top, plot_h)
         plt.yticks([float(t) for t in ticks], [f"{t:,}" for t in ticks])
-        self._time_axis(plt, end, plot_w, labels_fit(width, height))
+        self._time_axis(plt, end, plot_w, labels_fit(width, height), self._time_unit)
         if self._cursor is not None:
             # A column of markers drawn last, so the cursor shows over the data (plotext draws
             # a vline beneath everything else).
@@ -178,8 +183,9 @@ class SeriesChart(PaletteChart):
             plt.scatter([x] * len(ys), ys, marker="│", color=hex_to_rgb(palette.base["accent"]))
 
     @staticmethod
-    def _time_axis(plt: Plot, end: float, plot_w: int, labels: bool) -> None:
-        unit, scale = time_scale(end)
+    def _time_axis(plt: Plot, end: float, plot_w: int, labels: bool,
+                   time_unit: str = DEFAULT_TIME_UNIT) -> None:
+        unit, scale = time_scale(end, time_unit)
         count = 5 if plot_w >= 40 else 3 if plot_w >= 20 else 2
         ticks = [t * scale for t in nice_ticks(end / scale, count)]
         names = [f"{t / scale:,g}" for t in ticks]

@@ -9,6 +9,8 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.containers import Vertical
 
+from sim.units import DEFAULT_TIME_UNIT
+
 from ..run_series import RunSeries
 from .series_chart import PANEL_NAMES, SeriesChart
 
@@ -56,9 +58,9 @@ class SeriesPanels(Vertical):
         for i, chart in enumerate(self.charts):
             chart.display = i in visible
 
-    def show(self, series: RunSeries | None) -> None:
+    def show(self, series: RunSeries | None, time_unit: str = DEFAULT_TIME_UNIT) -> None:
         for chart in self.charts:
-            chart.show(series)
+            chart.show(series, time_unit=time_unit)
 
     def set_cursor(self, time: float | None) -> None:
         for chart in self.charts:  # a hidden chart is only drawn once it shows again

@@ -36,6 +36,7 @@ class Status:
     animated: bool = True
     loading: bool = False
     outage: bool = False  # the server is paused at the current time
+    time_unit: str = "ms"  # what ``time`` and ``total`` are in
 
 
 SEPARATOR = " · "
@@ -55,9 +56,9 @@ def clock_parts(s: Status) -> list[Text]:
     if s.loading:
         return [Text("loading run…", style="italic")]
     state = Text("▶ " if s.playing else "❚❚ ", style="bold")
-    parts = [state + Text(f"t = {s.time:.1f} / {s.total:.1f} ms"),
+    parts = [state + Text(f"t = {s.time:.1f} / {s.total:.1f} {s.time_unit}"),
              Text(f"event {s.index + 1 if s.count else 0} / {s.count}"),
-             Text(format_speed(s.speed) if s.animated else "no animation")]
+             Text(format_speed(s.speed, s.time_unit) if s.animated else "no animation")]
     if s.outage:
         parts.insert(1, Text("░ outage: server paused", style="bold"))
     return parts

@@ -346,10 +346,11 @@ class Timeline(Widget, can_focus=False):
         return Strip.blank(width, base)
 
     def _ruler(self, grid: Grid, width: int, label_width: int, base: Style) -> Strip:
-        """Round time ticks (ms, or s for long runs), with a ▼ over the cursor's column; a label
-        the ▼ would cut is left out."""
+        """Round time ticks in the run's time unit (ms, or s for long runs), with a ▼ over the
+        cursor's column; a label the ▼ would cut is left out."""
         style = base + self.get_component_rich_style("timeline--ruler")
-        unit, scale = time_scale(grid.start + grid.span)
+        assert self._data is not None
+        unit, scale = time_scale(grid.start + grid.span, self._data.time_unit)
         cells = [" "] * grid.columns
         count = 5 if grid.columns >= 40 else 3 if grid.columns >= 16 else 2
         _, cursor_col = self._cursor_columns(grid)
@@ -364,7 +365,7 @@ class Timeline(Widget, can_focus=False):
             cells[start:end] = list(label)
         text = "".join(cells)
         cursor_style = base + Style(bold=True)
-        segments = [Segment(unit.ljust(label_width), style),
+        segments = [Segment(unit[:label_width].ljust(label_width), style),
                     Segment(text[:cursor_col], style), Segment("▼", cursor_style),
                     Segment(text[cursor_col + 1:], style)]
         return Strip(segments).adjust_cell_length(width, base)
