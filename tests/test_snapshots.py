@@ -59,9 +59,8 @@ def test_overload_simulation(snap_compare) -> None:
 
 def test_tick_based_simulation(snap_compare) -> None:
     # A spike against a queue, in ticks: every label says tick, goodput is per tick. s then S
-    # show the strategy tables again once the layout has settled: on a loaded machine the
-    # sweep can land while the pane is still narrow, and the table then stays squashed (the
-    # resize re-layout is another change's).
+    # fill the strategy table again once the layout has settled: on a loaded machine the
+    # picture could otherwise catch it with columns cut to their headers' widths.
     assert snap_compare(make_app(TICKS), terminal_size=(120, 40),
                         run_before=at_event("s", "S", *["right_square_bracket"] * 3))
 

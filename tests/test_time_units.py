@@ -122,4 +122,5 @@ def test_cli_run_on_a_tick_config_never_says_ms(tmp_path: Path, capsys) -> None:
     assert cli.main(["run", str(TICKS), "--out", str(tmp_path), "--workers", "1"]) == 0
     printed = capsys.readouterr().out
     assert "goodput/tick" in printed and "time (tick)" in printed
+    assert "backoff-sim replay --time-unit tick " in printed
     assert not MS_WORDS.search(printed)

@@ -73,7 +73,8 @@ def metrics_figure(result: SweepResult, palette: Palette | None = None) -> Figur
                     marker="o" if len(xs) == 1 else None)
             ax.fill_between(xs, mean - ci, mean + ci, color=color, alpha=0.15, linewidth=0)
         ax.set_xlabel("number of clients")
-        ax.set_ylabel(f"{ylabel.format(unit=spec.time_unit)}, mean ± 95% CI")
+        spread = "mean ± 95% CI" if spec.repeat > 1 else "1 run (no CI)"
+        ax.set_ylabel(f"{ylabel.format(unit=spec.time_unit)}, {spread}")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         _legend(ax, palette)
     fig.suptitle(f"{spec.control.type_name} · {spec.title}", color=palette.foreground)
