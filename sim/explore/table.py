@@ -31,7 +31,7 @@ def explore_header(result: ExploreResult) -> tuple[str, ...]:
 
 
 def _value(v: float | int) -> str:
-    return str(v) if isinstance(v, int) else repr(float(v))
+    return str(v) if isinstance(v, int) else format_float(v)
 
 
 def explore_csv_text(result: ExploreResult) -> str:
