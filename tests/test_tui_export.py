@@ -46,7 +46,9 @@ async def test_export_writes_the_run_on_screen_whole_and_never_overwrites(tmp_pa
                               *(f"Tiny_Locking{kind}" for kind in SWEEP_FILES)}
         [(key, saved)] = read_events_csv(run_file).items()
         assert (key.strategy, key.clients, key.repetition) == ("FullJitteredExpo", 5, 1)
-        assert saved.times == list(history.times) and saved.packed == list(history.packed)
+        # times as CSV numbers are written: rounded to 12 significant digits
+        assert saved.times == [float(f"{t:.12g}") for t in history.times]
+        assert saved.packed == list(history.packed)
         assert export_notes(app) == [f"Exported {len(first)} files to {out.resolve()}"]
         # Again: a numbered set beside the first, which is left as it was.
         await pilot.press("e")
