@@ -17,6 +17,8 @@ import numpy as np
 
 from sim import events as ev
 
+from sim.units import DEFAULT_TIME_UNIT
+
 from .rundata import RunData
 from .ticks import format_duration
 
@@ -35,6 +37,7 @@ class RunSummary:
     p50: float = math.nan
     p99: float = math.nan
     recovery: float | None = None  # None: no outage; nan: never recovered
+    time_unit: str = DEFAULT_TIME_UNIT  # what duration, latencies and recovery are in
 
     @property
     def recovered(self) -> bool | None:
@@ -68,12 +71,13 @@ def summarize(data: RunData) -> RunSummary:
     work = int(np.count_nonzero(codes == ev.CLIENT_REQUESTS_WRITE))
     gave_up = int(np.count_nonzero(codes == ev.CLIENT_GIVES_UP))
     if data.series is None:
-        return RunSummary(work, data.total_time, gave_up)
+        return RunSummary(work, data.total_time, gave_up, time_unit=data.time_unit)
     latencies = success_latencies(data)
     p50, p99 = (np.percentile(latencies, PERCENTILES) if latencies.size
                 else (math.nan, math.nan))
     return RunSummary(work, data.total_time, gave_up, open=True, successes=int(latencies.size),
-                      p50=float(p50), p99=float(p99), recovery=data.series.recovery_time)
+                      p50=float(p50), p99=float(p99), recovery=data.series.recovery_time,
+                      time_unit=data.time_unit)
 
 
 def summary_cells(summary: RunSummary | None, open_server: bool) -> list[str]:
@@ -82,11 +86,13 @@ def summary_cells(summary: RunSummary | None, open_server: bool) -> list[str]:
     if summary is None:
         return ["…"] * len(summary_headers(open_server))
     if not open_server:
-        return [f"{summary.work:,}", format_duration(summary.duration), f"{summary.gave_up:,}"]
+        return [f"{summary.work:,}", format_duration(summary.duration, summary.time_unit),
+                f"{summary.gave_up:,}"]
     recovered = {None: "—", True: "✓", False: "✗ never"}[summary.recovered]
     if summary.recovered:
-        recovered = f"✓ {format_duration(summary.recovery)}"
-    return [f"{summary.work:,}", _latency(summary.p50), _latency(summary.p99), recovered]
+        recovered = f"✓ {format_duration(summary.recovery, summary.time_unit)}"
+    unit = summary.time_unit
+    return [f"{summary.work:,}", _latency(summary.p50, unit), _latency(summary.p99, unit), recovered]
 
 
 def summary_headers(open_server: bool) -> list[str]:
@@ -102,8 +108,8 @@ def summary_line(summary: RunSummary) -> str:
                       zip(names, summary_cells(summary, summary.open)))
 
 
-def _latency(value: float) -> str:
-    return "—" if math.isnan(value) else format_duration(value)
+def _latency(value: float, unit: str = DEFAULT_TIME_UNIT) -> str:
+    return "—" if math.isnan(value) else format_duration(value, unit)
 
 
 def merged_times(runs: Sequence[RunData]) -> np.ndarray:

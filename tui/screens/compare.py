@@ -29,7 +29,7 @@ from textual.worker import get_current_worker
 from ..compare import (RunSummary, initial_picks, merged_times, step_time, summarize,
                        summary_cells, summary_headers, summary_line)
 from ..keys import COMPARE_KEYS, KEYS, PLAYBACK, key_bindings
-from ..playback import MAX_FPS, change_speed
+from ..playback import MAX_FPS, change_speed, format_speed
 from ..recorder import Cancelled, RunRecorder
 from ..rundata import RunData
 from ..source import ConfigSource, Selection
@@ -363,13 +363,15 @@ class CompareScreen(ModalScreen[None]):
         reps = len(self.app.source.repetitions(s.simulation, s.strategy, s.clients))
         left = (f"Comparing {len(self._picked)} strategies · {s.simulation} · {s.clients:,} "
                 f"client{'s' if s.clients != 1 else ''} · rep {s.repetition + 1} of {reps}")
-        right = f"{state}t = {self.clock:,.1f} / {self._span:,.1f} ms · {self.speed:g} ms/s"
+        unit = self.app.source.time_unit(s.simulation)
+        speed = format_speed(self.speed, unit)
+        right = f"{state}t = {self.clock:,.1f} / {self._span:,.1f} {unit} · {speed}"
         status = self.query_one("#compare-status", Static)
         width = max(0, status.content_size.width or self.size.width - 2)
         if len(left) + len(right) + 2 > width:  # the status line's short words
             left = (f"{len(self._picked)} strategies · {s.simulation} · {s.clients:,} cl · "
                     f"rep {s.repetition + 1}/{reps}")
-            right = f"{state}{self.clock:,.1f}/{self._span:,.1f} ms · {self.speed:g} ms/s"
+            right = f"{state}{self.clock:,.1f}/{self._span:,.1f} {unit} · {speed}"
         room = max(0, width - len(right) - 2)
         if len(left) > room:
             left = left[:max(room - 1, 0)] + "…"
@@ -491,7 +493,8 @@ class CompareScreen(ModalScreen[None]):
                 self._move(min(max(t, 0.0), span))
 
         self.app.push_screen(NumberPrompt(
-            "Go to time", f"milliseconds, 0 to {span:.1f}: every run shows its events up to it",
+            "Go to time", f"{self.app.source.time_unit(self._selection.simulation)}, 0 to "
+                          f"{span:.1f}: every run shows its events up to it",
             value=f"{self.clock:.1f}", minimum=0), go)
 
     def action_close(self) -> None:

@@ -35,7 +35,8 @@ def compact_table(result: SweepResult | None, metric: str, width: int,
     cell = max(len(format_tick(float(v), 0.1)) for v in means.ravel()) + 2
     label = min(max(len(label) for label in spec.labels) + 2, 24)
     counts = thin_ticks(list(spec.clients), max(cell, width - label - 1), cell)
-    table = Table(box=None, padding=(0, 1), title=f"mean {metric} by clients", title_justify="left",
+    what = f"{metric} ({spec.time_unit})" if metric == "duration" else metric
+    table = Table(box=None, padding=(0, 1), title=f"mean {what} by clients", title_justify="left",
                   expand=False, show_edge=False)
     table.add_column("clients", no_wrap=True, max_width=label, overflow="ellipsis")
     for n in counts:
