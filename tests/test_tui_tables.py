@@ -36,3 +36,41 @@ def test_metrics_table_drops_columns_then_shortens_names() -> None:
             await pilot.pause()
             assert "2 more columns: widen the terminal" in str(table.query_one("#caption").render())
     asyncio.run(body())
+
+
+def test_a_table_filled_before_its_final_width_lays_out_again_at_that_width() -> None:
+    """The order a loaded machine produces: the sweep lands while the pane is still at an
+    interim width (or before it has any), then the layout settles. The table must end up as
+    if it had been filled at the final width, also when the interim width shows the same
+    columns (only strategy names cut shorter), which a resize used to leave as it was."""
+    sweep = run_sweep(make_spec(strategies=STRATEGIES, clients=[1, 4], repeat=3), workers=1)
+    final, interim = 56, 50  # both narrow enough for the required columns alone (checked below)
+
+    def state(table: MetricsTable) -> tuple:
+        grid = table.table
+        return (table.columns, [column.width for column in grid.columns.values()],
+                [[str(cell) for cell in grid.get_row_at(i)] for i in range(grid.row_count)],
+                str(table.query_one("#caption").render()))
+
+    async def filled_at(width: int, then: int | None = None, before_layout: bool = False):
+        table = MetricsTable()
+        if before_layout:
+            table.show(sweep, 1)  # rows known before the table has a size
+        async with WidgetApp(table).run_test(size=(width, 12)) as pilot:
+            if not before_layout:
+                table.show(sweep, 1)
+            await pilot.pause()
+            if then is not None:
+                await pilot.resize_terminal(then, 12)
+                await pilot.pause()
+            return state(table)
+
+    async def body() -> None:
+        direct, early = await filled_at(final), await filled_at(interim)
+        # The interim width keeps the same columns but cuts names shorter: the case at stake.
+        assert direct[0] == early[0] == list(MetricsTable.REQUIRED)
+        assert direct[2] != early[2]
+        assert await filled_at(interim, then=final) == direct
+        assert await filled_at(final, then=interim) == early
+        assert await filled_at(final, before_layout=True) == direct
+    asyncio.run(body())

@@ -60,6 +60,8 @@ class StrategyTable(Vertical):
         self._clients_index = 0
         self._highlighted = 0
         self._columns: list[str] = []
+        # The layout the table was last filled with (see ``_layout``); None before the first fill.
+        self._laid_out: tuple[tuple[str, ...], int | None] | None = None
         # How to see the columns a narrow pane hides (the screen knows which view is on).
         self.more_hint = "press a"
 
@@ -108,7 +110,14 @@ class StrategyTable(Vertical):
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._fill())
 
     def on_resize(self) -> None:
-        if self._shown_columns() != self._columns:
+        """Lay out again whenever the new width changes the columns or how far names are cut.
+
+        Comparing the column set alone is not enough: a sweep that lands while the pane is at
+        an interim width (before the screen's layout settles, as happens on a loaded machine)
+        keeps the same required columns at the final width, and strategy names would stay cut
+        to that interim width (down to the "Strategy" header's) for good.
+        """
+        if self._layout() != self._laid_out:
             self._fill()
 
     def set_more_hint(self, hint: str) -> None:
@@ -152,6 +161,11 @@ class StrategyTable(Vertical):
             return None
         return max(MIN_LABEL, widths[columns[0]] - CELL_PADDING - overflow)
 
+    def _layout(self) -> tuple[tuple[str, ...], int | None]:
+        """What the current width decides: the columns shown and the room for names."""
+        columns = self._shown_columns()
+        return tuple(columns), self._label_room(columns) if self._result is not None else None
+
     def _fill(self) -> None:
         """Lay the table out for the current width: columns, rows, caption, row cursor.
 
@@ -162,12 +176,13 @@ class StrategyTable(Vertical):
         """
         table = self.table
         table.clear(columns=True)
-        self._columns = columns = self._shown_columns()
+        self._laid_out = layout = self._layout()
+        self._columns = columns = list(layout[0])
         result = self._result
         rows: list[list[Text]] = []
         if result is not None:
             palette = palette_for(self.app.theme)
-            label_room = self._label_room(columns)
+            label_room = layout[1]
             for s in range(self.row_count):
                 cells = self.row_cells(s, columns, palette)
                 if label_room is not None:
