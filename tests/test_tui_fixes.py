@@ -144,3 +144,23 @@ async def test_a_resize_round_trip_restores_the_strategy_table_and_every_pane(tm
         await settle(pilot)
         assert table_state(app) == before_table
         assert app.export_screenshot() == before
+
+
+@pilot_test
+async def test_a_sweep_that_lands_before_the_final_width_is_laid_out_again(tmp_path: Path) -> None:
+    # The order a loaded machine can produce: the sweep lands while the analysis pane is
+    # narrower than it ends up, with the same columns but strategy names cut shorter; once the
+    # layout settles the table must read as if the sweep had landed at the final width.
+    async def table_at(size: tuple[int, int], then: tuple[int, int] | None = None):
+        app = make_app(tmp_path)
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot)
+            if then is not None:
+                await pilot.resize_terminal(*then)
+                await settle(pilot)
+            return table_state(app)
+
+    final, interim = (120, 36), (110, 36)
+    direct, early = await table_at(final), await table_at(interim)
+    assert direct[0] == early[0] and direct[1] != early[1]  # the case at stake (see above)
+    assert await table_at(interim, then=final) == direct
