@@ -19,12 +19,11 @@ import subprocess
 import sys
 import tempfile
 import time
-
 from pathlib import Path
 
+from sim.analysis.sweep import default_workers, run_sweeps
 from sim.config import SAMPLE_CONFIG, load_config
-from sim.engine import record_run, run_metrics
-from sim.sweep import default_workers, run_sweeps
+from sim.core.engine import record_run, run_metrics
 
 
 def engine_rate(quick: bool) -> None:

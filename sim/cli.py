@@ -15,11 +15,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import NoReturn
 
-from .errors import UserError
+from sim.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USER_ERROR, UserError
 
-EXIT_OK = 0
-EXIT_USER_ERROR = 2
-EXIT_INTERRUPTED = 130
 # Without a progress bar (stderr not a terminal), a line of progress this often; none at all for
 # a run shorter than that.
 PROGRESS_SECONDS = 5.0
@@ -113,7 +110,7 @@ def output_dir(text: str) -> Path:
 
 
 def _max_seed() -> int:
-    from .bounds import MAX_SEED
+    from sim.bounds import MAX_SEED
 
     return MAX_SEED
 
@@ -136,7 +133,7 @@ def event_count(text: str) -> int | None:
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Add the ``run`` subcommand's arguments to ``parser`` (a subparser, or a parser of its own)."""
-    from .palette import DEFAULT_THEME
+    from sim.palette import DEFAULT_THEME
 
     parser.add_argument("config", nargs="?", metavar="CONFIG", type=Path,
                         help="TOML config file ([[simulation]] blocks, as for backoff-simulator); "
@@ -186,7 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_version(parser)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     add_run_subparser(subparsers)
-    from .explore.command import add_explore_subparser
+    from sim.explore.command import add_explore_subparser
 
     add_explore_subparser(subparsers, positive_int)
     return parser
@@ -200,8 +197,8 @@ def run_command(args: argparse.Namespace) -> int:
     terminates the workers and removes the temporary files, printing one line; the files of a
     run appear all together at the end or not at all.
     """
-    from .interrupt import exit_status, first_interrupt_only, stop_message
-    from .stdout import EXIT_STDOUT_FAILED, StdoutClosed, StdoutFailed, silence_stdout, stderr_line
+    from sim.interrupt import exit_status, first_interrupt_only, stop_message
+    from sim.stdout import EXIT_STDOUT_FAILED, StdoutClosed, StdoutFailed, silence_stdout, stderr_line
 
     try:
         with first_interrupt_only():
@@ -228,7 +225,7 @@ def _stdout_console():
 
     from rich.console import Console
 
-    from .stdout import GuardedStdout
+    from sim.stdout import GuardedStdout
 
     # Piped output gets a generous width instead of 80 columns, unless COLUMNS says otherwise.
     width = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 120
@@ -271,20 +268,26 @@ class ProgressLines:
 
 def _run(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                               TimeElapsedColumn, TimeRemainingColumn)
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
-    from .config import SAMPLE_CONFIG, load_config
-    from .export import stale_names, write_simulation
-    from .export.names import check_name_lengths, check_unique_stems
-    from .export.outset import OutputSet
-    from .export.runs import representative_runs
-    from .limits import check_resources
-    from .open_report import LatencyReport
-    from .palette import load_palette
-    from .report import history_table, metrics_table, more_events_note
-    from .stdout import stderr_line
-    from .sweep import EventCount, default_workers, run_sweeps
+    from sim.analysis.sweep import EventCount, default_workers, run_sweeps
+    from sim.config import SAMPLE_CONFIG, load_config
+    from sim.core.resources import check_resources
+    from sim.export import stale_names, write_simulation
+    from sim.export.names import check_name_lengths, check_unique_stems
+    from sim.export.outset import OutputSet
+    from sim.export.runs import representative_runs
+    from sim.palette import load_palette
+    from sim.report.latency import LatencyReport
+    from sim.report.tables import history_table, metrics_table, more_events_note
+    from sim.stdout import stderr_line
 
     err = Console(stderr=True, highlight=False)
     palette = load_palette(args.theme)
@@ -387,7 +390,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "run":
         return run_command(args)
     if args.command == "explore":
-        from .explore.command import explore_command
+        from sim.explore.command import explore_command
 
         return explore_command(args)
     parser.print_help()

@@ -17,8 +17,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .errors import UserError
-from .stdout import GuardedStdout
+from sim.errors import UserError
+from sim.stdout import GuardedStdout
 
 HEADERS = ["time", "client_id", "event_type", "event_detail"]
 
@@ -27,7 +27,7 @@ PNG_SUFFIXES = ("_metrics.png", "_scatter.png")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .cli import OneLineParser, add_force
+    from sim.cli import OneLineParser, add_force
 
     parser = OneLineParser(
         prog="backoff-simulator",
@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
 def compat_stem(title: str) -> str:
     """The reference names files after the raw title; keep that whenever it is a plain file name
     (no path separator, no newline or other control character)."""
-    from .export.names import safe_title
+    from sim.export.names import safe_title
 
     if "/" in title or os.sep in title or any(ord(ch) < 32 or ord(ch) == 127 for ch in title):
         return safe_title(title)
@@ -58,15 +58,15 @@ def history_text(rows: Sequence[tuple[float, int, str, str]]) -> str:
 
 
 def _run(config_file: Path, force: bool, out: GuardedStdout) -> None:
-    from .config import load_config
-    from .export.atomic import atomic_save_figure
-    from .export.names import check_name_lengths
-    from .export.outset import OutputSet
-    from .export.plots import metrics_figure, scatter_figure
-    from .export.runs import representative_runs, scatter_runs
-    from .limits import check_resources
-    from .palette import load_palette
-    from .sweep import default_workers, run_sweeps
+    from sim.analysis.sweep import default_workers, run_sweeps
+    from sim.config import load_config
+    from sim.core.resources import check_resources
+    from sim.export.atomic import atomic_save_figure
+    from sim.export.names import check_name_lengths
+    from sim.export.outset import OutputSet
+    from sim.export.plots import metrics_figure, scatter_figure
+    from sim.export.runs import representative_runs, scatter_runs
+    from sim.palette import load_palette
 
     config = load_config(config_file)
     specs = config.with_soft_limits(False).simulations if force else config.simulations
@@ -97,8 +97,8 @@ def _run(config_file: Path, force: bool, out: GuardedStdout) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``backoff-simulator``; returns the exit status (as ``backoff-sim run``)."""
-    from .interrupt import exit_status, first_interrupt_only, stop_message
-    from .stdout import EXIT_STDOUT_FAILED, StdoutClosed, StdoutFailed, silence_stdout, stderr_line
+    from sim.interrupt import exit_status, first_interrupt_only, stop_message
+    from sim.stdout import EXIT_STDOUT_FAILED, StdoutClosed, StdoutFailed, silence_stdout, stderr_line
 
     args = build_parser().parse_args(argv)
     try:

@@ -11,18 +11,19 @@ import difflib
 import sys
 import typing
 from collections.abc import Callable
-from dataclasses import MISSING, dataclass, field, fields, replace
+from dataclasses import MISSING, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
-from . import servers as _servers  # noqa: F401  (registers QueueServer and LatencyServer)
-from .bounds import MAX_INTEGER, MAX_SEED, MAX_TIME, MIN_SPAN
-from .controls import CONTROLS, Control
-from .errors import ConfigError, ParamError
-from .inputs import InputFileError, read_limited
-from .strategies import STRATEGIES, Strategy
-from .units import DEFAULT_TIME_UNIT, time_unit_problem
-from .workloads import WORKLOADS, Burst, Outage, Workload
+from sim.bounds import MAX_INTEGER, MAX_SEED, MAX_TIME, MIN_SPAN
+from sim.errors import ConfigError, ParamError
+from sim.inputs import InputFileError, read_limited
+from sim.models import CONTROLS, STRATEGIES, WORKLOADS
+from sim.models.controls import Control
+from sim.models.strategies import Strategy
+from sim.models.workloads import Burst, Outage, Workload
+from sim.spec import Config, SimulationSpec, StrategySpec
+from sim.units import DEFAULT_TIME_UNIT, time_unit_problem
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -38,7 +39,6 @@ _SIMULATION_KEYS = {
     "workload", "horizon", "timeout", "outages", "bucket", "backlog", "time_unit",
 }
 _WORKLOAD_KEYS = {f.name: name for name, cls in WORKLOADS.items() for f in fields(cls)}
-DEFAULT_BUCKETS = 200
 DEFAULT_WORK_TO_DURATION = 1.0
 # A config is a few kilobytes; anything near this is not one (and is not read whole into memory).
 MAX_CONFIG_BYTES = 16 * 2**20
@@ -47,94 +47,6 @@ _TOP_LEVEL_KEYS = {"simulation", "seed", "time_unit"}
 # Sub-tables of a [[simulation]] that another module parses from the same document
 # (``[simulation.explore]`` and ``[simulation.tune]``: sim.explore); the spec ignores them.
 EXTENSION_TABLES = frozenset({"explore", "tune"})
-
-
-@dataclass(frozen=True)
-class StrategySpec:
-    """A strategy with the label it carries in tables, charts and files."""
-
-    label: str
-    strategy: Strategy
-
-
-@dataclass(frozen=True)
-class SimulationSpec:
-    """One ``[[simulation]]`` block, validated."""
-
-    title: str
-    clients: tuple[int, ...]
-    repeat: int
-    network_mu: float
-    network_sigma: float
-    work_to_duration: float
-    control: Control
-    strategies: tuple[StrategySpec, ...]
-    seed: int = 0
-    workload: Workload = Burst()
-    horizon: float | None = None
-    timeout: float | None = None
-    outages: tuple[Outage, ...] = ()
-    bucket: float | None = None
-    backlog: int | None = None  # requests held during an outage; None: no bound
-    time_unit: str = DEFAULT_TIME_UNIT  # what every time of this simulation is in (labels only)
-    # Not part of its identity: the config file it came from and the key that gave its client
-    # counts (for messages), and whether the engine stops runs far beyond their estimate.
-    source: str = field(default="", compare=False)
-    clients_key: str = field(default="clients", compare=False)
-    soft_limits: bool = field(default=True, compare=False)
-
-    @property
-    def bucket_width(self) -> float:
-        """Width of the time-series buckets: ``bucket``, or the horizon over 200."""
-        if self.bucket is not None:
-            return self.bucket
-        return (self.horizon or 1.0) / DEFAULT_BUCKETS
-
-    @property
-    def is_open(self) -> bool:
-        """True for runs against a replying server (latencies, time series, recovery)."""
-        return self.control.REPLIES
-
-    @property
-    def max_clients(self) -> int:
-        return max(self.clients)
-
-    @property
-    def labels(self) -> tuple[str, ...]:
-        return tuple(s.label for s in self.strategies)
-
-    def strategy(self, label: str) -> StrategySpec:
-        for s in self.strategies:
-            if s.label == label:
-                return s
-        raise KeyError(label)
-
-    def representative_clients(self) -> int:
-        """The reference's choice for example histories: the smallest client count above 2."""
-        counts = sorted(self.clients)
-        return next((n for n in counts if n > 2), 2 if 2 in counts else counts[0])
-
-
-@dataclass(frozen=True)
-class Config:
-    """A whole config file."""
-
-    path: str
-    simulations: tuple[SimulationSpec, ...]
-
-    def with_seed(self, seed: int) -> Config:
-        """The same config with every simulation's seed replaced (the CLI's ``--seed``)."""
-        return replace(self, simulations=tuple(replace(s, seed=seed) for s in self.simulations))
-
-    def with_soft_limits(self, on: bool) -> Config:
-        """The same config with the engine's run-time budget on or off (``--force`` turns it off)."""
-        return replace(self, simulations=tuple(replace(s, soft_limits=on) for s in self.simulations))
-
-    def simulation(self, title: str) -> SimulationSpec:
-        for s in self.simulations:
-            if s.title == title:
-                return s
-        raise KeyError(title)
 
 
 def default_client_counts(max_clients: int) -> tuple[int, ...]:

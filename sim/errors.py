@@ -70,3 +70,10 @@ class ParamError(ValueError):
         self.message = message
         self.hint = hint
         super().__init__(f"{key}: {message}")
+
+
+# Exit statuses of every command (backoff-sim run/replay/explore, backoff-simulator, the app).
+EXIT_OK = 0
+EXIT_STDOUT_FAILED = 1  # standard output could not be written (a full disk, not a closed pipe)
+EXIT_USER_ERROR = 2  # a mistake in the input: one line on stderr, never a traceback
+EXIT_INTERRUPTED = 130  # 128 + SIGINT

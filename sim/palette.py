@@ -10,9 +10,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from sim.errors import UserError
 from themes import THEMES_DIR
-
-from .errors import UserError
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -12,7 +12,7 @@ import os
 import sys
 from typing import Any, TextIO
 
-EXIT_STDOUT_FAILED = 1
+from sim.errors import EXIT_STDOUT_FAILED
 
 
 class StdoutClosed(Exception):

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sim import events as ev
-from sim.config import SimulationSpec, parse_config
-from sim.engine import Run
+from sim.config import parse_config
+from sim.core import events as ev
+from sim.core.engine import Run
+from sim.spec import SimulationSpec
 
 # A recorded event as the invariant tests read it: (time, client, event name, integer detail).
 Event = tuple[float, int, str, int]

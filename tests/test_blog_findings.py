@@ -6,11 +6,10 @@ jitter. Common random numbers make the paired comparison sharp with only 20 repe
 from __future__ import annotations
 
 import numpy as np
-
-from sim.engine import run_metrics
-from sim.stats import paired_difference, significantly_different
-
 from support import make_spec
+
+from sim.analysis.stats import paired_difference, significantly_different
+from sim.core.engine import run_metrics
 
 CLIENTS = 50
 REPEAT = 20

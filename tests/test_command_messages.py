@@ -9,11 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import sim_table, toml_text
 
 from sim import cli
 from sim.bounds import MAX_SEED
-
-from support import sim_table, toml_text
 
 TINY = Path(__file__).parent / "fixtures" / "tiny.toml"
 COMMANDS = {

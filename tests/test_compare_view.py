@@ -12,9 +12,9 @@ from rich.console import Console
 from textual.widgets import Static
 from tui_support import FIXTURES, TINY, TINY_OUTAGE, pilot_test, settle
 
+from sim.analysis.sweep import run_sweep
 from sim.config import load_config
-from sim.engine import record_run
-from sim.sweep import run_sweep
+from sim.core.engine import record_run
 from tui.app import BackoffApp
 from tui.compare import initial_picks, merged_times, step_time, success_latencies, summarize
 from tui.keys import KEYS

@@ -11,11 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import sim_table, toml_text
 
 from sim.config import SAMPLE_CONFIG, default_client_counts, load_config
 from sim.errors import ConfigError
-
-from support import sim_table, toml_text
 
 
 def write(tmp_path: Path, text: str, name: str = "sims.toml") -> Path:

@@ -10,12 +10,12 @@ import re
 
 import numpy as np
 import pytest
+from support import make_spec
 
+from sim.analysis.sweep import SweepResult, run_sweep
 from sim.export.csv_files import events_csv_text, format_float, metrics_csv_text, runs_csv_text
 from sim.export.overload_csv import latency_csv_text, timeseries_csv_text
 from sim.export.runs import representative_runs
-from sim.sweep import SweepResult, run_sweep
-from support import make_spec
 
 
 @pytest.mark.parametrize("value, text", [

@@ -5,14 +5,13 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from support import toml_text
 
-import sim.engine as engine
+import sim.core.engine as engine
 from sim.cli import main as cli_main
 from sim.config import parse_config
 from sim.errors import UserError
-from sim.strategies import NormalJitterExpo
-
-from support import toml_text
+from sim.models.strategies import NormalJitterExpo
 
 ZERO_TIME_LOOP = {
     "title": "stall", "clients": [5], "repeat": 1, "network_mu": 0.0, "network_sigma": 0.0,

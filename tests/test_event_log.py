@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from textual.app import App, ComposeResult
 
-from sim import events as ev
-from sim.engine import History
+from sim.core import events as ev
+from sim.core.history import History
 from tui.log_filter import FilterError, parse_filter
 from tui.rundata import RunData
 from tui.theme import register_themes

@@ -8,11 +8,11 @@ import os
 from pathlib import Path
 
 import pytest
+from support import make_spec
 
 from sim.errors import UserError
 from sim.export.csv_files import EVENTS_HEADER, EventsKey, read_events_csv, write_events_csv
 from sim.export.runs import representative_runs
-from support import make_spec
 
 STRATEGIES = [{"type": "Constant", "constant": 0.5},
               {"type": "FullJitteredExpo", "base": 2.0, "cap": 1000.0}]

@@ -7,16 +7,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_explore_run import lock_doc, open_doc
 
 from sim import cli
+from sim.analysis.sweep import SweepCancelled
 from sim.errors import UserError
 from sim.explore.backends import DaskBackend, LocalBackend
 from sim.explore.cache import CellCache
 from sim.explore.runner import run_explores
 from sim.explore.table import explore_csv_text
-from sim.sweep import SweepCancelled
-
-from test_explore_run import lock_doc, open_doc
 
 
 @pytest.fixture(scope="module")

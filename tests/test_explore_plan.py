@@ -8,12 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import sim_table, toml_text
 
 from sim.config import load_config
 from sim.errors import ConfigError
 from sim.explore.plan import load_document
-
-from support import sim_table, toml_text
 
 OPEN = dict(control="LatencyServer", base_latency=100.0, concurrency_limit=30, factor=1.05, k=15.0,
             workload="poisson", think_time=1000.0, horizon=30000.0, timeout=2000.0,

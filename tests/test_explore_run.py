@@ -10,16 +10,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support import sim_table
 
+from sim.analysis.sweep import SweepCancelled, run_sweep
 from sim.explore.backends import LocalBackend
 from sim.explore.cache import CellCache, cell_key
 from sim.explore.plan import parse_document
 from sim.explore.runner import run_explores
 from sim.explore.summary import BASE_METRICS, OPEN_METRICS
 from sim.explore.table import VERDICT_COLUMNS, explore_csv_text
-from sim.sweep import SweepCancelled, run_sweep
-
-from support import sim_table
 
 STRATEGIES = [{"type": "Constant", "constant": 0.5, "name": "constant"},
               {"type": "FullJitteredExpo", "base": 2.0, "cap": 1000.0, "name": "jitter"}]

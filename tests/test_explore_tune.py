@@ -10,14 +10,13 @@ import math
 from pathlib import Path
 
 import pytest
+from support import sim_table
 
 from sim.explore.backends import LocalBackend
 from sim.explore.cache import CellCache
 from sim.explore.pareto import non_dominated, pareto_csv_text, tune_csv_text, write_tune_files
 from sim.explore.plan import parse_document
 from sim.explore.tune import HELD_OUT_SEED_OFFSET, run_tune
-
-from support import sim_table
 
 STRATEGIES = [{"type": "Constant", "constant": 0.5, "name": "constant"},
               {"type": "FullJitteredExpo", "base": 2.0, "cap": 1000.0, "name": "jitter"}]

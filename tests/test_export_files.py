@@ -6,13 +6,13 @@ import threading
 from pathlib import Path
 
 import pytest
+from support import make_spec
 
+from sim.analysis.sweep import run_sweep
 from sim.errors import UserError
 from sim.export import export_all, export_simulation, output_paths
 from sim.export.atomic import atomic_write_bytes, atomic_write_text, ensure_output_dir
 from sim.export.names import check_unique_stems, safe_title
-from sim.sweep import run_sweep
-from support import make_spec
 
 
 def test_atomic_write_replaces_the_whole_file(tmp_path: Path) -> None:

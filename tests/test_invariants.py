@@ -11,12 +11,10 @@ from collections import defaultdict
 from typing import Any
 
 import pytest
-
-from sim.config import SimulationSpec
-from sim.engine import Run, record_run, run_metrics
-
 from support import Event, decode, make_spec
 
+from sim.core.engine import Run, record_run, run_metrics
+from sim.spec import SimulationSpec
 
 CONTROLS = ["LockingServer", "WriteOnlyOCCServer", "ReadWriteOCCServer", "ThrottlingServer"]
 STRATEGIES: list[dict[str, Any]] = [

@@ -10,11 +10,11 @@ import io
 import numpy as np
 from rich.console import Console
 
+from sim.analysis.open_metrics import OpenRunMetrics
+from sim.analysis.sweep import SweepResult
 from sim.config import parse_config
 from sim.export.overload_csv import latency_csv_text
-from sim.open_metrics import OpenRunMetrics
-from sim.open_report import BEST, best_rows, latency_table, strategy_values
-from sim.sweep import SweepResult
+from sim.report.latency import BEST, best_rows, latency_table, strategy_values
 from tui.widgets.latency_table import latency_rows
 
 CLIENTS, HORIZON = 10, 1000.0

@@ -29,10 +29,10 @@ from botocore.retries import standard
 from scipy.stats import ks_2samp
 from urllib3.exceptions import ConnectTimeoutError
 
+from sim.models.strategies import Strategy
 from sim.outcomes import REJECTED, TIMED_OUT
 from sim.policies import chain_from_data
 from sim.policies.presets import expand_preset
-from sim.strategies import Strategy
 
 DRAWS = 5000          # issue 11: at least 5,000 draws per KS comparison
 P_MIN = 0.001         # issue 11: KS p-value must exceed this

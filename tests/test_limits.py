@@ -11,16 +11,15 @@ from typing import Any
 
 import numpy as np
 import pytest
+from support import sim_table, toml_text
 
-import sim.engine as engine
-import sim.limits as limits
+import sim.core.engine as engine
+import sim.core.resources as limits
 from sim import cli
 from sim.config import parse_config
+from sim.core.resources import check_resources
+from sim.core.streams import ClientStreams, uniform01
 from sim.errors import ConfigError, UserError
-from sim.limits import check_resources
-from sim.streams import ClientStreams, uniform01
-
-from support import sim_table, toml_text
 
 GB = 10**9
 MACHINE = (8 * GB, 4 * GB)  # (total, available): a small machine, the same on every test host
@@ -164,7 +163,7 @@ def test_the_blocks_are_the_same_numbers_as_before() -> None:
 
 
 def test_a_long_poisson_run_keeps_a_bounded_sample_of_latencies(monkeypatch: pytest.MonkeyPatch) -> None:
-    import sim.open_clients as open_clients
+    import sim.models.clients as open_clients
 
     monkeypatch.setattr(open_clients, "LATENCY_SAMPLE", 256)
     s = spec("QueueServer", **{**QUEUE, "horizon": 20_000.0, "workload": "poisson", "think_time": 10.0},

@@ -11,10 +11,10 @@ import sys
 
 import pytest
 
-REQUIRED = ["sim", "sim.config", "sim.engine", "sim.sweep", "sim.stats", "sim.strategies",
-            "sim.controls", "sim.palette", "sim.events", "sim.streams", "sim.errors"]
+REQUIRED = ["sim", "sim.config", "sim.core.engine", "sim.analysis.sweep", "sim.analysis.stats", "sim.models.strategies",
+            "sim.models.controls", "sim.palette", "sim.core.events", "sim.core.streams", "sim.errors"]
 # Written alongside the core; checked when present.
-OPTIONAL = ["sim.cli", "sim.export", "sim.report", "sim.compat"]
+OPTIONAL = ["sim.cli", "sim.export", "sim.report.tables", "sim.compat"]
 
 PROBE = """
 import importlib, importlib.util, json, pkgutil, sys

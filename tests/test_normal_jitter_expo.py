@@ -12,12 +12,11 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
-
-from sim.engine import record_run
-from sim.errors import ParamError
-from sim.strategies import STRATEGIES, NormalJitterExpo
-
 from support import make_spec
+
+from sim.core.engine import record_run
+from sim.errors import ParamError
+from sim.models.strategies import STRATEGIES, NormalJitterExpo
 
 U_HIGH = 1.0 - 2.0**-53  # the largest value numpy's random() can return
 

@@ -5,11 +5,10 @@ with its remaining time; an outage after the work is no part of the run."""
 from __future__ import annotations
 
 import pytest
-
-from sim import events as ev
-from sim.engine import record_run, run_metrics
-
 from support import CONTROL_PARAMS, make_spec
+
+from sim.core import events as ev
+from sim.core.engine import record_run, run_metrics
 
 START, DURATION = 15.0, 40.0
 

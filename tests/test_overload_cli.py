@@ -14,14 +14,14 @@ import pytest
 from rich.console import Console
 
 from sim import cli
+from sim.analysis.open_metrics import OpenRunMetrics
+from sim.analysis.sweep import SweepResult, run_sweep
 from sim.config import load_config, parse_config
-from sim.engine import record_run
+from sim.core.engine import record_run
 from sim.errors import UserError
 from sim.export.csv_files import EVENTS_HEADER, METRICS_HEADER, RUNS_HEADER, read_events_csv
 from sim.export.overload_csv import LATENCY_HEADER, TIMESERIES_HEADER
-from sim.open_metrics import OpenRunMetrics
-from sim.open_report import NEVER_MARK, LatencyReport
-from sim.sweep import SweepResult, run_sweep
+from sim.report.latency import NEVER_MARK, LatencyReport
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tiny_outage.toml"
 STEM = "Tiny_outage"

@@ -8,13 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import toml_value
 
 from sim.cli import main
 from sim.config import load_config
 from sim.errors import ConfigError
-from sim.workloads import Outage
-
-from support import toml_value
+from sim.models.workloads import Outage
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"

@@ -9,18 +9,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support import make_spec
 
-from sim.config import SimulationSpec, load_config, parse_config
+from sim.analysis.open_metrics import OpenRunMetrics
+from sim.analysis.sweep import SweepResult, run_sweep
+from sim.config import load_config, parse_config
+from sim.core.series import SERIES_NAMES
 from sim.export import export_simulation, output_paths
 from sim.export.csv_files import format_float
-from sim.export.overload_csv import (LATENCY_HEADER, TIMESERIES_HEADER, latency_csv_text,
-                                     timeseries_csv_text)
+from sim.export.overload_csv import LATENCY_HEADER, TIMESERIES_HEADER, latency_csv_text, timeseries_csv_text
 from sim.export.overload_plots import per_client_latency, write_latency_png, write_timeseries_png
-from sim.open_clients import SERIES_NAMES
-from sim.open_metrics import OpenRunMetrics
 from sim.palette import load_palette
-from sim.sweep import SweepResult, run_sweep
-from support import make_spec
+from sim.spec import SimulationSpec
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tiny_outage.toml"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -14,15 +14,14 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-from sim.config import DEFAULT_BUCKETS, SimulationSpec
-from sim.engine import OpenRunMetrics, Run, record_run, run_metrics
-from sim.servers import LatencyServer
-from sim.sweep import run_sweep
-from sim.workloads import WORKLOADS
-
 from support import Event, decode, make_spec
 
+from sim.analysis.open_metrics import OpenRunMetrics
+from sim.analysis.sweep import run_sweep
+from sim.core.engine import Run, record_run, run_metrics
+from sim.models.servers import LatencyServer
+from sim.models.workloads import WORKLOADS
+from sim.spec import DEFAULT_BUCKETS, SimulationSpec
 
 ARRIVALS = {"server_accepts", "server_queues", "server_rejects"}
 SERVER_WORK = ARRIVALS | {"server_completes"}

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from sim.errors import ParamError
+from sim.models.strategies import Constant, Expo, FullJitteredExpo
 from sim.outcomes import ABORTED, DENIED, REJECTED, TIMED_OUT
-from sim.policies import (POLICIES, Chain, ChainSpec, GiveUp, chain_from_data, policy_from_dict,
-                          strategy_from_dict)
+from sim.policies import POLICIES, Chain, ChainSpec, GiveUp, chain_from_data, policy_from_dict, strategy_from_dict
 from sim.policies.circuit_breaker import CLOSED, HALF_OPEN, OPEN, CircuitBreaker
 from sim.policies.concurrency_budget import ConcurrencyBudget
 from sim.policies.grpc_throttle import GrpcThrottle
@@ -27,7 +27,6 @@ from sim.policies.rate_limit import RateLimit
 from sim.policies.retry_budget import RetryBudget
 from sim.policies.retry_quota import RetryQuota
 from sim.policies.token_bucket import TokenBucket
-from sim.strategies import Constant, Expo, FullJitteredExpo
 
 ROOT = Path(__file__).parent.parent
 
@@ -238,7 +237,7 @@ def test_sim_never_imports_the_test_only_libraries() -> None:
 def test_policies_and_presets_import_without_the_libraries() -> None:
     code = ("import sys\n"
             "for m in ('tenacity', 'stamina', 'backoff', 'urllib3', 'botocore', 'scipy'): sys.modules[m] = None\n"
-            "import sim.policies, sim.policies.presets as p, sim.library_strategies\n"
+            "import sim.policies, sim.policies.presets as p, sim.models.library_strategies\n"
             "for n in p.PRESETS: sim.policies.chain_from_data(p.expand_preset({'preset': n}))\n"
             "print('ok')\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)

@@ -46,10 +46,11 @@ def config_keys_section() -> dict[str, str]:
 def test_readme_lists_every_config_key_with_its_default() -> None:
     from dataclasses import MISSING, fields
 
-    from sim.config import _SIMULATION_KEYS, _TOP_LEVEL_KEYS, DEFAULT_WORK_TO_DURATION
-    from sim.controls import CONTROLS
-    from sim.workloads import WORKLOADS
     from support import toml_value
+
+    from sim.config import _SIMULATION_KEYS, _TOP_LEVEL_KEYS, DEFAULT_WORK_TO_DURATION
+    from sim.models.controls import CONTROLS
+    from sim.models.workloads import WORKLOADS
 
     documented = config_keys_section()
     model_fields = {f.name: f for cls in [*CONTROLS.values(), *WORKLOADS.values()] for f in fields(cls)}

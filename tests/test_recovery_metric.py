@@ -1,4 +1,4 @@
-"""The recovery verdict (``sim.recovery``) on synthetic runs, one test per way it could be fooled.
+"""The recovery verdict (``sim.analysis.recovery``) on synthetic runs, one test per way it could be fooled.
 
 A synthetic run is a goodput per bucket and a latency per bucket; each bucket's successes are
 spread evenly over it with that latency. The baseline runs at ``LEVEL`` successes per bucket with
@@ -16,10 +16,9 @@ import math
 import numpy as np
 import pytest
 
-from sim.open_metrics import OpenRunMetrics
-from sim.recovery import (LATENCY_FACTOR, RECOVERY_LEVEL, RECOVERY_WINDOW, RecoverySummary,
-                          recovery_time)
-from sim.workloads import Outage
+from sim.analysis.open_metrics import OpenRunMetrics
+from sim.analysis.recovery import LATENCY_FACTOR, RECOVERY_LEVEL, RECOVERY_WINDOW, RecoverySummary, recovery_time
+from sim.models.workloads import Outage
 
 BUCKETS = 300
 LEVEL = 100.0

@@ -13,11 +13,11 @@ import math
 
 import numpy as np
 import pytest
+from reference_model import reference_work
 from support import make_spec
 
-from reference_model import reference_work
-from sim.engine import run_metrics
-from sim.stats import estimate
+from sim.analysis.stats import estimate
+from sim.core.engine import run_metrics
 
 RUNS = 1000  # per side; the standard error of each mean is then about 0.1 requests
 # Both sides are means of independent runs, so their difference has standard error
@@ -60,10 +60,10 @@ def test_mean_work_matches_the_reference_algorithm(case) -> None:
 def test_write_durations_are_folded_not_clipped() -> None:
     """Straight from the draw: |N(1, 4)| has mean ≈ 3.39 (the folded normal's), never 0; the
     clipped max(0, N(1, 4)) would have mean ≈ 2.17 and 40% zeros."""
-    from sim.engine import Wiring
+    from sim.core.engine import build_wiring
 
     spec = make_spec("LockingServer", write_mu=1.0, write_sigma=4.0, clients=[1], repeat=1)
-    draw = spec.control.write_durations(Wiring(spec, 1, 0))
+    draw = spec.control.write_durations(build_wiring(spec, 1, 0))
     values = np.array([draw() for _ in range(20_000)])
     mu, sigma = 1.0, 4.0
     folded_mean = (sigma * math.sqrt(2 / math.pi) * math.exp(-mu**2 / (2 * sigma**2))

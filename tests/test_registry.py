@@ -8,10 +8,12 @@ from heapq import heappush
 
 import pytest
 
-from sim import controls, events, strategies
 from sim.config import parse_config
-from sim.engine import Wiring, record_run, run_metrics
+from sim.core import events
+from sim.core.engine import record_run, run_metrics
+from sim.core.wiring import Wiring
 from sim.errors import ConfigError, ParamError
+from sim.models import controls, strategies
 
 
 @pytest.fixture

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 from rich.console import Console
-
-from sim.engine import record_run
-from sim.report import history_table, metrics_table, versus_best
-from sim.sweep import SweepResult
-from sim.versus import BEST_MARK
 from support import make_spec
+
+from sim.analysis.sweep import SweepResult
+from sim.analysis.versus import BEST_MARK
+from sim.core.engine import record_run
+from sim.report.tables import history_table, metrics_table, versus_best
 
 STRATEGIES = [{"type": "Constant", "constant": 0.5, "name": "cheap"},
               {"type": "Constant", "constant": 0.6, "name": "tied"},

@@ -14,10 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from support import sim_table, toml_text
 
 from sim.interrupt import Interrupted, exit_status, first_interrupt_only
-
-from support import sim_table, toml_text
 
 # A first simulation that finishes at once (so its files are staged) and a second one that keeps
 # both workers busy for minutes: 200,000 runs of 50 clients.
@@ -109,7 +108,7 @@ def test_workers_die_when_their_parent_is_killed(tmp_path: Path) -> None:
 ORPHAN_SCRIPT = """
 import os, sys, time
 import multiprocessing
-import sim.workers as workers
+import sim.analysis.workers as workers
 
 workers._set_parent_death_signal = lambda: None  # as on a platform without prctl
 pool = multiprocessing.get_context("fork").Pool(2, initializer=workers.init_worker,

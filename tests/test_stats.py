@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from sim.stats import Estimate, estimate, paired_difference, significantly_different, t975
+from sim.analysis.stats import Estimate, estimate, paired_difference, significantly_different, t975
 
 
 @pytest.mark.parametrize("dof, expected", [(1, 12.706), (2, 4.303), (5, 2.571), (10, 2.228),

@@ -10,9 +10,21 @@ import numpy as np
 import pytest
 
 from sim.errors import ParamError
-from sim.strategies import (STRATEGIES, Constant, CsmaBinaryExponential, DecorrelatedJitter,
-                            EqualJitteredExpo, Expo, FullJitteredExpo, GoogleDrive,
-                            GoogleHttpClient, NoBackoff, SimpleDB, Strategy, UniformRandom)
+from sim.models.strategies import (
+    STRATEGIES,
+    Constant,
+    CsmaBinaryExponential,
+    DecorrelatedJitter,
+    EqualJitteredExpo,
+    Expo,
+    FullJitteredExpo,
+    GoogleDrive,
+    GoogleHttpClient,
+    NoBackoff,
+    SimpleDB,
+    Strategy,
+    UniformRandom,
+)
 
 U_HIGH = 1.0 - 2.0**-53  # the largest value numpy's random() can return
 

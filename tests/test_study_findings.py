@@ -24,10 +24,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sim.config import SimulationSpec, load_config
-from sim.engine import run_metrics
-from sim.sweep import run_sweep
-from sim.workloads import Outage
+from sim.analysis.sweep import run_sweep
+from sim.config import load_config
+from sim.core.engine import run_metrics
+from sim.models.workloads import Outage
+from sim.spec import SimulationSpec
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

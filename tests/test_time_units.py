@@ -11,18 +11,18 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from support import sim_table
 
 from sim import cli
+from sim.analysis.sweep import run_sweep
 from sim.config import parse_config
 from sim.errors import ConfigError
 from sim.export.overload_plots import latency_figure, timeseries_figure
 from sim.export.plots import metrics_figure, scatter_figure
 from sim.export.runs import representative_runs
-from sim.open_report import latency_table
-from sim.report import history_table, metrics_table
-from sim.sweep import run_sweep
+from sim.report.latency import latency_table
+from sim.report.tables import history_table, metrics_table
 from sim.units import display_scale, format_duration, format_speed, time_unit_problem
-from support import sim_table
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TICKS = FIXTURES / "tiny_ticks.toml"

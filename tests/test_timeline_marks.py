@@ -10,9 +10,10 @@ import pytest
 from support import make_spec
 from tui_support import TINY_OUTAGE, WidgetApp, pilot_test
 
-from sim import events as ev
 from sim.config import load_config
-from sim.engine import History, record_run
+from sim.core import events as ev
+from sim.core.engine import record_run
+from sim.core.history import History
 from tui.legend import DENSITY_GLYPHS, WAIT_GLYPH, fit_legend, legend_width, timeline_legend
 from tui.marks import CODE_GLYPHS, MARKS
 from tui.rundata import RunData

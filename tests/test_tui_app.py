@@ -18,11 +18,11 @@ import pytest
 from rich.console import Console
 from textual.widgets import Static
 
+from sim.analysis.sweep import SweepCancelled
 from sim.config import load_config
-from sim.engine import record_run
+from sim.core.engine import record_run
 from sim.export.csv_files import read_events_csv, write_events_csv
 from sim.export.runs import representative_runs
-from sim.sweep import SweepCancelled
 from tui.app import BackoffApp
 from tui.keys import KEYS
 from tui.screens.help import HelpScreen

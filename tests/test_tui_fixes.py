@@ -7,14 +7,13 @@ from pathlib import Path
 
 import numpy as np
 from textual.widgets import DataTable, Static
+from tui_support import TINY, pilot_test, settle
 
 from sim.config import load_config
 from tui.app import BackoffApp
 from tui.source import ConfigSource
 from tui.widgets.event_log import EventLog
 from tui.widgets.metrics_table import MetricsTable
-
-from tui_support import TINY, pilot_test, settle
 
 
 def make_app(tmp_path: Path, **kwargs) -> BackoffApp:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import numpy as np
 
-from sim import events as ev
 from sim.config import load_config
-from sim.engine import History
+from sim.core import events as ev
+from sim.core.history import History
 from tui.playback import SPEEDS, advance, change_speed, clamp, initial_speed
 from tui.rundata import RunData
 from tui.source import ConfigSource, ReplaySource, Selection

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from textual import events
 from textual.widgets import DataTable
+from tui_support import TINY, pilot_test, settle
 
 from sim.config import load_config
 from tui.app import BackoffApp
@@ -18,8 +19,6 @@ from tui.source import ConfigSource, Selection
 from tui.timeline_grid import build_grid
 from tui.widgets.event_log import EventLog
 from tui.widgets.timeline import Timeline
-
-from tui_support import TINY, pilot_test, settle
 
 
 def make_app(tmp_path: Path, **kwargs) -> BackoffApp:

@@ -11,23 +11,23 @@ import pytest
 from rich.text import Text
 from tui_support import TINY, TINY_OUTAGE, WidgetApp, pilot_test, settle
 
-from sim import events as ev
+from sim.analysis.sweep import SweepResult, run_sweep
 from sim.config import load_config
-from sim.engine import record_run
+from sim.core import events as ev
+from sim.core.engine import record_run
 from sim.export.csv_files import read_events_csv, write_events_csv
-from sim.open_report import NEVER_MARK, strategy_values
-from sim.sweep import SweepResult, run_sweep
+from sim.report.latency import NEVER_MARK, strategy_values
 from tui.app import BackoffApp
 from tui.recorder import Cancelled, RunRecorder
 from tui.run_series import RunSeries, is_open_run, outage_windows
 from tui.rundata import RunData
 from tui.screens.main import OPEN_REPLAY_NOTE
 from tui.source import ConfigSource, ReplaySource
+from tui.ticks import count_ticks, nice_ticks
 from tui.widgets.chart_stack import ChartStack
 from tui.widgets.event_log import EventLog
 from tui.widgets.latency_table import LatencyTable, latency_rows
 from tui.widgets.metrics_table import MetricsTable
-from tui.ticks import count_ticks, nice_ticks
 from tui.widgets.series_chart import PANEL_NAMES, SeriesChart
 from tui.widgets.series_panels import SeriesPanels
 from tui.widgets.timeline import OUTAGE_GLYPH, Timeline

@@ -8,28 +8,35 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from rich.text import Text
 from rich.console import Console
+from rich.text import Text
 from support import make_spec
 from textual.app import App, ComposeResult
 from textual.message import Message
 from textual.notifications import Notify
 from textual.widgets import Static
 
-from sim.engine import History, record_run
-from sim.events import CLIENT_REQUESTS_WRITE, SERVER_ACCEPTS, pack
+from sim.analysis.stats import paired_difference
+from sim.analysis.sweep import SweepResult, run_sweep
+from sim.analysis.versus import BEST_MARK
+from sim.core.engine import record_run
+from sim.core.events import CLIENT_REQUESTS_WRITE, SERVER_ACCEPTS, pack
+from sim.core.history import History
 from sim.palette import EVENT_KINDS, available_themes, load_palette
-from sim.stats import paired_difference
-from sim.sweep import SweepResult, run_sweep
+from sim.report.tables import metrics_table, versus_best
 from themes import THEMES_DIR
-from tui.theme import (EVENT_GLYPHS, event_style, event_styles, palette_for, register_themes,
-                       theme_variable_defaults)
-from tui.widgets.charts import (MetricsChart, RequestPoints, RequestsChart, client_ticks,
-                                fit_title, hex_to_rgb, thin_ticks)
-from tui.widgets.strategy_table import PLACEHOLDER
+from tui.theme import EVENT_GLYPHS, event_style, event_styles, palette_for, register_themes, theme_variable_defaults
+from tui.widgets.charts import (
+    MetricsChart,
+    RequestPoints,
+    RequestsChart,
+    client_ticks,
+    fit_title,
+    hex_to_rgb,
+    thin_ticks,
+)
 from tui.widgets.metrics_table import MetricsTable, comparison_rows
-from sim.report import metrics_table, versus_best
-from sim.versus import BEST_MARK
+from tui.widgets.strategy_table import PLACEHOLDER
 
 STRATEGIES = [{"type": "Constant", "constant": 0.5},
               {"type": "FullJitteredExpo", "base": 2.0, "cap": 1000.0}]

@@ -7,11 +7,11 @@ import csv
 import io
 
 import numpy as np
-
-from sim.export.csv_files import METRICS_HEADER, metrics_csv_text
-from sim.sweep import SweepResult
-from sim.versus import BEST, NOT_AVAILABLE, TIED, WORSE, cost_versus_best, versus_best
 from support import make_spec
+
+from sim.analysis.sweep import SweepResult
+from sim.analysis.versus import BEST, NOT_AVAILABLE, TIED, WORSE, cost_versus_best, versus_best
+from sim.export.csv_files import METRICS_HEADER, metrics_csv_text
 
 
 def _result(durations: list[list[float]]) -> SweepResult:

@@ -22,7 +22,7 @@ from sim.palette import DEFAULT_THEME
 
 from .commands import BackoffCommands
 from .keys import bindings
-from .main import DEFAULT_OUT
+from .paths import DEFAULT_OUT
 from .place import Place
 from .playback import MAX_FPS, advance, change_speed, clamp, initial_speed
 from .rundata import RunData

@@ -1,6 +1,6 @@
 """The strategy comparison's arithmetic: what each run adds up to, and one clock over several runs.
 
-Strategies share their random numbers at the same (clients, repetition) (see ``sim.streams``),
+Strategies share their random numbers at the same (clients, repetition) (see ``sim.core.streams``),
 so their runs at one coordinate differ only by what the strategy did: stacked on one time axis
 they show where one strategy pulls ahead. The shared clock steps through the merged event
 times of every run shown, so a step never skips an event of any of them. Nothing here imports
@@ -15,8 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim import events as ev
-
+from sim.core import events as ev
 from sim.units import DEFAULT_TIME_UNIT
 
 from .rundata import RunData

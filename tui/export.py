@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from sim.engine import History
+from sim.analysis.sweep import SweepResult
+from sim.core.history import History
 from sim.export import export_simulation, output_paths
 from sim.export.atomic import atomic_write_text, ensure_output_dir
 from sim.export.csv_files import write_history_csv
 from sim.export.names import safe_title
 from sim.palette import Palette
-from sim.sweep import SweepResult
 
 from .source import Selection
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim import events as ev
+from sim.core import events as ev
 
 _CLIENT = re.compile(r"^c?(\d+)(?:-(\d+))?$")
 

@@ -15,9 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from sim.cli import OneLineParser, add_force, add_version, output_dir, positive_int, seed_value
-
-EXIT_USER_ERROR = 2
-DEFAULT_OUT = Path("backoff-sim-out")  # the app's export folder, under the current directory
+from sim.errors import EXIT_USER_ERROR
+from tui.paths import DEFAULT_OUT
 
 DESCRIPTION = """\
 Simulate clients retrying against a contended server with different backoff strategies, and
@@ -152,10 +151,10 @@ def _exit_on_stop_signals(app) -> None:
 
 
 def _config_source(path: Path | None, seed: int | None, out: Path, workers: int | None, force: bool):
+    from sim.analysis.sweep import default_workers
     from sim.config import SAMPLE_CONFIG, load_config
+    from sim.core.resources import check_resources
     from sim.export.names import check_name_lengths
-    from sim.limits import check_resources
-    from sim.sweep import default_workers
 
     from .source import ConfigSource
 

@@ -1,7 +1,7 @@
 """The mark of each event type: the glyph the timeline and the log draw for it, the word the
 legend gives it, its colour (by broad kind) and its rank in a timeline cell.
 
-Finer than the colour kinds of ``sim.events``: a lock granted (``+ accept``) and a write done
+Finer than the colour kinds of ``sim.core.events``: a lock granted (``+ accept``) and a write done
 (``✓ commit``) are both successes, a version read (``○ read``) and a write (``● write``) both
 requests, but a reader of the timeline has to tell them apart, so each gets a glyph of its own.
 A timeline cell that holds several events shows the highest-ranked mark (a give-up outranks a
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim import events as ev
+from sim.core import events as ev
 
 
 @dataclass(frozen=True)

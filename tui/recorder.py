@@ -20,9 +20,9 @@ from multiprocessing.pool import AsyncResult, Pool
 
 import numpy as np
 
-from sim.config import SimulationSpec
-from sim.engine import record_run
-from sim.workers import init_worker
+from sim.analysis.workers import init_worker
+from sim.core.engine import record_run
+from sim.spec import SimulationSpec
 
 from .rundata import RunData
 from .timeline_grid import cached_grid
@@ -49,7 +49,7 @@ def _context() -> multiprocessing.context.BaseContext:
     """forkserver (the app has threads, where fork could deadlock), else spawn."""
     if "forkserver" in multiprocessing.get_all_start_methods():
         ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["sim.engine"])
+        ctx.set_forkserver_preload(["sim.core.engine"])
         return ctx
     return multiprocessing.get_context("spawn")
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim import events as ev
-from sim.engine import History
+from sim.core import events as ev
+from sim.core.history import History
 
 
 @dataclass(frozen=True)

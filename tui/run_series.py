@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sim import events as ev
-from sim.open_clients import SERIES_NAMES
-from sim.open_metrics import OpenRunMetrics, recovery_time
-from sim.workloads import Outage
+from sim.analysis.open_metrics import OpenRunMetrics, recovery_time
+from sim.core import events as ev
+from sim.core.series import SERIES_NAMES
+from sim.models.workloads import Outage
+from sim.spec import DEFAULT_BUCKETS
 
-DEFAULT_BUCKETS = 200
 # Events that only runs against replying servers record: their presence marks an overload run.
 OPEN_CODES = (ev.CLIENT_SUCCEEDS, ev.CLIENT_TIMES_OUT, ev.SERVER_COMPLETES, ev.SERVER_QUEUES)
 
@@ -46,7 +46,7 @@ def outage_windows(times: np.ndarray, clients: np.ndarray, codes: np.ndarray) ->
 
 @dataclass(frozen=True, eq=False)
 class RunSeries:
-    """Per-bucket counts of one run, by ``sim.open_clients.SERIES_NAMES``."""
+    """Per-bucket counts of one run, by ``sim.models.clients.SERIES_NAMES``."""
 
     bucket: float
     series: dict[str, np.ndarray]

@@ -14,9 +14,9 @@ from functools import cached_property
 
 import numpy as np
 
-from sim import events as ev
-from sim.engine import History
-from sim.open_metrics import OpenRunMetrics
+from sim.analysis.open_metrics import OpenRunMetrics
+from sim.core import events as ev
+from sim.core.history import History
 from sim.units import DEFAULT_TIME_UNIT
 
 from .marks import CODE_RANK
@@ -34,7 +34,7 @@ class RunData:
 
     times: np.ndarray      # float64, non-decreasing
     clients: np.ndarray    # int32, the client each event concerns (-1: the server alone)
-    codes: np.ndarray      # int8, ``sim.events`` codes
+    codes: np.ndarray      # int8, ``sim.core.events`` codes
     details: np.ndarray    # int64, ``NO_DETAIL`` when none
     n_clients: int
     ranks: np.ndarray      # int8, drawing rank of each event's mark (see ``marks.MARKS``)

@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from sim.config import Config, SimulationSpec
-from sim.engine import History
-from sim.sweep import Progress, ShouldStop, SweepResult, run_sweeps
+from sim.analysis.sweep import Progress, ShouldStop, SweepResult, run_sweeps
+from sim.core.history import History
+from sim.spec import Config, SimulationSpec
 from sim.units import DEFAULT_TIME_UNIT
 
 from .recorder import Geometry, RunRecorder

@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from ..config import SimulationSpec
-from ..errors import ParamError
-from .paths import KeyPath, PathError, resolve
+from sim.errors import ParamError
+from sim.explore.paths import KeyPath, PathError, resolve
+from sim.spec import SimulationSpec
 
 SCALES = ("linear", "log")
 _RANGE_KEYS = {"from", "to", "steps", "scale"}

@@ -1,4 +1,4 @@
-"""Where an explore's cells run: the local process pool (``sim.sweep``), or a Dask cluster.
+"""Where an explore's cells run: the local process pool (``sim.analysis.sweep``), or a Dask cluster.
 
 Both run the same tasks, one (cell, strategy) with all its repetitions, and hand back each
 cell's ``CellResult`` as soon as the cell is complete. Every run depends only on its spec and
@@ -13,12 +13,12 @@ import queue
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..config import SimulationSpec
-from ..engine import run_metrics
-from ..errors import UserError
-from ..metrics import RunMetrics
-from ..sweep import ShouldStop, SweepCancelled, SweepResult, default_workers, run_sweeps
-from .summary import CellResult, run_values
+from sim.analysis.metrics import RunMetrics
+from sim.analysis.sweep import ShouldStop, SweepCancelled, SweepResult, default_workers, run_sweeps
+from sim.core.engine import run_metrics
+from sim.errors import UserError
+from sim.explore.summary import CellResult, run_values
+from sim.spec import SimulationSpec
 
 Progress = Callable[[int, int], None]
 OnCell = Callable[[int, CellResult], None]
@@ -111,7 +111,7 @@ class DaskBackend:
 
     def _check_versions(self) -> None:
         """Workers must run the same simulator, or results would silently differ."""
-        from .cache import code_version
+        from sim.explore.cache import code_version
 
         ours = code_version()
         theirs = self.client.run(code_version)

@@ -14,9 +14,9 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-from ..config import SimulationSpec
-from ..export.atomic import atomic_write_text
-from .summary import CellResult
+from sim.explore.summary import CellResult
+from sim.export.atomic import atomic_write_text
+from sim.spec import SimulationSpec
 
 _SIM_ROOT = Path(__file__).resolve().parent.parent
 # Sources that cannot change a cell's numbers: the file writers and the explore package's

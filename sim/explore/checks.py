@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 
-from ..config import SimulationSpec
-from ..errors import ParamError
+from sim.errors import ParamError
+from sim.spec import SimulationSpec
 
 # Simulation keys: (lowest allowed value, whether the value itself may equal it).
 _MINIMUMS: dict[str, tuple[float, bool]] = {

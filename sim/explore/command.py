@@ -15,8 +15,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 
-EXIT_OK = 0
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as `backoff-sim run`
+from sim.errors import EXIT_INTERRUPTED, EXIT_OK
 
 EXPLORE_DESCRIPTION = """\
 Explore the simulations of a config that carry a [simulation.explore] or [simulation.tune]
@@ -51,7 +50,7 @@ Results depend only on the config, never on --workers or --dask.
 def add_explore_subparser(subparsers, positive_int: Callable[[str], int]) -> argparse.ArgumentParser:
     """Register ``explore`` on the top-level parser's subparsers (``positive_int``: the CLI's
     argparse type for --workers, so both commands word the same mistake the same way)."""
-    from ..palette import DEFAULT_THEME
+    from sim.palette import DEFAULT_THEME
 
     sub = subparsers.add_parser("explore", help="map metrics over one or two keys, and tune a strategy",
                                 description=EXPLORE_DESCRIPTION, epilog=EXPLORE_EPILOG,
@@ -80,8 +79,8 @@ def explore_command(args: argparse.Namespace) -> int:
     SIGINT, SIGTERM, SIGHUP)."""
     from rich.console import Console
 
-    from ..errors import UserError
-    from ..interrupt import exit_status, first_interrupt_only, stop_message
+    from sim.errors import UserError
+    from sim.interrupt import exit_status, first_interrupt_only, stop_message
 
     err = Console(stderr=True, highlight=False)
     try:
@@ -100,24 +99,29 @@ def explore_command(args: argparse.Namespace) -> int:
 def _explore(args: argparse.Namespace, err) -> int:
     import time
 
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                               TimeElapsedColumn, TimeRemainingColumn)
-
     from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
-    from ..errors import UserError
-    from ..export.atomic import ensure_output_dir
-    from ..export.names import check_unique_stems
-    from ..palette import load_palette
-    from .backends import make_backend
-    from .cache import CellCache
-    from .figure import write_explore_png
-    from .pareto import write_tune_files
-    from .plan import load_document
-    from .report import explore_summary, tune_summary
-    from .runner import run_explores
-    from .table import write_explore_csv
-    from .tune import require_optuna, run_tune
+    from sim.errors import UserError
+    from sim.explore.backends import make_backend
+    from sim.explore.cache import CellCache
+    from sim.explore.figure import write_explore_png
+    from sim.explore.pareto import write_tune_files
+    from sim.explore.plan import load_document
+    from sim.explore.report import explore_summary, tune_summary
+    from sim.explore.runner import run_explores
+    from sim.explore.table import write_explore_csv
+    from sim.explore.tune import require_optuna, run_tune
+    from sim.export.atomic import ensure_output_dir
+    from sim.export.names import check_unique_stems
+    from sim.palette import load_palette
 
     palette = load_palette(args.theme)
     doc = load_document(args.config)

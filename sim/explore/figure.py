@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..export.atomic import atomic_save_figure
-from ..export.names import safe_title
-from ..export.plots import DPI, _legend, _style_axes, _style_figure
-from ..palette import Palette, load_palette
-from .axes import format_value
-from .runner import ExploreResult
-from .summary import METRIC_HELP, has_verdict
+from sim.explore.axes import format_value
+from sim.explore.runner import ExploreResult
+from sim.explore.summary import METRIC_HELP, has_verdict
+from sim.export.atomic import atomic_save_figure
+from sim.export.names import safe_title
+from sim.export.plots import DPI, _legend, _style_axes, _style_figure
+from sim.palette import Palette, load_palette
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure

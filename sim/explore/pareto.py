@@ -15,36 +15,22 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..export.atomic import atomic_save_figure, atomic_write_text
-from ..export.csv_files import csv_text, format_float
-from ..export.names import safe_title
-from ..palette import Palette, load_palette
-from ..stats import estimate
+from sim.analysis.stats import estimate
+from sim.explore.front import non_dominated
+from sim.export.atomic import atomic_save_figure, atomic_write_text
+from sim.export.csv_files import csv_text, format_float
+from sim.export.names import safe_title
+from sim.palette import Palette, load_palette
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-    from .tune import TuneResult
-
-
-def non_dominated(points: Sequence[tuple[float, float]]) -> list[int]:
-    """Indices of the points no other point is at most equal to on both and below on one
-    (both minimised); points with a NaN are never on the front. In index order."""
-    front = []
-    for i, (a, b) in enumerate(points):
-        if math.isnan(a) or math.isnan(b):
-            continue
-        dominated = any(
-            (c <= a and d <= b and (c < a or d < b))
-            for j, (c, d) in enumerate(points) if j != i and not (math.isnan(c) or math.isnan(d)))
-        if not dominated:
-            front.append(i)
-    return front
+    from sim.explore.tune import TuneResult
 
 
 def _candidates(result: TuneResult) -> list[tuple[str, str, list[float], list[float]]]:
     """(label, kind, means, ci95s) of each held-out strategy on the two Pareto metrics."""
-    from .tune import run_metric
+    from sim.explore.tune import run_metric
 
     plan, final = result.plan, result.final
     rows = []
@@ -56,7 +42,7 @@ def _candidates(result: TuneResult) -> list[tuple[str, str, list[float], list[fl
 
 
 def pareto_csv_text(result: TuneResult) -> str:
-    from .tune import run_metric
+    from sim.explore.tune import run_metric
 
     plan = result.plan
     a, b = plan.pareto
@@ -97,7 +83,7 @@ def pareto_figure(result: TuneResult, palette: Palette | None = None) -> Figure:
     """The candidates on the two Pareto metrics with 95% CI bars; the front joined by a line."""
     from matplotlib.figure import Figure
 
-    from ..export.plots import DPI, _style_axes, _style_figure
+    from sim.export.plots import DPI, _style_axes, _style_figure
 
     palette = palette or load_palette()
     plan = result.plan

@@ -15,8 +15,8 @@ import typing
 from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import Any
 
-from ..config import SimulationSpec, StrategySpec
-from ..errors import ParamError
+from sim.errors import ParamError
+from sim.spec import SimulationSpec, StrategySpec
 
 Step = typing.Union[str, int]
 

@@ -23,11 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config import Config, SimulationSpec, parse_config, read_document
-from ..errors import ConfigError, ParamError
-from .axes import Axis, parse_axis
-from .checks import check_spec
-from .summary import has_verdict, metric_names
+from sim.config import parse_config, read_document
+from sim.errors import ConfigError, ParamError
+from sim.explore.axes import Axis, parse_axis
+from sim.explore.checks import check_spec
+from sim.explore.summary import has_verdict, metric_names
+from sim.spec import Config, SimulationSpec
 
 EXPLORE_KEYS = {"axes", "metric"}
 MAX_AXES = 2
@@ -134,7 +135,7 @@ class ExploreDocument:
 
 def parse_document(data: dict[str, Any], file: str = "<config>") -> ExploreDocument:
     """Validate a TOML document: the simulations, then their explore and tune tables."""
-    from .tune_plan import parse_tune
+    from sim.explore.tune_plan import parse_tune
 
     config = parse_config(data, file)
     explores, tunes = [], []

@@ -7,9 +7,9 @@ import math
 from rich.console import Group
 from rich.table import Table
 
-from .axes import format_value
-from .runner import ExploreResult
-from .tune import TuneResult
+from sim.explore.axes import format_value
+from sim.explore.runner import ExploreResult
+from sim.explore.tune import TuneResult
 
 
 def _cell_text(result: ExploreResult, index: tuple[int, ...], metric: str, s: int) -> str:

@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..config import SimulationSpec
-from ..sweep import ShouldStop
-from .cache import CellCache
-from .plan import ExplorePlan
-from .summary import CellResult
+from sim.analysis.sweep import ShouldStop
+from sim.explore.cache import CellCache
+from sim.explore.plan import ExplorePlan
+from sim.explore.summary import CellResult
+from sim.spec import SimulationSpec
 
 Progress = Callable[[int, int], None]
 

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..config import SimulationSpec
-from ..metrics import RunMetrics
-from ..open_metrics import OpenRunMetrics
-from ..stats import Estimate, estimate
-from .verdict import run_verdict
+from sim.analysis.metrics import RunMetrics
+from sim.analysis.open_metrics import OpenRunMetrics
+from sim.analysis.stats import Estimate, estimate
+from sim.explore.verdict import run_verdict
+from sim.spec import SimulationSpec
 
 # Every run: the sweep's metrics.
 BASE_METRICS = ("work", "duration", "cost", "gave_up")

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..export.atomic import atomic_write_text
-from ..export.csv_files import csv_text, format_float
-from ..export.names import safe_title
-from .runner import ExploreResult
-from .summary import has_verdict, metric_names
+from sim.explore.runner import ExploreResult
+from sim.explore.summary import has_verdict, metric_names
+from sim.export.atomic import atomic_write_text
+from sim.export.csv_files import csv_text, format_float
+from sim.export.names import safe_title
 
 VERDICT_COLUMNS = ("recovered_runs", "runs", "recovered_fraction", "recovery_time_median")
 

@@ -18,16 +18,16 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..config import SimulationSpec, StrategySpec
-from ..errors import ParamError, UserError
-from ..stats import Estimate, estimate
-from ..sweep import ShouldStop
-from .cache import CellCache
-from .checks import check_spec
-from .pareto import non_dominated
-from .runner import run_cells
-from .summary import CellResult
-from .tune_plan import TunePlan
+from sim.analysis.stats import Estimate, estimate
+from sim.analysis.sweep import ShouldStop
+from sim.errors import ParamError, UserError
+from sim.explore.cache import CellCache
+from sim.explore.checks import check_spec
+from sim.explore.front import non_dominated
+from sim.explore.runner import run_cells
+from sim.explore.summary import CellResult
+from sim.explore.tune_plan import TunePlan
+from sim.spec import SimulationSpec, StrategySpec
 
 Progress = Callable[[int, int], None]
 TUNE_EXTRA_HINT = "install the extra: pip install 'backoff-sim[tune]'"

@@ -23,11 +23,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..config import SimulationSpec
-from ..errors import ConfigError, ParamError
-from .checks import check_spec
-from .paths import KeyPath, PathError, resolve
-from .summary import has_verdict, metric_names
+from sim.errors import ConfigError, ParamError
+from sim.explore.checks import check_spec
+from sim.explore.paths import KeyPath, PathError, resolve
+from sim.explore.summary import has_verdict, metric_names
+from sim.spec import SimulationSpec
 
 TUNE_KEYS = {"strategy", "params", "objective", "constraints", "trials", "sampler", "batch", "seed",
              "pareto"}

@@ -1,6 +1,6 @@
 """The per-run recovery verdict an explore cell reports, in one place.
 
-It reads ``OpenRunMetrics.recovery_time``, judged by ``sim.recovery`` per repetition: a time,
+It reads ``OpenRunMetrics.recovery_time``, judged by ``sim.analysis.recovery`` per repetition: a time,
 ``nan`` for never, ``None`` when there is nothing to judge (no outage, or no baseline before it).
 If that verdict changes shape, this is the only function of the explore package that changes.
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 
-from ..metrics import RunMetrics
-from ..open_metrics import OpenRunMetrics
+from sim.analysis.metrics import RunMetrics
+from sim.analysis.open_metrics import OpenRunMetrics
 
 
 def run_verdict(metrics: RunMetrics) -> tuple[float, float]:

@@ -12,14 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from ..engine import Run
-from ..palette import Palette, load_palette
-from ..sweep import SweepResult
-from .csv_files import write_events_csv, write_metrics_csv, write_runs_csv
-from .names import OPEN_SUFFIXES, SUFFIXES, check_unique_stems, safe_title
-from .outset import OutputSet
-from .overload_csv import write_latency_csv, write_timeseries_csv
-from .runs import representative_runs, scatter_runs
+from sim.analysis.sweep import SweepResult
+from sim.core.engine import Run
+from sim.export.csv_files import write_events_csv, write_metrics_csv, write_runs_csv
+from sim.export.names import OPEN_SUFFIXES, SUFFIXES, check_unique_stems, safe_title
+from sim.export.outset import OutputSet
+from sim.export.overload_csv import write_latency_csv, write_timeseries_csv
+from sim.export.runs import representative_runs, scatter_runs
+from sim.palette import Palette, load_palette
 
 __all__ = ["export_all", "export_simulation", "output_paths", "stale_names", "write_simulation"]
 
@@ -77,7 +77,7 @@ def write_simulation(result: SweepResult, out_dir: str | Path, *, palette: Palet
     names the files instead of the title (see ``output_paths``); ``written_one`` is called with
     each file as it is written (the app's progress).
     """
-    from .plots import write_metrics_png, write_scatter_png
+    from sim.export.plots import write_metrics_png, write_scatter_png
 
     palette = palette or load_palette()
     spec = result.spec
@@ -95,7 +95,7 @@ def write_simulation(result: SweepResult, out_dir: str | Path, *, palette: Palet
         lambda: write_events_csv(representative, paths["events_csv"]),
     ]
     if spec.is_open:
-        from .overload_plots import write_latency_png, write_timeseries_png
+        from sim.export.overload_plots import write_latency_png, write_timeseries_png
 
         writers += [
             lambda: write_timeseries_png(result, paths["timeseries_png"], palette),

@@ -20,14 +20,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from .. import events as ev
-from ..bounds import MAX_CLIENT_ID, MAX_DETAIL, MAX_INTEGER, MAX_TIME
-from ..engine import History, Run
-from ..errors import UserError
-from ..inputs import InputFileError, read_limited
-from ..sweep import SweepResult
-from ..versus import NOT_AVAILABLE, cost_versus_best
-from .atomic import atomic_write_text
+from sim.analysis.sweep import SweepResult
+from sim.analysis.versus import NOT_AVAILABLE, cost_versus_best
+from sim.bounds import MAX_CLIENT_ID, MAX_DETAIL, MAX_INTEGER, MAX_TIME
+from sim.core import events as ev
+from sim.core.engine import Run
+from sim.core.history import History
+from sim.errors import UserError
+from sim.export.atomic import atomic_write_text
+from sim.inputs import InputFileError, read_limited
 
 METRICS_HEADER = ("simulation", "control", "strategy", "clients", "repeats", "work_mean",
                   "work_ci95", "duration_mean", "duration_ci95", "cost_mean", "cost_ci95",
@@ -79,7 +80,7 @@ def csv_text(header: tuple[str, ...], rows: list[list[str]]) -> str:
 
 def metrics_csv_text(result: SweepResult) -> str:
     """One row per (strategy, client count): means and 95% CI half-widths, and the paired cost
-    difference from the best strategy at that count (``sim.versus``: its verdict is ``best``,
+    difference from the best strategy at that count (``sim.analysis.versus``: its verdict is ``best``,
     ``worse``, ``tied`` or, with one repetition, ``n/a``, as are its CIs)."""
     spec = result.spec
     rows = []

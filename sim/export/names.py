@@ -8,10 +8,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import ConfigError, UserError
+from sim.errors import ConfigError, UserError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..config import SimulationSpec
+    from sim.spec import SimulationSpec
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 

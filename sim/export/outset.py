@@ -21,8 +21,8 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..errors import UserError
-from .atomic import ensure_output_dir
+from sim.errors import UserError
+from sim.export.atomic import ensure_output_dir
 
 try:
     import fcntl
@@ -55,7 +55,7 @@ def _signals_deferred() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
         yield
         return
-    from ..interrupt import STOP_SIGNALS
+    from sim.interrupt import STOP_SIGNALS
 
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..open_clients import SERIES_NAMES
-from ..recovery import RecoverySummary
-from ..sweep import SweepResult
-from .atomic import atomic_write_text
-from .csv_files import csv_text, format_float
+from sim.analysis.recovery import RecoverySummary
+from sim.analysis.sweep import SweepResult
+from sim.core.series import SERIES_NAMES
+from sim.export.atomic import atomic_write_text
+from sim.export.csv_files import csv_text, format_float
 
 TIMESERIES_HEADER = ("simulation", "strategy", "clients", "repetition", "bucket_start",
                      *SERIES_NAMES)

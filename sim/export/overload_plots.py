@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..open_metrics import OpenRunMetrics
-from ..palette import Palette, load_palette
-from ..sweep import SweepResult
-from ..units import format_duration
-from .atomic import atomic_save_figure
-from .plots import DPI, _legend, _style_axes, _style_figure
+from sim.analysis.open_metrics import OpenRunMetrics
+from sim.analysis.sweep import SweepResult
+from sim.export.atomic import atomic_save_figure
+from sim.export.plots import DPI, _legend, _style_axes, _style_figure
+from sim.palette import Palette, load_palette
+from sim.units import format_duration
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes

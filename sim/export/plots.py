@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .. import events as ev
-from ..engine import Run
-from ..palette import Palette, load_palette
-from ..sweep import SweepResult
-from .atomic import atomic_save_figure
+from sim.analysis.sweep import SweepResult
+from sim.core import events as ev
+from sim.core.engine import Run
+from sim.export.atomic import atomic_save_figure
+from sim.palette import Palette, load_palette
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes

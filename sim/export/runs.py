@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..config import SimulationSpec
-from ..engine import Run, record_run
+from sim.core.engine import Run, record_run
+from sim.spec import SimulationSpec
 
 
 def representative_runs(spec: SimulationSpec) -> dict[str, Run]:

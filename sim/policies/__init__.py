@@ -8,10 +8,19 @@ imports them all.
 
 from __future__ import annotations
 
-from . import adaptive, circuit_breaker, concurrency_budget, grpc_throttle, limits, rate_limit  # noqa: F401
-from . import retry_budget, retry_quota, token_bucket  # noqa: F401
-from .chain import ChainSpec, chain_from_data, policy_from_dict, strategy_from_dict
-from .seam import POLICIES, Chain, GiveUp, Link, Policy, StrategyLink, register_policy
+from sim.policies import (  # noqa: F401  # noqa: F401
+           adaptive,
+           circuit_breaker,
+           concurrency_budget,
+           grpc_throttle,
+           limits,
+           rate_limit,
+           retry_budget,
+           retry_quota,
+           token_bucket,
+)
+from sim.policies.chain import ChainSpec, chain_from_data, policy_from_dict, strategy_from_dict
+from sim.policies.seam import POLICIES, Chain, GiveUp, Link, Policy, StrategyLink, register_policy
 
 __all__ = ["POLICIES", "Chain", "ChainSpec", "GiveUp", "Link", "Policy", "StrategyLink",
            "chain_from_data", "policy_from_dict", "register_policy", "strategy_from_dict"]

@@ -27,9 +27,9 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..errors import ParamError
-from ..outcomes import DENIED, REJECTED
-from .seam import GiveUp, Link, Policy, register_policy
+from sim.errors import ParamError
+from sim.outcomes import DENIED, REJECTED
+from sim.policies.seam import GiveUp, Link, Policy, register_policy
 
 
 @register_policy

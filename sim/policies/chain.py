@@ -17,10 +17,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, dataclass, fields
 from typing import Any
 
-from ..errors import ParamError
-from ..strategies import STRATEGIES, Strategy, Uniform
-from .limits import AttemptTimeout, MaxAttempts, MaxElapsed
-from .seam import POLICIES, Chain, Link, Policy, StrategyLink
+from sim.errors import ParamError
+from sim.models import STRATEGIES
+from sim.models.strategies import Strategy, Uniform
+from sim.policies.limits import AttemptTimeout, MaxAttempts, MaxElapsed
+from sim.policies.seam import POLICIES, Chain, Link, Policy, StrategyLink
 
 
 @dataclass(frozen=True)

@@ -33,9 +33,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..errors import ParamError
-from ..outcomes import DENIED
-from .seam import GiveUp, Link, Policy, register_policy
+from sim.errors import ParamError
+from sim.outcomes import DENIED
+from sim.policies.seam import GiveUp, Link, Policy, register_policy
 
 OPEN_CIRCUIT = GiveUp("breaker_open")
 TRIPPED = GiveUp("breaker")

@@ -16,9 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..errors import ParamError
-from ..params import at_least
-from .seam import GiveUp, Link, Policy, register_policy
+from sim.errors import ParamError
+from sim.params import at_least
+from sim.policies.seam import GiveUp, Link, Policy, register_policy
 
 OVERFLOW = GiveUp("concurrency_budget")
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..errors import ParamError
-from .seam import GiveUp, Link, Policy, is_failure_from_server, register_policy
+from sim.errors import ParamError
+from sim.policies.seam import GiveUp, Link, Policy, is_failure_from_server, register_policy
 
 THROTTLED = GiveUp("grpc_throttle")
 

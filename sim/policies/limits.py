@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..errors import ParamError
-from .seam import GiveUp, Link, Policy, register_policy
+from sim.errors import ParamError
+from sim.policies.seam import GiveUp, Link, Policy, register_policy
 
 MAX_ATTEMPTS = GiveUp("max_attempts", denied=False)
 MAX_ELAPSED = GiveUp("max_elapsed", denied=False)

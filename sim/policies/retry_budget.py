@@ -19,8 +19,8 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..errors import ParamError
-from .seam import GiveUp, Link, Policy, register_policy
+from sim.errors import ParamError
+from sim.policies.seam import GiveUp, Link, Policy, register_policy
 
 EXHAUSTED = GiveUp("retry_budget")
 REQUEST_LIMIT = GiveUp("retry_budget_request_limit", denied=False)

@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..errors import ParamError
-from ..outcomes import REJECTED, TIMED_OUT
-from .seam import GiveUp, Link, Policy, register_policy
+from sim.errors import ParamError
+from sim.outcomes import REJECTED, TIMED_OUT
+from sim.policies.seam import GiveUp, Link, Policy, register_policy
 
 EXHAUSTED = GiveUp("retry_quota")
 

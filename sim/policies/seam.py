@@ -54,8 +54,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import ClassVar
 
-from ..errors import ParamError
-from ..outcomes import DENIED
+from sim.errors import ParamError
+from sim.outcomes import DENIED
 
 Uniform = Callable[[], float]
 

@@ -26,16 +26,24 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import get_current_worker
 
-from ..compare import (RunSummary, initial_picks, merged_times, step_time, summarize,
-                       summary_cells, summary_headers, summary_line)
+from ..compare import (
+    RunSummary,
+    initial_picks,
+    merged_times,
+    step_time,
+    summarize,
+    summary_cells,
+    summary_headers,
+    summary_line,
+)
 from ..keys import COMPARE_KEYS, KEYS, PLAYBACK, key_bindings
 from ..playback import MAX_FPS, change_speed, format_speed
 from ..recorder import Cancelled, RunRecorder
 from ..rundata import RunData
 from ..source import ConfigSource, Selection
 from ..theme import palette_for
-from ..widgets.charts import series_marker
 from ..timeline_grid import density_bounds, even_lanes
+from ..widgets.charts import series_marker
 from ..widgets.timeline import Timeline, rows_for
 from .prompt import NumberPrompt
 

@@ -19,8 +19,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from sim.analysis.sweep import SweepCancelled, SweepResult
 from sim.errors import UserError
-from sim.sweep import SweepCancelled, SweepResult
 from sim.units import DEFAULT_TIME_UNIT
 
 from ..export import export_view
@@ -31,8 +31,8 @@ from ..theme import palette_for
 from ..widgets.chart_stack import ChartStack
 from ..widgets.charts import MetricsChart, RequestsChart
 from ..widgets.event_log import EventLog
-from ..widgets.log_pane import LogPane
 from ..widgets.latency_table import LatencyTable
+from ..widgets.log_pane import LogPane
 from ..widgets.metrics_table import MetricsTable
 from ..widgets.series_panels import SeriesPanels
 from ..widgets.status import Status, StatusLine

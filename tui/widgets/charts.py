@@ -20,9 +20,9 @@ from rich.text import Text
 from textual.app import RenderResult
 from textual_plotext import Plot, PlotextPlot
 
-from sim.engine import History
+from sim.analysis.sweep import SweepResult
+from sim.core.history import History
 from sim.palette import Palette
-from sim.sweep import SweepResult
 from sim.units import DEFAULT_TIME_UNIT
 
 from ..request_points import RequestPoints  # also importable from here, as before

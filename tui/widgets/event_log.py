@@ -21,12 +21,13 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from sim.core import events as ev
+
 from ..keys import LOG_KEYS, bindings
 from ..log_filter import LogFilter
-from ..rundata import RunData
 from ..marks import CODE_GLYPHS
+from ..rundata import RunData
 from ..theme import event_styles, palette_for
-from sim import events as ev
 
 TIME_WIDTH = 10
 CLIENT_WIDTH = 6

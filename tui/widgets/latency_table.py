@@ -1,7 +1,7 @@
 """The strategy comparison of an overload simulation at one client count: requests, outcomes,
 latency percentiles, goodput and recovery after an outage.
 
-The numbers and marks are ``sim.open_report``'s (the CLI's latency table): counts are means over
+The numbers and marks are ``sim.report.latency``'s (the CLI's latency table): counts are means over
 repetitions, latencies pooled over them, ★ marks the fewest requests and the lowest p50 among
 strategies that recovered every time and served about as many as the best served; recovery
 reads ``3/3 · 1,600 ms`` (repetitions recovered, median time in the simulation's time unit),
@@ -17,16 +17,25 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
-from sim.open_report import (BEST, NARROW_DROP_ORDER, NEVER_MARK, SERVED_SHARE, best_rows,
-                             format_value, silent_columns, strategy_values)
+from sim.analysis.recovery import RecoverySummary
+from sim.analysis.sweep import SweepResult
 from sim.palette import Palette
-from sim.recovery import RecoverySummary
-from sim.sweep import SweepResult
+from sim.report.latency import (
+    BEST,
+    NARROW_DROP_ORDER,
+    NEVER_MARK,
+    SERVED_SHARE,
+    best_rows,
+    format_value,
+    silent_columns,
+    strategy_values,
+)
 from sim.units import DEFAULT_TIME_UNIT
 
 from ..plural import count
 from ..table_fit import column_width
 from .strategy_table import StrategyTable
+
 NEVER_GLYPH = NEVER_MARK.split()[0]  # ✗
 # (column key, header)
 COLUMNS: tuple[tuple[str, str], ...] = (

@@ -2,7 +2,7 @@
 
 Every strategy ran on the same seeds (common random numbers), so costs are compared pairwise:
 the best mean cost is starred, and the others show their paired difference from it with its 95%
-CI and as a percentage, marked "≈" when that CI includes zero (``sim.versus``, the CLI's cell
+CI and as a percentage, marked "≈" when that CI includes zero (``sim.analysis.versus``, the CLI's cell
 too). Each strategy carries the marker and colour of its line in the metrics chart. Laid out by
 ``StrategyTable``.
 """
@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
+from sim.analysis.sweep import SweepResult
+from sim.analysis.versus import BEST, TIED, TIED_MARK, ci_note, cost_versus_best
 from sim.palette import Palette
-from sim.sweep import SweepResult
-from sim.versus import BEST, TIED, TIED_MARK, ci_note, cost_versus_best
 
 from ..plural import count
 from ..table_fit import column_width

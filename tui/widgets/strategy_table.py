@@ -16,8 +16,8 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
+from sim.analysis.sweep import SweepResult
 from sim.palette import Palette
-from sim.sweep import SweepResult
 
 from ..table_fit import CELL_PADDING, fit_columns
 from ..theme import palette_for

@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields
 from typing import ClassVar
 
-from .errors import ParamError
-from .params import above, at_least, finite_fields
+from sim.errors import ParamError
+from sim.params import above, at_least, finite_fields
 
 Uniform = Callable[[], float]
 

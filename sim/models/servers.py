@@ -15,15 +15,15 @@ from dataclasses import dataclass
 from heapq import heappush
 from typing import TYPE_CHECKING, ClassVar
 
-from . import events as ev
-from .controls import Control, ServerHandlers, register
-from .errors import ParamError
-from .params import above, at_least
+from sim.core import events as ev
+from sim.core.events import NO_EVENT
+from sim.errors import ParamError
+from sim.models.controls import Control, ServerHandlers, register
+from sim.params import above, at_least
 
 if TYPE_CHECKING:
-    from .engine import Wiring
+    from sim.core.wiring import Wiring
 
-NO_EVENT = -1
 _MAX_LATENCY_EXPONENT = 700.0  # exp(700) ~ 1e304: latencies saturate instead of overflowing
 
 

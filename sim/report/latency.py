@@ -18,10 +18,10 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from .palette import Palette
-from .recovery import RecoverySummary
-from .sweep import SweepResult
-from .units import per_unit
+from sim.analysis.recovery import RecoverySummary
+from sim.analysis.sweep import SweepResult
+from sim.palette import Palette
+from sim.units import per_unit
 
 BEST = "★"
 NEVER_MARK = "✗ never"

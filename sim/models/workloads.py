@@ -16,8 +16,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from .errors import ParamError
-from .params import above, at_least
+from sim.errors import ParamError
+from sim.params import above, at_least
 
 
 @dataclass(frozen=True)

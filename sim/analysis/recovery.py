@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .workloads import Outage
+from sim.models.workloads import Outage
 
 RECOVERY_LEVEL = 0.9  # goodput, as a fraction of the baseline
 LATENCY_FACTOR = 2.0  # median latency, as a multiple of the baseline's

@@ -16,25 +16,27 @@ The same run serves two uses:
 from __future__ import annotations
 
 from collections.abc import Callable
-from heapq import heapify, heappop, heappush
-from itertools import count
+from heapq import heappop, heappush
 
 import numpy as np
 
-from . import events as ev
-from .bounds import MAX_TIME
-from .config import SimulationSpec
-from .errors import UserError
-from .limits import RUNAWAY_FACTOR, event_budget, expected_events, time_scale
-from .metrics import RunMetrics
-from .open_clients import NO_EVENT, OpenClients, Series, gap_functions
-from .open_metrics import OpenRunMetrics, recovery_time
-from .streams import (PURPOSE_JITTER, PURPOSE_NETWORK, PURPOSE_SERVER, PURPOSE_WORKLOAD, ClientStreams,
-                      Draw, clipped_normal, generator, serial_stream, uniform01)
-from .strategies import Strategy
-from .workloads import Outage
+from sim.analysis.metrics import RunMetrics
+from sim.analysis.open_metrics import OpenRunMetrics, recovery_time
+from sim.bounds import MAX_TIME
+from sim.core import events as ev
+from sim.core.events import NO_EVENT
+from sim.core.history import History
+from sim.core.resources import RUNAWAY_FACTOR, event_budget, expected_events, time_scale
+from sim.core.series import Series
+from sim.core.streams import PURPOSE_WORKLOAD, clipped_normal, generator
+from sim.core.wiring import Wiring
+from sim.errors import UserError
+from sim.models.clients import ContentionClients, OpenClients, gap_functions
+from sim.models.outage import OutageGate
+from sim.models.strategies import Strategy
+from sim.spec import SimulationSpec
 
-__all__ = ["History", "Run", "RunMetrics", "OpenRunMetrics", "Wiring", "record_run", "run_metrics"]
+__all__ = ["Run", "build_wiring", "record_run", "run_metrics"]
 
 
 # Every this many scheduled events a run checks that its clock moves (see ``_Guard``).
@@ -119,216 +121,16 @@ class _Guard:
                              "longer moves the clock; use smaller delays, or fewer clients")
 
 
-class Wiring:
-    """What a control's handlers need from the run: the heap, streams and client entry points."""
+def build_wiring(spec: SimulationSpec, clients: int, repetition: int) -> Wiring:
+    def rng(purpose: int) -> np.random.Generator:
+        return generator(spec.seed, spec.title, clients, repetition, purpose)
 
-    def __init__(self, spec: SimulationSpec, clients: int, repetition: int) -> None:
-        self.heap: list[tuple] = []
-        self.seq: Callable[[], int] = count().__next__
-        self._spec = spec
-        self._clients = clients
-        self._repetition = repetition
-        net_rng = self._rng(PURPOSE_NETWORK)
-        self.net: list[Callable[[], float]] = ClientStreams(
-            net_rng, clients, clipped_normal(spec.network_mu, spec.network_sigma)).next_functions()
-        self.jitter: list[Callable[[], float]] = ClientStreams(
-            self._rng(PURPOSE_JITTER), clients, uniform01).next_functions()
-        self._server_rng: np.random.Generator | None = None
-        # Per-bucket counters, for servers that reply (they need a horizon).
-        self.series: Series | None = Series(spec.horizon, spec.bucket_width) if spec.control.REPLIES else None
-        self.gate: OutageGate | None = None
-        self.dropped_at_end = 0
-        # Set by the client side before the control builds its handlers.
-        self.client_rejected: Callable[[float, int, int], int]
-        self.client_version_reply: Callable[[float, int, int], int]
-        self.client_succeeded: Callable[[float, int, int], int]
-        # Set by replying servers: (in service, queued), sampled at bucket ends.
-        self.server_state: Callable[[], tuple[int, int]] = lambda: (0, 0)
-
-    def _rng(self, purpose: int) -> np.random.Generator:
-        return generator(self._spec.seed, self._spec.title, self._clients, self._repetition, purpose)
-
-    def server_stream(self, draw: Draw) -> Callable[[], float]:
-        """The server's own stream (write durations); one per run."""
-        if self._server_rng is None:
-            self._server_rng = self._rng(PURPOSE_SERVER)
-        return serial_stream(self._server_rng, draw)
-
-
-class _Clients:
-    """Client-side handlers: request, back off or give up.
-
-    Work is ``sum(attempts)``, so the hot path only bumps one list slot per request.
-    """
-
-    def __init__(self, wiring: Wiring, strategy: Strategy, reads_version: bool) -> None:
-        self.gave_up = 0
-        n = len(wiring.net)
-        heap, seq, net = wiring.heap, wiring.seq, wiring.net
-        self.attempts = attempts = [0] * n
-        # When each client first acted; every client starts at 0 in a burst.
-        self.first_request = first = [0.0] * n
-        backoffs = [strategy.delays(u).__next__ for u in wiring.jitter]
-        max_attempts = strategy.max_attempts or 0
-        max_elapsed = strategy.max_elapsed
-        limited = bool(max_attempts) or max_elapsed is not None
-        receive: list[Callable] = [None, None]  # (receive_write, receive_read), set by bind()
-        requests_write = ev.pack(ev.CLIENT_REQUESTS_WRITE)
-        requests_version = ev.pack(ev.CLIENT_REQUESTS_VERSION)
-        backs_off = ev.pack(ev.CLIENT_BACKS_OFF)
-        gives_up, shift = ev.CLIENT_GIVES_UP, ev.DETAIL_SHIFT
-        clients = self
-
-        def write(t: float, c: int, version: int) -> int:
-            # Sends the write; `version` is what the client read (read-then-write OCC) or 0.
-            attempts[c] += 1
-            heappush(heap, (t + net[c](), seq(), receive[0], c, version))
-            return requests_write
-
-        def read(t: float, c: int, a: int) -> int:
-            heappush(heap, (t + net[c](), seq(), receive[1], c, 0))
-            return requests_version
-
-        start = read if reads_version else write
-
-        def rejected(t: float, c: int, a: int) -> int:
-            heappush(heap, (t + backoffs[c](), seq(), start, c, 0))
-            return backs_off
-
-        def rejected_limited(t: float, c: int, a: int) -> int:
-            n_attempts = attempts[c]
-            if (max_attempts and n_attempts >= max_attempts) or (
-                    max_elapsed is not None and t - first[c] > max_elapsed):
-                clients.gave_up += 1
-                return gives_up | ((n_attempts + 1) << shift)
-            heappush(heap, (t + backoffs[c](), seq(), start, c, 0))
-            return backs_off
-
-        self.start = start
-        self._receive = receive
-        wiring.client_rejected = rejected_limited if limited else rejected
-        wiring.client_version_reply = write
-
-    @property
-    def work(self) -> int:
-        return sum(self.attempts)
-
-    def bind(self, receive_write: Callable, receive_read: Callable | None) -> None:
-        self._receive[0] = receive_write
-        self._receive[1] = receive_read
-
-
-class OutageGate:
-    """Stops the server during outage windows (study 003's SIGSTOP).
-
-    - Arrivals wait, as connections in a stopped server's accept queue do: at most ``backlog`` of
-      them (None: no bound); beyond it an arrival is refused, so its client only hears its own
-      timeout. At the resume, held requests whose client still waits for that very attempt are
-      served in arrival order; the others (timed out, given up, superseded by a newer attempt)
-      are dropped, as a closed connection is. Stale held requests keep their backlog slot until
-      the resume, as closed connections stay in the accept queue until accepted.
-    - Work in progress on the server's own clock (``freeze``: writes, service, rejections, window
-      expiries) stops with it and resumes with its remaining time: at the pause, every such
-      scheduled step is moved later by the outage's duration. Steps on the wall clock (``wall``:
-      a latency fixed at the start) that fall inside the outage happen at the resume.
-    - ``on_resume`` callbacks run first at each resume (LatencyServer restarts its checks there).
-
-    Nothing here touches the hot loop: steps are moved once per pause, and the pause and resume
-    markers are recorded only while the run still has work (a marker after the last client
-    finished changes neither duration nor cost).
-    """
-
-    def __init__(self, wiring: Wiring, outages: tuple[Outage, ...], backlog: int | None) -> None:
-        self.paused = False
-        self.backlog = backlog
-        self.refused = 0
-        self.dropped = 0
-        # Set by clients that can stop waiting for an attempt: (client, token) -> still waiting?
-        self.still_waiting: Callable[[int, int], bool] | None = None
-        self._wiring = wiring
-        self._outages = outages
-        self._held: list[tuple[Callable, int, int]] = []
-        self._frozen: set[Callable] = set()
-        self._wall: set[Callable] = set()
-        self._resume_hooks: list[Callable[[float], None]] = []
-        self._markers = 2 * len(outages)  # still in the heap
-        heap, seq = wiring.heap, wiring.seq
-        for i, outage in enumerate(outages):
-            heappush(heap, (outage.start, seq(), self._pause, -1, i))
-            heappush(heap, (outage.end, seq(), self._resume, -1, i))
-
-    def wrap(self, handler: Callable | None) -> Callable | None:
-        """An entry point that holds arrivals while the server is paused."""
-        if handler is None:
-            return None
-        held = self._held
-
-        def gated(t: float, c: int, a: int) -> int:
-            if self.paused:
-                if self.backlog is not None and len(held) >= self.backlog:
-                    self.refused += 1
-                else:
-                    held.append((handler, c, a))
-                return NO_EVENT
-            return handler(t, c, a)
-        return gated
-
-    def freeze(self, handler: Callable) -> Callable:
-        """Register a server step on the server's own clock: it waits out a pause."""
-        self._frozen.add(handler)
-        return handler
-
-    def wall(self, handler: Callable) -> Callable:
-        """Register a server step on the wall clock: one due inside a pause happens at the resume."""
-        self._wall.add(handler)
-        return handler
-
-    def on_resume(self, hook: Callable[[float], None]) -> None:
-        self._resume_hooks.append(hook)
-
-    def _has_work(self) -> bool:
-        """True while anything but outage markers is scheduled or held."""
-        return len(self._wiring.heap) > self._markers or bool(self._held)
-
-    def _pause(self, t: float, c: int, i: int) -> int:
-        self._markers -= 1
-        self.paused = True
-        outage = self._outages[i]
-        shift, end = outage.duration, outage.end
-        heap, frozen, wall = self._wiring.heap, self._frozen, self._wall
-        moved = False
-        for j, item in enumerate(heap):
-            due, handler = item[0], item[2]
-            if due >= t:
-                if handler in frozen:
-                    heap[j] = (due + shift, *item[1:])
-                    moved = True
-                elif handler in wall and due < end:
-                    heap[j] = (end, *item[1:])
-                    moved = True
-        if moved:
-            heapify(heap)
-        return ev.pack(ev.SERVER_PAUSES) if self._has_work() else NO_EVENT
-
-    def _resume(self, t: float, c: int, i: int) -> int:
-        self._markers -= 1
-        self.paused = False
-        heap, seq = self._wiring.heap, self._wiring.seq
-        for hook in self._resume_hooks:
-            hook(t)
-        still_waiting = self.still_waiting
-        recorded = self._has_work()
-        for handler, client, arg in self._held:
-            if still_waiting is None or still_waiting(client, arg):
-                heappush(heap, (t, seq(), handler, client, arg))
-            else:
-                self.dropped += 1
-        self._held.clear()
-        return ev.pack(ev.SERVER_RESUMES) if recorded else NO_EVENT
+    series = Series(spec.horizon, spec.bucket_width) if spec.control.REPLIES else None
+    return Wiring(rng, clients, clipped_normal(spec.network_mu, spec.network_sigma), series)
 
 
 def _build(spec: SimulationSpec, strategy: Strategy, clients: int, repetition: int) -> tuple[Wiring, object]:
-    wiring = Wiring(spec, clients, repetition)
+    wiring = build_wiring(spec, clients, repetition)
     control = spec.control
     if spec.outages:
         wiring.gate = OutageGate(wiring, spec.outages, spec.backlog)
@@ -338,7 +140,7 @@ def _build(spec: SimulationSpec, strategy: Strategy, clients: int, repetition: i
         side = OpenClients(wiring, strategy, spec.workload, spec.timeout, starts,
                            gap_functions(spec.workload, rng, clients))
     else:
-        side = _Clients(wiring, strategy, control.READS_VERSION)
+        side = ContentionClients(wiring, strategy, control.READS_VERSION)
         heap, seq, start = wiring.heap, wiring.seq, side.start
         for c in range(clients):
             heappush(heap, (0.0, seq(), start, c, 0))
@@ -423,42 +225,6 @@ def run_metrics(spec: SimulationSpec, strategy: Strategy, clients: int, repetiti
     # Every item was scheduled once; those left when the horizon cleared the heap never ran.
     events = wiring.seq() - wiring.dropped_at_end - silent
     return _metrics(spec, wiring, side, t if spec.control.REPLIES else last, events)
-
-
-class History:
-    """A run's events in order, as parallel columns (cheap to append, easy to index and slice)."""
-
-    def __init__(self) -> None:
-        self.times: list[float] = []
-        self.clients: list[int] = []
-        self.packed: list[int] = []
-
-    def __len__(self) -> int:
-        return len(self.times)
-
-    def append(self, t: float, c: int, packed: int) -> None:
-        self.times.append(t)
-        self.clients.append(c)
-        self.packed.append(packed)
-
-    def event(self, i: int) -> tuple[float, int, int, int]:
-        """``(time, client, code, detail)`` of the i-th event."""
-        code, detail = ev.unpack(self.packed[i])
-        return self.times[i], self.clients[i], code, detail
-
-    def rows(self) -> list[tuple[float, int, str, str]]:
-        """``(time, client_id, event_type, event_detail)`` rows, as the reference prints them."""
-        out = []
-        for t, c, p in zip(self.times, self.clients, self.packed):
-            code, detail = ev.unpack(p)
-            out.append((t, c, ev.EVENT_NAMES[code], ev.format_detail(code, detail)))
-        return out
-
-    def codes(self) -> np.ndarray:
-        return np.asarray(self.packed, dtype=np.int64) & ev.CODE_MASK
-
-    def details(self) -> np.ndarray:
-        return (np.asarray(self.packed, dtype=np.int64) >> ev.DETAIL_SHIFT) - 1
 
 
 class Run:

@@ -2,7 +2,7 @@
 
 Colour is never the only signal: the best strategy carries a ★ and strategies statistically tied
 with it a "≈" before their difference, so the tables read the same over SSH without colour. The
-"vs best" cell is ``sim.versus``'s text, the same as in the app and the metrics CSV.
+"vs best" cell is ``sim.analysis.versus``'s text, the same as in the app and the metrics CSV.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ import math
 from rich.table import Table
 from rich.text import Text
 
-from . import events as ev
-from .engine import History
-from .palette import Palette
-from .sweep import SweepResult
-from .units import DEFAULT_TIME_UNIT
-from .versus import TIED, ci_note, cost_versus_best
+from sim.analysis.sweep import SweepResult
+from sim.analysis.versus import TIED, ci_note, cost_versus_best
+from sim.core import events as ev
+from sim.core.history import History
+from sim.palette import Palette
+from sim.units import DEFAULT_TIME_UNIT
 
 
 def _cell(mean: float, ci: float, digits: int = 1) -> str:
@@ -27,7 +27,7 @@ def _cell(mean: float, ci: float, digits: int = 1) -> str:
 
 
 def versus_best(result: SweepResult, s: int, k: int) -> str:
-    """The "vs best" cell of strategy ``s`` at client-count index ``k`` (``sim.versus``)."""
+    """The "vs best" cell of strategy ``s`` at client-count index ``k`` (``sim.analysis.versus``)."""
     return cost_versus_best(result, s, k).text
 
 

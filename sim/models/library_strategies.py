@@ -1,6 +1,6 @@
 """Backoff strategies of real retry libraries, transcribed from their source.
 
-Same contract as ``sim.strategies`` (``delays(uniform)`` yields the backoff before retry n,
+Same contract as ``sim.models.strategies`` (``delays(uniform)`` yields the backoff before retry n,
 n = 0 first; all randomness from ``uniform``), registered in the same ``STRATEGIES``. Each
 draws its uniforms in the library's own order and count, so fed the same U[0, 1) stream as the
 library's ``random.random`` a Python library's delays are reproduced exactly (the tests do).
@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
-from .errors import ParamError
-from .outcomes import REJECTED
-from .params import above, at_least
-from .strategies import Strategy, Uniform, register
+from sim.errors import ParamError
+from sim.models.strategies import Strategy, Uniform, register
+from sim.outcomes import REJECTED
+from sim.params import above, at_least
 
 
 def _optional_positive(obj: object, *names: str) -> None:

@@ -16,13 +16,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import engine
-from .config import SimulationSpec
-from .engine import OpenRunMetrics, RunMetrics, run_metrics
-from .open_metrics import latency_summary
-from .recovery import RecoverySummary
-from .stats import Estimate, estimate
-from .workers import init_worker
+from sim.analysis.metrics import RunMetrics
+from sim.analysis.open_metrics import OpenRunMetrics, latency_summary
+from sim.analysis.recovery import RecoverySummary
+from sim.analysis.stats import Estimate, estimate
+from sim.analysis.workers import init_worker
+from sim.core import engine
+from sim.core.engine import run_metrics
+from sim.spec import SimulationSpec
 
 Progress = Callable[[int, int], None]
 ShouldStop = Callable[[], bool]
@@ -204,7 +205,7 @@ def _context() -> multiprocessing.context.BaseContext:
         return multiprocessing.get_context("fork")
     if "forkserver" in methods:
         ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["sim.engine"])
+        ctx.set_forkserver_preload(["sim.core.engine"])
         return ctx
     return multiprocessing.get_context("spawn")
 

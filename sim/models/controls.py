@@ -17,12 +17,12 @@ from dataclasses import dataclass, fields
 from heapq import heappush
 from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
-from . import events as ev
-from .params import above, at_least, finite_fields
-from .streams import folded_normal
+from sim.core import events as ev
+from sim.core.streams import folded_normal
+from sim.params import above, at_least, finite_fields
 
 if TYPE_CHECKING:
-    from .engine import Wiring
+    from sim.core.wiring import Wiring
 
 Handler = Callable[[float, int, int], int]
 

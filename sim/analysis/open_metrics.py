@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .metrics import RunMetrics
-from .recovery import recovery_time
+from sim.analysis.metrics import RunMetrics
+from sim.analysis.recovery import recovery_time
 
 __all__ = ["OpenRunMetrics", "latency_summary", "recovery_time", "PERCENTILES"]
 

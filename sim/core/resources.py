@@ -15,11 +15,11 @@ import os
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
-from .errors import ConfigError
+from sim.errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .config import SimulationSpec
-    from .strategies import Strategy
+    from sim.models.strategies import Strategy
+    from sim.spec import SimulationSpec
 
 # --- events ---------------------------------------------------------------------------------
 # The fewest events a client of a contention control makes: request, accept, commit (and the
@@ -50,7 +50,7 @@ BYTES_PER_LATENCY_STORED = 16     # a kept latency and its client, float64 + int
 # An event of a recorded history: 84 B in the History, 115 B while its CSV text is built
 # (measured on a 1.9M-event run), and the arrays the tables and plots make of it.
 BYTES_PER_RECORDED_EVENT = 300
-LATENCY_SAMPLE = 1 << 20          # as sim.open_clients.LATENCY_SAMPLE
+LATENCY_SAMPLE = 1 << 20          # as sim.models.clients.LATENCY_SAMPLE
 
 # Parameters that set the size of a run's steps (the creep check's scale). Caps, timeouts,
 # horizons and outages are bounds, often set huge as "none": they do not count.

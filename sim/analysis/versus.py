@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .stats import Estimate, paired_difference
+from sim.analysis.stats import Estimate, paired_difference
 
 BEST = "best"
 WORSE = "worse"

@@ -88,6 +88,8 @@ EVENT_KINDS: dict[int, str] = {
 }
 
 DETAIL_SHIFT = 5
+# What a handler returns for internal bookkeeping (a bucket sample, a stale reply): not recorded.
+NO_EVENT = -1
 CODE_MASK = (1 << DETAIL_SHIFT) - 1
 NO_DETAIL = -1
 

@@ -1,4 +1,5 @@
-"""Clients of servers that reply: latencies, timeouts, retries per request, open workloads.
+"""Clients: the contention clients (a burst, no reply on success) and the clients of servers that
+reply (latencies, timeouts, retries per request, open workloads).
 
 Each attempt carries a token; a reply or timeout whose token is stale (the client has moved on) is
 ignored, so abandoned work the server still finishes is wasted, as in study 003. A timeout is one
@@ -13,35 +14,82 @@ from collections.abc import Callable
 from heapq import heappush
 from typing import TYPE_CHECKING
 
-from . import events as ev
-from .streams import ClientStreams
-from .strategies import Strategy
-from .workloads import Poisson, Workload
+from sim.core import events as ev
+from sim.core.events import NO_EVENT
+from sim.core.streams import ClientStreams
+from sim.models.strategies import Strategy
+from sim.models.workloads import Poisson, Workload
 
 if TYPE_CHECKING:
-    from .engine import Wiring
+    from sim.core.wiring import Wiring
 
-NO_EVENT = -1
 # Latencies kept per run: beyond this many, every other one is dropped and the sampling interval
 # doubles, so a run of any length keeps between 2**19 and 2**20 of them (evenly spread over the
 # run) in 16 MB at most. Percentiles of longer runs are then estimates from that sample.
 LATENCY_SAMPLE = 1 << 20
-SERIES_NAMES = ("offered", "retries", "accepted", "rejected", "timed_out", "in_service", "queued", "goodput")
 
 
-class Series:
-    """Per-bucket counters filled by the handlers as events happen (no history needed)."""
+class ContentionClients:
+    """Clients of the contention controls (no reply on success): request, back off or give up.
 
-    def __init__(self, horizon: float, width: float) -> None:
-        self.width = width
-        self.inverse_width = 1.0 / width
-        self.buckets = max(1, math.ceil(horizon / width - 1e-9))
-        size = self.buckets + 1  # an event exactly at the horizon lands in the spare slot
-        for name in SERIES_NAMES:
-            setattr(self, name, [0] * size)
+    Work is ``sum(attempts)``, so the hot path only bumps one list slot per request.
+    """
 
-    def arrays(self) -> dict[str, list[int]]:
-        return {name: getattr(self, name)[:self.buckets] for name in SERIES_NAMES}
+    def __init__(self, wiring: Wiring, strategy: Strategy, reads_version: bool) -> None:
+        self.gave_up = 0
+        n = len(wiring.net)
+        heap, seq, net = wiring.heap, wiring.seq, wiring.net
+        self.attempts = attempts = [0] * n
+        # When each client first acted; every client starts at 0 in a burst.
+        self.first_request = first = [0.0] * n
+        backoffs = [strategy.delays(u).__next__ for u in wiring.jitter]
+        max_attempts = strategy.max_attempts or 0
+        max_elapsed = strategy.max_elapsed
+        limited = bool(max_attempts) or max_elapsed is not None
+        receive: list[Callable] = [None, None]  # (receive_write, receive_read), set by bind()
+        requests_write = ev.pack(ev.CLIENT_REQUESTS_WRITE)
+        requests_version = ev.pack(ev.CLIENT_REQUESTS_VERSION)
+        backs_off = ev.pack(ev.CLIENT_BACKS_OFF)
+        gives_up, shift = ev.CLIENT_GIVES_UP, ev.DETAIL_SHIFT
+        clients = self
+
+        def write(t: float, c: int, version: int) -> int:
+            # Sends the write; `version` is what the client read (read-then-write OCC) or 0.
+            attempts[c] += 1
+            heappush(heap, (t + net[c](), seq(), receive[0], c, version))
+            return requests_write
+
+        def read(t: float, c: int, a: int) -> int:
+            heappush(heap, (t + net[c](), seq(), receive[1], c, 0))
+            return requests_version
+
+        start = read if reads_version else write
+
+        def rejected(t: float, c: int, a: int) -> int:
+            heappush(heap, (t + backoffs[c](), seq(), start, c, 0))
+            return backs_off
+
+        def rejected_limited(t: float, c: int, a: int) -> int:
+            n_attempts = attempts[c]
+            if (max_attempts and n_attempts >= max_attempts) or (
+                    max_elapsed is not None and t - first[c] > max_elapsed):
+                clients.gave_up += 1
+                return gives_up | ((n_attempts + 1) << shift)
+            heappush(heap, (t + backoffs[c](), seq(), start, c, 0))
+            return backs_off
+
+        self.start = start
+        self._receive = receive
+        wiring.client_rejected = rejected_limited if limited else rejected
+        wiring.client_version_reply = write
+
+    @property
+    def work(self) -> int:
+        return sum(self.attempts)
+
+    def bind(self, receive_write: Callable, receive_read: Callable | None) -> None:
+        self._receive[0] = receive_write
+        self._receive[1] = receive_read
 
 
 class OpenClients:

@@ -1,0 +1,57 @@
+"""What a run's models share: the heap, the seeded streams, and the entry points models set.
+
+Controls and servers read the heap, the sequence counter and the network streams from here and
+set their own entry points (``server_state``); clients set theirs (``client_rejected``, ...). Built
+by the engine from plain values, so this module knows nothing of specs or models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from itertools import count
+from typing import Any
+
+import numpy as np
+
+from sim.core.series import Series
+from sim.core.streams import (
+    PURPOSE_JITTER,
+    PURPOSE_NETWORK,
+    PURPOSE_SERVER,
+    ClientStreams,
+    Draw,
+    serial_stream,
+    uniform01,
+)
+
+
+class Wiring:
+    """What a control's handlers need from the run: the heap, streams and client entry points."""
+
+    def __init__(self, rng: Callable[[int], np.random.Generator], clients: int, network: Draw,
+                 series: Series | None) -> None:
+        self.heap: list[tuple] = []
+        self.seq: Callable[[], int] = count().__next__
+        self._rng = rng  # the run's generator for a purpose (sim.core.streams.PURPOSE_*)
+        self.net: list[Callable[[], float]] = ClientStreams(
+            rng(PURPOSE_NETWORK), clients, network).next_functions()
+        self.jitter: list[Callable[[], float]] = ClientStreams(
+            rng(PURPOSE_JITTER), clients, uniform01).next_functions()
+        self._server_rng: np.random.Generator | None = None
+        # Per-bucket counters, for servers that reply (they need a horizon).
+        self.series = series
+        # Set by the engine when the simulation has outages (sim.models.outage.OutageGate).
+        self.gate: Any = None
+        self.dropped_at_end = 0
+        # Set by the client side before the control builds its handlers.
+        self.client_rejected: Callable[[float, int, int], int]
+        self.client_version_reply: Callable[[float, int, int], int]
+        self.client_succeeded: Callable[[float, int, int], int]
+        # Set by replying servers: (in service, queued), sampled at bucket ends.
+        self.server_state: Callable[[], tuple[int, int]] = lambda: (0, 0)
+
+    def server_stream(self, draw: Draw) -> Callable[[], float]:
+        """The server's own stream (write durations); one per run."""
+        if self._server_rng is None:
+            self._server_rng = self._rng(PURPOSE_SERVER)
+        return serial_stream(self._server_rng, draw)

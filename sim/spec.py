@@ -1,0 +1,104 @@
+"""The validated, frozen specs a run consumes: a strategy entry, a simulation, a config.
+
+Built by ``sim.config`` from TOML (all validation happens there); everything downstream (engine,
+analysis, export, the app) reads only these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from sim.models.controls import Control
+from sim.models.strategies import Strategy
+from sim.models.workloads import Burst, Outage, Workload
+from sim.units import DEFAULT_TIME_UNIT
+
+DEFAULT_BUCKETS = 200  # time-series buckets over the horizon when ``bucket`` is not given
+
+
+@dataclass(frozen=True)
+class StrategySpec:
+    """A strategy with the label it carries in tables, charts and files."""
+
+    label: str
+    strategy: Strategy
+
+
+@dataclass(frozen=True)
+class SimulationSpec:
+    """One ``[[simulation]]`` block, validated."""
+
+    title: str
+    clients: tuple[int, ...]
+    repeat: int
+    network_mu: float
+    network_sigma: float
+    work_to_duration: float
+    control: Control
+    strategies: tuple[StrategySpec, ...]
+    seed: int = 0
+    workload: Workload = Burst()
+    horizon: float | None = None
+    timeout: float | None = None
+    outages: tuple[Outage, ...] = ()
+    bucket: float | None = None
+    backlog: int | None = None  # requests held during an outage; None: no bound
+    time_unit: str = DEFAULT_TIME_UNIT  # what every time of this simulation is in (labels only)
+    # Not part of its identity: the config file it came from and the key that gave its client
+    # counts (for messages), and whether the engine stops runs far beyond their estimate.
+    source: str = field(default="", compare=False)
+    clients_key: str = field(default="clients", compare=False)
+    soft_limits: bool = field(default=True, compare=False)
+
+    @property
+    def bucket_width(self) -> float:
+        """Width of the time-series buckets: ``bucket``, or the horizon over 200."""
+        if self.bucket is not None:
+            return self.bucket
+        return (self.horizon or 1.0) / DEFAULT_BUCKETS
+
+    @property
+    def is_open(self) -> bool:
+        """True for runs against a replying server (latencies, time series, recovery)."""
+        return self.control.REPLIES
+
+    @property
+    def max_clients(self) -> int:
+        return max(self.clients)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return tuple(s.label for s in self.strategies)
+
+    def strategy(self, label: str) -> StrategySpec:
+        for s in self.strategies:
+            if s.label == label:
+                return s
+        raise KeyError(label)
+
+    def representative_clients(self) -> int:
+        """The reference's choice for example histories: the smallest client count above 2."""
+        counts = sorted(self.clients)
+        return next((n for n in counts if n > 2), 2 if 2 in counts else counts[0])
+
+
+@dataclass(frozen=True)
+class Config:
+    """A whole config file."""
+
+    path: str
+    simulations: tuple[SimulationSpec, ...]
+
+    def with_seed(self, seed: int) -> Config:
+        """The same config with every simulation's seed replaced (the CLI's ``--seed``)."""
+        return replace(self, simulations=tuple(replace(s, seed=seed) for s in self.simulations))
+
+    def with_soft_limits(self, on: bool) -> Config:
+        """The same config with the engine's run-time budget on or off (``--force`` turns it off)."""
+        return replace(self, simulations=tuple(replace(s, soft_limits=on) for s in self.simulations))
+
+    def simulation(self, title: str) -> SimulationSpec:
+        for s in self.simulations:
+            if s.title == title:
+                return s
+        raise KeyError(title)
