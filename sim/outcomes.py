@@ -11,6 +11,12 @@ How the kinds map to what real libraries see (used by kind-aware policies and st
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+Uniform = Callable[[], float]
+
 SUCCEEDED = 0
 REJECTED = 1
 ABORTED = 2
@@ -19,3 +25,24 @@ DENIED = 4
 
 KIND_NAMES: tuple[str, ...] = ("succeeded", "rejected", "aborted", "timed_out", "denied")
 FAILURE_KINDS: tuple[int, ...] = (REJECTED, ABORTED, TIMED_OUT, DENIED)
+
+
+class ChainFactory(Protocol):
+    """What a run's clients need of a strategy entry's policy (``sim.policies.chain.ChainSpec``):
+    declared here so the models depend on the seam only, not on the registries above them."""
+
+    @property
+    def plain(self) -> bool: ...
+    @property
+    def strategy(self) -> Any: ...
+    @property
+    def attempt_timeout(self) -> float | None: ...
+    def build(self, uniforms: Sequence[Uniform]) -> list[Any]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class GiveUp:
+    """No (more) retries: ``reason`` names the policy; ``denied`` False means a limit ran out."""
+
+    reason: str
+    denied: bool = True

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field, replace
 from sim.models.controls import Control
 from sim.models.strategies import Strategy
 from sim.models.workloads import Burst, Outage, Workload
+from sim.policies.chain import ChainSpec
+from sim.policies.seam import Policy
 from sim.units import DEFAULT_TIME_UNIT
 
 DEFAULT_BUCKETS = 200  # time-series buckets over the horizon when ``bucket`` is not given
@@ -22,6 +24,13 @@ class StrategySpec:
 
     label: str
     strategy: Strategy
+    # Policies after the strategy's own limits (sim.policies); none: the engine's fast path.
+    policies: tuple[Policy, ...] = ()
+
+    @property
+    def chain(self) -> ChainSpec:
+        """What a client of this entry asks after each attempt (sim.policies.seam)."""
+        return ChainSpec(self.strategy, self.policies)
 
 
 @dataclass(frozen=True)

@@ -63,9 +63,10 @@ def run_call(chain: Chain, kinds: list[int], start: float = 0.0, gap: float = 1.
 # --- the seam ----------------------------------------------------------------------------------
 
 def test_a_strategy_alone_is_the_fast_path_and_its_limits_come_first() -> None:
+    assert ChainSpec(Expo(base=2.0, cap=100.0)).plain  # the engine's inline path
     s = Expo(base=2.0, cap=100.0, max_attempts=3, max_elapsed=50.0)
     spec = ChainSpec(s)
-    assert spec.plain
+    assert not spec.plain  # its limits are links of the chain
     assert [type(x).__name__ for x in spec.ordered()] == ["MaxAttempts", "MaxElapsed", "Expo"]
     assert not ChainSpec(s, (TokenBucket(),)).plain
 

@@ -121,7 +121,7 @@ class _Task:
 
 def _run_task(task: _Task) -> tuple[int, int, int, list[RunMetrics]]:
     spec = task.spec
-    strategy = spec.strategies[task.strategy].strategy
+    strategy = spec.strategies[task.strategy].chain
     n = spec.clients[task.clients_index]
     runs = []
     for r in range(spec.repeat):

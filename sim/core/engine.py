@@ -34,6 +34,7 @@ from sim.errors import UserError
 from sim.models.clients import ContentionClients, OpenClients, gap_functions
 from sim.models.outage import OutageGate
 from sim.models.strategies import Strategy
+from sim.policies.chain import ChainSpec
 from sim.spec import SimulationSpec
 
 __all__ = ["Run", "build_wiring", "record_run", "run_metrics"]
@@ -129,8 +130,15 @@ def build_wiring(spec: SimulationSpec, clients: int, repetition: int) -> Wiring:
     return Wiring(rng, clients, clipped_normal(spec.network_mu, spec.network_sigma), series)
 
 
-def _build(spec: SimulationSpec, strategy: Strategy, clients: int, repetition: int) -> tuple[Wiring, object]:
+def as_chain(strategy: Strategy | ChainSpec) -> ChainSpec:
+    """A strategy entry's chain; a bare strategy is a chain of itself (and its limits)."""
+    return strategy if isinstance(strategy, ChainSpec) else ChainSpec(strategy)
+
+
+def _build(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int,
+           repetition: int) -> tuple[Wiring, object]:
     wiring = build_wiring(spec, clients, repetition)
+    strategy = as_chain(strategy)
     control = spec.control
     if spec.outages:
         wiring.gate = OutageGate(wiring, spec.outages, spec.backlog)
@@ -203,14 +211,15 @@ def _metrics(spec: SimulationSpec, wiring: Wiring, side, duration: float, events
                                     latency_times, latencies))
 
 
-def run_metrics(spec: SimulationSpec, strategy: Strategy, clients: int, repetition: int) -> RunMetrics:
-    """Run to completion keeping only metrics: the sweep's hot path."""
+def run_metrics(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int, repetition: int) -> RunMetrics:
+    """Run to completion keeping only metrics: the sweep's hot path. ``strategy``: a strategy
+    entry's chain (``StrategySpec.chain``) or a bare strategy."""
     wiring, side = _build(spec, strategy, clients, repetition)
     heap = wiring.heap
     pop = heappop
     t = last = 0.0
     silent = 0
-    guard = _Guard(spec, strategy, clients, report=True)
+    guard = _Guard(spec, as_chain(strategy).strategy, clients, report=True)
     check = STALL_EVENTS
     while heap:
         t, s, handler, c, a = pop(heap)
@@ -235,9 +244,9 @@ class Run:
         self.label = label
         self.clients = clients
         self.repetition = repetition
-        strategy = spec.strategy(label).strategy
-        self._wiring, self._side = _build(spec, strategy, clients, repetition)
-        self._guard = _Guard(spec, strategy, clients)
+        chain = spec.strategy(label).chain
+        self._wiring, self._side = _build(spec, chain, clients, repetition)
+        self._guard = _Guard(spec, chain.strategy, clients)
         self.history = History()
         self.time = 0.0
 

@@ -29,7 +29,7 @@ DASK_EXTRA_HINT = "install the extra: pip install 'backoff-sim[dask]'"
 
 def task_rows(spec: SimulationSpec, s: int) -> Rows:
     """Run every repetition of strategy ``s`` of a one-client-count spec: its per-run values."""
-    strategy = spec.strategies[s].strategy
+    strategy = spec.strategies[s].chain
     n = spec.clients[0]
     return [run_values(spec, run_metrics(spec, strategy, n, r)) for r in range(spec.repeat)]
 

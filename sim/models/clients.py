@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from sim.core import events as ev
 from sim.core.events import NO_EVENT
 from sim.core.streams import ClientStreams
-from sim.models.strategies import Strategy
+from sim.outcomes import DENIED, REJECTED, TIMED_OUT, ChainFactory, GiveUp
 from sim.models.workloads import Poisson, Workload
 
 if TYPE_CHECKING:
@@ -27,25 +27,28 @@ if TYPE_CHECKING:
 # doubles, so a run of any length keeps between 2**19 and 2**20 of them (evenly spread over the
 # run) in 16 MB at most. Percentiles of longer runs are then estimates from that sample.
 LATENCY_SAMPLE = 1 << 20
+# The arg of an attempt the chain already let through (after a hold or a backoff): not asked again.
+HELD = -2
 
 
 class ContentionClients:
     """Clients of the contention controls (no reply on success): request, back off or give up.
 
+    Every client hears each attempt's outcome: a rejection or abort arrives as a message
+    (``client_rejected``, its arg the failure kind of ``sim.outcomes``); a success (accepted and
+    committed) is heard from the control at that instant (``client_committed``, no event). With the
+    strategy alone (``chain.plain``) the inline path draws the next delay itself and nobody needs
+    the success (``client_committed`` stays None); otherwise each client asks its policy chain.
     Work is ``sum(attempts)``, so the hot path only bumps one list slot per request.
     """
 
-    def __init__(self, wiring: Wiring, strategy: Strategy, reads_version: bool) -> None:
+    def __init__(self, wiring: Wiring, chain: ChainFactory, reads_version: bool) -> None:
         self.gave_up = 0
         n = len(wiring.net)
         heap, seq, net = wiring.heap, wiring.seq, wiring.net
         self.attempts = attempts = [0] * n
         # When each client first acted; every client starts at 0 in a burst.
         self.first_request = first = [0.0] * n
-        backoffs = [strategy.delays(u).__next__ for u in wiring.jitter]
-        max_attempts = strategy.max_attempts or 0
-        max_elapsed = strategy.max_elapsed
-        limited = bool(max_attempts) or max_elapsed is not None
         receive: list[Callable] = [None, None]  # (receive_write, receive_read), set by bind()
         requests_write = ev.pack(ev.CLIENT_REQUESTS_WRITE)
         requests_version = ev.pack(ev.CLIENT_REQUESTS_VERSION)
@@ -63,24 +66,50 @@ class ContentionClients:
             heappush(heap, (t + net[c](), seq(), receive[1], c, 0))
             return requests_version
 
-        start = read if reads_version else write
+        send = read if reads_version else write
+        start = send
 
-        def rejected(t: float, c: int, a: int) -> int:
-            heappush(heap, (t + backoffs[c](), seq(), start, c, 0))
-            return backs_off
+        if chain.plain:
+            backoffs = [chain.strategy.delays(u).__next__ for u in wiring.jitter]
 
-        def rejected_limited(t: float, c: int, a: int) -> int:
-            n_attempts = attempts[c]
-            if (max_attempts and n_attempts >= max_attempts) or (
-                    max_elapsed is not None and t - first[c] > max_elapsed):
-                clients.gave_up += 1
-                return gives_up | ((n_attempts + 1) << shift)
-            heappush(heap, (t + backoffs[c](), seq(), start, c, 0))
-            return backs_off
+            def rejected(t: float, c: int, kind: int) -> int:
+                heappush(heap, (t + backoffs[c](), seq(), start, c, 0))
+                return backs_off
+
+            wiring.client_committed = None
+        else:
+            chains = chain.build(wiring.jitter)
+
+            def rejected(t: float, c: int, kind: int) -> int:
+                n_attempts = attempts[c]
+                verdict = chains[c].on_failure(t, kind, n_attempts, first[c])
+                if verdict.__class__ is GiveUp:
+                    clients.gave_up += 1
+                    return gives_up | ((n_attempts + 1) << shift)
+                heappush(heap, (t + verdict, seq(), start, c, 0))
+                return backs_off
+
+            def asked(t: float, c: int, a: int) -> int:
+                # Before each attempt: the chain may hold it (a rate limiter) or refuse it.
+                if a != HELD:
+                    hold = chains[c].on_attempt(t, attempts[c] + 1, first[c])
+                    if hold.__class__ is GiveUp:
+                        attempts[c] += 1
+                        return rejected(t, c, DENIED)
+                    if hold:
+                        heappush(heap, (t + hold, seq(), asked, c, HELD))
+                        return NO_EVENT
+                return send(t, c, 0)
+
+            def committed(t: float, c: int) -> None:
+                chains[c].on_success(t, attempts[c], first[c])
+
+            start = asked
+            wiring.client_committed = committed
 
         self.start = start
         self._receive = receive
-        wiring.client_rejected = rejected_limited if limited else rejected
+        wiring.client_rejected = rejected
         wiring.client_version_reply = write
 
     @property
@@ -93,9 +122,14 @@ class ContentionClients:
 
 
 class OpenClients:
-    """Client-side handlers for replying servers, any workload."""
+    """Client-side handlers for replying servers, any workload.
 
-    def __init__(self, wiring: Wiring, strategy: Strategy, workload: Workload, timeout: float | None,
+    Every attempt ends in a success, a rejection or a timeout, which the client hears. With the
+    strategy alone (``chain.plain``) the inline path draws delays itself; otherwise the client asks
+    its policy chain before each attempt and after each outcome (``sim.policies.seam``).
+    """
+
+    def __init__(self, wiring: Wiring, chain: ChainFactory, workload: Workload, timeout: float | None,
                  start_times: list[float], gaps: list[Callable[[], float]] | None) -> None:
         n = len(wiring.net)
         heap, seq, net, jitter, series = wiring.heap, wiring.seq, wiring.net, wiring.jitter, wiring.series
@@ -114,14 +148,29 @@ class OpenClients:
         self.counts = counts = {"successes": 0, "rejections": 0, "timeouts": 0, "gave_up": 0, "late": 0}
         latencies, latency_clients, latency_times = self.latencies, self.latency_clients, self.latency_times
         stride, since_kept = 1, 0  # keep one latency in ``stride`` once the sample is full
-        max_attempts = strategy.max_attempts or 0
-        max_elapsed = strategy.max_elapsed
+        plain = chain.plain
+        chains = None if plain else chain.build(wiring.jitter)
+        if chain.attempt_timeout is not None:
+            timeout = chain.attempt_timeout if timeout is None else min(timeout, chain.attempt_timeout)
         repeats = workload.REPEATS
         receive: list[Callable] = [None]
-        delays = strategy.delays
+        delays = chain.strategy.delays if plain else None
         shift = ev.DETAIL_SHIFT
         write_code, succeeds_code, times_out_code = ev.CLIENT_REQUESTS_WRITE, ev.CLIENT_SUCCEEDS, ev.CLIENT_TIMES_OUT
         backs_off, gives_up_code = ev.pack(ev.CLIENT_BACKS_OFF), ev.CLIENT_GIVES_UP
+
+        def asked(t: float, c: int, a: int) -> int:
+            # Before each attempt: the chain may hold it (a rate limiter) or refuse it.
+            if a != HELD:
+                hold = chains[c].on_attempt(t, req_attempts[c] + 1, req_first[c])
+                if hold.__class__ is GiveUp:
+                    req_attempts[c] += 1
+                    attempts_total[c] += 1
+                    return after_failure(t, c, DENIED)
+                if hold:
+                    heappush(heap, (t + hold, seq(), asked, c, HELD))
+                    return NO_EVENT
+            return attempt(t, c, a)
 
         def attempt(t: float, c: int, a: int) -> int:
             tok = token[c] + 1
@@ -141,22 +190,28 @@ class OpenClients:
             active[c] = True
             req_first[c] = t
             req_attempts[c] = 0
-            backoff[c] = delays(jitter[c]).__next__  # a fresh sequence: the reset after success
+            if plain:
+                backoff[c] = delays(jitter[c]).__next__  # a fresh sequence: the reset after success
             offered[int(t * inv)] += 1
-            return attempt(t, c, a)
+            return send(t, c, a)
 
         def next_request(t: float, c: int) -> None:
             if repeats:
                 heappush(heap, (t + gaps[c](), seq(), new_request, c, 0))
 
-        def after_failure(t: float, c: int, a: int) -> int:
+        def after_failure(t: float, c: int, kind: int) -> int:
+            # `kind`: how the attempt failed (sim.outcomes), heard by the chain.
             k = req_attempts[c]
-            if (max_attempts and k >= max_attempts) or (max_elapsed is not None and t - req_first[c] > max_elapsed):
+            if plain:
+                heappush(heap, (t + backoff[c](), seq(), attempt, c, 0))
+                return backs_off
+            verdict = chains[c].on_failure(t, kind, k, req_first[c])
+            if verdict.__class__ is GiveUp:
                 counts["gave_up"] += 1
                 active[c] = False
                 next_request(t, c)
                 return gives_up_code | ((k + 1) << shift)
-            heappush(heap, (t + backoff[c](), seq(), attempt, c, 0))
+            heappush(heap, (t + verdict, seq(), send, c, 0))
             return backs_off
 
         def succeeded(t: float, c: int, tok: int) -> int:
@@ -177,6 +232,8 @@ class OpenClients:
                     del latencies[1::2], latency_clients[1::2], latency_times[1::2]
                     stride *= 2
             goodput[int(t * inv)] += 1
+            if not plain:
+                chains[c].on_success(t, req_attempts[c], req_first[c])
             next_request(t, c)
             return succeeds_code | ((req_attempts[c] + 1) << shift)
 
@@ -186,7 +243,7 @@ class OpenClients:
                 return NO_EVENT
             waiting[c] = False
             counts["rejections"] += 1
-            return after_failure(t, c, tok)
+            return after_failure(t, c, REJECTED)
 
         def on_timeout(t: float, c: int, tok: int) -> int:
             if tok != token[c] or not waiting[c]:
@@ -194,9 +251,10 @@ class OpenClients:
             waiting[c] = False
             counts["timeouts"] += 1
             timed_out_series[int(t * inv)] += 1
-            heappush(heap, (t, seq(), after_failure, c, tok))
+            heappush(heap, (t, seq(), after_failure, c, TIMED_OUT))
             return times_out_code | ((req_attempts[c] + 1) << shift)
 
+        send = attempt if plain else asked
         self._receive = receive
         self.start = new_request
         wiring.client_rejected = rejected

@@ -18,6 +18,7 @@ from heapq import heappush
 from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
 from sim.core import events as ev
+from sim.outcomes import ABORTED, REJECTED
 from sim.core.streams import folded_normal
 from sim.params import above, at_least, finite_fields
 
@@ -95,6 +96,7 @@ class LockingServer(_WritingControl):
 
     def build(self, wiring: Wiring) -> ServerHandlers:
         heap, seq, net, rejected = wiring.heap, wiring.seq, wiring.net, wiring.client_rejected
+        committed = wiring.client_committed
         write = self.write_durations(wiring)
         available = True
         accepts = ev.pack(ev.SERVER_ACCEPTS)
@@ -107,12 +109,14 @@ class LockingServer(_WritingControl):
                 available = False
                 heappush(heap, (t + write(), seq(), free, c, 0))
                 return accepts
-            heappush(heap, (t + net[c](), seq(), rejected, c, 0))
+            heappush(heap, (t + net[c](), seq(), rejected, c, REJECTED))
             return rejects
 
         def free(t: float, c: int, a: int) -> int:
             nonlocal available
             available = True
+            if committed is not None:
+                committed(t, c)
             return commits
 
         if wiring.gate is not None:
@@ -128,6 +132,7 @@ class _OCCControl(_WritingControl):
     def build(self, wiring: Wiring) -> ServerHandlers:
         heap, seq, net = wiring.heap, wiring.seq, wiring.net
         rejected, version_reply = wiring.client_rejected, wiring.client_version_reply
+        committed = wiring.client_committed
         reads_version = self.READS_VERSION
         write = self.write_durations(wiring)
         version = 0
@@ -148,9 +153,11 @@ class _OCCControl(_WritingControl):
         def maybe_commit(t: float, c: int, based_on: int) -> int:
             nonlocal version
             if version != based_on:
-                heappush(heap, (t + net[c](), seq(), rejected, c, 0))
+                heappush(heap, (t + net[c](), seq(), rejected, c, ABORTED))
                 return aborts
             version += 1
+            if committed is not None:
+                committed(t, c)
             return commits | ((version + 1) << shift)
 
         if wiring.gate is not None:
@@ -190,6 +197,7 @@ class ThrottlingServer(Control):
 
     def build(self, wiring: Wiring) -> ServerHandlers:
         heap, seq, net, rejected = wiring.heap, wiring.seq, wiring.net, wiring.client_rejected
+        committed = wiring.client_committed
         window, limit = float(self.window), int(self.limit)
         count = 0
         rejects = ev.pack(ev.SERVER_REJECTS)
@@ -199,10 +207,12 @@ class ThrottlingServer(Control):
         def receive_write(t: float, c: int, a: int) -> int:
             nonlocal count
             if count >= limit:
-                heappush(heap, (t + net[c](), seq(), rejected, c, 0))
+                heappush(heap, (t + net[c](), seq(), rejected, c, REJECTED))
                 return rejects
             count += 1
             heappush(heap, (t + window, seq(), decrement, c, 0))
+            if committed is not None:
+                committed(t, c)
             return accepts | ((count + 1) << shift)
 
         def decrement(t: float, c: int, a: int) -> int:

@@ -6,9 +6,9 @@
 policies that look at its delay (``Deadline(stop_before=true)``, ``RateLimit``). So a retry that a
 limit or budget refuses draws no jitter, as before.
 
-The fast path: when ``plain`` is true (no policies, only the strategy and its limits), an engine
-keeps its inline code (``strategy.delays(uniform)`` plus the two limit checks) and never builds
-chains: a chain of only a strategy costs nothing.
+The fast path: when ``plain`` is true (the strategy alone: no policies, no limits), the engine's
+clients keep their inline code (``strategy.delays(uniform)``) and never build chains, so a chain of
+only a strategy costs nothing. Limits and policies go through the chain.
 """
 
 from __future__ import annotations
@@ -33,8 +33,10 @@ class ChainSpec:
 
     @property
     def plain(self) -> bool:
-        """Only a strategy and its own limits: the engine may skip the chain entirely."""
-        return not self.policies
+        """The strategy alone (no limits, no policies): the engine may skip the chain entirely."""
+        s = self.strategy
+        return (not self.policies and s is not None and s.max_attempts is None
+                and s.max_elapsed is None)
 
     @property
     def attempt_timeout(self) -> float | None:

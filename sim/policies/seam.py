@@ -55,17 +55,8 @@ from dataclasses import dataclass, fields
 from typing import ClassVar
 
 from sim.errors import ParamError
-from sim.outcomes import DENIED
+from sim.outcomes import DENIED, ChainFactory, GiveUp, Uniform  # noqa: F401  (re-exported)
 
-Uniform = Callable[[], float]
-
-
-@dataclass(frozen=True, slots=True)
-class GiveUp:
-    """No (more) retries: ``reason`` names the policy; ``denied`` False means a limit ran out."""
-
-    reason: str
-    denied: bool = True
 
 
 class Link:
