@@ -22,8 +22,6 @@ from .run_series import is_open_run
 from .rundata import RunData
 from .timeline_grid import cached_grid
 
-AXES = ("simulation", "strategy", "clients", "repetition")
-
 
 @dataclass(frozen=True)
 class Selection:

@@ -48,11 +48,6 @@ class OpenRunMetrics(RunMetrics):
         """Successful requests per time unit over the horizon."""
         return self.successes / self.horizon if self.horizon else math.nan
 
-    @property
-    def retries_per_client(self) -> float:
-        n = self.attempts_per_client.size
-        return (self.work - self.offered) / n if n else math.nan
-
     def latency_percentiles(self) -> dict[str, float]:
         return latency_summary(self.latencies)
 

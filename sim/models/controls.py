@@ -13,7 +13,7 @@ Adding a control is one class decorated with ``@register``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from heapq import heappush
 from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
@@ -52,7 +52,6 @@ class Control:
     # True when the server replies to successful requests (needed for timeouts, latencies and
     # open workloads); the contention controls let clients assume success on silence.
     REPLIES: ClassVar[bool] = False
-    SUMMARY: ClassVar[str] = ""
 
     def __post_init__(self) -> None:
         finite_fields(self)
@@ -67,9 +66,6 @@ class Control:
     @property
     def type_name(self) -> str:
         return type(self).__name__
-
-    def params(self) -> dict[str, float | int]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -91,8 +87,6 @@ class _WritingControl(Control):
 @dataclass(frozen=True, kw_only=True)
 class LockingServer(_WritingControl):
     """Pessimistic: accept if free and hold the lock while writing; otherwise reject at once."""
-
-    SUMMARY: ClassVar[str] = "lock held while writing; busy → reject"
 
     def build(self, wiring: Wiring) -> ServerHandlers:
         heap, seq, net, rejected = wiring.heap, wiring.seq, wiring.net, wiring.client_rejected
@@ -170,8 +164,6 @@ class _OCCControl(_WritingControl):
 class WriteOnlyOCCServer(_OCCControl):
     """Optimistic: note the version on arrival, write tentatively, commit only if nobody committed meanwhile."""
 
-    SUMMARY: ClassVar[str] = "tentative write; version changed → abort"
-
 
 @register
 @dataclass(frozen=True, kw_only=True)
@@ -179,7 +171,6 @@ class ReadWriteOCCServer(_OCCControl):
     """Optimistic, read-then-write: the client reads the version, then writes it back (the AWS post)."""
 
     READS_VERSION: ClassVar[bool] = True
-    SUMMARY: ClassVar[str] = "client reads version, then writes; stale → abort"
 
 
 @register
@@ -187,7 +178,6 @@ class ReadWriteOCCServer(_OCCControl):
 class ThrottlingServer(Control):
     """Admission control: at most ``limit`` acceptances in any sliding ``window``; others rejected."""
 
-    SUMMARY: ClassVar[str] = "≤ limit accepted per sliding window"
     window: float
     limit: int
 

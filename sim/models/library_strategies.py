@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import ClassVar
 
 from sim.errors import ParamError
 from sim.models.strategies import Strategy, Uniform, register
@@ -37,7 +36,6 @@ def _cap(value: float | None) -> float:
 class GrpcBackoff(Strategy):
     """gRPC retry policy (A6, revised 2024; grpc-go ``stream.go``): min(initial·multiplierⁿ, max)·U(1−j, 1+j)."""
 
-    SUMMARY: ClassVar[str] = "min(initial·multiplierⁿ, max)·U(0.8, 1.2)"
     initial_backoff: float
     max_backoff: float
     backoff_multiplier: float
@@ -66,7 +64,6 @@ class GrpcBackoff(Strategy):
 class GrpcConnectBackoff(Strategy):
     """gRPC connection backoff (grpc-go ``backoff.Exponential``): base first, then min(base·1.6ⁿ, max)·(1 ± 0.2)."""
 
-    SUMMARY: ClassVar[str] = "base, then min(base·multiplierⁿ, max)·(1 + j·U(−1, 1))"
     base_delay: float = 1000.0
     multiplier: float = 1.6
     jitter: float = 0.2
@@ -111,7 +108,6 @@ def _tenacity_exponential(multiplier: float, cap: float, exp_base: float, low: f
 class TenacityRandomExponential(Strategy):
     """tenacity ``wait_random_exponential``: U(min, clamp(multiplier·exp_baseⁿ, min, max))."""
 
-    SUMMARY: ClassVar[str] = "U(min, min(multiplier·2ⁿ, max))"
     multiplier: float = 1000.0
     max: float | None = None
     exp_base: float = 2
@@ -136,7 +132,6 @@ class TenacityRandomExponential(Strategy):
 class TenacityExponentialJitter(Strategy):
     """tenacity ``wait_exponential_jitter`` (9.2): clamp(multiplier·exp_baseⁿ + U(0, jitter), min, max)."""
 
-    SUMMARY: ClassVar[str] = "min(multiplier·2ⁿ + U(0, jitter), max)"
     multiplier: float = 1000.0
     max: float | None = None
     exp_base: float = 2
@@ -166,7 +161,6 @@ class TenacityExponentialJitter(Strategy):
 class Stamina(Strategy):
     """stamina's backoff (``_compute_backoff``): min(wait_max, wait_initial·wait_exp_baseⁿ + U(0, wait_jitter))."""
 
-    SUMMARY: ClassVar[str] = "min(wait_max, wait_initial·2ⁿ + U(0, wait_jitter))"
     wait_initial: float = 100.0
     wait_max: float = 5000.0
     wait_jitter: float = 1000.0
@@ -193,7 +187,6 @@ class Stamina(Strategy):
 class Urllib3Backoff(Strategy):
     """urllib3 ``Retry.get_backoff_time``: no wait before the first retry, then backoff_factor·2ⁿ (+ U·jitter), at most backoff_max."""
 
-    SUMMARY: ClassVar[str] = "0, then min(backoff_max, backoff_factor·2ⁿ + U(0, jitter))"
     backoff_factor: float = 0.0
     backoff_max: float = 120000.0
     backoff_jitter: float = 0.0
@@ -221,7 +214,6 @@ class Urllib3Backoff(Strategy):
 class BackoffExpo(Strategy):
     """litl/backoff ``expo`` with its default ``full_jitter``: U(0, factor·baseⁿ), the value capped at max_value."""
 
-    SUMMARY: ClassVar[str] = "U(0, min(factor·baseⁿ, max_value))"
     factor: float = 1000.0
     base: float = 2
     max_value: float | None = None
@@ -255,7 +247,6 @@ class BackoffExpo(Strategy):
 class PollyDecorrelatedJitter(Strategy):
     """Polly v8 exponential backoff with jitter (``RetryHelper.DecorrelatedJitterBackoffV2``), at most max_delay."""
 
-    SUMMARY: ClassVar[str] = "(f(n+U) − f(prev))·delay/1.4, f(t) = 2ᵗ·tanh(√(4t))"
     delay: float = 2000.0
     max_delay: float | None = None
 
@@ -291,7 +282,6 @@ class PollyDecorrelatedJitter(Strategy):
 class EnvoyBackoff(Strategy):
     """Envoy ``JitteredExponentialBackOffStrategy``: a whole number of ticks in [0, bₙ), b doubling from base to max."""
 
-    SUMMARY: ClassVar[str] = "tick·randint[0, min(base·2ⁿ, max)/tick)"
     base_interval: float = 25.0
     max_interval: float | None = None
     tick: float = 1.0
@@ -320,7 +310,6 @@ class EnvoyBackoff(Strategy):
 class BotocoreStandard(Strategy):
     """botocore standard mode (1.44, ``ExponentialBackoff``): U(0,1)·min(scale·2ⁿ, max_backoff), scale by the failure's kind."""
 
-    SUMMARY: ClassVar[str] = "U(0,1)·min(scale·2ⁿ, max), scale 1 s throttled / 50 ms else"
     throttle_base: float = 1000.0
     transient_base: float = 50.0
     max_backoff: float = 20000.0

@@ -37,7 +37,6 @@ class QueueServer(Control):
     """
 
     REPLIES: ClassVar[bool] = True
-    SUMMARY: ClassVar[str] = "bounded queue; overwhelmed above a threshold"
     concurrency: int
     service_time: float
     queue_size: int = 0
@@ -126,7 +125,6 @@ class LatencyServer(Control):
     """
 
     REPLIES: ClassVar[bool] = True
-    SUMMARY: ClassVar[str] = "latency grows exponentially above a concurrency limit"
     base_latency: float
     concurrency_limit: int
     factor: float

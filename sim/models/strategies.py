@@ -38,7 +38,6 @@ class Strategy:
 
     # Fields that are limits rather than shape parameters, in labels and docs.
     LIMIT_FIELDS: ClassVar[tuple[str, ...]] = ("max_attempts", "max_elapsed")
-    SUMMARY: ClassVar[str] = ""
 
     def __post_init__(self) -> None:
         if self.max_attempts is not None:
@@ -97,7 +96,6 @@ def _capped_doubling(base: float, cap: float) -> Iterator[float]:
 class Constant(Strategy):
     """Back off by the same delay every time."""
 
-    SUMMARY: ClassVar[str] = "constant"
     constant: float
 
     def validate(self) -> None:
@@ -113,8 +111,6 @@ class Constant(Strategy):
 @dataclass(frozen=True, kw_only=True)
 class NoBackoff(Strategy):
     """Retry immediately (a delay of 0)."""
-
-    SUMMARY: ClassVar[str] = "0"
 
     def delays(self, uniform: Uniform) -> Iterator[float]:
         while True:
@@ -138,8 +134,6 @@ class _BaseCap(Strategy):
 class Expo(_BaseCap):
     """Capped exponential backoff without jitter."""
 
-    SUMMARY: ClassVar[str] = "min(cap, base·2ⁿ)"
-
     def delays(self, uniform: Uniform) -> Iterator[float]:
         return _capped_doubling(float(self.base), float(self.cap))
 
@@ -148,8 +142,6 @@ class Expo(_BaseCap):
 @dataclass(frozen=True, kw_only=True)
 class FullJitteredExpo(_BaseCap):
     """The AWS post's "Full Jitter"."""
-
-    SUMMARY: ClassVar[str] = "U(0, min(cap, base·2ⁿ))"
 
     def delays(self, uniform: Uniform) -> Iterator[float]:
         for t in _capped_doubling(float(self.base), float(self.cap)):
@@ -161,8 +153,6 @@ class FullJitteredExpo(_BaseCap):
 class EqualJitteredExpo(_BaseCap):
     """The AWS post's "Equal Jitter": keep half, jitter the other half."""
 
-    SUMMARY: ClassVar[str] = "t/2 + U(0, t/2), t = min(cap, base·2ⁿ)"
-
     def delays(self, uniform: Uniform) -> Iterator[float]:
         for t in _capped_doubling(float(self.base), float(self.cap)):
             half = t / 2.0
@@ -173,8 +163,6 @@ class EqualJitteredExpo(_BaseCap):
 @dataclass(frozen=True, kw_only=True)
 class DecorrelatedJitter(_BaseCap):
     """The AWS post's "Decorrelated Jitter": each sleep grows from the previous one."""
-
-    SUMMARY: ClassVar[str] = "min(cap, U(base, 3·previous))"
 
     def delays(self, uniform: Uniform) -> Iterator[float]:
         base, cap = float(self.base), float(self.cap)
@@ -190,7 +178,6 @@ class DecorrelatedJitter(_BaseCap):
 class UniformRandom(Strategy):
     """A fresh uniform delay every time, no growth."""
 
-    SUMMARY: ClassVar[str] = "U(low, high)"
     low: float
     high: float
 
@@ -210,7 +197,6 @@ class UniformRandom(Strategy):
 class GoogleHttpClient(Strategy):
     """google-http-java-client's ExponentialBackOff: interval·U(1−f, 1+f), stops after max_elapsed."""
 
-    SUMMARY: ClassVar[str] = "min(max_interval, initial·multiplierⁿ)·U(1−f, 1+f)"
     initial_interval: float = 500.0
     multiplier: float = 1.5
     randomization_factor: float = 0.5
@@ -236,7 +222,6 @@ class GoogleHttpClient(Strategy):
 class GoogleDrive(Strategy):
     """Google Drive SDK: 2ⁿ·1000 + U(0, 1000) ms, at most 5 retries (6 attempts)."""
 
-    SUMMARY: ClassVar[str] = "2ⁿ·1000 + U(0, 1000)"
     max_attempts: int | None = 6
 
     def delays(self, uniform: Uniform) -> Iterator[float]:
@@ -252,8 +237,6 @@ class GoogleDrive(Strategy):
 class SimpleDB(Strategy):
     """AWS SimpleDB: U(0, 1)·100·4ⁿ⁺¹ ms."""
 
-    SUMMARY: ClassVar[str] = "U(0,1)·100·4ⁿ⁺¹"
-
     def delays(self, uniform: Uniform) -> Iterator[float]:
         scale = 400.0
         while True:
@@ -267,7 +250,6 @@ class SimpleDB(Strategy):
 class CsmaBinaryExponential(Strategy):
     """Truncated binary exponential backoff (Ethernet CSMA/CD): slot × integer in [0, 2^k − 1]."""
 
-    SUMMARY: ClassVar[str] = "slot·randint[0, 2^min(n+1, truncate) − 1]"
     slot: float
     truncate: int = 10
     max_attempts: int | None = 16
@@ -296,7 +278,6 @@ class NormalJitterExpo(Strategy):
     from the client's uniform stream by the Box–Muller transform, so the stream stays U[0, 1).
     """
 
-    SUMMARY: ClassVar[str] = "d = min(prev·factor, max); d + N(0, jitter·d)"
     min_delay: float
     factor: float
     max_delay: float

@@ -11,7 +11,7 @@ Start times and gaps come from the run's workload stream, so they are the same f
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -49,9 +49,6 @@ class Workload:
     def start_times(self, rng: np.random.Generator, clients: int) -> list[float]:
         """When each client sends its first request."""
         raise NotImplementedError
-
-    def params(self) -> dict[str, float]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 WORKLOADS: dict[str, type[Workload]] = {}

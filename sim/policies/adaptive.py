@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar
 
 from sim.errors import ParamError
 from sim.outcomes import DENIED, REJECTED
@@ -37,7 +36,6 @@ from sim.policies.seam import GiveUp, Link, Policy, register_policy
 class AdaptiveRateLimiter(Policy):
     """botocore's ClientRateLimiter: a token bucket whose rate follows CUBIC on throttling."""
 
-    SUMMARY: ClassVar[str] = "send rate by CUBIC (C=0.4, β=0.7) over 0.5 s buckets"
     scale_constant: float = 0.4
     beta: float = 0.7
     smoothing: float = 0.8

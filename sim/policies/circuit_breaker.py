@@ -31,7 +31,6 @@ import struct
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar
 
 from sim.errors import ParamError
 from sim.outcomes import DENIED
@@ -66,7 +65,6 @@ def _f32(x: float) -> float:
 class CircuitBreaker(Policy):
     """``kind = "ratio"`` (Polly v8), ``"count"`` (resilience4j) or ``"brooker"``; unset parameters take the kind's defaults."""
 
-    SUMMARY: ClassVar[str] = "open on failure ratio; refuse attempts while open"
     kind: str = "ratio"
     failure_ratio: float | None = None
     minimum_throughput: int | None = None

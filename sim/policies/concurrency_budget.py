@@ -29,7 +29,6 @@ class ConcurrencyBudget(Policy):
     """Retries in progress at most max(percent × attempts in flight, min_concurrency)."""
 
     SCOPES: ClassVar[tuple[str, ...]] = ("shared",)
-    SUMMARY: ClassVar[str] = "retries in progress < max(percent·active, min_concurrency)"
     scope: str = "shared"
     percent: float = 20.0
     min_concurrency: int = 3

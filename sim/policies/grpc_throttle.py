@@ -13,7 +13,6 @@ share a channel, ``"client"`` one process per client.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
 
 from sim.errors import ParamError
 from sim.policies.seam import GiveUp, Link, Policy, is_failure_from_server, register_policy
@@ -26,7 +25,6 @@ THROTTLED = GiveUp("grpc_throttle")
 class GrpcThrottle(Policy):
     """−1 token per failed attempt, +token_ratio per success; no retry while tokens ≤ max/2."""
 
-    SUMMARY: ClassVar[str] = "retry iff tokens > max_tokens/2 after −1 per failure"
     max_tokens: float = 10.0
     token_ratio: float = 0.1
 

@@ -43,7 +43,6 @@ def _positive_int(obj: object, name: str, low: int = 1) -> None:
 class MaxAttempts(Limit):
     """Give up once the call has made ``max_attempts`` attempts (the first one included)."""
 
-    SUMMARY: ClassVar[str] = "attempt ≥ max_attempts → give up"
     max_attempts: int
 
     def validate(self) -> None:
@@ -71,7 +70,6 @@ class _MaxAttemptsLink(Link):
 class MaxElapsed(Limit):
     """Give up when a failure arrives more than ``max_elapsed`` after the call started."""
 
-    SUMMARY: ClassVar[str] = "t − start > max_elapsed → give up"
     max_elapsed: float
 
     def validate(self) -> None:
@@ -101,7 +99,6 @@ class Deadline(Limit):
     """tenacity's stop_after_delay (elapsed ≥ total), or stop_before_delay with ``stop_before``
     (elapsed + next backoff ≥ total, so no attempt starts after the deadline)."""
 
-    SUMMARY: ClassVar[str] = "t − start (+ next delay) ≥ total → give up"
     total: float
     stop_before: bool = False
 
@@ -141,7 +138,6 @@ class _DeadlineLink(Link):
 class AttemptTimeout(Limit):
     """Each attempt times out ``timeout`` after it is sent (read by the client, not a link)."""
 
-    SUMMARY: ClassVar[str] = "attempt times out after timeout"
     timeout: float
 
     def validate(self) -> None:

@@ -13,7 +13,6 @@ queue, so this policy is shared by default. Go truncates waits to whole nanoseco
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
 
 from sim.errors import ParamError
 from sim.policies.seam import GiveUp, Link, Policy, register_policy
@@ -24,7 +23,6 @@ from sim.policies.seam import GiveUp, Link, Policy, register_policy
 class RateLimit(Policy):
     """Each retry reserves a token of a qps/burst bucket; its delay is at least the token's wait."""
 
-    SUMMARY: ClassVar[str] = "retry waits max(delay, token reservation at qps, burst)"
     scope: str = "shared"
     qps: float = 10.0
     burst: int = 100

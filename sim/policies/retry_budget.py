@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar
 
 from sim.errors import ParamError
 from sim.policies.seam import GiveUp, Link, Policy, register_policy
@@ -39,7 +38,6 @@ def _trunc_div(a: int, b: int) -> int:
 class RetryBudget(Policy):
     """Each request deposits, each retry withdraws 1/percent of a deposit; deposits expire after ttl."""
 
-    SUMMARY: ClassVar[str] = "retries ≤ percent of requests in ttl + min_retries_per_s reserve"
     percent: float = 20.0
     min_retries_per_s: int = 10
     ttl: float = 10000.0

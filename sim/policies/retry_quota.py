@@ -13,7 +13,6 @@ and 14 after any other (the ``botocore-standard`` preset).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
 
 from sim.errors import ParamError
 from sim.outcomes import REJECTED, TIMED_OUT
@@ -33,7 +32,6 @@ def _int_at_least(obj: object, name: str, low: int) -> None:
 class RetryQuota(Policy):
     """A retry acquires its cost from the quota or is not made; a success refunds."""
 
-    SUMMARY: ClassVar[str] = "retry acquires retry_cost/timeout_cost; success refunds"
     capacity: int = 500
     retry_cost: int = 5
     timeout_cost: int = 10

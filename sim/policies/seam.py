@@ -58,7 +58,6 @@ from sim.errors import ParamError
 from sim.outcomes import DENIED, ChainFactory, GiveUp, Uniform  # noqa: F401  (re-exported)
 
 
-
 class Link:
     """One policy's state machine in a client's chain. Defaults hear nothing and change nothing.
 
@@ -168,7 +167,6 @@ class Policy:
     """A policy's parameters; ``links(n)`` builds its state for the n clients of one run."""
 
     SCOPES: ClassVar[tuple[str, ...]] = ("client", "shared")
-    SUMMARY: ClassVar[str] = ""
     scope: str = "client"
 
     def __post_init__(self) -> None:

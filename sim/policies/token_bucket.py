@@ -12,7 +12,6 @@ capacity. There is no per-call cap: combine with ``MaxAttempts`` for one.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
 
 from sim.errors import ParamError
 from sim.params import above, at_least
@@ -26,7 +25,6 @@ EMPTY = GiveUp("token_bucket")
 class TokenBucket(Policy):
     """A retry needs more than ``cost`` tokens and spends them; each call start (or success) adds ``refill``."""
 
-    SUMMARY: ClassVar[str] = "retry iff tokens > cost; +refill per call start or success"
     capacity: float = 5.0
     refill: float = 0.1
     cost: float = 1.0
