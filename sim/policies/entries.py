@@ -1,0 +1,147 @@
+"""A config's strategy entry with its policies: ``policies = [...]`` and ``{ preset = "NAME" }``.
+
+The config layer hands each ``strategies`` entry (and a simulation's own ``policies`` list) to
+:func:`parse_entry`, which returns the strategy's table (for the config's usual strategy checks),
+the validated policies and every mistake found, each a ``ParamError`` whose key is relative to
+the entry (``policies[2].capacity``, ``preset``). Nothing here knows the file or the simulation:
+the caller prefixes its own location, so messages stay one line naming the whole key.
+
+Time conversion: presets keep their defaults in seconds, and policies that count per second
+(breakers, rate limiters, budgets) take ``unit_seconds``. Both come from the simulation's
+``time_unit`` (:func:`seconds_per_unit`); a unit with no length in seconds ("tick") needs an
+explicit ``unit_seconds`` in the entry or the policy, else it is one mistake naming the key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+from ..errors import ParamError
+from .chain import policy_from_dict
+from .circuit_breaker import CircuitBreaker
+from .presets import PRESETS, expand_preset
+from .seam import POLICIES, Policy
+
+# Seconds in one of each unit a config may name; any other unit (ticks, steps) has no length.
+UNIT_SECONDS: dict[str, float] = {
+    "ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0, "second": 1.0,
+    "seconds": 1.0, "min": 60.0, "minute": 60.0, "minutes": 60.0, "h": 3600.0, "hr": 3600.0,
+    "hour": 3600.0, "hours": 3600.0,
+}
+ENTRY_KEYS = ("type", "preset", "name", "policies", "unit_seconds")
+
+
+def seconds_per_unit(time_unit: str) -> float | None:
+    """Seconds in one ``time_unit`` (None for units with no length in seconds, e.g. "tick")."""
+    return UNIT_SECONDS.get(time_unit)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One strategy entry, expanded: the strategy's table, its policies, the preset it came from."""
+
+    strategy: dict[str, Any]
+    policies: tuple[Policy, ...]
+    preset: str | None = None
+    name: str | None = None
+
+
+def _needs_seconds(raw: Mapping[str, Any]) -> bool:
+    """Policies whose defaults or rates are in seconds (a brooker breaker has none)."""
+    cls = POLICIES.get(raw.get("type")) if isinstance(raw.get("type"), str) else None
+    if cls is None or "unit_seconds" not in {f.name for f in fields(cls)}:
+        return False
+    return not (cls is CircuitBreaker and raw.get("kind") == "brooker")
+
+
+def parse_policies(raw: Any, unit_seconds: float | None, key: str = "policies",
+                   time_unit: str = "ms") -> tuple[list[Policy], list[ParamError]]:
+    """``[{ type = "TokenBucket", ... }, ...]`` → policies and mistakes (keys like ``policies[1].cost``).
+
+    A policy that takes ``unit_seconds`` gets the simulation's unless it gives its own.
+    """
+    if raw is None:
+        return [], []
+    if not isinstance(raw, list) or not all(isinstance(p, dict) for p in raw):
+        return [], [ParamError(key, 'must be a list of inline tables like { type = "TokenBucket" }')]
+    policies: list[Policy] = []
+    problems: list[ParamError] = []
+    for position, table in enumerate(raw, start=1):
+        where = f"{key}[{position}]"
+        table = dict(table)
+        if "unit_seconds" not in table and _needs_seconds(table):
+            if unit_seconds is None:
+                problems.append(ParamError(f"{where}.unit_seconds", f"is needed: time_unit {time_unit!r} has no length in seconds",
+                                           "give unit_seconds = seconds per time unit"))
+                continue
+            table["unit_seconds"] = unit_seconds
+        try:
+            policies.append(policy_from_dict(table))
+        except ParamError as exc:
+            problems.append(ParamError(f"{where}.{exc.key}", exc.message, exc.hint))
+    return policies, problems
+
+
+def parse_entry(table: Mapping[str, Any], unit_seconds: float | None, time_unit: str = "ms",
+                shared: Sequence[Policy] = ()) -> tuple[Entry | None, list[ParamError]]:
+    """A ``strategies`` entry → its Entry (None if it has mistakes) and every mistake.
+
+    ``{ type = ..., policies = [...] }`` keeps the strategy's table for the config's own checks;
+    ``{ preset = NAME, setting = value, ..., policies = [...] }`` expands the preset (settings in
+    the config's unit) and appends the entry's own policies to the preset's. ``shared`` (the
+    simulation's ``policies``) come last, after every entry's own.
+    """
+    problems: list[ParamError] = []
+    if "preset" in table and "type" in table:
+        return None, [ParamError("preset", "and 'type' cannot both be given",
+                                 "a preset names its strategy; override its settings instead")]
+    own_unit = table.get("unit_seconds", unit_seconds)
+    if "unit_seconds" in table and (isinstance(own_unit, bool) or not isinstance(own_unit, (int, float))
+                                     or not own_unit > 0):
+        problems.append(ParamError("unit_seconds", f"must be a number > 0, got {own_unit!r}"))
+        own_unit = unit_seconds
+    policies, found = parse_policies(table.get("policies"), own_unit, "policies", time_unit)
+    problems += found
+    name = table.get("name")
+    preset = None
+    if "preset" in table:
+        settings = {k: v for k, v in table.items() if k not in ("policies", "unit_seconds", "name")}
+        if own_unit is None:
+            problems.append(ParamError("unit_seconds", f"is needed: time_unit {time_unit!r} has no length in seconds",
+                                       "give unit_seconds = seconds per time unit in the preset entry"))
+            return None, problems
+        try:
+            data = expand_preset(settings, float(own_unit))
+        except ParamError as exc:
+            hint = exc.hint
+            if exc.key == "preset":
+                hint = f"choose one of {', '.join(PRESETS)}"
+            problems.append(ParamError(exc.key, exc.message, hint))
+            return None, problems
+        preset = data["preset"]
+        try:
+            preset_policies = [policy_from_dict(p) for p in data["policies"]]
+        except ParamError as exc:  # an override the policy refuses (e.g. max_tokens > 1000)
+            problems.append(ParamError(exc.key, exc.message, exc.hint))
+            return None, problems
+        policies = preset_policies + policies
+        strategy = dict(data["strategy"])
+    else:
+        strategy = {k: v for k, v in table.items() if k not in ("policies", "unit_seconds")}
+        if "unit_seconds" in table:
+            problems.append(ParamError("unit_seconds", "applies to presets only",
+                                       "give unit_seconds inside the policy that needs it"))
+    if problems:
+        return None, problems
+    return Entry(strategy, (*policies, *shared), preset, name if isinstance(name, str) else None), []
+
+
+def preset_label(entry: Entry, table: Mapping[str, Any]) -> str:
+    """A preset entry's label without a name: the preset, with the settings given (``grpc(throttling=True)``)."""
+    settings = {k: v for k, v in table.items() if k not in ENTRY_KEYS}
+    if not settings:
+        return str(entry.preset)
+    inner = ", ".join(f"{k}={v}" for k, v in settings.items())
+    return f"{entry.preset}({inner})"
