@@ -1,0 +1,80 @@
+"""A server that fails each attempt independently: Brooker's retry_sim server.
+
+Source: mbrooker/simulator_example ``retry_sim/client.py`` (``Server.handle``): every attempt fails
+with probability ``failure_rate``, whatever the load; there is no capacity limit and no queue. Here
+each attempt is also served for ``latency`` (0 in his model), concurrently. A failure reaches the
+client as a rejection (the failure kind ``REJECTED`` of ``sim.outcomes``). Its draws come from the
+run's server stream, one uniform per attempt in arrival order, so every strategy of a run sees the
+same failures for the same arrivals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from heapq import heappush
+from typing import TYPE_CHECKING, ClassVar
+
+from sim.core import events as ev
+from sim.core.streams import uniform01
+from sim.errors import ParamError
+from sim.models.controls import Control, ServerHandlers, register
+from sim.params import at_least
+
+if TYPE_CHECKING:
+    from sim.core.wiring import Wiring
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class FlakyServer(Control):
+    """Fails each attempt with probability ``failure_rate``, after ``latency``, at any load."""
+
+    REPLIES: ClassVar[bool] = True
+    SUMMARY: ClassVar[str] = "fails each attempt with a fixed probability; no capacity limit"
+    failure_rate: float
+    latency: float = 0.0
+
+    def validate(self) -> None:
+        if not 0 <= self.failure_rate <= 1:
+            raise ParamError("failure_rate", f"must be between 0 and 1, got {self.failure_rate!r}")
+        at_least(self, 0, "latency")
+
+    def build(self, wiring: Wiring) -> ServerHandlers:
+        heap, seq, net, gate = wiring.heap, wiring.seq, wiring.net, wiring.gate
+        rejected, succeeded, series = wiring.client_rejected, wiring.client_succeeded, wiring.series
+        draw = wiring.server_stream(uniform01)
+        failure_rate, latency = float(self.failure_rate), float(self.latency)
+        accepted_series, rejected_series, inv = series.accepted, series.rejected, series.inverse_width
+        accepts, rejects = ev.pack(ev.SERVER_ACCEPTS), ev.pack(ev.SERVER_REJECTS)
+        completes_code, shift = ev.SERVER_COMPLETES, ev.DETAIL_SHIFT
+        in_service = 0
+
+        def receive_write(t: float, c: int, token: int) -> int:
+            nonlocal in_service
+            if draw() < failure_rate:
+                rejected_series[int(t * inv)] += 1
+                reply, code = rejected, rejects
+            else:
+                accepted_series[int(t * inv)] += 1
+                reply, code = succeeded, accepts
+            if latency:
+                in_service += 1
+                heappush(heap, (t + latency, seq(), complete, c, token if reply is succeeded else ~token))
+            else:
+                heappush(heap, (t + net[c](), seq(), reply, c, token))
+            return code
+
+        def complete(t: float, c: int, token: int) -> int:
+            # ``~token`` (negative) marks a failed attempt: the reply says so.
+            nonlocal in_service
+            in_service -= 1
+            if token < 0:
+                heappush(heap, (t + net[c](), seq(), rejected, c, ~token))
+            else:
+                heappush(heap, (t + net[c](), seq(), succeeded, c, token))
+            return completes_code | ((in_service + 1) << shift)
+
+        if gate is not None:
+            gate.freeze(complete)
+        wiring.server_state = lambda: (in_service, 0)
+        return ServerHandlers(receive_write)
