@@ -22,6 +22,9 @@ from sim.models import CONTROLS, STRATEGIES, WORKLOADS
 from sim.models.controls import Control
 from sim.models.strategies import Strategy
 from sim.models.workloads import Burst, Outage, Workload
+from sim.policies.entries import parse_entry, parse_policies, preset_label, seconds_per_unit
+from sim.policies.presets import PRESETS
+from sim.policies.seam import Policy
 from sim.spec import Config, SimulationSpec, StrategySpec
 from sim.units import DEFAULT_TIME_UNIT, time_unit_problem
 
@@ -36,7 +39,7 @@ MAX_CLIENT_VALUES = 20
 _SIMULATION_KEYS = {
     "title", "max_clients", "clients", "repeat", "network_mu", "network_sigma",
     "work_to_duration", "control", "strategies", "seed",
-    "workload", "horizon", "timeout", "outages", "bucket", "backlog", "time_unit",
+    "workload", "horizon", "timeout", "outages", "bucket", "backlog", "time_unit", "policies",
 }
 _WORKLOAD_KEYS = {f.name: name for name, cls in WORKLOADS.items() for f in fields(cls)}
 DEFAULT_WORK_TO_DURATION = 1.0
@@ -292,7 +295,8 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
     seed = check.attempt(check.seed, block) if "seed" in block else default_seed
     time_unit = (check.attempt(check.time_unit, block) if "time_unit" in block
                  else default_time_unit)
-    strategies = _parse_strategies(check, block.get("strategies"))
+    strategies = _parse_strategies(check, block.get("strategies"), block.get("policies"),
+                                   time_unit or default_time_unit)
     spans = {key: check.attempt(check.number, block, key, positive=True, minimum=MIN_SPAN)
              for key in ("horizon", "timeout", "bucket") if key in block}
     horizon, timeout, bucket = (spans.get(key) for key in ("horizon", "timeout", "bucket"))
@@ -421,20 +425,35 @@ def _parse_outages(check: _Checker, raw: Any, horizon: float | None) -> tuple[Ou
     return tuple(outages)
 
 
-def _parse_strategies(check: _Checker, raw: Any) -> tuple[StrategySpec, ...] | None:
+def _parse_strategies(check: _Checker, raw: Any, shared_raw: Any = None,
+                      time_unit: str = DEFAULT_TIME_UNIT) -> tuple[StrategySpec, ...] | None:
+    """The ``strategies`` entries (a type or a preset, each with its own ``policies``) and the
+    simulation's ``policies`` (after each entry's own); times in presets and per-second policies
+    converted from ``time_unit`` (sim.policies.entries)."""
+    before = len(check.errors)
+    unit = seconds_per_unit(time_unit)
+    shared, problems = parse_policies(shared_raw, unit, "policies", time_unit)
+    for p in problems:
+        check.report(p.key, p.message, p.hint)
     if raw is None:
         check.report("strategies", "is missing", 'add strategies = [{ type = "FullJitteredExpo", base = 5.0, cap = 2000.0 }]')
         return None
     if not isinstance(raw, list) or not raw or not all(isinstance(s, dict) for s in raw):
         check.report("strategies", "must be a non-empty list of inline tables like { type = \"Expo\", base = 2.0, cap = 100.0 }")
         return None
-    built: list[tuple[str | None, Strategy]] = []
+    built: list[_Built] = []
     for position, table in enumerate(raw, start=1):
         key = f"strategies[{position}]"
-        if "type" not in table:
-            check.report(key, "has no 'type'", f"choose one of {', '.join(STRATEGIES)}")
+        if "type" not in table and "preset" not in table:
+            check.report(key, "has no 'type' (or 'preset')",
+                         f"choose a type ({', '.join(STRATEGIES)}) or a preset ({', '.join(PRESETS)})")
             continue
-        type_name = table["type"]
+        entry, problems = parse_entry(table, unit, time_unit, tuple(shared))
+        for p in problems:
+            check.report(f"{key}.{p.key}", p.message, p.hint)
+        if entry is None:
+            continue
+        type_name = entry.strategy["type"]
         cls = STRATEGIES.get(type_name) if isinstance(type_name, str) else None
         if cls is None:
             check.report(f"{key}.type", f"unknown strategy {type_name!r}",
@@ -444,27 +463,35 @@ def _parse_strategies(check: _Checker, raw: Any) -> tuple[StrategySpec, ...] | N
         if name is not None and (not isinstance(name, str) or not name.strip()):
             check.report(f"{key}.name", f"must be a non-empty string, got {name!r}")
             name = None
-        args = check.params(cls, table, type_name, skip={"type", "name"}, prefix=f"{key}.")
+        args = check.params(cls, entry.strategy, type_name, skip={"type", "name"}, prefix=f"{key}.")
         strategy = check.build(cls, args, prefix=f"{key}.") if args is not None else None
         if strategy is not None:
-            built.append((name, strategy))
-    if len(built) != len(raw):
+            preset = preset_label(entry, table) if entry.preset is not None else None
+            built.append((name, strategy, entry.policies, preset))
+    if len(built) != len(raw) or len(check.errors) > before:
         return None
     return _label(check, built)
 
 
-def _label(check: _Checker, built: list[tuple[str | None, Strategy]]) -> tuple[StrategySpec, ...] | None:
-    """Label each strategy by its name, else its type, else (when a type repeats) type and params."""
+# A strategy entry as built: its name, strategy, policies and (for a preset) the preset's label.
+_Built = tuple[str | None, Strategy, tuple[Policy, ...], str | None]
+
+
+def _label(check: _Checker, built: list[_Built]) -> tuple[StrategySpec, ...] | None:
+    """Label each entry by its name, else its preset, else its type, else (when a type repeats)
+    its parameters and policies."""
     type_counts: dict[str, int] = {}
-    for name, s in built:
-        if name is None:
+    for name, s, _, preset in built:
+        if name is None and preset is None:
             type_counts[s.type_name] = type_counts.get(s.type_name, 0) + 1
     labels: list[str] = []
-    for name, s in built:
+    for name, s, policies, preset in built:
         if name is not None:
             labels.append(name)
+        elif preset is not None:
+            labels.append(preset)
         elif type_counts[s.type_name] > 1:
-            labels.append(s.describe())
+            labels.append(" + ".join([s.describe(), *(p.describe() for p in policies)]))
         else:
             labels.append(s.type_name)
     seen: set[str] = set()
@@ -475,4 +502,6 @@ def _label(check: _Checker, built: list[tuple[str | None, Strategy]]) -> tuple[S
                          'remove it or give it a distinct name = "..."')
             duplicated = True
         seen.add(label)
-    return None if duplicated else tuple(StrategySpec(label, s) for label, (_, s) in zip(labels, built))
+    if duplicated:
+        return None
+    return tuple(StrategySpec(label, s, policies) for label, (_, s, policies, _) in zip(labels, built))

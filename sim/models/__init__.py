@@ -1,6 +1,6 @@
 """The models a simulation is made of, one module per family, each registering its classes:
 backoff strategies (``strategies``, ``library_strategies``), contention controls (``controls``),
-servers that reply (``servers``), workloads (``workloads``), clients (``clients``) and outages
+servers that reply (``servers``, ``flaky``), workloads (``workloads``), clients (``clients``) and outages
 (``outage``).
 
 Importing this package imports every family, so the registries below are complete: nothing
@@ -9,7 +9,7 @@ imports a model module only for its registration side effect.
 
 from __future__ import annotations
 
-from sim.models import clients, controls, library_strategies, outage, servers, strategies, workloads  # noqa: F401
+from sim.models import clients, controls, flaky, library_strategies, outage, servers, strategies, workloads  # noqa: F401
 from sim.models.controls import CONTROLS
 from sim.models.strategies import STRATEGIES
 from sim.models.workloads import WORKLOADS

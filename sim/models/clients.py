@@ -195,9 +195,14 @@ class OpenClients:
             offered[int(t * inv)] += 1
             return send(t, c, a)
 
+        surge = getattr(workload, "surge", None)
+
         def next_request(t: float, c: int) -> None:
             if repeats:
-                heappush(heap, (t + gaps[c](), seq(), new_request, c, 0))
+                gap = gaps[c]()
+                if surge is not None and surge[0] <= t < surge[1]:
+                    gap /= surge[2]
+                heappush(heap, (t + gap, seq(), new_request, c, 0))
 
         def after_failure(t: float, c: int, kind: int) -> int:
             # `kind`: how the attempt failed (sim.outcomes), heard by the chain.

@@ -30,7 +30,6 @@ class FlakyServer(Control):
     """Fails each attempt with probability ``failure_rate``, after ``latency``, at any load."""
 
     REPLIES: ClassVar[bool] = True
-    SUMMARY: ClassVar[str] = "fails each attempt with a fixed probability; no capacity limit"
     failure_rate: float
     latency: float = 0.0
 

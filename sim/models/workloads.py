@@ -4,7 +4,10 @@
 - ``spike``: each client sends one request; a fraction start within ``spike_width`` of 0, the rest
   uniformly over ``arrival_window`` (study 004).
 - ``poisson``: each client sends requests forever, one at a time, with exponential gaps of mean
-  ``think_time`` between finishing one and starting the next, until the horizon (study 003).
+  ``think_time`` between finishing one and starting the next, until the horizon (study 003);
+  optionally a surge: gaps that start in ``[surge_start, surge_start + surge_duration)`` are
+  ``surge_factor`` times shorter (the same draws, scaled, so a run without the surge differs only
+  there).
 
 Start times and gaps come from the run's workload stream, so they are the same for every strategy.
 """
@@ -95,9 +98,22 @@ class Poisson(Workload):
     NAME: ClassVar[str] = "poisson"
     REPEATS: ClassVar[bool] = True
     think_time: float
+    # A surge: a client that finishes a call in [surge_start, surge_start + surge_duration)
+    # thinks surge_factor times less before its next (a load spike on steady traffic).
+    surge_start: float = 0.0
+    surge_duration: float = 0.0
+    surge_factor: float = 1.0
 
     def validate(self) -> None:
-        above(self, 0, "think_time")
+        above(self, 0, "think_time", "surge_factor")
+        at_least(self, 0, "surge_start", "surge_duration")
+
+    @property
+    def surge(self) -> tuple[float, float, float] | None:
+        """``(start, end, factor)`` of the surge, or None without one."""
+        if not self.surge_duration or self.surge_factor == 1.0:
+            return None
+        return (float(self.surge_start), float(self.surge_start + self.surge_duration), float(self.surge_factor))
 
     def start_times(self, rng: np.random.Generator, clients: int) -> list[float]:
         # Each client's first request after one exponential gap: a steady load from the start.

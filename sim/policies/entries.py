@@ -18,11 +18,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from ..errors import ParamError
-from .chain import policy_from_dict
-from .circuit_breaker import CircuitBreaker
-from .presets import PRESETS, expand_preset
-from .seam import POLICIES, Policy
+from sim.errors import ParamError
+from sim.policies.chain import policy_from_dict
+from sim.policies.circuit_breaker import CircuitBreaker
+from sim.policies.presets import PRESETS, expand_preset
+from sim.policies.seam import POLICIES, Policy
 
 # Seconds in one of each unit a config may name; any other unit (ticks, steps) has no length.
 UNIT_SECONDS: dict[str, float] = {
