@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
 class RunMetrics:
-    """Work (write requests), duration (time of the last event), cost and give-ups of one run."""
+    """Work (write requests), duration (time of the last event), cost and give-ups of one run;
+    with retry policies, the retries they denied and the mean time a breaker spent open."""
 
     work: int
     duration: float
     cost: float
     gave_up: int
     events: int
+    retries_denied: int = 0
+    breaker_open_time: float = 0.0  # mean over the run's breakers of the time not closed
+    calls: int = 0  # unique calls: one per client of a burst, each new request of a workload
+
+    @property
+    def amplification(self) -> float:
+        """Attempts per unique call (1: no retries); NaN without calls."""
+        return self.work / self.calls if self.calls else math.nan

@@ -191,16 +191,20 @@ def _metrics(spec: SimulationSpec, wiring: Wiring, side, duration: float, events
     """Final metrics of a drained run; ``events`` counts recorded events only."""
     work = side.work
     if not spec.control.REPLIES:
-        return RunMetrics(work, duration, spec.work_to_duration * work + duration, side.gave_up, events)
+        return RunMetrics(work, duration, spec.work_to_duration * work + duration, side.gave_up, events,
+                          retries_denied=side.retries_denied, breaker_open_time=side.breaker_open_time(duration),
+                          calls=len(side.attempts))
     series = wiring.series
     arrays = {name: np.asarray(values, dtype=np.int64) for name, values in series.arrays().items()}
     counts = side.counts
     gate = wiring.gate
     latencies = np.asarray(side.latencies, dtype=np.float64)
     latency_times = np.asarray(side.latency_times, dtype=np.float64)
+    offered = int(arrays["offered"].sum())
     return OpenRunMetrics(
         work, duration, spec.work_to_duration * work + duration, side.gave_up, events,
-        offered=int(arrays["offered"].sum()), successes=counts["successes"],
+        retries_denied=side.retries_denied, breaker_open_time=side.breaker_open_time(float(spec.horizon)),
+        calls=offered, offered=offered, successes=counts["successes"],
         rejections=counts["rejections"], timeouts=counts["timeouts"], unfinished=side.unfinished,
         horizon=float(spec.horizon), latencies=latencies,
         latency_clients=np.asarray(side.latency_clients, dtype=np.int64),

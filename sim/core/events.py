@@ -24,6 +24,11 @@ SERVER_QUEUES = 13
 SERVER_COMPLETES = 14
 SERVER_PAUSES = 15
 SERVER_RESUMES = 16
+# Retry policies (sim.policies): a retry a policy refused, and a circuit breaker's transitions.
+CLIENT_RETRY_DENIED = 17
+BREAKER_OPENS = 18
+BREAKER_HALF_OPENS = 19
+BREAKER_CLOSES = 20
 
 EVENT_NAMES: tuple[str, ...] = (
     "client_requests_write",
@@ -43,6 +48,10 @@ EVENT_NAMES: tuple[str, ...] = (
     "server_completes",
     "server_pauses",
     "server_resumes",
+    "client_retry_denied",
+    "breaker_opens",
+    "breaker_half_opens",
+    "breaker_closes",
 )
 EVENT_CODES: dict[str, int] = {name: code for code, name in enumerate(EVENT_NAMES)}
 
@@ -58,7 +67,16 @@ DETAIL_LABELS: dict[int, str] = {
     CLIENT_SUCCEEDS: "attempts",
     SERVER_QUEUES: "queued",
     SERVER_COMPLETES: "in_service",
+    CLIENT_RETRY_DENIED: "policy",
 }
+# The policies that deny retries, by the reason their GiveUp names (``sim.policies``): the detail
+# of ``client_retry_denied`` is an index into this tuple and reads ``policy=token_bucket``. A
+# reason not listed (a policy added later) reads as the last, ``policy``.
+DENY_REASONS: tuple[str, ...] = ("token_bucket", "grpc_throttle", "retry_quota", "retry_budget",
+                                 "concurrency_budget", "breaker", "breaker_open", "policy")
+DENY_REASON_INDEX: dict[str, int] = {name: i for i, name in enumerate(DENY_REASONS)}
+# Events whose detail is a name from a tuple rather than a number.
+DETAIL_NAMES: dict[int, tuple[str, ...]] = {CLIENT_RETRY_DENIED: DENY_REASONS}
 
 # Broad kinds, for colouring and filtering in the UI.
 KIND_REQUEST = "request"
@@ -85,6 +103,10 @@ EVENT_KINDS: dict[int, str] = {
     SERVER_COMPLETES: KIND_SERVER,
     SERVER_PAUSES: KIND_FAILURE,
     SERVER_RESUMES: KIND_SERVER,
+    CLIENT_RETRY_DENIED: KIND_GIVE_UP,
+    BREAKER_OPENS: KIND_FAILURE,
+    BREAKER_HALF_OPENS: KIND_SERVER,
+    BREAKER_CLOSES: KIND_SUCCESS,
 }
 
 DETAIL_SHIFT = 5
@@ -108,11 +130,15 @@ def format_detail(code: int, detail: int) -> str:
     """The reference's free-form detail text, e.g. ``version=3``; empty when there is none."""
     if detail == NO_DETAIL:
         return ""
+    names = DETAIL_NAMES.get(code)
+    if names is not None:
+        return f"{DETAIL_LABELS[code]}={names[detail] if 0 <= detail < len(names) else detail}"
     return f"{DETAIL_LABELS.get(code, 'value')}={detail}"
 
 
 CLIENT_EVENTS = frozenset({CLIENT_REQUESTS_WRITE, CLIENT_REQUESTS_VERSION, CLIENT_BACKS_OFF,
-                           CLIENT_GIVES_UP, CLIENT_TIMES_OUT, CLIENT_SUCCEEDS})
+                           CLIENT_GIVES_UP, CLIENT_TIMES_OUT, CLIENT_SUCCEEDS, CLIENT_RETRY_DENIED,
+                           BREAKER_OPENS, BREAKER_HALF_OPENS, BREAKER_CLOSES})
 
 
 def is_server_event(code: int) -> bool:

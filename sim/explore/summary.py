@@ -23,7 +23,7 @@ from sim.spec import SimulationSpec
 BASE_METRICS = ("work", "duration", "cost", "gave_up")
 # Runs against replying servers, in addition.
 OPEN_METRICS = ("successes", "timeouts", "rejections", "unfinished", "goodput", "p50", "p99",
-                "amplification")
+                "amplification", "success_rate", "retries_denied", "breaker_open_time")
 # Per-run verdict values, aggregated as counts and medians rather than means.
 VERDICT_VALUES = ("recovered", "recovery_time")
 
@@ -34,6 +34,8 @@ METRIC_HELP = {
     "rejections": "attempts rejected", "unfinished": "clients not served by the horizon",
     "goodput": "successes per time unit over the horizon", "p50": "median latency",
     "p99": "99th percentile latency", "amplification": "attempts per offered request",
+    "success_rate": "successful requests per offered request",
+    "retries_denied": "retries a policy refused", "breaker_open_time": "mean time a breaker was open",
     "recovered": "fraction of runs that recovered after the outages",
     "recovery_time": "time from the last outage's end to recovery",
 }
@@ -58,7 +60,9 @@ def run_values(spec: SimulationSpec, m: RunMetrics) -> dict[str, float]:
         out.update(successes=float(m.successes), timeouts=float(m.timeouts),
                    rejections=float(m.rejections), unfinished=float(m.unfinished),
                    goodput=float(m.goodput), p50=pct["p50"], p99=pct["p99"],
-                   amplification=float(m.work / m.offered) if m.offered else math.nan)
+                   amplification=float(m.work / m.offered) if m.offered else math.nan,
+                   success_rate=float(m.successes / m.offered) if m.offered else math.nan,
+                   retries_denied=float(m.retries_denied), breaker_open_time=float(m.breaker_open_time))
     recovered, when = run_verdict(m)
     out.update(recovered=recovered, recovery_time=when)
     return out

@@ -18,6 +18,7 @@ from sim.core import events as ev
 from sim.core.events import NO_EVENT
 from sim.core.streams import ClientStreams
 from sim.outcomes import DENIED, REJECTED, TIMED_OUT, ChainFactory, GiveUp
+from sim.models.policy_events import PolicyEvents
 from sim.models.workloads import Poisson, Workload
 
 if TYPE_CHECKING:
@@ -69,6 +70,7 @@ class ContentionClients:
         send = read if reads_version else write
         start = send
 
+        self.policy: PolicyEvents | None = None
         if chain.plain:
             backoffs = [chain.strategy.delays(u).__next__ for u in wiring.jitter]
 
@@ -79,12 +81,17 @@ class ContentionClients:
             wiring.client_committed = None
         else:
             chains = chain.build(wiring.jitter)
+            self.policy = policy = PolicyEvents(chains, heap, seq)
+            current = policy.current
 
             def rejected(t: float, c: int, kind: int) -> int:
                 n_attempts = attempts[c]
+                current[0] = c
                 verdict = chains[c].on_failure(t, kind, n_attempts, first[c])
                 if verdict.__class__ is GiveUp:
                     clients.gave_up += 1
+                    if verdict.denied:
+                        return policy.denied(verdict.reason)
                     return gives_up | ((n_attempts + 1) << shift)
                 heappush(heap, (t + verdict, seq(), start, c, 0))
                 return backs_off
@@ -92,6 +99,7 @@ class ContentionClients:
             def asked(t: float, c: int, a: int) -> int:
                 # Before each attempt: the chain may hold it (a rate limiter) or refuse it.
                 if a != HELD:
+                    current[0] = c
                     hold = chains[c].on_attempt(t, attempts[c] + 1, first[c])
                     if hold.__class__ is GiveUp:
                         attempts[c] += 1
@@ -102,6 +110,7 @@ class ContentionClients:
                 return send(t, c, 0)
 
             def committed(t: float, c: int) -> None:
+                current[0] = c
                 chains[c].on_success(t, attempts[c], first[c])
 
             start = asked
@@ -115,6 +124,13 @@ class ContentionClients:
     @property
     def work(self) -> int:
         return sum(self.attempts)
+
+    @property
+    def retries_denied(self) -> int:
+        return 0 if self.policy is None else self.policy.retries_denied
+
+    def breaker_open_time(self, end: float) -> float:
+        return 0.0 if self.policy is None else self.policy.open_time(end)
 
     def bind(self, receive_write: Callable, receive_read: Callable | None) -> None:
         self._receive[0] = receive_write
@@ -150,6 +166,8 @@ class OpenClients:
         stride, since_kept = 1, 0  # keep one latency in ``stride`` once the sample is full
         plain = chain.plain
         chains = None if plain else chain.build(wiring.jitter)
+        self.policy = policy = None if chains is None else PolicyEvents(chains, heap, seq)
+        current = [0] if policy is None else policy.current
         if chain.attempt_timeout is not None:
             timeout = chain.attempt_timeout if timeout is None else min(timeout, chain.attempt_timeout)
         repeats = workload.REPEATS
@@ -162,10 +180,12 @@ class OpenClients:
         def asked(t: float, c: int, a: int) -> int:
             # Before each attempt: the chain may hold it (a rate limiter) or refuse it.
             if a != HELD:
+                current[0] = c
                 hold = chains[c].on_attempt(t, req_attempts[c] + 1, req_first[c])
                 if hold.__class__ is GiveUp:
+                    # Refused before sending (an open breaker): an attempt of the call's count,
+                    # but no request, so no work and no load on the server.
                     req_attempts[c] += 1
-                    attempts_total[c] += 1
                     return after_failure(t, c, DENIED)
                 if hold:
                     heappush(heap, (t + hold, seq(), asked, c, HELD))
@@ -210,11 +230,14 @@ class OpenClients:
             if plain:
                 heappush(heap, (t + backoff[c](), seq(), attempt, c, 0))
                 return backs_off
+            current[0] = c
             verdict = chains[c].on_failure(t, kind, k, req_first[c])
             if verdict.__class__ is GiveUp:
                 counts["gave_up"] += 1
                 active[c] = False
                 next_request(t, c)
+                if verdict.denied:
+                    return policy.denied(verdict.reason)
                 return gives_up_code | ((k + 1) << shift)
             heappush(heap, (t + verdict, seq(), send, c, 0))
             return backs_off
@@ -238,6 +261,7 @@ class OpenClients:
                     stride *= 2
             goodput[int(t * inv)] += 1
             if not plain:
+                current[0] = c
                 chains[c].on_success(t, req_attempts[c], req_first[c])
             next_request(t, c)
             return succeeds_code | ((req_attempts[c] + 1) << shift)
@@ -284,6 +308,13 @@ class OpenClients:
     @property
     def unfinished(self) -> int:
         return sum(self.active)
+
+    @property
+    def retries_denied(self) -> int:
+        return 0 if self.policy is None else self.policy.retries_denied
+
+    def breaker_open_time(self, end: float) -> float:
+        return 0.0 if self.policy is None else self.policy.open_time(end)
 
 
 def gap_functions(workload: Workload, rng, clients: int) -> list[Callable[[], float]] | None:
