@@ -101,7 +101,10 @@ def test_filtering_a_million_events(big_run: RunData) -> None:
 def test_filter_syntax() -> None:
     f = parse_filter("c3, 5-6 give_up commits")
     assert f.client_ranges == ((3, 3), (5, 6))
-    assert f.codes == {ev.CLIENT_GIVES_UP, ev.SERVER_COMMITS}
+    # "give_up" is the kind: limits running out and retries a policy denied.
+    assert f.codes == {ev.CLIENT_GIVES_UP, ev.CLIENT_RETRY_DENIED, ev.SERVER_COMMITS}
+    assert parse_filter("denied").codes == {ev.CLIENT_RETRY_DENIED}
+    assert parse_filter("breaker").codes == {ev.BREAKER_OPENS, ev.BREAKER_HALF_OPENS, ev.BREAKER_CLOSES}
     assert parse_filter("backoff").codes == {ev.CLIENT_BACKS_OFF}
     assert parse_filter("server").codes == {code for code, kind in ev.EVENT_KINDS.items()
                                             if kind == ev.KIND_SERVER}

@@ -68,7 +68,8 @@ def summarize(data: RunData) -> RunSummary:
     percentiles and recovery."""
     codes = data.codes
     work = int(np.count_nonzero(codes == ev.CLIENT_REQUESTS_WRITE))
-    gave_up = int(np.count_nonzero(codes == ev.CLIENT_GIVES_UP))
+    # A call ends without success when a limit runs out or a policy denies its retry.
+    gave_up = int(np.count_nonzero((codes == ev.CLIENT_GIVES_UP) | (codes == ev.CLIENT_RETRY_DENIED)))
     if data.series is None:
         return RunSummary(work, data.total_time, gave_up, time_unit=data.time_unit)
     latencies = success_latencies(data)

@@ -37,6 +37,8 @@ MARKS: tuple[Mark, ...] = (
     Mark("accept", ev.KIND_SUCCESS, "+", "accept"),
     Mark("done", ev.KIND_SUCCESS, "✓", "commit"),
     Mark("failure", ev.KIND_FAILURE, "✗", "reject"),
+    Mark("breaker", ev.KIND_FAILURE, "◉", "breaker"),
+    Mark("denied", ev.KIND_GIVE_UP, "⊖", "retry denied"),
     Mark("give_up", ev.KIND_GIVE_UP, "⊘", "give up"),
 )
 MARK_RANK: dict[str, int] = {mark.name: rank for rank, mark in enumerate(MARKS, start=1)}
@@ -59,6 +61,10 @@ CODE_MARKS: dict[int, str] = {
     ev.SERVER_COMPLETES: "server",
     ev.SERVER_PAUSES: "failure",
     ev.SERVER_RESUMES: "server",
+    ev.CLIENT_RETRY_DENIED: "denied",
+    ev.BREAKER_OPENS: "breaker",
+    ev.BREAKER_HALF_OPENS: "breaker",
+    ev.BREAKER_CLOSES: "breaker",
 }
 # Rank of each event code (index = code), for numpy lookups.
 CODE_RANK = np.array([MARK_RANK[CODE_MARKS[code]] for code in range(len(ev.EVENT_NAMES))],
