@@ -188,6 +188,12 @@ def _parse_detail(code: int, text: str) -> int:
         return ev.NO_DETAIL
     label, sep, number = text.partition("=")
     expected = ev.DETAIL_LABELS.get(code, "value")
+    names = ev.DETAIL_NAMES.get(code)
+    if names is not None:  # a name, e.g. policy=token_bucket
+        if not sep or label != expected or number not in names:
+            raise ValueError(f"event_detail {_short(text)} should look like '{expected}=NAME' with NAME "
+                             f"one of {', '.join(names)}")
+        return names.index(number)
     if not sep or label != expected:
         raise ValueError(f"event_detail {text!r} should be empty or look like '{expected}=3'")
     if not number.isdigit() or not number.isascii():

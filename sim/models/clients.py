@@ -83,9 +83,10 @@ class ContentionClients:
             chains = chain.build(wiring.jitter)
             self.policy = policy = PolicyEvents(chains, heap, seq)
             current = policy.current
+            refused = [0] * n  # attempts refused before sending: in the call's count, not work
 
             def rejected(t: float, c: int, kind: int) -> int:
-                n_attempts = attempts[c]
+                n_attempts = attempts[c] + refused[c]
                 current[0] = c
                 verdict = chains[c].on_failure(t, kind, n_attempts, first[c])
                 if verdict.__class__ is GiveUp:
@@ -100,10 +101,13 @@ class ContentionClients:
                 # Before each attempt: the chain may hold it (a rate limiter) or refuse it.
                 if a != HELD:
                     current[0] = c
-                    hold = chains[c].on_attempt(t, attempts[c] + 1, first[c])
+                    hold = chains[c].on_attempt(t, attempts[c] + refused[c] + 1, first[c])
                     if hold.__class__ is GiveUp:
-                        attempts[c] += 1
-                        return rejected(t, c, DENIED)
+                        # Refused before sending (an open breaker): recorded, then heard as a
+                        # failure of kind DENIED at the same instant; no write, so no work.
+                        refused[c] += 1
+                        heappush(heap, (t, seq(), rejected, c, DENIED))
+                        return policy.denied(hold.reason)
                     if hold:
                         heappush(heap, (t + hold, seq(), asked, c, HELD))
                         return NO_EVENT
@@ -111,7 +115,7 @@ class ContentionClients:
 
             def committed(t: float, c: int) -> None:
                 current[0] = c
-                chains[c].on_success(t, attempts[c], first[c])
+                chains[c].on_success(t, attempts[c] + refused[c], first[c])
 
             start = asked
             wiring.client_committed = committed
@@ -184,9 +188,11 @@ class OpenClients:
                 hold = chains[c].on_attempt(t, req_attempts[c] + 1, req_first[c])
                 if hold.__class__ is GiveUp:
                     # Refused before sending (an open breaker): an attempt of the call's count,
-                    # but no request, so no work and no load on the server.
+                    # but no request, so no work and no load on the server. Recorded, then heard
+                    # as a failure of kind DENIED at the same instant.
                     req_attempts[c] += 1
-                    return after_failure(t, c, DENIED)
+                    heappush(heap, (t, seq(), after_failure, c, DENIED))
+                    return policy.denied(hold.reason)
                 if hold:
                     heappush(heap, (t + hold, seq(), asked, c, HELD))
                     return NO_EVENT

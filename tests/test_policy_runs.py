@@ -1,0 +1,222 @@
+"""Policies in runs: the config keys, FlakyServer, the surge, the new events (log, CSV, replay)
+and the per-run metrics they feed (retries_denied, amplification, breaker_open_time)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sim.config import parse_config
+from sim.core import events as ev
+from sim.core.engine import record_run, run_metrics
+from sim.errors import ConfigError
+from sim.export.csv_files import histories_csv_text, read_events_csv
+from sim.policies.grpc_throttle import GrpcThrottle
+from sim.policies.limits import MaxAttempts
+from sim.policies.token_bucket import TokenBucket
+
+from support import decode, sim_table
+
+FLAKY = dict(control="FlakyServer", failure_rate=0.5, workload="poisson", think_time=100.0,
+             horizon=5000.0, network_mu=10.0, network_sigma=3.0, clients=[20], repeat=1)
+NO_BACKOFF = {"type": "Constant", "constant": 0.0}
+
+
+def spec_of(strategies: list[dict], **overrides):
+    table = sim_table(strategies=strategies, **{**FLAKY, **overrides})
+    return parse_config({"simulation": [table]}, "p.toml").simulations[0]
+
+
+def config_error(table: dict) -> list[str]:
+    with pytest.raises(ConfigError) as info:
+        parse_config({"simulation": [table]}, "p.toml")
+    return info.value.lines()
+
+
+# --- config -------------------------------------------------------------------------------------
+
+def test_entries_carry_their_policies_then_the_simulation_s() -> None:
+    spec = spec_of([{**NO_BACKOFF, "max_attempts": 4, "name": "three"},
+                    {**NO_BACKOFF, "name": "bucket", "policies": [{"type": "TokenBucket"}]},
+                    {"preset": "grpc", "throttling": True}],
+                   policies=[{"type": "GrpcThrottle", "scope": "shared"}])
+    assert spec.labels == ("three", "bucket", "grpc(throttling=True)")
+    shared = GrpcThrottle(scope="shared")
+    assert spec.strategy("three").policies == (shared,)
+    assert spec.strategy("bucket").policies == (TokenBucket(), shared)
+    grpc = spec.strategy("grpc(throttling=True)")
+    assert grpc.strategy.type_name == "GrpcBackoff"
+    assert grpc.strategy.initial_backoff == pytest.approx(100.0)  # 0.1 s in ms
+    assert grpc.policies == (MaxAttempts(max_attempts=4), GrpcThrottle(), shared)
+
+
+def test_repeated_types_are_labelled_by_parameters_and_policies() -> None:
+    spec = spec_of([dict(NO_BACKOFF), {**NO_BACKOFF, "policies": [{"type": "TokenBucket", "capacity": 3}]}])
+    assert spec.labels == ("Constant(constant=0)", "Constant(constant=0) + TokenBucket(capacity=3)")
+
+
+def test_a_preset_s_times_follow_time_unit() -> None:
+    spec = spec_of([{"preset": "grpc"}], time_unit="s")
+    assert spec.strategies[0].strategy.initial_backoff == pytest.approx(0.1)
+    lines = config_error(sim_table(strategies=[{"preset": "grpc"}], **{**FLAKY, "time_unit": "tick"}))
+    assert lines == ["p.toml: simulation 't': key 'strategies[1].unit_seconds': is needed: time_unit 'tick' has "
+                     "no length in seconds (give unit_seconds = seconds per time unit in the preset entry)"]
+
+
+def test_every_policy_mistake_is_one_line_naming_its_key() -> None:
+    table = sim_table(strategies=[{**NO_BACKOFF, "policies": [{"type": "TokenBucket", "capacity": -1}]},
+                                  {"preset": "nope"}, {"name": "x"}],
+                      **{**FLAKY, "policies": [{"type": "Breaker"}]})
+    lines = config_error(table)
+    keys = [line.split("key '")[1].split("'")[0] for line in lines]
+    assert keys == ["policies[1].type", "strategies[1].policies[1].capacity", "strategies[2].preset",
+                    "strategies[3]"]
+    assert all(line.startswith("p.toml: simulation 't': ") for line in lines)
+
+
+# --- FlakyServer and the surge ------------------------------------------------------------------
+
+def test_flaky_server_fails_attempts_at_its_rate() -> None:
+    for p in (0.0, 0.2, 0.5, 1.0):
+        spec = spec_of([{**NO_BACKOFF, "max_attempts": 1}], failure_rate=p)
+        m = run_metrics(spec, spec.strategies[0].chain, 20, 0)
+        # One attempt per call: successes / calls estimates 1 − p; 4 binomial standard errors,
+        # plus the calls still in flight at the horizon (at most one per client).
+        n = m.offered
+        assert abs(m.successes / n - (1 - p)) <= 4 * math.sqrt(p * (1 - p) / n) + 20 / n
+        assert m.rejections == pytest.approx(n * p, abs=4 * math.sqrt(n * p * (1 - p)) + 20)
+
+
+def test_flaky_server_latency_adds_to_every_call() -> None:
+    spec = spec_of([{**NO_BACKOFF, "max_attempts": 1}], failure_rate=0.0, latency=50.0, network_sigma=0.0)
+    m = run_metrics(spec, spec.strategies[0].chain, 20, 0)
+    # Two network legs of exactly 10 plus the server's 50.
+    assert np.allclose(m.latencies, 70.0)
+
+
+def test_a_surge_multiplies_new_calls_in_its_window() -> None:
+    base = spec_of([{**NO_BACKOFF, "max_attempts": 1}], failure_rate=0.0, think_time=200.0, clients=[100])
+    surged = spec_of([{**NO_BACKOFF, "max_attempts": 1}], failure_rate=0.0, think_time=200.0, clients=[100],
+                     surge_start=2000.0, surge_duration=1000.0, surge_factor=4.0)
+    a = run_metrics(base, base.strategies[0].chain, 100, 0)
+    b = run_metrics(surged, surged.strategies[0].chain, 100, 0)
+    window = slice(int(2000 / a.bucket) + 2, int(3000 / a.bucket))  # after the first gaps shrink
+    before = slice(0, int(2000 / a.bucket))
+    # Same draws before the surge; inside it a call starts every 20 + 200/4 = 70 ms per client
+    # instead of every 220: over 3x the calls (asserted 2x, the window's first gaps are mixed).
+    assert np.array_equal(a.series["offered"][before], b.series["offered"][before])
+    assert b.series["offered"][window].sum() > 2 * a.series["offered"][window].sum()
+    with pytest.raises(ConfigError, match="surge_factor"):
+        parse_config({"simulation": [sim_table(**{**FLAKY, "surge_factor": 0.0})]})
+
+
+# --- events and metrics -------------------------------------------------------------------------
+
+def test_denied_retries_are_events_with_the_policy_and_counted() -> None:
+    # Every attempt fails: a client's bucket (5 tokens, +0.1 per call) allows 4 retries, then
+    # about one per 10 calls; each refusal is one client_retry_denied naming the bucket.
+    spec = spec_of([{**NO_BACKOFF, "policies": [{"type": "TokenBucket"}]}], failure_rate=1.0)
+    label = spec.labels[0]
+    run = record_run(spec, label, 20, 0)
+    m = run_metrics(spec, spec.strategies[0].chain, 20, 0)
+    events = decode(run)
+    denied = [e for e in events if e[2] == "client_retry_denied"]
+    assert len(denied) == m.retries_denied > 0
+    assert {e[3] for e in denied} == {ev.DENY_REASON_INDEX["token_bucket"]}
+    assert not [e for e in events if e[2] == "client_gives_up"]
+    # A denied retry ends its call: every finished call but those in flight ends denied.
+    assert m.offered - m.retries_denied <= 20
+    assert m.amplification == pytest.approx(m.work / m.offered)
+    # Retries: 4 per client from the full bucket plus 0.1 per call, at most.
+    assert m.work - m.offered <= 20 * 4 + 0.1 * m.offered + 20
+
+
+def test_limits_still_give_up() -> None:
+    spec = spec_of([{**NO_BACKOFF, "max_attempts": 2, "policies": [{"type": "GrpcThrottle", "max_tokens": 1000}]}],
+                   failure_rate=1.0)
+    m = run_metrics(spec, spec.strategies[0].chain, 20, 0)
+    events = decode(record_run(spec, spec.labels[0], 20, 0))
+    names = {e[2] for e in events}
+    # 1000 tokens last 500 failures before the throttle bites; until then max_attempts ends calls.
+    assert "client_gives_up" in names
+    assert m.amplification <= 2.0
+
+
+def test_breaker_transitions_are_events_and_its_open_time_adds_up() -> None:
+    # Polly's ratio breaker with a small minimum: every attempt fails, so each client's breaker
+    # opens at its 2nd failure and every probe after a break fails and re-opens it: it is open
+    # (or half-open) from its first opening to the horizon.
+    spec = spec_of([{**NO_BACKOFF, "max_attempts": 2, "policies": [
+        {"type": "CircuitBreaker", "kind": "ratio", "minimum_throughput": 2, "break_duration": 500.0}]}],
+        failure_rate=1.0, clients=[5])
+    run = record_run(spec, spec.labels[0], 5, 0)
+    m = run_metrics(spec, spec.strategies[0].chain, 5, 0)
+    events = decode(run)
+    opens = {}
+    for t, c, name, _ in events:
+        if name == "breaker_opens":
+            opens.setdefault(c, t)
+    assert sorted(opens) == list(range(5))
+    assert any(e[2] == "breaker_half_opens" for e in events)
+    assert not any(e[2] == "breaker_closes" for e in events)
+    expected = sum(spec.horizon - t for t in opens.values()) / 5
+    assert m.breaker_open_time == pytest.approx(expected)
+    refused = [e for e in events if e[2] == "client_retry_denied" and e[3] == ev.DENY_REASON_INDEX["breaker_open"]]
+    assert m.retries_denied >= len(refused) > 0
+    # Refused attempts never reach the server: every write is a request the server answered.
+    assert m.work == sum(1 for e in events if e[2] == "client_requests_write")
+    assert m.rejections == sum(1 for e in events if e[2] == "server_rejects")
+
+
+def test_a_recovering_breaker_closes() -> None:
+    spec = spec_of([{**NO_BACKOFF, "max_attempts": 3, "policies": [
+        {"type": "CircuitBreaker", "kind": "ratio", "minimum_throughput": 2, "break_duration": 200.0}]}],
+        failure_rate=0.5, clients=[5])
+    events = decode(record_run(spec, spec.labels[0], 5, 0))
+    names = [e[2] for e in events]
+    assert "breaker_opens" in names and "breaker_closes" in names
+
+
+def test_new_events_round_trip_through_the_events_csv(tmp_path: Path) -> None:
+    spec = spec_of([{**NO_BACKOFF, "max_attempts": 2, "policies": [
+        {"type": "CircuitBreaker", "kind": "ratio", "minimum_throughput": 2, "break_duration": 200.0},
+        {"type": "TokenBucket", "capacity": 2}]}], failure_rate=0.7, clients=[5])
+    run = record_run(spec, spec.labels[0], 5, 0)
+    text = histories_csv_text([(spec.title, spec.labels[0], 5, 0, run.history)])
+    assert ",client_retry_denied,policy=" in text and ",breaker_opens," in text
+    path = tmp_path / "t_events.csv"
+    path.write_text(text)
+    (history,) = read_events_csv(path).values()
+    # Times are written to 12 significant digits; everything else reads back exactly.
+    assert [r[1:] for r in history.rows()] == [r[1:] for r in run.history.rows()]
+    assert np.allclose([r[0] for r in history.rows()], [r[0] for r in run.history.rows()], rtol=1e-11)
+
+
+def test_runs_are_reproducible_with_policies() -> None:
+    spec = spec_of([{**NO_BACKOFF, "policies": [{"type": "TokenBucket", "scope": "shared"},
+                                                {"type": "CircuitBreaker", "kind": "brooker"}]}])
+    a = run_metrics(spec, spec.strategies[0].chain, 20, 0)
+    b = run_metrics(spec, spec.strategies[0].chain, 20, 0)
+    assert (a.work, a.successes, a.retries_denied) == (b.work, b.successes, b.retries_denied)
+    assert a.retries_denied > 0
+
+
+def test_contention_clients_hear_their_policies_too() -> None:
+    # 30 clients against one lock: rejections are frequent; a shared gRPC throttle (10 tokens,
+    # −1 per rejection, no retry at ≤ 5) denies retries after a few rejections, and commits
+    # (+0.1 each) earn back too little for most clients.
+    table = sim_table("LockingServer", [{"type": "Constant", "constant": 5.0, "policies": [
+        {"type": "GrpcThrottle", "scope": "shared"},
+        {"type": "CircuitBreaker", "kind": "ratio", "minimum_throughput": 2, "break_duration": 20.0}]}],
+        clients=[30], repeat=1)
+    spec = parse_config({"simulation": [table]}).simulations[0]
+    run = record_run(spec, spec.labels[0], 30, 0)
+    m = run_metrics(spec, spec.strategies[0].chain, 30, 0)
+    events = decode(run)
+    assert m.retries_denied == sum(1 for e in events if e[2] == "client_retry_denied") > 0
+    # Work counts writes sent; an attempt the breaker refused is none.
+    assert m.work == sum(1 for e in events if e[2] == "client_requests_write")
+    assert m.amplification == pytest.approx(m.work / 30)
