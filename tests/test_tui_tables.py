@@ -74,3 +74,23 @@ def test_a_table_filled_before_its_final_width_lays_out_again_at_that_width() ->
         assert await filled_at(final, then=interim) == early
         assert await filled_at(final, before_layout=True) == direct
     asyncio.run(body())
+
+
+def test_the_table_s_tooltip_names_the_highlighted_strategy_s_whole_chain() -> None:
+    spec = make_spec(strategies=[
+        {"type": "Constant", "constant": 0.5, "name": "plain"},
+        {"type": "Constant", "constant": 0.5, "max_attempts": 4, "name": "budgeted",
+         "policies": [{"type": "GrpcThrottle", "scope": "shared"}]}], clients=[4], repeat=1)
+    sweep = run_sweep(spec, workers=1)
+
+    async def body() -> None:
+        table = MetricsTable()
+        async with WidgetApp(table).run_test(size=(120, 12)) as pilot:
+            table.show(sweep, 0)
+            await pilot.pause()
+            assert table.table.tooltip == "plain: Constant(constant=0.5)"
+            table.highlight(1)
+            await pilot.pause()
+            assert table.table.tooltip == ("budgeted: Constant(max_attempts=4, constant=0.5)"
+                                           " + GrpcThrottle(scope=shared)")
+    asyncio.run(body())

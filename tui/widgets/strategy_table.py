@@ -140,6 +140,7 @@ class StrategyTable(Vertical):
         self._highlighted = strategy_index
         if self.is_mounted and 0 <= strategy_index < self.table.row_count:
             self.table.move_cursor(row=strategy_index)
+            self._show_chain()
 
     def _room(self) -> int:
         return self.size.width - 1  # a scrollbar's cell
@@ -201,6 +202,20 @@ class StrategyTable(Vertical):
             table.add_row(*cells, key=str(s))
         if 0 <= self._highlighted < table.row_count:
             table.move_cursor(row=self._highlighted)
+        self._show_chain()
+
+    def chain_text(self, strategy_index: int) -> str | None:
+        """A strategy's whole retry policy, as its tooltip says it: the strategy with its limits
+        and every policy of its chain (``Constant(constant=0) + TokenBucket(capacity=5)``)."""
+        result = self._result
+        if result is None or not 0 <= strategy_index < len(result.spec.strategies):
+            return None
+        entry = result.spec.strategies[strategy_index]
+        return f"{entry.label}: {entry.chain.describe()}"
+
+    def _show_chain(self) -> None:
+        """The highlighted strategy's chain as the table's tooltip (hover to read it)."""
+        self.table.tooltip = self.chain_text(self._highlighted)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         """A click on another row moves the table's cursor (a DataTable selects on a second
@@ -212,10 +227,12 @@ class StrategyTable(Vertical):
         if row != self.table.cursor_row or row == self._highlighted or row < 0:
             return
         self._highlighted = row
+        self._show_chain()
         self.post_message(self.StrategySelected(row))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
         index = int(event.row_key.value) if event.row_key.value is not None else event.cursor_row
         self._highlighted = index
+        self._show_chain()
         self.post_message(self.StrategySelected(index))
