@@ -16,23 +16,20 @@ from pathlib import Path
 from typing import NoReturn
 
 from sim.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USER_ERROR, UserError
+from sim.export.outputs import help_lines
 
 # Without a progress bar (stderr not a terminal), a line of progress this often; none at all for
 # a run shorter than that.
 PROGRESS_SECONDS = 5.0
 
-RUN_DESCRIPTION = """\
+RUN_DESCRIPTION = f"""\
 Run every simulation of a config file: sweep each strategy over the client counts, print a
 table of work, duration and cost (mean ± 95% CI; best strategy by cost marked ★, the others'
 paired cost difference from it with its CI and percentage, ≈ when not significant, n/a with one
 repetition) and the first events of one example history per strategy (--events; the whole
 histories are in the events file), then write for each simulation:
 
-  <title>_metrics.png   work, duration and cost against clients, with 95% CI bands
-  <title>_scatter.png   client write requests over time, largest client count
-  <title>_metrics.csv   the table above, one row per strategy and client count
-  <title>_runs.csv      every run of the sweep
-  <title>_events.csv    the example histories (open with `backoff-sim replay FILE`)
+{help_lines(series_only=False)}
 
 Simulations against servers that reply (QueueServer, LatencyServer) print a latency table
 instead (requests, successes, clients left waiting, latency percentiles, goodput, recovery
@@ -40,12 +37,7 @@ after an outage as "3/3 recovered, median ..." or "✗ never (0/3)"; ★ marks t
 and the lowest median latency among strategies that served at least 90% as many as the best),
 and also write:
 
-  <title>_timeseries.png  offered, retries, accepted, goodput, rejected, timed out, in service
-                          and queued over time, per strategy, outages shaded
-  <title>_latency.png     latency and requests per client, sorted by latency, per strategy
-  <title>_timeseries.csv  every bucket of every run
-  <title>_latency.csv     latency percentiles, counts, unfinished, goodput and recovery
-                          (repetitions recovered, median time) per strategy and clients
+{help_lines(series_only=True)}
 
 Times are labelled in the config's time_unit (default ms).
 """
@@ -285,8 +277,8 @@ def _run(args: argparse.Namespace) -> int:
     from sim.export.outset import OutputSet
     from sim.export.runs import representative_runs
     from sim.palette import load_palette
-    from sim.report.latency import LatencyReport
-    from sim.report.tables import history_table, metrics_table, more_events_note
+    from sim.report import result_table
+    from sim.report.tables import history_table, more_events_note
     from sim.stdout import stderr_line
 
     err = Console(stderr=True, highlight=False)
@@ -357,7 +349,7 @@ def _run(args: argparse.Namespace) -> int:
                 out.print(str(path), markup=False, soft_wrap=True)
             continue
         out.print()
-        out.print(LatencyReport(result, palette) if spec.is_open else metrics_table(result, palette))
+        out.print(result_table(result, palette))
         # Hundreds of clients make histories of ~10^5 events: a head of each, and where the
         # rest is (printing them all took 30 s for a 300-client sweep).
         events_file = next(p for p in written if p.name.endswith("_events.csv"))

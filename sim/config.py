@@ -365,7 +365,7 @@ def _check_replying(check: _Checker, block: dict[str, Any], control_cls: type[Co
                     workload: Workload | None, horizon: float | None, bucket: float | None) -> None:
     """Horizons, timeouts, buckets and backlogs need a server that replies; replying servers need
     a horizon, and a backlog needs a timeout."""
-    if control_cls.REPLIES:
+    if control_cls.CAPS.replies:
         if "backlog" in block and "timeout" not in block:
             check.report("backlog", "needs timeout: a client whose request is refused only notices by "
                          "its timeout", "add e.g. timeout = 2000.0")
@@ -374,7 +374,7 @@ def _check_replying(check: _Checker, block: dict[str, Any], control_cls: type[Co
         elif horizon is not None and bucket is not None and bucket > horizon:
             check.report("bucket", f"must not exceed horizon ({horizon:g}), got {bucket:g}")
         return
-    replying = ", ".join(name for name, cls in CONTROLS.items() if cls.REPLIES)
+    replying = ", ".join(name for name, cls in CONTROLS.items() if cls.CAPS.replies)
     for key in ("horizon", "timeout", "bucket", "backlog"):
         if key in block:
             check.report(key, f"needs a server that replies ({replying}); {control_name} lets clients assume success")

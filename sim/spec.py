@@ -69,7 +69,13 @@ class SimulationSpec:
     @property
     def is_open(self) -> bool:
         """True for runs against a replying server (latencies, time series, recovery)."""
-        return self.control.REPLIES
+        return self.control.CAPS.replies
+
+    @property
+    def runs_to_horizon(self) -> bool:
+        """True when runs keep per-bucket series and end at the horizon (``Capabilities.keeps_series``):
+        the overload outputs, tables and views apply."""
+        return self.control.CAPS.keeps_series
 
     @property
     def max_clients(self) -> int:

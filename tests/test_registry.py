@@ -42,6 +42,8 @@ def extensions() -> Iterator[tuple[type, type, type]]:
     class AcceptAllServer(controls.Control):
         """Accepts every write at once."""
 
+        CAPS = controls.Capabilities(replies=False, events=frozenset({events.SERVER_ACCEPTS}))
+
         def build(self, wiring: Wiring) -> controls.ServerHandlers:
             accepts = events.pack(events.SERVER_ACCEPTS)
             return controls.ServerHandlers(lambda t, c, a: accepts)
@@ -50,6 +52,9 @@ def extensions() -> Iterator[tuple[type, type, type]]:
     @dataclass(frozen=True, kw_only=True)
     class RejectFirstServer(controls.Control):
         """Rejects the first ``rejections`` writes it receives, then accepts everything."""
+
+        CAPS = controls.Capabilities(replies=False,
+                                     events=frozenset({events.SERVER_REJECTS, events.SERVER_ACCEPTS}))
 
         rejections: int
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from sim.analysis.sweep import SweepResult
 from sim.core.history import History
-from sim.export import export_simulation, output_paths
+from sim.export import export_simulation, spec_output_paths
 from sim.export.atomic import atomic_write_text, ensure_output_dir
 from sim.export.csv_files import write_history_csv
 from sim.export.names import safe_title
@@ -36,8 +36,7 @@ def planned_names(stem: str, selection: Selection, result: SweepResult | None) -
     names = list(view_names(stem, selection))
     if result is not None:
         spec = result.spec
-        names += [p.name for p in output_paths(spec.title, ".", is_open=spec.is_open,
-                                                stem=stem).values()]
+        names += [p.name for p in spec_output_paths(spec, ".", stem=stem).values()]
     return names
 
 

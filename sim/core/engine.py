@@ -126,7 +126,7 @@ def build_wiring(spec: SimulationSpec, clients: int, repetition: int) -> Wiring:
     def rng(purpose: int) -> np.random.Generator:
         return generator(spec.seed, spec.title, clients, repetition, purpose)
 
-    series = Series(spec.horizon, spec.bucket_width) if spec.control.REPLIES else None
+    series = Series(spec.horizon, spec.bucket_width) if spec.control.CAPS.keeps_series else None
     return Wiring(rng, clients, clipped_normal(spec.network_mu, spec.network_sigma), series)
 
 
@@ -142,7 +142,8 @@ def _build(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int,
     control = spec.control
     if spec.outages:
         wiring.gate = OutageGate(wiring, spec.outages, spec.backlog)
-    if control.REPLIES:
+    # The one branch on the kind left: which client model (one model for all is still to come).
+    if control.CAPS.replies:
         rng = wiring._rng(PURPOSE_WORKLOAD)
         starts = spec.workload.start_times(rng, clients)
         side = OpenClients(wiring, strategy, spec.workload, spec.timeout, starts,
@@ -190,7 +191,7 @@ def _schedule_sampling(wiring: Wiring, horizon: float) -> None:
 def _metrics(spec: SimulationSpec, wiring: Wiring, side, duration: float, events: int) -> RunMetrics:
     """Final metrics of a drained run; ``events`` counts recorded events only."""
     work = side.work
-    if not spec.control.REPLIES:
+    if wiring.series is None:
         return RunMetrics(work, duration, spec.work_to_duration * work + duration, side.gave_up, events,
                           retries_denied=side.retries_denied, breaker_open_time=side.breaker_open_time(duration),
                           calls=len(side.attempts))
@@ -237,7 +238,7 @@ def run_metrics(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: i
     guard.final(t)
     # Every item was scheduled once; those left when the horizon cleared the heap never ran.
     events = wiring.seq() - wiring.dropped_at_end - silent
-    return _metrics(spec, wiring, side, t if spec.control.REPLIES else last, events)
+    return _metrics(spec, wiring, side, t if spec.runs_to_horizon else last, events)
 
 
 class Run:
@@ -301,7 +302,7 @@ class Run:
     def metrics(self) -> RunMetrics:
         """Metrics of the events processed so far (final once ``done``); equal to ``run_metrics``."""
         times = self.history.times
-        duration = self.time if self.spec.control.REPLIES else (times[-1] if times else 0.0)
+        duration = self.time if self.spec.runs_to_horizon else (times[-1] if times else 0.0)
         return _metrics(self.spec, self._wiring, self._side, duration, len(self.history))
 
     @property

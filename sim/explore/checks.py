@@ -39,7 +39,7 @@ def check_spec(spec: SimulationSpec) -> None:
             _check_number(key, value, low, inclusive)
     for n in spec.clients:
         _check_number("clients", n, 1, True)
-    if not spec.control.REPLIES:
+    if not spec.control.CAPS.replies:
         for key in _REPLYING_ONLY:
             if getattr(spec, key) is not None:
                 raise ParamError(key, f"needs a server that replies; {spec.control.type_name} "

@@ -14,25 +14,31 @@ from pathlib import Path
 
 from sim.analysis.sweep import SweepResult
 from sim.core.engine import Run
-from sim.export.csv_files import write_events_csv, write_metrics_csv, write_runs_csv
-from sim.export.names import OPEN_SUFFIXES, SUFFIXES, check_unique_stems, safe_title
+from sim.export.names import check_unique_stems, safe_title
+from sim.export.outputs import OUTPUTS, Job, outputs_for
 from sim.export.outset import OutputSet
-from sim.export.overload_csv import write_latency_csv, write_timeseries_csv
 from sim.export.runs import representative_runs, scatter_runs
 from sim.palette import Palette, load_palette
+from sim.spec import SimulationSpec
 
-__all__ = ["export_all", "export_simulation", "output_paths", "stale_names", "write_simulation"]
+__all__ = ["export_all", "export_simulation", "output_paths", "spec_output_paths", "stale_names",
+           "write_simulation"]
 
 
 def output_paths(title: str, out_dir: str | Path, *, is_open: bool = False,
                  stem: str | None = None) -> dict[str, Path]:
-    """The files written for a simulation titled ``title``, by kind: five, and four more for a
-    simulation against a replying server (``is_open``); ``stem`` replaces the file-name stem
-    made from the title (the app numbers exports that would overwrite earlier ones)."""
+    """The files written for a simulation titled ``title``, by kind (``sim.export.outputs``):
+    five, and four more with ``is_open`` (a server that keeps series, ``spec.runs_to_horizon``);
+    ``stem`` replaces the file-name stem made from the title (the app numbers exports that would
+    overwrite earlier ones)."""
     stem = stem if stem is not None else safe_title(title)
     out = Path(out_dir)
-    kinds = SUFFIXES + (OPEN_SUFFIXES if is_open else ())
-    return {suffix[1:].replace(".", "_"): out / f"{stem}{suffix}" for suffix in kinds}
+    return {o.kind: out / f"{stem}{o.suffix}" for o in OUTPUTS if is_open or not o.series_only}
+
+
+def spec_output_paths(spec: SimulationSpec, out_dir: str | Path, stem: str | None = None) -> dict[str, Path]:
+    """``output_paths`` of the files that apply to ``spec``."""
+    return output_paths(spec.title, out_dir, is_open=spec.runs_to_horizon, stem=stem)
 
 
 def stale_names(title: str, written: Sequence[Path], stem: str | None = None) -> list[str]:
@@ -77,35 +83,18 @@ def write_simulation(result: SweepResult, out_dir: str | Path, *, palette: Palet
     names the files instead of the title (see ``output_paths``); ``written_one`` is called with
     each file as it is written (the app's progress).
     """
-    from sim.export.plots import write_metrics_png, write_scatter_png
-
     palette = palette or load_palette()
     spec = result.spec
-    paths = output_paths(spec.title, out_dir, is_open=spec.is_open, stem=stem)
+    paths = spec_output_paths(spec, out_dir, stem=stem)
     representative = representative if representative is not None else representative_runs(spec)
     if scatter is None:
         # Often the same client count (e.g. clients = [800]): record each run once, not twice.
         same = spec.representative_clients() == spec.max_clients
         scatter = representative if same else scatter_runs(spec)
-    writers: list[Callable[[], Path]] = [
-        lambda: write_metrics_png(result, paths["metrics_png"], palette),
-        lambda: write_scatter_png(result, scatter, paths["scatter_png"], palette),
-        lambda: write_metrics_csv(result, paths["metrics_csv"]),
-        lambda: write_runs_csv(result, paths["runs_csv"]),
-        lambda: write_events_csv(representative, paths["events_csv"]),
-    ]
-    if spec.is_open:
-        from sim.export.overload_plots import write_latency_png, write_timeseries_png
-
-        writers += [
-            lambda: write_timeseries_png(result, paths["timeseries_png"], palette),
-            lambda: write_latency_png(result, paths["latency_png"], palette),
-            lambda: write_timeseries_csv(result, paths["timeseries_csv"]),
-            lambda: write_latency_csv(result, paths["latency_csv"]),
-        ]
+    job = Job(result, representative, scatter, palette)
     written = []
-    for write in writers:
-        written.append(write())
+    for output in outputs_for(spec):
+        written.append(output.write(job, paths[output.kind]))
         if written_one is not None:
             written_one(written[-1])
     return written

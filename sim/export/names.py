@@ -15,9 +15,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
-SUFFIXES = ("_metrics.png", "_scatter.png", "_metrics.csv", "_runs.csv", "_events.csv")
-# Written in addition for simulations against servers that reply (``SimulationSpec.is_open``).
-OPEN_SUFFIXES = ("_timeseries.png", "_latency.png", "_timeseries.csv", "_latency.csv")
 
 
 def safe_title(title: str) -> str:
@@ -64,11 +61,13 @@ def check_name_lengths(specs: Iterable[SimulationSpec], out_dir: str | Path, *,
                        suffixes: Iterable[str] | None = None) -> None:
     """Refuse, before any simulation runs, titles whose file names (with their temporary names)
     exceed the file system's limit: one ConfigError per simulation, naming it and its title."""
+    from sim.export.outputs import outputs_for
+
     limit = name_max(out_dir)
     errors: list[ConfigError] = []
     for spec in specs:
         kinds = tuple(suffixes) if suffixes is not None else (
-            SUFFIXES + (OPEN_SUFFIXES if spec.is_open else ()) + (SCREENSHOT_SUFFIX,))
+            tuple(o.suffix for o in outputs_for(spec)) + (SCREENSHOT_SUFFIX,))
         longest_suffix = max(len(k.encode("utf-8")) for k in kinds)
         length = len(stem(spec.title).encode("utf-8")) + longest_suffix + TEMP_NAME_OVERHEAD
         if length > limit:

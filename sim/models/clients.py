@@ -43,6 +43,11 @@ class ContentionClients:
     Work is ``sum(attempts)``, so the hot path only bumps one list slot per request.
     """
 
+    # Every event code these clients record (``client_requests_version`` with read-then-write).
+    EVENTS = frozenset({ev.CLIENT_REQUESTS_WRITE, ev.CLIENT_REQUESTS_VERSION, ev.CLIENT_BACKS_OFF,
+                        ev.CLIENT_GIVES_UP})
+    SERIES: tuple[str, ...] = ()  # keeps no series
+
     def __init__(self, wiring: Wiring, chain: ChainFactory, reads_version: bool) -> None:
         self.gave_up = 0
         n = len(wiring.net)
@@ -148,6 +153,11 @@ class OpenClients:
     strategy alone (``chain.plain``) the inline path draws delays itself; otherwise the client asks
     its policy chain before each attempt and after each outcome (``sim.policies.seam``).
     """
+
+    EVENTS = frozenset({ev.CLIENT_REQUESTS_WRITE, ev.CLIENT_BACKS_OFF, ev.CLIENT_GIVES_UP,
+                        ev.CLIENT_TIMES_OUT, ev.CLIENT_SUCCEEDS})
+    # The ``Series`` counters these clients fill (the server fills its own, ``Capabilities.series``).
+    SERIES: tuple[str, ...] = ("offered", "retries", "timed_out", "goodput")
 
     def __init__(self, wiring: Wiring, chain: ChainFactory, workload: Workload, timeout: float | None,
                  start_times: list[float], gaps: list[Callable[[], float]] | None) -> None:

@@ -31,9 +31,36 @@ CONTROLS: dict[str, type[Control]] = {}
 
 
 def register(cls: type[Control]) -> type[Control]:
-    """Add a control class to the registry under its class name."""
+    """Add a control class to the registry under its class name; it must declare its own ``CAPS``
+    (an inherited one would silently claim the base's events and outputs)."""
+    if not isinstance(cls.__dict__.get("CAPS"), Capabilities):
+        raise TypeError(f"control {cls.__name__} declares no CAPS = Capabilities(...) of its own: "
+                        "say whether it replies, its events, series counters and state sample")
     CONTROLS[cls.__name__] = cls
     return cls
+
+
+@dataclass(frozen=True, kw_only=True)
+class Capabilities:
+    """What a server kind offers, declared once on its class as ``CAPS``: the engine, the CLI,
+    the exports, the report and the app read these instead of branching on the kind.
+    ``tests/test_capabilities.py`` fails when a registered control leaves one out, or emits an
+    event it did not declare."""
+
+    # Success replies: clients time out, measure latencies and may run open workloads (a
+    # ``SimulationSpec.is_open`` simulation); without them clients assume success on silence.
+    replies: bool
+    # Every event code the server's handlers return (the outage gate's pause/resume aside).
+    events: frozenset[int]
+    # The ``Series`` counters the server's handlers fill itself; () when it keeps no series.
+    series: tuple[str, ...] = ()
+    # True when ``build`` sets ``wiring.server_state`` (in service, queued) for each bucket's sample.
+    state_sample: bool = False
+
+    @property
+    def keeps_series(self) -> bool:
+        """Per-bucket series, latencies and a horizon: the overload outputs and tables apply."""
+        return self.replies
 
 
 class ServerHandlers(NamedTuple):
@@ -49,9 +76,8 @@ class Control:
 
     # True when clients read the version before each write (read-then-write OCC).
     READS_VERSION: ClassVar[bool] = False
-    # True when the server replies to successful requests (needed for timeouts, latencies and
-    # open workloads); the contention controls let clients assume success on silence.
-    REPLIES: ClassVar[bool] = False
+    # What the kind offers: every registered control declares its own (see ``Capabilities``).
+    CAPS: ClassVar[Capabilities]
 
     def __post_init__(self) -> None:
         finite_fields(self)
@@ -87,6 +113,9 @@ class _WritingControl(Control):
 @dataclass(frozen=True, kw_only=True)
 class LockingServer(_WritingControl):
     """Pessimistic: accept if free and hold the lock while writing; otherwise reject at once."""
+
+    CAPS: ClassVar[Capabilities] = Capabilities(
+        replies=False, events=frozenset({ev.SERVER_ACCEPTS, ev.SERVER_REJECTS, ev.SERVER_COMMITS}))
 
     def build(self, wiring: Wiring) -> ServerHandlers:
         heap, seq, net, rejected = wiring.heap, wiring.seq, wiring.net, wiring.client_rejected
@@ -164,6 +193,10 @@ class _OCCControl(_WritingControl):
 class WriteOnlyOCCServer(_OCCControl):
     """Optimistic: note the version on arrival, write tentatively, commit only if nobody committed meanwhile."""
 
+    CAPS: ClassVar[Capabilities] = Capabilities(
+        replies=False,
+        events=frozenset({ev.SERVER_TENTATIVELY_WRITES, ev.SERVER_ABORTS, ev.SERVER_COMMITS}))
+
 
 @register
 @dataclass(frozen=True, kw_only=True)
@@ -171,12 +204,18 @@ class ReadWriteOCCServer(_OCCControl):
     """Optimistic, read-then-write: the client reads the version, then writes it back (the AWS post)."""
 
     READS_VERSION: ClassVar[bool] = True
+    CAPS: ClassVar[Capabilities] = Capabilities(
+        replies=False, events=frozenset({ev.SERVER_REPORTS_VERSION, ev.SERVER_TENTATIVELY_WRITES,
+                                         ev.SERVER_ABORTS, ev.SERVER_COMMITS}))
 
 
 @register
 @dataclass(frozen=True, kw_only=True)
 class ThrottlingServer(Control):
     """Admission control: at most ``limit`` acceptances in any sliding ``window``; others rejected."""
+
+    CAPS: ClassVar[Capabilities] = Capabilities(
+        replies=False, events=frozenset({ev.SERVER_ACCEPTS, ev.SERVER_REJECTS, ev.SERVER_DECREMENTS}))
 
     window: float
     limit: int

@@ -31,6 +31,8 @@ class OutageGate:
     finished changes neither duration nor cost).
     """
 
+    EVENTS = frozenset({ev.SERVER_PAUSES, ev.SERVER_RESUMES})  # every event code it records
+
     def __init__(self, wiring: Wiring, outages: tuple[Outage, ...], backlog: int | None) -> None:
         self.paused = False
         self.backlog = backlog

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, ClassVar
 from sim.core import events as ev
 from sim.core.events import NO_EVENT
 from sim.errors import ParamError
-from sim.models.controls import Control, ServerHandlers, register
+from sim.models.controls import Capabilities, Control, ServerHandlers, register
 from sim.params import above, at_least
 
 if TYPE_CHECKING:
@@ -36,7 +36,10 @@ class QueueServer(Control):
     longer in proportion (outstanding / threshold), so useful throughput falls in proportion.
     """
 
-    REPLIES: ClassVar[bool] = True
+    CAPS: ClassVar[Capabilities] = Capabilities(
+        replies=True,
+        events=frozenset({ev.SERVER_ACCEPTS, ev.SERVER_QUEUES, ev.SERVER_REJECTS, ev.SERVER_COMPLETES}),
+        series=("accepted", "rejected"), state_sample=True)
     concurrency: int
     service_time: float
     queue_size: int = 0
@@ -124,7 +127,9 @@ class LatencyServer(Control):
     an outage).
     """
 
-    REPLIES: ClassVar[bool] = True
+    CAPS: ClassVar[Capabilities] = Capabilities(
+        replies=True, events=frozenset({ev.SERVER_ACCEPTS, ev.SERVER_COMPLETES}),
+        series=("accepted",), state_sample=True)
     base_latency: float
     concurrency_limit: int
     factor: float

@@ -1,0 +1,130 @@
+"""Every server kind declares what it offers once (``Control.CAPS``), and the declaration is true:
+the events it records, the series counters it fills and its state sample are those it declares.
+
+A new server that forgets its ``CAPS`` is refused at registration; one that forgets an event or a
+counter fails here (add its sample config to ``SAMPLES`` too: a missing sample fails as well).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pytest
+
+from sim.core import events as ev
+from sim.core.engine import build_wiring, record_run
+from sim.core.series import SERIES_NAMES
+from sim.models import CONTROLS
+from sim.models.clients import ContentionClients, OpenClients
+from sim.models.controls import Capabilities, Control, ServerHandlers, register
+from sim.models.outage import OutageGate
+from tests.support import CONTROL_PARAMS, make_spec
+from tests.test_overload_model import LATENCY, QUEUE
+
+STATE = ("in_service", "queued")  # the counters the bucket-end sample of ``server_state`` fills
+
+# A config per registered control that drives it through every event it can record: contention
+# heavy enough for rejections and aborts, an overloaded queue that queues and rejects.
+SAMPLES: dict[str, list[dict[str, Any]]] = {
+    "LockingServer": [{"clients": [12]}],
+    "WriteOnlyOCCServer": [{"clients": [12]}],
+    "ReadWriteOCCServer": [{"clients": [12]}],
+    "ThrottlingServer": [{"clients": [12]}],
+    "QueueServer": [{**QUEUE, "clients": [40]}],
+    "LatencyServer": [{**LATENCY, "clients": [40]},
+                      {**LATENCY, "clients": [40], "latency_rule": "at_start"}],
+}
+
+
+def sample_specs(name: str) -> list:
+    tables = ({key: v for key, v in {**CONTROL_PARAMS.get(name, {}), **table}.items() if key != "control"}
+              for table in SAMPLES[name])
+    return [make_spec(name, **table, repeat=1) for table in tables]
+
+
+def test_every_registered_control_has_a_sample() -> None:
+    assert set(SAMPLES) == set(CONTROLS), "add the new control's config to SAMPLES"
+
+
+@pytest.mark.parametrize("name", sorted(CONTROLS))
+def test_every_registered_control_declares_a_complete_capability_set(name: str) -> None:
+    cls = CONTROLS[name]
+    caps = cls.__dict__.get("CAPS")
+    assert isinstance(caps, Capabilities), f"{name} declares no CAPS of its own"
+    assert caps.events and all(ev.is_server_event(code) for code in caps.events)
+    assert not caps.events & OutageGate.EVENTS  # the gate's own, whatever the server
+    assert set(caps.series) <= set(SERIES_NAMES)
+    if caps.keeps_series:
+        # The server's counters are its own: none the clients or the bucket-end sample fill.
+        assert not set(caps.series) & (set(OpenClients.SERIES) | set(STATE))
+    else:
+        assert caps.series == () and not caps.state_sample
+
+
+@pytest.mark.parametrize("name", sorted(CONTROLS))
+def test_every_event_a_server_records_is_declared(name: str) -> None:
+    """The events recorded in sample runs are exactly the declared ones: none undeclared, and
+    none declared that the server never records (its sample drives every branch)."""
+    caps = CONTROLS[name].CAPS
+    clients = OpenClients if caps.replies else ContentionClients
+    server_seen: set[int] = set()
+    for spec in sample_specs(name):
+        for label in spec.labels:
+            run = record_run(spec, label, spec.max_clients, 0)
+            codes = set(np.unique(np.asarray(run.history.packed) & ev.CODE_MASK).tolist())
+            undeclared = codes - caps.events - clients.EVENTS - OutageGate.EVENTS
+            assert not undeclared, f"{name} records undeclared {[ev.EVENT_NAMES[c] for c in undeclared]}"
+            server_seen |= {c for c in codes if ev.is_server_event(c)}
+    assert server_seen == set(caps.events), (
+        f"{name} declares {sorted(ev.EVENT_NAMES[c] for c in caps.events - server_seen)} never recorded")
+
+
+class _Touched:
+    """A ``Series`` stand-in that notes which counters a control's build takes."""
+
+    def __init__(self, series: Any) -> None:
+        self._series = series
+        self.touched: set[str] = set()
+
+    def __getattr__(self, name: str) -> Any:
+        if name in SERIES_NAMES:
+            self.touched.add(name)
+        return getattr(self._series, name)
+
+
+@pytest.mark.parametrize("name", sorted(CONTROLS))
+def test_series_counters_and_state_sample_are_the_declared_ones(name: str) -> None:
+    caps = CONTROLS[name].CAPS
+    spec = sample_specs(name)[0]
+    wiring = build_wiring(spec, spec.max_clients, 0)
+    assert (wiring.series is not None) == caps.keeps_series
+    if wiring.series is not None:
+        wiring.series = touched = _Touched(wiring.series)
+    default_state = wiring.server_state
+    wiring.client_rejected = wiring.client_version_reply = wiring.client_succeeded = lambda t, c, a: 0
+    spec.control.build(wiring)
+    if caps.keeps_series:
+        assert touched.touched == set(caps.series)
+    assert (wiring.server_state is not default_state) == caps.state_sample
+
+
+def test_a_control_without_its_own_capabilities_is_refused() -> None:
+    """Forgetting ``CAPS`` fails at registration, not as a silent gap (an inherited one too)."""
+
+    @dataclass(frozen=True, kw_only=True)
+    class Forgetful(Control):
+        def build(self, wiring: Any) -> ServerHandlers:
+            raise NotImplementedError
+
+    with pytest.raises(TypeError, match="declares no CAPS"):
+        register(Forgetful)
+
+    @dataclass(frozen=True, kw_only=True)
+    class Inheriting(CONTROLS["LockingServer"]):  # type: ignore[misc, valid-type]
+        """Claims the base's events without saying so."""
+
+    with pytest.raises(TypeError, match="declares no CAPS"):
+        register(Inheriting)
+    assert "Forgetful" not in CONTROLS and "Inheriting" not in CONTROLS
