@@ -38,9 +38,9 @@ from ..widgets.series_panels import SeriesPanels
 from ..widgets.status import Status, StatusLine
 from ..widgets.strategy_table import StrategyTable
 from ..widgets.timeline import Timeline
+from ..sweeps import SweepBook, SweepKey
 from .compare import CompareScreen
 
-SweepKey = tuple[str, int | None]
 RUN_CACHE_EVENTS = 2_000_000  # recent runs kept for instant switching back, up to this many events
 CHART_INTERVAL = 0.25  # seconds between requests-chart cursor redraws while playing
 
@@ -95,13 +95,10 @@ class MainScreen(Screen):
 
     def __init__(self) -> None:
         super().__init__()
-        self._sweeps: dict[SweepKey, SweepResult] = {}
-        self._sweep_notes: dict[SweepKey, str] = {}
+        self.sweeps = SweepBook()
         self._runs: OrderedDict[Selection, RunData] = OrderedDict()
         self._shown_sweep: SweepKey | None = None
         self._chart_timer = None
-        self._sweep_keys: dict[Worker, SweepKey] = {}  # running sweeps
-        self._cancelled_by_user: set[SweepKey] = set()
         self._recorder: RunRecorder | None = None
 
     def compose(self) -> ComposeResult:
@@ -261,13 +258,12 @@ class MainScreen(Screen):
             self._set_note(OPEN_REPLAY_NOTE if source.is_open(selection.simulation) else REPLAY_NOTE)
             return
         key = self._sweep_key(selection)
-        result = self._sweeps.get(key)
+        result = self.sweeps.result(key)
         clients_index = source.spec(selection.simulation).clients.index(selection.clients)
-        running = key in self._sweep_keys.values()
-        if result is None and key not in self._sweep_notes and not running:
+        if self.sweeps.needs_start(key):
             self.start_sweep(key)
         self._shown_sweep = key
-        self._set_note(self._sweep_notes.get(key, ""))
+        self._set_note(self.sweeps.note(key))
         if source.is_open(selection.simulation):
             self.query_one(LatencyTable).show(result, clients_index)
         else:
@@ -280,14 +276,12 @@ class MainScreen(Screen):
         self.query_one(ChartStack).set_only_requests(bool(note))
 
     def start_sweep(self, key: SweepKey) -> None:
-        self._sweep_notes.pop(key, None)
-        self._cancelled_by_user.discard(key)
         self.query_one("#progress-label", Label).update(f"sweeping {key[0]} ")
         self.query_one(ProgressBar).update(total=None, progress=0)
         self.add_class("-sweeping")
         source = self.app.source
         assert isinstance(source, ConfigSource)
-        self._sweep_keys[self.sweep(key, source)] = key
+        self.sweeps.started(self.sweep(key, source), key)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sweep")
     def sweep(self, key: SweepKey, source: ConfigSource) -> tuple[SweepKey, SweepResult]:
@@ -305,22 +299,19 @@ class MainScreen(Screen):
         if message.key == self._shown_sweep:
             self.query_one(ProgressBar).update(total=message.total, progress=message.done)
 
-    def _sweep_finished(self, key: SweepKey, result: SweepResult | None, note: str) -> None:
-        """Keep the result, or the note saying why there is none (no note: start again later)."""
-        self.set_class(bool(self._sweep_keys), "-sweeping")
-        if result is not None:
-            self._sweeps[key] = result
-        elif note:
-            self._sweep_notes[key] = note
+    def _sweep_finished(self, key: SweepKey | None) -> None:
+        """Show the sweep's result or note when it is the one on screen (see ``SweepBook``)."""
+        self.set_class(self.sweeps.busy, "-sweeping")
+        if key is None:
+            return
         selection = self.app.selection
         if selection is not None and self._sweep_key(selection) == key:
             self._show_sweep(selection)
 
     def action_cancel_sweep(self) -> None:
-        if not self._sweep_keys:
+        if not self.sweeps.busy:
             self.notify("No sweep is running.", timeout=3)
-        for worker, key in self._sweep_keys.items():
-            self._cancelled_by_user.add(key)
+        for worker in self.sweeps.cancel_all():
             worker.cancel()
 
     def action_run_sweep(self) -> None:
@@ -329,7 +320,7 @@ class MainScreen(Screen):
             self.notify("A replay has no sweep to run.", severity="warning")
             return
         key = self._sweep_key(selection)
-        self._sweeps.pop(key, None)
+        self.sweeps.forget(key)
         self.start_sweep(key)
         self._show_sweep(selection)
 
@@ -466,7 +457,7 @@ class MainScreen(Screen):
             return
         result = None
         if isinstance(app.source, ConfigSource):
-            result = self._sweeps.get(self._sweep_key(selection))
+            result = self.sweeps.result(self._sweep_key(selection))
             if result is None:
                 self.notify("The sweep for this simulation has not finished: exporting the run "
                             "and a screenshot now; press e again when the progress bar is gone "
@@ -504,19 +495,12 @@ class MainScreen(Screen):
                             markup=False)
         elif worker.group == "sweep" and state in (WorkerState.SUCCESS, WorkerState.ERROR,
                                                    WorkerState.CANCELLED):
-            key = self._sweep_keys.pop(worker, None)
-            if key is None:
-                return
             if state == WorkerState.SUCCESS:
-                self._sweep_finished(key, worker.result[1], "")
+                self._sweep_finished(self.sweeps.succeeded(worker, worker.result[1]))
             elif state == WorkerState.CANCELLED or isinstance(worker.error, SweepCancelled):
-                # Cancelled by x: say so; superseded by another simulation's sweep: rerun later.
-                note = ("The sweep was cancelled: press w to run it again."
-                        if key in self._cancelled_by_user else "")
-                self._cancelled_by_user.discard(key)
-                self._sweep_finished(key, None, note)
+                self._sweep_finished(self.sweeps.cancelled(worker))
             else:
-                self._sweep_finished(key, None, f"The sweep failed: {worker.error}")
+                self._sweep_finished(self.sweeps.failed(worker, worker.error))
         elif worker.group == "export":
             if state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED):
                 self.remove_class("-exporting")
