@@ -20,8 +20,8 @@ from sim.models import CONTROLS
 from sim.models.clients import ContentionClients, OpenClients
 from sim.models.controls import Capabilities, Control, ServerHandlers, register
 from sim.models.outage import OutageGate
-from tests.support import CONTROL_PARAMS, make_spec
-from tests.test_overload_model import LATENCY, QUEUE
+from support import CONTROL_PARAMS, make_spec
+from test_overload_model import LATENCY, QUEUE
 
 STATE = ("in_service", "queued")  # the counters the bucket-end sample of ``server_state`` fills
 

@@ -56,3 +56,17 @@ def test_one_repetition_has_no_ci_and_no_significance_in_the_csv() -> None:
         assert row["cost_vs_best_ci95"] == "n/a"
     assert rows[0]["cost_vs_best_mean"] == "2.0" and rows[0]["cost_vs_best_percent"] == "10.0"
     assert TIED not in {r["vs_best"] for r in rows}
+
+
+def test_the_apps_marks_are_the_clis_verdicts() -> None:
+    """The app's ★ / ≈ rows and the CLI's table and CSV all come from ``cost_versus_best``."""
+    from sim.report.tables import metrics_table
+    from tui.widgets.metrics_table import comparison_rows
+
+    result = _result([[12.0, 13.0, 14.0], [10.0, 11.0, 12.0], [10.5, 10.5, 12.5]])
+    verdicts = [r["vs_best"] for r in _rows(metrics_csv_text(result))]
+    rows = comparison_rows(result, 0)
+    assert [r.best for r in rows] == [v == "best" for v in verdicts]
+    assert [r.same_as_best for r in rows] == [v == "tied" for v in verdicts]
+    table = metrics_table(result)
+    assert [row.style for row in table.rows] == ["bold" if v == "best" else None for v in verdicts]

@@ -16,12 +16,13 @@ import numpy as np
 
 from sim.analysis.open_metrics import OpenRunMetrics, recovery_time
 from sim.core import events as ev
-from sim.core.series import SERIES_NAMES
+from sim.core.series import SERIES_NAMES, count_series
+from sim.models import replying_only_events
 from sim.models.workloads import Outage
 from sim.spec import DEFAULT_BUCKETS
 
 # Events that only runs against replying servers record: their presence marks an overload run.
-OPEN_CODES = (ev.CLIENT_SUCCEEDS, ev.CLIENT_TIMES_OUT, ev.SERVER_COMPLETES, ev.SERVER_QUEUES)
+OPEN_CODES = tuple(sorted(replying_only_events()))
 
 Window = tuple[float, float]
 
@@ -81,25 +82,7 @@ class RunSeries:
         """Count the series back from a run's events, in ``buckets`` buckets over its span."""
         span = float(times[-1]) if times.size else 1.0
         width = span / buckets if span > 0 else 1.0
-        index = np.minimum((times / width).astype(np.int64), buckets - 1)
-
-        def count(mask: np.ndarray) -> np.ndarray:
-            return np.bincount(index[mask], minlength=buckets).astype(np.int64)
-
-        writes = codes == ev.CLIENT_REQUESTS_WRITE
-        entered = (codes == ev.SERVER_ACCEPTS) | (codes == ev.SERVER_QUEUES)
-        left = codes == ev.SERVER_COMPLETES
-        held = np.cumsum(count(entered) - count(left))
-        series = {
-            "offered": count(writes & (details <= 1)),
-            "retries": count(writes & (details > 1)),
-            "accepted": count(entered),
-            "rejected": count(codes == ev.SERVER_REJECTS),
-            "timed_out": count(codes == ev.CLIENT_TIMES_OUT),
-            "in_service": np.maximum(held, 0),
-            "queued": np.zeros(buckets, dtype=np.int64),
-            "goodput": count(codes == ev.CLIENT_SUCCEEDS),
-        }
+        series = count_series(times, codes, details, width, buckets)
         windows = outage_windows(times, clients, codes)
         recovery = None
         if windows:

@@ -15,3 +15,14 @@ from sim.models.strategies import STRATEGIES
 from sim.models.workloads import WORKLOADS
 
 __all__ = ["CONTROLS", "STRATEGIES", "WORKLOADS"]
+
+
+def replying_only_events() -> frozenset[int]:
+    """Event codes that only runs against servers that reply record (from the declared
+    ``Capabilities`` and client models): their presence in an events file marks such a run."""
+    from sim.models.clients import ContentionClients, OpenClients
+
+    replying, other = set(OpenClients.EVENTS), set(ContentionClients.EVENTS)
+    for cls in CONTROLS.values():
+        (replying if cls.CAPS.replies else other).update(cls.CAPS.events)
+    return frozenset(replying - other)

@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from sim.analysis.sweep import SweepResult
-from sim.analysis.versus import TIED, ci_note, cost_versus_best
+from sim.analysis.versus import BEST, TIED, ci_note, cost_versus_best
 from sim.core import events as ev
 from sim.core.history import History
 from sim.palette import Palette
@@ -48,15 +48,15 @@ def metrics_table(result: SweepResult, palette: Palette | None = None) -> Table:
     for k, n in enumerate(spec.clients):
         if k:
             table.add_section()
-        best = result.best_by_cost(k)
         for s, label in enumerate(spec.labels):
             cells = [_cell(e.mean, e.ci95) for e in
                      (result.summary(name, s, k) for name in ("work", "duration", "cost"))]
             gave_up = result.summary("gave_up", s, k).mean
-            versus = cost_versus_best(result, s, k)
-            style = f"bold {accent}" if s == best else ("" if versus.verdict == TIED else "dim")
+            versus = cost_versus_best(result, s, k)  # the app's marks come from it too
+            best = versus.verdict == BEST
+            style = f"bold {accent}" if best else ("" if versus.verdict == TIED else "dim")
             table.add_row(str(n) if s == 0 else "", label, *cells, f"{gave_up:,.1f}",
-                          Text(versus.text, style=style), style="bold" if s == best else None)
+                          Text(versus.text, style=style), style="bold" if best else None)
     return table
 
 
