@@ -20,6 +20,7 @@ from sim.models import CONTROLS
 from sim.models.clients import ContentionClients, OpenClients
 from sim.models.controls import Capabilities, Control, ServerHandlers, register
 from sim.models.outage import OutageGate
+from sim.models.policy_events import PolicyEvents
 from support import CONTROL_PARAMS, make_spec
 from test_overload_model import LATENCY, QUEUE
 
@@ -35,6 +36,17 @@ SAMPLES: dict[str, list[dict[str, Any]]] = {
     "QueueServer": [{**QUEUE, "clients": [40]}],
     "LatencyServer": [{**LATENCY, "clients": [40]},
                       {**LATENCY, "clients": [40], "latency_rule": "at_start"}],
+    # With policies too, so that their events (denied retries, breakers) show up on the way.
+    "FlakyServer": [{"failure_rate": 0.4, "latency": 5.0, "workload": "poisson", "think_time": 50.0,
+                     "horizon": 2000.0, "network_mu": 1.0, "network_sigma": 0.5, "clients": [30],
+                     "strategies": [
+                         {"type": "Constant", "constant": 1.0, "max_attempts": 4, "name": "breaker",
+                          "policies": [{"type": "CircuitBreaker", "kind": "count", "failure_ratio": 0.3,
+                                        "minimum_throughput": 5, "window": 10,
+                                        "break_duration": 0.05, "half_open_calls": 2}]},
+                         {"type": "Constant", "constant": 1.0, "name": "bucket", "policies": [
+                             {"type": "TokenBucket", "capacity": 2.0, "refill": 0.05, "cost": 1.0,
+                              "refill_on": "attempt"}]}]}],
 }
 
 
@@ -70,6 +82,7 @@ def test_every_event_a_server_records_is_declared(name: str) -> None:
     caps = CONTROLS[name].CAPS
     clients = OpenClients if caps.replies else ContentionClients
     server_seen: set[int] = set()
+    policy_seen: set[int] = set()
     for spec in sample_specs(name):
         for label in spec.labels:
             run = record_run(spec, label, spec.max_clients, 0)
@@ -77,8 +90,11 @@ def test_every_event_a_server_records_is_declared(name: str) -> None:
             undeclared = codes - caps.events - clients.EVENTS - OutageGate.EVENTS
             assert not undeclared, f"{name} records undeclared {[ev.EVENT_NAMES[c] for c in undeclared]}"
             server_seen |= {c for c in codes if ev.is_server_event(c)}
+            policy_seen |= codes & PolicyEvents.EVENTS
     assert server_seen == set(caps.events), (
         f"{name} declares {sorted(ev.EVENT_NAMES[c] for c in caps.events - server_seen)} never recorded")
+    if name == "FlakyServer":  # the sample with policies did exercise their events
+        assert {ev.CLIENT_RETRY_DENIED, ev.BREAKER_OPENS, ev.BREAKER_HALF_OPENS} <= policy_seen
 
 
 class _Touched:

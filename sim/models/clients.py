@@ -45,7 +45,7 @@ class ContentionClients:
 
     # Every event code these clients record (``client_requests_version`` with read-then-write).
     EVENTS = frozenset({ev.CLIENT_REQUESTS_WRITE, ev.CLIENT_REQUESTS_VERSION, ev.CLIENT_BACKS_OFF,
-                        ev.CLIENT_GIVES_UP})
+                        ev.CLIENT_GIVES_UP}) | PolicyEvents.EVENTS
     SERIES: tuple[str, ...] = ()  # keeps no series
 
     def __init__(self, wiring: Wiring, chain: ChainFactory, reads_version: bool) -> None:
@@ -155,7 +155,7 @@ class OpenClients:
     """
 
     EVENTS = frozenset({ev.CLIENT_REQUESTS_WRITE, ev.CLIENT_BACKS_OFF, ev.CLIENT_GIVES_UP,
-                        ev.CLIENT_TIMES_OUT, ev.CLIENT_SUCCEEDS})
+                        ev.CLIENT_TIMES_OUT, ev.CLIENT_SUCCEEDS}) | PolicyEvents.EVENTS
     # The ``Series`` counters these clients fill (the server fills its own, ``Capabilities.series``).
     SERIES: tuple[str, ...] = ("offered", "retries", "timed_out", "goodput")
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, ClassVar
 from sim.core import events as ev
 from sim.core.streams import uniform01
 from sim.errors import ParamError
-from sim.models.controls import Control, ServerHandlers, register
+from sim.models.controls import Capabilities, Control, ServerHandlers, register
 from sim.params import at_least
 
 if TYPE_CHECKING:
@@ -29,7 +29,9 @@ if TYPE_CHECKING:
 class FlakyServer(Control):
     """Fails each attempt with probability ``failure_rate``, after ``latency``, at any load."""
 
-    REPLIES: ClassVar[bool] = True
+    CAPS: ClassVar[Capabilities] = Capabilities(
+        replies=True, events=frozenset({ev.SERVER_ACCEPTS, ev.SERVER_REJECTS, ev.SERVER_COMPLETES}),
+        series=("accepted", "rejected"), state_sample=True)
     failure_rate: float
     latency: float = 0.0
 

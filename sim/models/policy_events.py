@@ -25,6 +25,9 @@ class PolicyEvents:
     """Counts denied retries and turns breaker transitions into events; ``current[0]`` is the
     client whose chain is being asked (set by the client model before each chain call)."""
 
+    # Every event code it records (on either client model).
+    EVENTS = frozenset({ev.CLIENT_RETRY_DENIED, *STATE_EVENTS.values()})
+
     def __init__(self, chains: Sequence[Any], heap: list, seq: Callable[[], int]) -> None:
         self.retries_denied = 0
         self.current = [0]
