@@ -84,6 +84,25 @@ def test_linear_range_on_an_integer_key_rounds_to_whole_numbers(tmp_path: Path) 
     assert all(isinstance(v, int) for v in axis.values)
 
 
+def test_also_adds_panels_beside_the_metric(tmp_path: Path) -> None:
+    from sim.explore.figure import explore_figure
+    from sim.explore.runner import ExploreResult
+    from sim.explore.summary import CellResult
+
+    plan = load_document(write_config(tmp_path, explore={
+        "axes": [{"key": "think_time", "values": [1000, 2000]}], "metric": "amplification",
+        "also": ["success_rate", "p99"]})).explores[0]
+    assert plan.also == ("success_rate", "p99")
+    # A figure needs only the cells' values: amplification, success rate, p99 and the verdict.
+    values = {name: [[1.0, 1.0], [1.0, 1.0]] for name in ("amplification", "success_rate", "p99",
+                                                           "recovered", "recovery_time")}
+    cells = [CellResult.from_json({"labels": list(plan.base.labels), "clients": 20, "values": values})] * 2
+    fig = explore_figure(ExploreResult(plan, cells))
+    titles = [ax.get_title() for ax in fig.axes]
+    assert titles == ["attempts per offered request", "successful requests per offered request",
+                      "99th percentile latency", "fraction of runs that recovered after the outages"]
+
+
 def test_default_metric_is_the_verdict_with_an_outage(tmp_path: Path) -> None:
     plan = load_document(write_config(tmp_path, explore={"axes": [{"key": "think_time", "values": [1000]}]})).explores[0]
     assert plan.metric == "recovered"
@@ -109,6 +128,10 @@ def test_default_metric_is_the_verdict_with_an_outage(tmp_path: Path) -> None:
      "the cell outages[0].start = 40000 is invalid: outages[0].start: is at or after the horizon"),
     ({"axes": [{"key": "think_time", "values": [1]}], "metric": "happiness"}, "unknown metric 'happiness'"),
     ({"axes": [{"key": "think_time", "values": [1]}], "colour": "red"}, "'explore.colour': is not an explore key"),
+    ({"axes": [{"key": "think_time", "values": [1]}], "also": ["joy"]}, "key 'explore.also': unknown metric 'joy'"),
+    ({"axes": [{"key": "think_time", "values": [1]}], "also": "p99"}, "must be a list of metric names"),
+    ({"axes": [{"key": "think_time", "values": [1]}, {"key": "timeout", "values": [1]}], "also": ["p99"]},
+     "a two-axis map shows one metric"),
 ])
 def test_explore_mistakes_are_one_line(tmp_path: Path, explore: dict, fragment: str) -> None:
     assert fragment in error_line(write_config(tmp_path, explore=explore))

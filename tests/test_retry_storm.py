@@ -80,16 +80,22 @@ def test_a_shared_budget_recovers_with_little_amplification(storm, label: str) -
 @pytest.mark.parametrize("surge_factor", [2.0, 3.0])
 @pytest.mark.parametrize("seed", [1, 2])
 def test_the_storm_holds_across_loads_surges_and_seeds(think_time: float, surge_factor: float, seed: int) -> None:
-    """Load 83-98% of capacity, surges of 2x and 3x: 3 retries never recover, budgets always do."""
+    """Load 83-98% of capacity, surges of 2x and 3x: 3 retries never recover, budgets always do.
+
+    The horizon is 60 s: near capacity recovery is slower. A drained client sends 1.1 attempts
+    per call with the bucket (~1.0 with the throttle) every think + timeout: at 98% load (think
+    1 s) that is 1000·1.1/1.2 ≈ 920 attempts/s against 1000/s, so a full queue drains at ~80/s,
+    and the bucket needed up to 13 s after this surge's end (the throttle 8 s; at 90%: 6 s and 4 s)."""
     from dataclasses import replace
 
     base = load_config(EXAMPLE).simulations[0]
-    spec = replace(base, seed=seed, workload=replace(base.workload, think_time=think_time, surge_factor=surge_factor))
+    spec = replace(base, seed=seed, horizon=60000.0,
+                   workload=replace(base.workload, think_time=think_time, surge_factor=surge_factor))
     for m in runs(spec, "3 retries", 1):
         w = windows(spec, m)
-        assert w["last"] < 0.1 * w["before"]
+        assert w["last"] < 0.1 * w["before"]  # still collapsed 48 s after the surge
     for label in BUDGETS:
         for m in runs(spec, label, 1):
             w = windows(spec, m)
-            assert w["last"] >= 0.75 * w["before"]
+            assert w["last"] >= 0.9 * w["before"]
             assert w["storm_amplification"] <= 1.2

@@ -128,7 +128,9 @@ def explore_figure(result: ExploreResult, palette: Palette | None = None) -> Fig
     metric = plan.metric
     n_strategies = len(plan.base.labels)
     if len(plan.axes) == 1:
-        panels = [metric] + (["recovered"] if has_verdict(plan.base) and metric != "recovered" else [])
+        panels = [metric, *(m for m in plan.also if m != metric)]
+        if has_verdict(plan.base) and "recovered" not in panels:
+            panels.append("recovered")
         fig = Figure(figsize=(6.5 * len(panels), 5), dpi=DPI, layout="constrained")
         _style_figure(fig, palette)
         for ax, name in zip(fig.subplots(1, len(panels), squeeze=False)[0], panels):

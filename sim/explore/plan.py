@@ -30,7 +30,7 @@ from sim.explore.checks import check_spec
 from sim.explore.summary import has_verdict, metric_names
 from sim.spec import Config, SimulationSpec
 
-EXPLORE_KEYS = {"axes", "metric"}
+EXPLORE_KEYS = {"axes", "metric", "also"}
 MAX_AXES = 2
 
 
@@ -52,6 +52,7 @@ class ExplorePlan:
     axes: tuple[Axis, ...]
     metric: str
     cells: tuple[Cell, ...]
+    also: tuple[str, ...] = ()  # more metrics, a panel each beside ``metric`` (one axis only)
 
     @property
     def title(self) -> str:
@@ -112,6 +113,14 @@ def parse_explore(table: Any, base: SimulationSpec, file: str) -> ExplorePlan:
     metric = table.get("metric", default_metric(base))
     if metric not in plot_metrics(base):
         fail("explore.metric", f"unknown metric {metric!r}", f"choose one of {', '.join(plot_metrics(base))}")
+    also = table.get("also", [])
+    if not isinstance(also, list) or not all(isinstance(m, str) for m in also):
+        fail("explore.also", f"must be a list of metric names, got {also!r}", 'e.g. also = ["success_rate"]')
+    for name in also:
+        if name not in plot_metrics(base):
+            fail("explore.also", f"unknown metric {name!r}", f"choose from {', '.join(plot_metrics(base))}")
+    if also and len(axes) != 1:
+        fail("explore.also", "adds panels beside the line chart of one axis; a two-axis map shows one metric")
     cells: list[Cell] = []
     for index in itertools.product(*(range(len(a.values)) for a in axes)):
         values = tuple(a.values[i] for a, i in zip(axes, index))
@@ -121,7 +130,7 @@ def parse_explore(table: Any, base: SimulationSpec, file: str) -> ExplorePlan:
             at = ", ".join(f"{a.path.text} = {v:g}" for a, v in zip(axes, values))
             fail("explore.axes", f"the cell {at} is invalid: {exc.key}: {exc.message}", exc.hint)
         cells.append(Cell(index, values, spec))
-    return ExplorePlan(file, base, tuple(axes), metric, tuple(cells))
+    return ExplorePlan(file, base, tuple(axes), metric, tuple(cells), tuple(also))
 
 
 @dataclass(frozen=True)
