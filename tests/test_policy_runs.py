@@ -220,3 +220,22 @@ def test_contention_clients_hear_their_policies_too() -> None:
     # Work counts writes sent; an attempt the breaker refused is none.
     assert m.work == sum(1 for e in events if e[2] == "client_requests_write")
     assert m.amplification == pytest.approx(m.work / 30)
+
+
+def test_backing_off_shows_the_budget_s_tokens_left() -> None:
+    # Every attempt fails: a client's bucket starts full at 5 (the call start's +0.1 is capped),
+    # each retry spends 1, so its first four back-offs leave 4, 3, 2 and 1 tokens; the fifth
+    # failure finds 1 token, not more than the cost, and is denied.
+    spec = spec_of([{**NO_BACKOFF, "policies": [{"type": "TokenBucket"}]}], failure_rate=1.0, clients=[3])
+    events = decode(record_run(spec, spec.labels[0], 3, 0))
+    for c in range(3):
+        mine = [(name, detail) for _, client, name, detail in events
+                if client == c and name in ("client_backs_off", "client_retry_denied")]
+        assert mine[:5] == [("client_backs_off", 4), ("client_backs_off", 3), ("client_backs_off", 2),
+                            ("client_backs_off", 1),
+                            ("client_retry_denied", ev.DENY_REASON_INDEX["token_bucket"])]
+    assert ev.format_detail(ev.CLIENT_BACKS_OFF, 3) == "tokens=3"
+    # Without a token-holding policy a back-off has no detail, as before.
+    plain = spec_of([{**NO_BACKOFF, "max_attempts": 3}], failure_rate=1.0, clients=[3])
+    assert {d for _, _, name, d in decode(record_run(plain, plain.labels[0], 3, 0))
+            if name == "client_backs_off"} == {ev.NO_DETAIL}

@@ -68,6 +68,7 @@ DETAIL_LABELS: dict[int, str] = {
     SERVER_QUEUES: "queued",
     SERVER_COMPLETES: "in_service",
     CLIENT_RETRY_DENIED: "policy",
+    CLIENT_BACKS_OFF: "tokens",  # with a token-holding policy: the tokens left after the retry
 }
 # The policies that deny retries, by the reason their GiveUp names (``sim.policies``): the detail
 # of ``client_retry_denied`` is an index into this tuple and reads ``policy=token_bucket``. A

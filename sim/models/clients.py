@@ -100,7 +100,7 @@ class ContentionClients:
                         return policy.denied(verdict.reason)
                     return gives_up | ((n_attempts + 1) << shift)
                 heappush(heap, (t + verdict, seq(), start, c, 0))
-                return backs_off
+                return policy.backs_off(c)
 
             def asked(t: float, c: int, a: int) -> int:
                 # Before each attempt: the chain may hold it (a rate limiter) or refuse it.
@@ -256,7 +256,7 @@ class OpenClients:
                     return policy.denied(verdict.reason)
                 return gives_up_code | ((k + 1) << shift)
             heappush(heap, (t + verdict, seq(), send, c, 0))
-            return backs_off
+            return policy.backs_off(c)
 
         def succeeded(t: float, c: int, tok: int) -> int:
             nonlocal stride, since_kept

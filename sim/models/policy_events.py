@@ -6,7 +6,9 @@ breaker link (any link with a ``listener`` attribute, see ``sim.policies.circuit
 reports each transition; the transition becomes its own event at that instant (``breaker_opens``,
 ``breaker_half_opens``, ``breaker_closes``), on the lane of the client whose attempt caused it
 (for a breaker shared by all clients, the client whose chain was being asked). The time breakers
-spend away from closed is summed for the run's ``breaker_open_time``.
+spend away from closed is summed for the run's ``breaker_open_time``. A retry granted by a chain
+that holds tokens (a token bucket, gRPC's throttle, a retry quota) records the whole tokens left
+after it as the detail of its ``client_backs_off`` (``tokens=3``): the budget's state in the log.
 """
 
 from __future__ import annotations
@@ -41,6 +43,9 @@ class PolicyEvents:
                 if hasattr(link, "listener"):
                     seen[id(link)] = -1 if id(link) in seen else c
         self.breakers = len(seen)
+        # Per client, what reads its chain's tokens (the first link that holds any), or None.
+        self._tokens: list[Callable[[], float] | None] = [_token_reader(chain) for chain in chains]
+        self._backs_off = ev.pack(ev.CLIENT_BACKS_OFF)
         for chain in chains:
             for link in chain.links:
                 if hasattr(link, "listener") and link.listener is None:
@@ -64,6 +69,13 @@ class PolicyEvents:
     def _event(t: float, c: int, code: int) -> int:
         return ev.pack(code)
 
+    def backs_off(self, c: int) -> int:
+        """Client ``c``'s packed ``client_backs_off``, with its tokens left when it has any."""
+        read = self._tokens[c]
+        if read is None:
+            return self._backs_off
+        return ev.pack(ev.CLIENT_BACKS_OFF, max(0, int(read())))
+
     def denied(self, reason: str) -> int:
         """Count a denied retry; its packed ``client_retry_denied`` event."""
         self.retries_denied += 1
@@ -75,3 +87,15 @@ class PolicyEvents:
             return 0.0
         still = sum(end - left for left in self._left_closed.values() if left < end)
         return (self._open_time + still) / self.breakers
+
+
+def _token_reader(chain: Any) -> Callable[[], float] | None:
+    """A function giving the tokens of the chain's first link that holds some (``tokens``, or a
+    quota's ``available``), or None."""
+    for link in chain.links:
+        if hasattr(link, "tokens"):
+            return lambda link=link: link.tokens
+        quota = getattr(link, "quota", None)
+        if quota is not None and hasattr(quota, "available"):
+            return lambda quota=quota: quota.available
+    return None
