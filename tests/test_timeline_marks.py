@@ -189,3 +189,40 @@ def test_density_bounds_are_quartiles_and_strictly_increasing() -> None:
     # Few distinct counts: every shade still stands for a count of its own.
     assert density_bounds(np.array([3, 4, 4, 4, 4, 4, 9])) == (4, 5, 6)
     assert density_bounds(np.zeros(5, dtype=int)) == (1, 2, 3)
+
+
+@pilot_test
+async def test_policy_state_shows_on_the_lanes_and_in_the_log() -> None:
+    """A breaker's transitions are marks on the client's lane (◉) and lines of the log; a denied
+    retry is ⊖ with the policy's name; a back-off shows the tokens its budget has left."""
+    from sim.config import parse_config
+    from sim.core.engine import record_run
+
+    from support import sim_table
+
+    table = sim_table("FlakyServer", [{"type": "Constant", "constant": 0.0, "max_attempts": 3, "policies": [
+        {"type": "TokenBucket", "capacity": 3},
+        {"type": "CircuitBreaker", "kind": "ratio", "minimum_throughput": 2, "break_duration": 300.0}]}],
+        failure_rate=0.8, workload="poisson", think_time=50.0, horizon=2000.0, clients=[2], repeat=1)
+    spec = parse_config({"simulation": [table]}).simulations[0]
+    run = record_run(spec, spec.labels[0], 2, 0)
+    data = RunData.from_history(run.history, 2, run.open_metrics)
+    codes = set(data.codes.tolist())
+    assert {ev.BREAKER_OPENS, ev.CLIENT_RETRY_DENIED} <= codes
+    timeline, log = Timeline(), EventLog()
+    async with WidgetApp(timeline).run_test(size=(100, 10)) as pilot:
+        timeline.show(data, len(data) - 1)
+        await pilot.pause()
+        lines = [timeline.render_line(y).text for y in range(timeline.size.height)]
+        assert any(line.startswith("c0") and "◉" in line for line in lines)
+        legend = " ".join(lines)
+        assert "◉ breaker" in legend and "⊖ retry denied" in legend
+    opened = int(np.flatnonzero(data.codes == ev.BREAKER_OPENS)[0])
+    denied = int(np.flatnonzero(data.codes == ev.CLIENT_RETRY_DENIED)[0])
+    backoff = int(np.flatnonzero(data.codes == ev.CLIENT_BACKS_OFF)[0])
+    async with WidgetApp(log).run_test(size=(100, 8)) as pilot:
+        for index, expected in ((opened, "breaker_opens"), (denied, "policy="), (backoff, "tokens=")):
+            log.show(data, index)
+            await pilot.pause()
+            rows = [log.render_line(y).text for y in range(log.size.height)]
+            assert any(expected in row for row in rows), (expected, rows)

@@ -23,7 +23,7 @@ SHORT_WORDS: dict[str, str] = {"backoff": "wait", "accept": "acc", "commit": "ok
                                "success": "ok", "reject": "rej", "abort": "abrt",
                                "timeout": "t/o", "give up": "quit", "server": "srv",
                                "version": "ver", "outage": "down", "write": "wr",
-                               "read": "rd"}
+                               "read": "rd", "retry denied": "deny", "breaker": "brk"}
 # How a legend too wide for its row gives way, step by step: shorter words for the least telling
 # entries, then without the server lane's own marks; failures, give-ups and outages, what a
 # reader looks for, keep their words longest.
@@ -31,7 +31,7 @@ FIT_STEPS: tuple[tuple[str, str], ...] = (
     *(("shorten", name) for name in ("server", "version", "write", "read", "backoff", "accept",
                                      "done")),
     ("drop", "server"), ("drop", "version"),
-    *(("shorten", name) for name in ("density", "give_up", "failure", "outage")),
+    *(("shorten", name) for name in ("density", "breaker", "denied", "give_up", "failure", "outage")),
     ("drop", "outage"),
 )
 

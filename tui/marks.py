@@ -96,6 +96,6 @@ def run_labels(codes_present: set[int]) -> dict[str, str]:
 def marks_present(codes_present: set[int]) -> list[str]:
     """The marks a run's events use, in legend order (the client's story first)."""
     used = {CODE_MARKS[code] for code in codes_present}
-    order = ("write", "read", "backoff", "accept", "done", "failure", "give_up", "version",
-             "server")
+    order = ("write", "read", "backoff", "accept", "done", "failure", "breaker", "denied", "give_up",
+             "version", "server")
     return [name for name in order if name in used]
