@@ -239,3 +239,20 @@ def test_backing_off_shows_the_budget_s_tokens_left() -> None:
     plain = spec_of([{**NO_BACKOFF, "max_attempts": 3}], failure_rate=1.0, clients=[3])
     assert {d for _, _, name, d in decode(record_run(plain, plain.labels[0], 3, 0))
             if name == "client_backs_off"} == {ev.NO_DETAIL}
+
+
+def test_timeseries_png_of_a_server_with_no_queue_draws_without_warnings() -> None:
+    # FlakyServer with no latency never holds a request: the server-state panel has no line
+    # (both series are zero and left out), so it gets no legend, rather than matplotlib's
+    # "No artists with labels" warning.
+    import warnings
+
+    from sim.analysis.sweep import run_sweep
+    from sim.export.overload_plots import timeseries_figure
+
+    spec = spec_of([{**NO_BACKOFF, "max_attempts": 2}], failure_rate=0.3, horizon=1000.0, clients=[5])
+    result = run_sweep(spec, workers=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fig = timeseries_figure(result)
+    assert fig.axes[1].get_legend() is None and fig.axes[0].get_legend() is not None

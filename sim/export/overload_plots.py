@@ -123,8 +123,9 @@ def timeseries_figure(result: SweepResult, palette: Palette | None = None) -> Fi
         flows.set_ylabel(f"per bucket of {format_duration(m.bucket, spec.time_unit)}")
         levels.set_ylabel("requests")
         if row == 0:
-            _legend(flows, palette)
-            _legend(levels, palette)
+            for ax in (flows, levels):
+                if ax.get_legend_handles_labels()[0]:  # every line of a panel may be silent
+                    _legend(ax, palette)
     for ax in axes[-1]:
         ax.set_xlabel(f"time ({spec.time_unit})")
     note = f" (always 0, not drawn: {', '.join(silent)})" if silent else ""
