@@ -198,6 +198,11 @@ class RecoverySummary:
         return len(self.times)
 
     @property
+    def fraction(self) -> float:
+        """Recovered repetitions as a fraction of those judged (what a map is coloured by)."""
+        return self.recovered / self.runs
+
+    @property
     def all_recovered(self) -> bool:
         return self.recovered == self.runs
 

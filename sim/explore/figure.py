@@ -3,8 +3,9 @@
 One axis: the metric against the parameter, one line per strategy with its 95% CI band (and,
 where a verdict exists, a second panel with the fraction of runs that recovered). Two axes: one
 heatmap per strategy, cells placed by their index (so log and uneven axes read alike) and
-labelled with the values; where a verdict exists the recover/collapse boundary (recovered
-fraction 0.5) is drawn over it. Figures use the object API, no pyplot (as sim.export.plots).
+labelled with the values, each cell with its text (recovered runs ``2/3``, or the mean; see
+``grid``); where a verdict exists the recover/collapse boundary (recovered fraction 0.5) is
+drawn over it. Figures use the object API, no pyplot (as sim.export.plots).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sim.explore.axes import format_value
+from sim.explore.grid import BOUNDARY, map_cells
 from sim.explore.runner import ExploreResult
 from sim.explore.summary import METRIC_HELP, has_verdict
 from sim.export.atomic import atomic_save_figure
@@ -26,21 +28,20 @@ from sim.palette import Palette, load_palette
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-BOUNDARY = 0.5  # recovered fraction drawn as the recover/collapse boundary
 _ANNOTATE_MAX_CELLS = 100
 
 
 def metric_grid(result: ExploreResult, metric: str, s: int) -> np.ndarray:
     """The metric's mean (``recovered``: recovered fraction) per cell for strategy ``s``,
     shaped like the plan's grid."""
-    values = []
-    for cr in result.cells:
-        if metric == "recovered":
-            v = cr.verdict(s)
-            values.append(v.fraction if v else math.nan)
-        else:
-            values.append(cr.estimate(metric, s).mean)
+    values = [c.value for c in map_cells(result.plan, result.cells, s, metric)]
     return np.array(values, dtype=np.float64).reshape(result.plan.shape)
+
+
+def _text_grid(result: ExploreResult, metric: str, s: int) -> np.ndarray:
+    """Each cell's label (``2/3`` for recovered runs, else the mean), shaped like the plan."""
+    texts = [c.text for c in map_cells(result.plan, result.cells, s, metric)]
+    return np.array(texts, dtype=object).reshape(result.plan.shape)
 
 
 def _ci_grid(result: ExploreResult, metric: str, s: int) -> np.ndarray:
@@ -102,9 +103,10 @@ def _heatmap(fig, ax, result: ExploreResult, metric: str, s: int, palette: Palet
     ax.set_ylabel(y_axis.name)
     ax.grid(False)
     if grid.size <= _ANNOTATE_MAX_CELLS:
+        texts = _text_grid(result, metric, s).T
         for (row, col), value in np.ndenumerate(grid):
             if not math.isnan(value):
-                ax.text(col, row, f"{value:.2g}", ha="center", va="center", fontsize=7, color="black",
+                ax.text(col, row, texts[row, col], ha="center", va="center", fontsize=7, color="black",
                         bbox={"boxstyle": "round,pad=0.1", "facecolor": "white", "alpha": 0.5, "linewidth": 0})
     if has_verdict(plan.base):
         from matplotlib.collections import LineCollection

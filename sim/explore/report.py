@@ -8,7 +8,9 @@ from rich.console import Group
 from rich.table import Table
 
 from sim.explore.axes import format_value
+from sim.explore.grid import fraction_grid, row_story
 from sim.explore.runner import ExploreResult
+from sim.explore.summary import has_verdict
 from sim.explore.tune import TuneResult
 
 
@@ -16,15 +18,33 @@ def _cell_text(result: ExploreResult, index: tuple[int, ...], metric: str, s: in
     cr = result.cell(index)
     if metric == "recovered":
         v = cr.verdict(s)
-        return "" if v is None else f"{v.recovered_runs}/{v.runs}"
+        return "" if v is None else f"{v.recovered}/{v.runs}"
     e = cr.estimate(metric, s)
     if math.isnan(e.mean):
         return "n/a"
     return format_value(e.mean) if math.isnan(e.ci95) else f"{format_value(e.mean)} ± {format_value(e.ci95)}"
 
 
+def boundary_lines(result: ExploreResult, s: int) -> list[str]:
+    """Strategy ``s``'s map along the first axis, one line per value of the second, as runs of
+    states (``✓ 1,000–1,545 · ✗ 2,388–120,000``); none without a verdict."""
+    plan = result.plan
+    if not has_verdict(plan.base):
+        return []
+    fractions = fraction_grid(plan, result.cells, s).reshape(plan.shape[0], -1)
+    if len(plan.axes) == 1:
+        return [row_story(plan, fractions[:, 0])]
+    y_axis = plan.axes[1]
+    return [f"{y_axis.name} {format_value(y)}: {row_story(plan, fractions[:, j])}"
+            for j, y in enumerate(y_axis.values)]
+
+
+LEGEND = "✓ recovered in ≥ 90% of the runs · ◐ some · ✗ in ≤ 10%"
+
+
 def explore_summary(result: ExploreResult) -> Group:
-    """One axis: a table of values × strategies; two axes: a grid per strategy."""
+    """One axis: a table of values × strategies; two axes: a grid per strategy, with its
+    boundary lines (where it recovers and where it collapses) as the caption."""
     plan = result.plan
     metric = plan.metric
     what = "recovered runs" if metric == "recovered" else f"{metric}, mean ± 95% CI"
@@ -41,8 +61,10 @@ def explore_summary(result: ExploreResult) -> Group:
     x_axis, y_axis = plan.axes
     tables = []
     for s, label in enumerate(labels):
+        lines = boundary_lines(result, s)
+        caption = (f"along {x_axis.name} ({LEGEND}):\n" + "\n".join(lines)) if lines else None
         table = Table(title=f"{plan.title} · {label}: {what} (rows {y_axis.name}, columns {x_axis.name})",
-                      title_justify="left")
+                      title_justify="left", caption=caption, caption_justify="left")
         table.add_column("", justify="right")
         for x in x_axis.values:
             table.add_column(format_value(x), justify="right")

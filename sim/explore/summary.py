@@ -15,8 +15,9 @@ import numpy as np
 
 from sim.analysis.metrics import RunMetrics
 from sim.analysis.open_metrics import OpenRunMetrics
+from sim.analysis.recovery import RecoverySummary
 from sim.analysis.stats import Estimate, estimate
-from sim.explore.verdict import run_verdict
+from sim.explore.verdict import cell_verdict, run_verdict
 from sim.spec import SimulationSpec
 
 # Every run: the sweep's metrics.
@@ -68,19 +69,6 @@ def run_values(spec: SimulationSpec, m: RunMetrics) -> dict[str, float]:
     return out
 
 
-@dataclass(frozen=True)
-class Verdict:
-    """How many runs recovered, and the median recovery time of those that did."""
-
-    recovered_runs: int
-    runs: int
-    recovery_time_median: float
-
-    @property
-    def fraction(self) -> float:
-        return self.recovered_runs / self.runs if self.runs else math.nan
-
-
 @dataclass
 class CellResult:
     """Per-run values of one cell: ``values[name]`` is an array [strategy, repetition]."""
@@ -101,15 +89,10 @@ class CellResult:
         """Mean and 95% CI of metric ``name`` for strategy ``s`` (NaN if any run has none)."""
         return estimate(self.values[name][s])
 
-    def verdict(self, s: int) -> Verdict | None:
-        """Recovered runs of strategy ``s``, or None when the cell has no verdict."""
-        rec = self.values["recovered"][s]
-        if np.isnan(rec).all():
-            return None
-        times = self.values["recovery_time"][s]
-        times = times[~np.isnan(times)]
-        median = float(np.median(times)) if times.size else math.nan
-        return Verdict(int(np.nansum(rec)), int((~np.isnan(rec)).sum()), median)
+    def verdict(self, s: int) -> RecoverySummary | None:
+        """Strategy ``s``'s repetitions' recovery verdict (recovered of runs, median time), as
+        the sweep reports it; None when the cell has no verdict."""
+        return cell_verdict(self.values["recovered"][s], self.values["recovery_time"][s])
 
     def to_json(self) -> dict:
         return {"labels": list(self.labels), "clients": self.clients,

@@ -2,7 +2,8 @@
 
 Columns: the simulation, each axis's value, the strategy and client count, every metric's mean
 and 95% CI half-width over the repetitions, and where a verdict exists the recovered runs, the
-number of runs, the recovered fraction and the median recovery time of the runs that recovered.
+number of runs judged, the recovered fraction and the median recovery time of the runs that
+recovered (``sim.recovery.RecoverySummary``, as in the sweep's ``_latency.csv``).
 Numbers are ``repr`` floats (empty for NaN), as in the other CSVs, so equal results give
 byte-identical files.
 """
@@ -48,8 +49,8 @@ def explore_csv_text(result: ExploreResult) -> str:
                 row += [format_float(e.mean), format_float(e.ci95)]
             if verdict:
                 v = cr.verdict(s)
-                row += ([str(v.recovered_runs), str(v.runs), format_float(v.fraction),
-                         format_float(v.recovery_time_median)] if v else ["", "", "", ""])
+                row += ([str(v.recovered), str(v.runs), format_float(v.fraction),
+                         format_float(v.median)] if v else ["", "", "", ""])
             rows.append(row)
     return csv_text(explore_header(result), rows)
 

@@ -1,25 +1,40 @@
-"""The per-run recovery verdict an explore cell reports, in one place.
+"""The recovery verdict an explore cell reports, in one place: per run, and per cell × strategy.
 
-It reads ``OpenRunMetrics.recovery_time``, judged by ``sim.analysis.recovery`` per repetition: a time,
+Per run it reads ``OpenRunMetrics.recovery_time``, judged by ``sim.analysis.recovery``: a time,
 ``nan`` for never, ``None`` when there is nothing to judge (no outage, or no baseline before it).
-If that verdict changes shape, this is the only function of the explore package that changes.
+A cell keeps two plain floats per run (so the cache stores them as JSON), and aggregates its
+repetitions with the same ``RecoverySummary`` the sweep's tables and ``_latency.csv`` use, so a
+map's cell and the sweep of that cell's spec report the same recovered runs and median recovery
+time. If the verdict changes shape, this is the only module of the explore package that changes.
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from sim.analysis.metrics import RunMetrics
 from sim.analysis.open_metrics import OpenRunMetrics
+from sim.analysis.recovery import RecoverySummary
 
 
 def run_verdict(metrics: RunMetrics) -> tuple[float, float]:
     """``(recovered, recovery_time)`` of one run: 1.0/0.0 and the time after the last outage's
     end; ``(nan, nan)`` when there is no verdict (no outage, no baseline, or a server that does
-    not reply);
-    a run that never recovered has ``(0.0, nan)``."""
+    not reply); a run that never recovered has ``(0.0, nan)``."""
     if not isinstance(metrics, OpenRunMetrics) or metrics.recovery_time is None:
         return math.nan, math.nan
     if math.isnan(metrics.recovery_time):
         return 0.0, math.nan
     return 1.0, float(metrics.recovery_time)
+
+
+def cell_verdict(recovered: np.ndarray, times: np.ndarray) -> RecoverySummary | None:
+    """The repetitions' verdict from their ``run_verdict`` values (one strategy of one cell):
+    runs judged, recovered, median recovery time; None when no run could be judged."""
+    values: list[float | None] = [
+        None if math.isnan(r) else (float(t) if r == 1.0 else math.nan)
+        for r, t in zip(np.asarray(recovered, dtype=np.float64).tolist(),
+                        np.asarray(times, dtype=np.float64).tolist())]
+    return RecoverySummary.of(values)
