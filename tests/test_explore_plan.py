@@ -178,7 +178,7 @@ def test_tune_mistakes_are_one_line(tmp_path: Path, tune: dict, fragment: str) -
     assert fragment in error_line(write_config(tmp_path, tune=tune))
 
 
-def test_the_metastability_draft_loads_as_a_12_by_8_map() -> None:
+def test_the_metastability_example_loads_as_a_12_by_8_map() -> None:
     # The size: outage length (12 values, log) × base load (8 values), three strategies.
     doc = load_document(Path(__file__).parent.parent / "examples" / "metastability.toml")
     plan = doc.explores[0]
