@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui.keys import COMPARE_KEYS, KEYS, LOG_KEYS
+from tui.keys import COMPARE_KEYS, EXPLORE_KEYS, KEYS, LOG_KEYS
 from tui.screens.help import EXTRA_KEYS
 
 README = Path(__file__).parent.parent / "README.md"
@@ -18,11 +18,11 @@ def keys_section() -> list[str]:
 
 
 def test_readme_lists_every_binding_with_its_description() -> None:
-    """Every key of ``tui/keys.py`` (the app's, the event log's and the comparison view's), in
-    order, then the extras."""
+    """Every key of ``tui/keys.py`` (the app's, the event log's, the comparison view's and the
+    explore map's), in order, then the extras."""
     rows = keys_section()
     expected = [(" ".join(f"`{name}`" for name in key.key_names.split(" ")), key.description)
-                for key in (*KEYS, *LOG_KEYS, *COMPARE_KEYS)]
+                for key in (*KEYS, *LOG_KEYS, *COMPARE_KEYS, *EXPLORE_KEYS)]
     expected += [(f"`{keys}`", what) for keys, what in EXTRA_KEYS]
     assert rows == [f"| {keys} | {what} |" for keys, what in expected]
 

@@ -83,3 +83,13 @@ def test_80x24_single_client_count(snap_compare, keys: tuple[str, ...]) -> None:
     # 11 clients: even lanes of two; one client count: a bar per strategy; one status row.
     assert snap_compare(make_app(FIXTURES / "eleven.toml"), terminal_size=(80, 24),
                         run_before=at_event(*keys))
+
+
+def test_explore_map_80x24(snap_compare) -> None:
+    # The tiny map (3 outages × 2 loads, two strategies side by side), the cursor moved to the
+    # middle column of the top row, the second strategy selected.
+    from tui.main import _config_source
+
+    app = BackoffApp(_config_source(FIXTURES / "tiny_map.toml", None), sweep_workers=1,
+                     out_dir=".", open_map=True)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=at_event("right", "s"))

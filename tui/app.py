@@ -18,6 +18,7 @@ from textual.binding import Binding
 from textual.reactive import var
 from textual.screen import Screen
 
+from sim.explore.cache import CellCache
 from sim.palette import DEFAULT_THEME
 
 from .commands import BackoffCommands
@@ -57,8 +58,13 @@ class BackoffApp(App[None]):
 
     def __init__(self, source: Source, *, theme: str = DEFAULT_THEME, animated: bool = True,
                  sweep_workers: int | None = None, out_dir: Path | str = DEFAULT_OUT,
-                 freeze_gc: bool = False) -> None:
+                 freeze_gc: bool = False, explore_cache: Path | None = None,
+                 open_map: bool = False) -> None:
         super().__init__()
+        # Explore maps' cells: kept in memory for the app's life, and in ``explore_cache`` on disk
+        # when given (as `backoff-sim explore` does), so a map reopens or resumes at once.
+        self.explore_cache = CellCache(explore_cache, memory=True)
+        self._open_map = open_map  # show the first explore map once the app is up
         self._freeze_gc = freeze_gc
         self.source = source
         self.animated = animated
@@ -107,6 +113,11 @@ class BackoffApp(App[None]):
             self.theme = self.theme_names[0]
         self._timer = self.set_interval(1 / MAX_FPS, self._tick, pause=True)
         self.selection = self.source.initial()
+        if self._open_map and isinstance(self.source, ConfigSource) and self.source.explores:
+            first = next(t for t in self.source.simulations() if t in self.source.explores)
+            if first != self.selection.simulation:
+                self.selection = self.source.complete(first)
+            self.call_after_refresh(self.run_action, "screen.explore")
 
     # --- state ------------------------------------------------------------------------------
 

@@ -78,6 +78,7 @@ KEYS: tuple[Key, ...] = (
         short="Export"),
     Key("question_mark,f1", "help", "Help: every key", VIEW, footer=True, display="?", short="Help"),
     Key("v", "screen.compare", "Compare strategies side by side", VIEW),
+    Key("p", "screen.explore", "Explore map: where the simulation recovers, per strategy", VIEW),
     Key("q", "quit", "Quit", VIEW),
 )
 
@@ -104,6 +105,27 @@ COMPARE_KEYS: tuple[Key, ...] = (
     Key("1,2,3,4,5,6,7,8,9", "toggle_strategy", "Show or hide the strategy of that row", COMPARE,
         footer=True, display="1-9", short="Show/hide"),
     Key("escape,v,q", "close", "Back to the single run", COMPARE, footer=True, display="Esc",
+        short="Back"),
+)
+
+
+# The explore map's own keys (a simulation with [simulation.explore]; p opens it).
+EXPLORE = "Explore map (p)"
+EXPLORE_KEYS: tuple[Key, ...] = (
+    Key("left", "move(-1, 0)", "Cursor to the cell on the left", EXPLORE, footer=True,
+        display="←↑↓→", short="Cell"),
+    Key("right", "move(1, 0)", "Cursor to the cell on the right", EXPLORE),
+    Key("up", "move(0, -1)", "Cursor to the cell above", EXPLORE),
+    Key("down", "move(0, 1)", "Cursor to the cell below", EXPLORE),
+    Key("s", "strategy(1)", "Next strategy's map", EXPLORE, footer=True, short="Strategy"),
+    Key("S", "strategy(-1)", "Previous strategy's map", EXPLORE),
+    Key("m", "metric", "Next metric in the cells: recovered runs, goodput, p99…", EXPLORE,
+        footer=True, short="Metric"),
+    Key("enter", "open_cell", "Open the cell's runs in the normal view", EXPLORE, footer=True,
+        short="Open runs"),
+    Key("x", "cancel", "Cancel the running map (finished cells are kept)", EXPLORE),
+    Key("w", "resume", "Run the cells not computed yet", EXPLORE),
+    Key("escape,p,q", "close", "Back to the runs", EXPLORE, footer=True, display="Esc",
         short="Back"),
 )
 

@@ -97,6 +97,8 @@ def has_terminal() -> bool:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``backoff-sim``; returns the exit status."""
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == ["explore"] and "--app" in args_list[1:]:
+        return _explore_app(args_list[1:])
     if args_list[:1] in (["run"], ["explore"]):
         from sim.cli import main as cli_main
 
@@ -130,7 +132,44 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     app = BackoffApp(source, theme=args.theme, animated=not args.no_animation,
                      sweep_workers=getattr(args, "workers", None), out_dir=args.out,
-                     freeze_gc=True)
+                     freeze_gc=True, explore_cache=None if replay else args.out / CACHE_DIR)
+    _exit_on_stop_signals(app)
+    app.run()
+    return app.return_code or 0
+
+
+CACHE_DIR = ".backoff-sim-cache"  # explore cells, under the output directory (as the command)
+
+
+def _explore_app(argv: list[str]) -> int:
+    """``backoff-sim explore CONFIG --app``: the app, opened on the first explore map, with the
+    explore command's options (its cache, workers, output directory for exports, theme, force)."""
+    from sim.cli import build_parser
+    from sim.errors import UserError
+    from sim.palette import available_themes
+
+    args = build_parser().parse_args(["explore", *argv])
+    if args.dask:
+        return _fail("--app runs the map on this machine's process pool: drop --dask "
+                     "(or drop --app to run on Dask headless)")
+    if args.theme not in available_themes():
+        return _fail(f"unknown theme {args.theme!r}: choose one of {', '.join(available_themes())}")
+    try:
+        source = _config_source(args.config, None, args.out, args.workers, args.force)
+    except UserError as exc:
+        return _fail(*exc.lines())
+    if not source.explores:
+        return _fail(f"{args.config}: no simulation has a [simulation.explore] table for --app to "
+                     "show (add one under a [[simulation]]; see README, \"Explore\")")
+    if not has_terminal():
+        return _fail("the app needs a terminal (standard input, output and error are not all one "
+                     f"here); to draw the map headless, use: backoff-sim explore {args.config}")
+
+    from .app import BackoffApp
+
+    cache = None if args.no_cache else (args.cache or args.out / CACHE_DIR)
+    app = BackoffApp(source, theme=args.theme, sweep_workers=args.workers, out_dir=args.out,
+                     freeze_gc=True, explore_cache=cache, open_map=True)
     _exit_on_stop_signals(app)
     app.run()
     return app.return_code or 0
@@ -151,21 +190,24 @@ def _exit_on_stop_signals(app) -> None:
 
 
 def _config_source(path: Path | None, seed: int | None, out: Path, workers: int | None, force: bool):
+    """The config's runs and its explore maps (tables checked as `backoff-sim explore` does)."""
     from sim.analysis.sweep import default_workers
-    from sim.config import SAMPLE_CONFIG, load_config
+    from sim.config import SAMPLE_CONFIG
     from sim.core.resources import check_resources
+    from sim.explore.plan import load_document
     from sim.export.names import check_name_lengths
 
     from .source import ConfigSource
 
-    config = load_config(path if path is not None else SAMPLE_CONFIG)
+    doc = load_document(path if path is not None else SAMPLE_CONFIG)
+    config = doc.config
     if seed is not None:
         config = config.with_seed(seed)
     if force:
         config = config.with_soft_limits(False)
     check_name_lengths(config.simulations, out)
     check_resources(config.simulations, workers=workers or default_workers(), force=force)
-    return ConfigSource(config)
+    return ConfigSource(config, {plan.title: plan for plan in doc.explores})
 
 
 def _replay_source(path: Path, time_unit: str = "ms"):

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from sim.analysis.sweep import Progress, ShouldStop, SweepResult, run_sweeps
 from sim.core.history import History
+from sim.explore.plan import ExplorePlan
 from sim.spec import Config, SimulationSpec
 from sim.units import DEFAULT_TIME_UNIT
 
@@ -25,13 +26,15 @@ from .timeline_grid import cached_grid
 
 @dataclass(frozen=True)
 class Selection:
-    """The run on screen: its coordinates, and the seed it was simulated with (None in replay)."""
+    """The run on screen: its coordinates, the seed it was simulated with (None in replay), and
+    which explore cell's spec stands in for the simulation's (None: the config's own)."""
 
     simulation: str
     strategy: str
     clients: int
     repetition: int
     seed: int | None = None
+    variant: str | None = None
 
 
 class Source(ABC):
@@ -74,6 +77,10 @@ class Source(ABC):
         """What the simulation's times are in, for every label (``ms`` unless told)."""
         return DEFAULT_TIME_UNIT
 
+    def variant(self, simulation: str) -> str | None:
+        """Which explore cell stands in for the simulation (``ConfigSource.with_cell``), if any."""
+        return None
+
     def run_data(self, selection: Selection, recorder: RunRecorder | None = None,
                  geometry: Geometry | None = None,
                  should_stop: ShouldStop = lambda: False) -> RunData:
@@ -110,7 +117,8 @@ class Source(ABC):
         clients = _nearest(counts, clients)
         reps = self.repetitions(simulation, strategy, clients)
         repetition = _nearest(reps, 0 if repetition is None else repetition)
-        return Selection(simulation, strategy, clients, repetition, self.seed(simulation))
+        return Selection(simulation, strategy, clients, repetition, self.seed(simulation),
+                         self.variant(simulation))
 
     def cycle(self, selection: Selection, axis: str, delta: int) -> Selection:
         """The selection with ``axis`` moved ``delta`` places (wrapping), the finer axes kept."""
@@ -126,14 +134,34 @@ def _nearest(values: Sequence[int], wanted: int) -> int:
 
 
 class ConfigSource(Source):
-    """Runs simulated from a validated config; sweeps on demand."""
+    """Runs simulated from a validated config; sweeps on demand. ``explores`` are the config's
+    maps by simulation title; ``variants`` name the explore cells whose spec replaced a
+    simulation's (``with_cell``)."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, explores: Mapping[str, ExplorePlan] | None = None,
+                 variants: Mapping[str, str] | None = None) -> None:
         self.config = config
+        self.explores = dict(explores or {})
+        self.variants = dict(variants or {})
 
     def with_seed(self, seed: int) -> ConfigSource:
         """The same config re-seeded (the seed dialog), so every run and sweep is redone."""
-        return ConfigSource(self.config.with_seed(seed))
+        return ConfigSource(self.config.with_seed(seed), self.explores, self.variants)
+
+    def explore_plan(self, simulation: str) -> ExplorePlan | None:
+        """The simulation's map at the seed its runs use now, or None if it has none."""
+        plan = self.explores.get(simulation)
+        return None if plan is None else plan.with_seed(self.seed(simulation))
+
+    def with_cell(self, simulation: str, spec: SimulationSpec, label: str) -> ConfigSource:
+        """The same source with ``spec`` (an explore cell, same title) in place of the
+        simulation's, named ``label``: its runs and sweep are that cell's."""
+        config = replace(self.config, simulations=tuple(
+            spec if s.title == simulation else s for s in self.config.simulations))
+        return ConfigSource(config, self.explores, {**self.variants, simulation: label})
+
+    def variant(self, simulation: str) -> str | None:
+        return self.variants.get(simulation)
 
     def spec(self, simulation: str) -> SimulationSpec:
         return self.config.simulation(simulation)

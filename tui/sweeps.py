@@ -13,7 +13,7 @@ from collections.abc import Hashable
 
 from sim.analysis.sweep import SweepResult
 
-SweepKey = tuple[str, int | None]  # (simulation title, seed override)
+SweepKey = tuple[str, int | None, str | None]  # (simulation title, seed override, explore cell)
 
 CANCELLED_NOTE = "The sweep was cancelled: press w to run it again."
 

@@ -49,16 +49,23 @@ def cell_key(spec: SimulationSpec) -> str:
 
 
 class CellCache:
-    """A directory of ``<key>.json`` cell results; ``None`` as the directory disables it."""
+    """A directory of ``<key>.json`` cell results; ``None`` as the directory disables it.
+    With ``memory`` it also keeps every cell it saw in this process (the app reopens a map, or
+    resumes a cancelled one, without reading or computing a cell twice, even with no directory)."""
 
-    def __init__(self, directory: Path | None) -> None:
+    def __init__(self, directory: Path | None, *, memory: bool = False) -> None:
         self.directory = directory
         self.hits = 0
+        self._memory: dict[str, CellResult] | None = {} if memory else None
 
     def get(self, spec: SimulationSpec) -> CellResult | None:
+        key = cell_key(spec) if self.directory is not None or self._memory is not None else ""
+        if self._memory is not None and key in self._memory:
+            self.hits += 1
+            return self._memory[key]
         if self.directory is None:
             return None
-        path = self.directory / f"{cell_key(spec)}.json"
+        path = self.directory / f"{key}.json"
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             result = CellResult.from_json(data)
@@ -67,9 +74,17 @@ class CellCache:
         if result.labels != spec.labels:
             return None
         self.hits += 1
+        if self._memory is not None:
+            self._memory[key] = result
         return result
 
+    def remembered(self, spec: SimulationSpec) -> CellResult | None:
+        """The cell if this process has already seen it (memory only: no disk, no hit counted)."""
+        return None if self._memory is None else self._memory.get(cell_key(spec))
+
     def put(self, spec: SimulationSpec, result: CellResult) -> None:
+        if self._memory is not None:
+            self._memory[cell_key(spec)] = result
         if self.directory is None:
             return
         atomic_write_text(self.directory / f"{cell_key(spec)}.json", json.dumps(result.to_json()))

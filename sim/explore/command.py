@@ -42,6 +42,7 @@ examples:
   backoff-sim explore my.toml --workers 1 --no-cache
   backoff-sim explore my.toml --dask local                # a Dask LocalCluster on this machine
   backoff-sim explore my.toml --dask tcp://10.0.0.5:8786  # an existing Dask scheduler
+  backoff-sim explore examples/metastability.toml --app   # the map in the terminal app
 
 Results depend only on the config, never on --workers or --dask.
 """
@@ -70,6 +71,9 @@ def add_explore_subparser(subparsers, positive_int: Callable[[str], int]) -> arg
     sub.add_argument("--quiet", "-q", action="store_true", help="no progress bar: print only the files written")
     sub.add_argument("--theme", metavar="NAME", default=DEFAULT_THEME,
                      help=f"colour theme for the PNGs (default: {DEFAULT_THEME})")
+    sub.add_argument("--app", action="store_true",
+                     help="open the map in the terminal app instead of writing files: a cell grid "
+                          "per strategy, Enter opens a cell's runs (local pool only, no --dask)")
     sub.set_defaults(command="explore")
     return sub
 
@@ -83,6 +87,10 @@ def explore_command(args: argparse.Namespace) -> int:
     from sim.interrupt import exit_status, first_interrupt_only, stop_message
 
     err = Console(stderr=True, highlight=False)
+    if getattr(args, "app", False):  # `backoff-sim explore --app` opens the app before this
+        err.print("error: --app opens the terminal app: run `backoff-sim explore CONFIG --app` "
+                  "(python -m sim is headless)", markup=False, soft_wrap=True)
+        return UserError.exit_status
     try:
         with first_interrupt_only():
             return _explore(args, err)

@@ -19,7 +19,7 @@ cell invalid is one line naming the file, the simulation and the axis.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +61,29 @@ class ExplorePlan:
     @property
     def shape(self) -> tuple[int, ...]:
         return tuple(len(a.values) for a in self.axes)
+
+    def with_seed(self, seed: int) -> ExplorePlan:
+        """The same map with the simulation's seed replaced (as ``Config.with_seed``: the app's
+        seed dialog); cells of a ``seed`` axis keep their own."""
+        if seed == self.base.seed:
+            return self
+        seed_axis = any(a.path.steps == ("seed",) for a in self.axes)
+        cells = tuple(c if seed_axis else replace(c, spec=replace(c.spec, seed=seed)) for c in self.cells)
+        return replace(self, base=replace(self.base, seed=seed), cells=cells)
+
+    def cell_label(self, position: int) -> str:
+        """``outage 5,703, think time 4,000``: where a cell is on the axes (names without a
+        trailing unit in parentheses), short enough for a status line."""
+        from .axes import format_value
+
+        cell = self.cells[position]
+        return ", ".join(f"{_short_name(a.name)} {format_value(v)}" for a, v in zip(self.axes, cell.values))
+
+
+def _short_name(name: str) -> str:
+    """An axis name without a trailing ``(unit)``: ``outage (ms)`` → ``outage``."""
+    head, sep, tail = name.rpartition(" (")
+    return head if sep and tail.endswith(")") and head else name
 
 
 def default_metric(spec: SimulationSpec) -> str:

@@ -6,6 +6,7 @@ import math
 
 from rich.console import Group
 from rich.table import Table
+from rich.text import Text
 
 from sim.explore.axes import format_value
 from sim.explore.grid import fraction_grid, row_story
@@ -59,18 +60,20 @@ def explore_summary(result: ExploreResult) -> Group:
             table.add_row(format_value(value), *(_cell_text(result, (i,), metric, s) for s in range(len(labels))))
         return Group(table)
     x_axis, y_axis = plan.axes
-    tables = []
+    tables: list = []
     for s, label in enumerate(labels):
-        lines = boundary_lines(result, s)
-        caption = (f"along {x_axis.name} ({LEGEND}):\n" + "\n".join(lines)) if lines else None
-        table = Table(title=f"{plan.title} · {label}: {what} (rows {y_axis.name}, columns {x_axis.name})",
-                      title_justify="left", caption=caption, caption_justify="left")
+        table = Table(title_justify="left")
         table.add_column("", justify="right")
         for x in x_axis.values:
             table.add_column(format_value(x), justify="right")
         for j, y in enumerate(y_axis.values):
             table.add_row(format_value(y), *(_cell_text(result, (i, j), metric, s) for i in range(len(x_axis.values))))
+        tables.append(Text(f"{plan.title} · {label}: {what} (rows {y_axis.name}, columns {x_axis.name})",
+                           style="bold"))
         tables.append(table)
+        lines = boundary_lines(result, s)
+        if lines:
+            tables.append(Text(f"along {x_axis.name} ({LEGEND}):\n" + "\n".join(f"  {line}" for line in lines)))
     return Group(*tables)
 
 

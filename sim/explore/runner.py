@@ -16,6 +16,7 @@ from sim.explore.summary import CellResult
 from sim.spec import SimulationSpec
 
 Progress = Callable[[int, int], None]
+OnCell = Callable[[int, CellResult], None]
 
 
 @dataclass
@@ -31,25 +32,37 @@ class ExploreResult:
 
 
 def run_cells(specs: Sequence[SimulationSpec], backend, cache: CellCache, *,
-              progress: Progress | None = None, should_stop: ShouldStop | None = None) -> list[CellResult]:
-    """Each spec's CellResult, from the cache or computed on ``backend`` (then cached)."""
+              progress: Progress | None = None, should_stop: ShouldStop | None = None,
+              on_cell: OnCell | None = None) -> list[CellResult]:
+    """Each spec's CellResult, from the cache or computed on ``backend`` (then cached).
+    ``on_cell(i, result)`` hears of each cell as soon as it is known (cached ones first), so a
+    view can fill the map in while the rest run."""
     results: list[CellResult | None] = [cache.get(spec) for spec in specs]
     todo = [i for i, r in enumerate(results) if r is None]
+    if on_cell is not None:
+        for i, r in enumerate(results):
+            if r is not None:
+                on_cell(i, r)
 
-    def on_cell(j: int, result: CellResult) -> None:
+    def computed(j: int, result: CellResult) -> None:
         i = todo[j]
         results[i] = result
         cache.put(specs[i], result)
+        if on_cell is not None:
+            on_cell(i, result)
 
-    backend.run([specs[i] for i in todo], progress=progress, should_stop=should_stop, on_cell=on_cell)
+    backend.run([specs[i] for i in todo], progress=progress, should_stop=should_stop, on_cell=computed)
     return [r for r in results if r is not None]
 
 
 def run_explores(plans: Sequence[ExplorePlan], backend, cache: CellCache, *,
-                 progress: Progress | None = None, should_stop: ShouldStop | None = None) -> list[ExploreResult]:
-    """Every plan's cells on one backend (cells of all plans in parallel)."""
+                 progress: Progress | None = None, should_stop: ShouldStop | None = None,
+                 on_cell: OnCell | None = None) -> list[ExploreResult]:
+    """Every plan's cells on one backend (cells of all plans in parallel); ``on_cell`` as for
+    ``run_cells``, its index counting the plans' cells in order."""
     specs = [cell.spec for plan in plans for cell in plan.cells]
-    results = run_cells(specs, backend, cache, progress=progress, should_stop=should_stop)
+    results = run_cells(specs, backend, cache, progress=progress, should_stop=should_stop,
+                        on_cell=on_cell)
     out, start = [], 0
     for plan in plans:
         out.append(ExploreResult(plan, results[start:start + len(plan.cells)]))

@@ -3,7 +3,7 @@
 Columns: the simulation, each axis's value, the strategy and client count, every metric's mean
 and 95% CI half-width over the repetitions, and where a verdict exists the recovered runs, the
 number of runs judged, the recovered fraction and the median recovery time of the runs that
-recovered (``sim.recovery.RecoverySummary``, as in the sweep's ``_latency.csv``).
+recovered (``sim.analysis.recovery.RecoverySummary``, as in the sweep's ``_latency.csv``).
 Numbers are ``repr`` floats (empty for NaN), as in the other CSVs, so equal results give
 byte-identical files.
 """

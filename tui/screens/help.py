@@ -9,7 +9,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from ..keys import COMPARE, COMPARE_KEYS, KEYS, LOG_KEYS
+from ..keys import COMPARE, COMPARE_KEYS, EXPLORE, EXPLORE_KEYS, KEYS, LOG_KEYS
 from ..log_filter import __doc__ as FILTER_HELP
 
 # What each part of the screen shows, and what its marks mean.
@@ -41,6 +41,10 @@ READING: tuple[tuple[str, str], ...] = (
     ("Comparison", "v: the strategies' runs at the current clients and repetition on one time "
                    "axis and one clock (they share their random numbers, so the lanes differ "
                    "only by what each strategy did), each titled with its totals."),
+    ("Explore map", "p, for a simulation with [simulation.explore]: a cell grid per strategy "
+                    "(columns the first axis, rows the second, larger values up), each cell the "
+                    "runs that recovered (✓ at least 90%, ◐ some, ✗ at most 10%, · running) or, "
+                    "with m, a metric's mean; Enter shows that cell's runs here."),
     ("Narrow panes", "Tables leave out columns (the caption says how many): a gives the "
                      "analysis the whole width."),
 )
@@ -57,6 +61,9 @@ def reading_table() -> Table:
 
 COMPARE_NOTE = ("the playback keys step and play every run on one clock; c/C, r/R, n/N, z "
                 "and t move every run")
+EXPLORE_NOTE = ("a simulation with [simulation.explore]: a grid per strategy, ✓ ◐ ✗ by the "
+                "runs recovered; t, ? too")
+GROUP_NOTES = {COMPARE: COMPARE_NOTE, EXPLORE: EXPLORE_NOTE}
 EXTRA_KEYS = (("ctrl+p", "Command palette: every action, and the theme picker"),
               ("ctrl+q", "Quit"))
 
@@ -66,12 +73,12 @@ def keys_table() -> Table:
     table.add_column("key", style="bold", no_wrap=True)
     table.add_column("action")
     group = None
-    for key in (*KEYS, *LOG_KEYS, *COMPARE_KEYS):
+    for key in (*KEYS, *LOG_KEYS, *COMPARE_KEYS, *EXPLORE_KEYS):
         if key.group != group:
             if group is not None:
                 table.add_row("", "")
             group = key.group
-            table.add_row(f"[u]{group}[/u]", COMPARE_NOTE if group == COMPARE else "")
+            table.add_row(f"[u]{group}[/u]", GROUP_NOTES.get(group, ""))
         table.add_row(key.key_names, key.description)
     table.add_row("", "")
     table.add_row("[u]Anywhere[/u]", "")

@@ -40,6 +40,7 @@ from ..widgets.strategy_table import StrategyTable
 from ..widgets.timeline import Timeline
 from ..sweeps import SweepBook, SweepKey
 from .compare import CompareScreen
+from .explore import CellChoice, ExploreScreen, MapState
 
 RUN_CACHE_EVENTS = 2_000_000  # recent runs kept for instant switching back, up to this many events
 CHART_INTERVAL = 0.25  # seconds between requests-chart cursor redraws while playing
@@ -100,6 +101,7 @@ class MainScreen(Screen):
         self._shown_sweep: SweepKey | None = None
         self._chart_timer = None
         self._recorder: RunRecorder | None = None
+        self._map_states: dict[tuple[str, int], MapState] = {}  # by (simulation, seed)
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status")
@@ -210,8 +212,9 @@ class MainScreen(Screen):
             return
         source = app.source
         loading = loading or data is None
+        title = s.simulation if s.variant is None else f"{s.simulation} @ {s.variant}"
         self.query_one(StatusLine).show(Status(
-            title=s.simulation, control=source.control(s.simulation), strategy=s.strategy,
+            title=title, control=source.control(s.simulation), strategy=s.strategy,
             clients=s.clients, repetition=s.repetition,
             repetitions=len(source.repetitions(s.simulation, s.strategy, s.clients)),
             seed=s.seed, time=app.current_time, total=data.total_time if data else 0.0,
@@ -249,7 +252,7 @@ class MainScreen(Screen):
     # --- sweeps -----------------------------------------------------------------------------
 
     def _sweep_key(self, selection: Selection) -> SweepKey:
-        return selection.simulation, selection.seed
+        return selection.simulation, selection.seed, selection.variant
 
     def _show_sweep(self, selection: Selection) -> None:
         """Show the selection's sweep, starting it if it has not run yet."""
@@ -431,6 +434,37 @@ class MainScreen(Screen):
                         severity="warning")
             return
         self.app.push_screen(CompareScreen(selection, self._runs.get))
+
+    def action_explore(self) -> None:
+        """The simulation's explore map (``ExploreScreen``); Enter there opens a cell's runs."""
+        app, selection = self.app, self.app.selection
+        source = app.source
+        if selection is None:
+            return
+        if not isinstance(source, ConfigSource):
+            self.notify("A replay has no explore map: open the config with `backoff-sim CONFIG`.",
+                        severity="warning")
+            return
+        plan = source.explore_plan(selection.simulation)
+        if plan is None:
+            self.notify(f"{selection.simulation} has no [simulation.explore] table to map: add one "
+                        "(README, \"Explore\").", severity="warning", markup=False, timeout=5)
+            return
+        state = self._map_states.setdefault((plan.title, plan.base.seed), MapState())
+        app.push_screen(ExploreScreen(plan, app.explore_cache, state, app.sweep_workers),
+                        self._cell_chosen)
+
+    def _cell_chosen(self, choice: CellChoice | None) -> None:
+        """Show the chosen explore cell's runs: its spec stands in for the simulation's."""
+        if choice is None:
+            return
+        app = self.app
+        source = app.source
+        assert isinstance(source, ConfigSource)
+        spec = choice.plan.cells[choice.position].spec
+        title = choice.plan.title
+        app.source = source.with_cell(title, spec, choice.plan.cell_label(choice.position))
+        app.selection = app.source.complete(title, choice.strategy, spec.clients[0], 0)
 
     @on(StrategyTable.StrategySelected)
     def _strategy_selected(self, message: StrategyTable.StrategySelected) -> None:

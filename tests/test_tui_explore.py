@@ -1,0 +1,265 @@
+"""The app's explore view: p (or `backoff-sim explore CONFIG --app`) shows a simulation's map as
+a cell grid per strategy, filled in by a worker that never blocks the keys; the cursor moves over
+the cells; Enter opens that cell's runs in the normal view (its spec, its sweep); x cancels and
+w resumes; the map reopens where it was left without computing a cell twice."""
+
+from __future__ import annotations
+
+import io
+import threading
+from pathlib import Path
+
+from rich.console import Console
+from textual.widgets import Static
+from tui_support import FIXTURES, TINY, pilot_test, settle
+
+from sim import cli
+from sim.explore.backends import LocalBackend
+from sim.explore.cache import CellCache
+from sim.explore.grid import grid_rows
+from sim.explore.runner import run_explores
+from sim.analysis.sweep import SweepCancelled
+from tui import main as tui_main
+from tui.app import BackoffApp
+from tui.keys import KEYS
+from tui.screens import explore as explore_screen
+from tui.screens.explore import ExploreScreen
+from tui.screens.help import HelpScreen
+from tui.widgets.map_grid import MapGrid, compact_number
+from tui.widgets.status import StatusLine
+
+TINY_MAP = FIXTURES / "tiny_map.toml"
+
+
+def make_app(tmp_path: Path, config: Path = TINY_MAP, **kwargs) -> BackoffApp:
+    return BackoffApp(tui_main._config_source(config, None), sweep_workers=1, out_dir=tmp_path,
+                      **kwargs)
+
+
+async def open_map(pilot) -> ExploreScreen:
+    await settle(pilot)
+    await pilot.press("p")
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, ExploreScreen)
+    return screen
+
+
+def expected_map(app: BackoffApp):
+    """The tiny map computed directly by sim.explore, for comparison with what the view shows."""
+    plan = app.source.explore_plan("Tiny map")
+    (result,) = run_explores([plan], LocalBackend(1), CellCache(None))
+    return plan, result
+
+
+@pilot_test
+async def test_p_shows_every_strategys_map_as_sim_explore_computes_it(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_map(pilot)
+        plan, result = expected_map(app)
+        assert screen.missing == 0 and not screen.has_class("-running")
+        grid = screen.query_one(MapGrid)
+        assert grid.shown() == [0, 1]  # both fit side by side at 100 columns
+        text = grid.render().plain
+        for s, label in enumerate(plan.base.labels):
+            rows = grid_rows(plan, result.cells, s)
+            assert [[c.text for c in row] for row in grid.view.grids[s]] == [[c.text for c in row] for row in rows]
+            assert label in text
+            for row in rows:  # glyph and text together in every cell, not colour alone
+                for cell in row:
+                    assert f"{cell.glyph}{cell.text}" in text
+        # Larger second-axis values on top, as in the PNG.
+        assert text.splitlines()[1].lstrip().startswith(compact_number(plan.axes[1].values[-1]))
+
+
+@pilot_test
+async def test_the_cursor_moves_over_the_cells_and_the_detail_follows(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_map(pilot)
+        plan = screen.plan
+        assert screen.state.cursor == (0, 0)
+        await pilot.press("right", "right", "right", "down", "down")
+        assert screen.state.cursor == (2, 1)  # clamped at the last column and row
+        cell = screen.cursor_cell()
+        assert cell.values == (plan.axes[0].values[2], plan.axes[1].values[0])
+        detail = str(screen.query_one("#map-detail", Static).render())
+        assert plan.cell_label(cell.position) in detail
+        verdict = screen.cells[cell.position].verdict(0)
+        assert verdict.text(explore_screen.recovery_number) in detail
+        await pilot.press("s")
+        assert screen.state.strategy == 1
+        await pilot.press("S", "S")
+        assert screen.state.strategy == 1  # wraps
+        await pilot.press("m")
+        assert screen.metric != plan.metric and screen.query_one(MapGrid).view.grids[0][0][0].state == "value"
+
+
+@pilot_test
+async def test_enter_opens_the_cells_runs_and_p_comes_back_to_it(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_map(pilot)
+        plan = screen.plan
+        await pilot.press("right", "s")
+        cell = screen.cursor_cell()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert not isinstance(app.screen, ExploreScreen)
+        label = plan.cell_label(cell.position)
+        spec = plan.cells[cell.position].spec
+        assert app.selection.variant == label and app.selection.strategy == plan.base.labels[1]
+        assert app.source.spec("Tiny map") == spec
+        assert app.source.spec("Tiny map").outages[0].duration == plan.axes[0].values[1]
+        assert app.run_data is not None and app.run_data.outages  # the cell's run is on screen
+        assert label in app.screen.query_one(StatusLine).status.title
+        # The sweep shown is the cell's, under its own key.
+        main = app.screen
+        assert main.sweeps.result(("Tiny map", 3, label)) is not None
+        # Back to the map: same cursor and strategy, nothing computed again.
+        await pilot.press("p")
+        await pilot.pause()
+        again = app.screen
+        assert isinstance(again, ExploreScreen) and again is not screen
+        assert again.missing == 0 and not again.workers_running()
+        assert again.state.cursor == (1, 0) and again.state.strategy == 1
+        await pilot.press("escape")
+        assert not isinstance(app.screen, ExploreScreen)
+
+
+@pilot_test
+async def test_the_map_runs_in_a_worker_that_x_cancels_and_w_resumes(tmp_path: Path, monkeypatch) -> None:
+    release = threading.Event()
+    real = explore_screen.run_explores
+
+    def one_cell_then_wait(plans, backend, cache, *, progress, should_stop, on_cell):
+        """Finish the first cell, then run no further until cancelled (or released)."""
+        (plan,) = plans
+        first = run_explores([type(plan)(plan.file, plan.base, plan.axes, plan.metric, plan.cells[:1])],
+                             backend, cache)[0].cells[0]
+        on_cell(0, first)
+        progress(1, len(plan.cells))
+        while not release.wait(0.01):
+            if should_stop():
+                raise SweepCancelled()
+        return real(plans, backend, cache, progress=progress, should_stop=should_stop, on_cell=on_cell)
+
+    monkeypatch.setattr(explore_screen, "run_explores", one_cell_then_wait)
+    app = make_app(tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("p")
+        for _ in range(50):
+            await pilot.pause(0.02)
+            screen = app.screen
+            if isinstance(screen, ExploreScreen) and screen.cells[0] is not None:
+                break
+        assert isinstance(screen, ExploreScreen) and screen.has_class("-running")
+        assert screen.missing == len(screen.cells) - 1
+        await pilot.press("right")  # the keys work while the map runs
+        assert screen.state.cursor == (1, 0)
+        assert screen.query_one(MapGrid).view.grids[0][-1][1].state == "pending"
+        await pilot.press("x")
+        await settle(pilot)
+        assert not screen.has_class("-running") and screen.missing == len(screen.cells) - 1
+        await pilot.press("enter")  # a pending cell does not open
+        assert app.screen is screen
+        release.set()
+        await pilot.press("w")
+        await settle(pilot)
+        assert screen.missing == 0
+
+
+@pilot_test
+async def test_a_simulation_without_a_map_says_so(tmp_path: Path) -> None:
+    app = make_app(tmp_path, TINY)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("p")
+        await pilot.pause()
+        assert not isinstance(app.screen, ExploreScreen)
+        assert any("[simulation.explore]" in str(n.message) for n in app._notifications)
+
+
+@pilot_test
+async def test_the_seed_dialog_reseeds_the_map(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("z", *"7", "enter")
+        await settle(pilot)
+        screen = await open_map(pilot)
+        assert screen.plan.base.seed == 7 and {c.spec.seed for c in screen.plan.cells} == {7}
+
+
+@pilot_test
+async def test_a_click_on_a_cell_selects_it(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_map(pilot)
+        grid = screen.query_one(MapGrid)
+        lines = grid.render().plain.splitlines()
+        # The second strategy's grid, bottom row, last column: find its cell text on screen.
+        view = grid.view
+        target = view.grids[1][1][2]
+        row_line = lines[2]
+        x = row_line.rindex(f"{target.glyph}{target.text}")
+        await pilot.click(MapGrid, offset=(x + 1 + 1, 2))  # +1: the widget's left padding
+        assert screen.state.strategy == 1 and screen.state.cursor == (2, 1)
+
+
+@pilot_test
+async def test_the_map_is_in_the_palette_and_the_help(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert any(k.action == "screen.explore" for k in KEYS)
+        await pilot.press("ctrl+p")
+        await pilot.press(*"Explore map")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, ExploreScreen)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        console = Console(width=200, file=io.StringIO())
+        console.print(app.screen.query_one("#help-keys", Static).content)
+        text = console.file.getvalue()
+        assert "Explore map (p)" in text and "Open the cell's runs in the normal view" in text
+
+
+def test_explore_app_option_errors_are_one_line(tmp_path: Path, capsys) -> None:
+    assert tui_main.main(["explore", str(TINY_MAP), "--app", "--dask", "local"]) == 2
+    assert "drop --dask" in capsys.readouterr().err
+    assert tui_main.main(["explore", str(TINY), "--app"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no simulation has a [simulation.explore] table" in err
+    # The headless entry point has no app: one line, exit 2.
+    assert cli.main(["explore", str(TINY_MAP), "--app"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "backoff-sim explore CONFIG --app" in err
+
+
+def test_explore_app_opens_the_first_map_with_the_commands_cache(tmp_path: Path, monkeypatch) -> None:
+    seen = {}
+
+    def fake_run(self) -> None:
+        seen.update(open_map=self._open_map, cache=self.explore_cache.directory, out=self.out_dir,
+                    workers=self.sweep_workers)
+
+    monkeypatch.setattr(BackoffApp, "run", fake_run)
+    assert tui_main.main(["explore", str(TINY_MAP), "--app", "--out", str(tmp_path), "-j", "1"]) == 0
+    assert seen == {"open_map": True, "cache": tmp_path / ".backoff-sim-cache", "out": tmp_path,
+                    "workers": 1}
+    assert tui_main.main(["explore", str(TINY_MAP), "--app", "--no-cache"]) == 0
+    assert seen["cache"] is None
+
+
+@pilot_test
+async def test_explore_app_starts_on_the_map(tmp_path: Path) -> None:
+    app = make_app(tmp_path, open_map=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await settle(pilot)
+        assert isinstance(app.screen, ExploreScreen)
