@@ -177,7 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_subparser(subparsers)
     from sim.explore.command import add_explore_subparser
 
-    add_explore_subparser(subparsers, positive_int)
+    add_explore_subparser(subparsers, positive_int, add_force)
     return parser
 
 

@@ -108,6 +108,14 @@ CASES = [
     ("bucket", 0.0, False), ("bucket", 50000.0, False), ("bucket", 100.0, True),
     ("outages[0].start", 30000.0, False), ("outages[0].start", -1.0, False), ("outages[0].start", 0.0, True),
     ("outages[0].duration", 0.0, False), ("clients", 0, False),
+    # The bounds of sim.bounds (every number finite in arithmetic, integers in int64, seeds in
+    # 64 bits, spans a normal float), on simulation keys and on model parameters alike.
+    ("network_mu", 2e15, False), ("network_mu", 1e15, True), ("horizon", 2e15, False),
+    ("timeout", 1e-10, False), ("timeout", 1e-9, True), ("repeat", 2**63, False),
+    ("seed", 2**64, False), ("seed", 2**64 - 1, True), ("clients", 2**63, False),
+    ("outages[0].duration", 1e15, False), ("base_latency", 2e15, False),
+    ("concurrency_limit", 2**63, False), ("think_time", 2e15, False),
+    ("strategies[0].constant", 2e15, False), ("strategies[0].constant", 1e15, True),
 ]
 
 
@@ -116,6 +124,8 @@ def _raw_with(key: str, value: Any) -> dict[str, Any]:
     table = sim_table(control, TWO_STRATEGIES, **{k: v for k, v in OPEN.items() if k != "control"})
     if key.startswith("outages[0]."):
         table["outages"] = [{**table["outages"][0], key.split(".")[1]: value}]
+    elif key.startswith("strategies[0]."):
+        table["strategies"] = [{**table["strategies"][0], key.split(".")[1]: value}, *table["strategies"][1:]]
     elif key == "clients":
         table["clients"] = [value]
     else:

@@ -185,3 +185,85 @@ def test_the_metastability_example_loads_as_a_12_by_8_map() -> None:
     assert plan.shape == (12, 8)
     assert plan.axes[0].values[0] == 1000.0 and plan.axes[0].values[-1] == 120000.0
     assert len(plan.base.strategies) == 3 and plan.base.repeat == 3 and plan.base.clients == (1000,)
+
+
+# --- resource limits: every cell is held to them, as a simulation of `backoff-sim run` is ---------
+
+def _lock_map(axis: dict, **table) -> "ExploreDocument":
+    from support import sim_table
+    from sim.explore.plan import parse_document
+
+    block = sim_table("LockingServer", [{"type": "Constant", "constant": 1.0}], title="Big",
+                      clients=[1000], repeat=1, **table)
+    block["explore"] = {"axes": [axis]}
+    return parse_document({"simulation": [block]}, "big.toml")
+
+
+ROOMY = (10**13, 10**13)  # (total, available) memory: only the events limit can refuse
+
+
+def test_a_cell_beyond_the_limits_is_refused_in_one_line_naming_it() -> None:
+    from sim.errors import ConfigError
+    from sim.explore.checks import check_cells
+
+    # 10^9 clients need ~6 TB for their state alone (sim.core.resources.BYTES_PER_CLIENT): more than a
+    # 16 GB machine has, so refused even with --force; the first such cell is named.
+    doc = _lock_map({"key": "clients", "values": [10, 10**9, 2 * 10**9]})
+    with pytest.raises(ConfigError) as info:
+        check_cells(doc.explores, workers=2, force=True, memory=(16 * 10**9, 16 * 10**9))
+    line = str(info.value)
+    assert "\n" not in line and "the cell clients 1,000,000,000 (and 1 more cells)" in line
+    assert "simulation 'Big'" in line and "more than this machine's" in line
+
+
+def test_the_maps_cells_together_stay_under_the_events_limit_unless_forced() -> None:
+    from sim.errors import ConfigError
+    from sim.explore.checks import check_cells
+    from sim.core.resources import EVENTS_LIMIT, estimate
+
+    # Each cell alone is under the limit, the two together are over it.
+    doc = _lock_map({"key": "repeat", "values": [1_000_000, 1_100_000]})
+    (plan,) = doc.explores
+    events = [estimate(c.spec, 2).events for c in plan.cells]
+    assert max(events) < EVENTS_LIMIT < sum(events)
+    with pytest.raises(ConfigError, match="the map's 2 cells would simulate at least"):
+        check_cells(doc.explores, workers=2, memory=ROOMY)
+    check_cells(doc.explores, workers=2, force=True, memory=ROOMY)
+
+
+def test_force_turns_the_run_budget_off_in_every_cell_and_keeps_the_cache_keys() -> None:
+    from sim.explore.cache import cell_key
+
+    doc = _lock_map({"key": "repeat", "values": [1, 2]})
+    forced = doc.with_soft_limits(False)
+    assert all(c.spec.soft_limits for c in doc.explores[0].cells)
+    assert not any(c.spec.soft_limits for c in forced.explores[0].cells)
+    assert not forced.explores[0].base.soft_limits and not forced.config.simulations[0].soft_limits
+    # Whether runs beyond their estimate are stopped is no part of a cell's result.
+    assert [cell_key(c.spec) for c in doc.explores[0].cells] == [
+        cell_key(c.spec) for c in forced.explores[0].cells]
+
+
+def test_the_explore_command_refuses_an_oversized_map_before_any_work(tmp_path: Path, capsys) -> None:
+    from sim import cli
+
+    path = tmp_path / "big.toml"
+    path.write_text('''
+[[simulation]]
+title = "Big"
+clients = [10]
+repeat = 1
+network_mu = 1.0
+network_sigma = 0.0
+control = "LockingServer"
+write_mu = 1.0
+write_sigma = 0.0
+strategies = [{ type = "Constant", constant = 1.0 }]
+
+[simulation.explore]
+axes = [{ key = "clients", values = [10, 1000000000000] }]
+''', "utf-8")
+    assert cli.main(["explore", str(path), "--out", str(tmp_path / "out"), "-j", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "the cell clients 1,000,000,000,000" in err
+    assert not (tmp_path / "out" / "Big_explore.csv").exists()

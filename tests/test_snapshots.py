@@ -9,6 +9,8 @@ then look at the new SVGs in ``tests/__snapshots__/`` before committing them.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from tui_support import FIXTURES, TINY_OUTAGE
 
@@ -90,6 +92,6 @@ def test_explore_map_80x24(snap_compare) -> None:
     # middle column of the top row, the second strategy selected.
     from tui.main import _config_source
 
-    app = BackoffApp(_config_source(FIXTURES / "tiny_map.toml", None), sweep_workers=1,
-                     out_dir=".", open_map=True)
+    app = BackoffApp(_config_source(FIXTURES / "tiny_map.toml", None, Path("."), 1, False),
+                     sweep_workers=1, out_dir=".", open_map=True)
     assert snap_compare(app, terminal_size=(80, 24), run_before=at_event("right", "s"))

@@ -32,8 +32,8 @@ TINY_MAP = FIXTURES / "tiny_map.toml"
 
 
 def make_app(tmp_path: Path, config: Path = TINY_MAP, **kwargs) -> BackoffApp:
-    return BackoffApp(tui_main._config_source(config, None), sweep_workers=1, out_dir=tmp_path,
-                      **kwargs)
+    return BackoffApp(tui_main._config_source(config, None, tmp_path, 1, False), sweep_workers=1,
+                      out_dir=tmp_path, **kwargs)
 
 
 async def open_map(pilot) -> ExploreScreen:
@@ -249,6 +249,7 @@ def test_explore_app_opens_the_first_map_with_the_commands_cache(tmp_path: Path,
                     workers=self.sweep_workers)
 
     monkeypatch.setattr(BackoffApp, "run", fake_run)
+    monkeypatch.setattr(tui_main, "has_terminal", lambda: True)
     assert tui_main.main(["explore", str(TINY_MAP), "--app", "--out", str(tmp_path), "-j", "1"]) == 0
     assert seen == {"open_map": True, "cache": tmp_path / ".backoff-sim-cache", "out": tmp_path,
                     "workers": 1}

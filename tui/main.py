@@ -161,6 +161,14 @@ def _explore_app(argv: list[str]) -> int:
     if not source.explores:
         return _fail(f"{args.config}: no simulation has a [simulation.explore] table for --app to "
                      "show (add one under a [[simulation]]; see README, \"Explore\")")
+    from sim.explore.checks import check_cells
+    from sim.sweep import default_workers
+
+    try:  # every cell within the limits, as the headless command checks before any work
+        check_cells(list(source.explores.values()), workers=args.workers or default_workers(),
+                    force=args.force)
+    except UserError as exc:
+        return _fail(*exc.lines())
     if not has_terminal():
         return _fail("the app needs a terminal (standard input, output and error are not all one "
                      f"here); to draw the map headless, use: backoff-sim explore {args.config}")
@@ -200,11 +208,11 @@ def _config_source(path: Path | None, seed: int | None, out: Path, workers: int 
     from .source import ConfigSource
 
     doc = load_document(path if path is not None else SAMPLE_CONFIG)
+    if force:
+        doc = doc.with_soft_limits(False)
     config = doc.config
     if seed is not None:
         config = config.with_seed(seed)
-    if force:
-        config = config.with_soft_limits(False)
     check_name_lengths(config.simulations, out)
     check_resources(config.simulations, workers=workers or default_workers(), force=force)
     return ConfigSource(config, {plan.title: plan for plan in doc.explores})

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -44,7 +45,11 @@ def code_version() -> str:
 
 
 def cell_key(spec: SimulationSpec) -> str:
-    """The cache key of one cell: its full spec and the code version."""
+    """The cache key of one cell: its full spec and the code version. Fields that are not part
+    of a spec's identity (the file it came from, the key that gave its client counts, whether
+    runs far beyond their estimate are stopped: a stopped run leaves no result) are left out, so
+    a moved config or ``--force`` finds the same cells."""
+    spec = replace(spec, source="", clients_key="clients", soft_limits=True)
     return hashlib.sha256(f"{code_version()}\n{spec!r}".encode()).hexdigest()[:32]
 
 

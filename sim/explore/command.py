@@ -48,9 +48,12 @@ Results depend only on the config, never on --workers or --dask.
 """
 
 
-def add_explore_subparser(subparsers, positive_int: Callable[[str], int]) -> argparse.ArgumentParser:
+def add_explore_subparser(subparsers, positive_int: Callable[[str], int],
+                          add_force: Callable[[argparse.ArgumentParser], None] | None = None
+                          ) -> argparse.ArgumentParser:
     """Register ``explore`` on the top-level parser's subparsers (``positive_int``: the CLI's
-    argparse type for --workers, so both commands word the same mistake the same way)."""
+    argparse type for --workers, so both commands word the same mistake the same way;
+    ``add_force``: the CLI's --force option, so both describe it alike)."""
     from sim.palette import DEFAULT_THEME
 
     sub = subparsers.add_parser("explore", help="map metrics over one or two keys, and tune a strategy",
@@ -74,6 +77,8 @@ def add_explore_subparser(subparsers, positive_int: Callable[[str], int]) -> arg
     sub.add_argument("--app", action="store_true",
                      help="open the map in the terminal app instead of writing files: a cell grid "
                           "per strategy, Enter opens a cell's runs (local pool only, no --dask)")
+    if add_force is not None:
+        add_force(sub)  # each cell is held to the limits a simulation of `backoff-sim run` is
     sub.set_defaults(command="explore")
     return sub
 
@@ -131,12 +136,22 @@ def _explore(args: argparse.Namespace, err) -> int:
     from sim.export.names import check_unique_stems
     from sim.palette import load_palette
 
+    from sim.analysis.sweep import default_workers
+    from sim.core.resources import check_resources
+    from sim.explore.checks import check_cells
+
     palette = load_palette(args.theme)
+    force = getattr(args, "force", False)
     doc = load_document(args.config)
+    if force:
+        doc = doc.with_soft_limits(False)
     if not doc.explores and not doc.tunes:
         raise UserError(f"{args.config}: no simulation has a [simulation.explore] or [simulation.tune] "
                         "table (add one under a [[simulation]]; see README, \"Explore\")")
     check_unique_stems(s.title for s in doc.config.simulations)
+    workers = args.workers or default_workers()
+    check_cells(doc.explores, workers=workers, force=force)  # before any work, as `run` does
+    check_resources([plan.base for plan in doc.tunes], workers=workers, force=force)
     for plan in doc.tunes:
         require_optuna(plan)  # before any work, not after the maps
     out_dir = ensure_output_dir(args.out)

@@ -10,6 +10,7 @@ single client count of a cell. Setting a key rebuilds the frozen dataclasses on 
 
 from __future__ import annotations
 
+import math
 import re
 import typing
 from dataclasses import dataclass, fields, is_dataclass, replace
@@ -55,7 +56,9 @@ class KeyPath:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ParamError(self.text, f"must be a number, got {value!r}")
         if self.integer:
-            if float(value) != int(value):
+            # An int as it is (a float round trip would turn 2**64 - 1 into 2**64); a float only
+            # when whole.
+            if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
                 raise ParamError(self.text, f"must be a whole number, got {value!r}")
             return int(value)
         return float(value)

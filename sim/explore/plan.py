@@ -25,7 +25,7 @@ from typing import Any
 
 from sim.config import parse_config, read_document
 from sim.errors import ConfigError, ParamError
-from sim.explore.axes import Axis, parse_axis
+from sim.explore.axes import Axis, format_value, parse_axis
 from sim.explore.checks import check_spec
 from sim.explore.summary import has_verdict, metric_names
 from sim.spec import Config, SimulationSpec
@@ -71,11 +71,14 @@ class ExplorePlan:
         cells = tuple(c if seed_axis else replace(c, spec=replace(c.spec, seed=seed)) for c in self.cells)
         return replace(self, base=replace(self.base, seed=seed), cells=cells)
 
+    def with_soft_limits(self, on: bool) -> ExplorePlan:
+        """The same map with the engine's run-time budget on or off (``--force`` turns it off)."""
+        cells = tuple(replace(c, spec=replace(c.spec, soft_limits=on)) for c in self.cells)
+        return replace(self, base=replace(self.base, soft_limits=on), cells=cells)
+
     def cell_label(self, position: int) -> str:
         """``outage 5,703, think time 4,000``: where a cell is on the axes (names without a
         trailing unit in parentheses), short enough for a status line."""
-        from .axes import format_value
-
         cell = self.cells[position]
         return ", ".join(f"{_short_name(a.name)} {format_value(v)}" for a, v in zip(self.axes, cell.values))
 
@@ -163,6 +166,12 @@ class ExploreDocument:
     config: Config
     explores: tuple[ExplorePlan, ...]
     tunes: tuple  # TunePlan, from sim.explore.tune_plan
+
+    def with_soft_limits(self, on: bool) -> ExploreDocument:
+        """Every simulation, map cell and tune with the engine's run-time budget on or off."""
+        return ExploreDocument(self.config.with_soft_limits(on),
+                               tuple(p.with_soft_limits(on) for p in self.explores),
+                               tuple(replace(t, base=replace(t.base, soft_limits=on)) for t in self.tunes))
 
 
 def parse_document(data: dict[str, Any], file: str = "<config>") -> ExploreDocument:

@@ -24,11 +24,12 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from sim.analysis.sweep import SweepCancelled
+from sim.analysis.sweep import SweepCancelled, default_workers
 from sim.errors import UserError
 from sim.explore.axes import format_value
 from sim.explore.backends import LocalBackend
 from sim.explore.cache import CellCache
+from sim.explore.checks import check_cells
 from sim.explore.grid import COLLAPSED, GLYPHS, RECOVERED, grid_rows, verdict_state
 from sim.explore.plan import ExplorePlan, plot_metrics
 from sim.explore.runner import run_explores
@@ -240,6 +241,10 @@ class ExploreScreen(ModalScreen[CellChoice | None]):
         def on_cell(position: int, result: CellResult) -> None:
             self.post_message(MapCellDone(position, result))
 
+        # The limits every cell is held to, as `backoff-sim explore` checks them (--force lifts
+        # the soft ones: the plan's specs then carry soft_limits off).
+        check_cells([self.plan], workers=self.pool_workers or default_workers(),
+                    force=not self.plan.base.soft_limits)
         run_explores([self.plan], LocalBackend(self.pool_workers), self.cache, progress=progress,
                      should_stop=lambda: worker.is_cancelled, on_cell=on_cell)
 
