@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterator
+from itertools import chain, count, repeat
 
 import numpy as np
 
@@ -104,11 +105,10 @@ class ClientStreams:
         return len(self._blocks)
 
     def _stream(self, i: int) -> Iterator[float]:
-        row = self._row
-        k = 0
-        while True:
-            yield from row(k, i)
-            k += 1
+        # Client i's rows of blocks 0, 1, 2, ..., each fetched when the previous is used up: the
+        # same lazy sequence as a generator, iterated in C (a generator's frame per draw was ~9%
+        # of a Poisson run's time).
+        return chain.from_iterable(map(self._row, count(), repeat(i)))
 
     def next_functions(self) -> list[Callable[[], float]]:
         """One zero-argument callable per client; each call returns that client's next variate."""
