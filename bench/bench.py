@@ -96,7 +96,11 @@ def open_rate(quick: bool) -> None:
 
 
 def explore_time(path: Path) -> None:
-    """Wall time of `backoff-sim explore PATH` on every core, no cache (all cells computed)."""
+    """Wall and CPU time of `backoff-sim explore PATH` on every core, no cache (all cells
+    computed). The CPU seconds (the command and its pool) over the cores is what the wall time
+    would be on an otherwise idle machine; on a shared one the wall time is longer."""
+    import resource
+
     from sim.explore.plan import load_document
 
     doc = load_document(path)
@@ -104,14 +108,19 @@ def explore_time(path: Path) -> None:
     runs = sum(len(c.spec.strategies) * c.spec.repeat for p in doc.explores for c in p.cells)
     with tempfile.TemporaryDirectory() as out:
         cmd = [sys.executable, "-m", "sim", "explore", str(path), "--out", out, "--quiet", "--no-cache"]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "CI": "1"})
         seconds = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         print(f"explore failed ({proc.returncode}): {proc.stderr.strip()[-300:]}")
         return
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    workers = default_workers()
     print(f"explore {path.name}: {cells} cells, {runs} runs  {seconds:6.1f} s wall with "
-          f"{default_workers()} workers ({runs / seconds:.1f} runs/s)")
+          f"{workers} workers ({runs / seconds:.1f} runs/s), {cpu:6.1f} s CPU "
+          f"({cpu / workers:.1f} s per worker: the wall time on an idle machine)")
 
 
 def main() -> None:

@@ -264,3 +264,40 @@ async def test_explore_app_starts_on_the_map(tmp_path: Path) -> None:
         await settle(pilot)
         await settle(pilot)
         assert isinstance(app.screen, ExploreScreen)
+
+
+ONE_AXIS = """\
+seed = 3
+
+[[simulation]]
+title = "Lock map"
+clients = [5]
+repeat = 2
+network_mu = 10.0
+network_sigma = 2.0
+control = "LockingServer"
+write_mu = 2.0
+write_sigma = 1.0
+strategies = [{ type = "Constant", constant = 0.5 }, { type = "FullJitteredExpo", base = 2.0, cap = 1000.0 }]
+
+[simulation.explore]
+axes = [{ key = "write_mu", values = [1.0, 3.0, 9.0] }]
+"""
+
+
+@pilot_test
+async def test_a_one_axis_map_without_a_verdict_shows_the_metrics_mean(tmp_path: Path) -> None:
+    config = tmp_path / "lock.toml"
+    config.write_text(ONE_AXIS, "utf-8")
+    app = make_app(tmp_path, config)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_map(pilot)
+        plan, result = screen.plan, run_explores([screen.plan], LocalBackend(1), CellCache(None))[0]
+        assert plan.metric == "cost" and len(screen.query_one(MapGrid).view.grids[0]) == 1
+        for s in range(2):
+            (row,) = screen.query_one(MapGrid).view.grids[s]
+            assert [c.value for c in row] == [cr.estimate("cost", s).mean for cr in result.cells]
+            assert all(c.state == "value" for c in row)
+        await pilot.press("up", "right", "right", "enter")  # up: nowhere to go on one row
+        await settle(pilot)
+        assert app.selection.variant == "write_mu 9" and app.source.spec("Lock map").control.write_mu == 9.0
