@@ -206,7 +206,7 @@ async def test_switch_strategy_clients_repetition_and_simulation(tmp_path: Path)
         assert app.selection.simulation == "Tiny_OCC"
         assert app.screen.query_one(StatusLine).status.control == "ReadWriteOCCServer"
         assert app.run_data.history.times == expected_history(app, app.selection).times
-        assert app.screen.sweeps.result(("Tiny_OCC", 3)) is not None
+        assert app.screen.sweeps.result(("Tiny_OCC", 3, None)) is not None  # no explore cell
 
 
 @pilot_test
@@ -224,7 +224,7 @@ async def test_change_seed_reruns(tmp_path: Path) -> None:
         assert after != before
         spec = replace(load_config(TINY).simulation("Tiny_Locking"), seed=7)
         assert after == record_run(spec, "Constant", 3, 0).history.times
-        assert app.screen.sweeps.result(("Tiny_Locking", 7)) is not None
+        assert app.screen.sweeps.result(("Tiny_Locking", 7, None)) is not None
 
 
 @pilot_test
