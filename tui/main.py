@@ -162,7 +162,7 @@ def _explore_app(argv: list[str]) -> int:
         return _fail(f"{args.config}: no simulation has a [simulation.explore] table for --app to "
                      "show (add one under a [[simulation]]; see README, \"Explore\")")
     from sim.explore.checks import check_cells
-    from sim.sweep import default_workers
+    from sim.analysis.sweep import default_workers
 
     try:  # every cell within the limits, as the headless command checks before any work
         check_cells(list(source.explores.values()), workers=args.workers or default_workers(),
