@@ -11,7 +11,7 @@ from sim.core.engine import Run, record_run, run_metrics
 from sim.outcomes import ABORTED, REJECTED, TIMED_OUT
 from sim.policies.seam import Link, Policy
 from sim.policies.token_bucket import TokenBucket
-from tests.support import decode, make_spec
+from support import decode, make_spec
 
 
 class _Ear(Link):
