@@ -34,3 +34,13 @@ def finite_fields(obj: object) -> None:
         value = getattr(obj, f.name)
         if isinstance(value, float) and not math.isfinite(value):
             raise ParamError(f.name, f"must be a finite number, got {value!r}")
+
+
+def describe_params(type_name: str, params: dict[str, object]) -> str:
+    """``Type(a=1, b=2)``: the label that tells two models of one type apart (whole floats
+    printed without ``.0``)."""
+    def fmt(value: object) -> str:
+        if isinstance(value, float) and value.is_integer():
+            return str(int(value))
+        return str(value)
+    return f"{type_name}({', '.join(f'{k}={fmt(v)}' for k, v in params.items())})"

@@ -16,7 +16,7 @@ from dataclasses import dataclass, fields
 from typing import ClassVar
 
 from sim.errors import ParamError
-from sim.params import above, at_least, finite_fields
+from sim.params import above, at_least, describe_params, finite_fields
 
 Uniform = Callable[[], float]
 
@@ -70,14 +70,7 @@ class Strategy:
 
     def describe(self) -> str:
         """``Type(a=1, b=2)``: distinguishes two strategies of one type."""
-        inner = ", ".join(f"{k}={_fmt(v)}" for k, v in self.params().items())
-        return f"{self.type_name}({inner})"
-
-
-def _fmt(value: object) -> str:
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
+        return describe_params(self.type_name, self.params())
 
 
 def _capped_doubling(base: float, cap: float) -> Iterator[float]:

@@ -55,6 +55,7 @@ from dataclasses import dataclass, fields
 from typing import ClassVar
 
 from sim.errors import ParamError
+from sim.params import describe_params
 from sim.outcomes import DENIED, ChainFactory, GiveUp, Uniform  # noqa: F401  (re-exported)
 
 
@@ -212,14 +213,7 @@ class Policy:
         return out
 
     def describe(self) -> str:
-        inner = ", ".join(f"{k}={_fmt(v)}" for k, v in self.params().items())
-        return f"{self.type_name}({inner})"
-
-
-def _fmt(value: object) -> str:
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
+        return describe_params(self.type_name, self.params())
 
 
 def is_failure_from_server(kind: int) -> bool:
