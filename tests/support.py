@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 from sim.config import parse_config
 from sim.core import events as ev
 from sim.core.engine import Run
 from sim.spec import SimulationSpec
+
+# The first bytes of every PNG file (the PNG specification's signature).
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+# The two strategies the command-line tests compare: a constant retry and the AWS post's full
+# jitter (sim_table's default strategy).
+CONSTANT = {"type": "Constant", "constant": 0.5}
+FULL_JITTER = {"type": "FullJitteredExpo", "base": 2.0, "cap": 1000.0}
 
 # A recorded event as the invariant tests read it: (time, client, event name, integer detail).
 Event = tuple[float, int, str, int]
@@ -37,7 +48,7 @@ def sim_table(control: str = "LockingServer", strategies: list[dict[str, Any]] |
     table: dict[str, Any] = {
         "title": "t", "clients": [1, 5], "repeat": 2, "network_mu": 10.0, "network_sigma": 2.0,
         "work_to_duration": 1.0, "control": control, **CONTROL_PARAMS.get(control, {}),
-        "strategies": strategies or [{"type": "FullJitteredExpo", "base": 2.0, "cap": 1000.0}],
+        "strategies": strategies or [dict(FULL_JITTER)],
     }
     table.update(overrides)
     return table
@@ -70,3 +81,35 @@ def toml_text(*tables: dict[str, Any], top: dict[str, Any] | None = None) -> str
     for table in tables:
         lines += ["", "[[simulation]]"] + [f"{k} = {toml_value(v)}" for k, v in table.items()]
     return "\n".join(lines) + "\n"
+
+
+def section(name: str, table: dict[str, Any]) -> str:
+    """A ``[simulation.NAME]`` table (explore, tune) for the ``[[simulation]]`` written just before."""
+    return f"\n[simulation.{name}]\n" + "".join(f"{k} = {toml_value(v)}\n" for k, v in table.items())
+
+
+def write_config(path: Path, text: str) -> Path:
+    """Write a config file as UTF-8 and return its path."""
+    path.write_text(text, "utf-8")
+    return path
+
+
+def one_error_line(stderr: str) -> str:
+    """The one ``error: …`` line a refused command prints (no traceback, nothing else)."""
+    assert "Traceback" not in stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("error: ")
+    return lines[0]
+
+
+def sim_process(*args: str, module: str = "sim", cwd: Path | None = None,
+                timeout: float = 120) -> subprocess.CompletedProcess:
+    """``python -m sim ARGS`` in a fresh process, its output captured as text."""
+    return subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=cwd)
+
+
+def file_bytes(folder: Path, names: Any) -> dict[str, bytes]:
+    """Each named file's bytes, to compare two output folders."""
+    return {name: (folder / name).read_bytes() for name in names}

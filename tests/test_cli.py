@@ -3,69 +3,33 @@ byte-identical output for a seed whatever the number of workers."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from sim import cli
 from sim.export.csv_files import EVENTS_HEADER, METRICS_HEADER, RUNS_HEADER, read_events_csv
+from support import (CONSTANT, FULL_JITTER, PNG_MAGIC, file_bytes, one_error_line, sim_process,
+                     sim_table, toml_text, write_config)
 
-CONFIG = """\
-seed = 3
-
-[[simulation]]
-title = "Small lock"
-clients = [1, 3, 6]
-repeat = 3
-network_mu = 10.0
-network_sigma = 2.0
-work_to_duration = 1.0
-control = "LockingServer"
-write_mu = 2.0
-write_sigma = 1.0
-strategies = [
-  { type = "Constant", constant = 0.5 },
-  { type = "FullJitteredExpo", base = 2.0, cap = 1000.0 },
-]
-
-[[simulation]]
-title = "Throttle"
-clients = [2, 5]
-repeat = 2
-network_mu = 5.0
-network_sigma = 1.0
-work_to_duration = 0.5
-control = "ThrottlingServer"
-window = 20.0
-limit = 2
-strategies = [{ type = "Expo", base = 2.0, cap = 100.0 }]
-"""
+CONFIG = toml_text(
+    sim_table(title="Small lock", clients=[1, 3, 6], repeat=3, strategies=[CONSTANT, FULL_JITTER]),
+    sim_table("ThrottlingServer", [{"type": "Expo", "base": 2.0, "cap": 100.0}], title="Throttle",
+              clients=[2, 5], network_mu=5.0, network_sigma=1.0, work_to_duration=0.5, limit=2),
+    top={"seed": 3})
 
 STEMS = ("Small_lock", "Throttle")
 KINDS = ("_metrics.png", "_scatter.png", "_metrics.csv", "_runs.csv", "_events.csv")
 CSV_KINDS = ("_metrics.csv", "_runs.csv", "_events.csv")
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.fixture
 def config(tmp_path: Path) -> Path:
-    path = tmp_path / "small.toml"
-    path.write_text(CONFIG, "utf-8")
-    return path
+    return write_config(tmp_path / "small.toml", CONFIG)
 
 
 def _csvs(out: Path) -> dict[str, bytes]:
-    return {stem + kind: (out / (stem + kind)).read_bytes() for stem in STEMS for kind in CSV_KINDS}
-
-
-def _one_error_line(stderr: str) -> str:
-    assert "Traceback" not in stderr
-    lines = stderr.strip().splitlines()
-    assert len(lines) == 1, stderr
-    assert lines[0].startswith("error: ")
-    return lines[0]
+    return file_bytes(out, [stem + kind for stem in STEMS for kind in CSV_KINDS])
 
 
 def test_run_writes_the_five_files_per_simulation(config: Path, tmp_path: Path, capsys) -> None:
@@ -122,8 +86,7 @@ def test_same_seed_gives_byte_identical_csvs_across_runs_and_workers(config: Pat
     assert cli.main(["run", str(config), "--out", str(one), "--quiet", "--workers", "1"]) == 0
     assert cli.main(["run", str(config), "--out", str(again), "--quiet", "--workers", "1"]) == 0
     # Once through `python -m sim`, in a fresh process, on two workers.
-    done = subprocess.run([sys.executable, "-m", "sim", "run", str(config), "--out", str(two),
-                           "--quiet", "--workers", "2"], capture_output=True, text=True, timeout=120)
+    done = sim_process("run", str(config), "--out", str(two), "--quiet", "--workers", "2")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [str(two / (s + k)) for s in STEMS for k in KINDS]
     assert _csvs(one) == _csvs(again) == _csvs(two)
@@ -141,7 +104,7 @@ def test_unwritable_output_directory_is_one_line_exit_2(config: Path, tmp_path: 
     blocker = tmp_path / "a_file"
     blocker.write_text("not a directory")
     assert cli.main(["run", str(config), "--out", str(blocker / "sub"), "--quiet"]) == 2
-    line = _one_error_line(capsys.readouterr().err)
+    line = one_error_line(capsys.readouterr().err)
     assert "output directory" in line and str(blocker / "sub") in line
 
 
@@ -149,14 +112,14 @@ def test_output_path_that_is_a_file_is_one_line_exit_2(config: Path, tmp_path: P
     blocker = tmp_path / "a_file"
     blocker.write_text("not a directory")
     assert cli.main(["run", str(config), "--out", str(blocker), "--quiet"]) == 2
-    assert "not a directory" in _one_error_line(capsys.readouterr().err)
+    assert "not a directory" in one_error_line(capsys.readouterr().err)
 
 
 def test_bad_config_is_one_line_exit_2(tmp_path: Path, capsys) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text(CONFIG.replace('"LockingServer"', '"LockingServr"'), "utf-8")
     assert cli.main(["run", str(bad), "--out", str(tmp_path / "out")]) == 2
-    line = _one_error_line(capsys.readouterr().err)
+    line = one_error_line(capsys.readouterr().err)
     assert "LockingServr" in line and "LockingServer" in line
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
@@ -164,24 +127,23 @@ def test_bad_config_is_one_line_exit_2(tmp_path: Path, capsys) -> None:
 def test_bad_config_in_a_subprocess_has_no_traceback(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text(CONFIG.replace('title = "Throttle"', "title = 3"), "utf-8")
-    done = subprocess.run([sys.executable, "-m", "sim", "run", str(bad)], capture_output=True,
-                          text=True, timeout=60, cwd=tmp_path)
+    done = sim_process("run", str(bad), cwd=tmp_path, timeout=60)
     assert done.returncode == 2
-    assert "title" in _one_error_line(done.stderr)
+    assert "title" in one_error_line(done.stderr)
 
 
 def test_missing_config_and_unknown_theme(config: Path, tmp_path: Path, capsys) -> None:
     assert cli.main(["run", str(tmp_path / "nope.toml")]) == 2
-    assert "no such file" in _one_error_line(capsys.readouterr().err)
+    assert "no such file" in one_error_line(capsys.readouterr().err)
     assert cli.main(["run", str(config), "--theme", "neon"]) == 2
-    assert "unknown theme 'neon'" in _one_error_line(capsys.readouterr().err)
+    assert "unknown theme 'neon'" in one_error_line(capsys.readouterr().err)
 
 
 def test_titles_that_would_share_files_are_refused(tmp_path: Path, capsys) -> None:
     clash = tmp_path / "clash.toml"
     clash.write_text(CONFIG.replace('title = "Throttle"', 'title = "Small_lock"'), "utf-8")
     assert cli.main(["run", str(clash), "--out", str(tmp_path / "out")]) == 2
-    assert "same files" in _one_error_line(capsys.readouterr().err)
+    assert "same files" in one_error_line(capsys.readouterr().err)
 
 
 @pytest.mark.parametrize("argv", [["run", "--workers", "0"], ["run", "--seed", "-1"],
@@ -191,7 +153,7 @@ def test_argument_errors_exit_2(argv: list[str], capsys) -> None:
         cli.main(argv)
     assert info.value.code == 2
     # One line, not usage plus the error; it says where the help is.
-    line = _one_error_line(capsys.readouterr().err)
+    line = one_error_line(capsys.readouterr().err)
     assert "usage" not in line and "--help" in line
 
 

@@ -12,36 +12,19 @@ import pytest
 from sim import cli, compat
 from sim.cli import HISTORY_HEAD
 from sim.export.csv_files import read_events_csv
+from support import CONSTANT, FULL_JITTER, sim_table, toml_text, write_config
 
 # Ten clients contending for a lock: every history is well over 20 events long (each client at
 # least requests and is accepted, with network events between).
-CONFIG = """\
-seed = 5
-
-[[simulation]]
-title = "Busy lock"
-clients = [10]
-repeat = 2
-network_mu = 10.0
-network_sigma = 2.0
-work_to_duration = 1.0
-control = "LockingServer"
-write_mu = 2.0
-write_sigma = 1.0
-strategies = [
-  { type = "Constant", constant = 0.5 },
-  { type = "FullJitteredExpo", base = 2.0, cap = 1000.0 },
-]
-"""
+CONFIG = toml_text(sim_table(title="Busy lock", clients=[10], strategies=[CONSTANT, FULL_JITTER]),
+                   top={"seed": 5})
 
 EVENT_ROW = re.compile(r"^│ +\d+\.\d\d │ +\d+ │ (client|server)_")
 
 
 @pytest.fixture
 def config(tmp_path: Path) -> Path:
-    path = tmp_path / "busy.toml"
-    path.write_text(CONFIG, "utf-8")
-    return path
+    return write_config(tmp_path / "busy.toml", CONFIG)
 
 
 def run(config: Path, out: Path, capsys, *extra: str) -> tuple[str, dict[str, int]]:

@@ -5,13 +5,11 @@ simulation and the key; plus the configs that must load (sample, reference forma
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support import sim_table, toml_text
+from support import one_error_line, sim_process, sim_table, toml_text
 
 from sim.config import SAMPLE_CONFIG, default_client_counts, load_config
 from sim.errors import ConfigError
@@ -378,13 +376,11 @@ def test_default_client_spacing_matches_the_reference() -> None:
 
 def test_cli_reports_a_bad_config_in_one_line(tmp_path: Path) -> None:
     path = write(tmp_path, toml_text(table(netwrk_mu=3.0)))
-    out = subprocess.run([sys.executable, "-m", "sim.cli", "run", str(path), "--out", str(tmp_path),
-                          "--workers", "1", "--quiet"], capture_output=True, text=True, cwd=tmp_path)
+    out = sim_process("run", str(path), "--out", str(tmp_path), "--workers", "1", "--quiet",
+                      module="sim.cli", cwd=tmp_path)
     assert out.returncode == 2
-    assert "Traceback" not in out.stderr
-    lines = out.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: ")
-    assert str(path) in lines[0] and "'Busy'" in lines[0] and "netwrk_mu" in lines[0]
+    line = one_error_line(out.stderr)
+    assert str(path) in line and "'Busy'" in line and "netwrk_mu" in line
     assert not list(tmp_path.glob("*.png")) and not list(tmp_path.glob("*.csv"))
 
 
@@ -424,8 +420,7 @@ def test_an_unknown_control_does_not_flag_its_parameters(tmp_path: Path) -> None
 
 def test_cli_prints_every_mistake_on_its_own_line(tmp_path: Path) -> None:
     path = write(tmp_path, toml_text(table(netwrk_mu=3.0, repeat=0)))
-    out = subprocess.run([sys.executable, "-m", "sim.cli", "run", str(path), "--out", str(tmp_path),
-                          "--quiet"], capture_output=True, text=True, cwd=tmp_path)
+    out = sim_process("run", str(path), "--out", str(tmp_path), "--quiet", module="sim.cli", cwd=tmp_path)
     assert out.returncode == 2 and "Traceback" not in out.stderr
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 2 and all(line.startswith("error: ") for line in lines)

@@ -10,50 +10,19 @@ from pathlib import Path
 import pytest
 
 from sim import cli
+from support import (CONSTANT, FULL_JITTER, PNG_MAGIC, one_error_line, section, sim_table,
+                     toml_text, write_config)
 
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-
-CONFIG = """\
-seed = 3
-
-[[simulation]]
-title = "Lock map"
-clients = [5]
-repeat = 2
-network_mu = 10.0
-network_sigma = 2.0
-work_to_duration = 1.0
-control = "LockingServer"
-write_mu = 2.0
-write_sigma = 1.0
-strategies = [
-  { type = "Constant", constant = 0.5 },
-  { type = "FullJitteredExpo", base = 2.0, cap = 1000.0, name = "jitter" },
-]
-
-[simulation.explore]
-axes = [
-  { key = "strategies[1].base", from = 1, to = 100, steps = 3, scale = "log" },
-  { key = "write_mu", values = [1.0, 3.0] },
-]
-
-[simulation.tune]
-strategy = "jitter"
-params = { base = { low = 0.5, high = 50.0, log = true } }
-trials = 4
-
-[[simulation]]
-title = "Plain"
-clients = [2]
-repeat = 1
-network_mu = 1.0
-network_sigma = 0.0
-work_to_duration = 1.0
-control = "LockingServer"
-write_mu = 1.0
-write_sigma = 0.0
-strategies = [{ type = "Constant", constant = 1.0 }]
-"""
+# A small lock map with a tune table, then a simulation without either.
+CONFIG = (toml_text(sim_table(title="Lock map", clients=[5],
+                              strategies=[CONSTANT, {**FULL_JITTER, "name": "jitter"}]), top={"seed": 3})
+          + section("explore", {"axes": [
+              {"key": "strategies[1].base", "from": 1, "to": 100, "steps": 3, "scale": "log"},
+              {"key": "write_mu", "values": [1.0, 3.0]}]})
+          + section("tune", {"strategy": "jitter", "params": {"base": {"low": 0.5, "high": 50.0, "log": True}},
+                             "trials": 4})
+          + toml_text(sim_table(title="Plain", clients=[2], repeat=1, network_mu=1.0, network_sigma=0.0,
+                                write_mu=1.0, write_sigma=0.0, strategies=[{"type": "Constant", "constant": 1.0}])))
 
 FILES = ("Lock_map_explore.csv", "Lock_map_explore.png", "Lock_map_tune.csv", "Lock_map_pareto.csv",
          "Lock_map_pareto.png")
@@ -61,17 +30,7 @@ FILES = ("Lock_map_explore.csv", "Lock_map_explore.png", "Lock_map_tune.csv", "L
 
 @pytest.fixture
 def config(tmp_path: Path) -> Path:
-    path = tmp_path / "map.toml"
-    path.write_text(CONFIG, "utf-8")
-    return path
-
-
-def _one_error_line(stderr: str) -> str:
-    assert "Traceback" not in stderr
-    lines = stderr.strip().splitlines()
-    assert len(lines) == 1, stderr
-    assert lines[0].startswith("error: ")
-    return lines[0]
+    return write_config(tmp_path / "map.toml", CONFIG)
 
 
 def test_explore_writes_the_map_and_tune_files_only_for_simulations_that_ask(config: Path, tmp_path: Path,
@@ -104,13 +63,13 @@ def test_a_config_without_explore_tables_is_one_line_exit_2(tmp_path: Path, caps
     plain = tmp_path / "plain.toml"
     plain.write_text(CONFIG.split("[simulation.explore]")[0], "utf-8")
     assert cli.main(["explore", str(plain), "--out", str(tmp_path)]) == 2
-    assert "no simulation has a [simulation.explore]" in _one_error_line(capsys.readouterr().err)
+    assert "no simulation has a [simulation.explore]" in one_error_line(capsys.readouterr().err)
 
 
 def test_a_bad_axis_is_one_line_naming_file_simulation_and_key(config: Path, tmp_path: Path, capsys) -> None:
     config.write_text(CONFIG.replace('values = [1.0, 3.0]', 'values = [1.0, -3.0]'), "utf-8")
     assert cli.main(["explore", str(config), "--out", str(tmp_path / "out")]) == 2
-    line = _one_error_line(capsys.readouterr().err)
+    line = one_error_line(capsys.readouterr().err)
     assert str(config) in line and "simulation 'Lock map'" in line and "key 'explore.axes'" in line
     assert "write_mu = -3" in line and "must be >= 0" in line
     assert not (tmp_path / "out").exists()

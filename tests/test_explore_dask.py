@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import CONSTANT, section, sim_table, toml_text
 from test_explore_run import lock_doc, open_doc
 
 from sim import cli
@@ -79,19 +80,5 @@ def test_an_unreachable_scheduler_is_one_clear_line() -> None:
     assert message.startswith("--dask tcp://127.0.0.1:9: cannot reach the scheduler")
 
 
-_LOCK_MAP = """\
-[[simulation]]
-title = "Lock"
-clients = [4]
-repeat = 2
-network_mu = 10.0
-network_sigma = 2.0
-work_to_duration = 1.0
-control = "LockingServer"
-write_mu = 2.0
-write_sigma = 1.0
-strategies = [{ type = "Constant", constant = 0.5 }]
-
-[simulation.explore]
-axes = [{ key = "write_mu", values = [1.0, 2.0] }]
-"""
+_LOCK_MAP = (toml_text(sim_table(title="Lock", clients=[4], strategies=[CONSTANT]))
+             + section("explore", {"axes": [{"key": "write_mu", "values": [1.0, 2.0]}]}))

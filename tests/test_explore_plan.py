@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import sim_table, toml_text
+from support import section, sim_table, toml_text
 
 from sim.config import load_config
 from sim.errors import ConfigError
@@ -28,15 +28,10 @@ def write_config(tmp_path: Path, explore: dict[str, Any] | None = None, tune: di
     text = toml_text(table)
     for name, sub in (("explore", explore), ("tune", tune)):
         if sub is not None:
-            text += f"\n[simulation.{name}]\n" + "".join(f"{k} = {_toml(v)}\n" for k, v in sub.items())
+            text += section(name, sub)
     path = tmp_path / "map.toml"
     path.write_text(text, "utf-8")
     return path
-
-
-def _toml(value: Any) -> str:
-    from support import toml_value
-    return toml_value(value)
 
 
 def error_line(path: Path) -> str:
@@ -248,21 +243,10 @@ def test_the_explore_command_refuses_an_oversized_map_before_any_work(tmp_path: 
     from sim import cli
 
     path = tmp_path / "big.toml"
-    path.write_text('''
-[[simulation]]
-title = "Big"
-clients = [10]
-repeat = 1
-network_mu = 1.0
-network_sigma = 0.0
-control = "LockingServer"
-write_mu = 1.0
-write_sigma = 0.0
-strategies = [{ type = "Constant", constant = 1.0 }]
-
-[simulation.explore]
-axes = [{ key = "clients", values = [10, 1000000000000] }]
-''', "utf-8")
+    path.write_text(toml_text(sim_table(title="Big", clients=[10], repeat=1, network_mu=1.0, network_sigma=0.0,
+                                        write_mu=1.0, write_sigma=0.0,
+                                        strategies=[{"type": "Constant", "constant": 1.0}]))
+                    + section("explore", {"axes": [{"key": "clients", "values": [10, 1000000000000]}]}), "utf-8")
     assert cli.main(["explore", str(path), "--out", str(tmp_path / "out"), "-j", "1"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "the cell clients 1,000,000,000,000" in err

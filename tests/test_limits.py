@@ -4,14 +4,12 @@ long metrics-only run keeps its memory bounded, with progress on stderr."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from support import sim_table, toml_text
+from support import sim_process, sim_table, toml_text
 
 import sim.core.engine as engine
 import sim.core.resources as limits
@@ -87,8 +85,7 @@ def test_ordinary_configs_pass() -> None:
 def test_the_cli_refuses_before_any_work(tmp_path: Path) -> None:
     config = tmp_path / "big.toml"
     config.write_text(toml_text(sim_table(title="Big", repeat=10**12)))
-    done = subprocess.run([sys.executable, "-m", "sim", "run", str(config), "--out", "out"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    done = sim_process("run", str(config), "--out", "out", cwd=tmp_path, timeout=60)
     assert done.returncode == 2
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and "key 'repeat'" in lines[0] and "memory" in lines[0]

@@ -5,13 +5,12 @@ seed whatever the number of workers."""
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from rich.console import Console
+from support import PNG_MAGIC, file_bytes, sim_process
 
 from sim import cli
 from sim.analysis.open_metrics import OpenRunMetrics
@@ -29,11 +28,10 @@ KINDS = ("_metrics.png", "_scatter.png", "_metrics.csv", "_runs.csv", "_events.c
          "_timeseries.png", "_latency.png", "_timeseries.csv", "_latency.csv")
 HEADERS = {"_metrics.csv": METRICS_HEADER, "_runs.csv": RUNS_HEADER, "_events.csv": EVENTS_HEADER,
            "_timeseries.csv": TIMESERIES_HEADER, "_latency.csv": LATENCY_HEADER}
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 def _csvs(out: Path) -> dict[str, bytes]:
-    return {kind: (out / f"{STEM}{kind}").read_bytes() for kind in HEADERS}
+    return file_bytes(out, [STEM + kind for kind in HEADERS])
 
 
 def test_run_writes_nine_files_and_prints_the_latency_table(tmp_path: Path, capsys) -> None:
@@ -79,8 +77,7 @@ def test_events_file_keeps_the_full_histories(tmp_path: Path) -> None:
 def test_same_seed_gives_byte_identical_csvs_across_workers(tmp_path: Path) -> None:
     one, two = tmp_path / "one", tmp_path / "two"
     assert cli.main(["run", str(FIXTURE), "--out", str(one), "--quiet", "--workers", "1"]) == 0
-    done = subprocess.run([sys.executable, "-m", "sim", "run", str(FIXTURE), "--out", str(two),
-                           "--quiet", "--workers", "2"], capture_output=True, text=True, timeout=120)
+    done = sim_process("run", str(FIXTURE), "--out", str(two), "--quiet", "--workers", "2")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [str(two / (STEM + kind)) for kind in KINDS]
     assert _csvs(one) == _csvs(two)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import toml_value
+from support import toml_text, write_config
 
 from sim.cli import main
 from sim.config import load_config
@@ -42,10 +42,7 @@ LOCKING: dict[str, Any] = {
 def load(tmp_path: Path, base: dict[str, Any], **changes: Any):
     """Write ``base`` with ``changes`` (a value of None drops the key) as a config and load it."""
     table = {k: v for k, v in {**base, **changes}.items() if v is not None}
-    path = tmp_path / "overload.toml"
-    path.write_text("[[simulation]]\n" + "".join(f"{k} = {toml_value(v)}\n" for k, v in table.items()),
-                    encoding="utf-8")
-    return load_config(path)
+    return load_config(write_config(tmp_path / "overload.toml", toml_text(table)))
 
 
 def error(tmp_path: Path, base: dict[str, Any], key: str, contains: str = "", **changes: Any) -> str:
@@ -265,10 +262,7 @@ def test_normal_jitter_expo_parameter(tmp_path: Path) -> None:
 # --- the CLI turns them into one line and status 2 -------------------------------------------
 
 def test_cli_reports_an_overload_mistake_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    table = {k: v for k, v in {**QUEUE, "workload": "spikes"}.items()}
-    path = tmp_path / "bad.toml"
-    path.write_text("[[simulation]]\n" + "".join(f"{k} = {toml_value(v)}\n" for k, v in table.items()),
-                    encoding="utf-8")
+    path = write_config(tmp_path / "bad.toml", toml_text({**QUEUE, "workload": "spikes"}))
     assert main(["run", str(path), "--out", str(tmp_path), "--workers", "1", "--quiet"]) == 2
     captured = capsys.readouterr()
     assert captured.err.count("\n") == 1 and captured.err.startswith("error: ")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from support import make_spec
+from support import PNG_MAGIC, make_spec
 
 from sim.analysis.open_metrics import OpenRunMetrics
 from sim.analysis.sweep import SweepResult, run_sweep
@@ -23,7 +23,6 @@ from sim.palette import load_palette
 from sim.spec import SimulationSpec
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tiny_outage.toml"
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 SPIKE = {"title": "Tiny spike", "clients": [10, 40], "repeat": 2, "network_mu": 0.0,
          "network_sigma": 0.0, "work_to_duration": 1.0, "control": "QueueServer", "concurrency": 2,

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import io
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from rich.console import Console
-from support import sim_table
+from support import sim_process, sim_table
 
 from sim import cli
 from sim.analysis.sweep import run_sweep
@@ -50,8 +48,7 @@ def test_a_bad_time_unit_is_one_line(bad) -> None:
 def test_a_bad_time_unit_exits_2_with_one_line(tmp_path: Path) -> None:
     path = tmp_path / "bad.toml"
     path.write_text(TICKS.read_text("utf-8").replace('time_unit = "tick"', 'time_unit = "1 tick"'))
-    proc = subprocess.run([sys.executable, "-m", "sim", "run", str(path), "--out", str(tmp_path)],
-                          capture_output=True, text=True, timeout=120)
+    proc = sim_process("run", str(path), "--out", str(tmp_path))
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "time_unit" in proc.stderr
 
 

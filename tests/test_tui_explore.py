@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 
 from rich.console import Console
+from support import CONSTANT, FULL_JITTER, section, sim_table, toml_text
 from textual.widgets import Static
 from tui_support import FIXTURES, TINY, pilot_test, settle
 
@@ -266,23 +267,9 @@ async def test_explore_app_starts_on_the_map(tmp_path: Path) -> None:
         assert isinstance(app.screen, ExploreScreen)
 
 
-ONE_AXIS = """\
-seed = 3
-
-[[simulation]]
-title = "Lock map"
-clients = [5]
-repeat = 2
-network_mu = 10.0
-network_sigma = 2.0
-control = "LockingServer"
-write_mu = 2.0
-write_sigma = 1.0
-strategies = [{ type = "Constant", constant = 0.5 }, { type = "FullJitteredExpo", base = 2.0, cap = 1000.0 }]
-
-[simulation.explore]
-axes = [{ key = "write_mu", values = [1.0, 3.0, 9.0] }]
-"""
+ONE_AXIS = (toml_text(sim_table(title="Lock map", clients=[5], strategies=[CONSTANT, FULL_JITTER]),
+                      top={"seed": 3})
+            + section("explore", {"axes": [{"key": "write_mu", "values": [1.0, 3.0, 9.0]}]}))
 
 
 @pilot_test
