@@ -278,6 +278,7 @@ def _run(args: argparse.Namespace) -> int:
     from sim.export.runs import representative_runs
     from sim.palette import load_palette
     from sim.report import result_table
+    from sim.report.policies import policy_table
     from sim.report.tables import history_table, more_events_note
     from sim.stdout import stderr_line
 
@@ -350,6 +351,10 @@ def _run(args: argparse.Namespace) -> int:
             continue
         out.print()
         out.print(result_table(result, palette))
+        policies = policy_table(result)
+        if policies is not None:
+            out.print()
+            out.print(policies)
         # Hundreds of clients make histories of ~10^5 events: a head of each, and where the
         # rest is (printing them all took 30 s for a 300-client sweep).
         events_file = next(p for p in written if p.name.endswith("_events.csv"))

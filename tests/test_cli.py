@@ -70,11 +70,11 @@ def test_csv_contents_are_consistent(config: Path, tmp_path: Path) -> None:
     runs = (tmp_path / "Small_lock_runs.csv").read_text().splitlines()
     assert len(runs) == 1 + 2 * 3 * 3
     for row in runs[1:]:
-        _, _, clients, _, work, duration, cost, gave_up, denied, amplification, open_time = row.split(",")
+        _, _, clients, _, work, duration, cost, gave_up, denied, refused, amplification, open_time = row.split(",")
         assert float(cost) == pytest.approx(1.0 * int(work) + float(duration))
         assert gave_up == "0"
         # No policies: nothing denied, no breaker; each client's one call took work/clients attempts.
-        assert denied == "0" and float(open_time) == 0.0
+        assert denied == refused == "0" and float(open_time) == 0.0
         assert float(amplification) == pytest.approx(int(work) / int(clients))
     histories = read_events_csv(tmp_path / "Small_lock_events.csv")
     assert [(k.strategy, k.clients, k.repetition) for k in histories] == [

@@ -256,3 +256,44 @@ def test_timeseries_png_of_a_server_with_no_queue_draws_without_warnings() -> No
         warnings.simplefilter("error")
         fig = timeseries_figure(result)
     assert fig.axes[1].get_legend() is None and fig.axes[0].get_legend() is not None
+
+
+def test_a_first_attempt_an_open_breaker_refuses_is_a_call_refused_not_a_retry_denied() -> None:
+    # One client, every attempt fails, a ratio breaker that opens at its 2nd failure and stays
+    # open (a break longer than the run), 3 attempts a call, no backoff. Call 1: attempts 1 and 2
+    # fail (the breaker opens), retry 3 is refused: 1 retry denied. Every later call: its first
+    # attempt is refused (a call refused, the call fails fast), then retries 2 and 3 are refused
+    # too (2 retries denied), and MaxAttempts ends it. So with N calls: N − 1 calls refused and
+    # 1 + 2(N − 1) retries denied; before, the refused first attempts counted as denied retries.
+    spec = spec_of([{**NO_BACKOFF, "max_attempts": 3, "policies": [
+        {"type": "CircuitBreaker", "kind": "ratio", "minimum_throughput": 2, "break_duration": 1e9}]}],
+        failure_rate=1.0, clients=[1])
+    m = run_metrics(spec, spec.strategies[0].chain, 1, 0)
+    events = decode(record_run(spec, spec.labels[0], 1, 0))
+    calls = m.offered
+    assert calls > 10
+    assert m.calls_refused == calls - 1
+    assert m.retries_denied == 1 + 2 * (calls - 1)
+    assert m.calls_refused == sum(1 for e in events if e[2] == "client_call_refused")
+    assert m.retries_denied == sum(1 for e in events if e[2] == "client_retry_denied")
+    assert m.work == 2  # refused attempts never reach the server
+    refused = next(e for e in events if e[2] == "client_call_refused")
+    assert ev.format_detail(ev.CLIENT_CALL_REFUSED, refused[3]) == "policy=breaker_open"
+
+
+def test_calls_refused_is_a_column_of_the_runs_and_metrics_csv() -> None:
+    from sim.analysis.sweep import SweepResult
+    from sim.export.csv_files import metrics_csv_text, runs_csv_text
+
+    spec = spec_of([{**NO_BACKOFF, "max_attempts": 3, "policies": [
+        {"type": "CircuitBreaker", "kind": "ratio", "minimum_throughput": 2, "break_duration": 1e9}]}],
+        failure_rate=1.0, clients=[1])
+    m = run_metrics(spec, spec.strategies[0].chain, 1, 0)
+    result = SweepResult.empty(spec)
+    result.store(0, 0, [m])
+    runs = runs_csv_text(result).splitlines()
+    row = dict(zip(runs[0].split(","), runs[1].split(",")))
+    assert (row["calls_refused"], row["retries_denied"]) == (str(m.calls_refused), str(m.retries_denied))
+    metrics = metrics_csv_text(result).splitlines()
+    row = dict(zip(metrics[0].split(","), metrics[1].split(",")))
+    assert float(row["calls_refused_mean"]) == m.calls_refused > 0

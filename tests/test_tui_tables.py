@@ -94,3 +94,44 @@ def test_the_table_s_tooltip_names_the_highlighted_strategy_s_whole_chain() -> N
             assert table.table.tooltip == ("budgeted: Constant(max_attempts=4, constant=0.5)"
                                            " + GrpcThrottle(scope=shared)")
     asyncio.run(body())
+
+
+def test_a_simulation_with_policies_shows_what_they_did_in_both_tables() -> None:
+    # A shared gRPC throttle on one lock: rejections drain it, so it denies retries; no breaker,
+    # so "calls refused" and "breaker open" are zero in every run and left out.
+    from sim.report.policies import policy_table
+    from tui.widgets.latency_table import LatencyTable
+
+    spec = make_spec(strategies=[
+        {"type": "Constant", "constant": 0.5, "name": "plain"},
+        {"type": "Constant", "constant": 0.5, "name": "throttled",
+         "policies": [{"type": "GrpcThrottle", "scope": "shared"}]}], clients=[20], repeat=2)
+    sweep = run_sweep(spec, workers=1)
+    assert sweep.retries_denied[1].sum() > 0 and not sweep.calls_refused.any()
+    flaky = make_spec("FlakyServer", strategies=[
+        {"type": "Constant", "constant": 0.0, "max_attempts": 3, "name": "breaker", "policies": [
+            {"type": "CircuitBreaker", "kind": "ratio", "minimum_throughput": 2, "break_duration": 1e9}]}],
+        failure_rate=1.0, workload="poisson", think_time=100.0, horizon=2000.0, clients=[2], repeat=1)
+    broken = run_sweep(flaky, workers=1)
+    assert broken.calls_refused.sum() > 0
+
+    async def body() -> None:
+        table = MetricsTable()
+        async with WidgetApp(table).run_test(size=(160, 12)) as pilot:
+            table.show(sweep, 0)
+            await pilot.pause()
+            assert table.columns[-2:] == ["amplification", "retries denied"]
+            denied = str(table.table.get_row_at(1)[-1])
+            assert float(denied) == sweep.retries_denied[1, 0].mean()
+        latency = LatencyTable()
+        async with WidgetApp(latency).run_test(size=(200, 12)) as pilot:
+            latency.show(broken, 0)
+            await pilot.pause()
+            assert latency.columns[-4:] == ["amplification", "retries denied", "calls refused",
+                                            "breaker open"]
+            assert str(latency.table.get_row_at(0)[-2]) == f"{broken.calls_refused[0, 0, 0]:,}"
+    asyncio.run(body())
+    # Without policies: no policy columns, no policy table.
+    plain = run_sweep(make_spec(strategies=STRATEGIES, clients=[2], repeat=1), workers=1)
+    assert policy_table(plain) is None
+    assert "calls refused" in [c.header for c in policy_table(broken).columns]

@@ -23,7 +23,8 @@ SHORT_WORDS: dict[str, str] = {"backoff": "wait", "accept": "acc", "commit": "ok
                                "success": "ok", "reject": "rej", "abort": "abrt",
                                "timeout": "t/o", "give up": "quit", "server": "srv",
                                "version": "ver", "outage": "down", "write": "wr",
-                               "read": "rd", "retry denied": "deny", "breaker": "brk"}
+                               "read": "rd", "retry denied": "deny", "call refused": "refd",
+                               "breaker": "brk"}
 # How a legend too wide for its row gives way, step by step: shorter words for the least telling
 # entries, then without the server lane's own marks; failures, give-ups and outages, what a
 # reader looks for, keep their words longest.

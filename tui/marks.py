@@ -65,6 +65,7 @@ CODE_MARKS: dict[int, str] = {
     ev.BREAKER_OPENS: "breaker",
     ev.BREAKER_HALF_OPENS: "breaker",
     ev.BREAKER_CLOSES: "breaker",
+    ev.CLIENT_CALL_REFUSED: "denied",
 }
 # Rank of each event code (index = code), for numpy lookups.
 CODE_RANK = np.array([MARK_RANK[CODE_MARKS[code]] for code in range(len(ev.EVENT_NAMES))],
@@ -78,18 +79,25 @@ DONE_WORDS: tuple[tuple[int, str], ...] = ((ev.SERVER_COMMITS, "commit"),
 FAILURE_WORDS: tuple[tuple[int, str], ...] = ((ev.SERVER_REJECTS, "reject"),
                                               (ev.SERVER_ABORTS, "abort"),
                                               (ev.CLIENT_TIMES_OUT, "timeout"))
+# ``⊖``: a retry a policy denied, a call an open breaker refused, or both.
+DENIED_WORDS: tuple[tuple[int, str], ...] = ((ev.CLIENT_RETRY_DENIED, "retry denied"),
+                                             (ev.CLIENT_CALL_REFUSED, "call refused"))
 
 
 def run_labels(codes_present: set[int]) -> dict[str, str]:
     """Legend words for a run holding ``codes_present``: ``✗`` is "reject", "abort",
-    "timeout" or a mix ("reject/timeout"), ``✓`` "commit" or "success"."""
+    "timeout" or a mix ("reject/timeout"), ``✓`` "commit" or "success", ``⊖`` "retry denied",
+    "call refused" or both."""
     labels = {mark.name: mark.label for mark in MARKS}
     done = [word for code, word in DONE_WORDS if code in codes_present]
     failure = [word for code, word in FAILURE_WORDS if code in codes_present]
+    denied = [word for code, word in DENIED_WORDS if code in codes_present]
     if done:
         labels["done"] = "/".join(done)
     if failure:
         labels["failure"] = "/".join(failure)
+    if denied:
+        labels["denied"] = "/".join(denied)
     return labels
 
 

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class RunMetrics:
     """Work (write requests), duration (time of the last event), cost and give-ups of one run;
-    with retry policies, the retries they denied and the mean time a breaker spent open."""
+    with retry policies, the retries they denied, the calls an open breaker refused at their first
+    attempt and the mean time a breaker spent open."""
 
     work: int
     duration: float
@@ -18,6 +19,7 @@ class RunMetrics:
     events: int
     retries_denied: int = 0
     breaker_open_time: float = 0.0  # mean over the run's breakers of the time not closed
+    calls_refused: int = 0  # first attempts an open breaker refused (not retries)
     calls: int = 0  # unique calls: one per client of a burst, each new request of a workload
 
     @property

@@ -45,6 +45,7 @@ class SweepResult:
     retries_denied: np.ndarray = None  # type: ignore[assignment]  # filled by ``empty``
     amplification: np.ndarray = None  # type: ignore[assignment]
     breaker_open_time: np.ndarray = None  # type: ignore[assignment]
+    calls_refused: np.ndarray = None  # type: ignore[assignment]
     # Runs against replying servers keep their full overload metrics, keyed (strategy, clients, rep).
     open_runs: dict[tuple[int, int, int], OpenRunMetrics] = field(default_factory=dict, repr=False)
     _summary: dict = field(default_factory=dict, repr=False)
@@ -54,7 +55,7 @@ class SweepResult:
         shape = (len(spec.strategies), len(spec.clients), spec.repeat)
         return cls(spec, np.zeros(shape, np.int64), np.zeros(shape, np.float64),
                    np.zeros(shape, np.int64), np.zeros(shape, np.int64), np.zeros(shape, np.int64),
-                   np.zeros(shape, np.float64), np.zeros(shape, np.float64))
+                   np.zeros(shape, np.float64), np.zeros(shape, np.float64), np.zeros(shape, np.int64))
 
     @property
     def cost(self) -> np.ndarray:
@@ -73,12 +74,13 @@ class SweepResult:
             self.retries_denied[s, k, r] = m.retries_denied
             self.amplification[s, k, r] = m.amplification
             self.breaker_open_time[s, k, r] = m.breaker_open_time
+            self.calls_refused[s, k, r] = m.calls_refused
             if isinstance(m, OpenRunMetrics):
                 self.open_runs[(s, k, r)] = m
 
     def metric(self, name: str) -> np.ndarray:
-        """``work``, ``duration``, ``cost``, ``gave_up``, ``retries_denied``, ``amplification`` or
-        ``breaker_open_time`` as an array [strategy, clients, rep]."""
+        """``work``, ``duration``, ``cost``, ``gave_up``, ``retries_denied``, ``calls_refused``,
+        ``amplification`` or ``breaker_open_time`` as an array [strategy, clients, rep]."""
         return self.cost if name == "cost" else getattr(self, name)
 
     def summary(self, name: str, s: int, k: int) -> Estimate:

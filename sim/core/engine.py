@@ -194,6 +194,7 @@ def _metrics(spec: SimulationSpec, wiring: Wiring, side, duration: float, events
     if wiring.series is None:
         return RunMetrics(work, duration, spec.work_to_duration * work + duration, side.gave_up, events,
                           retries_denied=side.retries_denied, breaker_open_time=side.breaker_open_time(duration),
+                          calls_refused=side.calls_refused,
                           calls=len(side.attempts))
     series = wiring.series
     arrays = {name: np.asarray(values, dtype=np.int64) for name, values in series.arrays().items()}
@@ -205,6 +206,7 @@ def _metrics(spec: SimulationSpec, wiring: Wiring, side, duration: float, events
     return OpenRunMetrics(
         work, duration, spec.work_to_duration * work + duration, side.gave_up, events,
         retries_denied=side.retries_denied, breaker_open_time=side.breaker_open_time(float(spec.horizon)),
+        calls_refused=side.calls_refused,
         calls=offered, offered=offered, successes=counts["successes"],
         rejections=counts["rejections"], timeouts=counts["timeouts"], unfinished=side.unfinished,
         horizon=float(spec.horizon), latencies=latencies,

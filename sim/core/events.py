@@ -29,6 +29,9 @@ CLIENT_RETRY_DENIED = 17
 BREAKER_OPENS = 18
 BREAKER_HALF_OPENS = 19
 BREAKER_CLOSES = 20
+# A first attempt an open circuit breaker refused before sending (Polly's BrokenCircuitException,
+# resilience4j's CallNotPermittedException): the call fails fast; not a retry.
+CLIENT_CALL_REFUSED = 21
 
 EVENT_NAMES: tuple[str, ...] = (
     "client_requests_write",
@@ -52,6 +55,7 @@ EVENT_NAMES: tuple[str, ...] = (
     "breaker_opens",
     "breaker_half_opens",
     "breaker_closes",
+    "client_call_refused",
 )
 EVENT_CODES: dict[str, int] = {name: code for code, name in enumerate(EVENT_NAMES)}
 
@@ -68,6 +72,7 @@ DETAIL_LABELS: dict[int, str] = {
     SERVER_QUEUES: "queued",
     SERVER_COMPLETES: "in_service",
     CLIENT_RETRY_DENIED: "policy",
+    CLIENT_CALL_REFUSED: "policy",
     CLIENT_BACKS_OFF: "tokens",  # with a token-holding policy: the tokens left after the retry
 }
 # The policies that deny retries, by the reason their GiveUp names (``sim.policies``): the detail
@@ -77,7 +82,7 @@ DENY_REASONS: tuple[str, ...] = ("token_bucket", "grpc_throttle", "retry_quota",
                                  "concurrency_budget", "breaker", "breaker_open", "policy")
 DENY_REASON_INDEX: dict[str, int] = {name: i for i, name in enumerate(DENY_REASONS)}
 # Events whose detail is a name from a tuple rather than a number.
-DETAIL_NAMES: dict[int, tuple[str, ...]] = {CLIENT_RETRY_DENIED: DENY_REASONS}
+DETAIL_NAMES: dict[int, tuple[str, ...]] = {CLIENT_RETRY_DENIED: DENY_REASONS, CLIENT_CALL_REFUSED: DENY_REASONS}
 
 # Broad kinds, for colouring and filtering in the UI.
 KIND_REQUEST = "request"
@@ -108,6 +113,7 @@ EVENT_KINDS: dict[int, str] = {
     BREAKER_OPENS: KIND_FAILURE,
     BREAKER_HALF_OPENS: KIND_SERVER,
     BREAKER_CLOSES: KIND_SUCCESS,
+    CLIENT_CALL_REFUSED: KIND_FAILURE,  # the call fails fast; the chain may try it again
 }
 
 DETAIL_SHIFT = 5
@@ -139,7 +145,7 @@ def format_detail(code: int, detail: int) -> str:
 
 CLIENT_EVENTS = frozenset({CLIENT_REQUESTS_WRITE, CLIENT_REQUESTS_VERSION, CLIENT_BACKS_OFF,
                            CLIENT_GIVES_UP, CLIENT_TIMES_OUT, CLIENT_SUCCEEDS, CLIENT_RETRY_DENIED,
-                           BREAKER_OPENS, BREAKER_HALF_OPENS, BREAKER_CLOSES})
+                           BREAKER_OPENS, BREAKER_HALF_OPENS, BREAKER_CLOSES, CLIENT_CALL_REFUSED})
 
 
 def is_server_event(code: int) -> bool:

@@ -33,10 +33,10 @@ from sim.inputs import InputFileError, read_limited
 METRICS_HEADER = ("simulation", "control", "strategy", "clients", "repeats", "work_mean",
                   "work_ci95", "duration_mean", "duration_ci95", "cost_mean", "cost_ci95",
                   "gave_up_mean", "cost_vs_best_mean", "cost_vs_best_ci95",
-                  "cost_vs_best_percent", "vs_best", "retries_denied_mean", "amplification_mean",
-                  "amplification_ci95", "breaker_open_time_mean")
+                  "cost_vs_best_percent", "vs_best", "retries_denied_mean", "calls_refused_mean",
+                  "amplification_mean", "amplification_ci95", "breaker_open_time_mean")
 RUNS_HEADER = ("simulation", "strategy", "clients", "repetition", "work", "duration", "cost",
-               "gave_up", "retries_denied", "amplification", "breaker_open_time")
+               "gave_up", "retries_denied", "calls_refused", "amplification", "breaker_open_time")
 EVENTS_HEADER = ("simulation", "strategy", "clients", "repetition", "time", "client_id",
                  "event_type", "event_detail")
 
@@ -98,6 +98,7 @@ def metrics_csv_text(result: SweepResult) -> str:
                     format_float(versus.percent), versus.verdict]
             amplification = result.summary("amplification", s, k)
             row += [format_float(result.summary("retries_denied", s, k).mean),
+                    format_float(result.summary("calls_refused", s, k).mean),
                     format_float(amplification.mean), format_ci(amplification.ci95, spec.repeat),
                     format_float(result.summary("breaker_open_time", s, k).mean)]
             rows.append(row)
@@ -115,6 +116,7 @@ def runs_csv_text(result: SweepResult) -> str:
                 rows.append([spec.title, label, str(n), str(r), str(int(result.work[s, k, r])),
                              format_float(result.duration[s, k, r]), format_float(cost[s, k, r]),
                              str(int(result.gave_up[s, k, r])), str(int(result.retries_denied[s, k, r])),
+                             str(int(result.calls_refused[s, k, r])),
                              format_float(result.amplification[s, k, r]),
                              format_float(result.breaker_open_time[s, k, r])])
     return csv_text(RUNS_HEADER, rows)

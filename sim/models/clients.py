@@ -112,7 +112,7 @@ class ContentionClients:
                         # failure of kind DENIED at the same instant; no write, so no work.
                         refused[c] += 1
                         heappush(heap, (t, seq(), rejected, c, DENIED))
-                        return policy.denied(hold.reason)
+                        return policy.refused(hold.reason, attempts[c] + refused[c])
                     if hold:
                         heappush(heap, (t + hold, seq(), asked, c, HELD))
                         return NO_EVENT
@@ -137,6 +137,10 @@ class ContentionClients:
     @property
     def retries_denied(self) -> int:
         return 0 if self.policy is None else self.policy.retries_denied
+
+    @property
+    def calls_refused(self) -> int:
+        return 0 if self.policy is None else self.policy.calls_refused
 
     def breaker_open_time(self, end: float) -> float:
         return 0.0 if self.policy is None else self.policy.open_time(end)
@@ -202,7 +206,7 @@ class OpenClients:
                     # as a failure of kind DENIED at the same instant.
                     req_attempts[c] += 1
                     heappush(heap, (t, seq(), after_failure, c, DENIED))
-                    return policy.denied(hold.reason)
+                    return policy.refused(hold.reason, req_attempts[c])
                 if hold:
                     heappush(heap, (t + hold, seq(), asked, c, HELD))
                     return NO_EVENT
@@ -328,6 +332,10 @@ class OpenClients:
     @property
     def retries_denied(self) -> int:
         return 0 if self.policy is None else self.policy.retries_denied
+
+    @property
+    def calls_refused(self) -> int:
+        return 0 if self.policy is None else self.policy.calls_refused
 
     def breaker_open_time(self, end: float) -> float:
         return 0.0 if self.policy is None else self.policy.open_time(end)

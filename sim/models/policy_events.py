@@ -1,7 +1,11 @@
 """What a client model records of its policy chains: denied retries and circuit breakers.
 
 A retry a policy refuses is the event ``client_retry_denied`` with the policy's reason (instead of
-``client_gives_up``, which stays for limits running out: attempts, elapsed time, deadlines). A
+``client_gives_up``, which stays for limits running out: attempts, elapsed time, deadlines). An
+attempt an open breaker refuses before sending is a denied retry too when it is a retry; a
+refused *first* attempt is no retry: it is ``client_call_refused`` and counts in ``calls_refused``
+(the call fails fast, as Polly's ``BrokenCircuitException`` or resilience4j's
+``CallNotPermittedException``; the chain then decides whether the call tries again). A
 breaker link (any link with a ``listener`` attribute, see ``sim.policies.circuit_breaker``)
 reports each transition; the transition becomes its own event at that instant (``breaker_opens``,
 ``breaker_half_opens``, ``breaker_closes``), on the lane of the client whose attempt caused it
@@ -28,10 +32,11 @@ class PolicyEvents:
     client whose chain is being asked (set by the client model before each chain call)."""
 
     # Every event code it records (on either client model).
-    EVENTS = frozenset({ev.CLIENT_RETRY_DENIED, *STATE_EVENTS.values()})
+    EVENTS = frozenset({ev.CLIENT_RETRY_DENIED, ev.CLIENT_CALL_REFUSED, *STATE_EVENTS.values()})
 
     def __init__(self, chains: Sequence[Any], heap: list, seq: Callable[[], int]) -> None:
         self.retries_denied = 0
+        self.calls_refused = 0
         self.current = [0]
         self._heap, self._seq = heap, seq
         self._left_closed: dict[int, float] = {}  # breaker id → when it left the closed state
@@ -80,6 +85,14 @@ class PolicyEvents:
         """Count a denied retry; its packed ``client_retry_denied`` event."""
         self.retries_denied += 1
         return ev.pack(ev.CLIENT_RETRY_DENIED, ev.DENY_REASON_INDEX.get(reason, _FALLBACK))
+
+    def refused(self, reason: str, attempt: int) -> int:
+        """Count attempt number ``attempt`` refused before sending (an open breaker): a call
+        refused when it is the call's first, else a denied retry; its packed event."""
+        if attempt > 1:
+            return self.denied(reason)
+        self.calls_refused += 1
+        return ev.pack(ev.CLIENT_CALL_REFUSED, ev.DENY_REASON_INDEX.get(reason, _FALLBACK))
 
     def open_time(self, end: float) -> float:
         """Mean time per breaker spent open or half-open up to ``end`` (0 without breakers)."""

@@ -20,6 +20,7 @@ from rich.text import Text
 from sim.analysis.recovery import RecoverySummary
 from sim.analysis.sweep import SweepResult
 from sim.palette import Palette
+from sim.report.policies import policy_rows
 from sim.report.latency import (
     BEST,
     NARROW_DROP_ORDER,
@@ -33,6 +34,7 @@ from sim.report.latency import (
 from sim.units import DEFAULT_TIME_UNIT
 
 from ..plural import count
+from .policy_columns import POLICY_KEYS, policy_header
 from ..table_fit import column_width
 from .strategy_table import StrategyTable
 
@@ -108,16 +110,20 @@ class LatencyTable(StrategyTable):
 
     CAPTION_ID = "latency-caption"
     REQUIRED = ("strategy", "requests", "p50", "recovery")
-    PRIORITY = tuple(reversed(NARROW_DROP_ORDER))  # the CLI's drop order, most telling first
+    # The CLI's drop order, most telling first; a simulation's policy columns give way first.
+    PRIORITY = (*reversed(NARROW_DROP_ORDER), *POLICY_KEYS)
 
     def __init__(self, *, name: str | None = None, id: str | None = None,
                  classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.rows: list[LatencyRow] = []
         self.silent: list[str] = []
+        self.policy_keys: list[str] = []
+        self.policy_cells: list[dict[str, str]] = []
 
     def set_rows(self, result: SweepResult | None, clients_index: int) -> None:
         self.rows, self.silent = latency_rows(result, clients_index) if result else ([], [])
+        self.policy_keys, self.policy_cells = policy_rows(result, clients_index)
 
     @property
     def row_count(self) -> int:
@@ -126,7 +132,7 @@ class LatencyTable(StrategyTable):
     def header(self, key: str) -> str:
         if key == "goodput" and self._result is not None:
             return f"{HEADERS[key]}/{self._result.spec.time_unit}"
-        return HEADERS[key]
+        return HEADERS.get(key) or policy_header(key)
 
     @staticmethod
     def _label(row: LatencyRow) -> str:
@@ -136,8 +142,11 @@ class LatencyTable(StrategyTable):
         keys = [k for k, _ in COLUMNS if k not in self.silent]
         if self._result is not None and not self._result.spec.outages:
             keys.remove("recovery")
-        return {k: column_width(self.header(k), [self._label(r) if k == "strategy" else r.cells[k]
-                                             for r in self.rows]) for k in keys}
+        widths = {k: column_width(self.header(k), [self._label(r) if k == "strategy" else r.cells[k]
+                                                   for r in self.rows]) for k in keys}
+        for k in self.policy_keys:
+            widths[k] = column_width(self.header(k), [cells[k] for cells in self.policy_cells])
+        return widths
 
     def caption(self, result: SweepResult, hidden: int) -> str:
         """Short: what the numbers are and what the marks mean (the help screen says more)."""
@@ -162,6 +171,8 @@ class LatencyTable(StrategyTable):
         for key in columns:
             if key == "strategy":
                 line.append(Text(self._label(row), style=error if row.never_recovered else ""))
+            elif key in self.policy_keys:
+                line.append(Text(self.policy_cells[index][key], justify="right"))
             elif key == "recovery" and row.never_recovered:
                 line.append(Text(row.cells[key], style=error, justify="right"))
             else:

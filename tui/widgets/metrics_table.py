@@ -16,8 +16,10 @@ from rich.text import Text
 from sim.analysis.sweep import SweepResult
 from sim.analysis.versus import BEST, TIED, TIED_MARK, ci_note, cost_versus_best
 from sim.palette import Palette
+from sim.report.policies import policy_rows
 
 from ..plural import count
+from .policy_columns import POLICY_KEYS, policy_header
 from ..table_fit import column_width
 from .charts import series_marker
 from .strategy_table import StrategyTable
@@ -62,15 +64,21 @@ class MetricsTable(StrategyTable):
     """Work, duration, cost and give-ups per strategy, with the paired comparison to the best."""
 
     REQUIRED = ("Strategy", "Cost", "Cost vs best")
-    PRIORITY = ("Work", "Duration", "Gave up")
+    PRIORITY = ("Work", "Duration", "Gave up", *POLICY_KEYS)  # policy columns give way first
 
     def __init__(self, *, name: str | None = None, id: str | None = None,
                  classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.rows: list[StrategyRow] = []
+        self.policy_keys: list[str] = []
+        self.policy_cells: list[dict[str, str]] = []
 
     def set_rows(self, result: SweepResult | None, clients_index: int) -> None:
         self.rows = comparison_rows(result, clients_index) if result is not None else []
+        self.policy_keys, self.policy_cells = policy_rows(result, clients_index)
+
+    def header(self, key: str) -> str:
+        return policy_header(key) if key in self.policy_keys else key
 
     @property
     def row_count(self) -> int:
@@ -88,7 +96,10 @@ class MetricsTable(StrategyTable):
     def column_widths(self) -> dict[str, int]:
         silent = self._silent()
         cells = [self._cells(row) for row in self.rows]
-        return {c: column_width(c, [r[c] for r in cells]) for c in COLUMNS if c not in silent}
+        widths = {c: column_width(c, [r[c] for r in cells]) for c in COLUMNS if c not in silent}
+        for k in self.policy_keys:
+            widths[k] = column_width(self.header(k), [cells[k] for cells in self.policy_cells])
+        return widths
 
     def caption(self, result: SweepResult, hidden: int) -> str:
         spec = result.spec
@@ -114,6 +125,8 @@ class MetricsTable(StrategyTable):
             if column == "Strategy":
                 line.append(Text.assemble((f"{series_marker(index)} ", palette.series_color(index)),
                                           (row.label, style)))
+            elif column in self.policy_keys:
+                line.append(Text(self.policy_cells[index][column], justify="right"))
             else:
                 line.append(Text(cells[column], style=style, justify="right"))
         return line
