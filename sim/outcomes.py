@@ -6,7 +6,12 @@ answer: the client's own policy chain refused to send the attempt (an open circu
 
 How the kinds map to what real libraries see (used by kind-aware policies and strategies):
 ``REJECTED`` is a throttling error (HTTP 429/503 SlowDown, gRPC RESOURCE_EXHAUSTED/UNAVAILABLE),
-``ABORTED`` a transient conflict, ``TIMED_OUT`` a read/connect timeout.
+``ABORTED`` a transient conflict, ``TIMED_OUT`` a read/connect timeout, ``SERVER_ERROR`` a
+transient server error that is no throttling (HTTP 500/502/504 without a throttling error code,
+gRPC INTERNAL/UNKNOWN): what ``FlakyServer`` answers. botocore (``retries/standard.py``) retries it
+as a transient error (``TransientRetryableChecker``: 500, 502, 503, 504) at the non-throttling
+cost and base delay, and its adaptive mode (``retries/adaptive.py``) does not slow down for it;
+policies that do not look at the kind count it as any failure.
 """
 
 from __future__ import annotations
@@ -22,9 +27,10 @@ REJECTED = 1
 ABORTED = 2
 TIMED_OUT = 3
 DENIED = 4
+SERVER_ERROR = 5
 
-KIND_NAMES: tuple[str, ...] = ("succeeded", "rejected", "aborted", "timed_out", "denied")
-FAILURE_KINDS: tuple[int, ...] = (REJECTED, ABORTED, TIMED_OUT, DENIED)
+KIND_NAMES: tuple[str, ...] = ("succeeded", "rejected", "aborted", "timed_out", "denied", "server_error")
+FAILURE_KINDS: tuple[int, ...] = (REJECTED, ABORTED, TIMED_OUT, DENIED, SERVER_ERROR)
 
 
 class ChainFactory(Protocol):

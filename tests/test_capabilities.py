@@ -120,6 +120,7 @@ def test_series_counters_and_state_sample_are_the_declared_ones(name: str) -> No
         wiring.series = touched = _Touched(wiring.series)
     default_state = wiring.server_state
     wiring.client_rejected = wiring.client_version_reply = wiring.client_succeeded = lambda t, c, a: 0
+    wiring.client_server_error = wiring.client_rejected
     spec.control.build(wiring)
     if caps.keeps_series:
         assert touched.touched == set(caps.series)

@@ -13,9 +13,10 @@ import random
 from types import SimpleNamespace
 
 import pytest
+from botocore.exceptions import ReadTimeoutError
 from botocore.retries import adaptive, bucket, quota, standard, throttling
 
-from sim.outcomes import ABORTED, REJECTED, TIMED_OUT
+from sim.outcomes import ABORTED, REJECTED, SERVER_ERROR, TIMED_OUT
 from sim.policies import chain_from_data
 from sim.policies.adaptive import ClientRateLimiter
 from sim.policies.presets import expand_preset
@@ -244,3 +245,98 @@ def test_adaptive_limiter_timeouts_and_aborts_count_as_non_throttling() -> None:
         theirs.on_receiving_response(throttled=throttled)
         chain.on_failure(clock.now, kind, 1, clock.now)
         assert ours.fill_rate == theirs._token_bucket.max_rate
+
+
+# --- transient server errors (HTTP 500), as botocore classifies real responses ------------------
+
+
+def response_context(kind: int, attempt: int, request_context: dict) -> standard.RetryContext:
+    """A real botocore retry context for an outcome kind: a 429 ThrottlingException, a 500
+    InternalError, or a read timeout (no response)."""
+    if kind == TIMED_OUT:
+        return standard.RetryContext(attempt_number=attempt, request_context=request_context,
+                                     caught_exception=ReadTimeoutError(endpoint_url="https://x"))
+    status, code = (429, "ThrottlingException") if kind == REJECTED else (500, "InternalError")
+    return standard.RetryContext(attempt_number=attempt, request_context=request_context,
+                                 http_response=SimpleNamespace(status_code=status, headers={}),
+                                 parsed_response={"Error": {"Code": code}})
+
+
+def test_botocore_classifies_a_server_error_as_transient_not_throttling() -> None:
+    detector = standard.ThrottlingErrorDetector(standard.RetryEventAdapter())
+    conditions = standard.StandardRetryConditions()
+    for kind, throttling in ((REJECTED, True), (SERVER_ERROR, False), (TIMED_OUT, False)):
+        context = response_context(kind, 1, {})
+        assert conditions.is_retryable(context)  # botocore retries all three
+        assert detector.is_throttling_error_from_context(context) is throttling
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_standard_mode_after_server_errors_equals_botocore(seed: int) -> None:
+    # One shared quota, calls of up to 3 attempts whose failures mix throttling errors, server
+    # errors and timeouts; botocore's own detector classifies real responses. Every retry
+    # decision, the quota left and every delay must be botocore's.
+    rng = random.Random(seed)
+    detector = standard.ThrottlingErrorDetector(standard.RetryEventAdapter())
+    q = quota.RetryQuota()
+    checker = standard.RetryQuotaChecker(q, detector)
+    backoff = standard.ExponentialBackoff(random=random.Random(seed).random, throttling_detector=detector)
+    max_attempts = standard.MaxAttemptsChecker(standard.DEFAULT_MAX_ATTEMPTS)
+    spec = chain_from_data(expand_preset({"preset": "botocore-standard", "scope": "shared"}, 1.0))
+    chain = spec.build([random.Random(seed).random])[0]
+    link = next(x for x in chain.links if isinstance(x, _QuotaLink))
+    kinds = (REJECTED, SERVER_ERROR, SERVER_ERROR, TIMED_OUT)
+    server_errors = dry = 0
+    for call in range(600):
+        request_context: dict = {}
+        start = float(call)
+        for k in range(1, 4):
+            t = start + k / 10
+            chain.on_attempt(t, k, start)
+            if rng.random() < 0.3:
+                checker.release_retry_quota(request_context, SimpleNamespace(status_code=200))
+                chain.on_success(t, k, start)
+                break
+            kind = rng.choice(kinds)
+            server_errors += kind == SERVER_ERROR
+            context = response_context(kind, k, request_context)
+            retried = max_attempts.is_retryable(context) and checker.acquire_retry_quota(context)
+            verdict = chain.on_failure(t, kind, k, start)
+            assert isinstance(verdict, float) == retried
+            if retried:
+                assert verdict == backoff.delay_amount(context)
+            assert link.quota.available == q.available_capacity
+            if not retried:
+                dry += k < 3  # refused by the quota, not by max attempts
+                break
+    assert server_errors > 200 and dry > 0  # server errors were heard, and the quota ran dry
+
+
+def test_adaptive_limiter_does_not_slow_down_for_server_errors() -> None:
+    # botocore's ClientRateLimiter with its real throttling detector: only the 429 throttling
+    # responses lower the rate; 500s are successes to CUBIC, as timeouts are.
+    clock = Clock()
+    token_bucket = bucket.TokenBucket(max_rate=1, clock=clock)
+    token_bucket._new_fill_rate_condition = Condition(clock)
+    theirs = adaptive.ClientRateLimiter(
+        rate_adjustor=throttling.CubicCalculator(starting_max_rate=0, start_time=0.0),
+        rate_clocker=adaptive.RateClocker(clock), token_bucket=token_bucket,
+        throttling_detector=standard.ThrottlingErrorDetector(standard.RetryEventAdapter()), clock=clock)
+    chain = chain_from_data(expand_preset({"preset": "botocore-adaptive"}, 1.0)).build([random.random])[0]
+    ours = next(x for x in chain.links if isinstance(x, ClientRateLimiter))
+    rng = random.Random(5)
+    rates = []
+    for i in range(400):
+        clock.now = 0.05 * (i + 1)
+        # A mix, then only server errors: the rate must climb back (CUBIC's success_received).
+        kind = rng.choice((REJECTED, SERVER_ERROR, SERVER_ERROR, SERVER_ERROR)) if i < 300 else SERVER_ERROR
+        context = response_context(kind, 1, {})
+        theirs.on_receiving_response(
+            response=(context.http_response, context.parsed_response), attempts=1, operation=None,
+            caught_exception=None, request_dict={"context": {}})
+        chain.on_failure(clock.now, kind, 1, clock.now)
+        assert ours.enabled == theirs._enabled
+        assert ours.fill_rate == theirs._token_bucket.max_rate
+        rates.append(ours.fill_rate)
+    assert ours.enabled and rates[-1] > 2 * rates[299]
+    assert all(b >= a for a, b in zip(rates[300:], rates[301:]))

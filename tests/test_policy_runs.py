@@ -297,3 +297,21 @@ def test_calls_refused_is_a_column_of_the_runs_and_metrics_csv() -> None:
     metrics = metrics_csv_text(result).splitlines()
     row = dict(zip(metrics[0].split(","), metrics[1].split(",")))
     assert float(row["calls_refused_mean"]) == m.calls_refused > 0
+
+
+def test_flaky_server_failures_are_server_errors_not_throttling() -> None:
+    # botocore standard mode against a server that fails every attempt: a 500 is a transient
+    # error, so each retry acquires 14 quota tokens (5 after a throttling error) and its delay is
+    # U(0, 1)·50 ms·2ⁿ (1 s·2ⁿ after throttling). One client, the quota at 500: its first
+    # back-off leaves 486 tokens and its second 472; every first delay is under 50 ms.
+    spec = spec_of([{"preset": "botocore-standard"}], failure_rate=1.0, clients=[1], think_time=1000.0)
+    events = decode(record_run(spec, spec.labels[0], 1, 0))
+    tokens = [d for _, _, name, d in events if name == "client_backs_off"]
+    assert tokens[:2] == [500 - 14, 500 - 28]
+    writes = [(t, d) for t, _, name, d in events if name == "client_requests_write"]
+    firsts = [t for t, d in writes if d == 1]
+    seconds = [t for t, d in writes if d == 2]
+    assert len(seconds) > 5
+    # Each second attempt follows its call's first by 2 network hops (mean 10 ms each, sd 3:
+    # under 40 ms together) plus the delay, under 50 ms.
+    assert all(0 < s - f < 90.0 for f, s in zip(firsts, seconds))

@@ -45,6 +45,8 @@ class Wiring:
         self.dropped_at_end = 0
         # Set by the client side before the control builds its handlers.
         self.client_rejected: Callable[[float, int, int], int]
+        # Clients of replying servers: a transient server error (``sim.outcomes.SERVER_ERROR``).
+        self.client_server_error: Callable[[float, int, int], int]
         self.client_version_reply: Callable[[float, int, int], int]
         self.client_succeeded: Callable[[float, int, int], int]
         # Contention clients that keep a policy chain hear a commit here (None: nobody listens).

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from sim.core import events as ev
 from sim.core.events import NO_EVENT
 from sim.core.streams import ClientStreams
-from sim.outcomes import DENIED, REJECTED, TIMED_OUT, ChainFactory, GiveUp
+from sim.outcomes import DENIED, REJECTED, SERVER_ERROR, TIMED_OUT, ChainFactory, GiveUp
 from sim.models.policy_events import PolicyEvents
 from sim.models.workloads import Poisson, Workload
 
@@ -286,13 +286,19 @@ class OpenClients:
             next_request(t, c)
             return succeeds_code | ((req_attempts[c] + 1) << shift)
 
-        def rejected(t: float, c: int, tok: int) -> int:
-            if tok != token[c] or not waiting[c]:
-                counts["late"] += 1
-                return NO_EVENT
-            waiting[c] = False
-            counts["rejections"] += 1
-            return after_failure(t, c, REJECTED)
+        def failure_reply(kind: int) -> Callable[[float, int, int], int]:
+            # A failure reply of ``kind``: a rejection (throttling) or a server error; both count
+            # in ``rejections`` (the server answered no).
+            def failed(t: float, c: int, tok: int) -> int:
+                if tok != token[c] or not waiting[c]:
+                    counts["late"] += 1
+                    return NO_EVENT
+                waiting[c] = False
+                counts["rejections"] += 1
+                return after_failure(t, c, kind)
+            return failed
+
+        rejected = failure_reply(REJECTED)
 
         def on_timeout(t: float, c: int, tok: int) -> int:
             if tok != token[c] or not waiting[c]:
@@ -307,6 +313,7 @@ class OpenClients:
         self._receive = receive
         self.start = new_request
         wiring.client_rejected = rejected
+        wiring.client_server_error = failure_reply(SERVER_ERROR)
         wiring.client_succeeded = succeeded
         if wiring.gate is not None:
             # A request held through an outage is served only if its client still waits for it.

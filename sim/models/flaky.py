@@ -2,8 +2,11 @@
 
 Source: mbrooker/simulator_example ``retry_sim/client.py`` (``Server.handle``): every attempt fails
 with probability ``failure_rate``, whatever the load; there is no capacity limit and no queue. Here
-each attempt is also served for ``latency`` (0 in his model), concurrently. A failure reaches the
-client as a rejection (the failure kind ``REJECTED`` of ``sim.outcomes``). Its draws come from the
+each attempt is also served for ``latency`` (0 in his model), concurrently. A failure is a transient
+server error (an HTTP 500), not throttling: it reaches the client as the failure kind
+``SERVER_ERROR`` of ``sim.outcomes``, which kind-aware policies treat as their libraries treat a
+500 (botocore: the transient retry cost and base delay, no slow-down in adaptive mode). It is still
+the event ``server_rejects`` (the server answered no) and the series ``rejected``. Its draws come from the
 run's server stream, one uniform per attempt in arrival order, so every strategy of a run sees the
 same failures for the same arrivals.
 """
@@ -42,7 +45,7 @@ class FlakyServer(Control):
 
     def build(self, wiring: Wiring) -> ServerHandlers:
         heap, seq, net, gate = wiring.heap, wiring.seq, wiring.net, wiring.gate
-        rejected, succeeded, series = wiring.client_rejected, wiring.client_succeeded, wiring.series
+        rejected, succeeded, series = wiring.client_server_error, wiring.client_succeeded, wiring.series
         draw = wiring.server_stream(uniform01)
         failure_rate, latency = float(self.failure_rate), float(self.latency)
         accepted_series, rejected_series, inv = series.accepted, series.rejected, series.inverse_width

@@ -325,6 +325,8 @@ class BotocoreStandard(Strategy):
 
         def delay(kind: int) -> float:
             nonlocal attempt
+            # botocore ``retries/standard.py`` ExponentialBackoff._get_base_scale: 1 s for a
+            # throttling error, 50 ms for any other (a server error, HTTP 500; a timeout).
             scale = throttle if kind == REJECTED else transient
             u = uniform()  # drawn first, as botocore's ``self._random() * min(...)``
             try:

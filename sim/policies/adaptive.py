@@ -139,6 +139,9 @@ class ClientRateLimiter(Link):
     def on_failure(self, t: float, kind: int, attempt: int, start: float,
                    verdict: float | GiveUp) -> float | GiveUp:
         if kind != DENIED:
+            # Only throttling lowers the rate: botocore's ``adaptive.py`` (on_receiving_response)
+            # asks ``ThrottlingErrorDetector``; a server error (HTTP 500) or a timeout is a
+            # ``success_received`` to CUBIC.
             self.response(t * self.unit, kind == REJECTED)
         return verdict
 

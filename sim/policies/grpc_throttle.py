@@ -7,7 +7,11 @@ decided, so the failure that ends a call counts too; every success adds ``token_
 at ``max_tokens``). No retry while ``tokens <= max_tokens / 2`` (checked after the decrement,
 as grpc-go's ``throttle()`` does). A6 gives no defaults; these are its documented example.
 gRPC keeps one throttle per server name in a process: ``scope = "shared"`` models clients that
-share a channel, ``"client"`` one process per client.
+share a channel, ``"client"`` one process per client. Every failure kind counts (a rejection, a
+server error, a timeout): grpc-go's ``shouldRetry`` calls ``throttle()`` only for a status code in
+the policy's ``retryableStatusCodes``, and the model takes every failure as retryable (as if the
+config listed the server's codes there: UNAVAILABLE, RESOURCE_EXHAUSTED, INTERNAL...); a
+non-retryable code would end the call without touching the tokens.
 """
 
 from __future__ import annotations

@@ -7,7 +7,10 @@ after a timeout, ``throttle_cost`` after a rejection (a throttling error; ``retr
 unset), ``retry_cost`` otherwise. A success gives back ``success_refund`` if the call made no
 retry, otherwise what the call's last retry acquired; failures give nothing back. The defaults
 are botocore ≤ 1.43 (5, 10 after a timeout); botocore 1.44 charges 5 after a throttling error
-and 14 after any other (the ``botocore-standard`` preset).
+and 14 after any other (the ``botocore-standard`` preset): a transient server error
+(``SERVER_ERROR``, an HTTP 500) costs ``retry_cost``, as botocore 1.44's ``retries/standard.py``
+charges ``RetryQuotaChecker._RETRY_COST`` for every error its ``ThrottlingErrorDetector`` does not
+call throttling (500, 502, 503, 504 are ``TransientRetryableChecker``'s status codes).
 """
 
 from __future__ import annotations
@@ -106,7 +109,7 @@ class _QuotaLink(Link):
             cost = self.timeout_cost
         elif kind == REJECTED:
             cost = self.throttle_cost
-        else:
+        else:  # an abort or a server error (HTTP 500): botocore's non-throttling _RETRY_COST
             cost = self.retry_cost
         if not self.quota.acquire(cost):
             return EXHAUSTED
