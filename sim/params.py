@@ -28,6 +28,14 @@ def above(obj: object, low: float, *names: str) -> None:
             raise ParamError(name, f"must be > {low:g}, got {value!r}")
 
 
+def fraction(obj: object, *names: str) -> None:
+    """Each named field must be in [0, 1) (a jitter's share of the delay)."""
+    for name in names:
+        value = getattr(obj, name)
+        if not 0 <= value < 1:
+            raise ParamError(name, f"must be in [0, 1), got {value!r}")
+
+
 def finite_fields(obj: object) -> None:
     """No float field may be NaN or infinite."""
     for f in fields(obj):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from sim.errors import ParamError
 from sim.models.strategies import Strategy, Uniform, register
 from sim.outcomes import REJECTED
-from sim.params import above, at_least
+from sim.params import above, at_least, fraction
 
 
 def _optional_positive(obj: object, *names: str) -> None:
@@ -29,6 +29,16 @@ def _optional_positive(obj: object, *names: str) -> None:
 
 def _cap(value: float | None) -> float:
     return math.inf if value is None else float(value)
+
+
+def _power(scale: float, base: float, n: int) -> float:
+    """scale·baseⁿ, or infinity where that overflows a float (each library then caps it, so an
+    overflow gives its cap). Not for a sum with a float jitter: an integer power too large for a
+    float raises there, outside this ``try`` (tenacity and stamina catch it themselves)."""
+    try:
+        return scale * base ** n
+    except OverflowError:
+        return math.inf
 
 
 @register
@@ -43,18 +53,14 @@ class GrpcBackoff(Strategy):
 
     def validate(self) -> None:
         above(self, 0, "initial_backoff", "max_backoff", "backoff_multiplier")
-        if not 0 <= self.jitter < 1:
-            raise ParamError("jitter", f"must be in [0, 1), got {self.jitter!r}")
+        fraction(self, "jitter")
 
     def delays(self, uniform: Uniform) -> Iterator[float]:
         initial, cap, mult = float(self.initial_backoff), float(self.max_backoff), float(self.backoff_multiplier)
         low, span = 1.0 - self.jitter, 2.0 * self.jitter
         n = 0
         while True:
-            try:
-                cur = min(initial * math.pow(mult, n), cap)
-            except OverflowError:
-                cur = cap
+            cur = min(_power(initial, mult, n), cap)
             yield cur * (low + span * uniform())
             n += 1
 
@@ -72,8 +78,7 @@ class GrpcConnectBackoff(Strategy):
     def validate(self) -> None:
         above(self, 0, "base_delay", "max_delay")
         at_least(self, 1, "multiplier")
-        if not 0 <= self.jitter < 1:
-            raise ParamError("jitter", f"must be in [0, 1), got {self.jitter!r}")
+        fraction(self, "jitter")
 
     def delays(self, uniform: Uniform) -> Iterator[float]:
         base, cap, mult, jitter = float(self.base_delay), float(self.max_delay), float(self.multiplier), float(self.jitter)
@@ -199,10 +204,7 @@ class Urllib3Backoff(Strategy):
         yield 0.0
         errors = 2
         while True:
-            try:
-                value = factor * (2 ** (errors - 1))
-            except OverflowError:
-                value = math.inf
+            value = _power(factor, 2, errors - 1)
             if jitter != 0.0:
                 value += uniform() * jitter
             yield float(max(0, min(cap, value)))
@@ -229,10 +231,7 @@ class BackoffExpo(Strategy):
         capped = False
         while True:
             if not capped:
-                try:
-                    a = factor * base ** n
-                except OverflowError:
-                    a = math.inf
+                a = _power(factor, base, n)
                 if cap is None or a < cap:
                     n += 1
                 else:
@@ -329,10 +328,7 @@ class BotocoreStandard(Strategy):
             # throttling error, 50 ms for any other (a server error, HTTP 500; a timeout).
             scale = throttle if kind == REJECTED else transient
             u = uniform()  # drawn first, as botocore's ``self._random() * min(...)``
-            try:
-                bound = min(scale * (2 ** attempt), cap)
-            except OverflowError:
-                bound = cap
+            bound = min(_power(scale, 2, attempt), cap)
             attempt += 1
             return u * bound
         return delay

@@ -16,7 +16,7 @@ from dataclasses import dataclass, fields
 from typing import ClassVar
 
 from sim.errors import ParamError
-from sim.params import above, at_least, describe_params, finite_fields
+from sim.params import above, at_least, describe_params, finite_fields, fraction
 
 Uniform = Callable[[], float]
 
@@ -199,8 +199,7 @@ class GoogleHttpClient(Strategy):
     def validate(self) -> None:
         above(self, 0, "initial_interval", "max_interval")
         at_least(self, 1, "multiplier")
-        if not 0 <= self.randomization_factor < 1:
-            raise ParamError("randomization_factor", f"must be in [0, 1), got {self.randomization_factor!r}")
+        fraction(self, "randomization_factor")
 
     def delays(self, uniform: Uniform) -> Iterator[float]:
         interval, mult, cap = float(self.initial_interval), float(self.multiplier), float(self.max_interval)
