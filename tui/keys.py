@@ -144,6 +144,4 @@ def key_bindings(key: Key) -> list[Binding]:
 
 def bindings(keys: tuple[Key, ...] = KEYS) -> list[Binding]:
     """The table as Textual bindings (footer shows the marked ones; all work)."""
-    return [Binding(k.keys, k.action, k.short or k.description, show=k.footer,
-                    key_display=k.display, tooltip=k.description)
-            for k in keys]
+    return [b for k in keys for b in key_bindings(k)]
