@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from sim.config import parse_config
 from sim.core import events as ev
 from sim.core.engine import Run
+from sim.models.strategies import Strategy
 from sim.spec import SimulationSpec
 
 # The first bytes of every PNG file (the PNG specification's signature).
@@ -23,6 +28,22 @@ FULL_JITTER = {"type": "FullJitteredExpo", "base": 2.0, "cap": 1000.0}
 
 # A recorded event as the invariant tests read it: (time, client, event name, integer detail).
 Event = tuple[float, int, str, int]
+
+
+def take(strategy: Strategy, u: float | Callable[[], float], n: int) -> list[float]:
+    """A strategy's first ``n`` delays, fed a fixed U (a float) or a stream of them."""
+    uniform = itertools.repeat(u).__next__ if isinstance(u, float) else u
+    return list(itertools.islice(strategy.delays(uniform), n))
+
+
+def numpy_uniform(seed: int = 1) -> Callable[[], float]:
+    """U[0, 1) in blocks from a numpy Generator, as the simulator's client streams draw them."""
+    rng = np.random.default_rng(seed)
+
+    def stream() -> Iterator[float]:
+        while True:
+            yield from rng.random(1024).tolist()
+    return stream().__next__
 
 
 def decode(run: Run) -> list[Event]:

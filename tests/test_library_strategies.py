@@ -15,7 +15,7 @@ import inspect
 import itertools
 import math
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from types import SimpleNamespace
 
 import backoff
@@ -27,6 +27,7 @@ import urllib3
 from botocore import retryhandler
 from botocore.retries import standard
 from scipy.stats import ks_2samp
+from support import numpy_uniform, take
 from urllib3.exceptions import ConnectTimeoutError
 
 from sim.models.strategies import Strategy
@@ -43,20 +44,6 @@ def strategy_of(preset: str, unit_seconds: float = 1.0, **settings: object) -> S
     spec = chain_from_data(expand_preset({"preset": preset, **settings}, unit_seconds))
     assert spec.strategy is not None
     return spec.strategy
-
-
-def numpy_uniform(seed: int) -> Callable[[], float]:
-    """U[0, 1) in blocks from a numpy Generator, as the simulator's client streams draw them."""
-    rng = np.random.default_rng(seed)
-
-    def stream() -> Iterator[float]:
-        while True:
-            yield from rng.random(1024).tolist()
-    return stream().__next__
-
-
-def take(strategy: Strategy, uniform: Callable[[], float], n: int) -> list[float]:
-    return list(itertools.islice(strategy.delays(uniform), n))
 
 
 def ours_at(strategy: Strategy, retries: int, seed: int = SEED) -> np.ndarray:

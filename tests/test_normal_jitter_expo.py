@@ -8,30 +8,16 @@ from __future__ import annotations
 import itertools
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
-from support import make_spec
+from support import make_spec, numpy_uniform, take
 
 from sim.core.engine import record_run
 from sim.errors import ParamError
 from sim.models.strategies import STRATEGIES, NormalJitterExpo
 
 U_HIGH = 1.0 - 2.0**-53  # the largest value numpy's random() can return
-
-
-def take(strategy: NormalJitterExpo, uniform: Callable[[], float], n: int) -> list[float]:
-    return list(itertools.islice(strategy.delays(uniform), n))
-
-
-def numpy_uniform(seed: int) -> Callable[[], float]:
-    rng = np.random.default_rng(seed)
-
-    def stream() -> Iterator[float]:
-        while True:
-            yield from rng.random(1024).tolist()
-    return stream().__next__
 
 
 def test_registered_under_its_name() -> None:

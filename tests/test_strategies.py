@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import itertools
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
-import numpy as np
 import pytest
+from support import numpy_uniform, take
 
 from sim.errors import ParamError
 from sim.models.strategies import (
@@ -27,24 +26,6 @@ from sim.models.strategies import (
 )
 
 U_HIGH = 1.0 - 2.0**-53  # the largest value numpy's random() can return
-
-
-def fixed(u: float) -> Callable[[], float]:
-    return itertools.repeat(u).__next__
-
-
-def take(strategy: Strategy, u: float | Callable[[], float], n: int) -> list[float]:
-    uniform = fixed(u) if isinstance(u, float) else u
-    return list(itertools.islice(strategy.delays(uniform), n))
-
-
-def numpy_uniform(seed: int = 1) -> Callable[[], float]:
-    rng = np.random.default_rng(seed)
-
-    def stream() -> Iterator[float]:
-        while True:
-            yield from rng.random(1024).tolist()
-    return stream().__next__
 
 
 # One instance of every registered strategy, for the generic checks.
