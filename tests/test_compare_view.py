@@ -3,14 +3,12 @@ each with its totals, picked from a table by key or click."""
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import numpy as np
 import pytest
-from rich.console import Console
-from textual.widgets import Static
-from tui_support import FIXTURES, TINY, TINY_OUTAGE, pilot_test, settle
+from tui_support import FIXTURES, TINY, TINY_OUTAGE, help_keys_text, pilot_test, run_from_palette, settle
+from tui_support import make_app as make_tui_app
 
 from sim.analysis.sweep import run_sweep
 from sim.config import load_config
@@ -21,7 +19,6 @@ from tui.keys import KEYS
 from tui.rundata import RunData
 from tui.screens.compare import CompareScreen
 from tui.screens.help import HelpScreen
-from tui.source import ConfigSource
 from tui.timeline_grid import density_bounds
 from tui.widgets.timeline import DENSITY_BASE
 
@@ -29,8 +26,7 @@ SNAPSHOT = FIXTURES / "snapshot.toml"
 
 
 def make_app(tmp_path: Path, config: Path = SNAPSHOT, **kwargs) -> BackoffApp:
-    return BackoffApp(ConfigSource(load_config(config)), sweep_workers=1, out_dir=tmp_path,
-                      **kwargs)
+    return make_tui_app(tmp_path, config, **kwargs)
 
 
 async def open_compare(pilot) -> CompareScreen:
@@ -200,17 +196,11 @@ async def test_compare_is_in_the_palette_and_the_help(tmp_path: Path) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         assert any(k.action == "screen.compare" for k in KEYS)
-        await pilot.press("ctrl+p")
-        await pilot.press(*"Compare strategies")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
-        await settle(pilot)
+        await run_from_palette(pilot, "Compare strategies")
         assert isinstance(app.screen, CompareScreen)
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
-        console = Console(width=200, file=io.StringIO())
-        console.print(app.screen.query_one("#help-keys", Static).content)
-        text = console.file.getvalue()
+        text = help_keys_text(app)
         assert "Compare strategies side by side" in text and "Back to the single run" in text
 
 

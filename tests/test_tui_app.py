@@ -6,17 +6,13 @@ takes milliseconds; tests wait for workers rather than for time to pass.
 
 from __future__ import annotations
 
-import asyncio
-import functools
-import io
 import time
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
-from rich.console import Console
-from textual.widgets import Static
+from tui_support import TINY, help_keys_text, make_app, pilot_test, run_from_palette, settle
 
 from sim.analysis.sweep import SweepCancelled
 from sim.config import load_config
@@ -31,29 +27,6 @@ from tui.source import ConfigSource, ReplaySource, Selection
 from tui.widgets.event_log import EventLog
 from tui.widgets.status import StatusLine
 from tui.widgets.timeline import Timeline
-
-TINY = Path(__file__).parent / "fixtures" / "tiny.toml"
-
-
-def pilot_test(test):
-    """Run an async test body with ``asyncio.run`` (the project has no async pytest plugin)."""
-    @functools.wraps(test)
-    def run(*args, **kwargs) -> None:
-        asyncio.run(test(*args, **kwargs))
-    return run
-
-
-def make_app(tmp_path: Path, **kwargs) -> BackoffApp:
-    source = kwargs.pop("source", None) or ConfigSource(load_config(TINY))
-    return BackoffApp(source, sweep_workers=1, out_dir=tmp_path, **kwargs)
-
-
-async def settle(pilot) -> None:
-    """Let messages, then workers, then the messages they posted, run to completion."""
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-
 
 def screen_text(app: BackoffApp) -> list[str]:
     """What the timeline and the log show, line by line."""
@@ -349,9 +322,7 @@ async def test_help_lists_every_binding(tmp_path: Path) -> None:
         await settle(pilot)
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
-        console = Console(width=200, file=io.StringIO())
-        console.print(app.screen.query_one("#help-keys", Static).content)
-        text = console.file.getvalue()
+        text = help_keys_text(app)
         for key in KEYS:
             assert key.description in text
         await pilot.press("right")  # the help screen is modal: keys do not reach playback
@@ -365,11 +336,7 @@ async def test_command_palette_runs_actions(tmp_path: Path) -> None:
     app = make_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await pilot.press("ctrl+p")
-        await pilot.press(*"Next strategy")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
-        await settle(pilot)
+        await run_from_palette(pilot, "Next strategy")
         assert app.selection.strategy == "FullJitteredExpo"
 
 

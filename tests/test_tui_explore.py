@@ -5,14 +5,12 @@ w resumes; the map reopens where it was left without computing a cell twice."""
 
 from __future__ import annotations
 
-import io
 import threading
 from pathlib import Path
 
-from rich.console import Console
 from support import CONSTANT, FULL_JITTER, section, sim_table, toml_text
 from textual.widgets import Static
-from tui_support import FIXTURES, TINY, pilot_test, settle
+from tui_support import FIXTURES, TINY, help_keys_text, pilot_test, run_from_palette, settle
 
 from sim import cli
 from sim.explore.backends import LocalBackend
@@ -216,17 +214,11 @@ async def test_the_map_is_in_the_palette_and_the_help(tmp_path: Path) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         assert any(k.action == "screen.explore" for k in KEYS)
-        await pilot.press("ctrl+p")
-        await pilot.press(*"Explore map")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
-        await settle(pilot)
+        await run_from_palette(pilot, "Explore map")
         assert isinstance(app.screen, ExploreScreen)
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
-        console = Console(width=200, file=io.StringIO())
-        console.print(app.screen.query_one("#help-keys", Static).content)
-        text = console.file.getvalue()
+        text = help_keys_text(app)
         assert "Explore map (p)" in text and "Open the cell's runs in the normal view" in text
 
 

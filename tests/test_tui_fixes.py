@@ -7,18 +7,11 @@ from pathlib import Path
 
 import numpy as np
 from textual.widgets import DataTable, Static
-from tui_support import TINY, pilot_test, settle
+from tui_support import make_app, pilot_test, settle
 
-from sim.config import load_config
 from tui.app import BackoffApp
-from tui.source import ConfigSource
 from tui.widgets.event_log import EventLog
 from tui.widgets.metrics_table import MetricsTable
-
-
-def make_app(tmp_path: Path, **kwargs) -> BackoffApp:
-    return BackoffApp(ConfigSource(load_config(TINY)), sweep_workers=1, out_dir=tmp_path,
-                      **kwargs)
 
 
 # --- 1. seeds are exact integers ------------------------------------------------------------

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from textual import events
 from textual.widgets import DataTable
-from tui_support import TINY, pilot_test, settle
+from tui_support import TINY, make_app, pilot_test, settle
 
 from sim.config import load_config
 from tui.app import BackoffApp
@@ -19,11 +19,6 @@ from tui.source import ConfigSource, Selection
 from tui.timeline_grid import build_grid
 from tui.widgets.event_log import EventLog
 from tui.widgets.timeline import Timeline
-
-
-def make_app(tmp_path: Path, **kwargs) -> BackoffApp:
-    return BackoffApp(ConfigSource(load_config(TINY)), sweep_workers=1, out_dir=tmp_path,
-                      **kwargs)
 
 
 def messages(app: BackoffApp) -> list[str]:

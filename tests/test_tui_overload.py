@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from rich.text import Text
 from tui_support import TINY, TINY_OUTAGE, WidgetApp, pilot_test, settle
+from tui_support import make_app as make_tui_app
 
 from sim.analysis.sweep import SweepResult, run_sweep
 from sim.config import load_config
@@ -22,7 +23,7 @@ from tui.recorder import Cancelled, RunRecorder
 from tui.run_series import RunSeries, is_open_run, outage_windows
 from tui.rundata import RunData
 from tui.screens.main import OPEN_REPLAY_NOTE
-from tui.source import ConfigSource, ReplaySource
+from tui.source import ReplaySource
 from tui.ticks import count_ticks, nice_ticks
 from tui.widgets.chart_stack import ChartStack
 from tui.widgets.event_log import EventLog
@@ -259,8 +260,7 @@ def test_log_shows_server_wide_events_without_a_client(outage_data: RunData) -> 
 # The app ---------------------------------------------------------------------------------------
 
 def make_app(tmp_path: Path, source=None, **kwargs) -> BackoffApp:
-    source = source or ConfigSource(load_config(TINY_OUTAGE))
-    return BackoffApp(source, sweep_workers=1, out_dir=tmp_path, **kwargs)
+    return make_tui_app(tmp_path, TINY_OUTAGE, source, **kwargs)
 
 
 @pilot_test

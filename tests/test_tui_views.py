@@ -9,22 +9,14 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 from textual.widgets import Static
-from tui_support import FIXTURES, TINY, pilot_test, settle
+from tui_support import FIXTURES, make_app, pilot_test, settle
 
-from sim.config import load_config
-from tui.app import BackoffApp
 from tui.screens.main import CHART_INTERVAL
-from tui.source import ConfigSource
 from tui.widgets.chart_stack import MIN_CHART_ROWS, ChartStack
 from tui.widgets.charts import MetricsChart, RequestsChart, axis_ticks
 from tui.widgets.status import Status, StatusLine, layout
 
 ELEVEN = FIXTURES / "eleven.toml"
-
-
-def make_app(tmp_path: Path, config: Path = TINY, **kwargs) -> BackoffApp:
-    return BackoffApp(ConfigSource(load_config(config)), sweep_workers=1, out_dir=tmp_path,
-                      **kwargs)
 
 
 # Status line -----------------------------------------------------------------------------------

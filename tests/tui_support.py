@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import io
 from pathlib import Path
 
+from rich.console import Console
 from textual.app import App, ComposeResult
+from textual.widgets import Static
 
+from sim.config import load_config
+from tui.app import BackoffApp
+from tui.source import ConfigSource, Source
 from tui.theme import register_themes, theme_variable_defaults
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -28,6 +34,28 @@ async def settle(pilot) -> None:
     await pilot.pause()
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
+
+
+def make_app(tmp_path: Path, config: Path = TINY, source: Source | None = None, **kwargs) -> BackoffApp:
+    """The app on ``config`` (or on ``source``) with one sweep worker, writing its files to ``tmp_path``."""
+    return BackoffApp(source or ConfigSource(load_config(config)), sweep_workers=1, out_dir=tmp_path,
+                      **kwargs)
+
+
+async def run_from_palette(pilot, words: str) -> None:
+    """Type ``words`` in the command palette (ctrl+p), run the first match and let it finish."""
+    await pilot.press("ctrl+p")
+    await pilot.press(*words)
+    await pilot.pause(0.3)
+    await pilot.press("enter")
+    await settle(pilot)
+
+
+def help_keys_text(app: App) -> str:
+    """The open help screen's key table as plain text (200 columns wide, so nothing wraps)."""
+    console = Console(width=200, file=io.StringIO())
+    console.print(app.screen.query_one("#help-keys", Static).content)
+    return console.file.getvalue()
 
 
 class WidgetApp(App):
