@@ -58,6 +58,15 @@ def _edit(path: Path, index: int, old: str, new: str) -> None:
     path.write_text("".join(lines), "utf-8")
 
 
+def _set_field(path: Path, index: int, field: int, value: str) -> None:
+    """Replace field ``field`` of line ``index`` split at every comma (a quoted comma too)."""
+    lines = _lines(path)
+    fields = lines[index].split(",")
+    fields[field] = value
+    lines[index] = ",".join(fields)
+    path.write_text("".join(lines), "utf-8")
+
+
 def _assert_located(path: Path, line: int, words: str) -> None:
     with pytest.raises(UserError) as info:
         read_events_csv(path)
@@ -97,21 +106,13 @@ def test_wrong_column_count(good_file: Path) -> None:
 
 
 def test_non_numeric_time(good_file: Path) -> None:
-    lines = _lines(good_file)
-    fields = lines[2].split(",")
     # The title contains a comma, so it is quoted: time is the 6th field of the raw split.
-    fields[5] = "soon"
-    lines[2] = ",".join(fields)
-    good_file.write_text("".join(lines), "utf-8")
+    _set_field(good_file, 2, 5, "soon")
     _assert_located(good_file, 3, "time 'soon' is not a number")
 
 
 def test_non_numeric_client(good_file: Path) -> None:
-    lines = _lines(good_file)
-    fields = lines[2].split(",")
-    fields[6] = "c1"
-    lines[2] = ",".join(fields)
-    good_file.write_text("".join(lines), "utf-8")
+    _set_field(good_file, 2, 6, "c1")
     _assert_located(good_file, 3, "client_id 'c1' is not an integer")
 
 

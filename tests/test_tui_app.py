@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tui_support import TINY, help_keys_text, make_app, pilot_test, run_from_palette, settle
+from tui_support import TINY, fake_clock, help_keys_text, make_app, pilot_test, run_from_palette, settle
 
 from sim.analysis.sweep import SweepCancelled
 from sim.config import load_config
@@ -115,8 +115,7 @@ async def test_go_to_time(tmp_path: Path) -> None:
 @pilot_test
 async def test_play_advances_with_the_clock_and_stops_at_the_end(tmp_path: Path,
                                                                   monkeypatch) -> None:
-    now = [100.0]  # a fake real-time clock: playback advances only when the test moves it
-    monkeypatch.setattr("tui.app.monotonic", lambda: now[0])
+    now = fake_clock(monkeypatch)
     app = make_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)

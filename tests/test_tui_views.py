@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 from textual.widgets import Static
-from tui_support import FIXTURES, make_app, pilot_test, settle
+from tui_support import FIXTURES, fake_clock, make_app, pilot_test, settle
 
 from tui.screens.main import CHART_INTERVAL
 from tui.widgets.chart_stack import MIN_CHART_ROWS, ChartStack
@@ -60,8 +60,7 @@ async def test_status_line_is_one_row_at_80x24(tmp_path: Path) -> None:
 @pilot_test
 async def test_requests_chart_cursor_follows_the_playback_clock(tmp_path: Path,
                                                                   monkeypatch) -> None:
-    now = [100.0]  # a fake real-time clock: playback advances only when the test moves it
-    monkeypatch.setattr("tui.app.monotonic", lambda: now[0])
+    now = fake_clock(monkeypatch)
     app = make_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)

@@ -36,6 +36,13 @@ async def settle(pilot) -> None:
     await pilot.pause()
 
 
+def fake_clock(monkeypatch) -> list[float]:
+    """Replace the app's real-time clock: playback advances only when the test moves ``now[0]``."""
+    now = [100.0]
+    monkeypatch.setattr("tui.app.monotonic", lambda: now[0])
+    return now
+
+
 def make_app(tmp_path: Path, config: Path = TINY, source: Source | None = None, **kwargs) -> BackoffApp:
     """The app on ``config`` (or on ``source``) with one sweep worker, writing its files to ``tmp_path``."""
     return BackoffApp(source or ConfigSource(load_config(config)), sweep_workers=1, out_dir=tmp_path,
