@@ -95,3 +95,10 @@ def test_explore_map_80x24(snap_compare) -> None:
     app = BackoffApp(_config_source(FIXTURES / "tiny_map.toml", None, Path("."), 1, False),
                      sweep_workers=1, out_dir=".", open_map=True)
     assert snap_compare(app, terminal_size=(80, 24), run_before=at_event("right", "s"))
+
+
+def test_policy_state_on_the_lanes(snap_compare) -> None:
+    # gRPC's throttle shared by 6 clients: its tokens beside the server lane; a ratio breaker per
+    # client: ◉ open / ◐ half-open beside each client's lane, as they are at 1 s.
+    assert snap_compare(make_app(FIXTURES / "policy_lanes.toml"), terminal_size=(120, 30),
+                        run_before=at_event("g", *"1000", "enter"))

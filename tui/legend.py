@@ -15,6 +15,8 @@ from .rundata import RunData
 from .timeline_grid import Grid
 
 OUTAGE_GLYPH = "░"
+TOKENS_GLYPH = "4"  # an example count: the legend says what the number beside a label is
+BREAKER_STATE_GLYPHS = "◉◐"
 WAIT_GLYPH = "─"
 DENSITY_GLYPHS = "▂▄▆█"
 
@@ -24,7 +26,7 @@ SHORT_WORDS: dict[str, str] = {"backoff": "wait", "accept": "acc", "commit": "ok
                                "timeout": "t/o", "give up": "quit", "server": "srv",
                                "version": "ver", "outage": "down", "write": "wr",
                                "read": "rd", "retry denied": "deny", "call refused": "refd",
-                               "breaker": "brk"}
+                               "breaker": "brk", "policy state": "state"}
 # How a legend too wide for its row gives way, step by step: shorter words for the least telling
 # entries, then without the server lane's own marks; failures, give-ups and outages, what a
 # reader looks for, keep their words longest.
@@ -32,7 +34,8 @@ FIT_STEPS: tuple[tuple[str, str], ...] = (
     *(("shorten", name) for name in ("server", "version", "write", "read", "backoff", "accept",
                                      "done")),
     ("drop", "server"), ("drop", "version"),
-    *(("shorten", name) for name in ("density", "breaker", "denied", "give_up", "failure", "outage")),
+    *(("shorten", name) for name in ("policy", "density", "breaker", "denied", "give_up",
+                                     "failure", "outage")),
     ("drop", "outage"),
 )
 
@@ -63,6 +66,10 @@ def timeline_legend(data: RunData, grid: Grid | None, codes: frozenset[int] | No
         mark = MARKS[MARK_RANK[name] - 1]
         glyph = mark.glyph + (WAIT_GLYPH * 2 if name == "backoff" else "")
         entries.append(LegendEntry(glyph, labels[name], name, name))
+    tokens, breaker = data.policy_kinds
+    if tokens or breaker:  # beside the lane labels: tokens left, a breaker open or half-open
+        glyph = (TOKENS_GLYPH if tokens else "") + (BREAKER_STATE_GLYPHS if breaker else "")
+        entries.append(LegendEntry(glyph, "policy state", None, "policy"))
     if grid is not None and grid.density:
         entries.append(LegendEntry(DENSITY_GLYPHS,
                                    density_label(grid.density_bounds if bounds is None else bounds),

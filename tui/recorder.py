@@ -24,6 +24,7 @@ from sim.analysis.workers import init_worker
 from sim.core.engine import record_run
 from sim.spec import SimulationSpec
 
+from .policy_state import scopes_of
 from .rundata import RunData
 from .timeline_grid import cached_grid
 
@@ -39,7 +40,8 @@ def record_run_data(spec: SimulationSpec, label: str, clients: int, repetition: 
     data = RunData.from_columns(np.asarray(history.times, dtype=np.float64),
                                 np.asarray(history.clients, dtype=np.int32),
                                 np.asarray(history.packed, dtype=np.int64), clients,
-                                run.open_metrics, time_unit=spec.time_unit)
+                                run.open_metrics, time_unit=spec.time_unit,
+                                scopes=scopes_of(spec.strategy(label).policies))
     if geometry is not None:
         cached_grid(data, *geometry)
     return data

@@ -20,6 +20,7 @@ from sim.core.history import History
 from sim.units import DEFAULT_TIME_UNIT
 
 from .marks import CODE_RANK
+from .policy_state import PolicyState, Scopes
 from .request_points import RequestPoints
 from .run_series import RunSeries, is_open_run, outage_windows
 
@@ -46,21 +47,24 @@ class RunData:
     time_unit: str = DEFAULT_TIME_UNIT  # what the times are in (the config's ``time_unit``)
     # The timeline's binnings of this run by (lanes, columns), see ``timeline_grid``.
     grids: dict = field(default_factory=dict, repr=False)
+    # Which policy state is shared by all clients (the server lane's); a replay cannot tell.
+    scopes: Scopes = Scopes()
 
     @classmethod
     def from_history(cls, history: History, n_clients: int | None = None,
                      open_metrics: OpenRunMetrics | None = None,
-                     time_unit: str = DEFAULT_TIME_UNIT) -> RunData:
+                     time_unit: str = DEFAULT_TIME_UNIT, scopes: Scopes = Scopes()) -> RunData:
         """Convert a history's columns once (see ``from_columns``)."""
         return cls.from_columns(np.asarray(history.times, dtype=np.float64),
                                 np.asarray(history.clients, dtype=np.int32),
                                 np.asarray(history.packed, dtype=np.int64), n_clients,
-                                open_metrics, history, time_unit)
+                                open_metrics, history, time_unit, scopes)
 
     @classmethod
     def from_columns(cls, times: np.ndarray, clients: np.ndarray, packed: np.ndarray,
                      n_clients: int | None = None, open_metrics: OpenRunMetrics | None = None,
-                     history: History | None = None, time_unit: str = DEFAULT_TIME_UNIT) -> RunData:
+                     history: History | None = None, time_unit: str = DEFAULT_TIME_UNIT,
+                     scopes: Scopes = Scopes()) -> RunData:
         """Derive every view's arrays; ``n_clients`` defaults to the highest client id + 1.
 
         ``open_metrics`` (a simulated overload run's) gives the exact time series; without them
@@ -83,7 +87,7 @@ class RunData:
         elif is_open_run(codes):
             series = RunSeries.from_events(times, clients, codes, details)
         return cls(times, clients, codes, details, n_clients, ranks, server_mask, requests,
-                   outages, series, history, time_unit)
+                   outages, series, history, time_unit, scopes=scopes)
 
     @cached_property
     def history(self) -> History:
@@ -96,6 +100,17 @@ class RunData:
         packed = self.codes.astype(np.int64) | ((self.details + 1) << ev.DETAIL_SHIFT)
         history.packed = packed.tolist()
         return history
+
+    def policy_state(self) -> PolicyState:
+        """A fresh reader of the run's policy state (each view keeps its own cursor in it)."""
+        return PolicyState(self.codes, self.clients, self.details, self.n_clients, self.scopes)
+
+    @cached_property
+    def policy_kinds(self) -> tuple[bool, bool]:
+        """(tokens, breaker): does the run record a budget's tokens, a breaker's transitions?"""
+        tokens = bool(((self.codes == ev.CLIENT_BACKS_OFF) & (self.details >= 0)).any())
+        breaker = bool(self.codes_present & {ev.BREAKER_OPENS, ev.BREAKER_HALF_OPENS, ev.BREAKER_CLOSES})
+        return tokens, breaker
 
     @cached_property
     def codes_present(self) -> frozenset[int]:

@@ -20,7 +20,12 @@ READING: tuple[tuple[str, str], ...] = (
                  "clients than rows a lane holds a range (c10-19, every lane as many) and a "
                  "cell shows its most telling event; lanes of 5 clients or more show bars "
                  "▂▄▆█ by events per cell instead (the legend gives the counts), coloured by "
-                 "that event. ░ on the server lane: the server is paused (an outage)."),
+                 "that event. ░ on the server lane: the server is paused (an outage). With "
+                 "retry policies: ◉ a breaker's change, ⊖ a retry denied or a call refused; "
+                 "beside each label the policy state at the cursor: a budget's tokens after "
+                 "its last granted retry (⊖: it refused one since), ◉ a breaker open, ◐ "
+                 "half-open; state shared by all clients beside the server lane (a lane of "
+                 "several clients: the most drained, the worst breaker)."),
     ("Event log", "Every event up to the cursor, times in the simulation's time unit "
                   "(time_unit in the config, ms unless it says otherwise). Client — is the "
                   "whole server (an outage's start and end)."),

@@ -20,6 +20,7 @@ from textual.widget import Widget
 
 from ..legend import DENSITY_GLYPHS, OUTAGE_GLYPH, WAIT_GLYPH, LegendEntry, fit_legend, timeline_legend
 from ..marks import MARK_RANK, MARKS
+from ..policy_state import BREAKER_GLYPHS, REFUSED_GLYPH, PolicyState
 from ..rundata import RunData
 from ..theme import event_styles, palette_for
 from ..ticks import nice_ticks, time_scale
@@ -102,6 +103,10 @@ class Timeline(Widget, can_focus=False):
         self._show_legend = True
         self._legend_codes: frozenset[int] | None = None  # explain these codes, not the run's
         self._density_bounds: tuple[int, ...] | None = None  # shared shading, not the run's
+        # The run's policy state beside the lane labels (None: the run records none), and the
+        # texts at the cursor they were last computed for: (cursor, lanes, lane texts, server).
+        self._policy: PolicyState | None = None
+        self._policy_texts: tuple[int, int, list[str], str] | None = None
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self.refresh())
@@ -144,6 +149,9 @@ class Timeline(Widget, can_focus=False):
         self._data = data
         self._grid = None
         self._partial = None
+        policy = data.policy_state() if data is not None and any(data.policy_kinds) else None
+        self._policy = policy if policy is not None and policy.present else None
+        self._policy_texts = None
         self._time = None
         self.refresh(layout=True)
         self.set_cursor(cursor)
@@ -277,8 +285,8 @@ class Timeline(Widget, can_focus=False):
         key = (id(self._data), self.size, self._min_label)
         if self._geometry_cache is not None and self._geometry_cache[0] == key:
             return self._geometry_cache[1]
-        geometry = geometry_for(self._data.n_clients, self.size.width, self.size.height,
-                                self._show_legend)
+        geometry = self._with_state(geometry_for(self._data.n_clients, self.size.width,
+                                                 self.size.height, self._show_legend))
         if geometry is not None and geometry[2] < self._min_label:
             lanes, columns, labels = geometry
             columns -= self._min_label - labels
@@ -286,13 +294,35 @@ class Timeline(Widget, can_focus=False):
         self._geometry_cache = (key, geometry)
         return geometry
 
+    def _with_state(self, geometry: tuple[int, int, int] | None) -> tuple[int, int, int] | None:
+        """The geometry with room for the policy state after the lane labels."""
+        if geometry is None or self._policy is None:
+            return geometry
+        lanes, columns, labels = geometry
+        extra = self._policy.width
+        return (lanes, columns - extra, labels + extra) if columns - extra >= 2 else None
+
     def lane_label_width(self) -> int:
         """Cells the lane labels take at the current size (0 before a run is shown)."""
         geometry = None
         if self._data is not None:
-            geometry = geometry_for(self._data.n_clients, self.size.width, self.size.height,
-                                    self._show_legend)
+            geometry = self._with_state(geometry_for(self._data.n_clients, self.size.width,
+                                                     self.size.height, self._show_legend))
         return geometry[2] if geometry is not None else 0
+
+    def policy_texts(self, grid: Grid) -> tuple[list[str], str]:
+        """The policy state at the cursor beside each lane's label and the server's (blanks
+        without policy state); computed once per cursor."""
+        policy = self._policy
+        if policy is None:
+            return [""] * grid.lanes, ""
+        cached = self._policy_texts
+        if cached is None or cached[:2] != (self._cursor, grid.lanes):
+            policy.advance(self._cursor)
+            cached = self._policy_texts = (self._cursor, grid.lanes,
+                                           policy.lane_texts(grid.lanes, grid.per_lane),
+                                           policy.server_text())
+        return cached[2], cached[3]
 
     def _partial_column(self, grid: Grid) -> tuple[int, np.ndarray, np.ndarray, int]:
         """Ranks and counts in the cursor's column counting only events up to the cursor."""
@@ -417,7 +447,11 @@ class Timeline(Widget, can_focus=False):
         is_current = is_current and event_col == cursor_col
         styles = self._code_styles(base)
         label_style = base + self.get_component_rich_style("timeline--label")
-        segments = [Segment(label.ljust(label_width), label_style)]
+        lane_texts, server_text = self.policy_texts(grid)
+        state = server_text if lane is None else lane_texts[lane]
+        segments = [Segment(label.ljust(label_width - len(state)), label_style)]
+        if state:
+            segments += self._state_segments(state, label_style, styles)
         segments += self._runs(row[:cursor_col], styles)
         cursor = self.get_component_rich_style(
             "timeline--current" if is_current else "timeline--cursor")
@@ -427,6 +461,15 @@ class Timeline(Widget, can_focus=False):
                                 styles[code] + Style(bgcolor=cursor.bgcolor, bold=cursor.bold)))
         strip = Strip(segments)
         return strip.adjust_cell_length(label_width + grid.columns, base)
+
+    @staticmethod
+    def _state_segments(state: str, label_style: Style, styles: list[Style]) -> list[Segment]:
+        """A lane's policy state: numbers in the label's colour, a breaker's glyph as the
+        breaker mark, a refusal as the denied mark."""
+        glyph_style = {BREAKER_GLYPHS[1]: styles[MARK_RANK["breaker"]],
+                       BREAKER_GLYPHS[2]: styles[MARK_RANK["breaker"]],
+                       REFUSED_GLYPH: styles[MARK_RANK["denied"]]}
+        return [Segment(ch, glyph_style.get(ch, label_style)) for ch in state]
 
     @staticmethod
     def _runs(row: np.ndarray, styles: list[Style]) -> list[Segment]:
