@@ -36,6 +36,13 @@ def fraction(obj: object, *names: str) -> None:
             raise ParamError(name, f"must be in [0, 1), got {value!r}")
 
 
+def int_at_least(obj: object, name: str, low: int = 1) -> None:
+    """The named field must be an integer (not a bool) >= ``low``."""
+    value = getattr(obj, name)
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ParamError(name, f"must be an integer >= {low}, got {value!r}")
+
+
 def finite_fields(obj: object) -> None:
     """No float field may be NaN or infinite."""
     for f in fields(obj):

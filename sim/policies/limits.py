@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from sim.errors import ParamError
+from sim.params import int_at_least
 from sim.policies.seam import GiveUp, Link, Policy, register_policy
 
 MAX_ATTEMPTS = GiveUp("max_attempts", denied=False)
@@ -32,11 +33,6 @@ class Limit(Policy):
         return [self.link()] * n
 
 
-def _positive_int(obj: object, name: str, low: int = 1) -> None:
-    value = getattr(obj, name)
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ParamError(name, f"must be an integer >= {low}, got {value!r}")
-
 
 @register_policy
 @dataclass(frozen=True, kw_only=True)
@@ -46,7 +42,7 @@ class MaxAttempts(Limit):
     max_attempts: int
 
     def validate(self) -> None:
-        _positive_int(self, "max_attempts")
+        int_at_least(self, "max_attempts")
 
     def link(self) -> Link:
         return _MaxAttemptsLink(self.max_attempts)

@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass
 
 from sim.errors import ParamError
-from sim.policies.seam import GiveUp, Link, Policy, register_policy
+from sim.policies.seam import GiveUp, Link, ViewedPolicy, register_policy
 
 EXHAUSTED = GiveUp("retry_budget")
 REQUEST_LIMIT = GiveUp("retry_budget_request_limit", denied=False)
@@ -35,7 +35,7 @@ def _trunc_div(a: int, b: int) -> int:
 
 @register_policy
 @dataclass(frozen=True, kw_only=True)
-class RetryBudget(Policy):
+class RetryBudget(ViewedPolicy):
     """Each request deposits, each retry withdraws 1/percent of a deposit; deposits expire after ttl."""
 
     percent: float = 20.0
@@ -58,7 +58,7 @@ class RetryBudget(Policy):
         if self.max_retries_per_request is not None and not self.max_retries_per_request >= 0:
             raise ParamError("max_retries_per_request", f"must be >= 0, got {self.max_retries_per_request!r}")
 
-    def _budget(self) -> _Budget:
+    def state(self) -> _Budget:
         ttl_ms = round(self.ttl * self.unit_seconds * 1000)
         fraction = self.percent / 100.0
         deposit = 0 if fraction == 0.0 else SCALE
@@ -67,14 +67,9 @@ class RetryBudget(Policy):
         empty = self.min_retries_per_s == 0 and fraction == 0.0
         return _Budget(ttl_ms, reserve, deposit, withdrawal, empty, self.unit_seconds * 1000)
 
-    def link(self) -> Link:
-        return _BudgetLink(self._budget(), self.max_retries_per_request)
-
-    def links(self, n: int) -> list[Link]:
-        if self.scope == "client":
-            return [self.link() for _ in range(n)]
-        budget = self._budget()
-        return [_BudgetLink(budget, self.max_retries_per_request) for _ in range(n)]
+    def view(self, state: object) -> Link:
+        assert isinstance(state, _Budget)
+        return _BudgetLink(state, self.max_retries_per_request)
 
 
 class _WindowedAdder:

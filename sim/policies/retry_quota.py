@@ -17,22 +17,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sim.errors import ParamError
 from sim.outcomes import REJECTED, TIMED_OUT
-from sim.policies.seam import GiveUp, Link, Policy, register_policy
+from sim.params import int_at_least
+from sim.policies.seam import GiveUp, Link, ViewedPolicy, register_policy
 
 EXHAUSTED = GiveUp("retry_quota")
 
 
-def _int_at_least(obj: object, name: str, low: int) -> None:
-    value = getattr(obj, name)
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ParamError(name, f"must be an integer >= {low}, got {value!r}")
-
-
 @register_policy
 @dataclass(frozen=True, kw_only=True)
-class RetryQuota(Policy):
+class RetryQuota(ViewedPolicy):
     """A retry acquires its cost from the quota or is not made; a success refunds."""
 
     capacity: int = 500
@@ -42,24 +36,21 @@ class RetryQuota(Policy):
     success_refund: int = 1
 
     def validate(self) -> None:
-        _int_at_least(self, "capacity", 1)
-        _int_at_least(self, "retry_cost", 0)
-        _int_at_least(self, "timeout_cost", 0)
-        _int_at_least(self, "success_refund", 0)
+        int_at_least(self, "capacity", 1)
+        int_at_least(self, "retry_cost", 0)
+        int_at_least(self, "timeout_cost", 0)
+        int_at_least(self, "success_refund", 0)
         if self.throttle_cost is not None:
-            _int_at_least(self, "throttle_cost", 0)
+            int_at_least(self, "throttle_cost", 0)
 
-    def link(self) -> Link:
-        return _QuotaLink(_Quota(self.capacity), self.retry_cost, self.timeout_cost,
+    def state(self) -> _Quota:
+        return _Quota(self.capacity)
+
+    def view(self, state: object) -> Link:
+        assert isinstance(state, _Quota)
+        return _QuotaLink(state, self.retry_cost, self.timeout_cost,
                           self.retry_cost if self.throttle_cost is None else self.throttle_cost,
                           self.success_refund)
-
-    def links(self, n: int) -> list[Link]:
-        if self.scope == "client":
-            return [self.link() for _ in range(n)]
-        shared = self.link()
-        return [_QuotaLink(shared.quota, shared.retry_cost, shared.timeout_cost,  # type: ignore[attr-defined]
-                           shared.throttle_cost, shared.refund) for _ in range(n)]  # type: ignore[attr-defined]
 
 
 class _Quota:

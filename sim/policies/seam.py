@@ -216,6 +216,30 @@ class Policy:
         return describe_params(self.type_name, self.params())
 
 
+@dataclass(frozen=True, kw_only=True)
+class ViewedPolicy(Policy):
+    """A policy whose state may be shared while each client's link keeps its own call's
+    bookkeeping (a retry quota's last acquisition, a retry budget's per-request cap): every
+    client gets a view of one state (``scope = "shared"``) or of its own."""
+
+    def state(self) -> object:
+        """One fresh state (a quota, a budget)."""
+        raise NotImplementedError
+
+    def view(self, state: object) -> Link:
+        """One client's link onto ``state``."""
+        raise NotImplementedError
+
+    def link(self) -> Link:
+        return self.view(self.state())
+
+    def links(self, n: int) -> list[Link]:
+        if self.scope == "shared":
+            shared = self.state()
+            return [self.view(shared) for _ in range(n)]
+        return [self.link() for _ in range(n)]
+
+
 def is_failure_from_server(kind: int) -> bool:
     """A refused (``DENIED``) attempt never reached the server: counters of outcomes skip it."""
     return kind != DENIED
