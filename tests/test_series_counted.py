@@ -46,3 +46,26 @@ def test_replying_runs_are_marked_by_the_declared_events() -> None:
     recorded by a replying server or its clients, none by the contention kinds."""
     marks = replying_only_events()
     assert marks == {ev.CLIENT_SUCCEEDS, ev.CLIENT_TIMES_OUT, ev.SERVER_COMPLETES, ev.SERVER_QUEUES}
+
+
+def test_a_call_an_open_breaker_refused_counts_as_offered() -> None:
+    # FlakyServer failing often and a ratio breaker per client: many calls start while the
+    # breaker is open (client_call_refused, no write); the engine counts them offered all the same.
+    from sim.config import parse_config
+
+    from support import sim_table
+
+    table = sim_table("FlakyServer", [{"type": "Constant", "constant": 5.0, "max_attempts": 3, "policies": [
+        {"type": "CircuitBreaker", "kind": "ratio", "minimum_throughput": 4, "break_duration": 200.0}]}],
+        failure_rate=0.8, workload="poisson", think_time=50.0, horizon=3000.0, clients=[5], repeat=1)
+    spec = parse_config({"simulation": [table]}).simulations[0]
+    run = record_run(spec, spec.labels[0], 5, 0)
+    m = run.open_metrics
+    assert m.calls_refused > 0
+    packed = np.asarray(run.history.packed)
+    times = np.asarray(run.history.times)
+    at = times < spec.horizon
+    counted = count_series(times[at], packed[at] & ev.CODE_MASK, (packed[at] >> ev.DETAIL_SHIFT) - 1,
+                           m.bucket, len(m.series["offered"]))
+    for name in FLOW_NAMES:
+        assert np.array_equal(counted[name], m.series[name]), name

@@ -45,7 +45,8 @@ def count_series(times: np.ndarray, codes: np.ndarray, details: np.ndarray, widt
     entered = (codes == ev.SERVER_ACCEPTS) | (codes == ev.SERVER_QUEUES)
     held = np.cumsum(count(entered) - count(codes == ev.SERVER_COMPLETES))
     return {
-        "offered": count(writes & (details <= 1)),
+        # A call starts with its first write, or with a first attempt an open breaker refused.
+        "offered": count((writes & (details <= 1)) | (codes == ev.CLIENT_CALL_REFUSED)),
         "retries": count(writes & (details > 1)),
         "accepted": count(entered),
         "rejected": count(codes == ev.SERVER_REJECTS),
