@@ -281,6 +281,19 @@ def test_a_first_attempt_an_open_breaker_refuses_is_a_call_refused_not_a_retry_d
     assert ev.format_detail(ev.CLIENT_CALL_REFUSED, refused[3]) == "policy=breaker_open"
 
 
+def test_a_call_refused_round_trips_through_the_events_csv(tmp_path: Path) -> None:
+    spec = spec_of([{**NO_BACKOFF, "max_attempts": 3, "policies": [
+        {"type": "CircuitBreaker", "kind": "ratio", "minimum_throughput": 2, "break_duration": 1e9}]}],
+        failure_rate=1.0, clients=[1])
+    run = record_run(spec, spec.labels[0], 1, 0)
+    text = histories_csv_text([(spec.title, spec.labels[0], 1, 0, run.history)])
+    assert ",client_call_refused,policy=breaker_open" in text
+    path = tmp_path / "t_events.csv"
+    path.write_text(text)
+    (history,) = read_events_csv(path).values()
+    assert [r[1:] for r in history.rows()] == [r[1:] for r in run.history.rows()]
+
+
 def test_calls_refused_is_a_column_of_the_runs_and_metrics_csv() -> None:
     from sim.analysis.sweep import SweepResult
     from sim.export.csv_files import metrics_csv_text, runs_csv_text
