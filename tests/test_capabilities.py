@@ -17,7 +17,7 @@ from sim.core import events as ev
 from sim.core.engine import build_wiring, record_run
 from sim.core.series import SERIES_NAMES
 from sim.models import CONTROLS
-from sim.models.clients import ContentionClients, OpenClients
+from sim.models.clients import Clients, client_events
 from sim.models.controls import Capabilities, Control, ServerHandlers, register
 from sim.models.outage import OutageGate
 from sim.models.policy_events import PolicyEvents
@@ -70,7 +70,7 @@ def test_every_registered_control_declares_a_complete_capability_set(name: str) 
     assert set(caps.series) <= set(SERIES_NAMES)
     if caps.keeps_series:
         # The server's counters are its own: none the clients or the bucket-end sample fill.
-        assert not set(caps.series) & (set(OpenClients.SERIES) | set(STATE))
+        assert not set(caps.series) & (set(Clients.SERIES) | set(STATE))
     else:
         assert caps.series == () and not caps.state_sample
 
@@ -80,14 +80,14 @@ def test_every_event_a_server_records_is_declared(name: str) -> None:
     """The events recorded in sample runs are exactly the declared ones: none undeclared, and
     none declared that the server never records (its sample drives every branch)."""
     caps = CONTROLS[name].CAPS
-    clients = OpenClients if caps.replies else ContentionClients
+    clients = client_events(caps)
     server_seen: set[int] = set()
     policy_seen: set[int] = set()
     for spec in sample_specs(name):
         for label in spec.labels:
             run = record_run(spec, label, spec.max_clients, 0)
             codes = set(np.unique(np.asarray(run.history.packed) & ev.CODE_MASK).tolist())
-            undeclared = codes - caps.events - clients.EVENTS - OutageGate.EVENTS
+            undeclared = codes - caps.events - clients - OutageGate.EVENTS
             assert not undeclared, f"{name} records undeclared {[ev.EVENT_NAMES[c] for c in undeclared]}"
             server_seen |= {c for c in codes if ev.is_server_event(c)}
             policy_seen |= codes & PolicyEvents.EVENTS

@@ -31,7 +31,7 @@ from sim.core.series import Series
 from sim.core.streams import PURPOSE_WORKLOAD, clipped_normal, generator
 from sim.core.wiring import Wiring
 from sim.errors import UserError
-from sim.models.clients import ContentionClients, OpenClients, gap_functions
+from sim.models.clients import Clients, start_clients
 from sim.models.outage import OutageGate
 from sim.models.strategies import Strategy
 from sim.policies.chain import ChainSpec
@@ -136,23 +136,13 @@ def as_chain(strategy: Strategy | ChainSpec) -> ChainSpec:
 
 
 def _build(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int,
-           repetition: int) -> tuple[Wiring, object]:
+           repetition: int) -> tuple[Wiring, Clients]:
     wiring = build_wiring(spec, clients, repetition)
-    strategy = as_chain(strategy)
     control = spec.control
     if spec.outages:
         wiring.gate = OutageGate(wiring, spec.outages, spec.backlog)
-    # The one branch on the kind left: which client model (one model for all is still to come).
-    if control.CAPS.replies:
-        rng = wiring._rng(PURPOSE_WORKLOAD)
-        starts = spec.workload.start_times(rng, clients)
-        side = OpenClients(wiring, strategy, spec.workload, spec.timeout, starts,
-                           gap_functions(spec.workload, rng, clients))
-    else:
-        side = ContentionClients(wiring, strategy, control.READS_VERSION)
-        heap, seq, start = wiring.heap, wiring.seq, side.start
-        for c in range(clients):
-            heappush(heap, (0.0, seq(), start, c, 0))
+    side = start_clients(wiring, as_chain(strategy), control, spec.workload, spec.timeout,
+                         wiring._rng(PURPOSE_WORKLOAD))
     handlers = control.build(wiring)
     gate = wiring.gate
     if gate is not None:
@@ -188,15 +178,18 @@ def _schedule_sampling(wiring: Wiring, horizon: float) -> None:
     heappush(heap, (horizon, seq(), end, -1, 0))
 
 
-def _metrics(spec: SimulationSpec, wiring: Wiring, side, duration: float, events: int) -> RunMetrics:
-    """Final metrics of a drained run; ``events`` counts recorded events only."""
-    work = side.work
-    if wiring.series is None:
-        return RunMetrics(work, duration, spec.work_to_duration * work + duration, side.gave_up, events,
-                          retries_denied=side.retries_denied, breaker_open_time=side.breaker_open_time(duration),
-                          calls_refused=side.calls_refused,
-                          calls=len(side.attempts))
+def _metrics(spec: SimulationSpec, wiring: Wiring, side: Clients, duration: float, events: int) -> RunMetrics:
+    """Final metrics of a drained run (``events`` counts recorded events only): what every run
+    has, and the overload metrics where the run keeps series (it then ends at its horizon)."""
     series = wiring.series
+    end = duration if series is None else float(spec.horizon)
+    work = side.work
+    common = dict(work=work, duration=duration, cost=spec.work_to_duration * work + duration,
+                  gave_up=side.gave_up, events=events, retries_denied=side.retries_denied,
+                  breaker_open_time=side.breaker_open_time(end), calls_refused=side.calls_refused,
+                  calls=side.calls)
+    if series is None:
+        return RunMetrics(**common)
     arrays = {name: np.asarray(values, dtype=np.int64) for name, values in series.arrays().items()}
     counts = side.counts
     gate = wiring.gate
@@ -204,12 +197,9 @@ def _metrics(spec: SimulationSpec, wiring: Wiring, side, duration: float, events
     latency_times = np.asarray(side.latency_times, dtype=np.float64)
     offered = int(arrays["offered"].sum())
     return OpenRunMetrics(
-        work, duration, spec.work_to_duration * work + duration, side.gave_up, events,
-        retries_denied=side.retries_denied, breaker_open_time=side.breaker_open_time(float(spec.horizon)),
-        calls_refused=side.calls_refused,
-        calls=offered, offered=offered, successes=counts["successes"],
+        **{**common, "calls": offered}, offered=offered, successes=counts["successes"],
         rejections=counts["rejections"], timeouts=counts["timeouts"], unfinished=side.unfinished,
-        horizon=float(spec.horizon), latencies=latencies,
+        horizon=end, latencies=latencies,
         latency_clients=np.asarray(side.latency_clients, dtype=np.int64),
         latency_times=latency_times,
         attempts_per_client=np.asarray(side.attempts, dtype=np.int64), bucket=series.width,

@@ -20,9 +20,10 @@ __all__ = ["CONTROLS", "STRATEGIES", "WORKLOADS"]
 def replying_only_events() -> frozenset[int]:
     """Event codes that only runs against servers that reply record (from the declared
     ``Capabilities`` and client models): their presence in an events file marks such a run."""
-    from sim.models.clients import ContentionClients, OpenClients
+    from sim.models.clients import client_events
 
-    replying, other = set(OpenClients.EVENTS), set(ContentionClients.EVENTS)
+    replying: set[int] = set()
+    other: set[int] = set()
     for cls in CONTROLS.values():
-        (replying if cls.CAPS.replies else other).update(cls.CAPS.events)
+        (replying if cls.CAPS.replies else other).update(cls.CAPS.events | client_events(cls.CAPS))
     return frozenset(replying - other)

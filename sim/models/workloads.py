@@ -1,24 +1,28 @@
 """Workloads: when clients send requests.
 
-- ``burst``: every client starts at 0 and wants one write (the contention model of the reference).
-- ``spike``: each client sends one request; a fraction start within ``spike_width`` of 0, the rest
+- ``burst``: every client starts at 0 and wants one success (the contention model of the reference).
+- ``spike``: each client wants one success; a fraction start within ``spike_width`` of 0, the rest
   uniformly over ``arrival_window`` (study 004).
 - ``poisson``: each client sends requests forever, one at a time, with exponential gaps of mean
-  ``think_time`` between finishing one and starting the next, until the horizon (study 003);
+  ``think_time`` between finishing one and starting the next, until the horizon (study 003), so
+  only servers that keep series (those that reply) run it;
   optionally a surge: gaps that start in ``[surge_start, surge_start + surge_duration)`` are
   ``surge_factor`` times shorter (the same draws, scaled, so a run without the surge differs only
   there).
 
-Start times and gaps come from the run's workload stream, so they are the same for every strategy.
+Burst and spike run with any server. Start times and gaps come from the run's workload stream, so
+they are the same for every strategy.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 
+from sim.core.streams import ClientStreams
 from sim.errors import ParamError
 from sim.params import above, at_least
 
@@ -52,6 +56,10 @@ class Workload:
     def start_times(self, rng: np.random.Generator, clients: int) -> list[float]:
         """When each client sends its first request."""
         raise NotImplementedError
+
+    def gaps(self, rng: np.random.Generator, clients: int) -> list[Callable[[], float]] | None:
+        """Per-client think-time streams between calls, for workloads that repeat (else None)."""
+        return None
 
 
 WORKLOADS: dict[str, type[Workload]] = {}
@@ -119,9 +127,9 @@ class Poisson(Workload):
         # Each client's first request after one exponential gap: a steady load from the start.
         return rng.exponential(self.think_time, clients).tolist()
 
-    def gap_draw(self):
+    def gaps(self, rng: np.random.Generator, clients: int) -> list[Callable[[], float]]:
         think = float(self.think_time)
 
-        def draw(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
-            return rng.exponential(think, shape)
-        return draw
+        def draw(generator: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+            return generator.exponential(think, shape)
+        return ClientStreams(rng, clients, draw).next_functions()
