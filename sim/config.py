@@ -19,6 +19,7 @@ from sim.bounds import MAX_INTEGER, MAX_SEED, MAX_TIME, MIN_SPAN
 from sim.errors import ConfigError, ParamError
 from sim.inputs import InputFileError, read_limited
 from sim.models import CONTROLS, STRATEGIES, WORKLOADS
+from sim.models.clients import workload_problem
 from sim.models.controls import Control
 from sim.models.strategies import Strategy
 from sim.models.workloads import Burst, Outage, Workload
@@ -363,8 +364,8 @@ def _parse_clients(check: _Checker, block: dict[str, Any]) -> tuple[int, ...] | 
 
 def _check_replying(check: _Checker, block: dict[str, Any], control_cls: type[Control], control_name: str,
                     workload: Workload | None, horizon: float | None, bucket: float | None) -> None:
-    """Horizons, timeouts, buckets and backlogs need a server that replies; replying servers need
-    a horizon, and a backlog needs a timeout."""
+    """Horizons, timeouts, buckets, backlogs and workloads that repeat need a server that replies;
+    replying servers need a horizon, and a backlog needs a timeout."""
     if control_cls.CAPS.replies:
         if "backlog" in block and "timeout" not in block:
             check.report("backlog", "needs timeout: a client whose request is refused only notices by "
@@ -378,9 +379,10 @@ def _check_replying(check: _Checker, block: dict[str, Any], control_cls: type[Co
     for key in ("horizon", "timeout", "bucket", "backlog"):
         if key in block:
             check.report(key, f"needs a server that replies ({replying}); {control_name} lets clients assume success")
-    if workload is not None and workload.NAME != "burst":
-        check.report("workload", f"{workload.NAME!r} needs a server that replies ({replying})",
-                     'use workload = "burst" with contention controls')
+    problem = None if workload is None else workload_problem(control_cls.CAPS, workload)
+    if problem is not None:
+        check.report("workload", f"{problem} ({replying}); {control_name} lets clients assume success",
+                     'use workload = "burst" or "spike" with a contention control')
 
 
 def _parse_workload(check: _Checker, block: dict[str, Any]) -> Workload | None:

@@ -109,9 +109,15 @@ def test_non_positive_think_time(tmp_path: Path) -> None:
     error(tmp_path, LATENCY, "think_time", "> 0", think_time=-5.0)
 
 
-def test_spike_workload_with_a_contention_control(tmp_path: Path) -> None:
-    error(tmp_path, LOCKING, "workload", "needs a server that replies", workload="spike",
-          spike_fraction=0.2, spike_width=1.0, arrival_window=10.0)
+def test_repeating_workload_with_a_contention_control(tmp_path: Path) -> None:
+    error(tmp_path, LOCKING, "workload", "only servers that reply keep", workload="poisson", think_time=10.0)
+
+
+def test_spike_workload_with_a_contention_control_loads(tmp_path: Path) -> None:
+    """One client model: a contention control runs a spike as it runs a burst."""
+    spec = load(tmp_path, LOCKING, workload="spike", spike_fraction=0.2, spike_width=1.0,
+                arrival_window=10.0).simulations[0]
+    assert spec.workload.NAME == "spike" and not spec.runs_to_horizon
 
 
 # --- horizon, timeout, bucket ----------------------------------------------------------------

@@ -49,7 +49,8 @@ class Wiring:
         self.client_server_error: Callable[[float, int, int], int]
         self.client_version_reply: Callable[[float, int, int], int]
         self.client_succeeded: Callable[[float, int, int], int]
-        # Contention clients that keep a policy chain hear a commit here (None: nobody listens).
+        # Clients of a contention control that keep a policy chain hear a commit here (None:
+        # nobody listens).
         self.client_committed: Callable[[float, int], None] | None = None
         # Set by replying servers: (in service, queued), sampled at bucket ends.
         self.server_state: Callable[[], tuple[int, int]] = lambda: (0, 0)

@@ -67,8 +67,8 @@ def workload_problem(caps: Capabilities, workload: Workload) -> str | None:
     until a horizon and is measured by its series (goodput, latencies): only a server that keeps
     series (``Capabilities.keeps_series``) has both."""
     if workload.REPEATS and not caps.keeps_series:
-        return (f"{workload.NAME!r} repeats requests until a horizon, which only servers that reply "
-                "keep; a contention control (no reply on success) runs one call per client")
+        return (f"{workload.NAME!r} repeats calls until a horizon and is measured by per-bucket "
+                "series, which only servers that reply keep")
     return None
 
 
@@ -91,8 +91,8 @@ class Clients:
         caps = control.CAPS
         problem = workload_problem(caps, workload)
         if problem is not None:
-            raise ParamError("workload", f"{problem}, not {control.type_name}",
-                             'use workload = "burst" or "spike", or a server that replies')
+            raise ParamError("workload", f"{problem}; {control.type_name} lets clients assume success",
+                             'use workload = "burst" or "spike" with a contention control')
         n = len(wiring.net)
         heap, seq, net, jitter = wiring.heap, wiring.seq, wiring.net, wiring.jitter
         replies = caps.replies

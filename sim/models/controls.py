@@ -47,8 +47,9 @@ class Capabilities:
     ``tests/test_capabilities.py`` fails when a registered control leaves one out, or emits an
     event it did not declare."""
 
-    # Success replies: clients time out, measure latencies and may run open workloads (a
-    # ``SimulationSpec.is_open`` simulation); without them clients assume success on silence.
+    # Success replies: clients time out, measure latencies and may run workloads that repeat (a
+    # ``SimulationSpec.is_open`` simulation); without them a client hears a commit at that instant
+    # from the control itself (``sim.models.clients``).
     replies: bool
     # Every event code the server's handlers return (the outage gate's pause/resume aside).
     events: frozenset[int]
