@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import CONTROL_PARAMS, make_spec, toml_text
+from support import CONSTANT, CONTROL_PARAMS, make_spec, one_error_line, sim_table, toml_text, write_config
 
 from sim.cli import main
 from sim.core.engine import record_run, run_metrics
@@ -151,14 +151,11 @@ def test_a_spread_spike_contends_less_than_a_burst(control: str) -> None:
 @pytest.mark.parametrize("control", sorted(CONTROL_PARAMS))
 def test_a_repeating_workload_on_a_contention_control_is_refused_by_the_config(
         tmp_path: Path, control: str, capsys: pytest.CaptureFixture[str]) -> None:
-    table = {"title": "Busy", "clients": [5], "repeat": 1, "network_mu": 1.0, "network_sigma": 0.2,
-             "work_to_duration": 1.0, "control": control, **CONTROL_PARAMS[control],
-             "workload": "poisson", "think_time": 10.0, "strategies": [{"type": "Constant", "constant": 5.0}]}
-    path = tmp_path / "c.toml"
-    path.write_text(toml_text(table), encoding="utf-8")
+    table = sim_table(control, [CONSTANT], title="Busy", clients=[5], repeat=1, workload="poisson",
+                      think_time=10.0)
+    path = write_config(tmp_path / "c.toml", toml_text(table))
     assert main(["run", str(path), "--out", str(tmp_path / "out"), "--quiet"]) == 2
-    err = capsys.readouterr().err.strip()
-    assert "\n" not in err and "Traceback" not in err
+    err = one_error_line(capsys.readouterr().err)
     assert str(path) in err and "key 'workload'" in err and "'poisson'" in err
     assert "servers that reply" in err and 'workload = "burst" or "spike"' in err
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())

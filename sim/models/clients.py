@@ -75,10 +75,10 @@ def workload_problem(caps: Capabilities, workload: Workload) -> str | None:
 class Clients:
     """The clients of one run, any control and any workload (see the module docstring).
 
-    After building, ``start``-ed calls are on the heap; ``bind`` gives the server's entry points.
-    ``attempts`` holds each client's attempts sent (work is their sum); ``counts`` the outcomes
-    heard, where the server replies (without replies only ``gave_up`` is counted: a success or a
-    rejection is then the control's own event).
+    Building it puts every client's first call on the heap; ``bind`` then gives it the server's
+    entry points. ``attempts`` holds each client's attempts (``work`` is those sent); ``counts``
+    the outcomes heard where the server replies (without replies only ``gave_up`` is counted: a
+    success or a rejection is then the control's own event).
     """
 
     # The ``Series`` counters these clients fill where the run keeps series (the server fills its
