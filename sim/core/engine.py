@@ -16,6 +16,7 @@ The same run serves two uses:
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from heapq import heappop, heappush
 
 import numpy as np
@@ -142,7 +143,7 @@ def _build(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int,
     if spec.outages:
         wiring.gate = OutageGate(wiring, spec.outages, spec.backlog)
     side = start_clients(wiring, as_chain(strategy), control, spec.workload, spec.timeout,
-                         wiring._rng(PURPOSE_WORKLOAD))
+                         partial(wiring._rng, PURPOSE_WORKLOAD))
     handlers = control.build(wiring)
     gate = wiring.gate
     if gate is not None:

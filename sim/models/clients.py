@@ -344,9 +344,11 @@ class Clients:
 
 
 def start_clients(wiring: Wiring, chain: ChainFactory, control: Control, workload: Workload,
-                  timeout: float | None, rng: np.random.Generator) -> Clients:
-    """The run's clients, their first calls at the workload's start times (drawn from ``rng``,
-    the run's workload stream, then each client's think times where the workload repeats)."""
+                  timeout: float | None, stream: Callable[[], np.random.Generator]) -> Clients:
+    """The run's clients, their first calls at the workload's start times, drawn from the run's
+    workload stream (``stream()``; not made for a workload that draws nothing), then each
+    client's think times where the workload repeats."""
     n = len(wiring.net)
-    start_times = workload.start_times(rng, n)
-    return Clients(wiring, chain, control, workload, timeout, start_times, workload.gaps(rng, n))
+    rng = stream() if workload.DRAWS else None
+    return Clients(wiring, chain, control, workload, timeout, workload.start_times(rng, n),
+                   workload.gaps(rng, n))

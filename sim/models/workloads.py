@@ -46,6 +46,8 @@ class Workload:
     NAME: ClassVar[str] = ""
     # True when each client keeps sending new requests after one finishes.
     REPEATS: ClassVar[bool] = False
+    # False when ``start_times`` draws nothing (a run then makes no workload stream).
+    DRAWS: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         self.validate()
@@ -74,8 +76,9 @@ def register(cls: type[Workload]) -> type[Workload]:
 @dataclass(frozen=True, kw_only=True)
 class Burst(Workload):
     NAME: ClassVar[str] = "burst"
+    DRAWS: ClassVar[bool] = False
 
-    def start_times(self, rng: np.random.Generator, clients: int) -> list[float]:
+    def start_times(self, rng: np.random.Generator | None, clients: int) -> list[float]:
         return [0.0] * clients
 
 
