@@ -3,7 +3,8 @@
 A client makes calls: one per start time of the workload (``Workload.start_times``; a burst is
 every client at 0), and with a workload that repeats (``Workload.REPEATS``) another after each one
 ends. A call is attempts until one succeeds or the client gives up. Every client hears the outcome
-of each attempt: accepted or committed, rejected, aborted, timed out (``sim.outcomes``).
+of each attempt: accepted or committed, rejected, aborted, a server error, timed out
+(``sim.outcomes``).
 
 What differs between runs is chosen once, when the run is built, never per event:
 
