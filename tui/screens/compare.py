@@ -346,14 +346,23 @@ class CompareScreen(ModalScreen[None]):
             width = max(width, timeline.lane_label_width())
         for pane in panes:
             pane.timeline.align(self._span or None, width)
-        # Crowded lanes shaded on one scale for all: the quartiles of every run's cells.
+        self._share_density()
+        self._show_clock()
+
+    def on_timeline_resized(self, message: Timeline.Resized) -> None:
+        message.stop()
+        self._share_density()
+
+    def _share_density(self) -> None:
+        """Crowded lanes shaded on one scale for all: the quartiles of every run's cells, at the
+        panes' current sizes."""
+        panes = self.panes
         grids = [grid for pane in panes if (grid := pane.timeline.grid) is not None]
         bounds = None
         if grids and all(grid.density for grid in grids):
             bounds = density_bounds(np.concatenate([grid.counts.ravel() for grid in grids]))
         for pane in panes:
             pane.timeline.set_density_bounds(bounds)
-        self._show_clock()
 
     def _show_clock(self) -> None:
         """Every run up to the clock, and whether it has ended by then."""

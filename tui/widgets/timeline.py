@@ -72,6 +72,10 @@ class Timeline(Widget, can_focus=False):
             super().__init__()
             self.index = index
 
+    class Resized(Message):
+        """The timeline's size changed, so its cells (and their counts) were binned anew: a view
+        that shades several timelines on one scale recomputes that scale."""
+
     COMPONENT_CLASSES = {"timeline--cursor", "timeline--current", "timeline--label",
                          "timeline--ruler"}
 
@@ -110,6 +114,12 @@ class Timeline(Widget, can_focus=False):
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self.refresh())
+
+    def on_resize(self) -> None:
+        # The grid is binned for the widget's size, which layout settles after the view that
+        # sized it has moved on: tell it, or a shared scale would depend on when layout ran.
+        if self._data is not None:
+            self.post_message(self.Resized())
 
     @property
     def grid(self) -> Grid | None:
