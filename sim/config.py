@@ -296,8 +296,9 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
     seed = check.attempt(check.seed, block) if "seed" in block else default_seed
     time_unit = (check.attempt(check.time_unit, block) if "time_unit" in block
                  else default_time_unit)
-    strategies = _parse_strategies(check, block.get("strategies"), block.get("policies"),
-                                   time_unit or default_time_unit)
+    parsed = _parse_strategies(check, block.get("strategies"), block.get("policies"),
+                               time_unit or default_time_unit)
+    strategies, shared_policies = parsed if parsed is not None else (None, 0)
     spans = {key: check.attempt(check.number, block, key, positive=True, minimum=MIN_SPAN)
              for key in ("horizon", "timeout", "bucket") if key in block}
     horizon, timeout, bucket = (spans.get(key) for key in ("horizon", "timeout", "bucket"))
@@ -314,7 +315,8 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
                           network_sigma=network_sigma, work_to_duration=work_to_duration,
                           control=control, strategies=strategies, seed=seed, workload=workload,
                           horizon=horizon, timeout=timeout, outages=outages, bucket=bucket,
-                          backlog=backlog, time_unit=time_unit, source=top.file,
+                          backlog=backlog, time_unit=time_unit, shared_policies=shared_policies,
+                          source=top.file,
                           clients_key="max_clients" if "max_clients" in block else "clients")
 
 
@@ -428,10 +430,10 @@ def _parse_outages(check: _Checker, raw: Any, horizon: float | None) -> tuple[Ou
 
 
 def _parse_strategies(check: _Checker, raw: Any, shared_raw: Any = None,
-                      time_unit: str = DEFAULT_TIME_UNIT) -> tuple[StrategySpec, ...] | None:
+                      time_unit: str = DEFAULT_TIME_UNIT) -> tuple[tuple[StrategySpec, ...], int] | None:
     """The ``strategies`` entries (a type or a preset, each with its own ``policies``) and the
-    simulation's ``policies`` (after each entry's own); times in presets and per-second policies
-    converted from ``time_unit`` (sim.policies.entries)."""
+    simulation's ``policies`` (after each entry's own), with how many of those there are; times
+    in presets and per-second policies converted from ``time_unit`` (sim.policies.entries)."""
     before = len(check.errors)
     unit = seconds_per_unit(time_unit)
     shared, problems = parse_policies(shared_raw, unit, "policies", time_unit)
@@ -472,7 +474,8 @@ def _parse_strategies(check: _Checker, raw: Any, shared_raw: Any = None,
             built.append((name, strategy, entry.policies, preset))
     if len(built) != len(raw) or len(check.errors) > before:
         return None
-    return _label(check, built)
+    labelled = _label(check, built)
+    return None if labelled is None else (labelled, len(shared))
 
 
 # A strategy entry as built: its name, strategy, policies and (for a preset) the preset's label.

@@ -53,6 +53,9 @@ class SimulationSpec:
     bucket: float | None = None
     backlog: int | None = None  # requests held during an outage; None: no bound
     time_unit: str = DEFAULT_TIME_UNIT  # what every time of this simulation is in (labels only)
+    # How many policies at the end of every strategy's chain are the simulation's own
+    # ``policies`` (one copy per strategy), so a key path ``policies[i].NAME`` can set them all.
+    shared_policies: int = 0
     # Not part of its identity: the config file it came from and the key that gave its client
     # counts (for messages), and whether the engine stops runs far beyond their estimate.
     source: str = field(default="", compare=False)

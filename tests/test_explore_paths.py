@@ -65,7 +65,7 @@ def test_setting_a_strategy_parameter_keeps_its_label_and_the_other_strategies()
 @pytest.mark.parametrize("text, fragment", [
     ("nope", "'nope' is not a key of this simulation"),
     ("outages[1].duration", "outages[1] does not exist: outages has 1 entry"),
-    ("strategies[0].base", "'base' is not a key of Constant"),
+    ("strategies[0].base", "'base' is not a key of strategies[0] (Constant)"),
     ("outages.duration", "'outages' is a list"),
     ("title", "is not a numeric key"),
     ("control", "names a table or a list"),

@@ -157,7 +157,7 @@ def test_tune_table_resolves_the_strategy_by_label_or_index(tmp_path: Path) -> N
 @pytest.mark.parametrize("tune, fragment", [
     ({"strategy": "nobody", "params": {"base": [1, 2]}}, "key 'tune.strategy': no strategy 'nobody'"),
     ({"strategy": 1}, "key 'tune.params': must name at least one parameter"),
-    ({"strategy": 1, "params": {"bass": [1, 2]}}, "key 'tune.params.bass': 'bass' is not a key of FullJitteredExpo"),
+    ({"strategy": 1, "params": {"bass": [1, 2]}}, "key 'tune.params.bass': 'bass' is not a key of strategies[1] (FullJitteredExpo)"),
     ({"strategy": 1, "params": {"base": [2, 1]}}, "needs low < high"),
     ({"strategy": 1, "params": {"base": [-5, 1]}}, "bound -5 is invalid"),
     ({"strategy": 1, "params": {"base": [1, 2]}, "objective": "fun"}, "key 'tune.objective': unknown metric 'fun'"),

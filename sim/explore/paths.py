@@ -3,8 +3,11 @@
 A path is written as in the TOML it comes from: a simulation key (``horizon``, ``repeat``), a
 parameter of the control or the workload by its bare name (``concurrency_limit``,
 ``think_time``; ``control.NAME`` and ``workload.NAME`` also work), or an element of a list
-(``outages[0].duration``, ``strategies[1].base``; indices count from 0). ``clients`` is the
-single client count of a cell. Setting a key rebuilds the frozen dataclasses on the way with
+(``outages[0].duration``, ``strategies[1].base``; indices count from 0). A policy is an element
+of a strategy's chain as the strategy runs it (the preset's policies, the entry's own, then the
+simulation's: ``strategies[1].policies[0].percent``), or of the simulation's own list, which
+sets it in every strategy (``policies[0].capacity``). ``clients`` is the single client count of
+a cell. Setting a key rebuilds the frozen dataclasses on the way with
 ``dataclasses.replace``, so every model re-validates itself; spec-wide rules are in ``checks``.
 """
 
@@ -17,6 +20,8 @@ from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import Any
 
 from sim.errors import ParamError
+from sim.models.strategies import Strategy
+from sim.policies.seam import Policy
 from sim.spec import SimulationSpec, StrategySpec
 
 Step = typing.Union[str, int]
@@ -46,6 +51,8 @@ class KeyPath:
         """The key's value in ``spec`` (``clients``: the only client count, or the largest)."""
         if self.steps == ("clients",):
             return spec.max_clients
+        if self.steps[0] == "policies":  # the simulation's own: the same in every strategy
+            return getattr(shared_chain(spec)[self.steps[1]], str(self.steps[2]))
         value: Any = spec
         for step in self.steps:
             value = value[step] if isinstance(step, int) else getattr(value, step)
@@ -69,6 +76,8 @@ class KeyPath:
         if self.steps == ("clients",):
             return replace(spec, clients=(value,))
         try:
+            if self.steps[0] == "policies":
+                return _set_shared(spec, self.steps, value)
             return _rebuild(spec, self.steps, value)
         except ParamError as exc:
             raise ParamError(self.text, exc.message, exc.hint) from None
@@ -85,6 +94,19 @@ def _rebuild(obj: Any, steps: tuple[Step, ...], value: Any) -> Any:
         items[head] = _rebuild(items[head], rest, value)
         return tuple(items)
     return replace(obj, **{head: _rebuild(getattr(obj, head), rest, value)})
+
+
+def _set_shared(spec: SimulationSpec, steps: tuple[Step, ...], value: Any) -> SimulationSpec:
+    """``policies[i].NAME``: the simulation's i-th own policy, set in every strategy's chain."""
+    _, index, name = steps
+    position = len(spec.strategies[0].policies) - spec.shared_policies + int(index)
+    policy = replace(spec.strategies[0].policies[position], **{str(name): value})
+    strategies = []
+    for s in spec.strategies:
+        chain = list(s.policies)
+        chain[len(chain) - spec.shared_policies + int(index)] = policy
+        strategies.append(replace(s, policies=tuple(chain)))
+    return replace(spec, strategies=tuple(strategies))
 
 
 def _numeric_hint(owner: type, name: str) -> bool | None:
@@ -114,6 +136,29 @@ def _field_names(obj: Any) -> list[str]:
     return [f.name for f in fields(obj)] if is_dataclass(obj) else []
 
 
+def _numeric_fields(owner: type) -> list[str]:
+    """The fields of ``owner`` an axis or a tune can vary (numbers, not flags or names)."""
+    return [f.name for f in fields(owner) if _numeric_hint(owner, f.name) is not None]
+
+
+def _entries(where: str, items: tuple[Any, ...]) -> str:
+    """``policies[0] MaxAttempts, policies[1] RetryBudget``: the valid indices of a list."""
+    name = where.rpartition(".")[2]
+    def one(i: int, item: Any) -> str:
+        if isinstance(item, Policy):
+            return f"{name}[{i}] {item.type_name}"
+        if isinstance(item, StrategySpec):
+            return f"{name}[{i}] {item.label!r}"
+        return f"{name}[{i}]"
+    return ", ".join(one(i, item) for i, item in enumerate(items))
+
+
+def shared_chain(spec: SimulationSpec) -> tuple[Policy, ...]:
+    """The simulation's own ``policies``: the last ``shared_policies`` of every strategy's chain."""
+    n = spec.shared_policies
+    return spec.strategies[0].policies[len(spec.strategies[0].policies) - n:] if n else ()
+
+
 def resolve(text: str, spec: SimulationSpec) -> KeyPath:
     """Resolve ``text`` against ``spec``; PathError says what is wrong and what is valid."""
     if not isinstance(text, str) or not text.strip():
@@ -123,47 +168,78 @@ def resolve(text: str, spec: SimulationSpec) -> KeyPath:
         return KeyPath("clients", ("clients",), True)
     head = raw[0]
     spec_fields = {f.name for f in fields(SimulationSpec)}
-    if head not in spec_fields:
+    if head not in spec_fields and head != "policies":
         if head in _field_names(spec.control):
             raw = ["control", *raw]
         elif head in _field_names(spec.workload):
             raw = ["workload", *raw]
         else:
-            known = sorted(spec_fields - {"title", "control", "workload", "strategies", "outages", "clients"}
+            known = sorted(spec_fields - {"title", "control", "workload", "strategies", "outages", "clients",
+                                          "shared_policies", "policies", "source", "clients_key",
+                                          "soft_limits", "time_unit"}
                            | set(_field_names(spec.control)) | set(_field_names(spec.workload)))
             raise PathError(f"{head!r} is not a key of this simulation",
                             f"simulation keys: {', '.join(known)}; or outages[i].start|duration, "
-                            "strategies[i].PARAM, clients")
+                            "strategies[i].PARAM, strategies[i].policies[j].PARAM, policies[j].PARAM, clients")
     steps: list[Step] = []
     obj: Any = spec
     owner: type = SimulationSpec
     last: str | None = None
+    where = ""  # the path so far, for messages
     for step in raw:
         if isinstance(step, int):
             if not isinstance(obj, tuple):
-                raise PathError(f"{last!r} is not a list", f"drop [{step}]")
+                raise PathError(f"{where!r} is not a list", f"drop [{step}]")
             if step >= len(obj):
-                raise PathError(f"{last}[{step}] does not exist: {last} has {len(obj)} "
-                                f"{'entry' if len(obj) == 1 else 'entries'}", "indices count from 0")
+                if not obj:
+                    raise PathError(f"{where}[{step}] does not exist: {where} is empty", _empty_hint(where))
+                count = f"{len(obj)} {'entry' if len(obj) == 1 else 'entries'}"
+                raise PathError(f"{where}[{step}] does not exist: {where} has {count}",
+                                f"choose {_entries(where, obj)}; indices count from 0")
             obj = obj[step]
             steps.append(step)
+            where += f"[{step}]"
             continue
-        if isinstance(obj, StrategySpec) and step != "label":
+        if obj is spec and step == "policies":
+            obj = shared_chain(spec)  # the simulation's own policies, in every strategy's chain
+            steps.append(step)
+            last, where = step, step
+            continue
+        if isinstance(obj, StrategySpec) and step not in ("label", "policies"):
             obj = obj.strategy  # strategies[i].base means the strategy's parameter
             steps.append("strategy")
         if isinstance(obj, tuple):
-            raise PathError(f"{last!r} is a list", f"pick an element, e.g. {last}[0].{step}")
+            raise PathError(f"{where!r} is a list", f"pick an element, e.g. {where}[0].{step}")
         names = _field_names(obj)
         if step not in names:
             what = type(obj).__name__
-            raise PathError(f"{step!r} is not a key of {what}",
-                            f"{what} has: {', '.join(names)}" if names else None)
+            numeric = _numeric_fields(type(obj)) if is_dataclass(obj) else []
+            hint = None
+            if isinstance(obj, (Policy, Strategy)) and numeric:
+                hint = f"its numeric keys: {', '.join(numeric)}"
+            elif names:
+                hint = f"{what} has: {', '.join(names)}"
+            raise PathError(f"{step!r} is not a key of {where} ({what})" if where
+                            else f"{step!r} is not a key of {what}", hint)
         owner, last = type(obj), step
         obj = getattr(obj, step)
         steps.append(step)
+        where = f"{where}.{step}" if where else step
     if isinstance(obj, tuple) or is_dataclass(obj):
         raise PathError(f"{text!r} names a table or a list, not a number", "name one of its numeric keys")
     kind = _numeric_hint(owner, last) if last is not None else None
     if kind is None:
-        raise PathError(f"{text!r} is not a numeric key", "explore and tune vary numbers only")
+        numeric = _numeric_fields(owner)
+        raise PathError(f"{text!r} is not a numeric key",
+                        f"numeric keys of {where.rpartition('.')[0] or 'the simulation'} ({owner.__name__}): "
+                        f"{', '.join(numeric)}" if numeric else "explore and tune vary numbers only")
     return KeyPath(text.strip(), tuple(steps), kind)
+
+
+def _empty_hint(where: str) -> str:
+    if where == "policies":
+        return ("the simulation has no policies = [...] of its own; "
+                "a strategy's are strategies[i].policies[j].PARAM")
+    if where.endswith(".policies"):
+        return f"{where.rpartition('.')[0]} has no policies; add policies = [...] to its entry"
+    return "indices count from 0"

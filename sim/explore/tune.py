@@ -27,7 +27,7 @@ from sim.explore.front import non_dominated
 from sim.explore.runner import run_cells
 from sim.explore.summary import CellResult
 from sim.explore.tune_plan import TunePlan
-from sim.spec import SimulationSpec, StrategySpec
+from sim.spec import SimulationSpec
 
 Progress = Callable[[int, int], None]
 TUNE_EXTRA_HINT = "install the extra: pip install 'backoff-sim[tune]'"
@@ -79,14 +79,15 @@ def _mean(values: np.ndarray) -> float:
 
 
 def trial_spec(plan: TunePlan, params: dict[str, float | int], *, label: str | None = None) -> SimulationSpec:
-    """The base simulation with the tuned strategy's parameters set, that strategy alone."""
+    """The base simulation with the tuned strategy's parameters set, that strategy alone (with
+    its policies: a tuned variant keeps the chain it was tuned with)."""
     spec = plan.base
     for p in plan.params:
         spec = p.path.set(spec, params[p.name])
     check_spec(spec)
     tuned = spec.strategies[plan.strategy]
     if label is not None:
-        tuned = StrategySpec(label, tuned.strategy)
+        tuned = replace(tuned, label=label)
     return replace(spec, strategies=(tuned,))
 
 
