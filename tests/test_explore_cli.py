@@ -103,3 +103,54 @@ def test_backoff_sim_explore_runs_without_textual_dask_or_optuna_imported(config
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "0 []"
+
+
+def _files(out: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(out.iterdir()) if p.is_file()}
+
+
+def test_a_failed_write_of_the_tune_leaves_the_previous_set_and_no_new_map(config: Path, tmp_path: Path,
+                                                                          monkeypatch, capsys) -> None:
+    import sim.explore.pareto as pareto
+    from sim.errors import UserError
+
+    out = tmp_path / "out"
+    assert cli.main(["explore", str(config), "--out", str(out), "-q", "-j", "1", "--no-cache"]) == 0
+    before = _files(out)
+    assert sorted(before) == sorted(FILES)
+    # A different map (new write_mu values), whose tune file then cannot be written: the new map's
+    # CSV and PNG were already staged when the disk filled up.
+    config.write_text(CONFIG.replace("values = [1.0, 3.0]", "values = [1.5, 2.5]"), "utf-8")
+
+    def full_disk(path, text):
+        raise UserError(f"cannot write {path}: No space left on device")
+
+    monkeypatch.setattr(pareto, "atomic_write_text", full_disk)
+    assert cli.main(["explore", str(config), "--out", str(out), "-q", "-j", "1", "--no-cache"]) == 2
+    assert "No space left on device" in _one_error_line(capsys.readouterr().err)
+    assert _files(out) == before  # the old set, whole: not a new map beside an old tune
+    assert sorted(p.name for p in out.iterdir()) == sorted(FILES)  # no staging folder, no lock left
+
+
+def test_ctrl_c_during_the_tune_writes_none_of_the_maps_files(config: Path, tmp_path: Path, monkeypatch,
+                                                            capsys) -> None:
+    import sim.explore.tune as tune
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(tune, "run_tune", interrupted)  # after the map's files were staged
+    out = tmp_path / "out"
+    assert cli.main(["explore", str(config), "--out", str(out), "-j", "1"]) == 130
+    assert capsys.readouterr().err.startswith("interrupted")
+    assert [p.name for p in out.iterdir()] == [".backoff-sim-cache"]
+
+
+def test_a_tune_with_no_feasible_trial_removes_the_previous_front(config: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert cli.main(["explore", str(config), "--out", str(out), "-q", "-j", "1"]) == 0
+    assert (out / "Lock_map_pareto.csv").exists()
+    config.write_text(CONFIG.replace("trials = 4", 'trials = 4\nconstraints = ["work < 1"]'), "utf-8")
+    assert cli.main(["explore", str(config), "--out", str(out), "-q", "-j", "1"]) == 0
+    names = sorted(p.name for p in out.iterdir() if not p.name.startswith("."))
+    assert names == sorted(set(FILES) - {"Lock_map_pareto.csv", "Lock_map_pareto.png"})

@@ -126,7 +126,7 @@ def _explore(args: argparse.Namespace, err) -> int:
     from sim.explore.backends import make_backend
     from sim.explore.cache import CellCache
     from sim.explore.figure import write_explore_png
-    from sim.explore.pareto import write_tune_files
+    from sim.explore.pareto import stale_tune_names, write_tune_files
     from sim.explore.plan import load_document
     from sim.explore.report import explore_summary, tune_summary
     from sim.explore.runner import run_explores
@@ -134,6 +134,7 @@ def _explore(args: argparse.Namespace, err) -> int:
     from sim.explore.tune import require_optuna, run_tune
     from sim.export.atomic import ensure_output_dir
     from sim.export.names import check_unique_stems
+    from sim.export.outset import OutputSet
     from sim.palette import load_palette
 
     from sim.analysis.sweep import default_workers
@@ -159,9 +160,11 @@ def _explore(args: argparse.Namespace, err) -> int:
     cache = CellCache(cache_dir)
     # Piped output gets a generous width instead of 80 columns, unless COLUMNS says otherwise.
     out = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 120, highlight=False)
-    written: list[Path] = []
     start = time.perf_counter()
     with ExitStack() as stack:
+        # All of the command's files appear together when everything has run, or none does (an
+        # error or Ctrl-C leaves the previous set untouched), as with `backoff-sim run`.
+        output = stack.enter_context(OutputSet(out_dir))
         progress = None
         if not args.quiet and err.is_terminal:
             progress = stack.enter_context(Progress(
@@ -176,18 +179,24 @@ def _explore(args: argparse.Namespace, err) -> int:
             task = progress.add_task(description, total=None)
             return lambda done, total: progress.update(task, completed=done, total=total)
 
+        staged: list[Path] = []
+        stale: list[str] = []
         results = []
         if doc.explores:
             cells = sum(len(p.cells) for p in doc.explores)
             results = run_explores(doc.explores, backend, cache,
                                    progress=tracker(f"exploring {cells} cells"))
             for result in results:
-                written += [write_explore_csv(result, out_dir), write_explore_png(result, out_dir, palette)]
+                staged += [write_explore_csv(result, output.staging),
+                           write_explore_png(result, output.staging, palette)]
         tunes = []
         for plan in doc.tunes:
             tune = run_tune(plan, backend, cache, progress=tracker(f"tuning {plan.label!r} of {plan.title}"))
-            written += write_tune_files(tune, out_dir, palette)
+            files = write_tune_files(tune, output.staging, palette)
+            staged += files
+            stale += stale_tune_names(plan.title, files)
             tunes.append(tune)
+        written = output.commit([p.name for p in staged], remove=stale)
     seconds = time.perf_counter() - start
     if not args.quiet:
         for result in results:

@@ -113,6 +113,9 @@ def pareto_figure(result: TuneResult, palette: Palette | None = None) -> Figure:
     return fig
 
 
+TUNE_SUFFIXES = ("_tune.csv", "_pareto.csv", "_pareto.png")
+
+
 def write_tune_files(result: TuneResult, out_dir: str | Path, palette: Palette | None = None) -> list[Path]:
     """``<title>_tune.csv`` always; ``<title>_pareto.csv`` and ``.png`` when a trial was feasible."""
     stem = Path(out_dir) / safe_title(result.plan.title)
@@ -121,3 +124,11 @@ def write_tune_files(result: TuneResult, out_dir: str | Path, palette: Palette |
         written.append(atomic_write_text(f"{stem}_pareto.csv", pareto_csv_text(result)))
         written.append(atomic_save_figure(pareto_figure(result, palette), f"{stem}_pareto.png"))
     return written
+
+
+def stale_tune_names(title: str, written: list[Path]) -> list[str]:
+    """Files of an earlier tune of ``title`` that this one does not replace (the Pareto files,
+    when no trial was feasible this time): removed with the new set, so no old front is left
+    beside new trials."""
+    names = {p.name for p in written}
+    return [name for name in (f"{safe_title(title)}{suffix}" for suffix in TUNE_SUFFIXES) if name not in names]
