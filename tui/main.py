@@ -198,7 +198,7 @@ def _exit_on_stop_signals(app) -> None:
 
 
 def _config_source(path: Path | None, seed: int | None, out: Path, workers: int | None, force: bool):
-    """The config's runs and its explore maps (tables checked as `backoff-sim explore` does)."""
+    """The config's runs, its explore maps and tunes (tables checked as `backoff-sim explore` does)."""
     from sim.analysis.sweep import default_workers
     from sim.config import SAMPLE_CONFIG
     from sim.core.resources import check_resources
@@ -215,7 +215,8 @@ def _config_source(path: Path | None, seed: int | None, out: Path, workers: int 
         config = config.with_seed(seed)
     check_name_lengths(config.simulations, out)
     check_resources(config.simulations, workers=workers or default_workers(), force=force)
-    return ConfigSource(config, {plan.title: plan for plan in doc.explores})
+    return ConfigSource(config, {plan.title: plan for plan in doc.explores},
+                        tunes={plan.title: plan for plan in doc.tunes})
 
 
 def _replay_source(path: Path, time_unit: str = "ms"):

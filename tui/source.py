@@ -15,7 +15,8 @@ from pathlib import Path
 from sim.analysis.sweep import Progress, ShouldStop, SweepResult, run_sweeps
 from sim.core.history import History
 from sim.explore.plan import ExplorePlan
-from sim.spec import Config, SimulationSpec
+from sim.explore.tune_plan import TunePlan
+from sim.spec import Config, SimulationSpec, StrategySpec
 from sim.units import DEFAULT_TIME_UNIT
 
 from .recorder import Geometry, RunRecorder
@@ -134,19 +135,45 @@ def _nearest(values: Sequence[int], wanted: int) -> int:
 
 
 class ConfigSource(Source):
-    """Runs simulated from a validated config; sweeps on demand. ``explores`` are the config's
-    maps by simulation title; ``variants`` name the explore cells whose spec replaced a
-    simulation's (``with_cell``)."""
+    """Runs simulated from a validated config; sweeps on demand. ``explores`` and ``tunes`` are
+    the config's maps and tunes by simulation title; ``variants`` name the explore cells whose
+    spec replaced a simulation's (``with_cell``)."""
 
     def __init__(self, config: Config, explores: Mapping[str, ExplorePlan] | None = None,
-                 variants: Mapping[str, str] | None = None) -> None:
+                 variants: Mapping[str, str] | None = None,
+                 tunes: Mapping[str, TunePlan] | None = None) -> None:
         self.config = config
         self.explores = dict(explores or {})
         self.variants = dict(variants or {})
+        self.tunes = dict(tunes or {})
+
+    def _with_config(self, config: Config, variants: Mapping[str, str] | None = None) -> ConfigSource:
+        return ConfigSource(config, self.explores, self.variants if variants is None else variants, self.tunes)
 
     def with_seed(self, seed: int) -> ConfigSource:
         """The same config re-seeded (the seed dialog), so every run and sweep is redone."""
-        return ConfigSource(self.config.with_seed(seed), self.explores, self.variants)
+        return self._with_config(self.config.with_seed(seed))
+
+    def tune_plan(self, simulation: str) -> TunePlan | None:
+        """The simulation's tune at the seed its runs use now (the optimiser's own seed stays),
+        or None if it has none."""
+        plan = self.tunes.get(simulation)
+        if plan is None or plan.base.seed == self.seed(simulation):
+            return plan
+        return replace(plan, base=replace(plan.base, seed=self.seed(simulation)))
+
+    def with_tuned(self, simulation: str, tuned: StrategySpec) -> ConfigSource:
+        """The same source with ``tuned`` as the simulation's last strategy (in place of an
+        earlier variant of the same label): a row of the table, run like the others."""
+        spec = self.spec(simulation)
+        kept = tuple(s for s in spec.strategies if s.label != tuned.label)
+        return self._with_spec(simulation, replace(spec, strategies=(*kept, tuned)))
+
+    def _with_spec(self, simulation: str, spec: SimulationSpec,
+                   variants: Mapping[str, str] | None = None) -> ConfigSource:
+        config = replace(self.config, simulations=tuple(
+            spec if s.title == simulation else s for s in self.config.simulations))
+        return self._with_config(config, variants)
 
     def explore_plan(self, simulation: str) -> ExplorePlan | None:
         """The simulation's map at the seed its runs use now, or None if it has none."""
@@ -156,9 +183,7 @@ class ConfigSource(Source):
     def with_cell(self, simulation: str, spec: SimulationSpec, label: str) -> ConfigSource:
         """The same source with ``spec`` (an explore cell, same title) in place of the
         simulation's, named ``label``: its runs and sweep are that cell's."""
-        config = replace(self.config, simulations=tuple(
-            spec if s.title == simulation else s for s in self.config.simulations))
-        return ConfigSource(config, self.explores, {**self.variants, simulation: label})
+        return self._with_spec(simulation, spec, {**self.variants, simulation: label})
 
     def variant(self, simulation: str) -> str | None:
         return self.variants.get(simulation)

@@ -28,6 +28,7 @@ from ..recorder import Cancelled, RunRecorder
 from ..rundata import RunData
 from ..source import ConfigSource, Selection, Source
 from ..theme import palette_for
+from ..tuning import TuneOutcome, tune_variant
 from ..widgets.chart_stack import ChartStack
 from ..widgets.charts import MetricsChart, RequestsChart
 from ..widgets.event_log import EventLog
@@ -67,6 +68,18 @@ class SweepProgress(Message):
         return isinstance(message, SweepProgress) and message.key == self.key
 
 
+class TuneProgress(Message):
+    """Runs done so far in a tune; a newer one replaces an unprocessed older one."""
+
+    def __init__(self, done: int, total: int) -> None:
+        super().__init__()
+        self.done = done
+        self.total = total
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, TuneProgress)
+
+
 class ExportProgress(Message):
     """Files written so far by the export; a newer one replaces an unprocessed older one."""
 
@@ -102,6 +115,7 @@ class MainScreen(Screen):
         self._chart_timer = None
         self._recorder: RunRecorder | None = None
         self._map_states: dict[tuple[str, int], MapState] = {}  # by (simulation, seed)
+        self._tune_cancelled_by_user = False
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status")
@@ -109,6 +123,10 @@ class MainScreen(Screen):
             yield Label("", id="progress-label", markup=False)
             yield ProgressBar(id="progress", show_eta=False)
             yield Label(" x cancels", id="progress-hint")
+        with Horizontal(id="tune-row"):
+            yield Label("", id="tune-label", markup=False)
+            yield ProgressBar(id="tune-progress", show_eta=False)
+            yield Label(" x cancels", id="tune-hint")
         with Horizontal(id="export-row"):
             yield Label("", id="export-label", markup=False)
             yield ProgressBar(id="export-progress", show_eta=False)
@@ -312,9 +330,13 @@ class MainScreen(Screen):
             self._show_sweep(selection)
 
     def action_cancel_sweep(self) -> None:
-        if not self.sweeps.busy:
-            self.notify("No sweep is running.", timeout=3)
+        tunes = self._tunes_running()
+        if not self.sweeps.busy and not tunes:
+            self.notify("No sweep or tune is running.", timeout=3)
         for worker in self.sweeps.cancel_all():
+            worker.cancel()
+        self._tune_cancelled_by_user = bool(tunes)
+        for worker in tunes:
             worker.cancel()
 
     def action_run_sweep(self) -> None:
@@ -326,6 +348,69 @@ class MainScreen(Screen):
         self.sweeps.forget(key)
         self.start_sweep(key)
         self._show_sweep(selection)
+
+    # --- tune -----------------------------------------------------------------------------
+
+    def _tunes_running(self) -> list[Worker]:
+        return [w for w in self.app.workers if w.group == "tune" and w.node is self and w.is_running]
+
+    def action_tune(self) -> None:
+        """Run the simulation's ``[simulation.tune]`` (``tuning``); its best variant becomes the
+        table's last strategy. Trials already in the cache (an earlier tune, or `backoff-sim
+        explore` into the same --out) are read back, not run."""
+        app, selection = self.app, self.app.selection
+        source = app.source
+        if selection is None:
+            return
+        if not isinstance(source, ConfigSource):
+            self.notify("A replay has nothing to tune: open the config with `backoff-sim CONFIG`.",
+                        severity="warning")
+            return
+        plan = source.tune_plan(selection.simulation)
+        if plan is None:
+            self.notify(f"{selection.simulation} has no [simulation.tune] table: add one (README, "
+                        "\"Tune\").", severity="warning", markup=False, timeout=5)
+            return
+        if self._tunes_running():
+            self.notify("The tune is already running (x cancels it).", timeout=3)
+            return
+        self._tune_cancelled_by_user = False
+        self.query_one("#tune-label", Label).update(f"tuning {plan.label!r} of {plan.title} ")
+        self.query_one("#tune-progress", ProgressBar).update(total=None, progress=0)
+        self.add_class("-tuning")
+        self.tune(plan)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="tune")
+    def tune(self, plan) -> TuneOutcome:
+        worker = get_current_worker()
+
+        def progress(done: int, total: int) -> None:
+            self.post_message(TuneProgress(done, total))
+
+        return tune_variant(plan, workers=self.app.sweep_workers, cache=self.app.explore_cache,
+                            progress=progress, should_stop=lambda: worker.is_cancelled)
+
+    def on_tune_progress(self, message: TuneProgress) -> None:
+        self.query_one("#tune-progress", ProgressBar).update(total=message.total, progress=message.done)
+
+    def _tuned(self, outcome: TuneOutcome) -> None:
+        """Add the tuned variant to its simulation and sweep it with the others."""
+        if outcome.strategy is None:
+            self.notify(outcome.summary, title="Tune", severity="warning", markup=False, timeout=8)
+            return
+        app = self.app
+        source = app.source
+        assert isinstance(source, ConfigSource)
+        title = outcome.simulation
+        app.source = source.with_tuned(title, outcome.strategy)
+        key = (title, source.seed(title), source.variant(title))
+        self.sweeps.forget(key)
+        selection = app.selection
+        if selection is not None and selection.simulation == title:
+            self.start_sweep(key)  # the sweep again, with the new row (replacing a running one)
+            self._show_sweep(selection)
+        self.notify(f"{outcome.summary}\nIt is the table's last row: s selects it.", title="Tuned",
+                    markup=False, timeout=10)
 
     # --- view actions ---------------------------------------------------------------------
 
@@ -535,6 +620,19 @@ class MainScreen(Screen):
                 self._sweep_finished(self.sweeps.cancelled(worker))
             else:
                 self._sweep_finished(self.sweeps.failed(worker, worker.error))
+        elif worker.group == "tune" and state in (WorkerState.SUCCESS, WorkerState.ERROR,
+                                                  WorkerState.CANCELLED):
+            self.remove_class("-tuning")
+            if state == WorkerState.SUCCESS:
+                self._tuned(worker.result)
+            elif state == WorkerState.CANCELLED or isinstance(worker.error, SweepCancelled):
+                if self._tune_cancelled_by_user:
+                    self.notify("Tune cancelled: its finished trials are cached, u runs it again "
+                                "from them.", timeout=5)
+            else:
+                error = worker.error
+                message = str(error) if isinstance(error, UserError) else repr(error)
+                self.notify(message, title="The tune failed", severity="error", markup=False, timeout=8)
         elif worker.group == "export":
             if state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED):
                 self.remove_class("-exporting")
