@@ -5,9 +5,12 @@ w resumes; the map reopens where it was left without computing a cell twice."""
 
 from __future__ import annotations
 
+import json
+import sys
 import threading
 from pathlib import Path
 
+import pytest
 from support import CONSTANT, FULL_JITTER, section, sim_table, toml_text
 from textual.widgets import Static
 from tui_support import FIXTURES, TINY, help_keys_text, pilot_test, run_from_palette, settle
@@ -222,9 +225,14 @@ async def test_the_map_is_in_the_palette_and_the_help(tmp_path: Path) -> None:
         assert "Explore map (p)" in text and "Open the cell's runs in the normal view" in text
 
 
-def test_explore_app_option_errors_are_one_line(tmp_path: Path, capsys) -> None:
+def test_explore_app_option_errors_are_one_line(tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed -> ImportError
+    monkeypatch.setattr(tui_main, "has_terminal", lambda: True)
+    monkeypatch.setattr(BackoffApp, "run", lambda self: pytest.fail("the app must not start"))
     assert tui_main.main(["explore", str(TINY_MAP), "--app", "--dask", "local"]) == 2
-    assert "drop --dask" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--dask needs" in err and "backoff-sim[dask]" in err
+    monkeypatch.undo()
     assert tui_main.main(["explore", str(TINY), "--app"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no simulation has a [simulation.explore] table" in err
@@ -248,6 +256,62 @@ def test_explore_app_opens_the_first_map_with_the_commands_cache(tmp_path: Path,
                     "workers": 1}
     assert tui_main.main(["explore", str(TINY_MAP), "--app", "--no-cache"]) == 0
     assert seen["cache"] is None
+
+
+def test_explore_app_with_dask_hands_the_cluster_to_the_app_and_closes_it(tmp_path: Path,
+                                                                          monkeypatch) -> None:
+    import sim.explore.backends as backends
+
+    events = []
+
+    class FakeDask:
+        name = "dask"
+
+        def __init__(self, address, *, workers=None):
+            events.append(("open", address, workers))
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            events.append(("closed",))
+
+    def fake_run(self) -> None:
+        events.append(("run", type(self.explore_backend).__name__, type(self.cell_backend()).__name__))
+
+    monkeypatch.setattr(backends, "DaskBackend", FakeDask)
+    monkeypatch.setattr(BackoffApp, "run", fake_run)
+    monkeypatch.setattr(tui_main, "has_terminal", lambda: True)
+    assert tui_main.main(["explore", str(TINY_MAP), "--app", "--dask", "tcp://host:8786", "-j", "2",
+                          "--out", str(tmp_path)]) == 0
+    assert events == [("open", "tcp://host:8786", 2), ("run", "FakeDask", "FakeDask"), ("closed",)]
+    events.clear()
+    assert tui_main.main(["explore", str(TINY_MAP), "--app", "--out", str(tmp_path)]) == 0
+    assert events == [("run", "NoneType", "LocalBackend")]  # no --dask: the local pool
+
+
+@pilot_test
+async def test_the_map_runs_on_dask_in_the_app_with_the_local_pools_cells(tmp_path: Path) -> None:
+    from distributed import Client, LocalCluster
+
+    from sim.explore.backends import DaskBackend
+
+    # processes=False: workers are threads of this process, talking over inproc://, not TCP.
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+            Client(cluster) as client, DaskBackend(client=client) as backend:
+        submitted = []
+        real_submit = client.submit
+        client.submit = lambda *a, **kw: submitted.append(a[1:]) or real_submit(*a, **kw)
+        app = make_app(tmp_path, explore_backend=backend)
+        async with app.run_test(size=(100, 30)) as pilot:
+            screen = await open_map(pilot)
+            plan, result = expected_map(app)
+            assert screen.missing == 0
+            # as JSON text: NaN (a recovery time that never came) equals itself there
+            assert [json.dumps(c.to_json()) for c in screen.cells] == [json.dumps(c.to_json())
+                                                                       for c in result.cells]
+    # every (cell, strategy) task went to the cluster
+    assert len(submitted) == len(plan.cells) * len(plan.base.strategies)
 
 
 @pilot_test

@@ -18,6 +18,7 @@ from textual.binding import Binding
 from textual.reactive import var
 from textual.screen import Screen
 
+from sim.explore.backends import LocalBackend
 from sim.explore.cache import CellCache
 from sim.palette import DEFAULT_THEME
 
@@ -59,8 +60,11 @@ class BackoffApp(App[None]):
     def __init__(self, source: Source, *, theme: str = DEFAULT_THEME, animated: bool = True,
                  sweep_workers: int | None = None, out_dir: Path | str = DEFAULT_OUT,
                  freeze_gc: bool = False, explore_cache: Path | None = None,
-                 open_map: bool = False) -> None:
+                 open_map: bool = False, explore_backend=None) -> None:
         super().__init__()
+        # Where map cells and tune trials run: a backend the caller entered and closes (a Dask
+        # cluster, `explore --app --dask`), else this machine's process pool.
+        self.explore_backend = explore_backend
         # Explore maps' cells: kept in memory for the app's life, and in ``explore_cache`` on disk
         # when given (as `backoff-sim explore` does), so a map reopens or resumes at once.
         self.explore_cache = CellCache(explore_cache, memory=True)
@@ -118,6 +122,10 @@ class BackoffApp(App[None]):
             if first != self.selection.simulation:
                 self.selection = self.source.complete(first)
             self.call_after_refresh(self.run_action, "screen.explore")
+
+    def cell_backend(self):
+        """The backend for map cells and tune trials (``sim.explore.backends``)."""
+        return self.explore_backend or LocalBackend(self.sweep_workers)
 
     # --- state ------------------------------------------------------------------------------
 

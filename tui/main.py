@@ -149,9 +149,6 @@ def _explore_app(argv: list[str]) -> int:
     from sim.palette import available_themes
 
     args = build_parser().parse_args(["explore", *argv])
-    if args.dask:
-        return _fail("--app runs the map on this machine's process pool: drop --dask "
-                     "(or drop --app to run on Dask headless)")
     if args.theme not in available_themes():
         return _fail(f"unknown theme {args.theme!r}: choose one of {', '.join(available_themes())}")
     try:
@@ -173,13 +170,25 @@ def _explore_app(argv: list[str]) -> int:
         return _fail("the app needs a terminal (standard input, output and error are not all one "
                      f"here); to draw the map headless, use: backoff-sim explore {args.config}")
 
+    from contextlib import ExitStack
+
+    from sim.explore.backends import make_backend
+
     from .app import BackoffApp
 
     cache = None if args.no_cache else (args.cache or args.out / CACHE_DIR)
-    app = BackoffApp(source, theme=args.theme, sweep_workers=args.workers, out_dir=args.out,
-                     freeze_gc=True, explore_cache=cache, open_map=True)
-    _exit_on_stop_signals(app)
-    app.run()
+    # With --dask the map's cells and the tune's trials run on the cluster, as the headless
+    # command runs them; it is reached (or started) before the app, so a mistake is one line.
+    with ExitStack() as stack:
+        try:
+            backend = stack.enter_context(make_backend(args.dask, args.workers))
+        except UserError as exc:
+            return _fail(*exc.lines())
+        app = BackoffApp(source, theme=args.theme, sweep_workers=args.workers, out_dir=args.out,
+                         freeze_gc=True, explore_cache=cache, open_map=True,
+                         explore_backend=backend if args.dask else None)
+        _exit_on_stop_signals(app)
+        app.run()
     return app.return_code or 0
 
 

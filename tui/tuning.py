@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 
 from sim.analysis.sweep import Progress, ShouldStop
-from sim.explore.backends import LocalBackend
+from sim.explore.backends import DaskBackend, LocalBackend
 from sim.explore.cache import CellCache
 from sim.explore.tune import run_tune
 from sim.explore.tune_plan import TunePlan
@@ -29,12 +29,12 @@ class TuneOutcome:
     summary: str
 
 
-def tune_variant(plan: TunePlan, *, workers: int | None, cache: CellCache,
+def tune_variant(plan: TunePlan, *, backend: LocalBackend | DaskBackend, cache: CellCache,
                  progress: Progress | None = None, should_stop: ShouldStop | None = None) -> TuneOutcome:
-    """Run ``plan`` on the local pool; the best trial as a strategy, labelled as the command's
-    ``_pareto.csv`` labels it (``jitter tuned``)."""
+    """Run ``plan`` on ``backend`` (the app's: the local pool, or Dask); the best trial as a
+    strategy, labelled as the command's ``_pareto.csv`` labels it (``jitter tuned``)."""
     hits = cache.hits
-    result = run_tune(plan, LocalBackend(workers), cache, progress=progress, should_stop=should_stop)
+    result = run_tune(plan, backend, cache, progress=progress, should_stop=should_stop)
     from_cache = cache.hits - hits
     cached = f"; {from_cache} cells from the cache" if from_cache else ""
     if result.best is None:

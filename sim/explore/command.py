@@ -76,7 +76,7 @@ def add_explore_subparser(subparsers, positive_int: Callable[[str], int],
                      help=f"colour theme for the PNGs (default: {DEFAULT_THEME})")
     sub.add_argument("--app", action="store_true",
                      help="open the map in the terminal app instead of writing files: a cell grid "
-                          "per strategy, Enter opens a cell's runs (local pool only, no --dask)")
+                          "per strategy, Enter opens a cell's runs (with --dask its cells run there)")
     if add_force is not None:
         add_force(sub)  # each cell is held to the limits a simulation of `backoff-sim run` is
     sub.set_defaults(command="explore")

@@ -114,12 +114,13 @@ class ExploreScreen(ModalScreen[CellChoice | None]):
     """
 
     def __init__(self, plan: ExplorePlan, cache: CellCache, state: MapState,
-                 workers: int | None = None) -> None:
+                 workers: int | None = None, backend=None) -> None:
         super().__init__()
         self.plan = plan
         self.cache = cache
         self.state = state
         self.pool_workers = workers
+        self.backend = backend or LocalBackend(workers)  # Dask with `explore --app --dask`
         self.cells: list[CellResult | None] = [cache.remembered(c.spec) for c in plan.cells]
         self._cancelled_by_user = False
 
@@ -225,7 +226,8 @@ class ExploreScreen(ModalScreen[CellChoice | None]):
 
     def start(self) -> None:
         self._cancelled_by_user = False
-        label = f"mapping {count(self.missing, 'cell')} of {len(self.cells)} "
+        where = " on Dask" if self.backend.name == "dask" else ""
+        label = f"mapping {count(self.missing, 'cell')} of {len(self.cells)}{where} "
         self.query_one("#map-progress-label", Label).update(label)
         self.query_one("#map-progress", ProgressBar).update(total=None, progress=0)
         self.add_class("-running")
@@ -245,7 +247,7 @@ class ExploreScreen(ModalScreen[CellChoice | None]):
         # the soft ones: the plan's specs then carry soft_limits off).
         check_cells([self.plan], workers=self.pool_workers or default_workers(),
                     force=not self.plan.base.soft_limits)
-        run_explores([self.plan], LocalBackend(self.pool_workers), self.cache, progress=progress,
+        run_explores([self.plan], self.backend, self.cache, progress=progress,
                      should_stop=lambda: worker.is_cancelled, on_cell=on_cell)
 
     def on_map_progress(self, message: MapProgress) -> None:

@@ -387,7 +387,7 @@ class MainScreen(Screen):
         def progress(done: int, total: int) -> None:
             self.post_message(TuneProgress(done, total))
 
-        return tune_variant(plan, workers=self.app.sweep_workers, cache=self.app.explore_cache,
+        return tune_variant(plan, backend=self.app.cell_backend(), cache=self.app.explore_cache,
                             progress=progress, should_stop=lambda: worker.is_cancelled)
 
     def on_tune_progress(self, message: TuneProgress) -> None:
@@ -536,8 +536,8 @@ class MainScreen(Screen):
                         "(README, \"Explore\").", severity="warning", markup=False, timeout=5)
             return
         state = self._map_states.setdefault((plan.title, plan.base.seed), MapState())
-        app.push_screen(ExploreScreen(plan, app.explore_cache, state, app.sweep_workers),
-                        self._cell_chosen)
+        app.push_screen(ExploreScreen(plan, app.explore_cache, state, app.sweep_workers,
+                                      app.cell_backend()), self._cell_chosen)
 
     def _cell_chosen(self, choice: CellChoice | None) -> None:
         """Show the chosen explore cell's runs: its spec stands in for the simulation's."""
