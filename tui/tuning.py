@@ -12,9 +12,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from sim.analysis.sweep import Progress, ShouldStop
+from sim.analysis.sweep import Progress, ShouldStop, default_workers
 from sim.explore.backends import DaskBackend, LocalBackend
 from sim.explore.cache import CellCache
+from sim.explore.checks import check_tunes
 from sim.explore.tune import run_tune
 from sim.explore.tune_plan import TunePlan
 from sim.spec import StrategySpec
@@ -33,6 +34,9 @@ def tune_variant(plan: TunePlan, *, backend: LocalBackend | DaskBackend, cache: 
                  progress: Progress | None = None, should_stop: ShouldStop | None = None) -> TuneOutcome:
     """Run ``plan`` on ``backend`` (the app's: the local pool, or Dask); the best trial as a
     strategy, labelled as the command's ``_pareto.csv`` labels it (``jitter tuned``)."""
+    # The limits the headless command checks before any work (--force: soft_limits off).
+    check_tunes([plan], workers=getattr(backend, "workers", None) or default_workers(),
+                force=not plan.base.soft_limits)
     hits = cache.hits
     result = run_tune(plan, backend, cache, progress=progress, should_stop=should_stop)
     from_cache = cache.hits - hits

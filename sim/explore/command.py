@@ -138,8 +138,7 @@ def _explore(args: argparse.Namespace, err) -> int:
     from sim.palette import load_palette
 
     from sim.analysis.sweep import default_workers
-    from sim.core.resources import check_resources
-    from sim.explore.checks import check_cells
+    from sim.explore.checks import check_cells, check_tunes
 
     palette = load_palette(args.theme)
     force = getattr(args, "force", False)
@@ -152,7 +151,7 @@ def _explore(args: argparse.Namespace, err) -> int:
     check_unique_stems(s.title for s in doc.config.simulations)
     workers = args.workers or default_workers()
     check_cells(doc.explores, workers=workers, force=force)  # before any work, as `run` does
-    check_resources([plan.base for plan in doc.tunes], workers=workers, force=force)
+    check_tunes(doc.tunes, workers=workers, force=force)  # the costliest trial and the evaluation
     for plan in doc.tunes:
         require_optuna(plan)  # before any work, not after the maps
     out_dir = ensure_output_dir(args.out)

@@ -27,7 +27,7 @@ from sim.explore.front import non_dominated
 from sim.explore.runner import run_cells
 from sim.explore.summary import CellResult
 from sim.explore.tune_plan import TunePlan
-from sim.spec import SimulationSpec
+from sim.spec import SimulationSpec, StrategySpec
 
 Progress = Callable[[int, int], None]
 TUNE_EXTRA_HINT = "install the extra: pip install 'backoff-sim[tune]'"
@@ -89,6 +89,13 @@ def trial_spec(plan: TunePlan, params: dict[str, float | int], *, label: str | N
     if label is not None:
         tuned = replace(tuned, label=label)
     return replace(spec, strategies=(tuned,))
+
+
+def held_out_spec(plan: TunePlan, tuned: tuple[StrategySpec, ...]) -> SimulationSpec:
+    """The held-out evaluation: the original strategies, then ``tuned`` (the best and at most
+    ``MAX_FRONT_VARIANTS`` of the front), on fresh random numbers."""
+    return replace(plan.base, strategies=plan.base.strategies + tuned,
+                   seed=plan.base.seed + HELD_OUT_SEED_OFFSET)
 
 
 def _sampler(plan: TunePlan):
@@ -190,8 +197,7 @@ def run_tune(plan: TunePlan, backend, cache: CellCache, *, progress: Progress | 
         taken.add(name)
         variants[name] = t
     tuned = tuple(trial_spec(plan, t.params, label=name).strategies[0] for name, t in variants.items())
-    final_spec = replace(plan.base, strategies=plan.base.strategies + tuned,
-                         seed=plan.base.seed + HELD_OUT_SEED_OFFSET)
+    final_spec = held_out_spec(plan, tuned)
     total = done_before + len(final_spec.strategies) * repeat
     final = run_cells([final_spec], backend, cache, progress=step_progress, should_stop=should_stop)[0]
     return TuneResult(plan, trials, best, final_spec, final, variants)
