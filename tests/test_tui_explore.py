@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from support import CONSTANT, FULL_JITTER, section, sim_table, toml_text
 from textual.widgets import Static
-from tui_support import FIXTURES, TINY, help_keys_text, pilot_test, run_from_palette, settle
+from tui_support import FIXTURES, TINY, help_keys_text, pause_until, pilot_test, run_from_palette, settle
 
 from sim import cli
 from sim.explore.backends import LocalBackend
@@ -152,11 +152,9 @@ async def test_the_map_runs_in_a_worker_that_x_cancels_and_w_resumes(tmp_path: P
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         await pilot.press("p")
-        for _ in range(50):
-            await pilot.pause(0.02)
-            screen = app.screen
-            if isinstance(screen, ExploreScreen) and screen.cells[0] is not None:
-                break
+        await pause_until(pilot, lambda: isinstance(app.screen, ExploreScreen)
+                          and app.screen.cells[0] is not None, tries=50)
+        screen = app.screen
         assert isinstance(screen, ExploreScreen) and screen.has_class("-running")
         assert screen.missing == len(screen.cells) - 1
         await pilot.press("right")  # the keys work while the map runs
@@ -171,17 +169,6 @@ async def test_the_map_runs_in_a_worker_that_x_cancels_and_w_resumes(tmp_path: P
         await pilot.press("w")
         await settle(pilot)
         assert screen.missing == 0
-
-
-@pilot_test
-async def test_a_simulation_without_a_map_says_so(tmp_path: Path) -> None:
-    app = make_app(tmp_path, TINY)
-    async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        await pilot.press("p")
-        await pilot.pause()
-        assert not isinstance(app.screen, ExploreScreen)
-        assert any("[simulation.explore]" in str(n.message) for n in app._notifications)
 
 
 @pilot_test

@@ -8,7 +8,8 @@ import csv
 import threading
 from pathlib import Path
 
-from tui_support import FIXTURES, TINY, pilot_test, settle
+import pytest
+from tui_support import FIXTURES, TINY, pause_until, pilot_test, settle
 
 from sim import cli
 from sim.analysis.sweep import SweepCancelled
@@ -75,10 +76,7 @@ async def test_x_cancels_the_tune_and_no_row_is_added(tmp_path: Path, monkeypatc
     async with app.run_test(size=(120, 34)) as pilot:
         await settle(pilot)
         await pilot.press("u")
-        for _ in range(100):
-            await pilot.pause(0.02)
-            if started.is_set():
-                break
+        await pause_until(pilot, started.is_set)
         assert app.screen.has_class("-tuning")
         await pilot.press("u")  # a second u while it runs starts nothing
         assert any("already running" in str(n.message) for n in app._notifications)
@@ -89,12 +87,14 @@ async def test_x_cancels_the_tune_and_no_row_is_added(tmp_path: Path, monkeypatc
         assert any("Tune cancelled" in str(n.message) for n in app._notifications)
 
 
+@pytest.mark.parametrize("key, table", [("u", "tune"), ("p", "explore")])
 @pilot_test
-async def test_a_simulation_without_a_tune_says_so(tmp_path: Path) -> None:
+async def test_a_simulation_without_the_table_says_so(tmp_path: Path, key: str, table: str) -> None:
     app = make_app(tmp_path, TINY)
     async with app.run_test(size=(120, 34)) as pilot:
         await settle(pilot)
-        await pilot.press("u")
+        main = app.screen
+        await pilot.press(key)
         await pilot.pause()
-        assert not app.screen.has_class("-tuning")
-        assert any("[simulation.tune]" in str(n.message) for n in app._notifications)
+        assert app.screen is main and not main.has_class("-tuning")  # no map, no tune
+        assert any(f"has no [simulation.{table}] table" in str(n.message) for n in app._notifications)

@@ -65,6 +65,15 @@ def help_keys_text(app: App) -> str:
     return console.file.getvalue()
 
 
+async def pause_until(pilot, condition, tries: int = 100) -> None:
+    """Let the app run in short pauses until ``condition()`` holds (a worker got somewhere), at
+    most ``tries`` of them; the caller asserts what it needs afterwards."""
+    for _ in range(tries):
+        await pilot.pause(0.02)
+        if condition():
+            return
+
+
 class WidgetApp(App):
     """Registers our themes on mount and shows the given widgets."""
 

@@ -358,18 +358,8 @@ class MainScreen(Screen):
         """Run the simulation's ``[simulation.tune]`` (``tuning``); its best variant becomes the
         table's last strategy. Trials already in the cache (an earlier tune, or `backoff-sim
         explore` into the same --out) are read back, not run."""
-        app, selection = self.app, self.app.selection
-        source = app.source
-        if selection is None:
-            return
-        if not isinstance(source, ConfigSource):
-            self.notify("A replay has nothing to tune: open the config with `backoff-sim CONFIG`.",
-                        severity="warning")
-            return
-        plan = source.tune_plan(selection.simulation)
+        plan = self._plan("tune", "nothing to tune", "", "Tune")
         if plan is None:
-            self.notify(f"{selection.simulation} has no [simulation.tune] table: add one (README, "
-                        "\"Tune\").", severity="warning", markup=False, timeout=5)
             return
         if self._tunes_running():
             self.notify("The tune is already running (x cancels it).", timeout=3)
@@ -520,20 +510,28 @@ class MainScreen(Screen):
             return
         self.app.push_screen(CompareScreen(selection, self._runs.get))
 
+    def _plan(self, table: str, in_replay: str, purpose: str, section: str):
+        """The selected simulation's explore or tune plan (``table``), or None after saying why
+        there is none: a replay has no config, or the simulation has no such table."""
+        selection, source = self.app.selection, self.app.source
+        if selection is None:
+            return None
+        if not isinstance(source, ConfigSource):
+            self.notify(f"A replay has {in_replay}: open the config with `backoff-sim CONFIG`.",
+                        severity="warning")
+            return None
+        simulation = selection.simulation
+        plan = source.explore_plan(simulation) if table == "explore" else source.tune_plan(simulation)
+        if plan is None:
+            self.notify(f"{simulation} has no [simulation.{table}] table{purpose}: add one (README, "
+                        f"\"{section}\").", severity="warning", markup=False, timeout=5)
+        return plan
+
     def action_explore(self) -> None:
         """The simulation's explore map (``ExploreScreen``); Enter there opens a cell's runs."""
-        app, selection = self.app, self.app.selection
-        source = app.source
-        if selection is None:
-            return
-        if not isinstance(source, ConfigSource):
-            self.notify("A replay has no explore map: open the config with `backoff-sim CONFIG`.",
-                        severity="warning")
-            return
-        plan = source.explore_plan(selection.simulation)
+        app = self.app
+        plan = self._plan("explore", "no explore map", " to map", "Explore")
         if plan is None:
-            self.notify(f"{selection.simulation} has no [simulation.explore] table to map: add one "
-                        "(README, \"Explore\").", severity="warning", markup=False, timeout=5)
             return
         state = self._map_states.setdefault((plan.title, plan.base.seed), MapState())
         app.push_screen(ExploreScreen(plan, app.explore_cache, state, app.sweep_workers,
