@@ -120,14 +120,16 @@ def test_a_failed_write_of_the_tune_leaves_the_previous_set_and_no_new_map(confi
     assert sorted(before) == sorted(FILES)
     # A different map (new write_mu values), whose tune file then cannot be written: the new map's
     # CSV and PNG were already staged when the disk filled up.
-    config.write_text(CONFIG.replace("values = [1.0, 3.0]", "values = [1.5, 2.5]"), "utf-8")
+    other = CONFIG.replace("values = [1.0, 3.0]", "values = [1.5, 2.5]")
+    assert other != CONFIG
+    config.write_text(other, "utf-8")
 
     def full_disk(path, text):
         raise UserError(f"cannot write {path}: No space left on device")
 
     monkeypatch.setattr(pareto, "atomic_write_text", full_disk)
     assert cli.main(["explore", str(config), "--out", str(out), "-q", "-j", "1", "--no-cache"]) == 2
-    assert "No space left on device" in _one_error_line(capsys.readouterr().err)
+    assert "No space left on device" in one_error_line(capsys.readouterr().err)
     assert _files(out) == before  # the old set, whole: not a new map beside an old tune
     assert sorted(p.name for p in out.iterdir()) == sorted(FILES)  # no staging folder, no lock left
 
@@ -150,7 +152,9 @@ def test_a_tune_with_no_feasible_trial_removes_the_previous_front(config: Path, 
     out = tmp_path / "out"
     assert cli.main(["explore", str(config), "--out", str(out), "-q", "-j", "1"]) == 0
     assert (out / "Lock_map_pareto.csv").exists()
-    config.write_text(CONFIG.replace("trials = 4", 'trials = 4\nconstraints = ["work < 1"]'), "utf-8")
+    infeasible = CONFIG.replace("trials = 4", 'trials = 4\nconstraints = ["work < 1"]')
+    assert infeasible != CONFIG
+    config.write_text(infeasible, "utf-8")
     assert cli.main(["explore", str(config), "--out", str(out), "-q", "-j", "1"]) == 0
     names = sorted(p.name for p in out.iterdir() if not p.name.startswith("."))
     assert names == sorted(set(FILES) - {"Lock_map_pareto.csv", "Lock_map_pareto.png"})
