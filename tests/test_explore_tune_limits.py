@@ -15,7 +15,7 @@ import sim.explore.tune as tune
 from sim import cli
 from sim.core.resources import EVENTS_LIMIT, EVENTS_PER_REQUEST, check_resources
 from sim.errors import ConfigError
-from sim.explore.checks import check_tunes
+from sim.explore.tune_checks import check_tunes
 from sim.explore.plan import parse_document
 from sim.explore.tune import MAX_FRONT_VARIANTS
 

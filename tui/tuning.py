@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from sim.analysis.sweep import Progress, ShouldStop, default_workers
 from sim.explore.backends import DaskBackend, LocalBackend
 from sim.explore.cache import CellCache
-from sim.explore.checks import check_tunes
+from sim.explore.tune_checks import check_tunes
 from sim.explore.tune import run_tune
 from sim.explore.tune_plan import TunePlan
 from sim.spec import StrategySpec

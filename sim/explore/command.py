@@ -138,7 +138,8 @@ def _explore(args: argparse.Namespace, err) -> int:
     from sim.palette import load_palette
 
     from sim.analysis.sweep import default_workers
-    from sim.explore.checks import check_cells, check_tunes
+    from sim.explore.checks import check_cells
+    from sim.explore.tune_checks import check_tunes
 
     palette = load_palette(args.theme)
     force = getattr(args, "force", False)
