@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from support import CONSTANT, FULL_JITTER, section, sim_table, toml_text
 from textual.widgets import Static
-from tui_support import FIXTURES, TINY, help_keys_text, pause_until, pilot_test, run_from_palette, settle
+from tui_support import (FIXTURES, TINY, help_keys_text, pause_until, pilot_test, run_from_palette,
+                         settle)
 
 from sim import cli
 from sim.explore.backends import LocalBackend

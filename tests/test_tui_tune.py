@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 
 import pytest
+import tui_support
 from tui_support import FIXTURES, TINY, pause_until, pilot_test, settle
 
 from sim import cli
@@ -23,8 +24,9 @@ TINY_TUNE = FIXTURES / "tiny_tune.toml"
 
 
 def make_app(tmp_path: Path, config: Path = TINY_TUNE, cache: Path | None = None) -> BackoffApp:
-    return BackoffApp(tui_main._config_source(config, None, tmp_path, 1, False), sweep_workers=1,
-                      out_dir=tmp_path, explore_cache=cache)
+    """The app on ``config`` with its tune tables (as `backoff-sim CONFIG` loads it)."""
+    return tui_support.make_app(tmp_path, source=tui_main._config_source(config, None, tmp_path, 1, False),
+                                explore_cache=cache)
 
 
 def table_labels(app: BackoffApp) -> list[str]:
