@@ -29,7 +29,7 @@ paired cost difference from it with its CI and percentage, ≈ when not signific
 repetition) and the first events of one example history per strategy (--events; the whole
 histories are in the events file), then write for each simulation:
 
-{help_lines(series_only=False)}
+{help_lines(None)}
 
 Simulations against servers that reply (QueueServer, LatencyServer, FlakyServer) print a latency table
 instead (requests, successes, clients left waiting, latency percentiles, goodput, recovery
@@ -37,7 +37,7 @@ after an outage as "3/3 recovered, median ..." or "✗ never (0/3)"; ★ marks t
 and the lowest median latency among strategies that served at least 90% as many as the best),
 and also write:
 
-{help_lines(series_only=True)}
+{help_lines("keeps_series")}
 
 Times are labelled in the config's time_unit (default ms).
 """

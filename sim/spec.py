@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from sim.models.controls import Control
+from sim.models.controls import Capabilities, Control
 from sim.models.strategies import Strategy
 from sim.models.workloads import Burst, Outage, Workload
 from sim.policies.chain import ChainSpec
@@ -70,14 +70,14 @@ class SimulationSpec:
         return (self.horizon or 1.0) / DEFAULT_BUCKETS
 
     @property
-    def is_open(self) -> bool:
-        """True for runs against a replying server (latencies, time series, recovery)."""
-        return self.control.CAPS.replies
+    def caps(self) -> Capabilities:
+        """What the simulation's server kind offers (its declared ``Control.CAPS``)."""
+        return self.control.CAPS
 
     @property
     def runs_to_horizon(self) -> bool:
-        """True when runs keep per-bucket series and end at the horizon (``Capabilities.keeps_series``):
-        the overload outputs, tables and views apply."""
+        """True when runs keep per-bucket series and so end at the horizon, not when the clients
+        are done (``Capabilities.keeps_series``)."""
         return self.control.CAPS.keeps_series
 
     @property

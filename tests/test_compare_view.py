@@ -60,8 +60,8 @@ def test_latencies_counted_from_events_are_the_engines() -> None:
     data = RunData.from_history(run.history, 100, run.open_metrics)
     latencies = success_latencies(data)
     assert np.allclose(np.sort(latencies), np.sort(run.open_metrics.latencies))
-    summary = summarize(data)
-    assert summary.open and summary.work == run.open_metrics.work
+    summary = summarize(data, spec.caps)
+    assert summary.caps.latencies and summary.work == run.open_metrics.work
     assert summary.p50 == pytest.approx(float(np.percentile(run.open_metrics.latencies, 50)))
     assert summary.recovered is (not np.isnan(run.open_metrics.recovery_time))
 
@@ -86,7 +86,7 @@ async def test_v_stacks_every_strategy_at_the_current_coordinates(tmp_path: Path
             assert data is not None and data.times.tolist() == run.history.times
             # The totals in the title are the sweep's for the same run.
             s = labels.index(pane.strategy)
-            summary = summarize(data)
+            summary = summarize(data, source.spec(selection.simulation).caps)
             assert summary.work == sweep.work[s, k, selection.repetition]
             assert summary.duration == pytest.approx(sweep.duration[s, k, selection.repetition])
             assert f"work {summary.work}" in str(pane.border_title)

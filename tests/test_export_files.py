@@ -10,7 +10,7 @@ from support import make_spec
 
 from sim.analysis.sweep import run_sweep
 from sim.errors import UserError
-from sim.export import export_all, export_simulation, output_paths
+from sim.export import export_all, export_simulation, spec_output_paths
 from sim.export.atomic import atomic_write_bytes, atomic_write_text, ensure_output_dir
 from sim.export.names import check_unique_stems, safe_title
 
@@ -87,7 +87,7 @@ def test_export_from_threads_matches_a_sequential_export(tmp_path: Path) -> None
         t.join()
     assert errors == []
     for i, result in enumerate(results):
-        for kind, path in output_paths(result.spec.title, tmp_path / f"thread{i}").items():
+        for kind, path in spec_output_paths(result.spec, tmp_path / f"thread{i}").items():
             expected = tmp_path / "seq" / path.name
             assert expected in sequential
             assert path.read_bytes() == expected.read_bytes(), kind

@@ -281,7 +281,7 @@ def test_cli_reports_an_overload_mistake_in_one_line(tmp_path: Path, capsys: pyt
 def test_spike_queue_example_loads() -> None:
     config = load_config(EXAMPLES / "spike_queue.toml")
     (spec,) = config.simulations
-    assert spec.control.type_name == "QueueServer" and spec.is_open
+    assert spec.control.type_name == "QueueServer" and spec.caps.keeps_series
     assert (spec.control.concurrency, spec.control.service_time, spec.control.overload_threshold) == (5, 5.0, 25)
     assert spec.workload.NAME == "spike" and spec.clients == (800,)
     assert (spec.workload.spike_fraction, spec.workload.arrival_window) == (0.2, 1000.0)

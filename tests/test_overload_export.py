@@ -168,7 +168,7 @@ def test_pngs_open(which: str, theme: str, request, tmp_path: Path) -> None:
 def test_export_writes_nine_files_for_open_simulations_and_five_otherwise(spike: SweepResult,
                                                                           tmp_path: Path) -> None:
     written = export_simulation(spike, tmp_path / "open")
-    assert written == list(output_paths("Tiny spike", tmp_path / "open", is_open=True).values())
+    assert written == list(output_paths("Tiny spike", tmp_path / "open").values())
     assert [p.name for p in written] == [f"Tiny_spike{kind}" for kind in (
         "_metrics.png", "_scatter.png", "_metrics.csv", "_runs.csv", "_events.csv",
         "_timeseries.png", "_latency.png", "_timeseries.csv", "_latency.csv")]

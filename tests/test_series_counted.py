@@ -10,7 +10,7 @@ from test_overload_model import LATENCY, QUEUE, spec_of
 from sim.core import events as ev
 from sim.core.engine import record_run
 from sim.core.series import FLOW_NAMES, count_series
-from sim.models import replying_only_events
+from sim.models import marking_events
 from tui.run_series import RunSeries
 
 
@@ -44,7 +44,7 @@ def test_the_app_counts_with_sims_function() -> None:
 def test_replying_runs_are_marked_by_the_declared_events() -> None:
     """The codes that mark a replay as an overload run come from the capabilities: every one is
     recorded by a replying server or its clients, none by the contention kinds."""
-    marks = replying_only_events()
+    marks = marking_events("keeps_series")
     assert marks == {ev.CLIENT_SUCCEEDS, ev.CLIENT_TIMES_OUT, ev.SERVER_COMPLETES, ev.SERVER_QUEUES}
 
 

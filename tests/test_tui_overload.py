@@ -20,9 +20,9 @@ from sim.export.csv_files import read_events_csv, write_events_csv
 from sim.report.latency import NEVER_MARK, strategy_values
 from tui.app import BackoffApp
 from tui.recorder import Cancelled, RunRecorder
-from tui.run_series import RunSeries, is_open_run, outage_windows
+from tui.run_series import RunSeries, outage_windows, recorded_caps
 from tui.rundata import RunData
-from tui.screens.main import OPEN_REPLAY_NOTE
+from tui.screens.main import SERIES_REPLAY_NOTE
 from tui.source import ReplaySource
 from tui.ticks import count_ticks, nice_ticks
 from tui.widgets.chart_stack import ChartStack
@@ -90,7 +90,7 @@ def test_contention_runs_have_no_series_and_outage_windows_need_a_pause() -> Non
     spec = load_config(TINY).simulations[0]
     data = RunData.from_history(record_run(spec, "Constant", 3, 0).history, 3)
     assert data.series is None and data.outages == ()
-    assert not is_open_run(data.codes)
+    assert not recorded_caps(data.codes).keeps_series
     times = np.array([0.0, 5.0, 9.0])
     clients = np.array([3, -1, 4])
     codes = np.array([ev.CLIENT_REQUESTS_WRITE, ev.SERVER_PAUSES, ev.CLIENT_BACKS_OFF])
@@ -269,7 +269,7 @@ async def test_open_simulation_shows_latency_table_and_time_series(tmp_path: Pat
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         screen = app.screen
-        assert screen.has_class("-open")
+        assert screen.has_class("-series")
         for widget in (MetricsTable, ChartStack):  # the stack holds the metric and requests charts
             assert not screen.query_one(widget).display
         table = screen.query_one(LatencyTable)
@@ -305,8 +305,8 @@ async def test_open_replay_counts_series_from_the_events(tmp_path: Path) -> None
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         screen = app.screen
-        assert screen.has_class("-open") and screen.has_class("-noted")
-        assert OPEN_REPLAY_NOTE in str(screen.query_one("#analysis-note").render())
+        assert screen.has_class("-series") and screen.has_class("-noted")
+        assert SERIES_REPLAY_NOTE in str(screen.query_one("#analysis-note").render())
         assert not screen.query_one(LatencyTable).display
         series = app.run_data.series
         assert isinstance(series, RunSeries) and series.derived and series.outages

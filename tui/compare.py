@@ -10,12 +10,13 @@ Textual.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from sim.core import events as ev
+from sim.models.controls import Capabilities
 from sim.units import DEFAULT_TIME_UNIT
 
 from .rundata import RunData
@@ -31,7 +32,7 @@ class RunSummary:
     work: int  # write requests, every attempt (README: work)
     duration: float  # time of the last event
     gave_up: int
-    open: bool = False  # a replying server: the latency figures below apply
+    caps: Capabilities  # what the run's server kind offers: the columns that apply
     successes: int = 0
     p50: float = math.nan
     p99: float = math.nan
@@ -63,49 +64,75 @@ def success_latencies(data: RunData) -> np.ndarray:
     return times[success] - times[first[at]]
 
 
-def summarize(data: RunData) -> RunSummary:
-    """Work, duration and give-ups; against a replying server also successes, latency
-    percentiles and recovery."""
+def summarize(data: RunData, caps: Capabilities) -> RunSummary:
+    """Work, duration and give-ups; successes and latency percentiles where the server kind
+    measures latencies, the recovery where it has recovery verdicts (``caps``)."""
     codes = data.codes
     work = int(np.count_nonzero(codes == ev.CLIENT_REQUESTS_WRITE))
     # A call ends without success when a limit runs out or a policy denies its retry.
     gave_up = int(np.count_nonzero((codes == ev.CLIENT_GIVES_UP) | (codes == ev.CLIENT_RETRY_DENIED)))
-    if data.series is None:
-        return RunSummary(work, data.total_time, gave_up, time_unit=data.time_unit)
-    latencies = success_latencies(data)
-    p50, p99 = (np.percentile(latencies, PERCENTILES) if latencies.size
-                else (math.nan, math.nan))
-    return RunSummary(work, data.total_time, gave_up, open=True, successes=int(latencies.size),
-                      p50=float(p50), p99=float(p99), recovery=data.series.recovery_time,
-                      time_unit=data.time_unit)
+    summary = RunSummary(work, data.total_time, gave_up, caps, time_unit=data.time_unit)
+    if caps.latencies:
+        latencies = success_latencies(data)
+        p50, p99 = (np.percentile(latencies, PERCENTILES) if latencies.size
+                    else (math.nan, math.nan))
+        summary = replace(summary, successes=int(latencies.size), p50=float(p50), p99=float(p99))
+    if caps.recovery and data.series is not None:
+        summary = replace(summary, recovery=data.series.recovery_time)
+    return summary
 
 
-def summary_cells(summary: RunSummary | None, open_server: bool) -> list[str]:
-    """The summary as the comparison's columns (``summary_headers``); dashes before the run
-    is loaded."""
-    if summary is None:
-        return ["…"] * len(summary_headers(open_server))
-    if not open_server:
-        return [f"{summary.work:,}", format_duration(summary.duration, summary.time_unit),
-                f"{summary.gave_up:,}"]
-    recovered = {None: "—", True: "✓", False: "✗ never"}[summary.recovered]
+def _recovered(summary: RunSummary) -> str:
     if summary.recovered:
-        recovered = f"✓ {format_duration(summary.recovery, summary.time_unit)}"
-    unit = summary.time_unit
-    return [f"{summary.work:,}", _latency(summary.p50, unit), _latency(summary.p99, unit), recovered]
+        return f"✓ {format_duration(summary.recovery, summary.time_unit)}"
+    return {None: "—", False: "✗ never"}[summary.recovered]
 
 
-def summary_headers(open_server: bool) -> list[str]:
-    if open_server:
-        return ["Requests", "p50", "p99", "Recovered"]
-    return ["Work", "Duration", "Gave up"]
+@dataclass(frozen=True)
+class Column:
+    """A column of the comparison: its header, the server kinds it applies to, its cell."""
+
+    header: str
+    applies: Callable[[Capabilities], bool]
+    cell: Callable[[RunSummary], str]
+
+
+# In order. Runs that end when their clients are done are summed up by their work, length and
+# give-ups; runs to a horizon (kinds that keep series) by their requests, latency and recovery.
+COLUMNS = (
+    Column("Work", lambda caps: not caps.keeps_series, lambda s: f"{s.work:,}"),
+    Column("Requests", lambda caps: caps.keeps_series, lambda s: f"{s.work:,}"),
+    Column("Duration", lambda caps: not caps.keeps_series,
+           lambda s: format_duration(s.duration, s.time_unit)),
+    Column("Gave up", lambda caps: not caps.keeps_series, lambda s: f"{s.gave_up:,}"),
+    Column("p50", lambda caps: caps.latencies, lambda s: _latency(s.p50, s.time_unit)),
+    Column("p99", lambda caps: caps.latencies, lambda s: _latency(s.p99, s.time_unit)),
+    Column("Recovered", lambda caps: caps.recovery, _recovered),
+)
+
+
+def summary_columns(caps: Capabilities) -> list[Column]:
+    """The comparison's columns for a server kind offering ``caps``."""
+    return [column for column in COLUMNS if column.applies(caps)]
+
+
+def summary_cells(summary: RunSummary | None, caps: Capabilities) -> list[str]:
+    """The summary as the comparison's columns (``summary_columns``); dots before the run
+    is loaded."""
+    columns = summary_columns(caps)
+    if summary is None:
+        return ["…"] * len(columns)
+    return [column.cell(summary) for column in columns]
+
+
+def summary_headers(caps: Capabilities) -> list[str]:
+    return [column.header for column in summary_columns(caps)]
 
 
 def summary_line(summary: RunSummary) -> str:
     """The summary in words, for a timeline's title."""
-    names = [name.lower() for name in summary_headers(summary.open)]
-    return " · ".join(f"{name} {cell}" for name, cell in
-                      zip(names, summary_cells(summary, summary.open)))
+    return " · ".join(f"{column.header.lower()} {column.cell(summary)}"
+                      for column in summary_columns(summary.caps))
 
 
 def _latency(value: float, unit: str = DEFAULT_TIME_UNIT) -> str:

@@ -17,19 +17,19 @@ import numpy as np
 from sim.analysis.open_metrics import OpenRunMetrics, recovery_time
 from sim.core import events as ev
 from sim.core.series import SERIES_NAMES, count_series
-from sim.models import replying_only_events
+from sim.models import recorded_capabilities
+from sim.models.controls import Capabilities
 from sim.models.workloads import Outage
 from sim.spec import DEFAULT_BUCKETS
-
-# Events that only runs against replying servers record: their presence marks an overload run.
-OPEN_CODES = tuple(sorted(replying_only_events()))
 
 Window = tuple[float, float]
 
 
-def is_open_run(codes: np.ndarray) -> bool:
-    """True when a run's event codes come from a replying server (latencies, timeouts)."""
-    return bool(np.isin(codes, OPEN_CODES).any())
+def recorded_caps(*codes: np.ndarray) -> Capabilities:
+    """What the server kind of recorded runs (their event codes) offers, as far as the events
+    show: a replay's stand-in for ``SimulationSpec.caps`` (``sim.models.recorded_capabilities``)."""
+    present = np.unique(np.concatenate(codes)) if codes else np.zeros(0, dtype=np.int64)
+    return recorded_capabilities(present.tolist())
 
 
 def outage_windows(times: np.ndarray, clients: np.ndarray, codes: np.ndarray) -> tuple[Window, ...]:

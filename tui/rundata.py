@@ -22,7 +22,7 @@ from sim.units import DEFAULT_TIME_UNIT
 from .marks import CODE_RANK
 from .policy_state import PolicyState, Scopes
 from .request_points import RequestPoints
-from .run_series import RunSeries, is_open_run, outage_windows
+from .run_series import RunSeries, outage_windows, recorded_caps
 
 # A cell of the timeline that holds several events shows the one with the highest rank (a
 # give-up matters more than a backoff in the same cell): see ``marks``.
@@ -84,7 +84,7 @@ class RunData:
         series = None
         if open_metrics is not None:
             series = RunSeries.from_metrics(open_metrics, outages)
-        elif is_open_run(codes):
+        elif recorded_caps(codes).keeps_series:
             series = RunSeries.from_events(times, clients, codes, details)
         return cls(times, clients, codes, details, n_clients, ranks, server_mask, requests,
                    outages, series, history, time_unit, scopes=scopes)

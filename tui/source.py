@@ -12,15 +12,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import numpy as np
+
 from sim.analysis.sweep import Progress, ShouldStop, SweepResult, run_sweeps
 from sim.core.history import History
 from sim.explore.plan import ExplorePlan
 from sim.explore.tune_plan import TunePlan
+from sim.models.controls import Capabilities
 from sim.spec import Config, SimulationSpec, StrategySpec
 from sim.units import DEFAULT_TIME_UNIT
 
 from .recorder import Geometry, RunRecorder
-from .run_series import is_open_run
+from .run_series import recorded_caps
 from .rundata import RunData
 from .timeline_grid import cached_grid
 
@@ -71,8 +74,8 @@ class Source(ABC):
         """The selected run's events (blocking: simulates in config mode)."""
 
     @abstractmethod
-    def is_open(self, simulation: str) -> bool:
-        """True for a simulation against a replying server (latencies, time series, outages)."""
+    def capabilities(self, simulation: str) -> Capabilities:
+        """What the simulation's server kind offers: the views and columns that apply."""
 
     def time_unit(self, simulation: str) -> str:
         """What the simulation's times are in, for every label (``ms`` unless told)."""
@@ -225,8 +228,8 @@ class ConfigSource(Source):
         return recorder.record(self.spec(s.simulation), s.strategy, s.clients, s.repetition,
                                geometry, should_stop)
 
-    def is_open(self, simulation: str) -> bool:
-        return self.spec(simulation).is_open
+    def capabilities(self, simulation: str) -> Capabilities:
+        return self.spec(simulation).caps
 
     def time_unit(self, simulation: str) -> str:
         return self.spec(simulation).time_unit
@@ -253,12 +256,12 @@ class ReplaySource(Source):
         self.runs = dict(runs)
         self.path = path
         self._time_unit = time_unit  # an events file does not say; ``replay --time-unit`` does
-        # Scanned once, before the app starts: whether each simulation's events come from a
-        # replying server (the first open run decides).
-        self._open: dict[str, bool] = {}
+        # Scanned once, before the app starts: what each simulation's server kind offers, as
+        # the events of all its runs show (an events file does not name its server).
+        codes: dict[str, list] = {}
         for (simulation, *_), history in self.runs.items():
-            if not self._open.get(simulation):
-                self._open[simulation] = is_open_run(history.codes())
+            codes.setdefault(simulation, []).append(np.unique(history.codes()))
+        self._caps = {simulation: recorded_caps(*found) for simulation, found in codes.items()}
 
     def _keys(self, *prefix: object) -> list[RunCoordinates]:
         return [k for k in self.runs if k[:len(prefix)] == prefix]
@@ -292,8 +295,8 @@ class ReplaySource(Source):
         s = selection
         return self.runs[(s.simulation, s.strategy, s.clients, s.repetition)]
 
-    def is_open(self, simulation: str) -> bool:
-        return self._open.get(simulation, False)
+    def capabilities(self, simulation: str) -> Capabilities:
+        return self._caps[simulation]
 
     def time_unit(self, simulation: str) -> str:
         return self._time_unit

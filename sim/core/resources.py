@@ -76,6 +76,12 @@ def time_scale(spec: SimulationSpec, strategy: Strategy | None = None) -> float:
     return max([v for v in values if v > 0], default=0.0)
 
 
+def _repeats(spec: SimulationSpec) -> bool:
+    """Clients go on to another request after each reply (an open workload against a server
+    that replies, ``Capabilities.replies``)."""
+    return spec.caps.replies and spec.workload.REPEATS
+
+
 def requests_per_client(spec: SimulationSpec) -> float:
     """First requests a client of a replying server makes over the horizon (retries aside)."""
     think = getattr(spec.workload, "think_time", None)
@@ -86,7 +92,7 @@ def requests_per_client(spec: SimulationSpec) -> float:
 
 def expected_events(spec: SimulationSpec, clients: int) -> float:
     """A lower-bound estimate of one run's events: its size, not its contention."""
-    if spec.is_open:
+    if spec.caps.replies:  # each request ends in a reply, and clients may make many
         return EVENTS_PER_REQUEST * clients * requests_per_client(spec)
     return EVENTS_PER_CLIENT * clients
 
@@ -132,7 +138,7 @@ class Estimate:
 
 
 def _buckets(spec: SimulationSpec) -> float:
-    if not spec.is_open:
+    if not spec.caps.keeps_series:
         return 0.0
     return math.ceil(float(spec.horizon) / spec.bucket_width)
 
@@ -149,7 +155,7 @@ def estimate(spec: SimulationSpec, workers: int) -> Estimate:
                                               + expected_events(spec, largest))
     events = sweep_events + recorded_events
     # The key that makes the events many: the length of each run, or their number.
-    if spec.is_open and spec.workload.REPEATS and requests_per_client(spec) > largest:
+    if _repeats(spec) and requests_per_client(spec) > largest:
         events_key = "horizon"
     elif max(per_run) * len(spec.strategies) * spec.repeat > sweep_events / 2 and spec.repeat < largest:
         events_key = clients_key
@@ -157,7 +163,7 @@ def estimate(spec: SimulationSpec, workers: int) -> Estimate:
         events_key = "repeat"
 
     buckets = _buckets(spec)
-    latencies = min(LATENCY_SAMPLE, largest * requests_per_client(spec)) if spec.is_open else 0.0
+    latencies = min(LATENCY_SAMPLE, largest * requests_per_client(spec)) if spec.caps.latencies else 0.0
     parts: dict[str, float] = {}
 
     def add(key: str, amount: float) -> None:
@@ -168,13 +174,14 @@ def estimate(spec: SimulationSpec, workers: int) -> Estimate:
     add("bucket" if spec.bucket is not None else "horizon", in_flight * buckets * BYTES_PER_BUCKET_LIVE)
     add("horizon", in_flight * latencies * BYTES_PER_LATENCY_LIVE)
     add("repeat", runs * BYTES_PER_RUN_STORED)
-    if spec.is_open:
-        mean_clients = sum(spec.clients) / len(spec.clients)
+    mean_clients = sum(spec.clients) / len(spec.clients)
+    if spec.caps.keeps_series:  # the overload metrics and series each run keeps
         add("repeat", runs * (BYTES_PER_OPEN_RUN_STORED + 8 * mean_clients))
         add("bucket" if spec.bucket is not None else "repeat", runs * buckets * BYTES_PER_BUCKET_STORED)
+    if spec.caps.latencies:
         add("horizon", runs * min(LATENCY_SAMPLE, mean_clients * requests_per_client(spec))
             * BYTES_PER_LATENCY_STORED)
-    recorded_key = "horizon" if spec.is_open and spec.workload.REPEATS else clients_key
+    recorded_key = "horizon" if _repeats(spec) else clients_key
     add(recorded_key, recorded_events * BYTES_PER_RECORDED_EVENT + recorded_clients * BYTES_PER_CLIENT)
     memory = sum(parts.values())
     return Estimate(events, events_key, memory, max(parts, key=parts.get))

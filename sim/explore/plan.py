@@ -93,7 +93,7 @@ def default_metric(spec: SimulationSpec) -> str:
     """What a map shows unless told: recovery where there is a verdict, else goodput or cost."""
     if has_verdict(spec):
         return "recovered"
-    return "goodput" if spec.is_open else "cost"
+    return "goodput" if "goodput" in metric_names(spec) else "cost"
 
 
 def plot_metrics(spec: SimulationSpec) -> tuple[str, ...]:

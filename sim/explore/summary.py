@@ -22,9 +22,14 @@ from sim.spec import SimulationSpec
 
 # Every run: the sweep's metrics.
 BASE_METRICS = ("work", "duration", "cost", "gave_up")
-# Runs against replying servers, in addition.
-OPEN_METRICS = ("successes", "timeouts", "rejections", "unfinished", "goodput", "p50", "p99",
-                "amplification", "success_rate", "retries_denied", "breaker_open_time")
+# Runs of servers that keep series (``OpenRunMetrics``), in addition, each with the feature of
+# ``Capabilities`` it needs.
+FEATURE_METRICS = (("successes", "keeps_series"), ("timeouts", "keeps_series"),
+                   ("rejections", "keeps_series"), ("unfinished", "keeps_series"),
+                   ("goodput", "keeps_series"), ("p50", "latencies"), ("p99", "latencies"),
+                   ("amplification", "keeps_series"), ("success_rate", "keeps_series"),
+                   ("retries_denied", "keeps_series"), ("breaker_open_time", "keeps_series"))
+OPEN_METRICS = tuple(name for name, _ in FEATURE_METRICS)
 # Per-run verdict values, aggregated as counts and medians rather than means.
 VERDICT_VALUES = ("recovered", "recovery_time")
 
@@ -43,13 +48,14 @@ METRIC_HELP = {
 
 
 def metric_names(spec: SimulationSpec) -> tuple[str, ...]:
-    """The metrics with a mean and CI for this simulation."""
-    return BASE_METRICS + (OPEN_METRICS if spec.is_open else ())
+    """The metrics with a mean and CI for this simulation: those its server kind's features give."""
+    caps = spec.caps
+    return BASE_METRICS + tuple(name for name, feature in FEATURE_METRICS if caps.has(feature))
 
 
 def has_verdict(spec: SimulationSpec) -> bool:
-    """A recover/collapse verdict exists: a replying server and at least one outage."""
-    return spec.is_open and bool(spec.outages)
+    """A recover/collapse verdict exists: a server kind with recovery verdicts and an outage."""
+    return spec.caps.recovery and bool(spec.outages)
 
 
 def run_values(spec: SimulationSpec, m: RunMetrics) -> dict[str, float]:

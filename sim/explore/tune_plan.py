@@ -195,7 +195,9 @@ def parse_tune(table: Any, base: SimulationSpec, file: str) -> TunePlan:
         fail("sampler", f"unknown sampler {sampler!r}", "choose tpe or cmaes")
     if sampler == "cmaes" and len(params) < 2:
         fail("sampler", "CMA-ES needs at least two parameters", 'use sampler = "tpe" for one')
-    default_pareto = ["amplification", "p99"] if base.is_open else ["work", "duration"]
+    # Attempts against tail latency where the kind reports both, else work against duration.
+    default_pareto = next(pair for pair in (["amplification", "p99"], ["work", "duration"])
+                          if set(pair) <= set(metrics))
     pareto = table.get("pareto", default_pareto)
     if (not isinstance(pareto, list) or len(pareto) != 2 or pareto[0] == pareto[1]
             or any(p not in metrics for p in pareto)):

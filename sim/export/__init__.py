@@ -1,5 +1,6 @@
-"""Export a sweep to files: metrics and scatter PNGs, metrics, runs and events CSVs; for runs
-against replying servers also time-series and latency PNGs and CSVs.
+"""Export a sweep to files, those of ``sim.export.outputs.OUTPUTS`` that apply: metrics and scatter
+PNGs, metrics, runs and events CSVs; for servers that keep series also time-series and latency
+PNGs and CSVs.
 
 ``export_simulation`` is what the terminal app's export key calls: the files appear together or
 not at all (see ``outset``). The CLI stages every simulation of a config with ``write_simulation``
@@ -9,13 +10,13 @@ pyplot), so both are safe to call from a worker thread.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from sim.analysis.sweep import SweepResult
 from sim.core.engine import Run
 from sim.export.names import check_unique_stems, safe_title
-from sim.export.outputs import OUTPUTS, Job, outputs_for
+from sim.export.outputs import OUTPUTS, Job, Output, outputs_for
 from sim.export.outset import OutputSet
 from sim.export.runs import representative_runs, scatter_runs
 from sim.palette import Palette, load_palette
@@ -25,27 +26,26 @@ __all__ = ["export_all", "export_simulation", "output_paths", "spec_output_paths
            "write_simulation"]
 
 
-def output_paths(title: str, out_dir: str | Path, *, is_open: bool = False,
+def output_paths(title: str, out_dir: str | Path, outputs: Iterable[Output] = OUTPUTS, *,
                  stem: str | None = None) -> dict[str, Path]:
-    """The files written for a simulation titled ``title``, by kind (``sim.export.outputs``):
-    five, and four more with ``is_open`` (a server that keeps series, ``spec.runs_to_horizon``);
-    ``stem`` replaces the file-name stem made from the title (the app numbers exports that would
-    overwrite earlier ones)."""
+    """The paths of ``outputs`` (by default every file there is) for a simulation titled
+    ``title``, by kind (``sim.export.outputs``); ``stem`` replaces the file-name stem made from
+    the title (the app numbers exports that would overwrite earlier ones)."""
     stem = stem if stem is not None else safe_title(title)
     out = Path(out_dir)
-    return {o.kind: out / f"{stem}{o.suffix}" for o in OUTPUTS if is_open or not o.series_only}
+    return {o.kind: out / f"{stem}{o.suffix}" for o in outputs}
 
 
 def spec_output_paths(spec: SimulationSpec, out_dir: str | Path, stem: str | None = None) -> dict[str, Path]:
-    """``output_paths`` of the files that apply to ``spec``."""
-    return output_paths(spec.title, out_dir, is_open=spec.runs_to_horizon, stem=stem)
+    """``output_paths`` of the files that apply to ``spec`` (``outputs_for``)."""
+    return output_paths(spec.title, out_dir, outputs_for(spec), stem=stem)
 
 
 def stale_names(title: str, written: Sequence[Path], stem: str | None = None) -> list[str]:
-    """Files of an earlier set for ``title`` that the new set does not replace (the four overload
-    files, when the simulation no longer runs against a replying server): removed with it."""
+    """Files of an earlier set for ``title`` that the new set does not replace (those its server
+    kind no longer gets, e.g. the overload files): removed with it."""
     names = {p.name for p in written}
-    return [name for name in (p.name for p in output_paths(title, ".", is_open=True, stem=stem).values())
+    return [name for name in (p.name for p in output_paths(title, ".", stem=stem).values())
             if name not in names]
 
 
@@ -53,7 +53,7 @@ def export_simulation(result: SweepResult, out_dir: str | Path, *, palette: Pale
                       representative: Mapping[str, Run] | None = None,
                       scatter: Mapping[str, Run] | None = None, stem: str | None = None,
                       written_one: Callable[[Path], None] | None = None) -> list[Path]:
-    """Write all files for one simulation (five, or nine against a replying server) as one set:
+    """Write all files for one simulation (``outputs_for`` its spec) as one set:
     either all of them replace the previous ones, or none does. Return their paths.
 
     ``stem`` names the files instead of the title (see ``output_paths``); ``written_one`` is

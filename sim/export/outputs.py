@@ -1,20 +1,23 @@
 """The files ``backoff-sim run`` and the app's export write for a simulation, declared once.
 
-Each ``Output`` says its name (``<stem><suffix>``), which simulations it applies to and how it is
-written; ``write_simulation``, ``output_paths``, the ``run --help`` text and README's output table
-(a test) all read ``OUTPUTS``. Adding a file is one entry here plus its writer.
+Each ``Output`` says its name (``<stem><suffix>``), which simulations it applies to (a feature of
+their server kind, ``Capabilities``) and how it is written; ``write_simulation``, ``output_paths``,
+the ``run --help`` text and README's output table (``markdown_table``, written there by
+``docs/readme_tables.py``) all read ``OUTPUTS``. Adding a file is one entry here plus its writer.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from sim.analysis.sweep import SweepResult
     from sim.core.engine import Run
+    from sim.models.controls import Capabilities
     from sim.palette import Palette
     from sim.spec import SimulationSpec
 
@@ -39,17 +42,19 @@ class Output:
     suffix: str
     help: str  # one line or more for ``run --help`` (lines joined by newlines)
     write: Writer
-    # Which simulations get the file; ``series_only``: servers that keep per-bucket series
-    # (``Capabilities.keeps_series``), the overload files.
-    series_only: bool = False
+    # The feature of the server kind (``Capabilities.has``) the file needs; None: every simulation.
+    needs: str | None = None
+    # A CSV's columns (its writer's header, imported only when asked for: README's table).
+    columns: Callable[[], tuple[str, ...]] | None = None
 
     @property
     def kind(self) -> str:
         """The key of ``output_paths``: ``metrics_png``..."""
         return self.suffix[1:].replace(".", "_")
 
-    def applies(self, spec: SimulationSpec) -> bool:
-        return spec.runs_to_horizon or not self.series_only
+    def applies(self, caps: Capabilities) -> bool:
+        """Whether a simulation whose server kind offers ``caps`` gets the file."""
+        return self.needs is None or caps.has(self.needs)
 
 
 def _metrics_png(job: Job, path: Path) -> Path:
@@ -97,32 +102,44 @@ def _latency_csv(job: Job, path: Path) -> Path:
     return write_latency_csv(job.result, path)
 
 
+def _header(module: str, name: str) -> Callable[[], tuple[str, ...]]:
+    """The header constant ``name`` of the writer module ``module``, read when called."""
+    return lambda: getattr(import_module(module), name)
+
+
+_CSV, _OVERLOAD_CSV = "sim.export.csv_files", "sim.export.overload_csv"
+
 # In the order they are written (and listed in the help).
 OUTPUTS: tuple[Output, ...] = (
-    Output("_metrics.png", "work, duration and cost against clients, with 95% CI bands", _metrics_png),
-    Output("_scatter.png", "client write requests over time, largest client count", _scatter_png),
-    Output("_metrics.csv", "the table above, one row per strategy and client count", _metrics_csv),
-    Output("_runs.csv", "every run of the sweep", _runs_csv),
-    Output("_events.csv", "the example histories (open with `backoff-sim replay FILE`)", _events_csv),
+    Output("_metrics.png", "work, duration and cost against clients, one line per strategy, 95% CI bands", _metrics_png),
+    Output("_scatter.png", "client write requests over time, one run at the largest client count,\n"
+           "one panel per strategy", _scatter_png),
+    Output("_metrics.csv", "the metrics table, one row per strategy and client count", _metrics_csv,
+           columns=_header(_CSV, "METRICS_HEADER")),
+    Output("_runs.csv", "every run of the sweep", _runs_csv, columns=_header(_CSV, "RUNS_HEADER")),
+    Output("_events.csv", "the example histories (replay them: `backoff-sim replay FILE`)", _events_csv,
+           columns=_header(_CSV, "EVENTS_HEADER")),
     Output("_timeseries.png", "offered, retries, accepted, goodput, rejected, timed out, in service\n"
-           "and queued over time, per strategy, outages shaded", _timeseries_png, series_only=True),
+           "and queued over time, per strategy, outages shaded", _timeseries_png, needs="keeps_series"),
     Output("_latency.png", "latency and requests per client, sorted by latency, per strategy",
-           _latency_png, series_only=True),
-    Output("_timeseries.csv", "every bucket of every run", _timeseries_csv, series_only=True),
+           _latency_png, needs="keeps_series"),
+    Output("_timeseries.csv", "every bucket of every run", _timeseries_csv, needs="keeps_series",
+           columns=_header(_OVERLOAD_CSV, "TIMESERIES_HEADER")),
     Output("_latency.csv", "latency percentiles, counts, unfinished, goodput and recovery\n"
            "(repetitions recovered, median time) per strategy and clients", _latency_csv,
-           series_only=True),
+           needs="keeps_series", columns=_header(_OVERLOAD_CSV, "LATENCY_HEADER")),
 )
 
 
 def outputs_for(spec: SimulationSpec) -> tuple[Output, ...]:
     """The outputs that apply to a simulation, in writing order."""
-    return tuple(o for o in OUTPUTS if o.applies(spec))
+    return tuple(o for o in OUTPUTS if o.applies(spec.caps))
 
 
-def help_lines(series_only: bool) -> str:
-    """The ``run --help`` listing of the files for every simulation (or the overload ones)."""
-    chosen = [o for o in OUTPUTS if o.series_only == series_only]
+def help_lines(needs: str | None) -> str:
+    """The ``run --help`` listing of the files that need the feature ``needs`` (None: the files
+    of every simulation)."""
+    chosen = [o for o in OUTPUTS if o.needs == needs]
     width = max(len(f"<title>{o.suffix}") for o in chosen) + 2
     lines = []
     for o in chosen:
@@ -130,3 +147,21 @@ def help_lines(series_only: bool) -> str:
         lines.append(f"  {f'<title>{o.suffix}':<{width}}{first}")
         lines += [" " * (2 + width) + more for more in rest]
     return "\n".join(lines)
+
+
+def markdown_table() -> str:
+    """README's table of the output files, in writing order: which simulations get each (the
+    server kinds offering the feature it needs) and what it holds (a CSV's columns too)."""
+    from sim.models import CONTROLS
+
+    rows = ["| file | written for | content |", "|---|---|---|"]
+    for o in OUTPUTS:
+        who = "every simulation"
+        if o.needs is not None:
+            kinds = ", ".join(f"`{name}`" for name, cls in CONTROLS.items() if cls.CAPS.has(o.needs))
+            who = f"servers with `{o.needs}` ({kinds})"
+        content = o.help.replace("\n", " ")
+        if o.columns is not None:
+            content += f": `{','.join(o.columns())}`"
+        rows.append(f"| `<title>{o.suffix}` | {who} | {content} |")
+    return "\n".join(rows) + "\n"

@@ -35,33 +35,58 @@ def register(cls: type[Control]) -> type[Control]:
     (an inherited one would silently claim the base's events and outputs)."""
     if not isinstance(cls.__dict__.get("CAPS"), Capabilities):
         raise TypeError(f"control {cls.__name__} declares no CAPS = Capabilities(...) of its own: "
-                        "say whether it replies, its events, series counters and state sample")
+                        "say whether it replies, keeps series and measures latencies, its events, series counters and state sample")
     CONTROLS[cls.__name__] = cls
     return cls
+
+
+# The features a server kind may offer (``Capabilities`` attributes), by which tables of metrics,
+# output files and the app's columns say what they need (``Capabilities.has``): those it
+# declares, and those that follow from them.
+DECLARED_FEATURES = ("replies", "keeps_series", "latencies")
+FEATURES = DECLARED_FEATURES + ("recovery",)
 
 
 @dataclass(frozen=True, kw_only=True)
 class Capabilities:
     """What a server kind offers, declared once on its class as ``CAPS``: the engine, the CLI,
-    the exports, the report and the app read these instead of branching on the kind.
-    ``tests/test_capabilities.py`` fails when a registered control leaves one out, or emits an
-    event it did not declare."""
+    the exports, the explore metrics, the resource estimate and the app read these features
+    instead of branching on the kind, so a kind with another mix of them needs no edit there.
+    ``tests/test_capabilities.py`` fails when a registered control leaves one out, declares one
+    its runs do not deliver, or emits an event it did not declare."""
 
-    # Success replies: clients time out, measure latencies and may run workloads that repeat (a
-    # ``SimulationSpec.is_open`` simulation); without them a client hears a commit at that instant
-    # from the control itself (``sim.models.clients``).
+    # Success replies: clients time out and may run workloads that repeat (many requests each);
+    # without them a client hears a commit at that instant from the control itself
+    # (``sim.models.clients``).
     replies: bool
     # Every event code the server's handlers return (the outage gate's pause/resume aside).
     events: frozenset[int]
+    # Per-bucket series: runs end at the horizon, and the overload outputs, the latency table,
+    # the series metrics and the app's time-series panes apply.
+    keeps_series: bool
+    # Clients measure each success's latency: percentiles, the p50/p99 metrics and columns.
+    latencies: bool
     # The ``Series`` counters the server's handlers fill itself; () when it keeps no series.
     series: tuple[str, ...] = ()
     # True when ``build`` sets ``wiring.server_state`` (in service, queued) for each bucket's sample.
     state_sample: bool = False
 
+    def __post_init__(self) -> None:
+        if self.latencies and not self.replies:
+            raise TypeError("Capabilities: latencies are measured to a success reply (replies=True)")
+        if (self.series or self.state_sample) and not self.keeps_series:
+            raise TypeError("Capabilities: series counters and a state sample need keeps_series=True")
+
     @property
-    def keeps_series(self) -> bool:
-        """Per-bucket series, latencies and a horizon: the overload outputs and tables apply."""
-        return self.replies
+    def recovery(self) -> bool:
+        """Recovery verdicts after an outage: judged on the goodput (successes) series."""
+        return self.keeps_series and self.replies
+
+    def has(self, feature: str) -> bool:
+        """Whether the kind offers ``feature`` (one of ``FEATURES``)."""
+        if feature not in FEATURES:
+            raise ValueError(f"unknown feature {feature!r}; one of {', '.join(FEATURES)}")
+        return bool(getattr(self, feature))
 
 
 class ServerHandlers(NamedTuple):
@@ -116,7 +141,8 @@ class LockingServer(_WritingControl):
     """Pessimistic: accept if free and hold the lock while writing; otherwise reject at once."""
 
     CAPS: ClassVar[Capabilities] = Capabilities(
-        replies=False, events=frozenset({ev.SERVER_ACCEPTS, ev.SERVER_REJECTS, ev.SERVER_COMMITS}))
+        replies=False, keeps_series=False, latencies=False,
+        events=frozenset({ev.SERVER_ACCEPTS, ev.SERVER_REJECTS, ev.SERVER_COMMITS}))
 
     def build(self, wiring: Wiring) -> ServerHandlers:
         heap, seq, net, rejected = wiring.heap, wiring.seq, wiring.net, wiring.client_rejected
@@ -195,7 +221,7 @@ class WriteOnlyOCCServer(_OCCControl):
     """Optimistic: note the version on arrival, write tentatively, commit only if nobody committed meanwhile."""
 
     CAPS: ClassVar[Capabilities] = Capabilities(
-        replies=False,
+        replies=False, keeps_series=False, latencies=False,
         events=frozenset({ev.SERVER_TENTATIVELY_WRITES, ev.SERVER_ABORTS, ev.SERVER_COMMITS}))
 
 
@@ -206,8 +232,9 @@ class ReadWriteOCCServer(_OCCControl):
 
     READS_VERSION: ClassVar[bool] = True
     CAPS: ClassVar[Capabilities] = Capabilities(
-        replies=False, events=frozenset({ev.SERVER_REPORTS_VERSION, ev.SERVER_TENTATIVELY_WRITES,
-                                         ev.SERVER_ABORTS, ev.SERVER_COMMITS}))
+        replies=False, keeps_series=False, latencies=False,
+        events=frozenset({ev.SERVER_REPORTS_VERSION, ev.SERVER_TENTATIVELY_WRITES, ev.SERVER_ABORTS,
+                          ev.SERVER_COMMITS}))
 
 
 @register
@@ -216,7 +243,8 @@ class ThrottlingServer(Control):
     """Admission control: at most ``limit`` acceptances in any sliding ``window``; others rejected."""
 
     CAPS: ClassVar[Capabilities] = Capabilities(
-        replies=False, events=frozenset({ev.SERVER_ACCEPTS, ev.SERVER_REJECTS, ev.SERVER_DECREMENTS}))
+        replies=False, keeps_series=False, latencies=False,
+        events=frozenset({ev.SERVER_ACCEPTS, ev.SERVER_REJECTS, ev.SERVER_DECREMENTS}))
 
     window: float
     limit: int

@@ -33,7 +33,8 @@ class FlakyServer(Control):
     """Fails each attempt with probability ``failure_rate``, after ``latency``, at any load."""
 
     CAPS: ClassVar[Capabilities] = Capabilities(
-        replies=True, events=frozenset({ev.SERVER_ACCEPTS, ev.SERVER_REJECTS, ev.SERVER_COMPLETES}),
+        replies=True, keeps_series=True, latencies=True,
+        events=frozenset({ev.SERVER_ACCEPTS, ev.SERVER_REJECTS, ev.SERVER_COMPLETES}),
         series=("accepted", "rejected"), state_sample=True)
     failure_rate: float
     latency: float = 0.0

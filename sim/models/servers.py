@@ -37,7 +37,7 @@ class QueueServer(Control):
     """
 
     CAPS: ClassVar[Capabilities] = Capabilities(
-        replies=True,
+        replies=True, keeps_series=True, latencies=True,
         events=frozenset({ev.SERVER_ACCEPTS, ev.SERVER_QUEUES, ev.SERVER_REJECTS, ev.SERVER_COMPLETES}),
         series=("accepted", "rejected"), state_sample=True)
     concurrency: int
@@ -128,7 +128,8 @@ class LatencyServer(Control):
     """
 
     CAPS: ClassVar[Capabilities] = Capabilities(
-        replies=True, events=frozenset({ev.SERVER_ACCEPTS, ev.SERVER_COMPLETES}),
+        replies=True, keeps_series=True, latencies=True,
+        events=frozenset({ev.SERVER_ACCEPTS, ev.SERVER_COMPLETES}),
         series=("accepted",), state_sample=True)
     base_latency: float
     concurrency_limit: int

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 def result_table(result: SweepResult, palette: Palette | None = None):
     """The table a sweep's kind of server calls for: latencies and goodput for servers that keep
     series (``Capabilities.keeps_series``), work and duration otherwise."""
-    if result.spec.runs_to_horizon:
+    if result.spec.caps.keeps_series:
         from sim.report.latency import LatencyReport
 
         return LatencyReport(result, palette)

@@ -26,6 +26,8 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import get_current_worker
 
+from sim.models.controls import Capabilities
+
 from ..compare import (
     RunSummary,
     initial_picks,
@@ -200,8 +202,9 @@ class CompareScreen(ModalScreen[None]):
     def _strategies(self) -> list[str]:
         return self.app.source.strategies(self._selection.simulation)
 
-    def _open(self) -> bool:
-        return self.app.source.is_open(self._selection.simulation)
+    def _caps(self) -> Capabilities:
+        """What the compared simulation's server kind offers: the table's columns."""
+        return self.app.source.capabilities(self._selection.simulation)
 
     def _coordinates(self, strategy: str) -> Selection:
         return replace(self._selection, strategy=strategy)
@@ -226,15 +229,15 @@ class CompareScreen(ModalScreen[None]):
 
     def _fill_table(self) -> None:
         """One row per strategy: shown or not, its key, and its run's totals once loaded."""
-        open_server = self._open()
-        headers = ["#", "Strategy", *summary_headers(open_server)]
+        caps = self._caps()
+        headers = ["#", "Strategy", *summary_headers(caps)]
         palette = palette_for(self.app.theme)
         rows = []
         for i, strategy in enumerate(self._strategies()):
             shown = strategy in self._picked
             summary = self._summaries.get(self._coordinates(strategy))
-            cells = summary_cells(summary, open_server) if shown or summary else (
-                ["—"] * len(summary_headers(open_server)))
+            cells = summary_cells(summary, caps) if shown or summary else (
+                ["—"] * len(headers[2:]))
             if not self._available(strategy):
                 cells = ["not in file"] + [""] * (len(cells) - 1)
             key = f"{i + 1}" if i < 9 else ""
@@ -294,7 +297,7 @@ class CompareScreen(ModalScreen[None]):
                                            lambda: worker.is_cancelled)
                 except Cancelled:
                     return
-            self.post_message(CompareRunLoaded(selection, data, summarize(data)))
+            self.post_message(CompareRunLoaded(selection, data, summarize(data, source.capabilities(selection.simulation))))
 
     def on_compare_run_loaded(self, message: CompareRunLoaded) -> None:
         self._runs[message.selection] = message.data

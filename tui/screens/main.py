@@ -50,7 +50,7 @@ PANE_VIEWS = ("both", "analysis", "replay")
 NARROW_WIDTH = 100  # below this the panes show one at a time
 REPLAY_NOTE = ("Sweep metrics are not available in replay: the events file holds recorded runs "
                "only. Open the config with `backoff-sim CONFIG` to compare strategies.")
-OPEN_REPLAY_NOTE = ("Replay: the latency table needs the sweep, which an events file does not "
+SERIES_REPLAY_NOTE = ("Replay: the latency table needs the sweep, which an events file does not "
                     "hold (open the config with `backoff-sim CONFIG` for it). The charts below are "
                     "counted from this run's events.")
 
@@ -96,10 +96,10 @@ class ExportProgress(Message):
 class MainScreen(Screen):
     """Status, timeline and log on the left; the strategy comparison and charts on the right.
 
-    Contention simulations (one burst of writes) compare work, duration and cost, charted
-    against client count, beside the run's requests over time. Overload simulations (servers
-    that reply, class ``-open``) compare requests, latency and recovery instead, beside the
-    run's time series with its outage windows.
+    Simulations whose runs end when the clients are done compare work, duration and cost,
+    charted against client count, beside the run's requests over time. Those whose server kind
+    keeps series (``Capabilities.keeps_series``, class ``-series``: the overload servers) compare
+    requests, latency and recovery instead, beside the run's time series with its outage windows.
     """
 
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW_WIDTH, "-wide")]
@@ -164,7 +164,7 @@ class MainScreen(Screen):
     def _selection_changed(self, selection: Selection | None) -> None:
         if selection is None:
             return
-        self.set_class(self.app.source.is_open(selection.simulation), "-open")
+        self.set_class(self.app.source.capabilities(selection.simulation).keeps_series, "-series")
         self._update_status(loading=True)
         self._show_sweep(selection)
         index = self.app.source.strategies(selection.simulation).index(selection.strategy)
@@ -275,8 +275,9 @@ class MainScreen(Screen):
     def _show_sweep(self, selection: Selection) -> None:
         """Show the selection's sweep, starting it if it has not run yet."""
         source = self.app.source
+        series = source.capabilities(selection.simulation).keeps_series
         if not isinstance(source, ConfigSource):
-            self._set_note(OPEN_REPLAY_NOTE if source.is_open(selection.simulation) else REPLAY_NOTE)
+            self._set_note(SERIES_REPLAY_NOTE if series else REPLAY_NOTE)
             return
         key = self._sweep_key(selection)
         result = self.sweeps.result(key)
@@ -285,7 +286,7 @@ class MainScreen(Screen):
             self.start_sweep(key)
         self._shown_sweep = key
         self._set_note(self.sweeps.note(key))
-        if source.is_open(selection.simulation):
+        if series:
             self.query_one(LatencyTable).show(result, clients_index)
         else:
             self.query_one(MetricsTable).show(result, clients_index)
@@ -480,7 +481,7 @@ class MainScreen(Screen):
         self.app.go_to_event(message.index)
 
     def action_cycle_metric(self) -> None:
-        if self.has_class("-open"):
+        if self.has_class("-series"):
             panels = self.query_one(SeriesPanels)
             self.notify(f"Time series: {panels.cycle()}", timeout=2)
             return
@@ -491,7 +492,7 @@ class MainScreen(Screen):
 
     def action_toggle_log(self) -> None:
         """The metric chart's value axis: linear or log (metrics that span decades)."""
-        if self.has_class("-open") or self.app.source.replay:
+        if self.has_class("-series") or self.app.source.replay:
             self.notify("The log scale is for the sweep metrics chart, which this view does not "
                         "show.", severity="warning")
             return
