@@ -4,7 +4,8 @@
     python docs/readme_tables.py --check  # exit 1 naming the stale ones
 
 ``tests/test_readme_tables.py`` runs the check. A table is generated here when the code holds
-its one list: the output files (``sim.export.outputs.OUTPUTS``).
+its one list: the output files (``sim.export.outputs.OUTPUTS``) and the app's keys
+(``tui.keys``, grouped as the help screen shows them).
 """
 
 from __future__ import annotations
@@ -24,8 +25,18 @@ def _outputs() -> str:
     return markdown_table()
 
 
+def _keys() -> str:
+    from tui.screens.help import key_groups
+
+    rows = ["| keys | action |", "|---|---|"]
+    for group, note, keys in key_groups():
+        rows.append(f"| **{group}**{f' ({note})' if note else ''} | |")
+        rows += [f"| {' '.join(f'`{name}`' for name in names.split(' '))} | {what} |" for names, what in keys]
+    return "\n".join(rows) + "\n"
+
+
 # Each table's name (in its markers) and what makes it.
-TABLES: dict[str, Callable[[], str]] = {"outputs": _outputs}
+TABLES: dict[str, Callable[[], str]] = {"outputs": _outputs, "keys": _keys}
 
 
 def begin_marker(name: str) -> str:

@@ -7,7 +7,7 @@ counter fails here (add its sample config to ``SAMPLES`` too: a missing sample f
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -15,14 +15,20 @@ import pytest
 
 from sim.core import events as ev
 from sim.core.engine import build_wiring, record_run
+from sim.core.resources import estimate
 from sim.core.series import SERIES_NAMES
+from sim.explore.plan import default_metric
+from sim.explore.summary import FEATURE_METRICS, has_verdict, metric_names
+from sim.export.outputs import OUTPUTS, outputs_for
 from sim.models import CONTROLS
 from sim.models.clients import Clients, client_events
-from sim.models.controls import Capabilities, Control, ServerHandlers, register
+from sim.models.controls import FEATURES, Capabilities, Control, ServerHandlers, register
 from sim.models.outage import OutageGate
 from sim.models.policy_events import PolicyEvents
+from sim.models.workloads import Outage
 from support import CONTROL_PARAMS, make_spec
 from test_overload_model import LATENCY, QUEUE
+from tui.compare import summary_headers
 
 STATE = ("in_service", "queued")  # the counters the bucket-end sample of ``server_state`` fills
 
@@ -145,3 +151,77 @@ def test_a_control_without_its_own_capabilities_is_refused() -> None:
     with pytest.raises(TypeError, match="declares no CAPS"):
         register(Inheriting)
     assert "Forgetful" not in CONTROLS and "Inheriting" not in CONTROLS
+
+
+@pytest.mark.parametrize("name", sorted(CONTROLS))
+def test_declared_features_are_delivered(name: str) -> None:
+    """Each feature a kind declares is one its sample run delivers, and none it does not declare:
+    success replies reach the clients, series are kept, latencies measured."""
+    caps = CONTROLS[name].CAPS
+    spec = sample_specs(name)[0]
+    run = record_run(spec, spec.labels[0], spec.max_clients, 0)
+    codes = set(np.unique(np.asarray(run.history.packed) & ev.CODE_MASK).tolist())
+    assert (ev.CLIENT_SUCCEEDS in codes) == caps.replies, f"{name}: replies={caps.replies}"
+    assert (run.open_metrics is not None) == caps.keeps_series, f"{name}: keeps_series={caps.keeps_series}"
+    latencies = run.open_metrics.latencies if run.open_metrics is not None else ()
+    assert (len(latencies) > 0) == caps.latencies, f"{name}: latencies={caps.latencies}"
+
+
+def test_a_capability_set_must_be_whole_and_consistent() -> None:
+    """Leaving a feature out fails where the kind is declared; so do features that need another."""
+    events = frozenset({ev.SERVER_ACCEPTS})
+    with pytest.raises(TypeError, match="keeps_series"):
+        Capabilities(replies=True, events=events, latencies=True)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="success reply"):
+        Capabilities(replies=False, events=events, keeps_series=True, latencies=True)
+    with pytest.raises(TypeError, match="keeps_series=True"):
+        Capabilities(replies=True, events=events, keeps_series=False, latencies=True, series=("accepted",))
+    with pytest.raises(ValueError, match="unknown feature"):
+        CONTROLS["QueueServer"].CAPS.has("timeouts")
+
+
+def test_every_feature_a_table_needs_is_one_a_kind_declares() -> None:
+    needed = {feature for _, feature in FEATURE_METRICS} | {o.needs for o in OUTPUTS if o.needs}
+    assert needed <= set(FEATURES)
+
+
+# Kinds with a mix of features no shipped server has (not registered: only their declarations
+# are read): everything that follows from the features must follow without an edit.
+class _SeriesLocking(CONTROLS["LockingServer"]):  # type: ignore[misc, valid-type]
+    """Keeps series but sends no replies (so no timeouts, latencies or recovery)."""
+
+    CAPS = Capabilities(replies=False, keeps_series=True, latencies=False,
+                        events=CONTROLS["LockingServer"].CAPS.events, series=("accepted",))
+
+
+class _ReplyingLocking(CONTROLS["LockingServer"]):  # type: ignore[misc, valid-type]
+    """Replies with latencies but keeps no series."""
+
+    CAPS = Capabilities(replies=True, keeps_series=False, latencies=True,
+                        events=CONTROLS["LockingServer"].CAPS.events)
+
+
+def _as(kind: type, **changes: Any):
+    base = make_spec("LockingServer")
+    return replace(base, control=kind(**CONTROL_PARAMS["LockingServer"]), **changes)
+
+
+def test_a_kind_with_series_but_no_replies_is_served_by_its_declaration() -> None:
+    spec = _as(_SeriesLocking, horizon=1000.0)
+    plain = _as(CONTROLS["LockingServer"], horizon=1000.0)
+    assert [o.suffix for o in outputs_for(spec)] == [o.suffix for o in OUTPUTS]  # the overload files
+    names = metric_names(spec)
+    assert "goodput" in names and "p50" not in names and "p99" not in names
+    assert default_metric(spec) == "goodput" and not spec.caps.recovery
+    assert not has_verdict(replace(spec, outages=(Outage(start=10.0, duration=5.0),)))
+    assert summary_headers(spec.caps) == ["Requests"]  # no latency, no recovery columns
+    # Its series buckets count in the memory estimate; a plain contention kind keeps none.
+    assert estimate(spec, 1).memory > estimate(plain, 1).memory
+
+
+def test_a_kind_that_replies_without_series_is_served_by_its_declaration() -> None:
+    spec = _as(_ReplyingLocking)
+    assert outputs_for(spec) == tuple(o for o in OUTPUTS if o.needs is None)
+    assert metric_names(spec) == metric_names(make_spec("LockingServer"))  # no series metrics
+    assert default_metric(spec) == "cost" and not spec.caps.recovery
+    assert summary_headers(spec.caps) == ["Work", "Duration", "Gave up", "p50", "p99"]

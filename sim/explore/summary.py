@@ -48,8 +48,11 @@ METRIC_HELP = {
 
 
 def metric_names(spec: SimulationSpec) -> tuple[str, ...]:
-    """The metrics with a mean and CI for this simulation: those its server kind's features give."""
+    """The metrics with a mean and CI for this simulation: those its server kind's features give
+    (all but the base ones are read from the metrics of a run that keeps series)."""
     caps = spec.caps
+    if not caps.keeps_series:
+        return BASE_METRICS
     return BASE_METRICS + tuple(name for name, feature in FEATURE_METRICS if caps.has(feature))
 
 

@@ -73,22 +73,28 @@ EXTRA_KEYS = (("ctrl+p", "Command palette: every action, and the theme picker"),
               ("ctrl+q", "Quit"))
 
 
+def key_groups() -> list[tuple[str, str, list[tuple[str, str]]]]:
+    """Every key by group in order, as (group, its note, [(keys, action)]): the help screen's
+    table and README's (``docs/readme_tables.py``)."""
+    groups: list[tuple[str, str, list[tuple[str, str]]]] = []
+    for key in (*KEYS, *LOG_KEYS, *COMPARE_KEYS, *EXPLORE_KEYS):
+        if not groups or groups[-1][0] != key.group:
+            groups.append((key.group, GROUP_NOTES.get(key.group, ""), []))
+        groups[-1][2].append((key.key_names, key.description))
+    groups.append(("Anywhere", "", list(EXTRA_KEYS)))
+    return groups
+
+
 def keys_table() -> Table:
     table = Table(box=None, show_header=False, padding=(0, 2, 0, 0), expand=False)
     table.add_column("key", style="bold", no_wrap=True)
     table.add_column("action")
-    group = None
-    for key in (*KEYS, *LOG_KEYS, *COMPARE_KEYS, *EXPLORE_KEYS):
-        if key.group != group:
-            if group is not None:
-                table.add_row("", "")
-            group = key.group
-            table.add_row(f"[u]{group}[/u]", GROUP_NOTES.get(group, ""))
-        table.add_row(key.key_names, key.description)
-    table.add_row("", "")
-    table.add_row("[u]Anywhere[/u]", "")
-    for keys, what in EXTRA_KEYS:
-        table.add_row(keys, what)
+    for i, (group, note, keys) in enumerate(key_groups()):
+        if i:
+            table.add_row("", "")
+        table.add_row(f"[u]{group}[/u]", note)
+        for names, what in keys:
+            table.add_row(names, what)
     return table
 
 
