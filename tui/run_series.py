@@ -25,11 +25,15 @@ from sim.spec import DEFAULT_BUCKETS
 Window = tuple[float, float]
 
 
-def recorded_caps(*codes: np.ndarray) -> Capabilities:
-    """What the server kind of recorded runs (their event codes) offers, as far as the events
-    show: a replay's stand-in for ``SimulationSpec.caps`` (``sim.models.recorded_capabilities``)."""
-    present = np.unique(np.concatenate(codes)) if codes else np.zeros(0, dtype=np.int64)
-    return recorded_capabilities(present.tolist())
+def present_codes(codes: np.ndarray) -> list[int]:
+    """The distinct event codes of a run (codes are small non-negative ints: counted, not sorted)."""
+    return np.flatnonzero(np.bincount(codes.astype(np.intp))).tolist()
+
+
+def recorded_caps(codes: np.ndarray) -> Capabilities:
+    """What the server kind of a recorded run offers, as far as its event codes show: a replay's
+    stand-in for ``SimulationSpec.caps`` (``sim.models.recorded_capabilities``)."""
+    return recorded_capabilities(present_codes(codes))
 
 
 def outage_windows(times: np.ndarray, clients: np.ndarray, codes: np.ndarray) -> tuple[Window, ...]:

@@ -12,18 +12,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import numpy as np
-
 from sim.analysis.sweep import Progress, ShouldStop, SweepResult, run_sweeps
 from sim.core.history import History
 from sim.explore.plan import ExplorePlan
 from sim.explore.tune_plan import TunePlan
+from sim.models import recorded_capabilities
 from sim.models.controls import Capabilities
 from sim.spec import Config, SimulationSpec, StrategySpec
 from sim.units import DEFAULT_TIME_UNIT
 
 from .recorder import Geometry, RunRecorder
-from .run_series import recorded_caps
+from .run_series import present_codes
 from .rundata import RunData
 from .timeline_grid import cached_grid
 
@@ -258,10 +257,10 @@ class ReplaySource(Source):
         self._time_unit = time_unit  # an events file does not say; ``replay --time-unit`` does
         # Scanned once, before the app starts: what each simulation's server kind offers, as
         # the events of all its runs show (an events file does not name its server).
-        codes: dict[str, list] = {}
+        codes: dict[str, set[int]] = {}
         for (simulation, *_), history in self.runs.items():
-            codes.setdefault(simulation, []).append(np.unique(history.codes()))
-        self._caps = {simulation: recorded_caps(*found) for simulation, found in codes.items()}
+            codes.setdefault(simulation, set()).update(present_codes(history.codes()))
+        self._caps = {simulation: recorded_capabilities(found) for simulation, found in codes.items()}
 
     def _keys(self, *prefix: object) -> list[RunCoordinates]:
         return [k for k in self.runs if k[:len(prefix)] == prefix]
