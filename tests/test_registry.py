@@ -42,7 +42,8 @@ def extensions() -> Iterator[tuple[type, type, type]]:
     class AcceptAllServer(controls.Control):
         """Accepts every write at once."""
 
-        CAPS = controls.Capabilities(replies=False, events=frozenset({events.SERVER_ACCEPTS}))
+        CAPS = controls.Capabilities(replies=False, keeps_series=False, latencies=False,
+                                     events=frozenset({events.SERVER_ACCEPTS}))
 
         def build(self, wiring: Wiring) -> controls.ServerHandlers:
             accepts = events.pack(events.SERVER_ACCEPTS)
@@ -53,7 +54,7 @@ def extensions() -> Iterator[tuple[type, type, type]]:
     class RejectFirstServer(controls.Control):
         """Rejects the first ``rejections`` writes it receives, then accepts everything."""
 
-        CAPS = controls.Capabilities(replies=False,
+        CAPS = controls.Capabilities(replies=False, keeps_series=False, latencies=False,
                                      events=frozenset({events.SERVER_REJECTS, events.SERVER_ACCEPTS}))
 
         rejections: int
