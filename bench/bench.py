@@ -21,9 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from sim.analysis.sweep import default_workers, run_sweeps
+from sim.runs.sweep import default_workers, run_sweeps
 from sim.config import SAMPLE_CONFIG, load_config
-from sim.core.engine import record_run, run_metrics
+from sim.runs.engine import record_run, run_metrics
 
 
 def engine_rate(quick: bool) -> None:

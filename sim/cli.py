@@ -269,9 +269,9 @@ def _run(args: argparse.Namespace) -> int:
         TimeRemainingColumn,
     )
 
-    from sim.analysis.sweep import EventCount, default_workers, run_sweeps
+    from sim.runs.sweep import EventCount, default_workers, run_sweeps
     from sim.config import SAMPLE_CONFIG, load_config
-    from sim.core.resources import check_resources
+    from sim.runs.resources import check_resources
     from sim.export import stale_names, write_simulation
     from sim.export.names import check_name_lengths, check_unique_stems
     from sim.export.outset import OutputSet

@@ -58,9 +58,9 @@ def history_text(rows: Sequence[tuple[float, int, str, str]]) -> str:
 
 
 def _run(config_file: Path, force: bool, out: GuardedStdout) -> None:
-    from sim.analysis.sweep import default_workers, run_sweeps
+    from sim.runs.sweep import default_workers, run_sweeps
     from sim.config import load_config
-    from sim.core.resources import check_resources
+    from sim.runs.resources import check_resources
     from sim.export.atomic import atomic_save_figure
     from sim.export.names import check_name_lengths
     from sim.export.outset import OutputSet

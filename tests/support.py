@@ -14,7 +14,7 @@ import numpy as np
 
 from sim.config import parse_config
 from sim.core import events as ev
-from sim.core.engine import Run
+from sim.runs.engine import Run
 from sim.models.strategies import Strategy
 from sim.spec import SimulationSpec
 

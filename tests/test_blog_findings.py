@@ -9,7 +9,7 @@ import numpy as np
 from support import make_spec
 
 from sim.analysis.stats import paired_difference, significantly_different
-from sim.core.engine import run_metrics
+from sim.runs.engine import run_metrics
 
 CLIENTS = 50
 REPEAT = 20

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from sim.core import events as ev
-from sim.core.engine import build_wiring, record_run
-from sim.core.resources import estimate
+from sim.runs.engine import build_wiring, record_run
+from sim.runs.resources import estimate
 from sim.core.series import SERIES_NAMES
 from sim.explore.plan import default_metric
 from sim.explore.summary import FEATURE_METRICS, has_verdict, metric_names

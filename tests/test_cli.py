@@ -163,12 +163,12 @@ def test_no_command_prints_help(capsys) -> None:
 
 
 def test_ctrl_c_stops_cleanly_with_no_files(config: Path, tmp_path: Path, monkeypatch, capsys) -> None:
-    import sim.analysis.sweep
+    import sim.runs.sweep
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(sim.analysis.sweep, "run_sweeps", interrupted)
+    monkeypatch.setattr(sim.runs.sweep, "run_sweeps", interrupted)
     out = tmp_path / "out"
     assert cli.main(["run", str(config), "--out", str(out)]) == 130
     err = capsys.readouterr().err

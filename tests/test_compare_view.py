@@ -10,9 +10,9 @@ import pytest
 from tui_support import FIXTURES, TINY, TINY_OUTAGE, help_keys_text, pilot_test, run_from_palette, settle
 from tui_support import make_app as make_tui_app
 
-from sim.analysis.sweep import run_sweep
+from sim.runs.sweep import run_sweep
 from sim.config import load_config
-from sim.core.engine import record_run
+from sim.runs.engine import record_run
 from tui.app import BackoffApp
 from tui.compare import initial_picks, merged_times, step_time, success_latencies, summarize
 from tui.keys import KEYS

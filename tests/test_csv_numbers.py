@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from support import make_spec
 
-from sim.analysis.sweep import SweepResult, run_sweep
+from sim.runs.sweep import SweepResult, run_sweep
 from sim.export.csv_files import events_csv_text, format_float, metrics_csv_text, runs_csv_text
 from sim.export.overload_csv import latency_csv_text, timeseries_csv_text
 from sim.export.runs import representative_runs

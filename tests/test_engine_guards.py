@@ -7,7 +7,7 @@ import itertools
 import pytest
 from support import toml_text
 
-import sim.core.engine as engine
+import sim.runs.engine as engine
 from sim.cli import main as cli_main
 from sim.config import parse_config
 from sim.errors import UserError

@@ -11,7 +11,7 @@ from support import CONSTANT, section, sim_table, toml_text
 from test_explore_run import lock_doc, open_doc
 
 from sim import cli
-from sim.analysis.sweep import SweepCancelled
+from sim.runs.sweep import SweepCancelled
 from sim.errors import UserError
 from sim.explore.backends import DaskBackend, LocalBackend
 from sim.explore.cache import CellCache

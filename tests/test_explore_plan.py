@@ -201,7 +201,7 @@ def test_a_cell_beyond_the_limits_is_refused_in_one_line_naming_it() -> None:
     from sim.errors import ConfigError
     from sim.explore.checks import check_cells
 
-    # 10^9 clients need ~6 TB for their state alone (sim.core.resources.BYTES_PER_CLIENT): more than a
+    # 10^9 clients need ~6 TB for their state alone (sim.runs.resources.BYTES_PER_CLIENT): more than a
     # 16 GB machine has, so refused even with --force; the first such cell is named.
     doc = _lock_map({"key": "clients", "values": [10, 10**9, 2 * 10**9]})
     with pytest.raises(ConfigError) as info:
@@ -214,7 +214,7 @@ def test_a_cell_beyond_the_limits_is_refused_in_one_line_naming_it() -> None:
 def test_the_maps_cells_together_stay_under_the_events_limit_unless_forced() -> None:
     from sim.errors import ConfigError
     from sim.explore.checks import check_cells
-    from sim.core.resources import EVENTS_LIMIT, estimate
+    from sim.runs.resources import EVENTS_LIMIT, estimate
 
     # Each cell alone is under the limit, the two together are over it.
     doc = _lock_map({"key": "repeat", "values": [1_000_000, 1_100_000]})

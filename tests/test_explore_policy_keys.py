@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from support import make_spec, sim_table
 
-from sim.analysis.sweep import run_sweep
+from sim.runs.sweep import run_sweep
 from sim.errors import ConfigError, ParamError
 from sim.explore.backends import LocalBackend
 from sim.explore.cache import CellCache

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from support import sim_table
 
-from sim.analysis.sweep import SweepCancelled, run_sweep
+from sim.runs.sweep import SweepCancelled, run_sweep
 from sim.explore.backends import LocalBackend
 from sim.explore.cache import CellCache, cell_key
 from sim.explore.plan import parse_document

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from support import sim_table, toml_text
 
-import sim.core.resources as resources
+import sim.runs.resources as resources
 import sim.explore.tune as tune
 from sim import cli
-from sim.core.resources import EVENTS_LIMIT, EVENTS_PER_REQUEST, check_resources
+from sim.runs.resources import EVENTS_LIMIT, EVENTS_PER_REQUEST, check_resources
 from sim.errors import ConfigError
 from sim.explore.tune_checks import check_tunes
 from sim.explore.plan import parse_document
@@ -25,7 +25,7 @@ NO_MEMORY_LIMIT = (None, None)
 
 def open_table(requests_per_client: float, trials: int = 1) -> dict:
     """A replying server whose runs make ``requests_per_client`` first requests per client:
-    horizon / think_time + 1 of them (sim.core.resources.requests_per_client)."""
+    horizon / think_time + 1 of them (sim.runs.resources.requests_per_client)."""
     table = sim_table("LatencyServer", [{"type": "Constant", "constant": 100.0, "name": "constant"}],
                       title="Big", clients=[CLIENTS], repeat=1, base_latency=100.0, concurrency_limit=3,
                       factor=1.05, k=1.5, workload="poisson", think_time=1.0,

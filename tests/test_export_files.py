@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from support import make_spec
 
-from sim.analysis.sweep import run_sweep
+from sim.runs.sweep import run_sweep
 from sim.errors import UserError
 from sim.export import export_all, export_simulation, spec_output_paths
 from sim.export.atomic import atomic_write_bytes, atomic_write_text, ensure_output_dir

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from sim.config import parse_config
-from sim.core.engine import record_run
+from sim.runs.engine import record_run
 from sim.export.csv_files import format_float
 
 GOLDEN_DIR = Path(__file__).with_name("golden")

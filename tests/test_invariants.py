@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from support import Event, decode, make_spec
 
-from sim.core.engine import Run, record_run, run_metrics
+from sim.runs.engine import Run, record_run, run_metrics
 from sim.spec import SimulationSpec
 
 CONTROLS = ["LockingServer", "WriteOnlyOCCServer", "ReadWriteOCCServer", "ThrottlingServer"]

@@ -11,7 +11,7 @@ import numpy as np
 from rich.console import Console
 
 from sim.analysis.open_metrics import OpenRunMetrics
-from sim.analysis.sweep import SweepResult
+from sim.runs.sweep import SweepResult
 from sim.config import parse_config
 from sim.export.overload_csv import latency_csv_text
 from sim.report.latency import BEST, best_rows, latency_table, strategy_values

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from support import sim_process, sim_table, toml_text
 
-import sim.core.engine as engine
-import sim.core.resources as limits
+import sim.runs.engine as engine
+import sim.runs.resources as limits
 from sim import cli
 from sim.config import parse_config
-from sim.core.resources import check_resources
+from sim.runs.resources import check_resources
 from sim.core.streams import ClientStreams, uniform01
 from sim.errors import ConfigError, UserError
 

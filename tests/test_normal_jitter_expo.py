@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from support import make_spec, numpy_uniform, take
 
-from sim.core.engine import record_run
+from sim.runs.engine import record_run
 from sim.errors import ParamError
 from sim.models.strategies import STRATEGIES, NormalJitterExpo
 

@@ -8,7 +8,7 @@ import pytest
 from support import CONTROL_PARAMS, make_spec
 
 from sim.core import events as ev
-from sim.core.engine import record_run, run_metrics
+from sim.runs.engine import record_run, run_metrics
 
 START, DURATION = 15.0, 40.0
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from support import make_spec, sim_table, toml_text
 
-import sim.core.engine as engine
+import sim.runs.engine as engine
 import sim.export.outset as outset
 from sim import cli, compat
-from sim.analysis.sweep import run_sweep
+from sim.runs.sweep import run_sweep
 from sim.errors import UserError
 from sim.export import export_simulation
 from sim.export.outset import LOCK_NAME, OutputSet
@@ -78,7 +78,7 @@ def test_an_interrupted_rerun_with_another_seed_leaves_the_previous_set(
             raise KeyboardInterrupt
         return real(spec, *args, **kwargs)
 
-    monkeypatch.setattr("sim.analysis.sweep.run_metrics", interrupt_in_the_second)
+    monkeypatch.setattr("sim.runs.sweep.run_metrics", interrupt_in_the_second)
     assert cli.main(["run", str(config), "--out", str(out), "--quiet", "--workers", "1",
                      "--seed", "9"]) == 130
     assert capsys.readouterr().err.strip() == "interrupted"
@@ -188,7 +188,7 @@ def test_titles_too_long_for_the_file_system_are_refused_before_any_run(tmp_path
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     # 230 characters: 230 + "_metrics.png" fits in 255, the temporary name does not; the issue
     # saw titles of 224-243 characters fail after the whole sweep.
-    monkeypatch.setattr("sim.analysis.sweep.run_sweeps", lambda *a, **k: pytest.fail("a sweep started"))
+    monkeypatch.setattr("sim.runs.sweep.run_sweeps", lambda *a, **k: pytest.fail("a sweep started"))
     title = "T" * 230
     config = _config(tmp_path, {**FIRST, "title": title})
     assert cli.main(["run", str(config), "--out", str(tmp_path / "out"), "--quiet"]) == 2
@@ -199,7 +199,7 @@ def test_titles_too_long_for_the_file_system_are_refused_before_any_run(tmp_path
 
 def test_the_compat_command_checks_its_names_too(tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr("sim.analysis.sweep.run_sweeps", lambda *a, **k: pytest.fail("a sweep started"))
+    monkeypatch.setattr("sim.runs.sweep.run_sweeps", lambda *a, **k: pytest.fail("a sweep started"))
     _config(tmp_path, {**FIRST, "title": "é" * 120})  # 240 bytes in UTF-8, kept raw by compat
     assert compat.main(["--config-file", "sims.toml"]) == 2
     assert "key 'title'" in capsys.readouterr().err

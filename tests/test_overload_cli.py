@@ -14,9 +14,9 @@ from support import PNG_MAGIC, file_bytes, sim_process
 
 from sim import cli
 from sim.analysis.open_metrics import OpenRunMetrics
-from sim.analysis.sweep import SweepResult, run_sweep
+from sim.runs.sweep import SweepResult, run_sweep
 from sim.config import load_config, parse_config
-from sim.core.engine import record_run
+from sim.runs.engine import record_run
 from sim.errors import UserError
 from sim.export.csv_files import EVENTS_HEADER, METRICS_HEADER, RUNS_HEADER, read_events_csv
 from sim.export.overload_csv import LATENCY_HEADER, TIMESERIES_HEADER

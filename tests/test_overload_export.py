@@ -12,7 +12,7 @@ import pytest
 from support import PNG_MAGIC, make_spec
 
 from sim.analysis.open_metrics import OpenRunMetrics
-from sim.analysis.sweep import SweepResult, run_sweep
+from sim.runs.sweep import SweepResult, run_sweep
 from sim.config import load_config, parse_config
 from sim.core.series import SERIES_NAMES
 from sim.export import export_simulation, output_paths

@@ -17,8 +17,8 @@ import pytest
 from support import Event, decode, make_spec
 
 from sim.analysis.open_metrics import OpenRunMetrics
-from sim.analysis.sweep import run_sweep
-from sim.core.engine import Run, record_run, run_metrics
+from sim.runs.sweep import run_sweep
+from sim.runs.engine import Run, record_run, run_metrics
 from sim.models.servers import LatencyServer
 from sim.models.workloads import WORKLOADS
 from sim.spec import DEFAULT_BUCKETS, SimulationSpec

@@ -11,7 +11,7 @@ import pytest
 
 from sim.config import parse_config
 from sim.core import events as ev
-from sim.core.engine import record_run, run_metrics
+from sim.runs.engine import record_run, run_metrics
 from sim.errors import ConfigError
 from sim.export.csv_files import histories_csv_text, read_events_csv
 from sim.policies.grpc_throttle import GrpcThrottle
@@ -247,7 +247,7 @@ def test_timeseries_png_of_a_server_with_no_queue_draws_without_warnings() -> No
     # "No artists with labels" warning.
     import warnings
 
-    from sim.analysis.sweep import run_sweep
+    from sim.runs.sweep import run_sweep
     from sim.export.overload_plots import timeseries_figure
 
     spec = spec_of([{**NO_BACKOFF, "max_attempts": 2}], failure_rate=0.3, horizon=1000.0, clients=[5])
@@ -295,7 +295,7 @@ def test_a_call_refused_round_trips_through_the_events_csv(tmp_path: Path) -> No
 
 
 def test_calls_refused_is_a_column_of_the_runs_and_metrics_csv() -> None:
-    from sim.analysis.sweep import SweepResult
+    from sim.runs.sweep import SweepResult
     from sim.export.csv_files import metrics_csv_text, runs_csv_text
 
     spec = spec_of([{**NO_BACKOFF, "max_attempts": 3, "policies": [

@@ -17,7 +17,7 @@ from reference_model import reference_work
 from support import make_spec
 
 from sim.analysis.stats import estimate
-from sim.core.engine import run_metrics
+from sim.runs.engine import run_metrics
 
 RUNS = 1000  # per side; the standard error of each mean is then about 0.1 requests
 # Both sides are means of independent runs, so their difference has standard error
@@ -60,7 +60,7 @@ def test_mean_work_matches_the_reference_algorithm(case) -> None:
 def test_write_durations_are_folded_not_clipped() -> None:
     """Straight from the draw: |N(1, 4)| has mean ≈ 3.39 (the folded normal's), never 0; the
     clipped max(0, N(1, 4)) would have mean ≈ 2.17 and 40% zeros."""
-    from sim.core.engine import build_wiring
+    from sim.runs.engine import build_wiring
 
     spec = make_spec("LockingServer", write_mu=1.0, write_sigma=4.0, clients=[1], repeat=1)
     draw = spec.control.write_durations(build_wiring(spec, 1, 0))

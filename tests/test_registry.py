@@ -10,7 +10,7 @@ import pytest
 
 from sim.config import parse_config
 from sim.core import events
-from sim.core.engine import record_run, run_metrics
+from sim.runs.engine import record_run, run_metrics
 from sim.core.wiring import Wiring
 from sim.errors import ConfigError, ParamError
 from sim.models import controls, strategies

@@ -6,9 +6,9 @@ import numpy as np
 from rich.console import Console
 from support import make_spec
 
-from sim.analysis.sweep import SweepResult
+from sim.runs.sweep import SweepResult
 from sim.analysis.versus import BEST_MARK
-from sim.core.engine import record_run
+from sim.runs.engine import record_run
 from sim.report.tables import history_table, metrics_table, versus_best
 
 STRATEGIES = [{"type": "Constant", "constant": 0.5, "name": "cheap"},

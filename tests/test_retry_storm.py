@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from sim.config import load_config
-from sim.core.engine import run_metrics
+from sim.runs.engine import run_metrics
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "retry_storm.toml"
 BUDGETS = ("3 retries + gRPC throttle", "3 retries + token bucket")

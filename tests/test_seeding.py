@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 from support import make_spec, sim_table
 
-from sim.analysis import sweep
-from sim.analysis.sweep import SweepResult, run_sweeps
+from sim.runs import sweep
+from sim.runs.sweep import SweepResult, run_sweeps
 from sim.config import parse_config
-from sim.core.engine import record_run, run_metrics
+from sim.runs.engine import record_run, run_metrics
 from sim.core.streams import PURPOSE_JITTER, PURPOSE_NETWORK, ClientStreams, clipped_normal, generator, uniform01
 from sim.spec import SimulationSpec
 
@@ -56,7 +56,7 @@ SUBPROCESS_SCRIPT = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
 from support import make_spec
-from sim.core.engine import record_run
+from sim.runs.engine import record_run
 spec = make_spec("ReadWriteOCCServer", [{"type": "DecorrelatedJitter", "base": 2.0, "cap": 500.0}], seed=5)
 rows = record_run(spec, spec.labels[0], 9, 2).history.rows()
 print(json.dumps([(repr(t), c, e, d) for t, c, e, d in rows]))

@@ -8,7 +8,7 @@ import pytest
 from test_overload_model import LATENCY, QUEUE, spec_of
 
 from sim.core import events as ev
-from sim.core.engine import record_run
+from sim.runs.engine import record_run
 from sim.core.series import FLOW_NAMES, count_series
 from sim.models import marking_events
 from tui.run_series import RunSeries

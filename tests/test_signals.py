@@ -108,7 +108,7 @@ def test_workers_die_when_their_parent_is_killed(tmp_path: Path) -> None:
 ORPHAN_SCRIPT = """
 import os, sys, time
 import multiprocessing
-import sim.analysis.workers as workers
+import sim.runs.workers as workers
 
 workers._set_parent_death_signal = lambda: None  # as on a platform without prctl
 pool = multiprocessing.get_context("fork").Pool(2, initializer=workers.init_worker,

@@ -24,9 +24,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sim.analysis.sweep import run_sweep
+from sim.runs.sweep import run_sweep
 from sim.config import load_config
-from sim.core.engine import run_metrics
+from sim.runs.engine import run_metrics
 from sim.models.workloads import Outage
 from sim.spec import SimulationSpec
 

@@ -12,7 +12,7 @@ from rich.console import Console
 from support import sim_process, sim_table
 
 from sim import cli
-from sim.analysis.sweep import run_sweep
+from sim.runs.sweep import run_sweep
 from sim.config import parse_config
 from sim.errors import ConfigError
 from sim.export.overload_plots import latency_figure, timeseries_figure

@@ -12,7 +12,7 @@ from tui_support import TINY_OUTAGE, WidgetApp, pilot_test
 
 from sim.config import load_config
 from sim.core import events as ev
-from sim.core.engine import record_run
+from sim.runs.engine import record_run
 from sim.core.history import History
 from tui.legend import DENSITY_GLYPHS, WAIT_GLYPH, fit_legend, legend_width, timeline_legend
 from tui.marks import CODE_GLYPHS, MARKS
@@ -196,7 +196,7 @@ async def test_policy_state_shows_on_the_lanes_and_in_the_log() -> None:
     """A breaker's transitions are marks on the client's lane (◉) and lines of the log; a denied
     retry is ⊖ with the policy's name; a back-off shows the tokens its budget has left."""
     from sim.config import parse_config
-    from sim.core.engine import record_run
+    from sim.runs.engine import record_run
 
     from support import sim_table
 

@@ -21,7 +21,7 @@ from sim.explore.backends import LocalBackend
 from sim.explore.cache import CellCache
 from sim.explore.grid import grid_rows
 from sim.explore.runner import run_explores
-from sim.analysis.sweep import SweepCancelled
+from sim.runs.sweep import SweepCancelled
 from tui import main as tui_main
 from tui.app import BackoffApp
 from tui.keys import KEYS

@@ -12,10 +12,10 @@ from rich.text import Text
 from tui_support import TINY, TINY_OUTAGE, WidgetApp, pilot_test, settle
 from tui_support import make_app as make_tui_app
 
-from sim.analysis.sweep import SweepResult, run_sweep
+from sim.runs.sweep import SweepResult, run_sweep
 from sim.config import load_config
 from sim.core import events as ev
-from sim.core.engine import record_run
+from sim.runs.engine import record_run
 from sim.export.csv_files import read_events_csv, write_events_csv
 from sim.report.latency import NEVER_MARK, strategy_values
 from tui.app import BackoffApp

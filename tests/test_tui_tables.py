@@ -8,7 +8,7 @@ import asyncio
 from support import make_spec
 from tui_support import WidgetApp
 
-from sim.analysis.sweep import run_sweep
+from sim.runs.sweep import run_sweep
 from tui.widgets.metrics_table import MetricsTable
 
 STRATEGIES = [{"type": "Constant", "constant": 0.5, "name": "constant half a millisecond"},

@@ -13,7 +13,7 @@ import tui_support
 from tui_support import FIXTURES, TINY, pause_until, pilot_test, settle
 
 from sim import cli
-from sim.analysis.sweep import SweepCancelled
+from sim.runs.sweep import SweepCancelled
 from tui import main as tui_main
 from tui import tuning
 from tui.app import BackoffApp

@@ -17,9 +17,9 @@ from textual.notifications import Notify
 from textual.widgets import Static
 
 from sim.analysis.stats import paired_difference
-from sim.analysis.sweep import SweepResult, run_sweep
+from sim.runs.sweep import SweepResult, run_sweep
 from sim.analysis.versus import BEST_MARK
-from sim.core.engine import record_run
+from sim.runs.engine import record_run
 from sim.core.events import CLIENT_REQUESTS_WRITE, SERVER_ACCEPTS, pack
 from sim.core.history import History
 from sim.palette import EVENT_KINDS, available_themes, load_palette

@@ -9,7 +9,7 @@ import io
 import numpy as np
 from support import make_spec
 
-from sim.analysis.sweep import SweepResult
+from sim.runs.sweep import SweepResult
 from sim.analysis.versus import BEST, NOT_AVAILABLE, TIED, WORSE, cost_versus_best, versus_best
 from sim.export.csv_files import METRICS_HEADER, metrics_csv_text
 

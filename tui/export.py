@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from sim.analysis.sweep import SweepResult
+from sim.runs.sweep import SweepResult
 from sim.core.history import History
 from sim.export import export_simulation, spec_output_paths
 from sim.export.atomic import atomic_write_text, ensure_output_dir

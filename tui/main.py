@@ -159,7 +159,7 @@ def _explore_app(argv: list[str]) -> int:
         return _fail(f"{args.config}: no simulation has a [simulation.explore] table for --app to "
                      "show (add one under a [[simulation]]; see README, \"Explore\")")
     from sim.explore.checks import check_cells
-    from sim.analysis.sweep import default_workers
+    from sim.runs.sweep import default_workers
 
     try:  # every cell within the limits, as the headless command checks before any work
         check_cells(list(source.explores.values()), workers=args.workers or default_workers(),
@@ -208,9 +208,9 @@ def _exit_on_stop_signals(app) -> None:
 
 def _config_source(path: Path | None, seed: int | None, out: Path, workers: int | None, force: bool):
     """The config's runs, its explore maps and tunes (tables checked as `backoff-sim explore` does)."""
-    from sim.analysis.sweep import default_workers
+    from sim.runs.sweep import default_workers
     from sim.config import SAMPLE_CONFIG
-    from sim.core.resources import check_resources
+    from sim.runs.resources import check_resources
     from sim.explore.plan import load_document
     from sim.export.names import check_name_lengths
 

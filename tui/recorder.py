@@ -20,8 +20,8 @@ from multiprocessing.pool import AsyncResult, Pool
 
 import numpy as np
 
-from sim.analysis.workers import init_worker
-from sim.core.engine import record_run
+from sim.runs.workers import init_worker
+from sim.runs.engine import record_run
 from sim.spec import SimulationSpec
 
 from .policy_state import scopes_of
@@ -51,7 +51,7 @@ def _context() -> multiprocessing.context.BaseContext:
     """forkserver (the app has threads, where fork could deadlock), else spawn."""
     if "forkserver" in multiprocessing.get_all_start_methods():
         ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["sim.core.engine"])
+        ctx.set_forkserver_preload(["sim.runs.engine"])
         return ctx
     return multiprocessing.get_context("spawn")
 

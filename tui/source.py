@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from sim.analysis.sweep import Progress, ShouldStop, SweepResult, run_sweeps
+from sim.runs.sweep import Progress, ShouldStop, SweepResult, run_sweeps
 from sim.core.history import History
 from sim.explore.plan import ExplorePlan
 from sim.explore.tune_plan import TunePlan

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from sim.analysis.sweep import SweepResult
+from sim.runs.sweep import SweepResult
 
 SweepKey = tuple[str, int | None, str | None]  # (simulation title, seed override, explore cell)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from sim.analysis.sweep import Progress, ShouldStop, default_workers
+from sim.runs.sweep import Progress, ShouldStop, default_workers
 from sim.explore.backends import DaskBackend, LocalBackend
 from sim.explore.cache import CellCache
 from sim.explore.tune_checks import check_tunes

@@ -1,2 +1,2 @@
-"""What runs mean: per-run metrics, statistics with confidence intervals, the recovery verdict,
-"vs best" comparisons, and sweeps over every core (``sweep``, with its ``workers``)."""
+"""What runs mean: per-run metrics, statistics with confidence intervals, the recovery verdict and
+"vs best" comparisons. Running the runs (one, or a sweep over every core) is ``sim.runs``."""

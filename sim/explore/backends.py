@@ -1,4 +1,4 @@
-"""Where an explore's cells run: the local process pool (``sim.analysis.sweep``), or a Dask cluster.
+"""Where an explore's cells run: the local process pool (``sim.runs.sweep``), or a Dask cluster.
 
 Both run the same tasks, one (cell, strategy) with all its repetitions, and hand back each
 cell's ``CellResult`` as soon as the cell is complete. Every run depends only on its spec and
@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from sim.analysis.metrics import RunMetrics
-from sim.analysis.sweep import ShouldStop, SweepCancelled, SweepResult, default_workers, run_sweeps
-from sim.core.engine import run_metrics
+from sim.runs.sweep import ShouldStop, SweepCancelled, SweepResult, default_workers, run_sweeps
+from sim.runs.engine import run_metrics
 from sim.errors import UserError
 from sim.explore.summary import CellResult, run_values
 from sim.spec import SimulationSpec

@@ -5,7 +5,7 @@ Models validate their own parameters when ``dataclasses.replace`` rebuilds them;
 ``sim.config`` applies to the simulation table itself (minimums of simulation keys, the bounds of
 ``sim.bounds`` on every number, outages in order and before the horizon, keys only replying
 servers take) are repeated here for a spec. A test keeps the two in step by feeding the same
-values through both. ``check_cells`` then puts every cell through ``sim.core.resources``, as
+values through both. ``check_cells`` then puts every cell through ``sim.runs.resources``, as
 ``backoff-sim run`` puts a config's simulations, and bounds the whole map's events
 (``sim.explore.tune_checks`` does the same for a tune).
 """
@@ -104,10 +104,10 @@ def check_spec(spec: SimulationSpec) -> None:
 def check_cells(plans: Sequence, *, workers: int, force: bool = False,
                 memory: tuple[int | None, int | None] | None = None) -> None:
     """Refuse (ConfigError, one line per problem) maps whose cells the machine cannot hold or
-    finish: each cell's spec goes through ``sim.core.resources.check_resources`` as a simulation of
+    finish: each cell's spec goes through ``sim.runs.resources.check_resources`` as a simulation of
     ``backoff-sim run`` would (the first failing cell of each map is named, with how many more
     fail), and, unless ``force``, the map's cells together must stay under the events limit."""
-    from sim.core.resources import EVENTS_LIMIT, check_resources, estimate
+    from sim.runs.resources import EVENTS_LIMIT, check_resources, estimate
 
     errors: list[ConfigError] = []
     for plan in plans:

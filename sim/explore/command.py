@@ -137,7 +137,7 @@ def _explore(args: argparse.Namespace, err) -> int:
     from sim.export.outset import OutputSet
     from sim.palette import load_palette
 
-    from sim.analysis.sweep import default_workers
+    from sim.runs.sweep import default_workers
     from sim.explore.checks import check_cells
     from sim.explore.tune_checks import check_tunes
 

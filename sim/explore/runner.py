@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from sim.analysis.sweep import ShouldStop
+from sim.runs.sweep import ShouldStop
 from sim.explore.cache import CellCache
 from sim.explore.plan import ExplorePlan
 from sim.explore.summary import CellResult

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from sim.analysis.stats import Estimate, estimate
-from sim.analysis.sweep import ShouldStop
+from sim.runs.sweep import ShouldStop
 from sim.errors import ParamError, UserError
 from sim.explore.cache import CellCache
 from sim.explore.checks import check_spec

@@ -11,7 +11,7 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import replace
 
-from sim.core.resources import EVENTS_LIMIT, check_resources, estimate
+from sim.runs.resources import EVENTS_LIMIT, check_resources, estimate
 from sim.errors import ConfigError, ParamError
 from sim.explore.tune import MAX_FRONT_VARIANTS, held_out_spec, trial_spec
 from sim.spec import SimulationSpec

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
-from sim.analysis.sweep import SweepResult
-from sim.core.engine import Run
+from sim.runs.sweep import SweepResult
+from sim.runs.engine import Run
 from sim.export.names import check_unique_stems, safe_title
 from sim.export.outputs import OUTPUTS, Job, Output, outputs_for
 from sim.export.outset import OutputSet

@@ -20,11 +20,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from sim.analysis.sweep import SweepResult
+from sim.runs.sweep import SweepResult
 from sim.analysis.versus import NOT_AVAILABLE, cost_versus_best
 from sim.bounds import MAX_CLIENT_ID, MAX_DETAIL, MAX_INTEGER, MAX_TIME
 from sim.core import events as ev
-from sim.core.engine import Run
+from sim.runs.engine import Run
 from sim.core.history import History
 from sim.errors import UserError
 from sim.export.atomic import atomic_write_text

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from sim.analysis.sweep import SweepResult
-    from sim.core.engine import Run
+    from sim.runs.sweep import SweepResult
+    from sim.runs.engine import Run
     from sim.models.controls import Capabilities
     from sim.palette import Palette
     from sim.spec import SimulationSpec

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sim.analysis.recovery import RecoverySummary
-from sim.analysis.sweep import SweepResult
+from sim.runs.sweep import SweepResult
 from sim.core.series import SERIES_NAMES
 from sim.export.atomic import atomic_write_text
 from sim.export.csv_files import csv_text, format_float

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sim.analysis.open_metrics import OpenRunMetrics
-from sim.analysis.sweep import SweepResult
+from sim.runs.sweep import SweepResult
 from sim.export.atomic import atomic_save_figure
 from sim.export.plots import DPI, _legend, _style_axes, _style_figure
 from sim.palette import Palette, load_palette

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sim.analysis.sweep import SweepResult
+from sim.runs.sweep import SweepResult
 from sim.core import events as ev
-from sim.core.engine import Run
+from sim.runs.engine import Run
 from sim.export.atomic import atomic_save_figure
 from sim.palette import Palette, load_palette
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sim.core.engine import Run, record_run
+from sim.runs.engine import Run, record_run
 from sim.spec import SimulationSpec
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from sim.analysis.sweep import SweepResult
+    from sim.runs.sweep import SweepResult
     from sim.palette import Palette
 
 

@@ -19,7 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from sim.analysis.recovery import RecoverySummary
-from sim.analysis.sweep import SweepResult
+from sim.runs.sweep import SweepResult
 from sim.palette import Palette
 from sim.units import per_unit
 

@@ -14,7 +14,7 @@ import math
 from rich import box
 from rich.table import Table
 
-from sim.analysis.sweep import SweepResult
+from sim.runs.sweep import SweepResult
 from sim.spec import SimulationSpec
 
 # (column key, header, SweepResult metric)

@@ -12,7 +12,7 @@ import math
 from rich.table import Table
 from rich.text import Text
 
-from sim.analysis.sweep import SweepResult
+from sim.runs.sweep import SweepResult
 from sim.analysis.versus import BEST, TIED, ci_note, cost_versus_best
 from sim.core import events as ev
 from sim.core.history import History

@@ -24,7 +24,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from sim.analysis.sweep import SweepCancelled, default_workers
+from sim.runs.sweep import SweepCancelled, default_workers
 from sim.errors import UserError
 from sim.explore.axes import format_value
 from sim.explore.backends import LocalBackend

@@ -19,7 +19,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from sim.analysis.sweep import SweepCancelled, SweepResult
+from sim.runs.sweep import SweepCancelled, SweepResult
 from sim.errors import UserError
 from sim.units import DEFAULT_TIME_UNIT
 

@@ -14,7 +14,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from sim.analysis.sweep import SweepResult
+from sim.runs.sweep import SweepResult
 
 from ..theme import palette_for
 from ..ticks import format_tick

@@ -20,7 +20,7 @@ from rich.text import Text
 from textual.app import RenderResult
 from textual_plotext import Plot, PlotextPlot
 
-from sim.analysis.sweep import SweepResult
+from sim.runs.sweep import SweepResult
 from sim.core.history import History
 from sim.palette import Palette
 from sim.units import DEFAULT_TIME_UNIT

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from rich.text import Text
 
 from sim.analysis.recovery import RecoverySummary
-from sim.analysis.sweep import SweepResult
+from sim.runs.sweep import SweepResult
 from sim.palette import Palette
 from sim.report.policies import policy_rows
 from sim.report.latency import (

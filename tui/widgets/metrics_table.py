@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
-from sim.analysis.sweep import SweepResult
+from sim.runs.sweep import SweepResult
 from sim.analysis.versus import BEST, TIED, TIED_MARK, ci_note, cost_versus_best
 from sim.palette import Palette
 from sim.report.policies import policy_rows

@@ -16,7 +16,7 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from sim.analysis.sweep import SweepResult
+from sim.runs.sweep import SweepResult
 from sim.palette import Palette
 
 from ..table_fit import CELL_PADDING, fit_columns

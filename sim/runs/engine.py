@@ -27,7 +27,7 @@ from sim.bounds import MAX_TIME
 from sim.core import events as ev
 from sim.core.events import NO_EVENT
 from sim.core.history import History
-from sim.core.resources import RUNAWAY_FACTOR, event_budget, expected_events, time_scale
+from sim.runs.resources import RUNAWAY_FACTOR, event_budget, expected_events, time_scale
 from sim.core.series import Series
 from sim.core.streams import PURPOSE_WORKLOAD, clipped_normal, generator
 from sim.core.wiring import Wiring

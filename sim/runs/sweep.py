@@ -20,9 +20,9 @@ from sim.analysis.metrics import RunMetrics
 from sim.analysis.open_metrics import OpenRunMetrics, latency_summary
 from sim.analysis.recovery import RecoverySummary
 from sim.analysis.stats import Estimate, estimate
-from sim.analysis.workers import init_worker
-from sim.core import engine
-from sim.core.engine import run_metrics
+from sim.runs.workers import init_worker
+from sim.runs import engine
+from sim.runs.engine import run_metrics
 from sim.spec import SimulationSpec
 
 Progress = Callable[[int, int], None]
@@ -215,7 +215,7 @@ def _context() -> multiprocessing.context.BaseContext:
         return multiprocessing.get_context("fork")
     if "forkserver" in methods:
         ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["sim.core.engine"])
+        ctx.set_forkserver_preload(["sim.runs.engine"])
         return ctx
     return multiprocessing.get_context("spawn")
 
