@@ -328,3 +328,15 @@ def test_flaky_server_failures_are_server_errors_not_throttling() -> None:
     # Each second attempt follows its call's first by 2 network hops (mean 10 ms each, sd 3:
     # under 40 ms together) plus the delay, under 50 ms.
     assert all(0 < s - f < 90.0 for f, s in zip(firsts, seconds))
+
+
+def test_calls_refused_is_an_explore_metric() -> None:
+    # The explore cell keeps every per-run metric of a run with series, the refused calls too.
+    from sim.explore.summary import metric_names, run_values
+
+    spec = spec_of([{**NO_BACKOFF, "max_attempts": 3, "policies": [
+        {"type": "CircuitBreaker", "kind": "ratio", "minimum_throughput": 2, "break_duration": 1e9}]}],
+        failure_rate=1.0, clients=[1])
+    m = run_metrics(spec, spec.strategies[0].chain, 1, 0)
+    assert "calls_refused" in metric_names(spec)
+    assert run_values(spec, m)["calls_refused"] == m.calls_refused > 0

@@ -28,7 +28,8 @@ FEATURE_METRICS = (("successes", "keeps_series"), ("timeouts", "keeps_series"),
                    ("rejections", "keeps_series"), ("unfinished", "keeps_series"),
                    ("goodput", "keeps_series"), ("p50", "latencies"), ("p99", "latencies"),
                    ("amplification", "keeps_series"), ("success_rate", "keeps_series"),
-                   ("retries_denied", "keeps_series"), ("breaker_open_time", "keeps_series"))
+                   ("retries_denied", "keeps_series"), ("calls_refused", "keeps_series"),
+                   ("breaker_open_time", "keeps_series"))
 OPEN_METRICS = tuple(name for name, _ in FEATURE_METRICS)
 # Per-run verdict values, aggregated as counts and medians rather than means.
 VERDICT_VALUES = ("recovered", "recovery_time")
@@ -41,7 +42,8 @@ METRIC_HELP = {
     "goodput": "successes per time unit over the horizon", "p50": "median latency",
     "p99": "99th percentile latency", "amplification": "attempts per offered request",
     "success_rate": "successful requests per offered request",
-    "retries_denied": "retries a policy refused", "breaker_open_time": "mean time a breaker was open",
+    "retries_denied": "retries a policy refused",
+    "calls_refused": "calls an open breaker refused at their first attempt", "breaker_open_time": "mean time a breaker was open",
     "recovered": "fraction of runs that recovered after the outages",
     "recovery_time": "time from the last outage's end to recovery",
 }
@@ -72,7 +74,8 @@ def run_values(spec: SimulationSpec, m: RunMetrics) -> dict[str, float]:
                    goodput=float(m.goodput), p50=pct["p50"], p99=pct["p99"],
                    amplification=float(m.work / m.offered) if m.offered else math.nan,
                    success_rate=float(m.successes / m.offered) if m.offered else math.nan,
-                   retries_denied=float(m.retries_denied), breaker_open_time=float(m.breaker_open_time))
+                   retries_denied=float(m.retries_denied), calls_refused=float(m.calls_refused),
+                   breaker_open_time=float(m.breaker_open_time))
     recovered, when = run_verdict(m)
     out.update(recovered=recovered, recovery_time=when)
     return out
