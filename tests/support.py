@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
+import os
+import select
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -134,3 +138,40 @@ def sim_process(*args: str, module: str = "sim", cwd: Path | None = None,
 def file_bytes(folder: Path, names: Any) -> dict[str, bytes]:
     """Each named file's bytes, to compare two output folders."""
     return {name: (folder / name).read_bytes() for name in names}
+
+
+# A hang guard, not a measurement: far above what any of these waits takes (about a second), so
+# only a defect (a child that never does what the test waits for) ever reaches it.
+HANG_GUARD = 60.0
+
+
+@contextlib.contextmanager
+def hang_guard(proc: subprocess.Popen) -> Iterator[None]:
+    """Kill ``proc`` if it is still running after HANG_GUARD seconds, so a test waiting on it
+    (its output, its files, its exit) fails on what it finds instead of hanging the suite. The
+    waits themselves follow the child's events, not a clock."""
+    timer = threading.Timer(HANG_GUARD, proc.kill)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
+def wait_for_exit(pids: list[int]) -> list[int]:
+    """Block until each of ``pids`` (any process, not only a child) has exited, woken by the exit
+    itself through a pidfd; return those still running after HANG_GUARD seconds (a defect)."""
+    running = []
+    for pid in pids:
+        try:
+            fd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            continue
+        try:
+            ready, _, _ = select.select([fd], [], [], HANG_GUARD)
+            if not ready:
+                running.append(pid)
+        finally:
+            os.close(fd)
+    return running

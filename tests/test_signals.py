@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from support import sim_table, toml_text
+from support import hang_guard, sim_table, toml_text, wait_for_exit
 
 from sim.interrupt import Interrupted, exit_status, first_interrupt_only
 
@@ -24,7 +24,7 @@ QUICK = sim_table(title="quick", clients=[2, 3], repeat=2)
 LONG = sim_table(title="long", clients=[40, 50], repeat=100_000,
                  strategies=[{"type": "Constant", "constant": 0.5},
                              {"type": "FullJitteredExpo", "base": 2.0, "cap": 1000.0}])
-WAIT = 20.0  # seconds: an upper bound for a loaded machine; the tests take about a second
+WAIT = 20.0  # seconds: a hang guard for communicate/wait on a loaded machine; they take about a second
 
 
 def _state(pid: int) -> str | None:
@@ -45,14 +45,14 @@ def _children(pid: int) -> list[int]:
     return [int(p) for p in text.split()]
 
 
-def _wait_for(condition: Callable[[], object], what: str) -> object:
-    deadline = time.monotonic() + WAIT
-    while time.monotonic() < deadline:
+def _wait_while_running(proc: subprocess.Popen, condition: Callable[[], object], what: str) -> object:
+    """Poll ``condition`` for as long as ``proc`` runs (``hang_guard`` ends a stuck one)."""
+    while proc.poll() is None:
         value = condition()
         if value:
             return value
         time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
+    raise AssertionError(f"the run ended (exit {proc.returncode}) before {what}")
 
 
 def _kill_all(pids: list[int]) -> None:
@@ -69,8 +69,11 @@ def _start(tmp_path: Path) -> tuple[subprocess.Popen, Path, list[int]]:
                              "--workers", "2", "--force"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
     # Two workers at work, and the first simulation's files staged inside --out.
-    workers = _wait_for(lambda: len(_children(proc.pid)) >= 2 and _children(proc.pid), "the workers")
-    _wait_for(lambda: list(out.glob(".backoff-sim-staging-*/quick_events.csv")), "the staged files")
+    with hang_guard(proc):
+        workers = _wait_while_running(proc, lambda: len(_children(proc.pid)) >= 2 and _children(proc.pid),
+                                      "the workers")
+        _wait_while_running(proc, lambda: list(out.glob(".backoff-sim-staging-*/quick_events.csv")),
+                            "the staged files")
     return proc, out, list(workers)
 
 
@@ -87,7 +90,7 @@ def test_a_stop_signal_ends_the_run_cleanly(tmp_path: Path, signum: int) -> None
             "interrupted" if signum == signal.SIGINT else f"interrupted ({signal.Signals(signum).name})"]
         # The workers are gone at once (not left running with parent 1), and --out holds nothing:
         # no staged files, no temporary file, no lock.
-        _wait_for(lambda: all(_state(w) is None for w in workers), "the workers to end")
+        assert wait_for_exit(workers) == []  # the workers end
         assert list(out.iterdir()) == []
     finally:
         proc.kill()
@@ -100,7 +103,7 @@ def test_workers_die_when_their_parent_is_killed(tmp_path: Path) -> None:
     try:
         proc.kill()  # SIGKILL: no handler runs, the pool cannot terminate its workers
         proc.communicate(timeout=WAIT)
-        _wait_for(lambda: all(_state(w) is None for w in workers), "orphaned workers to exit")
+        assert wait_for_exit(workers) == []  # orphaned workers exit
     finally:
         _kill_all(workers)
 
@@ -128,7 +131,7 @@ def test_the_watchdog_alone_ends_orphaned_workers(tmp_path: Path) -> None:
         assert len(workers) == 2 and all(_state(w) for w in workers)
         proc.kill()
         proc.wait(timeout=WAIT)
-        _wait_for(lambda: all(_state(w) is None for w in workers), "orphaned workers to exit")
+        assert wait_for_exit(workers) == []  # orphaned workers exit
     finally:
         proc.kill()
         proc.wait()

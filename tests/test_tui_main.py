@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import hang_guard
 
 from tui.main import main
 
@@ -81,20 +82,20 @@ def test_help_names_every_mode(capsys) -> None:
         assert words in out
 
 
-def _read_until(fd: int, proc, until, seconds: float = 30.0) -> bytes:
+def _read_until(fd: int, proc, until) -> bytes:
+    """The app's terminal output until ``until(buf, proc)`` holds or the terminal closes (the
+    caller's ``hang_guard`` kills a stuck app, which closes it)."""
     import os
-    import select
-    import time
 
     buf = b""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline and not until(buf, proc):
-        ready, _, _ = select.select([fd], [], [], 0.1)
-        if ready:
-            try:
-                buf += os.read(fd, 65536)
-            except OSError:  # the terminal closed with the app
-                break
+    while not until(buf, proc):
+        try:
+            chunk = os.read(fd, 65536)  # blocks until the app writes, or the terminal closes
+        except OSError:  # the terminal closed with the app
+            break
+        if not chunk:
+            break
+        buf += chunk
     return buf
 
 
@@ -111,11 +112,12 @@ def test_the_app_closes_cleanly_on_a_stop_signal(tmp_path: Path, signum: int) ->
                             start_new_session=True)
     os.close(slave)
     try:
-        started = _read_until(master, proc, lambda buf, p: b"Tiny_Locking" in buf or p.poll() is not None)
-        assert b"Tiny_Locking" in started
-        proc.send_signal(signum)
-        rest = _read_until(master, proc, lambda buf, p: p.poll() is not None)
-        assert proc.wait(timeout=30) == 128 + signum
+        with hang_guard(proc):
+            started = _read_until(master, proc, lambda buf, p: b"Tiny_Locking" in buf or p.poll() is not None)
+            assert b"Tiny_Locking" in started
+            proc.send_signal(signum)
+            rest = _read_until(master, proc, lambda buf, p: p.poll() is not None)
+            assert proc.wait() == 128 + signum
         assert b"\x1b[?1049l" in rest and b"\x1b[?25h" in rest  # alternate screen left, cursor shown
         assert b"Traceback" not in rest
     finally:
