@@ -189,11 +189,11 @@ def run_command(args: argparse.Namespace) -> int:
     terminates the workers and removes the temporary files, printing one line; the files of a
     run appear all together at the end or not at all.
     """
-    from sim.interrupt import exit_status, first_interrupt_only, stop_message
+    from sim.interrupt import end_after_stop, first_interrupt_only, stop_message
     from sim.stdout import EXIT_STDOUT_FAILED, StdoutClosed, StdoutFailed, silence_stdout, stderr_line
 
     try:
-        with first_interrupt_only():
+        with first_interrupt_only(exit_deadline=True):
             return _run(args)
     except UserError as exc:
         for line in exc.lines():
@@ -201,7 +201,7 @@ def run_command(args: argparse.Namespace) -> int:
         return EXIT_USER_ERROR
     except KeyboardInterrupt as exc:
         stderr_line(stop_message(exc))
-        return exit_status(exc)
+        return end_after_stop(exc)
     except StdoutClosed:
         # stdout was closed early (e.g. piped into `head`): the reader has what it wanted.
         silence_stdout()
@@ -338,7 +338,7 @@ def _run(args: argparse.Namespace) -> int:
         # Every simulation is done and staged: only now do the files replace the previous ones.
         names = [p.name for i in sorted(staged) for p in staged[i][1]]
         stale = [n for i in sorted(staged) for n in stale_names(specs[i].title, staged[i][1])]
-        output.commit(names, remove=stale)
+        output.commit(names, remove=stale, last=True)
 
     out_dir = Path(args.out)
     for i, result in enumerate(results):

@@ -86,7 +86,7 @@ def _run(config_file: Path, force: bool, out: GuardedStdout) -> None:
             atomic_save_figure(scatter_figure(result, scatter_runs(spec), palette),
                                output.staging / f"{stem}_scatter.png")
             tables.append((spec, representative_runs(spec)))
-        output.commit([stem + suffix for stem in stems for suffix in PNG_SUFFIXES])
+        output.commit([stem + suffix for stem in stems for suffix in PNG_SUFFIXES], last=True)
     for spec, runs in tables:
         for label in sorted(runs):
             print(f"\n{spec.title} + {label}\n", file=out)
@@ -97,12 +97,12 @@ def _run(config_file: Path, force: bool, out: GuardedStdout) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``backoff-simulator``; returns the exit status (as ``backoff-sim run``)."""
-    from sim.interrupt import exit_status, first_interrupt_only, stop_message
+    from sim.interrupt import end_after_stop, first_interrupt_only, stop_message
     from sim.stdout import EXIT_STDOUT_FAILED, StdoutClosed, StdoutFailed, silence_stdout, stderr_line
 
     args = build_parser().parse_args(argv)
     try:
-        with first_interrupt_only():
+        with first_interrupt_only(exit_deadline=True):
             _run(args.config_file, args.force, GuardedStdout(sys.stdout))
     except UserError as exc:
         for line in exc.lines():
@@ -110,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt as exc:
         stderr_line(stop_message(exc))
-        return exit_status(exc)
+        return end_after_stop(exc)
     except StdoutClosed:
         # stdout closed early (e.g. piped into `head`): the reader has what it wanted.
         silence_stdout()

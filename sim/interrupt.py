@@ -11,6 +11,7 @@ process at once, leaving its workers running and its temporary files behind.
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -43,15 +44,37 @@ def exit_status(exc: KeyboardInterrupt) -> int:
     return exc.exit_status if isinstance(exc, Interrupted) else 128 + int(signal.SIGINT)
 
 
+def end_after_stop(exc: KeyboardInterrupt) -> int:
+    """A command's last step after a stop: its exit status (``exit_status``). When a stop signal
+    was handled (not a KeyboardInterrupt raised by a caller in this process), the process ends
+    here, at once, once its line is printed: every process it started is killed (a Dask cluster
+    interrupted while it started may still be starting some), the clean-ups run, and no library's
+    exit hook gets to wait or to write again (``sim.teardown.emergency_exit``)."""
+    status = exit_status(exc)
+    from sim.teardown import emergency_exit, is_armed
+
+    if is_armed():
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                if stream is not None:
+                    stream.flush()
+            except (OSError, ValueError):
+                pass
+        emergency_exit(status)
+    return status
+
+
 def stop_message(exc: KeyboardInterrupt) -> str:
     return exc.message if isinstance(exc, Interrupted) else "interrupted"
 
 
 @contextmanager
-def first_interrupt_only() -> Iterator[None]:
+def first_interrupt_only(exit_deadline: bool = False) -> Iterator[None]:
     """Within the block, the first SIGINT, SIGTERM or SIGHUP raises ``Interrupted`` once; then
     all three are ignored for good (the process is about to exit). Restores the previous handlers
-    if no signal arrived."""
+    if no signal arrived. ``exit_deadline`` (the commands): the signal also arms
+    ``sim.teardown``'s deadline, so the process is gone within its bound even if the clean-up
+    the exception starts were to block."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -64,6 +87,10 @@ def first_interrupt_only() -> Iterator[None]:
         interrupted = True
         for sig in STOP_SIGNALS:
             signal.signal(sig, signal.SIG_IGN)
+        if exit_deadline:
+            from sim.teardown import arm_exit_deadline
+
+            arm_exit_deadline(128 + signum)
         raise Interrupted(signum)
 
     previous = {sig: signal.signal(sig, on_signal) for sig in STOP_SIGNALS}
@@ -73,3 +100,19 @@ def first_interrupt_only() -> Iterator[None]:
         if not interrupted:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+
+
+@contextmanager
+def stop_signals_held() -> Iterator[None]:
+    """Hold SIGINT, SIGTERM and SIGHUP until the block ends (main thread only), then handle a
+    held one as usual: for steps a stop must not split (moving an output set into place), and
+    for starting a process, where the exception a handler raises would land in the fork's
+    hooks, which drop it (the stop was lost and the command went on)."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)

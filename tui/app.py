@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gc
 from dataclasses import replace
-from multiprocessing import resource_tracker
 from pathlib import Path
 from time import monotonic
 
@@ -21,6 +20,7 @@ from textual.screen import Screen
 from sim.explore.backends import LocalBackend
 from sim.explore.cache import CellCache
 from sim.palette import DEFAULT_THEME
+from sim.teardown import start_resource_tracker
 
 from .commands import BackoffCommands
 from .keys import bindings
@@ -83,9 +83,10 @@ class BackoffApp(App[None]):
     def on_load(self) -> None:
         # Sweeps on several processes need multiprocessing's resource tracker, which is spawned
         # with sys.stderr's file descriptor. Textual replaces sys.stderr with a capture whose
-        # fileno() is -1 once the app runs, so start the tracker now, while stderr is real.
+        # fileno() is -1 once the app runs, so start the tracker now (deaf to a closing
+        # terminal's SIGHUP, and mute: ``start_resource_tracker``).
         if isinstance(self.source, ConfigSource) and self.sweep_workers != 1:
-            resource_tracker.ensure_running()
+            start_resource_tracker()
 
     def on_ready(self) -> None:
         # Full collections of the cyclic garbage collector stalled frames for 50-190 ms while

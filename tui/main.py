@@ -133,9 +133,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     app = BackoffApp(source, theme=args.theme, animated=not args.no_animation,
                      sweep_workers=getattr(args, "workers", None), out_dir=args.out,
                      freeze_gc=True, explore_cache=None if replay else args.out / CACHE_DIR)
-    _exit_on_stop_signals(app)
-    app.run()
-    return app.return_code or 0
+    _run_app(app)
+    return _finish(app)
 
 
 CACHE_DIR = ".backoff-sim-cache"  # explore cells, under the output directory (as the command)
@@ -187,23 +186,33 @@ def _explore_app(argv: list[str]) -> int:
         app = BackoffApp(source, theme=args.theme, sweep_workers=args.workers, out_dir=args.out,
                          freeze_gc=True, explore_cache=cache, open_map=True,
                          explore_backend=backend if args.dask else None)
-        _exit_on_stop_signals(app)
+        _run_app(app)
+    return _finish(app)
+
+
+def _finish(app) -> int:
+    """The app's exit status; after a stop signal or a hang-up, the process ends here at once
+    (what it started killed, clean-ups run: ``sim.teardown.emergency_exit``), so that no exit
+    hook of a library waits on a terminal or a cluster that is gone."""
+    from sim.teardown import emergency_exit, is_armed
+
+    status = app.return_code or 0
+    if is_armed():
+        emergency_exit(status)
+    return status
+
+
+def _run_app(app) -> None:
+    """Run the app until it exits: on ``q``, on SIGTERM or SIGHUP, or when its terminal goes away
+    (``hangup``)."""
+    from .hangup import exit_on_stop_signals, watch_terminal
+
+    exit_on_stop_signals(app)
+    watching = watch_terminal()
+    try:
         app.run()
-    return app.return_code or 0
-
-
-def _exit_on_stop_signals(app) -> None:
-    """SIGTERM and SIGHUP close the app as ``q`` does (terminal restored, workers stopped), with
-    exit status 143 or 129; by default they would kill it with the terminal left in raw mode."""
-    import signal
-
-    def stop(signum: int, frame: object) -> None:
-        signal.signal(signum, signal.SIG_IGN)
-        app.exit(return_code=128 + signum)
-
-    for name in ("SIGTERM", "SIGHUP"):
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), stop)
+    finally:
+        watching.set()
 
 
 def _config_source(path: Path | None, seed: int | None, out: Path, workers: int | None, force: bool):

@@ -6,21 +6,18 @@ which made frames of 100-200 ms while a 1,000-client run was recorded. A child p
 the run, converts it to the views' arrays (``RunData``) and bins it for the timeline, and sends
 that back: numpy arrays pickle as plain buffers, so receiving a million events takes the UI
 thread's GIL for milliseconds only. A newer request supersedes one still running: the process is
-terminated and a new one started, so switching runs quickly never queues stale work. With
+killed by pid (``sim.runs.procpool``) and a new one started, so switching runs quickly never queues stale work. With
 ``in_process`` (tests, or ``--workers 1``) runs are recorded in the calling thread.
 """
 
 from __future__ import annotations
 
-import multiprocessing
-import os
 import threading
 from collections.abc import Callable
-from multiprocessing.pool import AsyncResult, Pool
 
 import numpy as np
 
-from sim.runs.workers import init_worker
+from sim.runs.procpool import WorkerDied, WorkerPool
 from sim.runs.engine import record_run
 from sim.spec import SimulationSpec
 
@@ -28,7 +25,6 @@ from .policy_state import scopes_of
 from .rundata import RunData
 from .timeline_grid import cached_grid
 
-POLL_SECONDS = 0.05
 Geometry = tuple[int, int]  # the timeline's (lanes, columns)
 
 
@@ -47,17 +43,12 @@ def record_run_data(spec: SimulationSpec, label: str, clients: int, repetition: 
     return data
 
 
-def _context() -> multiprocessing.context.BaseContext:
-    """forkserver (the app has threads, where fork could deadlock), else spawn."""
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["sim.runs.engine"])
-        return ctx
-    return multiprocessing.get_context("spawn")
-
-
 class Cancelled(Exception):
     """The request was superseded or the caller gave up on it."""
+
+
+def _record(args: tuple) -> RunData:
+    return record_run_data(*args)
 
 
 class RunRecorder:
@@ -66,37 +57,47 @@ class RunRecorder:
     def __init__(self, in_process: bool = False) -> None:
         self.in_process = in_process
         self._lock = threading.Lock()
-        self._pool: Pool | None = None
-        self._pending: AsyncResult | None = None
+        self._pool: WorkerPool | None = None
+        self._ticket: object | None = None  # the newest request's
+        self._closed = False
 
     def record(self, spec: SimulationSpec, label: str, clients: int, repetition: int,
                geometry: Geometry | None = None,
                should_stop: Callable[[], bool] = lambda: False) -> RunData:
         """The run, ready for the views (blocking); raises ``Cancelled`` when ``should_stop``
-        turns true or a newer request replaced this one."""
+        turns true, a newer request replaced this one or the recorder was closed."""
         if self.in_process:
             return record_run_data(spec, label, clients, repetition, geometry)
+        ticket = object()
         with self._lock:
-            if self._pending is not None and not self._pending.ready():
-                self._terminate()  # superseded: do not wait for a run nobody will look at
-            if self._pool is None:
-                # The app handles Ctrl-C; the child dies with the app, however it ends.
-                self._pool = _context().Pool(1, initializer=init_worker, initargs=(os.getpid(),))
-            pending = self._pending = self._pool.apply_async(
-                record_run_data, (spec, label, clients, repetition, geometry))
-        while not pending.ready():
-            if should_stop() or pending is not self._pending:
+            if self._closed:
                 raise Cancelled()
-            pending.wait(POLL_SECONDS)
-        return pending.get()  # re-raises the engine's error (e.g. a stalled run)
+            if self._pool is not None and not self._pool.idle:
+                self._pool.stop()  # superseded: do not wait for a run nobody will look at
+                self._pool = None
+            if self._pool is None:
+                self._pool = WorkerPool(1)  # forkserver: the app has threads
+            pool, self._ticket = self._pool, ticket
 
-    def _terminate(self) -> None:
-        if self._pool is not None:
-            self._pool.terminate()
-            self._pool = None
-        self._pending = None
+        def check() -> None:
+            if should_stop() or self._ticket is not ticket:
+                raise Cancelled()
+
+        try:
+            for data in pool.imap_unordered(_record, [(spec, label, clients, repetition, geometry)],
+                                            tick=check):
+                return data
+        except WorkerDied:
+            if self._ticket is not ticket or self._closed:
+                raise Cancelled() from None
+            raise
+        raise Cancelled()  # pragma: no cover - one task gives one outcome
 
     def close(self) -> None:
-        """Stop the child process at once (the app is closing)."""
+        """Stop the child process at once (the app is closing); never waits on the child."""
         with self._lock:
-            self._terminate()
+            self._closed = True
+            self._ticket = None
+            if self._pool is not None:
+                self._pool.stop()
+                self._pool = None

@@ -9,8 +9,15 @@ or Ctrl-C, and leaves no task running.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import logging
+import os
 import queue
-from collections.abc import Callable, Sequence
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from sim.analysis.metrics import RunMetrics
@@ -25,6 +32,8 @@ OnCell = Callable[[int, CellResult], None]
 Rows = list[dict[str, float]]
 
 DASK_EXTRA_HINT = "install the extra: pip install 'backoff-sim[dask]'"
+START_GRACE_SECONDS = 0.8  # how long a stop waits for a starting cluster, under the exit deadline
+CLOSE_SECONDS = 2  # Dask's own bound on closing a client or cluster (its default is 10 s or more)
 
 
 def task_rows(spec: SimulationSpec, s: int) -> Rows:
@@ -81,12 +90,15 @@ class DaskBackend:
     name = "dask"
 
     def __init__(self, address: str | None = None, *, workers: int | None = None, client: Any = None,
-                 connect_timeout: float = 10.0) -> None:
+                 connect_timeout: float = 10.0, tasks: int | None = None) -> None:
         self.address = address
         self.workers = workers
+        self.tasks = tasks
         self.client = client
         self.connect_timeout = connect_timeout
         self._owned: list[Any] = []
+        self._scratch: str | None = None
+        self._cleanup: int | None = None
 
     def __enter__(self) -> DaskBackend:
         try:
@@ -94,36 +106,105 @@ class DaskBackend:
         except ImportError:
             raise UserError(f"--dask needs dask's distributed scheduler, which is not installed "
                             f"({DASK_EXTRA_HINT})") from None
-        if self.client is None:
-            if self.address == "local":
-                cluster = _local_cluster(LocalCluster, self.workers or default_workers())
-                self._owned.append(cluster)
-                self.client = Client(cluster)
-            else:
-                try:
-                    self.client = Client(self.address, timeout=self.connect_timeout)
-                except (OSError, TimeoutError, ValueError) as exc:
-                    raise UserError(f"--dask {self.address}: cannot reach the scheduler: {exc} "
-                                    "(start one with `dask scheduler`, or use --dask local)") from None
-            self._owned.append(self.client)
-        self._check_versions()
+        try:
+            if self.client is None:
+                if self.address == "local":
+                    cluster = self._start_local(LocalCluster)
+                    self._owned.append(cluster)
+                    self.client = Client(cluster)
+                else:
+                    try:
+                        self.client = Client(self.address, timeout=self.connect_timeout)
+                    except (OSError, TimeoutError, ValueError) as exc:
+                        raise UserError(f"--dask {self.address}: cannot reach the scheduler: {exc} "
+                                        "(start one with `dask scheduler`, or use --dask local)") from None
+                self._owned.append(self.client)
+            self._check_versions()
+        except BaseException as exc:  # a stop signal or a mistake: close what was started
+            self.__exit__(type(exc), exc, None)
+            raise
         return self
 
-    def _check_versions(self) -> None:
-        """Workers must run the same simulator, or results would silently differ."""
-        from sim.explore.cache import code_version
+    def _start_local(self, local_cluster: Any) -> Any:
+        """A LocalCluster in a scratch folder of its own (removed at the end, or by the exit
+        deadline); a stop signal while it starts kills the processes it had started."""
+        from sim.teardown import descendants, on_emergency, on_exit, start_resource_tracker
 
-        ours = code_version()
-        theirs = self.client.run(code_version)
-        stale = sorted(w for w, v in theirs.items() if v != ours)
-        if stale:
-            raise UserError(f"--dask: {len(stale)} worker(s) run another version of backoff-sim "
-                            f"(e.g. {stale[0]}); install this one on every worker")
+        self._scratch = tempfile.mkdtemp(prefix="backoff-sim-dask-")
+        self._cleanup = on_emergency(lambda: self._remove_scratch(seal=True))
+        on_exit(self._unseal)
+        atexit.register(self._remove_scratch)  # again, at exit: Dask's threads may have written
+        start_resource_tracker()
+        before = set(descendants())  # the tracker among them: it must outlive the workers
+        try:
+            return _in_quiet_thread(lambda: _local_cluster(local_cluster, self.local_workers,
+                                                           self._scratch))
+        except BaseException:
+            # Stopped while it started: what it had started goes now, and Dask, still starting
+            # in its thread, is not heard complaining about it.
+            logging.getLogger("distributed").setLevel(logging.CRITICAL)
+            _kill(set(descendants()) - before)
+            self._remove_scratch(seal=True)
+            atexit.register(self._unseal)  # registered last, so run first: before the removal
+            raise
 
-    def __exit__(self, *exc: object) -> None:
-        for thing in reversed(self._owned):
-            thing.close()
-        self._owned.clear()
+    @property
+    def local_workers(self) -> int:
+        """A LocalCluster's size: what was asked for (all cores by default), but never more
+        than the cores, nor than the tasks when they are known (a 4-task map started 24
+        processes, 1.7 GB, for ``-j 24``)."""
+        cores = default_workers()
+        wanted = min(self.workers or cores, cores)
+        return max(1, min(wanted, self.tasks)) if self.tasks else wanted
+
+    def _remove_scratch(self, seal: bool = False) -> None:
+        """Remove the scratch folder, again if Dask was still writing in it (a few tries).
+        ``seal`` (a stop while the cluster may still be starting in its thread): leave an empty
+        file in its place, on which Dask's ``makedirs`` fails instead of making the folder
+        anew; the file goes as the process ends (``_unseal``)."""
+        path = self._scratch
+        if path is None:
+            return
+        for _ in range(5):
+            if not os.path.lexists(path):
+                break
+            if os.path.isdir(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+            time.sleep(0.02)
+        if seal:
+            with contextlib.suppress(OSError):
+                open(path, "x").close()
+
+    def _unseal(self) -> None:
+        if self._scratch is not None and os.path.isfile(self._scratch):
+            with contextlib.suppress(OSError):
+                os.unlink(self._scratch)
+
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
+        """Close what this backend started. On an error or a stop signal the LocalCluster's
+        worker processes are killed by pid first, so closing waits for nobody; Dask's own
+        complaints about the connections that go with them are not shown."""
+        from sim.teardown import discard, is_armed
+
+        logging.getLogger("distributed").setLevel(logging.CRITICAL)
+        stopping = exc_type is not None or is_armed()
+        try:
+            for thing in reversed(self._owned):
+                if stopping:
+                    _close_now(thing)
+                else:
+                    with contextlib.suppress(Exception):
+                        thing.close(timeout=CLOSE_SECONDS)
+                    _forget_cluster(thing)
+        finally:
+            self._owned.clear()
+            self._remove_scratch()
+            if self._cleanup is not None:
+                discard(self._cleanup)
+                self._cleanup = None
 
     def run(self, specs: Sequence[SimulationSpec], *, progress: Progress | None = None,
             should_stop: ShouldStop | None = None, on_cell: OnCell) -> None:
@@ -163,28 +244,102 @@ class DaskBackend:
             raise
 
 
-def _local_cluster(local_cluster: Any, workers: int) -> Any:
-    """A LocalCluster of single-threaded worker processes on loopback, without a dashboard.
+def _local_cluster(local_cluster: Any, workers: int, scratch: str) -> Any:
+    """A LocalCluster of single-threaded worker processes on loopback, without a dashboard, its
+    files (the scheduler's and the workers') in ``scratch``, not in a shared folder of the
+    system's temporary directory where a killed cluster would leave them."""
+    import dask
 
-    Its worker processes start with SIGINT ignored (a disposition a new process inherits, and
-    under which Python installs no KeyboardInterrupt handler): Ctrl-C in the terminal reaches
-    the whole process group, and only this process should act on it (cancel, close the
-    cluster), not every worker printing a traceback. Warnings of the shutdown are not shown.
+    with dask.config.set({"temporary-directory": scratch}):
+        return local_cluster(n_workers=workers, threads_per_worker=1, processes=True,
+                             host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR,
+                             local_directory=scratch)
+
+
+def _in_quiet_thread(start: Callable[[], Any]) -> Any:
+    """``start()`` in a thread of its own with the stop signals blocked, while this thread waits.
+
+    Blocked, not ignored: the threads the cluster starts, and the worker processes they start,
+    inherit the blocked mask, so Ctrl-C in the terminal (which reaches the whole process group)
+    never reaches a worker (each would print a traceback); only this process acts on it. And
+    this thread stays free to take the signal at once, instead of after the start (Ctrl-C was
+    ignored while the cluster started), without raising inside Dask's start-up.
     """
-    import logging
     import signal
     import threading
 
-    main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    outcome: list[Any] = []
+
+    def run() -> None:
+        from sim.interrupt import STOP_SIGNALS
+
+        if hasattr(signal, "pthread_sigmask"):
+            signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        try:
+            outcome.append((True, start()))
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+            outcome.append((False, exc))
+
+    thread = threading.Thread(target=run, name="dask-start", daemon=True)
+    thread.start()
     try:
-        return local_cluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                             dashboard_address=None, silence_logs=logging.ERROR)
-    finally:
-        if main:
-            signal.signal(signal.SIGINT, previous)
+        while thread.is_alive():
+            thread.join(0.1)
+    except BaseException:
+        # A stop while it starts: let the start finish (briefly), so that what it started can
+        # be closed as a whole rather than raced while it is still being made.
+        thread.join(START_GRACE_SECONDS)
+        if outcome and outcome[0][0]:
+            _close_now(outcome[0][1])
+        else:  # it may yet finish: forget it at exit, before Dask's own hook closes it noisily
+            atexit.register(_forget_late, outcome)
+        raise
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return value
 
 
-def make_backend(dask: str | None, workers: int | None) -> LocalBackend | DaskBackend:
-    """The backend the command line asks for."""
-    return DaskBackend(dask, workers=workers) if dask else LocalBackend(workers)
+def _forget_late(outcome: list[Any]) -> None:
+    if outcome and outcome[0][0]:
+        _kill(_worker_pids(outcome[0][1]))
+        _forget_cluster(outcome[0][1])
+
+
+def _close_now(cluster: Any) -> None:
+    """Kill a cluster's worker processes, then close it (Dask's own bound) and forget it."""
+    _kill(_worker_pids(cluster))
+    with contextlib.suppress(Exception):
+        cluster.close(timeout=CLOSE_SECONDS)
+    _forget_cluster(cluster)
+
+
+def _worker_pids(thing: Any) -> list[int]:
+    """The worker processes of a LocalCluster (none for a client or a remote cluster)."""
+    workers = getattr(thing, "workers", None)
+    if not isinstance(workers, dict):
+        return []
+    return [pid for w in workers.values() if isinstance(pid := getattr(w, "pid", None), int)]
+
+
+def _forget_cluster(thing: Any) -> None:
+    """Dask closes every cluster still open at exit, with a 10 s bound, and when a stop has
+    already torn its workers down that fails with a traceback: ours was closed, or abandoned,
+    here."""
+    instances = getattr(type(thing), "_instances", None)
+    if instances is not None and hasattr(instances, "discard"):
+        instances.discard(thing)
+
+
+def _kill(pids: Iterable[int]) -> None:
+    import signal
+
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def make_backend(dask: str | None, workers: int | None,
+                 tasks: int | None = None) -> LocalBackend | DaskBackend:
+    """The backend the command line asks for (``tasks``: how many there will be, if known)."""
+    return DaskBackend(dask, workers=workers, tasks=tasks) if dask else LocalBackend(workers)

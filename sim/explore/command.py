@@ -89,7 +89,7 @@ def explore_command(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from sim.errors import UserError
-    from sim.interrupt import exit_status, first_interrupt_only, stop_message
+    from sim.interrupt import end_after_stop, first_interrupt_only, stop_message
 
     err = Console(stderr=True, highlight=False)
     if getattr(args, "app", False):  # `backoff-sim explore --app` opens the app before this
@@ -97,7 +97,7 @@ def explore_command(args: argparse.Namespace) -> int:
                   "(python -m sim is headless)", markup=False, soft_wrap=True)
         return UserError.exit_status
     try:
-        with first_interrupt_only():
+        with first_interrupt_only(exit_deadline=True):
             return _explore(args, err)
     except UserError as exc:
         for line in exc.lines():  # a config with several mistakes: one line each
@@ -106,7 +106,7 @@ def explore_command(args: argparse.Namespace) -> int:
     except KeyboardInterrupt as exc:  # SIGINT, SIGTERM or SIGHUP: 130, 143 or 129
         err.print(f"{stop_message(exc)}: finished cells are cached; run the same command to resume",
                   markup=False)
-        return exit_status(exc)
+        return end_after_stop(exc)
 
 
 def _explore(args: argparse.Namespace, err) -> int:
@@ -171,32 +171,36 @@ def _explore(args: argparse.Namespace, err) -> int:
                 TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
                 TimeElapsedColumn(), TimeRemainingColumn(), console=err, transient=True,
                 redirect_stdout=False, redirect_stderr=False))
-        backend = stack.enter_context(make_backend(args.dask, args.workers))
+        # A task is one (cell, strategy); a tune's trials are not counted in advance.
+        tasks = None if doc.tunes else sum(len(c.spec.strategies) for p in doc.explores for c in p.cells)
+        # The backend (a Dask cluster) is closed before the files are committed: a stop while
+        # it closes leaves the previous files, and once they are committed the command is done.
+        with make_backend(args.dask, args.workers, tasks) as backend:
 
-        def tracker(description: str):
-            if progress is None:
-                return None
-            task = progress.add_task(description, total=None)
-            return lambda done, total: progress.update(task, completed=done, total=total)
+            def tracker(description: str):
+                if progress is None:
+                    return None
+                task = progress.add_task(description, total=None)
+                return lambda done, total: progress.update(task, completed=done, total=total)
 
-        staged: list[Path] = []
-        stale: list[str] = []
-        results = []
-        if doc.explores:
-            cells = sum(len(p.cells) for p in doc.explores)
-            results = run_explores(doc.explores, backend, cache,
-                                   progress=tracker(f"exploring {cells} cells"))
-            for result in results:
-                staged += [write_explore_csv(result, output.staging),
-                           write_explore_png(result, output.staging, palette)]
-        tunes = []
-        for plan in doc.tunes:
-            tune = run_tune(plan, backend, cache, progress=tracker(f"tuning {plan.label!r} of {plan.title}"))
-            files = write_tune_files(tune, output.staging, palette)
-            staged += files
-            stale += stale_tune_names(plan.title, files)
-            tunes.append(tune)
-        written = output.commit([p.name for p in staged], remove=stale)
+            staged: list[Path] = []
+            stale: list[str] = []
+            results = []
+            if doc.explores:
+                cells = sum(len(p.cells) for p in doc.explores)
+                results = run_explores(doc.explores, backend, cache,
+                                       progress=tracker(f"exploring {cells} cells"))
+                for result in results:
+                    staged += [write_explore_csv(result, output.staging),
+                               write_explore_png(result, output.staging, palette)]
+            tunes = []
+            for plan in doc.tunes:
+                tune = run_tune(plan, backend, cache, progress=tracker(f"tuning {plan.label!r} of {plan.title}"))
+                files = write_tune_files(tune, output.staging, palette)
+                staged += files
+                stale += stale_tune_names(plan.title, files)
+                tunes.append(tune)
+        written = output.commit([p.name for p in staged], remove=stale, last=True)
     seconds = time.perf_counter() - start
     if not args.quiet:
         for result in results:

@@ -17,11 +17,11 @@ import shutil
 import signal
 import tempfile
 import threading
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from pathlib import Path
 
 from sim.errors import UserError
+from sim.interrupt import stop_signals_held
 from sim.export.atomic import ensure_output_dir
 
 try:
@@ -48,20 +48,12 @@ def _alive(pid: int) -> bool:
     return True
 
 
-@contextmanager
-def _signals_deferred() -> Iterator[None]:
-    """Hold SIGINT/SIGTERM/SIGHUP until the block ends (main thread only): the moves complete,
-    then the signal is handled as usual."""
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
-    from sim.interrupt import STOP_SIGNALS
+def _ignore_stop_signals() -> None:
+    if threading.current_thread() is threading.main_thread():
+        from sim.interrupt import STOP_SIGNALS
 
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, signal.SIG_IGN)
 
 
 class OutputSet:
@@ -151,14 +143,16 @@ class OutputSet:
 
     # --- the commit --------------------------------------------------------------------------
 
-    def commit(self, names: Iterable[str], remove: Iterable[str] = ()) -> list[Path]:
+    def commit(self, names: Iterable[str], remove: Iterable[str] = (), *, last: bool = False) -> list[Path]:
         """Move the staged files ``names`` into the output directory and delete the old files
         ``remove`` (left by an earlier set of the same simulation), all or nothing; return the
-        final paths."""
+        final paths. ``last``: the command's last step (the commands' main thread): once the set
+        is in place the command has succeeded, so a stop signal held during the moves, or one
+        arriving later, is dropped instead of reporting 130 for files that were written."""
         names = list(names)
         remove = [n for n in remove if n not in names and (self.out_dir / n).exists()]
         backup = self.staging / ".previous"
-        with _signals_deferred():
+        with stop_signals_held():
             try:
                 backup.mkdir()
                 for name in names + remove:
@@ -179,6 +173,8 @@ class OutputSet:
                 _roll_back(self.out_dir, backup, done)
                 raise UserError(f"cannot write to {self.out_dir}: {_why(exc)} "
                                 "(the previous files are unchanged)") from None
+            if last:
+                _ignore_stop_signals()  # still deferred: a pending one is discarded
         return [self.out_dir / name for name in names]
 
 

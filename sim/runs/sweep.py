@@ -8,7 +8,6 @@ The engine itself knows nothing of either (Ciw's mistake, not repeated).
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -20,7 +19,7 @@ from sim.analysis.metrics import RunMetrics
 from sim.analysis.open_metrics import OpenRunMetrics, latency_summary
 from sim.analysis.recovery import RecoverySummary
 from sim.analysis.stats import Estimate, estimate
-from sim.runs.workers import init_worker
+from sim.runs.procpool import WorkerPool, report_progress
 from sim.runs import engine
 from sim.runs.engine import run_metrics
 from sim.spec import SimulationSpec
@@ -142,27 +141,22 @@ def _run_task(task: _Task) -> tuple[int, int, int, list[RunMetrics]]:
 
 class EventCount:
     """Events simulated so far by a sweep, including runs still going: the engine reports every
-    few million events (``engine.progress_hook``), from workers through shared memory made in
-    the pool's own context (``share``)."""
+    few million events (``engine.progress_hook``); workers send their reports to the parent on
+    their pipes (``procpool.report_progress``), where they are added up here."""
 
     def __init__(self) -> None:
-        self._local = 0
-        self._shared = None
-
-    def share(self, ctx: multiprocessing.context.BaseContext) -> EventCount:
-        self._shared = ctx.Value("q", 0)
-        return self
+        self.value = 0
 
     def add(self, n: int) -> None:
-        if self._shared is None:
-            self._local += n
-            return
-        with self._shared.get_lock():
-            self._shared.value += n
+        self.value += n
 
-    @property
-    def value(self) -> int:
-        return self._local + (int(self._shared.value) if self._shared is not None else 0)
+
+class _Reported:
+    """A worker's side of an EventCount: each addition goes to the parent."""
+
+    @staticmethod
+    def add(n: int) -> None:
+        report_progress(n)
 
 
 class _Counting:
@@ -170,11 +164,11 @@ class _Counting:
     million events; when the run ends, its exact count replaces what was reported."""
 
     def __init__(self) -> None:
-        self.events: EventCount | None = None
+        self.events: EventCount | _Reported | None = None
         self.tick: Callable[[], None] | None = None
         self.partial = 0
 
-    def start(self, events: EventCount | None, tick: Callable[[], None] | None = None) -> None:
+    def start(self, events: EventCount | _Reported | None, tick: Callable[[], None] | None = None) -> None:
         self.events, self.tick, self.partial = events, tick, 0
         engine.progress_hook = self.report if events is not None or tick is not None else None
 
@@ -197,27 +191,13 @@ class _Counting:
 _counting = _Counting()
 
 
-def _init_worker(owner: int, events: EventCount | None) -> None:
-    # Workers die with their parent; the parent handles Ctrl-C and terminates them.
-    init_worker(owner)
-    _counting.start(events)
+def _init_worker(counting: bool) -> None:
+    """In each worker: report the events of long runs to the parent when it counts them."""
+    _counting.start(_Reported() if counting else None)
 
 
 def default_workers() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
-
-
-def _context() -> multiprocessing.context.BaseContext:
-    """fork when single-threaded (fastest, and no re-import of a caller's unguarded main module);
-    forkserver when the caller has threads (the TUI), where fork could deadlock."""
-    methods = multiprocessing.get_all_start_methods()
-    if "fork" in methods and threading.active_count() == 1:
-        return multiprocessing.get_context("fork")
-    if "forkserver" in methods:
-        ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["sim.runs.engine"])
-        return ctx
-    return multiprocessing.get_context("spawn")
 
 
 def run_sweeps(specs: Sequence[SimulationSpec], *, workers: int | None = None,
@@ -241,7 +221,8 @@ def run_sweeps(specs: Sequence[SimulationSpec], *, workers: int | None = None,
     remaining = [len(spec.strategies) * len(spec.clients) for spec in specs]
     total = sum(t.runs for t in tasks)
     done = 0
-    workers = default_workers() if workers is None else max(1, workers)
+    # Never more processes than cores (the work is CPU-bound) nor than tasks.
+    workers = default_workers() if workers is None else max(1, min(workers, default_workers()))
 
     def finish(outcome: tuple[int, int, int, list[RunMetrics]]) -> None:
         nonlocal done
@@ -271,28 +252,23 @@ def run_sweeps(specs: Sequence[SimulationSpec], *, workers: int | None = None,
                 _counting.stop()
         return results
 
-    # A multiprocessing Pool rather than an executor: on cancel or Ctrl-C, leaving the ``with``
-    # terminates the workers at once instead of waiting for their current tasks.
-    ctx = _context()
-    shared = events.share(ctx) if events is not None else None
-    with ctx.Pool(processes=min(workers, len(tasks)), initializer=_init_worker,
-                  initargs=(os.getpid(), shared)) as pool:
-        outcomes = pool.imap_unordered(_run_task, tasks)
-        for _ in tasks:
-            while True:
-                if should_stop and should_stop():
-                    raise SweepCancelled()
-                try:
-                    outcome = outcomes.next(timeout=0.1)
-                    break
-                except multiprocessing.TimeoutError:
-                    if tick is not None:
-                        tick()
+    # Workers of our own, stopped by pid when the sweep ends, is cancelled or is interrupted
+    # (``procpool``): no wait for their current tasks, and none on a lock a killed worker held.
+    def check() -> None:
+        if should_stop and should_stop():
+            raise SweepCancelled()
+        if tick is not None:
+            tick()
+
+    with WorkerPool(min(workers, len(tasks)), initializer=_init_worker,
+                    initargs=(events is not None,)) as pool:
+        for outcome in pool.imap_unordered(_run_task, tasks, tick=check,
+                                           on_progress=events.add if events is not None else None):
+            if should_stop and should_stop():
+                raise SweepCancelled()
             finish(outcome)
         if should_stop and should_stop():
             raise SweepCancelled()
-        pool.close()
-        pool.join()
     return results
 
 
