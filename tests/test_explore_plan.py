@@ -168,6 +168,8 @@ def test_tune_table_resolves_the_strategy_by_label_or_index(tmp_path: Path) -> N
     ({"strategy": 1, "params": {"base": [1, 2]}, "trials": 0}, "key 'tune.trials': must be a whole number >= 1"),
     ({"strategy": 1, "params": {"base": [1, 2]}, "pareto": ["work"]}, "must be two different metrics"),
     ({"strategy": 1, "params": {"base": [1, 2]}, "budget": 3}, "key 'tune.budget': is not a tune key"),
+    ({"strategy": 1, "params": {"base": [1, 2]}, "seed": 2**64},
+     "key 'tune.seed': must be a whole number from 0 to 18446744073709551615"),
 ])
 def test_tune_mistakes_are_one_line(tmp_path: Path, tune: dict, fragment: str) -> None:
     assert fragment in error_line(write_config(tmp_path, tune=tune))

@@ -131,3 +131,17 @@ def test_a_strategy_limit_tunes_end_to_end_and_its_files_are_written(tmp_path: P
             assert float(r[name]) == float(f"{value:.12g}")
     if name == "max_attempts":
         assert {r[name] for r in rows(tune_csv_text(result))} <= {"1", "2", "3", "4"}
+
+
+def test_any_valid_seed_tunes_optunas_own_is_derived_from_it() -> None:
+    # Optuna takes seeds below 2**32 only; ours go to 2**64 - 1. Below 2**32 the seed is passed
+    # as it is (a tune keeps its trials), above it is folded by a stable hash.
+    from sim.explore.tune import optuna_seed
+
+    assert optuna_seed(4) == 4 and optuna_seed(2**32 - 1) == 2**32 - 1
+    derived = [optuna_seed(s) for s in (2**32, 2**40, 2**64 - 1)]
+    assert all(0 <= d < 2**32 for d in derived) and len(set(derived)) == 3 and 0 not in derived
+    plan = tune_plan(params={"base": [1, 10]}, trials=3, seed=2**40)
+    one = run_tune(plan, LocalBackend(1), CellCache(None))
+    two = run_tune(plan, LocalBackend(1), CellCache(None))
+    assert len(one.trials) == 3 and tune_csv_text(one) == tune_csv_text(two)

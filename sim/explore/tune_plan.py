@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from sim.bounds import MAX_SEED
 from sim.errors import ConfigError, ParamError
 from sim.explore.checks import check_spec
 from sim.explore.paths import KeyPath, PathError, resolve
@@ -190,6 +191,8 @@ def parse_tune(table: Any, base: SimulationSpec, file: str) -> TunePlan:
 
     trials, batch = whole("trials", 30, 1), whole("batch", 4, 1)
     seed = whole("seed", base.seed, 0)
+    if seed > MAX_SEED:  # as a simulation's seed; Optuna's own is derived from it (tune.optuna_seed)
+        fail("seed", f"must be a whole number from 0 to {MAX_SEED}, got {seed!r}")
     sampler = table.get("sampler", "tpe")
     if sampler not in SAMPLERS:
         fail("sampler", f"unknown sampler {sampler!r}", "choose tpe or cmaes")
