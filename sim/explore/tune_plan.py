@@ -181,6 +181,9 @@ def parse_tune(table: Any, base: SimulationSpec, file: str) -> TunePlan:
             bound = float(number)
         except ValueError:
             fail(f"constraints[{i}]", f"{number!r} is not a number")
+        if not math.isfinite(bound):  # nan compares false with everything, inf (1e999) is no bound
+            fail(f"constraints[{i}]", f"{text.strip()!r}: the bound must be a finite number, got {number!r}",
+                 'e.g. "p99 <= 500"')
         constraints.append(Constraint(metric, op, bound))
 
     def whole(key: str, default: int, low: int) -> int:
