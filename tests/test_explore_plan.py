@@ -127,9 +127,30 @@ def test_default_metric_is_the_verdict_with_an_outage(tmp_path: Path) -> None:
     ({"axes": [{"key": "think_time", "values": [1]}], "also": "p99"}, "must be a list of metric names"),
     ({"axes": [{"key": "think_time", "values": [1]}, {"key": "timeout", "values": [1]}], "also": ["p99"]},
      "a two-axis map shows one metric"),
+    ({"axes": [{"key": "think_time", "from": 1, "to": 10, "steps": 10**9}]},
+     "key 'explore.axes[0].steps': would make 1,000,000,000 cells, more than the limit of 100,000 cells per map"),
+    ({"axes": [{"key": "think_time", "from": 1, "to": 10, "steps": 2**63 - 1}]},
+     "would make 9,223,372,036,854,775,807 cells, more than the limit of 100,000"),
+    ({"axes": [{"key": "think_time", "from": 1, "to": 1000, "steps": 1000},
+               {"key": "timeout", "from": 1, "to": 1000, "steps": 1000}]},
+     "key 'explore.axes': the axes' 1,000 × 1,000 values would make 1,000,000 cells, more than the limit"),
 ])
 def test_explore_mistakes_are_one_line(tmp_path: Path, explore: dict, fragment: str) -> None:
     assert fragment in error_line(write_config(tmp_path, explore=explore))
+
+
+def test_a_values_list_longer_than_the_cell_limit_is_refused_before_any_cell_is_built(tmp_path: Path,
+                                                                                  monkeypatch) -> None:
+    from sim.explore import axes, plan
+
+    monkeypatch.setattr(axes, "MAX_CELLS", 3)
+    monkeypatch.setattr(plan, "MAX_CELLS", 3)
+    monkeypatch.setattr(plan, "cell_spec", lambda *a: pytest.fail("no cell may be built"))
+    path = write_config(tmp_path, explore={"axes": [{"key": "think_time", "values": [1, 2, 3, 4]}]})
+    assert "key 'explore.axes[0].values': has 4 values: would make 4 cells, more than the limit of 3" in error_line(path)
+    path = write_config(tmp_path, explore={"axes": [{"key": "think_time", "values": [1, 2]},
+                                                    {"key": "timeout", "values": [1, 2]}]})
+    assert "the axes' 2 × 2 values would make 4 cells" in error_line(path)
 
 
 def test_several_client_counts_need_a_clients_axis(tmp_path: Path) -> None:

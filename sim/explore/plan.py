@@ -19,13 +19,14 @@ cell invalid is one line naming the file, the simulation and the axis.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from sim.config import parse_config, read_document
 from sim.errors import ConfigError, ParamError
-from sim.explore.axes import Axis, format_value, parse_axis
+from sim.explore.axes import CELLS_HINT, MAX_CELLS, Axis, format_value, parse_axis, too_many_cells
 from sim.explore.checks import check_spec
 from sim.explore.summary import has_verdict, metric_names
 from sim.spec import Config, SimulationSpec
@@ -133,6 +134,10 @@ def parse_explore(table: Any, base: SimulationSpec, file: str) -> ExplorePlan:
             fail(f"{where}.{exc.key}" if exc.key else where, exc.message, exc.hint)
         if any(a.path.steps == axes[-1].path.steps for a in axes[:-1]):
             fail(f"{where}.key", f"{axes[-1].path.text!r} is already an axis")
+    count = math.prod(len(a.values) for a in axes)
+    if count > MAX_CELLS:  # before the grid is built
+        sizes = " × ".join(f"{len(a.values):,}" for a in axes)
+        fail("explore.axes", f"the axes' {sizes} values {too_many_cells(count)}", CELLS_HINT)
     if len(base.clients) > 1 and not any(a.path.steps == ("clients",) for a in axes):
         fail("clients", f"explore runs one client count per cell, got {list(base.clients)}",
              "give clients = [N], or make clients an axis")
