@@ -395,6 +395,26 @@ def test_cli_reports_a_missing_file(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert str(missing) in captured.err and "no such file" in captured.err
 
 
+@pytest.mark.parametrize("command", ["run", "explore"])
+def test_a_toml_nested_fifty_thousand_levels_is_one_line(tmp_path: Path, command: str) -> None:
+    # tomllib parses nested arrays and inline tables recursively: a RecursionError, caught where
+    # the file is parsed, for every command that reads a config.
+    path = write(tmp_path, "x = " + "[" * 50_000 + "\n")
+    assert "is too deeply nested to read" in config_error(path)
+    out = sim_process(command, str(path), "--out", str(tmp_path / "out"), "--quiet", cwd=tmp_path)
+    assert out.returncode == 2
+    line = one_error_line(out.stderr)
+    assert str(path) in line and "too deeply nested" in line
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_config_with_a_utf8_byte_order_mark_loads(tmp_path: Path) -> None:
+    # Some Windows editors save UTF-8 with a BOM first; it is no TOML, and no mistake either.
+    path = tmp_path / "bom.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + toml_text(table()).encode("utf-8"))
+    assert load_config(path).simulations[0].title == "Busy"
+
+
 # --- every mistake at once, defaults, finite arithmetic ----------------------------------------
 
 def test_every_mistake_is_reported_at_once_one_line_each(tmp_path: Path) -> None:
