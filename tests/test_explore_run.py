@@ -153,6 +153,30 @@ def test_the_cache_key_changes_with_any_field_and_a_corrupt_entry_is_a_miss(tmp_
     assert len(spy.ran) == 1
 
 
+def test_a_cache_entry_that_does_not_verify_is_computed_again(tmp_path: Path) -> None:
+    import json
+
+    fresh = explore_csv_text(run(lock_doc([1.0])))
+    cache = CellCache(tmp_path)
+    run(lock_doc([1.0]), Spy(), cache)
+    entry = next(tmp_path.glob("*.json"))
+    stored = entry.read_text("utf-8")
+    good = json.loads(stored)
+    # The same shape, absurd numbers: with the old checksum, then without one (format 1, bare).
+    absurd = json.loads(json.dumps(good))
+    absurd["cell"]["values"] = {k: [[1e300] * len(row) for row in v] for k, v in good["cell"]["values"].items()}
+    for text in (json.dumps(absurd), json.dumps(absurd["cell"])):
+        entry.write_text(text, "utf-8")
+        spy = Spy()
+        result = run(lock_doc([1.0]), spy, CellCache(tmp_path))
+        assert len(spy.ran) == 1 and "1e+300" not in explore_csv_text(result)
+        assert explore_csv_text(result) == fresh
+        assert entry.read_text("utf-8") == stored  # stored again, and it verifies
+    spy = Spy()
+    assert explore_csv_text(run(lock_doc([1.0]), spy, CellCache(tmp_path))) == fresh
+    assert spy.ran == []
+
+
 def test_cancel_stops_and_keeps_finished_cells(tmp_path: Path) -> None:
     doc = lock_doc([1.0, 2.0, 4.0, 8.0])
     cache = CellCache(tmp_path)
