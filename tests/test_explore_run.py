@@ -111,6 +111,18 @@ def test_csv_has_one_row_per_cell_and_strategy_with_every_metric() -> None:
         assert float(r["work_mean"]) == float(np.mean(cr.values["work"][0]))
 
 
+def test_every_column_name_is_unique_and_a_clients_axis_is_the_clients_column() -> None:
+    # A clients axis named clients (its key, or that label) is written once, as the clients
+    # column; an axis with a label of its own keeps its column.
+    for axis in ({"key": "clients", "values": [2, 4]}, {"key": "clients", "values": [2, 4], "label": "clients"}):
+        table = sim_table("LockingServer", STRATEGIES, title="Lock", clients=[6], repeat=2)
+        table["explore"] = {"axes": [axis, {"key": "write_mu", "values": [1.0, 2.0], "label": "write"}]}
+        text = explore_csv_text(run(parse_document({"simulation": [table]}, "lock.toml")))
+        header = text.splitlines()[0].split(",")
+        assert len(header) == len(set(header)) and header[:4] == ["simulation", "write", "strategy", "clients"]
+        assert [r["clients"] for r in rows(text)][::4] == ["2", "4"]
+
+
 def test_contention_csv_has_no_verdict_columns() -> None:
     text = explore_csv_text(run(lock_doc([1.0, 10.0])))
     header = text.splitlines()[0].split(",")
