@@ -186,6 +186,20 @@ def test_non_positive_cap(tmp_path: Path, cap: float) -> None:
                    key="strategies[1].cap", contains="> 0")
 
 
+@pytest.mark.parametrize("kind", ["Expo", "FullJitteredExpo", "EqualJitteredExpo", "DecorrelatedJitter"])
+def test_a_cap_below_the_base_is_refused(tmp_path: Path, kind: str) -> None:
+    # Every delay would be the cap; README calls it a broken rule (a tune's failed trial).
+    assert_located(tmp_path, table(strategies=[{"type": kind, "base": 10.0, "cap": 5.0}]),
+                   key="strategies[1].cap", contains="must be >= base (10.0), got 5.0")
+
+
+def test_a_deadline_of_zero_is_refused_as_max_elapsed_zero_is(tmp_path: Path) -> None:
+    for policy, key in (({"type": "Deadline", "total": 0.0}, "policies[1].total"),
+                        ({"type": "MaxElapsed", "max_elapsed": 0.0}, "policies[1].max_elapsed")):
+        assert_located(tmp_path, table(strategies=[{"type": "Constant", "constant": 1.0, "policies": [policy]}]),
+                       key=f"strategies[1].{key}", contains="must be > 0")
+
+
 def test_negative_constant(tmp_path: Path) -> None:
     assert_located(tmp_path, table(strategies=[{"type": "Constant", "constant": -0.5}]),
                    key="strategies[1].constant", contains=">= 0")
