@@ -220,11 +220,16 @@ def read_document(path: str | Path) -> dict[str, Any]:
     except InputFileError as exc:
         raise ConfigError(exc.reason, file=name, hint=exc.hint) from None
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        # utf-8-sig: a byte order mark some Windows editors put first is no TOML, and no mistake.
+        data = tomllib.loads(raw.decode("utf-8-sig"))
     except UnicodeDecodeError:
         raise ConfigError("is not UTF-8 text", file=name) from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"invalid TOML: {exc}", file=name) from None
+    except RecursionError:  # tomllib parses nested arrays and inline tables recursively
+        raise ConfigError("is too deeply nested to read: arrays or inline tables inside each other "
+                          "deeper than Python's recursion limit", file=name,
+                          hint="a config nests a few levels; is this the right file?") from None
     return data
 
 

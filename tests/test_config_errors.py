@@ -186,6 +186,20 @@ def test_non_positive_cap(tmp_path: Path, cap: float) -> None:
                    key="strategies[1].cap", contains="> 0")
 
 
+@pytest.mark.parametrize("kind", ["Expo", "FullJitteredExpo", "EqualJitteredExpo", "DecorrelatedJitter"])
+def test_a_cap_below_the_base_is_refused(tmp_path: Path, kind: str) -> None:
+    # Every delay would be the cap; README calls it a broken rule (a tune's failed trial).
+    assert_located(tmp_path, table(strategies=[{"type": kind, "base": 10.0, "cap": 5.0}]),
+                   key="strategies[1].cap", contains="must be >= base (10.0), got 5.0")
+
+
+def test_a_deadline_of_zero_is_refused_as_max_elapsed_zero_is(tmp_path: Path) -> None:
+    for policy, key in (({"type": "Deadline", "total": 0.0}, "policies[1].total"),
+                        ({"type": "MaxElapsed", "max_elapsed": 0.0}, "policies[1].max_elapsed")):
+        assert_located(tmp_path, table(strategies=[{"type": "Constant", "constant": 1.0, "policies": [policy]}]),
+                       key=f"strategies[1].{key}", contains="must be > 0")
+
+
 def test_negative_constant(tmp_path: Path) -> None:
     assert_located(tmp_path, table(strategies=[{"type": "Constant", "constant": -0.5}]),
                    key="strategies[1].constant", contains=">= 0")
@@ -393,6 +407,26 @@ def test_cli_reports_a_missing_file(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert captured.out == ""
     assert captured.err.count("\n") == 1 and captured.err.startswith("error: ")
     assert str(missing) in captured.err and "no such file" in captured.err
+
+
+@pytest.mark.parametrize("command", ["run", "explore"])
+def test_a_toml_nested_fifty_thousand_levels_is_one_line(tmp_path: Path, command: str) -> None:
+    # tomllib parses nested arrays and inline tables recursively: a RecursionError, caught where
+    # the file is parsed, for every command that reads a config.
+    path = write(tmp_path, "x = " + "[" * 50_000 + "\n")
+    assert "is too deeply nested to read" in config_error(path)
+    out = sim_process(command, str(path), "--out", str(tmp_path / "out"), "--quiet", cwd=tmp_path)
+    assert out.returncode == 2
+    line = one_error_line(out.stderr)
+    assert str(path) in line and "too deeply nested" in line
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_config_with_a_utf8_byte_order_mark_loads(tmp_path: Path) -> None:
+    # Some Windows editors save UTF-8 with a BOM first; it is no TOML, and no mistake either.
+    path = tmp_path / "bom.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + toml_text(table()).encode("utf-8"))
+    assert load_config(path).simulations[0].title == "Busy"
 
 
 # --- every mistake at once, defaults, finite arithmetic ----------------------------------------

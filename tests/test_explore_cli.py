@@ -66,6 +66,17 @@ def test_a_config_without_explore_tables_is_one_line_exit_2(tmp_path: Path, caps
     assert "no simulation has a [simulation.explore]" in one_error_line(capsys.readouterr().err)
 
 
+@pytest.mark.parametrize("scheduler", ["", "  "])
+def test_an_empty_dask_scheduler_is_one_line_not_a_local_run(config: Path, tmp_path: Path, capsys,
+                                                             scheduler: str) -> None:
+    with pytest.raises(SystemExit) as info:
+        cli.main(["explore", str(config), "--out", str(tmp_path / "out"), "--dask", scheduler])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "argument --dask: must name a scheduler, got an empty string" in err
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_bad_axis_is_one_line_naming_file_simulation_and_key(config: Path, tmp_path: Path, capsys) -> None:
     config.write_text(CONFIG.replace('values = [1.0, 3.0]', 'values = [1.0, -3.0]'), "utf-8")
     assert cli.main(["explore", str(config), "--out", str(tmp_path / "out")]) == 2

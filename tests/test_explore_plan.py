@@ -127,9 +127,38 @@ def test_default_metric_is_the_verdict_with_an_outage(tmp_path: Path) -> None:
     ({"axes": [{"key": "think_time", "values": [1]}], "also": "p99"}, "must be a list of metric names"),
     ({"axes": [{"key": "think_time", "values": [1]}, {"key": "timeout", "values": [1]}], "also": ["p99"]},
      "a two-axis map shows one metric"),
+    ({"axes": [{"key": "think_time", "values": [1], "label": "strategy"}]},
+     "key 'explore.axes[0].label': explore.axes[0] (think_time) is named 'strategy', which is already a "
+     "column of _explore.csv"),
+    ({"axes": [{"key": "think_time", "values": [1], "label": "p99_mean"}]}, "is named 'p99_mean', which is already"),
+    ({"axes": [{"key": "think_time", "values": [1], "label": "load"}, {"key": "timeout", "values": [1], "label": "load"}]},
+     "key 'explore.axes[1].label': 'load' names both explore.axes[0] (think_time) and explore.axes[1] (timeout)"),
+    ({"axes": [{"key": "think_time", "values": [1]}, {"key": "timeout", "values": [1], "label": "think_time"}]},
+     "'think_time' names both explore.axes[0] (think_time) and explore.axes[1] (timeout)"),
+    ({"axes": [{"key": "think_time", "from": 1, "to": 10, "steps": 10**9}]},
+     "key 'explore.axes[0].steps': would make 1,000,000,000 cells, more than the limit of 100,000 cells per map"),
+    ({"axes": [{"key": "think_time", "from": 1, "to": 10, "steps": 2**63 - 1}]},
+     "would make 9,223,372,036,854,775,807 cells, more than the limit of 100,000"),
+    ({"axes": [{"key": "think_time", "from": 1, "to": 1000, "steps": 1000},
+               {"key": "timeout", "from": 1, "to": 1000, "steps": 1000}]},
+     "key 'explore.axes': the axes' 1,000 × 1,000 values would make 1,000,000 cells, more than the limit"),
 ])
 def test_explore_mistakes_are_one_line(tmp_path: Path, explore: dict, fragment: str) -> None:
     assert fragment in error_line(write_config(tmp_path, explore=explore))
+
+
+def test_a_values_list_longer_than_the_cell_limit_is_refused_before_any_cell_is_built(tmp_path: Path,
+                                                                                  monkeypatch) -> None:
+    from sim.explore import axes, plan
+
+    monkeypatch.setattr(axes, "MAX_CELLS", 3)
+    monkeypatch.setattr(plan, "MAX_CELLS", 3)
+    monkeypatch.setattr(plan, "cell_spec", lambda *a: pytest.fail("no cell may be built"))
+    path = write_config(tmp_path, explore={"axes": [{"key": "think_time", "values": [1, 2, 3, 4]}]})
+    assert "key 'explore.axes[0].values': has 4 values: would make 4 cells, more than the limit of 3" in error_line(path)
+    path = write_config(tmp_path, explore={"axes": [{"key": "think_time", "values": [1, 2]},
+                                                    {"key": "timeout", "values": [1, 2]}]})
+    assert "the axes' 2 × 2 values would make 4 cells" in error_line(path)
 
 
 def test_several_client_counts_need_a_clients_axis(tmp_path: Path) -> None:
@@ -163,11 +192,19 @@ def test_tune_table_resolves_the_strategy_by_label_or_index(tmp_path: Path) -> N
     ({"strategy": 1, "params": {"base": [1, 2]}, "objective": "fun"}, "key 'tune.objective': unknown metric 'fun'"),
     ({"strategy": 1, "params": {"base": [1, 2]}, "constraints": ["p99 is small"]}, "cannot read 'p99 is small'"),
     ({"strategy": 1, "params": {"base": [1, 2]}, "constraints": ["speed < 3"]}, "unknown metric 'speed'"),
+    ({"strategy": 1, "params": {"base": [1, 2]}, "constraints": ["gave_up == 0", "p99 <= nan"]},
+     "key 'tune.constraints[1]': 'p99 <= nan': the bound must be a finite number, got 'nan'"),
+    ({"strategy": 1, "params": {"base": [1, 2]}, "constraints": ["work < -inf"]},
+     "'work < -inf': the bound must be a finite number"),
+    ({"strategy": 1, "params": {"base": [1, 2]}, "constraints": ["work < 1e999"]},
+     "'work < 1e999': the bound must be a finite number"),
     ({"strategy": 1, "params": {"base": [1, 2]}, "sampler": "grid"}, "unknown sampler 'grid'"),
     ({"strategy": 1, "params": {"base": [1, 2]}, "sampler": "cmaes"}, "CMA-ES needs at least two parameters"),
     ({"strategy": 1, "params": {"base": [1, 2]}, "trials": 0}, "key 'tune.trials': must be a whole number >= 1"),
     ({"strategy": 1, "params": {"base": [1, 2]}, "pareto": ["work"]}, "must be two different metrics"),
     ({"strategy": 1, "params": {"base": [1, 2]}, "budget": 3}, "key 'tune.budget': is not a tune key"),
+    ({"strategy": 1, "params": {"base": [1, 2]}, "seed": 2**64},
+     "key 'tune.seed': must be a whole number from 0 to 18446744073709551615"),
 ])
 def test_tune_mistakes_are_one_line(tmp_path: Path, tune: dict, fragment: str) -> None:
     assert fragment in error_line(write_config(tmp_path, tune=tune))

@@ -111,6 +111,18 @@ def test_csv_has_one_row_per_cell_and_strategy_with_every_metric() -> None:
         assert float(r["work_mean"]) == float(np.mean(cr.values["work"][0]))
 
 
+def test_every_column_name_is_unique_and_a_clients_axis_is_the_clients_column() -> None:
+    # A clients axis named clients (its key, or that label) is written once, as the clients
+    # column; an axis with a label of its own keeps its column.
+    for axis in ({"key": "clients", "values": [2, 4]}, {"key": "clients", "values": [2, 4], "label": "clients"}):
+        table = sim_table("LockingServer", STRATEGIES, title="Lock", clients=[6], repeat=2)
+        table["explore"] = {"axes": [axis, {"key": "write_mu", "values": [1.0, 2.0], "label": "write"}]}
+        text = explore_csv_text(run(parse_document({"simulation": [table]}, "lock.toml")))
+        header = text.splitlines()[0].split(",")
+        assert len(header) == len(set(header)) and header[:4] == ["simulation", "write", "strategy", "clients"]
+        assert [r["clients"] for r in rows(text)][::4] == ["2", "4"]
+
+
 def test_contention_csv_has_no_verdict_columns() -> None:
     text = explore_csv_text(run(lock_doc([1.0, 10.0])))
     header = text.splitlines()[0].split(",")
@@ -151,6 +163,30 @@ def test_the_cache_key_changes_with_any_field_and_a_corrupt_entry_is_a_miss(tmp_
     spy = Spy()
     run(lock_doc([1.0]), spy, cache)
     assert len(spy.ran) == 1
+
+
+def test_a_cache_entry_that_does_not_verify_is_computed_again(tmp_path: Path) -> None:
+    import json
+
+    fresh = explore_csv_text(run(lock_doc([1.0])))
+    cache = CellCache(tmp_path)
+    run(lock_doc([1.0]), Spy(), cache)
+    entry = next(tmp_path.glob("*.json"))
+    stored = entry.read_text("utf-8")
+    good = json.loads(stored)
+    # The same shape, absurd numbers: with the old checksum, then without one (format 1, bare).
+    absurd = json.loads(json.dumps(good))
+    absurd["cell"]["values"] = {k: [[1e300] * len(row) for row in v] for k, v in good["cell"]["values"].items()}
+    for text in (json.dumps(absurd), json.dumps(absurd["cell"])):
+        entry.write_text(text, "utf-8")
+        spy = Spy()
+        result = run(lock_doc([1.0]), spy, CellCache(tmp_path))
+        assert len(spy.ran) == 1 and "1e+300" not in explore_csv_text(result)
+        assert explore_csv_text(result) == fresh
+        assert entry.read_text("utf-8") == stored  # stored again, and it verifies
+    spy = Spy()
+    assert explore_csv_text(run(lock_doc([1.0]), spy, CellCache(tmp_path))) == fresh
+    assert spy.ran == []
 
 
 def test_cancel_stops_and_keeps_finished_cells(tmp_path: Path) -> None:

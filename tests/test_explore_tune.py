@@ -108,3 +108,40 @@ def test_tune_without_optuna_is_one_clear_line(monkeypatch) -> None:
     plan = tune_plan(params={"base": [1, 10]}, trials=2)
     with pytest.raises(UserError, match=r"needs Optuna.*pip install 'backoff-sim\[tune\]'"):
         run_tune(plan, LocalBackend(1), CellCache(None))
+
+
+@pytest.mark.parametrize("name, bounds", [("max_attempts", [1, 4]), ("max_elapsed", [10.0, 1000.0])])
+def test_a_strategy_limit_tunes_end_to_end_and_its_files_are_written(tmp_path: Path, name: str,
+                                                                       bounds: list) -> None:
+    # The originals leave the limit unset (None): their cell in _pareto.csv is empty, the tuned
+    # variants' is the trial's value, a whole number for max_attempts as in _tune.csv.
+    plan = tune_plan(params={name: bounds}, trials=3)
+    result = run_tune(plan, LocalBackend(1), CellCache(None))
+    written = write_tune_files(result, tmp_path)
+    assert [p.name for p in written] == ["Lock_tune.csv", "Lock_pareto.csv", "Lock_pareto.png"]
+    pareto = rows(pareto_csv_text(result))
+    assert [r[name] for r in pareto[:2]] == ["", ""]
+    tuned = [r for r in pareto if r["kind"] == "tuned"]
+    assert len(tuned) == len(result.variants)
+    for r, trial in zip(tuned, result.variants.values()):
+        value = trial.params[name]
+        if name == "max_attempts":
+            assert isinstance(value, int) and r[name] == str(value)
+        else:
+            assert float(r[name]) == float(f"{value:.12g}")
+    if name == "max_attempts":
+        assert {r[name] for r in rows(tune_csv_text(result))} <= {"1", "2", "3", "4"}
+
+
+def test_any_valid_seed_tunes_optunas_own_is_derived_from_it() -> None:
+    # Optuna takes seeds below 2**32 only; ours go to 2**64 - 1. Below 2**32 the seed is passed
+    # as it is (a tune keeps its trials), above it is folded by a stable hash.
+    from sim.explore.tune import optuna_seed
+
+    assert optuna_seed(4) == 4 and optuna_seed(2**32 - 1) == 2**32 - 1
+    derived = [optuna_seed(s) for s in (2**32, 2**40, 2**64 - 1)]
+    assert all(0 <= d < 2**32 for d in derived) and len(set(derived)) == 3 and 0 not in derived
+    plan = tune_plan(params={"base": [1, 10]}, trials=3, seed=2**40)
+    one = run_tune(plan, LocalBackend(1), CellCache(None))
+    two = run_tune(plan, LocalBackend(1), CellCache(None))
+    assert len(one.trials) == 3 and tune_csv_text(one) == tune_csv_text(two)

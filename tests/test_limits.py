@@ -92,6 +92,48 @@ def test_the_cli_refuses_before_any_work(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
 
+LATENCY = {"base_latency": 100.0, "concurrency_limit": 30, "factor": 1.05, "k": 15.0, "horizon": 3000.0,
+           "timeout": 2000.0, "workload": "poisson", "think_time": 1000.0, "network_mu": 1.0,
+           "network_sigma": 0.2, "clients": [50], "repeat": 1, "strategies": [{"type": "Constant", "constant": 100.0}]}
+
+
+def engine_steps(monkeypatch: pytest.MonkeyPatch, s, clients: int) -> int:
+    """Every event the engine scheduled in one run, recorded or not (the server's checks too)."""
+    wirings = []
+    real = engine.build_wiring
+    monkeypatch.setattr(engine, "build_wiring", lambda *a: wirings.append(real(*a)) or wirings[-1])
+    engine.run_metrics(s, s.strategies[0].strategy, clients, 0)
+    return wirings[-1].seq()
+
+
+def test_a_latency_servers_checks_count_in_the_estimate(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every check_interval while a request is in service the server checks (an unrecorded event):
+    # at 0.1 against a base latency of 100, ~30,000 checks beside ~800 recorded events. The
+    # estimate counts them (it was 30 times short); latency_rule = "at_start" makes none.
+    s = spec("LatencyServer", **LATENCY, check_interval=0.1)
+    steps = engine_steps(monkeypatch, s, 50)
+    assert limits.recorded_events(s, 50) < steps / 30
+    assert 0.8 < limits.expected_events(s, 50) / steps < 1.2
+    assert limits.timer_events(spec("LatencyServer", **LATENCY, latency_rule="at_start"), 50) == 0
+
+
+def test_a_tiny_check_interval_is_refused_naming_it_unless_forced() -> None:
+    s = spec("LatencyServer", **{**LATENCY, "horizon": 30000.0}, check_interval=1e-9)
+    error = refusal(s)
+    # ~3e13 checks in each of the sweep's run and the two recorded example histories
+    assert error.key == "check_interval" and "at least 8.9e+13 events" in str(error)
+    assert "(raise check_interval, or pass --force to run it anyway)" in str(error)
+    check_resources([s], workers=2, memory=MACHINE, force=True)  # the checks take no memory
+
+
+def test_a_run_that_many_checks_make_long_is_not_called_a_runaway(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 10^6 checks in a run of ~400 recorded events: past 1000 times the old estimate, which
+    # stopped it blaming "retries with little or no backoff"; within the estimate now.
+    monkeypatch.setattr(limits, "RUNAWAY_FLOOR", 10_000)
+    s = spec("LatencyServer", **{**LATENCY, "horizon": 1000.0}, check_interval=0.001)
+    assert engine_steps(monkeypatch, s, 50) > 1000 * limits.recorded_events(s, 50)
+
+
 # --- runs that cannot end ------------------------------------------------------------------------
 
 @pytest.fixture

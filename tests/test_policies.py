@@ -191,6 +191,8 @@ def test_every_policy_builds_from_its_defaults_or_a_minimal_table(name: str) -> 
     ({"type": "CircuitBreaker", "kind": "hystrix"}, "kind", "ratio, count, brooker"),
     ({"type": "RateLimit", "burst": 0}, "burst", ">= 1"),
     ({"type": "TokenBucket", "capacity": math.inf}, "capacity", "finite"),
+    ({"type": "MaxElapsed", "max_elapsed": 0.0}, "max_elapsed", "must be > 0"),
+    ({"type": "Deadline", "total": 0.0}, "total", "must be > 0, got 0.0 for no retries, give max_attempts = 1"),
 ])
 def test_bad_parameters_are_one_line_errors(raw: dict, key: str, words: str) -> None:
     with pytest.raises(ParamError) as info:

@@ -259,6 +259,10 @@ def test_jittered_strategies_use_their_uniforms(name: str) -> None:
     (lambda: EqualJitteredExpo(base=-0.5, cap=1.0), "base"),
     (lambda: DecorrelatedJitter(base=-1.0, cap=10.0), "base"),
     (lambda: DecorrelatedJitter(base=1.0, cap=0.0), "cap"),
+    (lambda: Expo(base=10.0, cap=5.0), "cap"),  # a base above the cap: README's broken rule for tune
+    (lambda: FullJitteredExpo(base=2.0, cap=1.5), "cap"),
+    (lambda: EqualJitteredExpo(base=2.0, cap=1.0), "cap"),
+    (lambda: DecorrelatedJitter(base=3.0, cap=2.0), "cap"),
     (lambda: UniformRandom(low=-1.0, high=2.0), "low"),
     (lambda: UniformRandom(low=3.0, high=2.0), "high"),
     (lambda: GoogleHttpClient(initial_interval=0.0), "initial_interval"),

@@ -220,6 +220,11 @@ def test_explore_app_option_errors_are_one_line(tmp_path: Path, capsys, monkeypa
     assert tui_main.main(["explore", str(TINY_MAP), "--app", "--dask", "local"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--dask needs" in err and "backoff-sim[dask]" in err
+    with pytest.raises(SystemExit) as info:  # an empty scheduler is no local run either
+        tui_main.main(["explore", str(TINY_MAP), "--app", "--dask", ""])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--dask: must name a scheduler" in err
     monkeypatch.undo()
     assert tui_main.main(["explore", str(TINY), "--app"]) == 2
     err = capsys.readouterr().err
@@ -228,6 +233,26 @@ def test_explore_app_option_errors_are_one_line(tmp_path: Path, capsys, monkeypa
     assert cli.main(["explore", str(TINY_MAP), "--app"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "backoff-sim explore CONFIG --app" in err
+
+
+def test_an_axis_of_a_billion_steps_is_the_same_one_line_for_the_command_and_the_app(tmp_path: Path, capsys,
+                                                                                   monkeypatch) -> None:
+    path = tmp_path / "huge.toml"
+    path.write_text(toml_text(sim_table(title="Huge", clients=[2], strategies=[CONSTANT]))
+                    + section("explore", {"axes": [{"key": "write_mu", "from": 1, "to": 10, "steps": 10**9}]}),
+                    "utf-8")
+    monkeypatch.setattr(tui_main, "has_terminal", lambda: True)
+    monkeypatch.setattr(BackoffApp, "run", lambda self: pytest.fail("the app must not start"))
+    lines = []
+    for main, argv in ((cli.main, ["explore", str(path), "--out", str(tmp_path / "out")]),
+                       (tui_main.main, ["explore", str(path), "--app", "--out", str(tmp_path / "out")])):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "Traceback" not in err
+        lines.append(err)
+    assert lines[0] == lines[1]
+    assert "would make 1,000,000,000 cells, more than the limit of 100,000 cells per map" in lines[0]
+    assert not (tmp_path / "out").exists()
 
 
 def test_explore_app_opens_the_first_map_with_the_commands_cache(tmp_path: Path, monkeypatch) -> None:

@@ -20,6 +20,17 @@ from sim.explore.paths import KeyPath, PathError, resolve
 from sim.spec import SimulationSpec
 
 SCALES = ("linear", "log")
+# The most cells a map may have. Every cell's spec is built, re-validated and put through the
+# resource estimate before anything runs (about 70 us a cell measured, so 7 s at this limit),
+# and each is a full sweep of the simulation; an axis or a grid beyond it is refused before any
+# value is allocated (numpy would need 8 bytes a step: 8 GB for 10^9 steps).
+MAX_CELLS = 100_000
+CELLS_HINT = "fewer steps or values: each cell is a full sweep of the simulation"
+
+
+def too_many_cells(cells: int) -> str:
+    """The refusal of a map of ``cells`` cells: the count and the limit."""
+    return f"would make {cells:,} cells, more than the limit of {MAX_CELLS:,} cells per map"
 _RANGE_KEYS = {"from", "to", "steps", "scale"}
 AXIS_KEYS = {"key", "values", "label"} | _RANGE_KEYS
 
@@ -60,6 +71,8 @@ def _spaced(table: Mapping[str, Any]) -> tuple[list[float], str]:
     steps = table["steps"]
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 2:
         raise ParamError("steps", f"must be a whole number >= 2, got {steps!r}")
+    if steps > MAX_CELLS:
+        raise ParamError("steps", too_many_cells(steps), CELLS_HINT)
     scale = table.get("scale", "linear")
     if scale not in SCALES:
         raise ParamError("scale", f"must be \"linear\" or \"log\", got {scale!r}")
@@ -99,6 +112,8 @@ def parse_axis(table: Any, spec: SimulationSpec) -> Axis:
         raw = table["values"]
         if not isinstance(raw, list) or not raw:
             raise ParamError("values", f"must be a non-empty list of numbers, got {raw!r}")
+        if len(raw) > MAX_CELLS:
+            raise ParamError("values", f"has {len(raw):,} values: {too_many_cells(len(raw))}", CELLS_HINT)
         if scale not in SCALES:
             raise ParamError("scale", f"must be \"linear\" or \"log\", got {scale!r}")
         values = list(raw)

@@ -4,7 +4,10 @@ new cells.
 A cell's key is a hash of its full spec (``repr`` of the frozen dataclasses: every field, floats
 written exactly) and of the code version (a hash of the simulator's source files), so a change
 to any parameter or to the simulator misses the cache rather than returning stale numbers.
-Entries are small JSON files written atomically; a corrupt or unreadable one is a miss.
+Entries are small JSON files written atomically, each with a SHA-256 of its key and its numbers:
+an entry that is corrupt, unreadable, edited or copied under another key, or whose arrays do not
+fit its cell (strategies, repetitions, client count, the metrics of its server kind) is a miss,
+and the cell is computed and stored again, so no absurd number reaches the files.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
-from sim.explore.summary import CellResult
+from sim.explore.summary import VERDICT_VALUES, CellResult, metric_names
 from sim.export.atomic import atomic_write_text
 from sim.spec import SimulationSpec
 
@@ -53,6 +56,38 @@ def cell_key(spec: SimulationSpec) -> str:
     return hashlib.sha256(f"{code_version()}\n{spec!r}".encode()).hexdigest()[:32]
 
 
+ENTRY_FORMAT = 2  # {"format", "sha256", "cell"}; entries of format 1 had no checksum: misses
+
+
+def _checksum(key: str, cell: dict) -> str:
+    """SHA-256 of the cell's key and its JSON (sorted, compact: the same text whether written
+    or read back, floats round-tripping exactly, NaN as JSON's NaN)."""
+    text = json.dumps(cell, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(f"{key}\n{text}".encode()).hexdigest()
+
+
+def _entry_text(key: str, result: CellResult) -> str:
+    cell = result.to_json()
+    return json.dumps({"format": ENTRY_FORMAT, "sha256": _checksum(key, cell), "cell": cell})
+
+
+def _read_entry(key: str, text: str, spec: SimulationSpec) -> CellResult | None:
+    """The entry's cell if its checksum verifies and its arrays fit ``spec``; else None."""
+    data = json.loads(text)
+    if not isinstance(data, dict) or data.get("format") != ENTRY_FORMAT:
+        return None
+    cell = data["cell"]
+    if data.get("sha256") != _checksum(key, cell):
+        return None
+    result = CellResult.from_json(cell)
+    shape = (len(spec.strategies), spec.repeat)
+    if (result.labels != spec.labels or result.clients != spec.clients[0]
+            or not {*metric_names(spec), *VERDICT_VALUES} <= set(result.values)
+            or any(v.shape != shape for v in result.values.values())):
+        return None
+    return result
+
+
 class CellCache:
     """A directory of ``<key>.json`` cell results; ``None`` as the directory disables it.
     With ``memory`` it also keeps every cell it saw in this process (the app reopens a map, or
@@ -72,11 +107,10 @@ class CellCache:
             return None
         path = self.directory / f"{key}.json"
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            result = CellResult.from_json(data)
-        except (OSError, ValueError, KeyError, TypeError):
+            result = _read_entry(key, path.read_text(encoding="utf-8"), spec)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
-        if result.labels != spec.labels:
+        if result is None:  # it does not verify: computed again, and put() replaces it
             return None
         self.hits += 1
         if self._memory is not None:
@@ -92,4 +126,5 @@ class CellCache:
             self._memory[cell_key(spec)] = result
         if self.directory is None:
             return
-        atomic_write_text(self.directory / f"{cell_key(spec)}.json", json.dumps(result.to_json()))
+        key = cell_key(spec)
+        atomic_write_text(self.directory / f"{key}.json", _entry_text(key, result))

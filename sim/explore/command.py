@@ -48,6 +48,15 @@ Results depend only on the config, never on --workers or --dask.
 """
 
 
+def dask_scheduler(text: str) -> str:
+    """An argparse type for --dask: ``local`` or a scheduler address, never an empty string
+    (which read as no --dask and ran on the local pool without a word)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must name a scheduler, got an empty string "
+                                         "(use --dask local, or --dask tcp://HOST:8786)")
+    return text
+
+
 def add_explore_subparser(subparsers, positive_int: Callable[[str], int],
                           add_force: Callable[[argparse.ArgumentParser], None] | None = None
                           ) -> argparse.ArgumentParser:
@@ -65,7 +74,7 @@ def add_explore_subparser(subparsers, positive_int: Callable[[str], int],
                      help="directory for the CSV and PNG files, created if needed (default: .)")
     sub.add_argument("--workers", "-j", metavar="N", type=positive_int, default=None,
                      help="worker processes (default: all cores; with --dask local, its workers)")
-    sub.add_argument("--dask", metavar="SCHEDULER", default=None,
+    sub.add_argument("--dask", metavar="SCHEDULER", type=dask_scheduler, default=None,
                      help="run the tasks on Dask: a scheduler address (tcp://host:8786) or 'local' "
                           "for a LocalCluster (needs the dask extra)")
     sub.add_argument("--cache", metavar="DIR", type=Path, default=None,

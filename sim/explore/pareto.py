@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,7 +25,9 @@ from sim.palette import Palette, load_palette
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
+    from sim.explore.paths import Step
     from sim.explore.tune import TuneResult
+    from sim.spec import StrategySpec
 
 
 def _candidates(result: TuneResult) -> list[tuple[str, str, list[float], list[float]]]:
@@ -41,6 +43,22 @@ def _candidates(result: TuneResult) -> list[tuple[str, str, list[float], list[fl
     return rows
 
 
+def _param_text(entry: StrategySpec, steps: tuple[Step, ...]) -> str:
+    """A tuned parameter's value in one candidate, read along the parameter's path below its
+    strategy entry (``strategy.max_attempts``, ``policies[0].percent``): whole numbers as
+    written, empty where the entry has no such key or leaves it unset (a limit of None), so a
+    tuned limit beside an original without one is not a crash."""
+    value: Any = entry
+    try:
+        for step in steps:
+            value = value[step] if isinstance(step, int) else getattr(value, step)
+    except (AttributeError, IndexError, TypeError):
+        return ""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return ""
+    return str(value) if isinstance(value, int) else format_float(value)
+
+
 def pareto_csv_text(result: TuneResult) -> str:
     from sim.explore.tune import run_metric
 
@@ -54,10 +72,8 @@ def pareto_csv_text(result: TuneResult) -> str:
     lines = []
     for s, (label, kind, means, cis) in enumerate(rows):
         spec = result.final_spec
-        strategy = spec.strategies[s].strategy
         obj = estimate(run_metric(plan, result.final, plan.objective, s))
-        params = [format_float(getattr(strategy, p.name)) if hasattr(strategy, p.name) else ""
-                  for p in plan.params]
+        params = [_param_text(spec.strategies[s], p.path.steps[2:]) for p in plan.params]
         lines.append([plan.title, label, kind, str(spec.clients[0]), str(spec.repeat), str(spec.seed),
                       format_float(means[0]), format_float(cis[0]), format_float(means[1]), format_float(cis[1]),
                       format_float(obj.mean), format_float(obj.ci95), "yes" if s in front else "no", *params])

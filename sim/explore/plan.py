@@ -19,15 +19,17 @@ cell invalid is one line naming the file, the simulation and the axis.
 from __future__ import annotations
 
 import itertools
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from sim.config import parse_config, read_document
 from sim.errors import ConfigError, ParamError
-from sim.explore.axes import Axis, format_value, parse_axis
+from sim.explore.axes import CELLS_HINT, MAX_CELLS, Axis, format_value, parse_axis, too_many_cells
 from sim.explore.checks import check_spec
-from sim.explore.summary import has_verdict, metric_names
+from sim.explore.summary import has_verdict, metric_names, row_columns
 from sim.spec import Config, SimulationSpec
 
 EXPLORE_KEYS = {"axes", "metric", "also"}
@@ -110,6 +112,31 @@ def cell_spec(base: SimulationSpec, axes: tuple[Axis, ...], values: tuple[Any, .
     return spec
 
 
+def own_column(axis: Axis) -> bool:
+    """Whether ``<title>_explore.csv`` gives the axis a column of its own: not a ``clients`` axis
+    named ``clients``, whose values are the ``clients`` column's."""
+    return not (axis.path.steps == ("clients",) and axis.name == "clients")
+
+
+def _check_column_names(axes: list[Axis], base: SimulationSpec, fail: Callable[..., NoReturn]) -> None:
+    """Each axis's column name (its label, else its key) must be new in ``<title>_explore.csv``:
+    not another column's, not another axis's; the mistake names both."""
+    columns = set(row_columns(base))
+    for i, axis in enumerate(axes):
+        key = f"explore.axes[{i}].{'label' if axis.label else 'key'}"
+        if not own_column(axis):
+            continue
+        if axis.name in columns:
+            fail(key, f"explore.axes[{i}] ({axis.path.text}) is named {axis.name!r}, which is already a "
+                 "column of _explore.csv: the file would have two columns of that name",
+                 "give the axis another label")
+        for j, other in enumerate(axes[:i]):
+            if other.name == axis.name and own_column(other):
+                fail(key, f"{axis.name!r} names both explore.axes[{j}] ({other.path.text}) and "
+                     f"explore.axes[{i}] ({axis.path.text}): two columns of that name",
+                     "give each axis its own label")
+
+
 def parse_explore(table: Any, base: SimulationSpec, file: str) -> ExplorePlan:
     """An ExplorePlan from a simulation's ``explore`` table; ConfigError (one line) otherwise."""
     def fail(key: str, message: str, hint: str | None = None):
@@ -133,6 +160,11 @@ def parse_explore(table: Any, base: SimulationSpec, file: str) -> ExplorePlan:
             fail(f"{where}.{exc.key}" if exc.key else where, exc.message, exc.hint)
         if any(a.path.steps == axes[-1].path.steps for a in axes[:-1]):
             fail(f"{where}.key", f"{axes[-1].path.text!r} is already an axis")
+    _check_column_names(axes, base, fail)
+    count = math.prod(len(a.values) for a in axes)
+    if count > MAX_CELLS:  # before the grid is built
+        sizes = " × ".join(f"{len(a.values):,}" for a in axes)
+        fail("explore.axes", f"the axes' {sizes} values {too_many_cells(count)}", CELLS_HINT)
     if len(base.clients) > 1 and not any(a.path.steps == ("clients",) for a in axes):
         fail("clients", f"explore runs one client count per cell, got {list(base.clients)}",
              "give clients = [N], or make clients an axis")

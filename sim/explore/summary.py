@@ -58,6 +58,21 @@ def metric_names(spec: SimulationSpec) -> tuple[str, ...]:
     return BASE_METRICS + tuple(name for name, feature in FEATURE_METRICS if caps.has(feature))
 
 
+# The verdict's columns of ``<title>_explore.csv`` (sim.explore.table), where a verdict exists.
+VERDICT_COLUMNS = ("recovered_runs", "runs", "recovered_fraction", "recovery_time_median")
+
+
+def row_columns(spec: SimulationSpec) -> tuple[str, ...]:
+    """The columns of ``<title>_explore.csv`` other than the axes' (which go after
+    ``simulation``): an axis's label must not repeat one of them."""
+    columns = ["simulation", "strategy", "clients", "repeats"]
+    for name in metric_names(spec):
+        columns += [f"{name}_mean", f"{name}_ci95"]
+    if has_verdict(spec):
+        columns += VERDICT_COLUMNS
+    return tuple(columns)
+
+
 def has_verdict(spec: SimulationSpec) -> bool:
     """A recover/collapse verdict exists: a server kind with recovery verdicts and an outage."""
     return spec.caps.recovery and bool(spec.outages)

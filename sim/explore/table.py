@@ -12,23 +12,26 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sim.explore.plan import ExplorePlan, own_column
 from sim.explore.runner import ExploreResult
-from sim.explore.summary import has_verdict, metric_names
+from sim.explore.summary import VERDICT_COLUMNS, has_verdict, metric_names, row_columns
 from sim.export.atomic import atomic_write_text
 from sim.export.csv_files import csv_text, format_float
 from sim.export.names import safe_title
 
-VERDICT_COLUMNS = ("recovered_runs", "runs", "recovered_fraction", "recovery_time_median")
+__all__ = ["VERDICT_COLUMNS", "explore_csv_text", "explore_header", "write_explore_csv"]
+
+
+def _axis_columns(plan: ExplorePlan) -> list[int]:
+    """The axes with a column of their own: all but a ``clients`` axis named ``clients``, whose
+    values are the ``clients`` column's (one column, not the same name twice)."""
+    return [i for i, a in enumerate(plan.axes) if own_column(a)]
 
 
 def explore_header(result: ExploreResult) -> tuple[str, ...]:
     plan = result.plan
-    columns = ["simulation", *(a.name for a in plan.axes), "strategy", "clients", "repeats"]
-    for name in metric_names(plan.base):
-        columns += [f"{name}_mean", f"{name}_ci95"]
-    if has_verdict(plan.base):
-        columns += VERDICT_COLUMNS
-    return tuple(columns)
+    simulation, *rest = row_columns(plan.base)
+    return (simulation, *(plan.axes[i].name for i in _axis_columns(plan)), *rest)
 
 
 def _value(v: float | int) -> str:
@@ -39,10 +42,11 @@ def explore_csv_text(result: ExploreResult) -> str:
     plan = result.plan
     names = metric_names(plan.base)
     verdict = has_verdict(plan.base)
+    axes = _axis_columns(plan)
     rows = []
     for cell, cr in zip(plan.cells, result.cells):
         for s, label in enumerate(cr.labels):
-            row = [plan.title, *(_value(v) for v in cell.values), label, str(cr.clients),
+            row = [plan.title, *(_value(cell.values[i]) for i in axes), label, str(cr.clients),
                    str(cell.spec.repeat)]
             for name in names:
                 e = cr.estimate(name, s)

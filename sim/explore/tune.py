@@ -12,6 +12,7 @@ optimism of reusing the draws it was selected on.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -98,13 +99,28 @@ def held_out_spec(plan: TunePlan, tuned: tuple[StrategySpec, ...]) -> Simulation
                    seed=plan.base.seed + HELD_OUT_SEED_OFFSET)
 
 
+OPTUNA_SEEDS = 2**32  # Optuna seeds numpy's legacy MT19937, which takes 0 to 2**32 - 1
+
+
+def optuna_seed(seed: int) -> int:
+    """Optuna's seed for a tune seed (any of ours: 0 to 2**64 - 1): the seed itself below 2**32,
+    so tunes keep the trials they always had; above, the first 4 bytes of the SHA-256 of its
+    decimal digits, which every platform and version computes alike (seed % 2**32 would give
+    2**32 the trials of 0)."""
+    if seed < OPTUNA_SEEDS:
+        return seed
+    digest = hashlib.sha256(str(seed).encode("ascii")).digest()
+    return int.from_bytes(digest[:4], "big")
+
+
 def _sampler(plan: TunePlan):
     import optuna
 
+    seed = optuna_seed(plan.seed)
     if plan.sampler == "cmaes":
-        return optuna.samplers.CmaEsSampler(seed=plan.seed, warn_independent_sampling=False)
+        return optuna.samplers.CmaEsSampler(seed=seed, warn_independent_sampling=False)
     # TPE reads each trial's constraint values (Trial.set_constraint: <= 0 is feasible).
-    return optuna.samplers.TPESampler(seed=plan.seed)
+    return optuna.samplers.TPESampler(seed=seed)
 
 
 def _suggest(trial, plan: TunePlan) -> dict[str, float | int]:

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from sim.bounds import MAX_SEED
 from sim.errors import ConfigError, ParamError
 from sim.explore.checks import check_spec
 from sim.explore.paths import KeyPath, PathError, resolve
@@ -180,6 +181,9 @@ def parse_tune(table: Any, base: SimulationSpec, file: str) -> TunePlan:
             bound = float(number)
         except ValueError:
             fail(f"constraints[{i}]", f"{number!r} is not a number")
+        if not math.isfinite(bound):  # nan compares false with everything, inf (1e999) is no bound
+            fail(f"constraints[{i}]", f"{text.strip()!r}: the bound must be a finite number, got {number!r}",
+                 'e.g. "p99 <= 500"')
         constraints.append(Constraint(metric, op, bound))
 
     def whole(key: str, default: int, low: int) -> int:
@@ -190,6 +194,8 @@ def parse_tune(table: Any, base: SimulationSpec, file: str) -> TunePlan:
 
     trials, batch = whole("trials", 30, 1), whole("batch", 4, 1)
     seed = whole("seed", base.seed, 0)
+    if seed > MAX_SEED:  # as a simulation's seed; Optuna's own is derived from it (tune.optuna_seed)
+        fail("seed", f"must be a whole number from 0 to {MAX_SEED}, got {seed!r}")
     sampler = table.get("sampler", "tpe")
     if sampler not in SAMPLERS:
         fail("sampler", f"unknown sampler {sampler!r}", "choose tpe or cmaes")

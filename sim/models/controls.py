@@ -89,6 +89,16 @@ class Capabilities:
         return bool(getattr(self, feature))
 
 
+class Timer(NamedTuple):
+    """A server's own unrecorded event, scheduled every ``period`` while a request is in service
+    (each request in service for at least ``service``); ``key`` is the config key that sets the
+    period. The resource estimate counts these events (``sim.runs.resources``)."""
+
+    period: float
+    service: float
+    key: str
+
+
 class ServerHandlers(NamedTuple):
     """Entry points a client's messages arrive at."""
 
@@ -114,6 +124,11 @@ class Control:
 
     def build(self, wiring: Wiring) -> ServerHandlers:
         raise NotImplementedError
+
+    @property
+    def timer(self) -> Timer | None:
+        """The periodic event the server schedules while busy, if any (most have none)."""
+        return None
 
     @property
     def type_name(self) -> str:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, ClassVar
 from sim.core import events as ev
 from sim.core.events import NO_EVENT
 from sim.errors import ParamError
-from sim.models.controls import Capabilities, Control, ServerHandlers, register
+from sim.models.controls import Capabilities, Control, ServerHandlers, Timer, register
 from sim.params import above, at_least
 
 if TYPE_CHECKING:
@@ -144,6 +144,14 @@ class LatencyServer(Control):
         if self.latency_rule not in LATENCY_RULES:
             raise ParamError("latency_rule", f"must be one of {', '.join(map(repr, LATENCY_RULES))}, "
                              f"got {self.latency_rule!r}")
+
+    @property
+    def timer(self) -> Timer | None:
+        """``"current"``: a check every ``check_interval`` while a request is in service, each
+        request at least ``base_latency``; ``"at_start"`` schedules no checks."""
+        if self.latency_rule != "current":
+            return None
+        return Timer(float(self.check_interval), float(self.base_latency), "check_interval")
 
     def latency(self, concurrency: int) -> float:
         """Service latency with ``concurrency`` requests in progress (the one in question included)."""

@@ -120,6 +120,9 @@ class _BaseCap(Strategy):
     def validate(self) -> None:
         at_least(self, 0, "base")
         above(self, 0, "cap")
+        if self.cap < self.base:  # every delay would be the cap: a Constant in disguise, or a typo
+            raise ParamError("cap", f"must be >= base ({self.base!r}), got {self.cap!r}",
+                             "a cap below the base makes every delay the cap")
 
 
 @register

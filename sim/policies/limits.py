@@ -99,8 +99,9 @@ class Deadline(Limit):
     stop_before: bool = False
 
     def validate(self) -> None:
-        if not self.total >= 0:
-            raise ParamError("total", f"must be >= 0, got {self.total!r}")
+        if not self.total > 0:  # as MaxElapsed's max_elapsed: a deadline of 0 is no retry at all
+            raise ParamError("total", f"must be > 0, got {self.total!r}",
+                             "for no retries, give max_attempts = 1")
         if not isinstance(self.stop_before, bool):
             raise ParamError("stop_before", f"must be true or false, got {self.stop_before!r}")
 

@@ -90,11 +90,39 @@ def requests_per_client(spec: SimulationSpec) -> float:
     return 1.0
 
 
-def expected_events(spec: SimulationSpec, clients: int) -> float:
-    """A lower-bound estimate of one run's events: its size, not its contention."""
+def recorded_events(spec: SimulationSpec, clients: int) -> float:
+    """A lower-bound estimate of one run's recorded events: its size, not its contention."""
     if spec.caps.replies:  # each request ends in a reply, and clients may make many
         return EVENTS_PER_REQUEST * clients * requests_per_client(spec)
     return EVENTS_PER_CLIENT * clients
+
+
+def timer_events(spec: SimulationSpec, clients: int) -> float:
+    """The server's own periodic events in one run (``Control.timer``: a ``LatencyServer``'s
+    checks), unrecorded but each one a step of the engine like any other: one per period of the
+    time in which some request is in service. With a workload that repeats, first requests come
+    at about clients / (think_time + service) per unit of time, each in service for at least the
+    service time, so (as for an M/G/inf queue) some request is in service for an expected
+    fraction 1 - exp(-rate * service) of the horizon outside outages; with one call per client,
+    for at least one service time. A check_interval of 1e-3 against a base latency of 100 costs
+    10^5 events per request-time, which the requests alone never showed."""
+    timer = spec.control.timer
+    if timer is None:
+        return 0.0
+    span = max(0.0, float(spec.horizon or 0.0) - sum(o.duration for o in spec.outages))
+    think = getattr(spec.workload, "think_time", None)
+    if spec.workload.REPEATS and think:
+        rate = clients / (float(think) + timer.service)
+        busy = span * -math.expm1(-rate * timer.service)
+    else:
+        busy = min(span, timer.service)
+    return busy / timer.period
+
+
+def expected_events(spec: SimulationSpec, clients: int) -> float:
+    """A lower-bound estimate of one run's events (the engine's steps): its recorded events and
+    the server's own periodic ones."""
+    return recorded_events(spec, clients) + timer_events(spec, clients)
 
 
 def event_budget(spec: SimulationSpec, clients: int) -> int:
@@ -151,11 +179,15 @@ def estimate(spec: SimulationSpec, workers: int) -> Estimate:
     recorded_clients = spec.representative_clients() + largest
     per_run = [expected_events(spec, n) for n in spec.clients]
     sweep_events = len(spec.strategies) * spec.repeat * sum(per_run)
-    recorded_events = len(spec.strategies) * (expected_events(spec, spec.representative_clients())
-                                              + expected_events(spec, largest))
-    events = sweep_events + recorded_events
-    # The key that makes the events many: the length of each run, or their number.
-    if _repeats(spec) and requests_per_client(spec) > largest:
+    examples = (spec.representative_clients(), largest)  # the recorded example histories
+    example_events = len(spec.strategies) * sum(expected_events(spec, n) for n in examples)
+    events = sweep_events + example_events
+    timers = len(spec.strategies) * (spec.repeat * sum(timer_events(spec, n) for n in spec.clients)
+                                     + sum(timer_events(spec, n) for n in examples))
+    # The key that makes the events many: the server's timer, the length of each run, or their number.
+    if timers > events / 2:
+        events_key = spec.control.timer.key
+    elif _repeats(spec) and requests_per_client(spec) > largest:
         events_key = "horizon"
     elif max(per_run) * len(spec.strategies) * spec.repeat > sweep_events / 2 and spec.repeat < largest:
         events_key = clients_key
@@ -182,7 +214,8 @@ def estimate(spec: SimulationSpec, workers: int) -> Estimate:
         add("horizon", runs * min(LATENCY_SAMPLE, mean_clients * requests_per_client(spec))
             * BYTES_PER_LATENCY_STORED)
     recorded_key = "horizon" if _repeats(spec) else clients_key
-    add(recorded_key, recorded_events * BYTES_PER_RECORDED_EVENT + recorded_clients * BYTES_PER_CLIENT)
+    recorded = len(spec.strategies) * sum(recorded_events(spec, n) for n in examples)  # no timers
+    add(recorded_key, recorded * BYTES_PER_RECORDED_EVENT + recorded_clients * BYTES_PER_CLIENT)
     memory = sum(parts.values())
     return Estimate(events, events_key, memory, max(parts, key=parts.get))
 
@@ -197,9 +230,12 @@ def _size(n: float) -> str:
     return f"{n:.1f} EB"  # pragma: no cover
 
 
-def _lower(key: str) -> str:
-    """How to shrink what ``key`` drives."""
-    return "use a wider bucket" if key == "bucket" else f"lower {key}"
+def _lower(key: str, spec: SimulationSpec) -> str:
+    """How to shrink what ``key`` drives (a timer's events: a longer period)."""
+    if key == "bucket":
+        return "use a wider bucket"
+    timer = spec.control.timer
+    return f"raise {key}" if timer is not None and key == timer.key else f"lower {key}"
 
 
 def check_resources(specs: list[SimulationSpec] | tuple[SimulationSpec, ...], *, workers: int,
@@ -221,14 +257,14 @@ def check_resources(specs: list[SimulationSpec] | tuple[SimulationSpec, ...], *,
         if total is not None and cost.memory > total:
             refuse(cost.memory_key, f"the sweep and its exports would need about {_size(cost.memory)} "
                    f"of memory, more than this machine's {_size(total)}",
-                   _lower(cost.memory_key))
+                   _lower(cost.memory_key, spec))
         elif not force and available is not None and cost.memory > available:
             refuse(cost.memory_key, f"the sweep and its exports would need about {_size(cost.memory)} "
                    f"of memory, more than the {_size(available)} available now",
-                   f"{_lower(cost.memory_key)}, or pass --force to run it anyway")
+                   f"{_lower(cost.memory_key, spec)}, or pass --force to run it anyway")
         elif not force and cost.events > EVENTS_LIMIT:
             refuse(cost.events_key, f"the sweep would simulate at least {cost.events:.2g} events, "
                    f"more than the limit of {EVENTS_LIMIT:.0e} (about an hour on 2 cores)",
-                   f"{_lower(cost.events_key)}, or pass --force to run it anyway")
+                   f"{_lower(cost.events_key, spec)}, or pass --force to run it anyway")
     if errors:
         raise ConfigError.combine(errors)
