@@ -183,6 +183,17 @@ class DaskBackend:
             with contextlib.suppress(OSError):
                 os.unlink(self._scratch)
 
+    def _check_versions(self) -> None:
+        """Workers must run the same simulator, or results would silently differ."""
+        from sim.explore.cache import code_version
+
+        ours = code_version()
+        theirs = self.client.run(code_version)
+        stale = sorted(w for w, v in theirs.items() if v != ours)
+        if stale:
+            raise UserError(f"--dask: {len(stale)} worker(s) run another version of backoff-sim "
+                            f"(e.g. {stale[0]}); install this one on every worker")
+
     def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
         """Close what this backend started. On an error or a stop signal the LocalCluster's
         worker processes are killed by pid first, so closing waits for nobody; Dask's own
