@@ -15,7 +15,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import NoReturn
 
-from sim.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USER_ERROR, UserError
+from sim.errors import EXIT_OK, EXIT_USER_ERROR
 from sim.export.outputs import help_lines
 
 # Without a progress bar (stderr not a terminal), a line of progress this often; none at all for
@@ -189,39 +189,9 @@ def run_command(args: argparse.Namespace) -> int:
     terminates the workers and removes the temporary files, printing one line; the files of a
     run appear all together at the end or not at all.
     """
-    from sim.interrupt import exit_status, first_interrupt_only, stop_message
-    from sim.stdout import EXIT_STDOUT_FAILED, StdoutClosed, StdoutFailed, silence_stdout, stderr_line
+    from sim.stdout import command_status
 
-    try:
-        with first_interrupt_only():
-            return _run(args)
-    except UserError as exc:
-        for line in exc.lines():
-            stderr_line(f"error: {line}")
-        return EXIT_USER_ERROR
-    except KeyboardInterrupt as exc:
-        stderr_line(stop_message(exc))
-        return exit_status(exc)
-    except StdoutClosed:
-        # stdout was closed early (e.g. piped into `head`): the reader has what it wanted.
-        silence_stdout()
-        return EXIT_OK
-    except StdoutFailed as exc:
-        silence_stdout()
-        stderr_line(f"error: cannot write to standard output: {exc.reason}")
-        return EXIT_STDOUT_FAILED
-
-
-def _stdout_console():
-    import os
-
-    from rich.console import Console
-
-    from sim.stdout import GuardedStdout
-
-    # Piped output gets a generous width instead of 80 columns, unless COLUMNS says otherwise.
-    width = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 120
-    return Console(file=GuardedStdout(sys.stdout), width=width, highlight=False)
+    return command_status(lambda: _run(args))
 
 
 class ProgressLines:
@@ -259,7 +229,6 @@ class ProgressLines:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from rich.console import Console
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -280,9 +249,9 @@ def _run(args: argparse.Namespace) -> int:
     from sim.report import result_table
     from sim.report.policies import policy_table
     from sim.report.tables import history_table, more_events_note
-    from sim.stdout import stderr_line
+    from sim.stdout import print_plain, stderr_console, stderr_line, stdout_console
 
-    err = Console(stderr=True, highlight=False)
+    err = stderr_console()
     palette = load_palette(args.theme)
     force = getattr(args, "force", False)
     config = load_config(args.config if args.config is not None else SAMPLE_CONFIG)
@@ -295,7 +264,7 @@ def _run(args: argparse.Namespace) -> int:
     check_name_lengths(specs, args.out)
     workers = default_workers() if args.workers is None else args.workers
     check_resources(specs, workers=workers, force=force)
-    out = _stdout_console()
+    out = stdout_console()
 
     staged: dict[int, tuple[dict, list[Path]]] = {}
     events = EventCount()
@@ -347,7 +316,7 @@ def _run(args: argparse.Namespace) -> int:
         written = [out_dir / p.name for p in written]
         if args.quiet:
             for path in written:
-                out.print(str(path), markup=False, soft_wrap=True)
+                print_plain(out, str(path))
             continue
         out.print()
         out.print(result_table(result, palette))
@@ -394,5 +363,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_OK
 
 
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+if __name__ == "__main__":  # pragma: no cover - `python -m sim.cli`, as `python -m sim`
+    from sim.entry import backoff_sim_headless
+
+    sys.exit(backoff_sim_headless())

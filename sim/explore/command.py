@@ -9,13 +9,11 @@ finished cell is cached, running the same command again resumes.
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 
-from sim.errors import EXIT_INTERRUPTED, EXIT_OK
+from sim.errors import EXIT_OK
 
 EXPLORE_DESCRIPTION = """\
 Explore the simulations of a config that carry a [simulation.explore] or [simulation.tune]
@@ -86,33 +84,20 @@ def add_explore_subparser(subparsers, positive_int: Callable[[str], int],
 def explore_command(args: argparse.Namespace) -> int:
     """Carry out ``backoff-sim explore``; return the exit status (0, 2, or 130, 143, 129 on
     SIGINT, SIGTERM, SIGHUP)."""
-    from rich.console import Console
-
     from sim.errors import UserError
-    from sim.interrupt import exit_status, first_interrupt_only, stop_message
+    from sim.stdout import command_status, stderr_console, stderr_line
 
-    err = Console(stderr=True, highlight=False)
     if getattr(args, "app", False):  # `backoff-sim explore --app` opens the app before this
-        err.print("error: --app opens the terminal app: run `backoff-sim explore CONFIG --app` "
-                  "(python -m sim is headless)", markup=False, soft_wrap=True)
+        stderr_line("error: --app opens the terminal app: run `backoff-sim explore CONFIG --app` "
+                    "(python -m sim is headless)")
         return UserError.exit_status
-    try:
-        with first_interrupt_only():
-            return _explore(args, err)
-    except UserError as exc:
-        for line in exc.lines():  # a config with several mistakes: one line each
-            err.print(f"error: {line}", markup=False, soft_wrap=True)
-        return exc.exit_status
-    except KeyboardInterrupt as exc:  # SIGINT, SIGTERM or SIGHUP: 130, 143 or 129
-        err.print(f"{stop_message(exc)}: finished cells are cached; run the same command to resume",
-                  markup=False)
-        return exit_status(exc)
+    return command_status(lambda: _explore(args, stderr_console()),
+                          interrupted_note=": finished cells are cached; run the same command to resume")
 
 
 def _explore(args: argparse.Namespace, err) -> int:
     import time
 
-    from rich.console import Console
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -136,6 +121,7 @@ def _explore(args: argparse.Namespace, err) -> int:
     from sim.export.names import check_unique_stems
     from sim.export.outset import OutputSet
     from sim.palette import load_palette
+    from sim.stdout import print_plain, stdout_console
 
     from sim.runs.sweep import default_workers
     from sim.explore.checks import check_cells
@@ -158,8 +144,7 @@ def _explore(args: argparse.Namespace, err) -> int:
     out_dir = ensure_output_dir(args.out)
     cache_dir = None if args.no_cache else ensure_output_dir(args.cache or out_dir / ".backoff-sim-cache")
     cache = CellCache(cache_dir)
-    # Piped output gets a generous width instead of 80 columns, unless COLUMNS says otherwise.
-    out = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 120, highlight=False)
+    out = stdout_console()
     start = time.perf_counter()
     with ExitStack() as stack:
         # All of the command's files appear together when everything has run, or none does (an
@@ -207,5 +192,5 @@ def _explore(args: argparse.Namespace, err) -> int:
         out.print(f"done in {seconds:.1f} s ({note}); wrote {len(written)} files to {out_dir.resolve()}:",
                   markup=False, soft_wrap=True)
     for path in written:
-        out.print(f"  {path.name}" if not args.quiet else str(path), markup=False, soft_wrap=True)
+        print_plain(out, f"  {path.name}" if not args.quiet else str(path))
     return EXIT_OK
