@@ -98,6 +98,11 @@ def output_dir(text: str) -> Path:
                                          "(use --out . for the current directory)")
     if "\0" in text:
         raise argparse.ArgumentTypeError("must not contain a NUL character")
+    from sim.export.names import out_dir_problem
+
+    problem = out_dir_problem(text)  # ENAMETOOLONG, before any work rather than a traceback
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
     return Path(text)
 
 
@@ -177,7 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_subparser(subparsers)
     from sim.explore.command import add_explore_subparser
 
-    add_explore_subparser(subparsers, positive_int, add_force)
+    add_explore_subparser(subparsers, positive_int, add_force, output_dir)
     return parser
 
 

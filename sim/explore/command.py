@@ -47,11 +47,12 @@ Results depend only on the config, never on --workers or --dask.
 
 
 def add_explore_subparser(subparsers, positive_int: Callable[[str], int],
-                          add_force: Callable[[argparse.ArgumentParser], None] | None = None
-                          ) -> argparse.ArgumentParser:
+                          add_force: Callable[[argparse.ArgumentParser], None] | None = None,
+                          directory: Callable[[str], Path] = Path) -> argparse.ArgumentParser:
     """Register ``explore`` on the top-level parser's subparsers (``positive_int``: the CLI's
     argparse type for --workers, so both commands word the same mistake the same way;
-    ``add_force``: the CLI's --force option, so both describe it alike)."""
+    ``add_force``: the CLI's --force option, so both describe it alike; ``directory``: its type
+    for --out, which refuses a path too long for the files before any work)."""
     from sim.palette import DEFAULT_THEME
 
     sub = subparsers.add_parser("explore", help="map metrics over one or two keys, and tune a strategy",
@@ -59,14 +60,14 @@ def add_explore_subparser(subparsers, positive_int: Callable[[str], int],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub.add_argument("config", metavar="CONFIG", type=Path,
                      help="TOML config with [simulation.explore] or [simulation.tune] tables")
-    sub.add_argument("--out", "-o", metavar="DIR", type=Path, default=Path("."),
+    sub.add_argument("--out", "-o", metavar="DIR", type=directory, default=Path("."),
                      help="directory for the CSV and PNG files, created if needed (default: .)")
     sub.add_argument("--workers", "-j", metavar="N", type=positive_int, default=None,
                      help="worker processes (default: all cores; with --dask local, its workers)")
     sub.add_argument("--dask", metavar="SCHEDULER", default=None,
                      help="run the tasks on Dask: a scheduler address (tcp://host:8786) or 'local' "
                           "for a LocalCluster (needs the dask extra)")
-    sub.add_argument("--cache", metavar="DIR", type=Path, default=None,
+    sub.add_argument("--cache", metavar="DIR", type=directory, default=None,
                      help="cell cache directory (default: DIR/.backoff-sim-cache of --out)")
     sub.add_argument("--no-cache", action="store_true", help="compute every cell, read and write no cache")
     sub.add_argument("--quiet", "-q", action="store_true", help="no progress bar: print only the files written")
