@@ -158,3 +158,16 @@ def test_a_tune_with_no_feasible_trial_removes_the_previous_front(config: Path, 
     assert cli.main(["explore", str(config), "--out", str(out), "-q", "-j", "1"]) == 0
     names = sorted(p.name for p in out.iterdir() if not p.name.startswith("."))
     assert names == sorted(set(FILES) - {"Lock_map_pareto.csv", "Lock_map_pareto.png"})
+
+
+def test_an_explore_refused_by_the_lock_creates_nothing(config: Path, tmp_path: Path, capsys) -> None:
+    # Another command writes into --out: the explore is one line, and leaves no cache folder
+    # (it created .backoff-sim-cache before asking for the lock).
+    from sim.export.outset import LOCK_NAME, OutputSet
+
+    out = tmp_path / "out"
+    with OutputSet(out) as other:
+        assert cli.main(["explore", str(config), "--out", str(out), "-q", "-j", "1"]) == 2
+        assert "another backoff-sim is writing there" in one_error_line(capsys.readouterr().err)
+        assert sorted(p.name for p in out.iterdir()) == sorted([LOCK_NAME, other.staging.name])
+    assert list(out.iterdir()) == []

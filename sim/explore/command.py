@@ -143,14 +143,15 @@ def _explore(args: argparse.Namespace, err) -> int:
     for plan in doc.tunes:
         require_optuna(plan)  # before any work, not after the maps
     out_dir = ensure_output_dir(args.out)
-    cache_dir = None if args.no_cache else ensure_output_dir(args.cache or out_dir / ".backoff-sim-cache")
-    cache = CellCache(cache_dir)
     out = stdout_console()
     start = time.perf_counter()
     with ExitStack() as stack:
         # All of the command's files appear together when everything has run, or none does (an
         # error or Ctrl-C leaves the previous set untouched), as with `backoff-sim run`.
         output = stack.enter_context(OutputSet(out_dir))
+        # The cache only once the directory is ours: a command refused by the lock creates nothing.
+        cache_dir = None if args.no_cache else ensure_output_dir(args.cache or out_dir / ".backoff-sim-cache")
+        cache = CellCache(cache_dir)
         progress = None
         if not args.quiet and err.is_terminal:
             progress = stack.enter_context(Progress(
