@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import NoReturn
 
+from sim import progress as progress_lines
 from sim.errors import EXIT_OK, EXIT_USER_ERROR
 from sim.export.outputs import help_lines
 
 # Without a progress bar (stderr not a terminal), a line of progress this often; none at all for
 # a run shorter than that.
-PROGRESS_SECONDS = 5.0
+PROGRESS_SECONDS = progress_lines.PROGRESS_SECONDS
 
 RUN_DESCRIPTION = f"""\
 Run every simulation of a config file: sweep each strategy over the client counts, print a
@@ -199,40 +199,6 @@ def run_command(args: argparse.Namespace) -> int:
     return command_status(lambda: _run(args))
 
 
-class ProgressLines:
-    """Progress as a plain line on stderr at most every ``PROGRESS_SECONDS`` (when no bar can be
-    drawn): runs done, events simulated so far (also inside long runs) and the time taken.
-
-    Driven by the sweep's ticks rather than a thread of its own: a thread would make the sweep
-    start its workers through a forkserver instead of forking them.
-    """
-
-    def __init__(self, write: Callable[[str], None], events: Callable[[], int]) -> None:
-        self._write = write
-        self._events = events
-        self._done = self._total = 0
-        self._phase = "simulating"
-        self._start = self._last = time.monotonic()
-
-    def update(self, done: int, total: int) -> None:
-        self._done, self._total = done, total
-        self.tick()
-
-    def phase(self, text: str) -> None:
-        self._phase = text
-
-    def line(self) -> str:
-        elapsed = int(time.monotonic() - self._start)
-        return (f"{self._phase}: {self._done:,} of {self._total:,} runs done, "
-                f"{self._events():,} events simulated, {elapsed // 60}m{elapsed % 60:02d}s")
-
-    def tick(self) -> None:
-        now = time.monotonic()
-        if now - self._last >= PROGRESS_SECONDS:
-            self._last = now
-            self._write(self.line())
-
-
 def _run(args: argparse.Namespace) -> int:
     from rich.progress import (
         BarColumn,
@@ -291,7 +257,8 @@ def _run(args: argparse.Namespace) -> int:
                 bar.update(task, description=text)
             reporter = progress_cb
         elif not args.quiet:
-            lines = ProgressLines(stderr_line, lambda: events.value)
+            lines = progress_lines.ProgressLines(stderr_line, events=lambda: events.value,
+                                                 interval=PROGRESS_SECONDS)
             reporter, phase, tick = lines.update, lines.phase, lines.tick
         else:
             def phase(text: str) -> None:

@@ -122,7 +122,8 @@ def _explore(args: argparse.Namespace, err) -> int:
     from sim.export.names import check_unique_stems
     from sim.export.outset import OutputSet
     from sim.palette import load_palette
-    from sim.stdout import print_plain, stdout_console
+    from sim.progress import ProgressLines
+    from sim.stdout import print_plain, stderr_line, stdout_console
 
     from sim.runs.sweep import default_workers
     from sim.explore.checks import check_cells
@@ -138,7 +139,11 @@ def _explore(args: argparse.Namespace, err) -> int:
                         "table (add one under a [[simulation]]; see README, \"Explore\")")
     check_unique_stems(s.title for s in doc.config.simulations)
     workers = args.workers or default_workers()
-    check_cells(doc.explores, workers=workers, force=force)  # before any work, as `run` does
+    # No bar on a stderr that is not a terminal: a plain line every few seconds instead, from the
+    # check of a huge map's cells on.
+    lines = ProgressLines(stderr_line) if not args.quiet and not err.is_terminal else None
+    check_cells(doc.explores, workers=workers, force=force,  # before any work, as `run` does
+                progress=lines.reporter("checking the maps", "cells") if lines else None)
     check_tunes(doc.tunes, workers=workers, force=force)  # the costliest trial and the evaluation
     for plan in doc.tunes:
         require_optuna(plan)  # before any work, not after the maps
@@ -162,9 +167,11 @@ def _explore(args: argparse.Namespace, err) -> int:
 
         def tracker(description: str):
             if progress is None:
-                return None
+                return lines.reporter(description) if lines else None
             task = progress.add_task(description, total=None)
             return lambda done, total: progress.update(task, completed=done, total=total)
+
+        tick = lines.keep_going if lines else None  # polled by the backends while they wait
 
         staged: list[Path] = []
         stale: list[str] = []
@@ -172,13 +179,14 @@ def _explore(args: argparse.Namespace, err) -> int:
         if doc.explores:
             cells = sum(len(p.cells) for p in doc.explores)
             results = run_explores(doc.explores, backend, cache,
-                                   progress=tracker(f"exploring {cells} cells"))
+                                   progress=tracker(f"exploring {cells} cells"), should_stop=tick)
             for result in results:
                 staged += [write_explore_csv(result, output.staging),
                            write_explore_png(result, output.staging, palette)]
         tunes = []
         for plan in doc.tunes:
-            tune = run_tune(plan, backend, cache, progress=tracker(f"tuning {plan.label!r} of {plan.title}"))
+            tune = run_tune(plan, backend, cache, progress=tracker(f"tuning {plan.label!r} of {plan.title}"),
+                            should_stop=tick)
             files = write_tune_files(tune, output.staging, palette)
             staged += files
             stale += stale_tune_names(plan.title, files)
