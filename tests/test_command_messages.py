@@ -17,7 +17,7 @@ try:
     import tomllib
 except ImportError:  # pragma: no cover - Python 3.10
     import tomli as tomllib
-from support import sim_table, toml_text
+from support import section, sim_table, toml_text
 
 from sim import cli
 from sim.bounds import MAX_SEED
@@ -130,6 +130,21 @@ def test_a_successful_run_prints_no_warnings(tmp_path: Path) -> None:
     assert done.returncode == 0
     assert done.stderr == ""
     assert len(list((tmp_path / "out").glob("*.png"))) == 2
+
+
+@pytest.mark.parametrize("command", ["run", "explore"])
+def test_matplotlib_s_layout_warnings_stay_off_stderr(tmp_path: Path, command: str) -> None:
+    # A long title and a dozen long strategy names: "constrained_layout not applied" reached
+    # stderr, from the savefig of every figure that could not fit them.
+    strategies = [{"type": "Constant", "constant": 0.5 + i, "name": f"constant number {i} with a long name " * 4}
+                  for i in range(12)]
+    config = tmp_path / "crowded.toml"
+    config.write_text(toml_text(sim_table(title="W" * 120, clients=[3], repeat=1, strategies=strategies))
+                      + section("explore", {"axes": [{"key": "write_mu", "values": [1.0, 2.0]}]}), "utf-8")
+    done = _run([sys.executable, "-m", "sim", command, str(config), "--out", "out", "--workers", "2", "-q"],
+                tmp_path)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert list((tmp_path / "out").glob("*.png"))
 
 
 @pytest.mark.parametrize("command", list(COMMANDS))
