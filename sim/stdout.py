@@ -37,20 +37,22 @@ class StdoutFailed(Exception):
         super().__init__(self.reason)
 
 
-class GuardedStdout:
-    """A text stream wrapper whose write and flush errors become StdoutClosed / StdoutFailed
-    (so they can be told apart from errors writing the output files)."""
+class _StreamWrapper:
+    """A text stream whose write and flush errors go through ``_failed`` first (which may raise
+    another exception instead); everything else is the stream's."""
 
-    def __init__(self, stream: TextIO | None = None) -> None:
-        self._stream = stream if stream is not None else sys.stdout
+    def __init__(self, stream: TextIO | Any) -> None:
+        self._stream = stream
+
+    def _failed(self, exc: OSError) -> None:
+        pass
 
     def _call(self, name: str, *args: Any) -> Any:
         try:
             return getattr(self._stream, name)(*args)
-        except BrokenPipeError:
-            raise StdoutClosed() from None
         except OSError as exc:
-            raise StdoutFailed(exc) from None
+            self._failed(exc)
+            raise
 
     def write(self, text: str) -> int:
         return self._call("write", text)
@@ -60,6 +62,19 @@ class GuardedStdout:
 
     def __getattr__(self, name: str) -> Any:  # isatty, fileno, encoding, ... as the stream has them
         return getattr(self._stream, name)
+
+
+class GuardedStdout(_StreamWrapper):
+    """A text stream wrapper whose write and flush errors become StdoutClosed / StdoutFailed
+    (so they can be told apart from errors writing the output files)."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        super().__init__(stream if stream is not None else sys.stdout)
+
+    def _failed(self, exc: OSError) -> None:
+        if isinstance(exc, BrokenPipeError):
+            raise StdoutClosed() from None
+        raise StdoutFailed(exc) from None
 
 
 def silence_stdout() -> None:
@@ -125,32 +140,17 @@ class ClosedStdout(io.TextIOBase):
         raise OSError(errno.EBADF, "it is closed")
 
 
-class WatchedStdout:
+class WatchedStdout(_StreamWrapper):
     """``sys.stdout`` as the entry points set it: the first write error (not a closed pipe) is
     kept in ``failure``, as argparse's ``--help`` and ``--version`` swallow it and exit 0."""
 
     def __init__(self, stream: TextIO | Any) -> None:
-        self._stream = stream
+        super().__init__(stream)
         self.failure: str | None = None
 
-    def _call(self, name: str, *args: Any) -> Any:
-        try:
-            return getattr(self._stream, name)(*args)
-        except BrokenPipeError:
-            raise
-        except OSError as exc:
-            if self.failure is None:
-                self.failure = exc.strerror or type(exc).__name__
-            raise
-
-    def write(self, text: str) -> int:
-        return self._call("write", text)
-
-    def flush(self) -> None:
-        self._call("flush")
-
-    def __getattr__(self, name: str) -> Any:  # isatty, fileno, encoding, ... as the stream has them
-        return getattr(self._stream, name)
+    def _failed(self, exc: OSError) -> None:
+        if self.failure is None and not isinstance(exc, BrokenPipeError):
+            self.failure = StdoutFailed(exc).reason
 
 
 def _fd_closed(fd: int) -> bool:
@@ -198,7 +198,7 @@ def finish_stdout(status: int) -> int:
         silence_stdout()
         return status
     except OSError as exc:
-        failure = exc.strerror or type(exc).__name__
+        failure = StdoutFailed(exc).reason
     failure = getattr(sys.stdout, "failure", None) or failure
     if failure is None:
         return status
