@@ -20,9 +20,12 @@ import io
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from sim.errors import EXIT_OK, EXIT_STDOUT_FAILED, EXIT_USER_ERROR, UserError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rich.console import Console
 
 
 class StdoutClosed(Exception):
@@ -260,7 +263,7 @@ def console_width(stream: TextIO | Any) -> int | None:
     return None if tty else PIPED_WIDTH
 
 
-def stdout_console():
+def stdout_console() -> Console:
     """A rich console on the guarded stdout (write errors become StdoutClosed / StdoutFailed),
     never narrower than MIN_WIDTH."""
     from rich.console import Console
@@ -268,14 +271,14 @@ def stdout_console():
     return Console(file=GuardedStdout(sys.stdout), width=console_width(sys.stdout), highlight=False)
 
 
-def stderr_console():
+def stderr_console() -> Console:
     """The progress bar's console on stderr, at a sane width as ``stdout_console``."""
     from rich.console import Console
 
     return Console(stderr=True, width=console_width(sys.stderr), highlight=False)
 
 
-def print_plain(out: Any, line: str) -> None:
+def print_plain(out: Console, line: str) -> None:
     """One line on a console's file as it is, whatever the console's width (the file lists of
     ``--quiet``, which scripts read)."""
     out.file.write(line + "\n")
