@@ -1,7 +1,7 @@
-"""``python -m sim run ...``: the headless CLI."""
+"""``python -m sim run ...``: the headless CLI, through the same guard as the console scripts."""
 
 import sys
 
-from sim.cli import main
+from sim.entry import backoff_sim_headless
 
-sys.exit(main())
+sys.exit(backoff_sim_headless())

@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import NoReturn
 
-from sim.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USER_ERROR, UserError
+from sim import progress as progress_lines
+from sim.errors import EXIT_OK, EXIT_USER_ERROR
 from sim.export.outputs import help_lines
 
 # Without a progress bar (stderr not a terminal), a line of progress this often; none at all for
 # a run shorter than that.
-PROGRESS_SECONDS = 5.0
+PROGRESS_SECONDS = progress_lines.PROGRESS_SECONDS
 
 RUN_DESCRIPTION = f"""\
 Run every simulation of a config file: sweep each strategy over the client counts, print a
@@ -98,6 +98,11 @@ def output_dir(text: str) -> Path:
                                          "(use --out . for the current directory)")
     if "\0" in text:
         raise argparse.ArgumentTypeError("must not contain a NUL character")
+    from sim.export.names import out_dir_problem
+
+    problem = out_dir_problem(text)  # ENAMETOOLONG, before any work rather than a traceback
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
     return Path(text)
 
 
@@ -177,7 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_subparser(subparsers)
     from sim.explore.command import add_explore_subparser
 
-    add_explore_subparser(subparsers, positive_int, add_force)
+    add_explore_subparser(subparsers, positive_int, add_force, output_dir)
     return parser
 
 
@@ -189,77 +194,12 @@ def run_command(args: argparse.Namespace) -> int:
     terminates the workers and removes the temporary files, printing one line; the files of a
     run appear all together at the end or not at all.
     """
-    from sim.interrupt import end_after_stop, first_interrupt_only, stop_message
-    from sim.stdout import EXIT_STDOUT_FAILED, StdoutClosed, StdoutFailed, silence_stdout, stderr_line
+    from sim.stdout import command_status
 
-    try:
-        with first_interrupt_only(exit_deadline=True):
-            return _run(args)
-    except UserError as exc:
-        for line in exc.lines():
-            stderr_line(f"error: {line}")
-        return EXIT_USER_ERROR
-    except KeyboardInterrupt as exc:
-        stderr_line(stop_message(exc))
-        return end_after_stop(exc)
-    except StdoutClosed:
-        # stdout was closed early (e.g. piped into `head`): the reader has what it wanted.
-        silence_stdout()
-        return EXIT_OK
-    except StdoutFailed as exc:
-        silence_stdout()
-        stderr_line(f"error: cannot write to standard output: {exc.reason}")
-        return EXIT_STDOUT_FAILED
-
-
-def _stdout_console():
-    import os
-
-    from rich.console import Console
-
-    from sim.stdout import GuardedStdout
-
-    # Piped output gets a generous width instead of 80 columns, unless COLUMNS says otherwise.
-    width = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 120
-    return Console(file=GuardedStdout(sys.stdout), width=width, highlight=False)
-
-
-class ProgressLines:
-    """Progress as a plain line on stderr at most every ``PROGRESS_SECONDS`` (when no bar can be
-    drawn): runs done, events simulated so far (also inside long runs) and the time taken.
-
-    Driven by the sweep's ticks rather than a thread of its own: a thread would make the sweep
-    start its workers through a forkserver instead of forking them.
-    """
-
-    def __init__(self, write: Callable[[str], None], events: Callable[[], int]) -> None:
-        self._write = write
-        self._events = events
-        self._done = self._total = 0
-        self._phase = "simulating"
-        self._start = self._last = time.monotonic()
-
-    def update(self, done: int, total: int) -> None:
-        self._done, self._total = done, total
-        self.tick()
-
-    def phase(self, text: str) -> None:
-        self._phase = text
-
-    def line(self) -> str:
-        elapsed = int(time.monotonic() - self._start)
-        return (f"{self._phase}: {self._done:,} of {self._total:,} runs done, "
-                f"{self._events():,} events simulated, {elapsed // 60}m{elapsed % 60:02d}s")
-
-    def tick(self) -> None:
-        now = time.monotonic()
-        if now - self._last >= PROGRESS_SECONDS:
-            self._last = now
-            self._write(self.line())
+    return command_status(lambda: _run(args))
 
 
 def _run(args: argparse.Namespace) -> int:
-    from rich.console import Console
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -280,9 +220,9 @@ def _run(args: argparse.Namespace) -> int:
     from sim.report import result_table
     from sim.report.policies import policy_table
     from sim.report.tables import history_table, more_events_note
-    from sim.stdout import stderr_line
+    from sim.stdout import print_plain, stderr_console, stderr_line, stdout_console
 
-    err = Console(stderr=True, highlight=False)
+    err = stderr_console()
     palette = load_palette(args.theme)
     force = getattr(args, "force", False)
     config = load_config(args.config if args.config is not None else SAMPLE_CONFIG)
@@ -295,7 +235,7 @@ def _run(args: argparse.Namespace) -> int:
     check_name_lengths(specs, args.out)
     workers = default_workers() if args.workers is None else args.workers
     check_resources(specs, workers=workers, force=force)
-    out = _stdout_console()
+    out = stdout_console()
 
     staged: dict[int, tuple[dict, list[Path]]] = {}
     events = EventCount()
@@ -317,7 +257,8 @@ def _run(args: argparse.Namespace) -> int:
                 bar.update(task, description=text)
             reporter = progress_cb
         elif not args.quiet:
-            lines = ProgressLines(stderr_line, lambda: events.value)
+            lines = progress_lines.ProgressLines(stderr_line, events=lambda: events.value,
+                                                 interval=PROGRESS_SECONDS)
             reporter, phase, tick = lines.update, lines.phase, lines.tick
         else:
             def phase(text: str) -> None:
@@ -347,7 +288,7 @@ def _run(args: argparse.Namespace) -> int:
         written = [out_dir / p.name for p in written]
         if args.quiet:
             for path in written:
-                out.print(str(path), markup=False, soft_wrap=True)
+                print_plain(out, str(path))
             continue
         out.print()
         out.print(result_table(result, palette))
@@ -394,5 +335,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_OK
 
 
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+if __name__ == "__main__":  # pragma: no cover - `python -m sim.cli`, as `python -m sim`
+    from sim.entry import backoff_sim_headless
+
+    sys.exit(backoff_sim_headless())

@@ -57,7 +57,7 @@ def history_text(rows: Sequence[tuple[float, int, str, str]]) -> str:
                     headers=HEADERS)
 
 
-def _run(config_file: Path, force: bool, out: GuardedStdout) -> None:
+def _run(config_file: Path, force: bool, out: GuardedStdout) -> int:
     from sim.runs.sweep import default_workers, run_sweeps
     from sim.config import load_config
     from sim.runs.resources import check_resources
@@ -93,34 +93,18 @@ def _run(config_file: Path, force: bool, out: GuardedStdout) -> None:
             print(history_text(runs[label].history.rows()), file=out)
             print(file=out)
     out.flush()
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``backoff-simulator``; returns the exit status (as ``backoff-sim run``)."""
-    from sim.interrupt import end_after_stop, first_interrupt_only, stop_message
-    from sim.stdout import EXIT_STDOUT_FAILED, StdoutClosed, StdoutFailed, silence_stdout, stderr_line
+    from sim.stdout import command_status
 
     args = build_parser().parse_args(argv)
-    try:
-        with first_interrupt_only(exit_deadline=True):
-            _run(args.config_file, args.force, GuardedStdout(sys.stdout))
-    except UserError as exc:
-        for line in exc.lines():
-            stderr_line(f"error: {line}")
-        return 2
-    except KeyboardInterrupt as exc:
-        stderr_line(stop_message(exc))
-        return end_after_stop(exc)
-    except StdoutClosed:
-        # stdout closed early (e.g. piped into `head`): the reader has what it wanted.
-        silence_stdout()
-        return 0
-    except StdoutFailed as exc:
-        silence_stdout()
-        stderr_line(f"error: cannot write to standard output: {exc.reason}")
-        return EXIT_STDOUT_FAILED
-    return 0
+    return command_status(lambda: _run(args.config_file, args.force, GuardedStdout(sys.stdout)))
 
 
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+if __name__ == "__main__":  # pragma: no cover - `python -m sim.compat`, as the console script
+    from sim.entry import backoff_simulator
+
+    sys.exit(backoff_simulator())

@@ -4,15 +4,28 @@
 exits 0 quietly. ``> /dev/full`` cannot take the output: one line on stderr and exit status 1.
 Either way the interpreter's final flush of ``sys.stdout`` must not fail again with a traceback,
 so stdout is pointed at ``/dev/null`` first.
+
+Every command goes through the same steps: ``prepare_streams`` (at the entry point, before the
+heavy imports) makes a closed stdout fail like a full one and an ASCII-only one print ASCII
+glyphs; ``command_status`` turns a command's outcome (a mistake, a stop signal, a stdout that
+failed) into its one line and exit status; ``stdout_console`` is the tables' console, at a sane
+width; ``finish_stdout`` checks what is still buffered (``--help > /dev/full``) before exiting.
 """
 
 from __future__ import annotations
 
+import codecs
+import errno
+import io
 import os
 import sys
-from typing import Any, TextIO
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TextIO
 
-from sim.errors import EXIT_STDOUT_FAILED
+from sim.errors import EXIT_OK, EXIT_STDOUT_FAILED, EXIT_USER_ERROR, UserError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rich.console import Console
 
 
 class StdoutClosed(Exception):
@@ -27,20 +40,22 @@ class StdoutFailed(Exception):
         super().__init__(self.reason)
 
 
-class GuardedStdout:
-    """A text stream wrapper whose write and flush errors become StdoutClosed / StdoutFailed
-    (so they can be told apart from errors writing the output files)."""
+class _StreamWrapper:
+    """A text stream whose write and flush errors go through ``_failed`` first (which may raise
+    another exception instead); everything else is the stream's."""
 
-    def __init__(self, stream: TextIO | None = None) -> None:
-        self._stream = stream if stream is not None else sys.stdout
+    def __init__(self, stream: TextIO | Any) -> None:
+        self._stream = stream
+
+    def _failed(self, exc: OSError) -> None:
+        pass
 
     def _call(self, name: str, *args: Any) -> Any:
         try:
             return getattr(self._stream, name)(*args)
-        except BrokenPipeError:
-            raise StdoutClosed() from None
         except OSError as exc:
-            raise StdoutFailed(exc) from None
+            self._failed(exc)
+            raise
 
     def write(self, text: str) -> int:
         return self._call("write", text)
@@ -50,6 +65,19 @@ class GuardedStdout:
 
     def __getattr__(self, name: str) -> Any:  # isatty, fileno, encoding, ... as the stream has them
         return getattr(self._stream, name)
+
+
+class GuardedStdout(_StreamWrapper):
+    """A text stream wrapper whose write and flush errors become StdoutClosed / StdoutFailed
+    (so they can be told apart from errors writing the output files)."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        super().__init__(stream if stream is not None else sys.stdout)
+
+    def _failed(self, exc: OSError) -> None:
+        if isinstance(exc, BrokenPipeError):
+            raise StdoutClosed() from None
+        raise StdoutFailed(exc) from None
 
 
 def silence_stdout() -> None:
@@ -68,3 +96,189 @@ def stderr_line(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
     except (OSError, ValueError):
         pass
+
+
+# --- the streams a command starts with ---------------------------------------------------------
+
+# One ASCII stand-in per glyph the tables, maps and progress print, one character wide where the
+# glyph sits in a table cell so that columns stay aligned; anything else becomes "?".
+ASCII_GLYPHS = {
+    "✓": "v", "✗": "x", "◐": "~", "★": "*", "≈": "~", "·": "-", "—": "-", "–": "-", "−": "-",
+    "…": "...", "→": "->", "←": "<-", "≥": ">=", "≤": "<=", "×": "x", "µ": "u", "•": "*",
+    "±": "+-",
+}
+ASCII_ERRORS = "backoff-sim-ascii"
+
+
+def _ascii_fallback(exc: UnicodeError) -> tuple[str, int]:
+    """A codec error handler: the glyph's ASCII stand-in; ``a ± b`` becomes ``a +-b`` (the
+    space after ``±`` is taken, so the text keeps its width)."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    char = exc.object[exc.start]
+    resume = exc.start + 1
+    if char == "±" and exc.object[resume:resume + 1] == " ":
+        return "+-", resume + 1
+    return ASCII_GLYPHS.get(char, "?"), resume
+
+
+codecs.register_error(ASCII_ERRORS, _ascii_fallback)
+
+
+class ClosedStdout(io.TextIOBase):
+    """``sys.stdout`` of a command started with stdout closed (``>&-``): every write fails as a
+    write to a closed descriptor does, so the command reports it as it reports a full disk."""
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return "utf-8"
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return False
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "it is closed")
+
+
+class WatchedStdout(_StreamWrapper):
+    """``sys.stdout`` as the entry points set it: the first write error (not a closed pipe) is
+    kept in ``failure``, as argparse's ``--help`` and ``--version`` swallow it and exit 0."""
+
+    def __init__(self, stream: TextIO | Any) -> None:
+        super().__init__(stream)
+        self.failure: str | None = None
+
+    def _failed(self, exc: OSError) -> None:
+        if self.failure is None and not isinstance(exc, BrokenPipeError):
+            self.failure = StdoutFailed(exc).reason
+
+
+def _fd_closed(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return True
+    return False
+
+
+def prepare_streams() -> None:
+    """Before a command runs: closed standard descriptors (``>&-``, ``<&-``, ``2>&-``) are
+    pointed at /dev/null, so no file the command opens takes their numbers (and no worker's
+    stray output lands in it); a closed stdout becomes ``ClosedStdout``; on streams that cannot
+    encode the glyphs (``PYTHONIOENCODING=ascii``), each glyph prints as its ASCII stand-in."""
+    for fd in (0, 1, 2):
+        if _fd_closed(fd):
+            devnull = os.open(os.devnull, os.O_RDWR)
+            if devnull != fd:
+                os.dup2(devnull, fd)
+                os.close(devnull)
+    if not isinstance(sys.stdout, WatchedStdout):
+        sys.stdout = WatchedStdout(sys.stdout if sys.stdout is not None else ClosedStdout())
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # nowhere to say anything
+    for stream in (sys.stdout, sys.stderr):
+        encoding = getattr(stream, "encoding", None) or "utf-8"
+        try:
+            "".join(ASCII_GLYPHS).encode(encoding)
+        except (UnicodeError, LookupError):
+            reconfigure = getattr(stream, "reconfigure", None)  # a TextIOWrapper's (watched or not)
+            if reconfigure is not None:
+                reconfigure(errors=ASCII_ERRORS)
+
+
+def finish_stdout(status: int) -> int:
+    """The exit status once what is still buffered on stdout is written: output that could not
+    be written (``--help > /dev/full``, a closed stdout) turns a success into status 1 with one
+    line; a closed pipe stays quiet."""
+    failure: str | None = None
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        silence_stdout()
+        return status
+    except OSError as exc:
+        failure = StdoutFailed(exc).reason
+    failure = getattr(sys.stdout, "failure", None) or failure
+    if failure is None:
+        return status
+    silence_stdout()
+    if status != EXIT_OK:
+        return status  # the command already said what went wrong
+    stderr_line(f"error: cannot write to standard output: {failure}")
+    return EXIT_STDOUT_FAILED
+
+
+# --- a command's outcome -----------------------------------------------------------------------
+
+def command_status(body: Callable[[], int], *, interrupted_note: str = "") -> int:
+    """Run a command's ``body`` with stop signals turned into ``Interrupted``; return its exit
+    status, each way it can end being one line on stderr at most: a mistake (2), a stop signal
+    (130, 143, 129; ``interrupted_note`` is added to the line), a full or closed stdout (1), a
+    closed pipe (0, quiet)."""
+    from sim.interrupt import end_after_stop, first_interrupt_only, stop_message
+
+    try:
+        with first_interrupt_only(exit_deadline=True):
+            return body()
+    except UserError as exc:
+        for line in exc.lines():  # a config with several mistakes: one line each
+            stderr_line(f"error: {line}")
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt as exc:
+        stderr_line(stop_message(exc) + interrupted_note)
+        return end_after_stop(exc)
+    except StdoutClosed:
+        # stdout was closed early (e.g. piped into `head`): the reader has what it wanted.
+        silence_stdout()
+        return EXIT_OK
+    except StdoutFailed as exc:
+        silence_stdout()
+        stderr_line(f"error: cannot write to standard output: {exc.reason}")
+        return EXIT_STDOUT_FAILED
+
+
+# --- the tables' console -----------------------------------------------------------------------
+
+MIN_WIDTH = 40  # narrower than this (COLUMNS=0, COLUMNS=20), every table cell came out blank
+FALLBACK_WIDTH = 80  # for a COLUMNS that is too small or not a number
+PIPED_WIDTH = 120  # piped output without COLUMNS: a generous width instead of 80 columns
+
+
+def console_width(stream: TextIO | Any) -> int | None:
+    """The width for a console on ``stream``: COLUMNS when it is a number of at least
+    MIN_WIDTH, FALLBACK_WIDTH when it is set to anything else, else the terminal's own (None)
+    or PIPED_WIDTH when the stream is not a terminal."""
+    columns = os.environ.get("COLUMNS")
+    if columns is not None:
+        text = columns.strip()
+        return int(text) if text.isdigit() and len(text) < 6 and int(text) >= MIN_WIDTH else FALLBACK_WIDTH
+    try:
+        tty = bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        tty = False
+    return None if tty else PIPED_WIDTH
+
+
+def stdout_console() -> Console:
+    """A rich console on the guarded stdout (write errors become StdoutClosed / StdoutFailed),
+    never narrower than MIN_WIDTH."""
+    from rich.console import Console
+
+    return Console(file=GuardedStdout(sys.stdout), width=console_width(sys.stdout), highlight=False)
+
+
+def stderr_console() -> Console:
+    """The progress bar's console on stderr, at a sane width as ``stdout_console``."""
+    from rich.console import Console
+
+    return Console(stderr=True, width=console_width(sys.stderr), highlight=False)
+
+
+def print_plain(out: Console, line: str) -> None:
+    """One line on a console's file as it is, whatever the console's width (the file lists of
+    ``--quiet``, which scripts read)."""
+    out.file.write(line + "\n")

@@ -1,24 +1,44 @@
-"""What the commands print around the work: a closed pipe is quiet, a full device is one line,
-the app without a terminal says what to run instead, argument mistakes are one line, and a
-successful run writes nothing to stderr (no matplotlib or font warnings)."""
+"""What the commands print around the work: a closed pipe is quiet, a full device or a closed
+stdout is one line (``--help`` and ``--version`` too), an ASCII-only stdout gets ASCII glyphs,
+a Ctrl-C during the imports is one line, a tiny COLUMNS falls back to a readable width, the app
+without a terminal says what to run instead, argument mistakes are one line, and a successful run
+writes nothing to stderr (no matplotlib or font warnings)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from support import sim_table, toml_text
+
+try:
+    import tomllib
+except ImportError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+from support import section, sim_table, toml_text
 
 from sim import cli
 from sim.bounds import MAX_SEED
+from sim.stdout import ASCII_ERRORS, FALLBACK_WIDTH, PIPED_WIDTH, console_width
 
 TINY = Path(__file__).parent / "fixtures" / "tiny.toml"
+TINY_MAP = Path(__file__).parent / "fixtures" / "tiny_map.toml"
 COMMANDS = {
     "backoff-sim": [sys.executable, "-m", "sim", "run", str(TINY), "--workers", "1"],
     "backoff-simulator": [sys.executable, "-m", "sim.compat", "--config-file", str(TINY)],
+    "explore": [sys.executable, "-m", "sim", "explore", str(TINY_MAP), "--workers", "1"],
 }
+SCRIPTS = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text("utf-8"))["project"]["scripts"]
+
+
+def script(name: str, *args: str, before: str = "") -> list[str]:
+    """The command line of console script ``name`` as pyproject declares it (the code pip writes
+    into bin/, run from this tree), ``before`` run first."""
+    module, function = SCRIPTS[name].split(":")
+    code = f"{before}\nimport sys\nfrom {module} import {function}\nsys.exit({function}())"
+    return [sys.executable, "-c", code, *args]
 
 
 def _run(argv: list[str], cwd: Path, **kwargs) -> subprocess.CompletedProcess:
@@ -110,3 +130,145 @@ def test_a_successful_run_prints_no_warnings(tmp_path: Path) -> None:
     assert done.returncode == 0
     assert done.stderr == ""
     assert len(list((tmp_path / "out").glob("*.png"))) == 2
+
+
+@pytest.mark.parametrize("command", ["run", "explore"])
+def test_matplotlib_s_layout_warnings_stay_off_stderr(tmp_path: Path, command: str) -> None:
+    # A long title and a dozen long strategy names: "constrained_layout not applied" reached
+    # stderr, from the savefig of every figure that could not fit them.
+    strategies = [{"type": "Constant", "constant": 0.5 + i, "name": f"constant number {i} with a long name " * 4}
+                  for i in range(12)]
+    config = tmp_path / "crowded.toml"
+    config.write_text(toml_text(sim_table(title="W" * 120, clients=[3], repeat=1, strategies=strategies))
+                      + section("explore", {"axes": [{"key": "write_mu", "values": [1.0, 2.0]}]}), "utf-8")
+    done = _run([sys.executable, "-m", "sim", command, str(config), "--out", "out", "--workers", "2", "-q"],
+                tmp_path)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert list((tmp_path / "out").glob("*.png"))
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_a_closed_stdout_is_one_line_and_exit_1(tmp_path: Path, command: str) -> None:
+    # `>&-`: no stdout at all. The files are written whole (none of them took descriptor 1), and
+    # the command says in one line that it could not print, as for a full disk.
+    done = _run(["bash", "-c", 'exec "$@" >&-', "--", *COMMANDS[command]], tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == ["error: cannot write to standard output: it is closed"]
+    written = sorted(p.name for p in tmp_path.iterdir())
+    assert written and not [n for n in written if n.startswith((".backoff-sim-staging", ".backoff-sim.lock"))]
+    for png in tmp_path.glob("*.png"):
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_an_ascii_only_stdout_gets_ascii_glyphs(tmp_path: Path, command: str) -> None:
+    # PYTHONIOENCODING=ascii: ★, ±, ✓ and the others have ASCII stand-ins instead of a crash.
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    done = subprocess.run(COMMANDS[command], cwd=tmp_path, capture_output=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == b""
+    out = done.stdout.decode("ascii")  # nothing else
+    assert "?" not in out.replace("(?", "")
+    if command == "backoff-sim":
+        assert "* best" in out and " +-" in out
+    if command == "explore":
+        assert "v recovered in >= 90% of the runs" in out
+
+
+def test_the_ascii_stand_ins_keep_a_table_cell_s_width() -> None:
+    text = "│ 13.1 ± 20.9 │ ★ best │ ✓ 1,000–4,000 · ✗ 16,000 │ 日"
+    ascii_text = text.encode("ascii", ASCII_ERRORS).decode("ascii")
+    assert ascii_text == "? 13.1 +-20.9 ? * best ? v 1,000-4,000 - x 16,000 ? ?"
+    assert len(ascii_text) == len(text)
+
+
+@pytest.mark.parametrize("name, args", [
+    ("backoff-sim", ["run", str(TINY), "--workers", "1"]),
+    ("backoff-sim", ["explore", str(TINY_MAP), "--workers", "1"]),
+    ("backoff-sim", [str(TINY)]),
+    ("backoff-simulator", ["--config-file", str(TINY)]),
+])
+def test_ctrl_c_during_the_imports_is_one_line_and_130(tmp_path: Path, name: str, args: list[str]) -> None:
+    # A real SIGINT, sent by the process to itself when the first heavy module (numpy) is about
+    # to be imported: the moment a Ctrl-C 0.1 s after the start lands in.
+    hook = ("import os, signal, sys\n"
+            "class CtrlC:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name == 'numpy':\n"
+            "            os.kill(os.getpid(), signal.SIGINT)\n"
+            "sys.meta_path.insert(0, CtrlC())")
+    done = _run(script(name, *args, before=hook), tmp_path, stdin=subprocess.DEVNULL)
+    assert (done.returncode, done.stderr, done.stdout) == (130, "interrupted\n", "")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_python_m_sim_too(tmp_path: Path) -> None:
+    hook = ("import os, runpy, signal, sys\n"
+            "class CtrlC:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name == 'numpy':\n"
+            "            os.kill(os.getpid(), signal.SIGINT)\n"
+            "sys.meta_path.insert(0, CtrlC())\n"
+            "sys.argv[1:] = ['run', sys.argv[1]]\n"
+            "runpy.run_module('sim', run_name='__main__', alter_sys=True)")
+    done = _run([sys.executable, "-c", hook, str(TINY)], tmp_path)
+    assert (done.returncode, done.stderr) == (130, "interrupted\n")
+
+
+@pytest.mark.parametrize("argv", [
+    script("backoff-sim", "--help"), script("backoff-sim", "--version"),
+    script("backoff-sim", "run", "--help"), script("backoff-sim", "explore", "--help"),
+    script("backoff-simulator", "--help"), [sys.executable, "-m", "sim", "--help"],
+])
+@pytest.mark.parametrize("buffered", [True, False])
+def test_help_and_version_to_a_full_stdout_fail(tmp_path: Path, argv: list[str], buffered: bool) -> None:
+    # argparse swallows the write error and exits 0; the entry point still knows.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED" or not buffered}
+    if not buffered:
+        env["PYTHONUNBUFFERED"] = "1"
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(argv, cwd=tmp_path, stdout=full, stderr=subprocess.PIPE, text=True,
+                              timeout=120, env=env)
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == ["error: cannot write to standard output: No space left on device"]
+
+
+def test_help_into_a_closed_pipe_is_quiet(tmp_path: Path) -> None:
+    shell = " ".join(f"'{a}'" for a in script("backoff-sim", "run", "--help")) + " | head -1; exit ${PIPESTATUS[0]}"
+    done = _run(["bash", "-c", shell], tmp_path)
+    assert (done.returncode, done.stderr) == (0, "")
+
+
+@pytest.mark.parametrize("columns", ["0", "20", "-3", "wide", "99999999999"])
+def test_a_tiny_or_bad_columns_falls_back_to_a_readable_width(tmp_path: Path, columns: str,
+                                                               monkeypatch, capsys) -> None:
+    # COLUMNS=0 printed nothing at all, COLUMNS=20 tables of blank cells.
+    argv = ["run", str(TINY), "--out", str(tmp_path), "--workers", "1"]
+    assert cli.main([*argv, "--quiet"]) == 0
+    listed = capsys.readouterr().out
+    monkeypatch.setenv("COLUMNS", columns)
+    assert cli.main([*argv, "--quiet"]) == 0
+    assert capsys.readouterr().out == listed  # the file list never depends on the width
+    assert len(listed.splitlines()) == 10
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "FullJitteredExpo" in out and "client_requests_write" in out
+    tables = [line for line in out.splitlines() if line[:1] in ("┏", "┃", "│", "└")]
+    assert tables[0].startswith("┏") and len(tables[0]) == FALLBACK_WIDTH
+    assert max(len(line) for line in tables) == FALLBACK_WIDTH
+
+
+@pytest.mark.parametrize("columns, tty, width", [
+    (None, False, PIPED_WIDTH), (None, True, None), ("100", False, 100), ("100", True, 100),
+    ("39", True, FALLBACK_WIDTH), ("", False, FALLBACK_WIDTH), (" 60 ", False, 60),
+])
+def test_console_width(monkeypatch, columns: str | None, tty: bool, width: int | None) -> None:
+    class Stream:
+        def isatty(self) -> bool:
+            return tty
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert console_width(Stream()) == width

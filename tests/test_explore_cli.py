@@ -169,3 +169,67 @@ def test_a_tune_with_no_feasible_trial_removes_the_previous_front(config: Path, 
     assert cli.main(["explore", str(config), "--out", str(out), "-q", "-j", "1"]) == 0
     names = sorted(p.name for p in out.iterdir() if not p.name.startswith("."))
     assert names == sorted(set(FILES) - {"Lock_map_pareto.csv", "Lock_map_pareto.png"})
+
+
+def test_an_explore_refused_by_the_lock_creates_nothing(config: Path, tmp_path: Path, capsys) -> None:
+    # Another command writes into --out: the explore is one line, and leaves no cache folder
+    # (it created .backoff-sim-cache before asking for the lock).
+    from sim.export.outset import LOCK_NAME, OutputSet
+
+    out = tmp_path / "out"
+    with OutputSet(out) as other:
+        assert cli.main(["explore", str(config), "--out", str(out), "-q", "-j", "1"]) == 2
+        assert "another backoff-sim is writing there" in one_error_line(capsys.readouterr().err)
+        assert sorted(p.name for p in out.iterdir()) == sorted([LOCK_NAME, other.staging.name])
+    assert list(out.iterdir()) == []
+
+
+def test_progress_lines_come_at_most_every_interval_on_a_fake_clock() -> None:
+    from sim.progress import ProgressLines
+
+    now = [100.0]
+    written: list[str] = []
+    lines = ProgressLines(written.append, interval=5.0, clock=lambda: now[0], phase="checking",
+                          unit="cells")
+    lines.update(10, 1000)
+    now[0] += 4.9
+    assert not lines.keep_going() and written == []  # a tick, never a stop
+    now[0] += 0.1
+    lines.update(20, 1000)
+    assert written == ["checking: 20 of 1,000 cells done, 0m05s"]
+    now[0] += 1.0
+    lines.tick()
+    assert len(written) == 1
+    report = lines.reporter("exploring 4 cells")
+    now[0] += 60.0
+    report(3, 8)
+    assert written[-1] == "exploring 4 cells: 3 of 8 runs done, 1m06s"
+
+
+def test_explore_and_tune_print_progress_lines_when_stderr_is_not_a_terminal(
+        config: Path, tmp_path: Path, monkeypatch, capsys) -> None:
+    # README: "a progress line every 5 s" without a terminal; explore and tune printed nothing
+    # for minutes. The interval set to 0 here: every step of the work makes a line.
+    import sim.progress
+
+    monkeypatch.setattr(sim.progress, "PROGRESS_SECONDS", 0.0)
+    assert cli.main(["explore", str(config), "--out", str(tmp_path / "out"), "-j", "1", "--no-cache"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    phases = [line.split(":")[0] for line in err]
+    assert phases[0] == "checking the maps" and "6 of 6 cells done" in err[phases.count("checking the maps") - 1]
+    assert "exploring 6 cells" in phases and "tuning 'jitter' of Lock map" in phases
+    assert phases.index("exploring 6 cells") < phases.index("tuning 'jitter' of Lock map")
+    assert all(" runs done, " in line for line in err if not line.startswith("checking"))
+    # -q prints no progress at all.
+    assert cli.main(["explore", str(config), "--out", str(tmp_path / "out"), "-j", "1", "-q"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_check_cells_reports_its_progress(config: Path) -> None:
+    from sim.explore.checks import check_cells
+    from sim.explore.plan import load_document
+
+    seen: list[tuple[int, int]] = []
+    check_cells(load_document(config).explores, workers=1,
+                progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(n, 6) for n in range(1, 7)]

@@ -138,13 +138,32 @@ def test_staging_folders_of_killed_runs_are_cleaned_up(tmp_path: Path) -> None:
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True).stdout.strip()
     stale = out / f"{outset.STAGING_PREFIX}{dead}-abc"
-    live = out / f"{outset.STAGING_PREFIX}{os.getpid()}-abc"
-    for folder in (stale, live):
+    # Named after a live process: a killed command's pid given to another one since (in a
+    # container, every command may be pid 1). Under the lock, no other command is staging here.
+    reused = out / f"{outset.STAGING_PREFIX}{os.getpid()}-abc"
+    for folder in (stale, reused):
         folder.mkdir(parents=True)
         (folder / "x_events.csv").write_text("partial")
-    with OutputSet(out):
-        pass
-    assert not stale.exists() and live.exists()
+    with OutputSet(out) as output:
+        assert sorted(p.name for p in out.iterdir()) == sorted([LOCK_NAME, output.staging.name])
+    assert list(out.iterdir()) == []
+
+
+def test_a_killed_run_s_staging_folder_goes_with_the_next_run(tmp_path: Path) -> None:
+    # SIGKILL while the sweep runs: the staging folder and the lock file stay; the next run into
+    # the same directory removes the folder, even with the killed run's pid reused.
+    config = _config(tmp_path, FIRST)
+    out = tmp_path / "out"
+    code = ("import os, sys\n"
+            "from sim.export.outset import OutputSet\n"
+            "output = OutputSet(sys.argv[1]).__enter__()\n"
+            "(output.staging / 'first_events.csv').write_text('half')\n"
+            "os.kill(os.getpid(), 9)")
+    assert subprocess.run([sys.executable, "-c", code, str(out)]).returncode == -9
+    [left] = [p for p in out.iterdir() if p.name.startswith(outset.STAGING_PREFIX)]
+    left.rename(out / f"{outset.STAGING_PREFIX}{os.getpid()}-{left.name.rsplit('-', 1)[1]}")
+    assert cli.main(["run", str(config), "--out", str(out), "--quiet", "--workers", "1"]) == 0
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]
 
 
 def test_a_failed_move_puts_the_previous_files_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -212,3 +231,27 @@ def test_the_compat_command_makes_newlines_in_titles_safe(tmp_path: Path, capsys
     assert compat.main(["--config-file", "sims.toml"]) == 0
     assert sorted(p.name for p in tmp_path.glob("*.png")) == ["two_lines_metrics.png",
                                                               "two_lines_scatter.png"]
+
+
+@pytest.mark.parametrize("out, words", [
+    ("a" * 300, "of 300 bytes, more than the 255 a name can have"),
+    ("/".join(["b" * 200] * 25), "the paths of the files in it would pass the system's limit"),
+])
+@pytest.mark.parametrize("argv", [["run", "CONFIG", "--out"], ["explore", "CONFIG", "--out"],
+                                  ["explore", "CONFIG", "--cache"], ["CONFIG", "--out"]])
+def test_an_out_too_long_for_the_system_is_one_line_before_any_work(
+        tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch, out: str, words: str,
+        argv: list[str]) -> None:
+    # A traceback (ENAMETOOLONG from sim/export/names.py) before; the app's --out too.
+    from tui.main import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sim.runs.sweep.run_sweeps", lambda *a, **k: pytest.fail("a sweep started"))
+    config = str(_config(tmp_path, FIRST))
+    with pytest.raises(SystemExit) as info:
+        main([config if a == "CONFIG" else a for a in argv] + [out])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: backoff-sim") and words in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sims.toml"]
+

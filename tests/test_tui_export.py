@@ -4,6 +4,8 @@ never over an earlier export."""
 
 from __future__ import annotations
 
+import errno
+import os
 import threading
 from pathlib import Path
 
@@ -89,6 +91,39 @@ async def test_export_shows_its_progress_while_the_worker_writes(tmp_path: Path,
     total = len(list(tmp_path.iterdir()))
     assert steps and steps[-1] == (total, total)
     assert [done for done, _ in steps] == sorted(done for done, _ in steps)
+
+
+@pilot_test
+async def test_an_export_to_a_full_disk_writes_none_of_its_files(tmp_path: Path, monkeypatch) -> None:
+    # The disk fills up at the export's second file: "Export failed", and no file of the export
+    # is left (the run's events file, written first, stayed behind).
+    import sim.export.atomic as atomic
+
+    real_fdopen = atomic.os.fdopen
+    opened = []
+
+    def fdopen_then_fill(fd, *args, **kwargs):
+        opened.append(fd)
+        if len(opened) == 2:
+            os.close(fd)
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_fdopen(fd, *args, **kwargs)
+
+    out = tmp_path / "out"
+    app = make_app(out_dir=out)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        monkeypatch.setattr(atomic.os, "fdopen", fdopen_then_fill)
+        await pilot.press("e")
+        await settle(pilot)
+        failed = [n for n in app._notifications if str(n.title) == "Export failed"]
+        assert len(failed) == 1 and "No space left on device" in str(failed[0].message)
+        assert list(out.iterdir()) == []  # no file, no staging folder, no lock
+        monkeypatch.undo()
+        await pilot.press("e")  # the disk has room again: the whole export, under its own name
+        await settle(pilot)
+        assert export_notes(app) == [f"Exported {len(SWEEP_FILES) + 2} files to {out.resolve()}"]
+        assert len(list(out.iterdir())) == len(SWEEP_FILES) + 2
 
 
 @pilot_test

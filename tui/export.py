@@ -3,6 +3,7 @@ simulation's sweep files as ``backoff-sim run`` writes them, and a screenshot.
 
 Nothing is overwritten: when any file of an export would replace an earlier one, the whole set
 gets the first free number (``Title-2_metrics.png``...), so an export's files stay together.
+An export is all or nothing: its files appear together, or (a full disk) none does.
 Pure file work, no Textual: the screen runs it in a thread worker and shows its progress.
 """
 
@@ -13,10 +14,11 @@ from pathlib import Path
 
 from sim.runs.sweep import SweepResult
 from sim.core.history import History
-from sim.export import export_simulation, spec_output_paths
-from sim.export.atomic import atomic_write_text, ensure_output_dir
+from sim.export import spec_output_paths, stale_names, write_simulation
+from sim.export.atomic import atomic_write_text
 from sim.export.csv_files import write_history_csv
 from sim.export.names import safe_title
+from sim.export.outset import OutputSet
 from sim.palette import Palette
 
 from .source import Selection
@@ -54,22 +56,28 @@ def free_stem(out_dir: Path, selection: Selection, result: SweepResult | None) -
 def export_view(out_dir: Path, selection: Selection, history: History,
                 result: SweepResult | None, svg: str, palette: Palette,
                 progress: Progress | None = None) -> list[Path]:
-    """Write the export into ``out_dir`` (created if needed); return the files, in order."""
-    ensure_output_dir(out_dir)
-    stem = free_stem(out_dir, selection, result)
-    run_name, svg_name = view_names(stem, selection)
-    total = len(planned_names(stem, selection, result))
-    written: list[Path] = []
+    """Write the export into ``out_dir`` (created if needed) as one output set, as
+    ``backoff-sim run`` writes its files: staged, then moved in together, or none of them (a
+    full disk left the run's events file behind); return the files, in order."""
+    out_dir = Path(out_dir)
+    with OutputSet(out_dir) as output:  # the lock first: the free stem stays free
+        stem = free_stem(out_dir, selection, result)
+        run_name, svg_name = view_names(stem, selection)
+        total = len(planned_names(stem, selection, result))
+        staged: list[Path] = []
 
-    def done(path: Path) -> None:
-        written.append(path)
-        if progress is not None:
-            progress(len(written), total, path)
+        def done(path: Path) -> None:
+            staged.append(path)
+            if progress is not None:
+                progress(len(staged), total, out_dir / path.name)
 
-    s = selection
-    done(write_history_csv(out_dir / run_name, s.simulation, s.strategy, s.clients,
-                           s.repetition, history))
-    if result is not None:
-        export_simulation(result, out_dir, palette=palette, stem=stem, written_one=done)
-    done(atomic_write_text(out_dir / svg_name, svg))
-    return written
+        s = selection
+        done(write_history_csv(output.staging / run_name, s.simulation, s.strategy, s.clients,
+                               s.repetition, history))
+        stale: list[str] = []
+        if result is not None:
+            files = write_simulation(result, output.staging, palette=palette, stem=stem,
+                                     written_one=done)
+            stale = stale_names(result.spec.title, files, stem=stem)
+        done(atomic_write_text(output.staging / svg_name, svg))
+        return output.commit([p.name for p in staged], remove=stale)

@@ -13,7 +13,7 @@ values through both. ``check_cells`` then puts every cell through ``sim.runs.res
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import fields
 
 from sim.bounds import MAX_INTEGER, MAX_SEED, MAX_TIME, MIN_SPAN
@@ -102,28 +102,37 @@ def check_spec(spec: SimulationSpec) -> None:
 
 
 def check_cells(plans: Sequence, *, workers: int, force: bool = False,
-                memory: tuple[int | None, int | None] | None = None) -> None:
+                memory: tuple[int | None, int | None] | None = None,
+                progress: Callable[[int, int], None] | None = None) -> None:
     """Refuse (ConfigError, one line per problem) maps whose cells the machine cannot hold or
     finish: each cell's spec goes through ``sim.runs.resources.check_resources`` as a simulation of
     ``backoff-sim run`` would (the first failing cell of each map is named, with how many more
-    fail), and, unless ``force``, the map's cells together must stay under the events limit."""
+    fail), and, unless ``force``, the map's cells together must stay under the events limit.
+    ``progress(done, total)`` follows the cells checked (a 10⁶-cell map takes most of a minute)."""
     from sim.runs.resources import EVENTS_LIMIT, check_resources, estimate
 
     errors: list[ConfigError] = []
+    total = sum(len(plan.cells) for plan in plans)
+    checked = 0
     for plan in plans:
         failed: list[tuple[int, ConfigError]] = []
+        events = 0
         for position, cell in enumerate(plan.cells):
             try:
                 check_resources([cell.spec], workers=workers, force=force, memory=memory)
             except ConfigError as exc:
                 failed.append((position, exc))
+            else:
+                events += estimate(cell.spec, workers).events  # in the same pass, also followed
+            checked += 1
+            if progress is not None:
+                progress(checked, total)
         if failed:
             position, exc = failed[0]
             more = f" (and {len(failed) - 1} more cells)" if len(failed) > 1 else ""
             errors.append(ConfigError(f"the cell {plan.cell_label(position)}{more}: {exc.message}",
                                       file=plan.file, simulation=plan.title, key=exc.key, hint=exc.hint))
             continue
-        events = sum(estimate(cell.spec, workers).events for cell in plan.cells)
         if not force and events > EVENTS_LIMIT:
             errors.append(ConfigError(
                 f"the map's {len(plan.cells)} cells would simulate at least {events:.2g} events, more than "

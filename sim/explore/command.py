@@ -9,13 +9,11 @@ finished cell is cached, running the same command again resumes.
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 
-from sim.errors import EXIT_INTERRUPTED, EXIT_OK
+from sim.errors import EXIT_OK
 
 EXPLORE_DESCRIPTION = """\
 Explore the simulations of a config that carry a [simulation.explore] or [simulation.tune]
@@ -58,11 +56,12 @@ def dask_scheduler(text: str) -> str:
 
 
 def add_explore_subparser(subparsers, positive_int: Callable[[str], int],
-                          add_force: Callable[[argparse.ArgumentParser], None] | None = None
-                          ) -> argparse.ArgumentParser:
+                          add_force: Callable[[argparse.ArgumentParser], None] | None = None,
+                          directory: Callable[[str], Path] = Path) -> argparse.ArgumentParser:
     """Register ``explore`` on the top-level parser's subparsers (``positive_int``: the CLI's
     argparse type for --workers, so both commands word the same mistake the same way;
-    ``add_force``: the CLI's --force option, so both describe it alike)."""
+    ``add_force``: the CLI's --force option, so both describe it alike; ``directory``: its type
+    for --out, which refuses a path too long for the files before any work)."""
     from sim.palette import DEFAULT_THEME
 
     sub = subparsers.add_parser("explore", help="map metrics over one or two keys, and tune a strategy",
@@ -70,14 +69,14 @@ def add_explore_subparser(subparsers, positive_int: Callable[[str], int],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub.add_argument("config", metavar="CONFIG", type=Path,
                      help="TOML config with [simulation.explore] or [simulation.tune] tables")
-    sub.add_argument("--out", "-o", metavar="DIR", type=Path, default=Path("."),
+    sub.add_argument("--out", "-o", metavar="DIR", type=directory, default=Path("."),
                      help="directory for the CSV and PNG files, created if needed (default: .)")
     sub.add_argument("--workers", "-j", metavar="N", type=positive_int, default=None,
                      help="worker processes (default: all cores; with --dask local, its workers)")
     sub.add_argument("--dask", metavar="SCHEDULER", type=dask_scheduler, default=None,
                      help="run the tasks on Dask: a scheduler address (tcp://host:8786) or 'local' "
                           "for a LocalCluster (needs the dask extra)")
-    sub.add_argument("--cache", metavar="DIR", type=Path, default=None,
+    sub.add_argument("--cache", metavar="DIR", type=directory, default=None,
                      help="cell cache directory (default: DIR/.backoff-sim-cache of --out)")
     sub.add_argument("--no-cache", action="store_true", help="compute every cell, read and write no cache")
     sub.add_argument("--quiet", "-q", action="store_true", help="no progress bar: print only the files written")
@@ -95,33 +94,20 @@ def add_explore_subparser(subparsers, positive_int: Callable[[str], int],
 def explore_command(args: argparse.Namespace) -> int:
     """Carry out ``backoff-sim explore``; return the exit status (0, 2, or 130, 143, 129 on
     SIGINT, SIGTERM, SIGHUP)."""
-    from rich.console import Console
-
     from sim.errors import UserError
-    from sim.interrupt import end_after_stop, first_interrupt_only, stop_message
+    from sim.stdout import command_status, stderr_console, stderr_line
 
-    err = Console(stderr=True, highlight=False)
     if getattr(args, "app", False):  # `backoff-sim explore --app` opens the app before this
-        err.print("error: --app opens the terminal app: run `backoff-sim explore CONFIG --app` "
-                  "(python -m sim is headless)", markup=False, soft_wrap=True)
+        stderr_line("error: --app opens the terminal app: run `backoff-sim explore CONFIG --app` "
+                    "(python -m sim is headless)")
         return UserError.exit_status
-    try:
-        with first_interrupt_only(exit_deadline=True):
-            return _explore(args, err)
-    except UserError as exc:
-        for line in exc.lines():  # a config with several mistakes: one line each
-            err.print(f"error: {line}", markup=False, soft_wrap=True)
-        return exc.exit_status
-    except KeyboardInterrupt as exc:  # SIGINT, SIGTERM or SIGHUP: 130, 143 or 129
-        err.print(f"{stop_message(exc)}: finished cells are cached; run the same command to resume",
-                  markup=False)
-        return end_after_stop(exc)
+    return command_status(lambda: _explore(args, stderr_console()),
+                          interrupted_note=": finished cells are cached; run the same command to resume")
 
 
 def _explore(args: argparse.Namespace, err) -> int:
     import time
 
-    from rich.console import Console
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -145,6 +131,8 @@ def _explore(args: argparse.Namespace, err) -> int:
     from sim.export.names import check_unique_stems
     from sim.export.outset import OutputSet
     from sim.palette import load_palette
+    from sim.progress import ProgressLines
+    from sim.stdout import print_plain, stderr_line, stdout_console
 
     from sim.runs.sweep import default_workers
     from sim.explore.checks import check_cells
@@ -160,20 +148,24 @@ def _explore(args: argparse.Namespace, err) -> int:
                         "table (add one under a [[simulation]]; see README, \"Explore\")")
     check_unique_stems(s.title for s in doc.config.simulations)
     workers = args.workers or default_workers()
-    check_cells(doc.explores, workers=workers, force=force)  # before any work, as `run` does
+    # No bar on a stderr that is not a terminal: a plain line every few seconds instead, from the
+    # check of a huge map's cells on.
+    lines = ProgressLines(stderr_line) if not args.quiet and not err.is_terminal else None
+    check_cells(doc.explores, workers=workers, force=force,  # before any work, as `run` does
+                progress=lines.reporter("checking the maps", "cells") if lines else None)
     check_tunes(doc.tunes, workers=workers, force=force)  # the costliest trial and the evaluation
     for plan in doc.tunes:
         require_optuna(plan)  # before any work, not after the maps
     out_dir = ensure_output_dir(args.out)
-    cache_dir = None if args.no_cache else ensure_output_dir(args.cache or out_dir / ".backoff-sim-cache")
-    cache = CellCache(cache_dir)
-    # Piped output gets a generous width instead of 80 columns, unless COLUMNS says otherwise.
-    out = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 120, highlight=False)
+    out = stdout_console()
     start = time.perf_counter()
     with ExitStack() as stack:
         # All of the command's files appear together when everything has run, or none does (an
         # error or Ctrl-C leaves the previous set untouched), as with `backoff-sim run`.
         output = stack.enter_context(OutputSet(out_dir))
+        # The cache only once the directory is ours: a command refused by the lock creates nothing.
+        cache_dir = None if args.no_cache else ensure_output_dir(args.cache or out_dir / ".backoff-sim-cache")
+        cache = CellCache(cache_dir)
         progress = None
         if not args.quiet and err.is_terminal:
             progress = stack.enter_context(Progress(
@@ -188,9 +180,11 @@ def _explore(args: argparse.Namespace, err) -> int:
 
             def tracker(description: str):
                 if progress is None:
-                    return None
+                    return lines.reporter(description) if lines else None
                 task = progress.add_task(description, total=None)
                 return lambda done, total: progress.update(task, completed=done, total=total)
+
+            tick = lines.keep_going if lines else None  # polled by the backends while they wait
 
             staged: list[Path] = []
             stale: list[str] = []
@@ -198,13 +192,14 @@ def _explore(args: argparse.Namespace, err) -> int:
             if doc.explores:
                 cells = sum(len(p.cells) for p in doc.explores)
                 results = run_explores(doc.explores, backend, cache,
-                                       progress=tracker(f"exploring {cells} cells"))
+                                       progress=tracker(f"exploring {cells} cells"), should_stop=tick)
                 for result in results:
                     staged += [write_explore_csv(result, output.staging),
                                write_explore_png(result, output.staging, palette)]
             tunes = []
             for plan in doc.tunes:
-                tune = run_tune(plan, backend, cache, progress=tracker(f"tuning {plan.label!r} of {plan.title}"))
+                tune = run_tune(plan, backend, cache, progress=tracker(f"tuning {plan.label!r} of {plan.title}"),
+                                should_stop=tick)
                 files = write_tune_files(tune, output.staging, palette)
                 staged += files
                 stale += stale_tune_names(plan.title, files)
@@ -220,5 +215,5 @@ def _explore(args: argparse.Namespace, err) -> int:
         out.print(f"done in {seconds:.1f} s ({note}); wrote {len(written)} files to {out_dir.resolve()}:",
                   markup=False, soft_wrap=True)
     for path in written:
-        out.print(f"  {path.name}" if not args.quiet else str(path), markup=False, soft_wrap=True)
+        print_plain(out, f"  {path.name}" if not args.quiet else str(path))
     return EXIT_OK

@@ -22,6 +22,13 @@ from sim.errors import UserError
 warnings.filterwarnings("ignore", message=r"Glyph \d+ .*missing from", category=UserWarning)
 warnings.filterwarnings("ignore", message=r"Matplotlib currently does not support", category=UserWarning)
 logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
+# Matplotlib's other UserWarnings are about the picture too ("constrained_layout not applied" for
+# long titles or many strategies): the PNG is still written, so they are silenced where we draw,
+# and only there. Matplotlib attributes each to the first caller outside itself (warn_external):
+# these modules, which build the figures and save them. A filter by module, not catch_warnings,
+# which is not thread-safe (the app exports from a thread).
+DRAWING_MODULES = r"sim\.(export\.(atomic|plots|overload_plots)|explore\.(figure|pareto))\Z"
+warnings.filterwarnings("ignore", category=UserWarning, module=DRAWING_MODULES)
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure

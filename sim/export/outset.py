@@ -134,11 +134,16 @@ class OutputSet:
             self._lock_fd = None
 
     def _remove_stale_staging(self) -> None:
-        """Staging folders of commands that were killed (SIGKILL, power loss) are left behind;
-        under the lock, those whose process is gone are removed."""
+        """Staging folders of commands that were killed (SIGKILL, power loss) are left behind.
+        A command stages only while it holds the lock, so under the lock every staging folder
+        is stale, whatever its pid says: pids are reused (in a container every command may be
+        pid 1), and a folder named after a live process was kept forever. Without a lock (no
+        fcntl), only those whose process is gone are removed."""
         for entry in self.out_dir.iterdir():
             match = _STAGING.match(entry.name)
-            if match and entry.is_dir() and not _alive(int(match.group(1))):
+            if not match or not entry.is_dir():
+                continue
+            if self._lock_fd is not None or not _alive(int(match.group(1))):
                 shutil.rmtree(entry, ignore_errors=True)
 
     # --- the commit --------------------------------------------------------------------------

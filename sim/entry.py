@@ -1,0 +1,59 @@
+"""The console scripts' first code: ``backoff-sim`` (through ``tui.entry``), ``backoff-simulator``
+and ``python -m sim``.
+
+Importing the commands takes a quarter of a second (numpy, rich, matplotlib): a Ctrl-C in that
+time used to end in a ``KeyboardInterrupt`` traceback and status -2. Here the imports happen
+inside the guard, so it is one line, ``interrupted``, and status 130 as at any later moment.
+This module imports nothing heavy itself. The guard also prepares the standard streams
+(``sim.stdout.prepare_streams``) and checks stdout's last flush (``sim.stdout.finish_stdout``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import signal
+import sys
+
+from sim.errors import EXIT_INTERRUPTED  # a module of constants and exceptions, no imports
+
+
+def _status(code: object) -> int:
+    """``SystemExit.code`` as an exit status, as the interpreter reads it."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+def run_entry(module: str, function: str = "main") -> int:
+    """Import ``module`` and return the status of its ``function()`` (argparse's SystemExit
+    included); a Ctrl-C at any moment, imports first, is one line and status 130."""
+    try:
+        from sim.stdout import finish_stdout, prepare_streams
+
+        prepare_streams()
+        main = getattr(importlib.import_module(module), function)
+        try:
+            status = main()
+        except SystemExit as exc:  # argparse: --help, --version, a mistake in the arguments
+            status = _status(exc.code)
+        return finish_stdout(status)
+    except KeyboardInterrupt as exc:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C cannot cut the line short
+        try:
+            print(getattr(exc, "message", "interrupted"), file=sys.stderr, flush=True)
+        except (OSError, ValueError, AttributeError):
+            pass
+        return getattr(exc, "exit_status", EXIT_INTERRUPTED)
+
+
+def backoff_simulator() -> int:
+    """``backoff-simulator``."""
+    return run_entry("sim.compat")
+
+
+def backoff_sim_headless() -> int:
+    """``python -m sim``."""
+    return run_entry("sim.cli")
