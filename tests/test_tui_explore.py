@@ -280,7 +280,7 @@ def test_explore_app_with_dask_hands_the_cluster_to_the_app_and_closes_it(tmp_pa
     class FakeDask:
         name = "dask"
 
-        def __init__(self, address, *, workers=None):
+        def __init__(self, address, *, workers=None, tasks=None):
             events.append(("open", address, workers))
 
         def __enter__(self):

@@ -83,6 +83,7 @@ class RunRecorder:
             if should_stop() or self._ticket is not ticket:
                 raise Cancelled()
 
+        check()
         try:
             for data in pool.imap_unordered(_record, [(spec, label, clients, repetition, geometry)],
                                             tick=check):
