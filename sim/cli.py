@@ -191,7 +191,7 @@ def run_command(args: argparse.Namespace) -> int:
     cannot be written; 130, 143 or 129 on SIGINT, SIGTERM or SIGHUP).
 
     Every user mistake ends as one line on stderr (one per mistake of a config); a stop signal
-    terminates the workers and removes the temporary files, printing one line; the files of a
+    kills the workers and removes the temporary files, printing one line; the files of a
     run appear all together at the end or not at all.
     """
     from sim.stdout import command_status

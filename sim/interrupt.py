@@ -1,7 +1,7 @@
 """Stop signals for the command lines: Ctrl-C, SIGTERM and SIGHUP all stop the work the same way.
 
 The first SIGINT, SIGTERM or SIGHUP raises ``Interrupted`` in the main thread, so ``with`` blocks
-unwind: the sweep's pool terminates its workers, temporary files and folders are removed, and the
+unwind: the sweep's pool kills its workers, temporary files and folders are removed, and the
 command prints one line and exits with 128 + the signal's number (130, 143, 129). Later signals
 are ignored: a second Ctrl-C, or ``timeout`` signalling both the process and its group, cannot
 interrupt the clean-up and print a traceback. Without a handler, SIGTERM and SIGHUP would kill the

@@ -19,7 +19,7 @@ import shutil
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 EXIT_SECONDS = 1.5  # the watchdog's bound: the issue asks for an exit within 2 s of the signal
@@ -90,6 +90,15 @@ def _tracker_pid() -> int | None:
     return getattr(resource_tracker._resource_tracker, "_pid", None)  # type: ignore[attr-defined]
 
 
+def kill(pids: Iterable[int]) -> None:
+    """SIGKILL each of ``pids``; one already gone (or not ours) is passed over. Never waits."""
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
 def kill_descendants() -> list[int]:
     """SIGKILL every process below this one (worker pools, the forkserver and its children,
     Dask's worker processes) but multiprocessing's resource tracker, which ends by itself once
@@ -97,11 +106,7 @@ def kill_descendants() -> list[int]:
     for every semaphore it had not heard of); returns their pids. Never waits."""
     spare = _tracker_pid()
     pids = [pid for pid in descendants() if pid != spare]
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+    kill(pids)
     return pids
 
 

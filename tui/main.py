@@ -245,5 +245,7 @@ def _replay_source(path: Path, time_unit: str = "ms"):
     return ReplaySource(read_events_csv(path), path, time_unit)
 
 
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+if __name__ == "__main__":  # pragma: no cover - as the console script runs it (``tui.entry``)
+    from sim.entry import run_entry
+
+    sys.exit(run_entry("tui.main"))

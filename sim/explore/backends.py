@@ -17,7 +17,7 @@ import queue
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sim.analysis.metrics import RunMetrics
@@ -26,6 +26,7 @@ from sim.runs.engine import run_metrics
 from sim.errors import UserError
 from sim.explore.summary import CellResult, run_values
 from sim.spec import SimulationSpec
+from sim.teardown import kill
 
 Progress = Callable[[int, int], None]
 OnCell = Callable[[int, CellResult], None]
@@ -143,7 +144,7 @@ class DaskBackend:
             # Stopped while it started: what it had started goes now, and Dask, still starting
             # in its thread, is not heard complaining about it.
             logging.getLogger("distributed").setLevel(logging.CRITICAL)
-            _kill(set(descendants()) - before)
+            kill(set(descendants()) - before)
             self._remove_scratch(seal=True)
             atexit.register(self._unseal)  # registered last, so run first: before the removal
             raise
@@ -251,7 +252,10 @@ class DaskBackend:
                     on_cell(i, CellResult.from_rows(specs[i], rows[i]))
                     rows[i] = []
         except BaseException:
-            self.client.cancel(futures)
+            from sim.teardown import is_armed
+
+            if not is_armed():  # a stop signal: the cluster is killed next, nothing to ask it
+                self.client.cancel(futures)
             raise
 
 
@@ -313,13 +317,13 @@ def _in_quiet_thread(start: Callable[[], Any]) -> Any:
 
 def _forget_late(outcome: list[Any]) -> None:
     if outcome and outcome[0][0]:
-        _kill(_worker_pids(outcome[0][1]))
+        kill(_worker_pids(outcome[0][1]))
         _forget_cluster(outcome[0][1])
 
 
 def _close_now(cluster: Any) -> None:
     """Kill a cluster's worker processes, then close it (Dask's own bound) and forget it."""
-    _kill(_worker_pids(cluster))
+    kill(_worker_pids(cluster))
     with contextlib.suppress(Exception):
         cluster.close(timeout=CLOSE_SECONDS)
     _forget_cluster(cluster)
@@ -340,14 +344,6 @@ def _forget_cluster(thing: Any) -> None:
     instances = getattr(type(thing), "_instances", None)
     if instances is not None and hasattr(instances, "discard"):
         instances.discard(thing)
-
-
-def _kill(pids: Iterable[int]) -> None:
-    import signal
-
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
 
 
 def make_backend(dask: str | None, workers: int | None,

@@ -27,6 +27,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from sim.interrupt import stop_signals_held
+from sim.teardown import kill
 from sim.runs.workers import init_worker
 
 # What a worker sends back on its pipe: (kind, payload).
@@ -228,13 +229,8 @@ class WorkerPool:
         in time (which only an uninterruptible kernel wait could cause) is forgotten rather than
         waited for, at exit too."""
         self._stopped = True
-        for worker in self._workers:
-            pid = worker.process.pid
-            if pid is not None and worker.process.exitcode is None:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
+        kill(w.process.pid for w in self._workers
+             if w.process.pid is not None and w.process.exitcode is None)
         deadline = time.monotonic() + REAP_SECONDS
         for worker in self._workers:
             if worker.process.pid is None:

@@ -1,6 +1,6 @@
 """Worker processes that never outlive the process that started them.
 
-A sweep's pool (and the app's run recorder) terminate their workers when they stop normally or
+A sweep's pool (and the app's run recorder) kill their workers by pid when they stop normally or
 on a stop signal. If the parent dies without that chance (SIGKILL, a crash), each worker must
 still go: on Linux the kernel sends it SIGKILL when its parent dies (``prctl`` with
 ``PR_SET_PDEATHSIG``); everywhere, a watchdog thread exits the worker within a second of its
@@ -51,10 +51,11 @@ def _watch(parent: int, owner: int) -> None:
 
 
 def init_worker(owner: int) -> None:
-    """Pool initializer: ``owner`` is the pid of the process that created the pool.
+    """A worker's first step (``procpool``): ``owner`` is the pid of the process that created
+    the pool.
 
-    Ctrl-C is the owner's to handle (it terminates the pool); SIGTERM and SIGHUP keep their
-    default action, so ``Pool.terminate`` and a closed terminal end the worker at once.
+    Ctrl-C is the owner's to handle (it stops the pool); SIGTERM and SIGHUP keep their default
+    action, so a closed terminal or a signal to the process group ends the worker at once.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for name in ("SIGTERM", "SIGHUP"):
