@@ -78,28 +78,51 @@ def first_interrupt_only(exit_deadline: bool = False) -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    interrupted = False
+    stops: list[Interrupted] = []
 
     def on_signal(signum: int, frame: object) -> None:
-        nonlocal interrupted
-        if interrupted:
+        if stops:
             return
-        interrupted = True
+        stops.append(Interrupted(signum))
         for sig in STOP_SIGNALS:
             signal.signal(sig, signal.SIG_IGN)
         if exit_deadline:
             from sim.teardown import arm_exit_deadline
 
             arm_exit_deadline(128 + signum)
-        raise Interrupted(signum)
+        raise stops[0]
 
     previous = {sig: signal.signal(sig, on_signal) for sig in STOP_SIGNALS}
+    _pending.append(stops)
     try:
         yield
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
+        if stops:  # a consequence of the stop (a worker the group's signal killed): it is the stop
+            raise stops[0] from exc
+        raise
+    else:
+        # The handler's exception can land where Python drops it (a ``__del__``, a fork hook):
+        # the stop still ends the block, here at the latest.
+        if stops:
+            raise stops[0]
     finally:
-        if not interrupted:
+        _pending.remove(stops)
+        if not stops:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+
+
+_pending: list[list[Interrupted]] = []  # the stops of the blocks now open
+
+
+def raise_if_stopped() -> None:
+    """Raise, again, a stop whose exception was lost (for loops that poll while they wait, so
+    that the work ends at once rather than when its block does); a no-op without one."""
+    for stops in _pending:
+        if stops:
+            raise stops[0]
 
 
 @contextmanager

@@ -26,7 +26,7 @@ from multiprocessing import connection
 from multiprocessing.connection import Connection
 from typing import Any
 
-from sim.interrupt import stop_signals_held
+from sim.interrupt import raise_if_stopped, stop_signals_held
 from sim.teardown import kill
 from sim.runs.workers import init_worker
 
@@ -159,6 +159,7 @@ class WorkerPool:
                 self._send(worker, (func, pending.popleft()))
             ready = self._wait()
             if not ready:
+                raise_if_stopped()
                 if tick is not None:
                     tick()
                 continue
