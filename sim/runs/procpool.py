@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import queue
 import signal
 import threading
 import time
@@ -111,6 +112,7 @@ class WorkerPool:
         self._workers: list[_Worker] = []
         self._busy: dict[Connection, _Worker] = {}
         self._stopped = False
+        self._pump: threading.Thread | None = None
         try:
             for _ in range(processes):
                 self._start(initializer, initargs)
@@ -175,6 +177,42 @@ class WorkerPool:
                     raise payload
                 idle.append(worker)
                 yield payload
+
+    def imap_in_background(self, func: Callable[[Any], Any], items: Iterable[Any], *,
+                           tick: Callable[[], None] | None = None,
+                           on_progress: Callable[[int], None] | None = None) -> Iterator[Any]:
+        """``imap_unordered``, its feeding and reading done by a thread of the pool's own, so the
+        workers go on while the caller is busy with an outcome (the CLI draws a finished
+        simulation's PNGs meanwhile: fed from the caller's thread, the workers sat idle then,
+        7% of the sample's wall time). ``tick`` runs in the caller's thread; ``on_progress`` in
+        the pool's. ``stop()`` ends the thread: its waits are the pool's, a tenth of a second."""
+        outcomes: queue.SimpleQueue = queue.SimpleQueue()
+        done = object()
+
+        def pump() -> None:
+            try:
+                for outcome in self.imap_unordered(func, items, on_progress=on_progress):
+                    outcomes.put((True, outcome))
+                outcomes.put((True, done))
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+                outcomes.put((False, exc))
+
+        self._pump = threading.Thread(target=pump, name="worker-pool-pump", daemon=True)
+        self._pump.start()
+        while True:
+            try:
+                ok, value = outcomes.get(timeout=POLL_SECONDS)
+            except queue.Empty:
+                raise_if_stopped()
+                if tick is not None:
+                    tick()
+                continue
+            if not ok:
+                raise value
+            if value is done:
+                self._pump.join(REAP_SECONDS)
+                return
+            yield value
 
     def _send(self, worker: _Worker, task: tuple) -> None:
         try:
@@ -244,8 +282,15 @@ class WorkerPool:
                 _forget(worker.process)
 
     def close(self) -> None:
-        """Stop the workers and close the pipes (by the pool's owner, once nothing uses it)."""
+        """Stop the workers and close the pipes (by the pool's owner, once nothing uses it). A
+        pump thread still reading them (it notices the stop within ``POLL_SECONDS``) is given
+        ``REAP_SECONDS``; should it still run, the pipes are left to the garbage collector
+        rather than closed under it, where their numbers could go to another pool's pipes."""
         self.stop()
+        if self._pump is not None:
+            self._pump.join(REAP_SECONDS)
+            if self._pump.is_alive():
+                return
         for worker in self._workers:
             worker.conn.close()
         self._busy.clear()

@@ -262,8 +262,8 @@ def run_sweeps(specs: Sequence[SimulationSpec], *, workers: int | None = None,
 
     with WorkerPool(min(workers, len(tasks)), initializer=_init_worker,
                     initargs=(events is not None,)) as pool:
-        for outcome in pool.imap_unordered(_run_task, tasks, tick=check,
-                                           on_progress=events.add if events is not None else None):
+        for outcome in pool.imap_in_background(_run_task, tasks, tick=check,
+                                               on_progress=events.add if events is not None else None):
             if should_stop and should_stop():
                 raise SweepCancelled()
             finish(outcome)
