@@ -92,7 +92,14 @@ def first_interrupt_only(exit_deadline: bool = False) -> Iterator[None]:
             arm_exit_deadline(128 + signum)
         raise stops[0]
 
+    def unraisable(args: object) -> None:
+        # Where Python drops the handler's exception it also prints it ("Exception ignored in
+        # ... __del__", a traceback); the stop is not lost (below), so that print is not ours.
+        if not isinstance(getattr(args, "exc_value", None), Interrupted):
+            previous_hook(args)
+
     previous = {sig: signal.signal(sig, on_signal) for sig in STOP_SIGNALS}
+    previous_hook, sys.unraisablehook = sys.unraisablehook, unraisable
     _pending.append(stops)
     try:
         yield
@@ -109,6 +116,7 @@ def first_interrupt_only(exit_deadline: bool = False) -> Iterator[None]:
             raise stops[0]
     finally:
         _pending.remove(stops)
+        sys.unraisablehook = previous_hook
         if not stops:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)

@@ -305,3 +305,30 @@ def test_the_exit_deadline_ends_a_stuck_teardown(tmp_path: Path) -> None:
         assert proc.wait() == 143
     assert wait_for_exit([child]) == []
     assert not marker.exists()
+
+
+STAGED_SET_SCRIPT = """
+import sys, threading
+from sim.export.outset import OutputSet
+from sim.teardown import arm_exit_deadline
+
+output = OutputSet(sys.argv[1]).__enter__()  # an export under way in a thread of the app
+(output.staging / "T_events.csv").write_text("time,client")
+print(output.staging, flush=True)
+sys.stdin.readline()
+arm_exit_deadline(129, seconds=0.2)  # the terminal went away, and the export never returns
+threading.Event().wait()
+"""
+
+
+def test_the_exit_deadline_leaves_no_staged_files_and_no_lock(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-c", STAGED_SET_SCRIPT, str(out)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    with hang_guard(proc):
+        staging = Path(proc.stdout.readline().strip())
+        assert staging.is_dir() and (out / ".backoff-sim.lock").exists()
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        assert proc.wait() == 129
+    assert list(out.iterdir()) == []  # an output set is complete or absent, and unlocked

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from sim.errors import UserError
 from sim.interrupt import stop_signals_held
+from sim.teardown import discard, on_emergency
 from sim.export.atomic import ensure_output_dir
 
 try:
@@ -63,6 +64,7 @@ class OutputSet:
         self.out_dir = Path(out_dir)
         self.staging: Path = self.out_dir
         self._lock_fd: int | None = None
+        self._emergency = 0
 
     def __enter__(self) -> OutputSet:
         ensure_output_dir(self.out_dir)
@@ -78,9 +80,16 @@ class OutputSet:
         except BaseException:
             self._unlock()
             raise
+        # Should the process be ended by the exit deadline before ``__exit__`` runs (the app's
+        # export thread, when the terminal goes away), the staged files and the lock go too.
+        self._emergency = on_emergency(self._abandon)
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        discard(self._emergency)
+        self._abandon()
+
+    def _abandon(self) -> None:
         try:
             if self.staging != self.out_dir:
                 shutil.rmtree(self.staging, ignore_errors=True)
