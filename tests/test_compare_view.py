@@ -63,7 +63,8 @@ def test_latencies_counted_from_events_are_the_engines() -> None:
     summary = summarize(data, spec.caps)
     assert summary.caps.latencies and summary.work == run.open_metrics.work
     assert summary.p50 == pytest.approx(float(np.percentile(run.open_metrics.latencies, 50)))
-    assert summary.recovered is (not np.isnan(run.open_metrics.recovery_time))
+    engine = run.open_metrics.recovery_time  # None: too noisy at 100 clients of the fixture
+    assert summary.recovered is (None if engine is None else not np.isnan(engine))
 
 
 # The view ---------------------------------------------------------------------------------------

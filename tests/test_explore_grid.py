@@ -39,7 +39,7 @@ def cell(recovered: list[float], times: list[float], goodput: float = 1.0) -> Ce
     n = len(recovered)
     values = {"recovered": np.array([recovered], dtype=np.float64),
               "recovery_time": np.array([times], dtype=np.float64),
-              "goodput": np.full((1, n), goodput)}
+              "undecided": np.zeros((1, n)), "goodput": np.full((1, n), goodput)}
     return CellResult(("constant",), 15, values)
 
 

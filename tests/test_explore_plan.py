@@ -90,7 +90,7 @@ def test_also_adds_panels_beside_the_metric(tmp_path: Path) -> None:
     assert plan.also == ("success_rate", "p99")
     # A figure needs only the cells' values: amplification, success rate, p99 and the verdict.
     values = {name: [[1.0, 1.0], [1.0, 1.0]] for name in ("amplification", "success_rate", "p99",
-                                                           "recovered", "recovery_time")}
+                                                           "recovered", "recovery_time", "undecided")}
     cells = [CellResult.from_json({"labels": list(plan.base.labels), "clients": 20, "values": values})] * 2
     fig = explore_figure(ExploreResult(plan, cells))
     titles = [ax.get_title() for ax in fig.axes]

@@ -12,6 +12,7 @@ import pytest
 from support import PNG_MAGIC, make_spec
 
 from sim.analysis.open_metrics import OpenRunMetrics
+from sim.analysis.recovery import TOO_NOISY
 from sim.runs.sweep import SweepResult, run_sweep
 from sim.config import load_config, parse_config
 from sim.core.series import SERIES_NAMES
@@ -83,7 +84,8 @@ def test_latency_csv_one_row_per_strategy_and_clients(outage: SweepResult) -> No
     assert tuple(rows[0]) == LATENCY_HEADER
     assert LATENCY_HEADER == ("simulation", "strategy", "clients", "p50", "p75", "p90", "p99", "max",
                               "requests", "successes", "timeouts", "gave_up", "unfinished",
-                              "goodput", "recovered_runs", "runs", "recovery_time_median")
+                              "goodput", "recovered_runs", "runs", "recovery_time_median",
+                              "recovery_note")
     body = rows[1:]
     assert [(row[1], row[2]) for row in body] == [(label, str(n)) for label in spec.labels
                                                    for n in spec.clients]
@@ -98,16 +100,25 @@ def test_latency_csv_one_row_per_strategy_and_clients(outage: SweepResult) -> No
 
 def test_a_run_that_never_recovers_reads_never(outage: SweepResult) -> None:
     """The fixture's finding: at 300 clients constant retries stay collapsed, backoff recovers."""
-    by_key = {(row[1], row[2]): row[-3:] for row in _rows(latency_csv_text(outage))[1:]}
+    by_key = {(row[1], row[2]): row[-4:] for row in _rows(latency_csv_text(outage))[1:]}
     k = outage.spec.clients.index(300)
     assert outage.recovery(0, k).never
-    assert by_key[("constant", "300")] == ["0", "2", ""]
+    assert by_key[("constant", "300")] == ["0", "2", "", ""]
     recovered = outage.recovery(1, k)
     assert recovered.all_recovered and recovered.median >= 0
-    assert by_key[("expo", "300")] == ["2", "2", format_float(recovered.median)]
+    assert by_key[("expo", "300")] == ["2", "2", format_float(recovered.median), ""]
 
 
-def _hand_made(recoveries: list[float | None], latencies: list[np.ndarray], outages: bool = True) -> SweepResult:
+def test_runs_too_noisy_to_judge_say_why(outage: SweepResult) -> None:
+    """At 30 clients the fixture's 7.5 s baseline holds ~20 successes: too few to tell 80% from
+    90% (sim.analysis.recovery), so nothing is judged and the note says why."""
+    by_key = {(row[1], row[2]): row[-4:] for row in _rows(latency_csv_text(outage))[1:]}
+    for label in outage.spec.labels:
+        assert by_key[(label, "30")] == ["", "", "", TOO_NOISY]
+
+
+def _hand_made(recoveries: list[float | None], latencies: list[np.ndarray], outages: bool = True,
+               notes: list[str] | None = None) -> SweepResult:
     table = {"title": "hand", "clients": [5], "repeat": len(recoveries), "network_mu": 1.0,
              "network_sigma": 0.0, "work_to_duration": 0.0, "control": "LatencyServer",
              "base_latency": 10.0, "concurrency_limit": 2, "factor": 1.1, "k": 1.0,
@@ -120,19 +131,25 @@ def _hand_made(recoveries: list[float | None], latencies: list[np.ndarray], outa
         result.open_runs[(0, 0, r)] = OpenRunMetrics(
             10 + r, 1000.0, 1000.0, r, 50, offered=10, successes=lat.size, timeouts=1, horizon=1000.0,
             latencies=lat, latency_clients=np.zeros(lat.size, np.int64),
-            attempts_per_client=np.full(5, 2, np.int64), recovery_time=recovery)
+            attempts_per_client=np.full(5, 2, np.int64), recovery_time=recovery,
+            recovery_note=notes[r] if notes else "")
     return result
 
 
 def test_recovery_cells_count_runs_and_give_the_median_of_those_that_recovered() -> None:
     """One repetition that never recovered is no veto: 2 of 3 recovered, their median time."""
     three = [np.array([1.0, 3.0]), np.array([2.0]), np.array([4.0])]
-    assert _rows(latency_csv_text(_hand_made([100.0, 300.0, 200.0], three)))[1][-3:] == ["3", "3", "200.0"]
-    assert _rows(latency_csv_text(_hand_made([100.0, math.nan, 300.0], three)))[1][-3:] == ["2", "3", "200.0"]
-    assert _rows(latency_csv_text(_hand_made([math.nan] * 3, three)))[1][-3:] == ["0", "3", ""]
+    assert _rows(latency_csv_text(_hand_made([100.0, 300.0, 200.0], three)))[1][-4:] == ["3", "3", "200.0", ""]
+    assert _rows(latency_csv_text(_hand_made([100.0, math.nan, 300.0], three)))[1][-4:] == ["2", "3", "200.0", ""]
+    assert _rows(latency_csv_text(_hand_made([math.nan] * 3, three)))[1][-4:] == ["0", "3", "", ""]
     # Nothing judged (no outage, or no baseline): empty.
     row = _rows(latency_csv_text(_hand_made([None, None], three[:2], outages=False)))[1]
-    assert row[-3:] == ["", "", ""]
+    assert row[-4:] == ["", "", "", ""]
+    # Too noisy to judge: the runs judged, and the note says why and for how many.
+    noisy = _hand_made([100.0, None, None], three, notes=["", TOO_NOISY, TOO_NOISY])
+    assert _rows(latency_csv_text(noisy))[1][-4:] == ["1", "1", "100.0", f"{TOO_NOISY} (2 of 3 runs)"]
+    noisy = _hand_made([None, None], three[:2], notes=[TOO_NOISY, TOO_NOISY])
+    assert _rows(latency_csv_text(noisy))[1][-4:] == ["", "", "", TOO_NOISY]
     # Means over repetitions; percentiles pooled over them: 1, 2, 3 -> p50 2.
     assert row[3] == "2.0" and row[7] == "3.0"
     assert row[8:12] == ["10.5", "1.5", "1.0", "0.5"]
@@ -141,7 +158,7 @@ def test_recovery_cells_count_runs_and_give_the_median_of_those_that_recovered()
 def test_no_successful_request_leaves_latency_cells_empty() -> None:
     row = _rows(latency_csv_text(_hand_made([math.nan], [np.zeros(0)])))[1]
     assert row[3:8] == ["", "", "", "", ""]
-    assert row[-3:] == ["0", "1", ""]
+    assert row[-4:] == ["0", "1", "", ""]
 
 
 def test_per_client_latency_is_the_mean_and_nan_without_success() -> None:

@@ -10,7 +10,9 @@ one point.
   exponential backoff with jitter recovers after outages of 5 s to 2 minutes (the study's real
   server came back from a ~2 minute pause), and constant 100 ms retries stay collapsed after
   outages of 10 s and more. With 10 or 30 clients concurrency never reaches the server's limit:
-  both strategies recover every time.
+  neither strategy collapses, but the example's 15 s before the outage hold too few successes to
+  tell a return to 80% from one to 90% (the verdict says so); 5 minutes of them do, and both
+  recover every time. The recovery instant is dated from the events, within a few successes.
 
 The fast tests take a few points of each range; the ``slow`` ones the whole range, several seeds.
 """
@@ -24,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sim.analysis.recovery import LATENCY_FACTOR, TOO_NOISY, baseline
 from sim.runs.sweep import run_sweep
 from sim.config import load_config
 from sim.runs.engine import run_metrics
@@ -145,12 +148,51 @@ def test_server_outage_example() -> None:
 
 
 @pytest.mark.parametrize("clients", [10, 30])
-def test_server_outage_example_with_few_clients_always_recovers(clients: int) -> None:
-    """Below the concurrency limit collapse is impossible: every repetition recovers, whatever
-    the strategy (the old verdict said never for both)."""
+def test_server_outage_example_with_few_clients_never_collapses(clients: int) -> None:
+    """Below the concurrency limit collapse is impossible: no repetition reads as never. With 10
+    clients the 15 s baseline holds ~15 successes, too few to tell 80% from 90% (the floors are
+    130% and 34%: tests/test_recovery_metric.py): every repetition is undecided, and says why
+    (the old verdict called these recovered whatever they came back to)."""
     spec = replace(example("server_outage.toml"), clients=(clients,))
+    result = run_sweep(spec, workers=1)
+    for s in range(len(spec.strategies)):
+        runs = [result.open_run(s, 0, r) for r in range(spec.repeat)]
+        assert not any(m.recovery_time is not None and math.isnan(m.recovery_time) for m in runs)
+        assert all(m.recovery_note in ("", TOO_NOISY) for m in runs)
+        if clients == 10:
+            assert result.recovery(s, 0) is None and result.recovery_note(s, 0) == TOO_NOISY
+
+
+def test_server_outage_example_with_few_clients_recovers_given_a_longer_baseline() -> None:
+    """30 clients, the outage 5 minutes in: the baseline (2.5 min, ~450 successes) is long
+    enough to decide a full return, and every repetition of both strategies recovered."""
+    spec = example("server_outage.toml")
+    start = 300_000.0
+    spec = replace(spec, clients=(30,), outages=(Outage(start, 8000.0),), horizon=start + 8000.0 + AFTER)
     result = run_sweep(spec, workers=1)
     for s in range(len(spec.strategies)):
         summary = result.recovery(s, 0)
         assert summary.all_recovered and summary.runs == spec.repeat, (spec.labels[s], summary)
-        assert np.all(np.asarray(summary.times) < spec.horizon - spec.outages[0].end)
+
+
+def test_server_outage_recovery_is_dated_from_the_events() -> None:
+    """As shipped (an 8 s outage, 1000 clients, 1.5 s buckets), backoff's recovery is dated at
+    the return of timely successes (latency within 2x the baseline's median), not at a bucket
+    edge: at or after the first timely success after the resume, within 100 ms of it (ten
+    successes at the baseline's pace of ~100 a second; the burst held through the outage, served
+    seconds late, does not count), and from then on they come at least at half the baseline's
+    pace (over the next 500 ms: the pace the instant is dated against)."""
+    spec = example("server_outage.toml")
+    result = run_sweep(spec, workers=1)
+    expo = next(i for i, s in enumerate(spec.strategies) if s.strategy.type_name == "NormalJitterExpo")
+    end = spec.outages[0].end
+    for r in range(spec.repeat):
+        m = result.open_run(expo, 0, r)
+        base = baseline(m.series["goodput"], m.bucket, spec.outages[0], m.latency_times, m.latencies)
+        timely = m.latency_times[m.latencies <= LATENCY_FACTOR * base.latency]
+        instant = end + m.recovery_time
+        first = timely[timely >= end][0]
+        assert first <= instant <= first + 100.0, (r, first - end, m.recovery_time)
+        after = np.count_nonzero((timely >= instant) & (timely < instant + 500.0))
+        assert after >= 0.5 * base.pace * 500.0, (r, after)
+        assert m.recovery_time % m.bucket != 0.0

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from sim.analysis.recovery import NO_BASELINE, TOO_NOISY
 from sim.core import events as ev
 from sim.models.controls import Capabilities
 from sim.units import DEFAULT_TIME_UNIT
@@ -36,8 +37,9 @@ class RunSummary:
     successes: int = 0
     p50: float = math.nan
     p99: float = math.nan
-    recovery: float | None = None  # None: no outage; nan: never recovered
+    recovery: float | None = None  # None: no outage, or not judged; nan: never recovered
     time_unit: str = DEFAULT_TIME_UNIT  # what duration, latencies and recovery are in
+    recovery_note: str = ""  # why an outage's recovery was not judged (sim.analysis.recovery)
 
     @property
     def recovered(self) -> bool | None:
@@ -78,13 +80,20 @@ def summarize(data: RunData, caps: Capabilities) -> RunSummary:
                     else (math.nan, math.nan))
         summary = replace(summary, successes=int(latencies.size), p50=float(p50), p99=float(p99))
     if caps.recovery and data.series is not None:
-        summary = replace(summary, recovery=data.series.recovery_time)
+        summary = replace(summary, recovery=data.series.recovery_time,
+                          recovery_note=data.series.recovery_note)
     return summary
+
+
+# Why a run was not judged, as short as a column allows (the series chart's title says it all).
+SHORT_NOTES = {TOO_NOISY: "too noisy", NO_BASELINE: "no baseline"}
 
 
 def _recovered(summary: RunSummary) -> str:
     if summary.recovered:
         return f"✓ {format_duration(summary.recovery, summary.time_unit)}"
+    if summary.recovered is None and summary.recovery_note:
+        return f"— {SHORT_NOTES.get(summary.recovery_note, summary.recovery_note)}"
     return {None: "—", False: "✗ never"}[summary.recovered]
 
 

@@ -10,11 +10,11 @@ pause and resume events. Nothing here imports Textual; it runs in the worker tha
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 
 import numpy as np
 
-from sim.analysis.open_metrics import OpenRunMetrics, recovery_time
+from sim.analysis.open_metrics import OpenRunMetrics, recovery_verdict
 from sim.core import events as ev
 from sim.core.series import SERIES_NAMES, count_series
 from sim.models import recorded_capabilities
@@ -56,8 +56,9 @@ class RunSeries:
     bucket: float
     series: dict[str, np.ndarray]
     outages: tuple[Window, ...] = ()
-    recovery_time: float | None = None  # None: no outage; nan: never recovered
+    recovery_time: float | None = None  # None: no outage, or not judged; nan: never recovered
     derived: bool = False  # counted back from events (a replay), not the engine's own series
+    recovery_note: str = ""  # why an outage's recovery was not judged (too noisy, no baseline)
     starts: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
@@ -78,7 +79,8 @@ class RunSeries:
     @classmethod
     def from_metrics(cls, metrics: OpenRunMetrics, outages: tuple[Window, ...]) -> RunSeries:
         series = {name: np.asarray(metrics.series[name], dtype=np.int64) for name in SERIES_NAMES}
-        return cls(metrics.bucket, series, outages, metrics.recovery_time)
+        return cls(metrics.bucket, series, outages, metrics.recovery_time,
+                   recovery_note=metrics.recovery_note)
 
     @classmethod
     def from_events(cls, times: np.ndarray, clients: np.ndarray, codes: np.ndarray,
@@ -88,12 +90,12 @@ class RunSeries:
         width = span / buckets if span > 0 else 1.0
         series = count_series(times, codes, details, width, buckets)
         windows = outage_windows(times, clients, codes)
-        recovery = None
+        recovery, note = None, ""
         if windows:
-            recovery = recovery_time(series["goodput"], width,
-                                     tuple(Outage(s, e - s) for s, e in windows),
-                                     *success_latencies(times, clients, codes, details))
-        return cls(width, series, windows, recovery, derived=True)
+            recovery, note = astuple(recovery_verdict(series["goodput"], width,
+                                                      tuple(Outage(s, e - s) for s, e in windows),
+                                                      *success_latencies(times, clients, codes, details)))
+        return cls(width, series, windows, recovery, derived=True, recovery_note=note)
 
 
 def success_latencies(times: np.ndarray, clients: np.ndarray, codes: np.ndarray,

@@ -1,7 +1,8 @@
 """Metrics of runs against replying servers: latency percentiles, counts, time series, recovery.
 
-Recovery after an outage is judged by ``recovery.recovery_time``; ``nan`` means never within the
-horizon, ``None`` nothing to judge (no outage, or no baseline before it).
+Recovery after an outage is judged by ``recovery.recovery_verdict``; ``nan`` means never within the
+horizon, ``None`` not judged: no outage, or (``recovery_note`` says which) no baseline before it, or
+a baseline too noisy to tell 80% from 90% of it.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sim.analysis.metrics import RunMetrics
-from sim.analysis.recovery import recovery_time
+from sim.analysis.recovery import recovery_time, recovery_verdict
 
-__all__ = ["OpenRunMetrics", "latency_summary", "recovery_time", "PERCENTILES"]
+__all__ = ["OpenRunMetrics", "latency_summary", "recovery_time", "recovery_verdict", "PERCENTILES"]
 
 PERCENTILES = (50, 75, 90, 99)
 
@@ -37,7 +38,8 @@ class OpenRunMetrics(RunMetrics):
     series: dict[str, np.ndarray] = field(default_factory=dict)
     refused: int = 0  # arrivals refused during outages (backlog full)
     dropped: int = 0  # held arrivals dropped at a resume (their client no longer waited)
-    recovery_time: float | None = None  # None: nothing to judge; nan: never recovered
+    recovery_time: float | None = None  # None: not judged (see recovery_note); nan: never recovered
+    recovery_note: str = ""  # why recovery_time is None with an outage (sim.analysis.recovery)
 
     @property
     def requests(self) -> int:

@@ -1,41 +1,88 @@
 """Did the server recover after an outage, and when: a verdict that noise, a partial return, a
-collapse of latency or an oscillation cannot fool.
+collapse of latency or an oscillation cannot fool, and that means the same at every client count.
 
 A run's **baseline** is its steady state before the first outage: goodput per bucket over the second
 half of the time before it (the first half is warm-up), with its spread (at least Poisson's) and
-how many buckets it rests on, and the median latency of the requests that succeeded in it.
+how many buckets it rests on, the median latency of the requests that succeeded in it, and the
+pace of its *timely* successes (those within ``LATENCY_FACTOR`` times that median).
 
-After the last outage, a **window** of ``RECOVERY_WINDOW`` buckets is *healthy* when
+**What the verdict tells apart.** Goodput back to 90% of the baseline (``RECOVERY_LEVEL``) is
+recovery; back to 80% (``SHORT_LEVEL``) is not. The verdict's comparisons are one-sided at ``Z``
+(99%: a sweep gives many verdicts, and a wrong one, "never" for a server that came back or
+"recovered" for one at 80%, costs more than an honest "—") and allow for the noise of both sides: with ``σ²`` a bucket's variance at the baseline's
+level, the mean of ``n`` buckets at a level ``ρ`` of the baseline varies by ``σ²ρ/n`` (a count's
+variance grows with its mean), the baseline's mean over ``B`` buckets, scaled by ``ρ``, by
+``ρ²σ²/B``, so their difference by
 
-- its goodput is at least ``RECOVERY_LEVEL`` (90%) of the baseline's, less ``WINDOW_Z`` standard
-  errors of the difference (the window's noise and the baseline's own uncertainty), and
-- the median latency of the requests that succeeded in it is at most ``LATENCY_FACTOR`` (2) times
-  the baseline's median.
+    sd(ρ, n) = σ · sqrt(ρ/n + ρ²/B),
 
-The run has **recovered** at the first bucket of a stretch of healthy windows that lasts to the end
-of the horizon, where
+where ``σ²`` is the baseline's dispersion (its variance over its mean, at least Poisson's 1) times
+its level, estimated for a stretch from both sides as if the stretch were at ``ρ`` exactly (the
+score test of two Poisson rates; ``Baseline.sd``).
 
-- the whole stretch's goodput reaches 90% of the baseline less ``STRETCH_Z`` standard errors (a
-  return to 80% is never read as recovery, however noisy each window is);
+Two floors follow for the mean of a stretch of ``n`` buckets (per bucket, ``m`` the baseline's mean):
+
+- **strict**: ``max(THRESHOLD·m, 0.8·m + Z·sd(0.8, n))``: at least 85% (midway between 80% and
+  90%), and above 80% beyond the noise, so a server at 80% passes with probability at most 1%;
+- **lenient**: ``min(THRESHOLD·m, 0.9·m − Z·sd(0.9, n))``: at least 85%, or short of 90% by no
+  more than the noise, so a server at 90% fails with probability at most 1%.
+
+Where the noise is small (``Z·sd`` under 5% of the baseline) both are 85% of the baseline: one
+threshold, the same at every size. At Poisson noise and a long stretch that takes some 1,750
+successes in the baseline (``(Z·0.9/0.05)²``); at 1000 clients in ``examples/server_outage.toml``
+(1,500) the floors are 85% and 84.4%. Where the noise is larger they part, and a run between them
+could be at 80% as well as at 90%.
+
+The run is judged twice, the same way with each floor. After the last outage, a **window** of
+``RECOVERY_WINDOW`` buckets is *healthy* when the median latency of the requests that succeeded
+in it is at most ``LATENCY_FACTOR`` (2) times the baseline's and its goodput reaches the floor of
+an endless stretch (the baseline's noise only, ``n`` → ∞: the *level*) less ``WINDOW_Z`` (3)
+standard errors of its own noise, ``σ·sqrt(level/width)``: many windows are tested, and the
+baseline's error is shared by all of them, so the window's own noise alone must not break a
+stretch. Windows find where the server is back and whether it stays; the stretch's floor decides
+at what level. A **stretch** of healthy windows that lasts to the end of the horizon is a
+recovery when
+
+- its whole goodput reaches the floor (for its own length);
 - a short dip is forgiven: an unhealthy run of at most one window's worth of positions that
   follows at least ``DIP_AFTER`` windows of health does not end the stretch (nor does such a dip
   at the very end); dips in quick succession are a relapse;
-- the stretch is longer than every earlier healthy stretch that ended in a relapse, so an
-  oscillation (say 30 s at twice the baseline, 30 s at zero) is never recovery, while a single
-  relapse followed by a long steady return dates the recovery after the relapse.
+- it is longer than every earlier healthy stretch that ended in a relapse, so an oscillation (say
+  30 s at twice the baseline, 30 s at zero) is never recovery, while a single relapse followed by a
+  long steady return dates the recovery after the relapse.
 
-``nan`` means never within the horizon; ``None`` means there is nothing to judge: no outage, or no
-baseline (an outage at or near t = 0, or no success before it). The recovery point is the first
-bucket of the first healthy window that is healthy on its own, so a sharp return reads exactly and
-a slow ramp at most part of a window early.
+The verdict: **recovered** when the strict judgement finds a recovery (dated from it); **never**
+(``nan``) when even the lenient one finds none; otherwise **undecided** (``None``, with the note
+``TOO_NOISY``): the data cannot tell 80% from 90% of the baseline. A collapse (goodput near zero)
+is "never" at any size; a return to the full baseline is "recovered" once the strict floor is
+under it by the stretch's noise: from some 150 successes in the baseline at the least
+(``0.64·(Z/0.15)²``, an endless stretch), a few hundred in practice (the example's 15 s baseline
+decides 1 of its 3 full returns at 100 clients, 150 successes, and all at 300, 450); every return
+from the 1,750 above.
+
+**When** (``recovery_instant``): from the events, not the buckets. Within the first window of the
+strict stretch, the recovery instant is where the cumulative deficit of timely successes against
+half the baseline's timely pace peaks (a CUSUM change point): before the return the successes lag
+that pace and the deficit grows, after it they outrun it and the deficit shrinks. Half the pace
+makes both slopes equal for a return from nothing to the baseline, which puts the peak within a
+success or two of the step: the error is the time until a walk with drift −(1 − r) and spread r
+per success (r the reference's share of the pace) last reaches its maximum, about r²/(1 − r)²
+successes: 1 at r = ½, 32 at r = 0.85. At 1000 clients (~100 successes a second) that is ~10 ms
+(95th percentile 75 ms in 2,000 simulated steps) where the bucket edges gave 1.075–1.5 s. Only
+timely successes count, so the burst of requests held through the outage (served at once, seconds
+late) does not read as recovery.
+
+``None`` also means there is nothing to judge: no outage (no note), or no baseline (an outage at or
+near t = 0, or no success before it: the note ``NO_BASELINE``).
 
 ``RecoverySummary`` aggregates the repetitions: "3/3 recovered, median 600 (400–1,000)",
-"1/3 recovered", "never (0/3)". One repetition that never recovered no longer vetoes the others.
+"1/3 recovered", "never (0/3)", with ", 2 undecided" when some could not be told.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -43,13 +90,19 @@ import numpy as np
 
 from sim.models.workloads import Outage
 
-RECOVERY_LEVEL = 0.9  # goodput, as a fraction of the baseline
+RECOVERY_LEVEL = 0.9  # goodput, as a fraction of the baseline: recovered
+SHORT_LEVEL = 0.8  # goodput, as a fraction of the baseline: not recovered
+THRESHOLD = (RECOVERY_LEVEL + SHORT_LEVEL) / 2  # where the two floors meet when noise is small
+Z = 2.3263478740408408  # one-sided 99%: each floor errs on its own side at most 1% of the time
 LATENCY_FACTOR = 2.0  # median latency, as a multiple of the baseline's
 RECOVERY_WINDOW = 10  # buckets per window (the default bucket is a 200th of the horizon)
-WINDOW_Z = 3.0  # a window may fall this many standard errors short (many windows are tested)
-STRETCH_Z = 2.0  # the whole stretch may fall this many standard errors short
+WINDOW_Z = 3.0  # a window may fall this many standard errors of its own noise short of the level
 DIP_AFTER = 2  # windows of health before a dip is forgiven
 MIN_BASELINE = 4  # buckets the baseline needs at least
+PACE_SHARE = 0.5  # the recovery instant's reference: this share of the baseline's timely pace
+
+TOO_NOISY = "baseline too noisy to tell 80% from 90%"
+NO_BASELINE = "no baseline before the outage"
 
 
 @dataclass(frozen=True)
@@ -60,11 +113,45 @@ class Baseline:
     spread: float  # standard deviation per bucket, at least Poisson's sqrt(mean)
     buckets: int
     latency: float  # median latency of its successes
+    pace: float = math.nan  # timely successes (latency <= LATENCY_FACTOR x median) per time unit
 
-    def allowance(self, buckets: int, z: float) -> float:
-        """How far below 90% of the baseline a mean over ``buckets`` buckets may fall by noise:
-        ``z`` standard errors of (that mean − 0.9 × the baseline's mean)."""
-        return z * self.spread * math.sqrt(1.0 / buckets + RECOVERY_LEVEL ** 2 / self.buckets)
+    def sd(self, level: float, buckets: float, mean: float | None = None) -> float:
+        """Standard deviation of (a mean over ``buckets`` buckets at ``level`` of the baseline −
+        ``level`` × the baseline's mean), see the module; ``buckets`` = inf: the baseline's part.
+        With the stretch's ``mean``, the baseline's level in it is estimated from both sides as if
+        the stretch were at ``level`` exactly (the score test of two Poisson rates): from the
+        baseline's own mean alone, a baseline that came out low would also look less noisy, and
+        at 10 clients 8% of returns to 80% passed a 95% strict floor instead of 5%."""
+        dispersion = self.spread ** 2 / self.goodput  # >= 1: Poisson's or more
+        if mean is None:
+            rate = self.goodput
+        else:
+            rate = (self.buckets * self.goodput + buckets * mean) / (self.buckets + level * buckets)
+        return math.sqrt(dispersion * rate * (level / buckets + level ** 2 / self.buckets))
+
+    def floor(self, strict: bool, buckets: float, mean: float | None = None) -> float:
+        """Per-bucket goodput a stretch of ``buckets`` buckets (at ``mean``) must reach: strict,
+        above 80% beyond the noise (and at least 85%); lenient, short of 90% by no more than the
+        noise (or at least 85%)."""
+        m = self.goodput
+        if strict:
+            return max(THRESHOLD * m, SHORT_LEVEL * m + Z * self.sd(SHORT_LEVEL, buckets, mean))
+        return min(THRESHOLD * m, RECOVERY_LEVEL * m - Z * self.sd(RECOVERY_LEVEL, buckets, mean))
+
+    def window_floor(self, strict: bool, width: int) -> float:
+        """Per-bucket goodput a window of ``width`` buckets must reach: the level (the floor of an
+        endless stretch) less ``WINDOW_Z`` standard errors of the window's own noise."""
+        level = max(0.0, self.floor(strict, math.inf) / self.goodput)  # < 0: a handful of successes
+        return level * self.goodput - WINDOW_Z * self.spread * math.sqrt(level / width)
+
+
+@dataclass(frozen=True)
+class Recovery:
+    """One run's verdict: ``time`` after the last outage's end, ``nan`` never, ``None`` not
+    judged (``note`` says why: too noisy, no baseline; empty without an outage)."""
+
+    time: float | None
+    note: str = ""
 
 
 def baseline(goodput: np.ndarray, bucket: float, first: Outage, success_times: np.ndarray,
@@ -79,7 +166,9 @@ def baseline(goodput: np.ndarray, bucket: float, first: Outage, success_times: n
         return None
     level = float(before.mean())
     spread = max(float(before.std(ddof=1)), math.sqrt(level))
-    return Baseline(level, spread, before.size, float(np.median(latencies[in_span])))
+    median = float(np.median(latencies[in_span]))
+    timely = int(np.count_nonzero(latencies[in_span] <= LATENCY_FACTOR * median))
+    return Baseline(level, spread, before.size, median, timely / ((hi - lo) * bucket))
 
 
 def bucket_edges(success_times: np.ndarray, buckets: int, bucket: float) -> np.ndarray:
@@ -87,17 +176,16 @@ def bucket_edges(success_times: np.ndarray, buckets: int, bucket: float) -> np.n
     return np.searchsorted(success_times, np.arange(buckets + 1) * bucket, side="left")
 
 
-def healthy_windows(goodput: np.ndarray, start: int, base: Baseline, edges: np.ndarray,
-                    latencies: np.ndarray, width: int) -> np.ndarray:
-    """For each window start ``start, start + 1, ..., len(goodput) − width``: is the window healthy?"""
+def healthy_windows(goodput: np.ndarray, start: int, floor: float, ceiling: float,
+                    edges: np.ndarray, latencies: np.ndarray, width: int) -> np.ndarray:
+    """For each window start ``start, start + 1, ..., len(goodput) − width``: is the window's mean
+    goodput at least ``floor`` and the median latency of its successes at most ``ceiling``?"""
     g = np.asarray(goodput, dtype=np.float64)
     n = g.size
     if n - width < start:
         return np.zeros(0, dtype=bool)
     sums = np.convolve(g, np.ones(width), mode="valid")[start:]  # sums[i] covers start+i ...
-    floor = RECOVERY_LEVEL * base.goodput - base.allowance(width, WINDOW_Z)
     healthy = sums / width >= floor
-    ceiling = LATENCY_FACTOR * base.latency
     for i in np.nonzero(healthy)[0]:
         a, b = edges[start + i], edges[start + i + width]
         if b > a and np.median(latencies[a:b]) > ceiling:
@@ -138,60 +226,94 @@ def recovery_point(healthy: np.ndarray, width: int) -> int | None:
     return first
 
 
-def first_healthy_bucket(goodput: np.ndarray, start: int, width: int, base: Baseline,
-                         edges: np.ndarray, latencies: np.ndarray) -> int:
-    """The first bucket of the window at ``start`` that is healthy on its own (its goodput within
-    one bucket's noise of 90%, its median latency within 2x): a sharp return is not read early."""
-    floor = RECOVERY_LEVEL * base.goodput - base.allowance(1, WINDOW_Z)
-    ceiling = LATENCY_FACTOR * base.latency
-    for b in range(start, min(start + width, len(goodput))):
-        a, z = edges[b], edges[b + 1]
-        if goodput[b] >= floor and (z == a or np.median(latencies[a:z]) <= ceiling):
-            return b
-    return start
+def recovered_from(goodput: np.ndarray, start: int, width: int, base: Baseline, strict: bool,
+                   edges: np.ndarray, latencies: np.ndarray) -> int | None:
+    """The bucket where the final recovered stretch starts, judged with the strict or the
+    lenient floor (see the module); None when there is none."""
+    healthy = healthy_windows(goodput, start, base.window_floor(strict, width),
+                              LATENCY_FACTOR * base.latency, edges, latencies, width)
+    point = recovery_point(healthy, width)
+    if point is None:
+        return None
+    stretch = np.asarray(goodput[start + point:], dtype=np.float64)
+    mean = float(stretch.mean())
+    return start + point if mean >= base.floor(strict, stretch.size, mean) else None
+
+
+def recovery_instant(success_times: np.ndarray, latencies: np.ndarray, since: float, until: float,
+                     base: Baseline) -> float:
+    """When in ``[since, until)`` the timely successes step up past half the baseline's timely
+    pace: where their cumulative deficit against it peaks (see the module); ``since`` when they
+    never lag it."""
+    a, b = np.searchsorted(success_times, (since, until), side="left")
+    times = success_times[a:b][latencies[a:b] <= LATENCY_FACTOR * base.latency]
+    if times.size == 0:
+        return since
+    # Just before the i-th timely success (i from 0) the deficit is pace × elapsed − i.
+    deficit = PACE_SHARE * base.pace * (times - since) - np.arange(times.size)
+    peak = int(np.argmax(deficit))
+    return float(times[peak]) if deficit[peak] > 0 else since
+
+
+def recovery_verdict(goodput: np.ndarray, bucket: float, outages: Sequence[Outage],
+                     success_times: np.ndarray, latencies: np.ndarray,
+                     width: int = RECOVERY_WINDOW) -> Recovery:
+    """Whether and when the run recovered after its last outage (see the module)."""
+    if not outages:
+        return Recovery(None)
+    success_times = np.asarray(success_times, dtype=np.float64)
+    latencies = np.asarray(latencies, dtype=np.float64)
+    base = baseline(goodput, bucket, outages[0], success_times, latencies)
+    if base is None:
+        return Recovery(None, NO_BASELINE)
+    last = outages[-1]
+    start = int(math.ceil(last.end / bucket - 1e-9))
+    width = min(width, max(1, len(goodput) - start))
+    edges = bucket_edges(success_times, len(goodput), bucket)
+    first = recovered_from(goodput, start, width, base, True, edges, latencies)
+    if first is None:
+        lenient = recovered_from(goodput, start, width, base, False, edges, latencies)
+        return Recovery(math.nan) if lenient is None else Recovery(None, TOO_NOISY)
+    # The step lies in the first window of the stretch; the part of a bucket the outage left
+    # before the first whole one is searched too.
+    since = last.end if first == start else first * bucket
+    instant = recovery_instant(success_times, latencies, since, (first + width) * bucket, base)
+    return Recovery(max(0.0, instant - last.end))
 
 
 def recovery_time(goodput: np.ndarray, bucket: float, outages: Sequence[Outage],
                   success_times: np.ndarray, latencies: np.ndarray,
                   width: int = RECOVERY_WINDOW) -> float | None:
     """Time from the last outage's end until the run recovered (see the module); nan: never
-    within the horizon; None: no outage, or no baseline to judge against."""
-    if not outages:
-        return None
-    success_times = np.asarray(success_times, dtype=np.float64)
-    latencies = np.asarray(latencies, dtype=np.float64)
-    base = baseline(goodput, bucket, outages[0], success_times, latencies)
-    if base is None:
-        return None
-    last = outages[-1]
-    start = int(math.ceil(last.end / bucket - 1e-9))
-    width = min(width, max(1, len(goodput) - start))
-    edges = bucket_edges(success_times, len(goodput), bucket)
-    healthy = healthy_windows(goodput, start, base, edges, latencies, width)
-    point = recovery_point(healthy, width)
-    if point is None:
-        return math.nan
-    stretch = np.asarray(goodput[start + point:], dtype=np.float64)
-    if stretch.mean() < RECOVERY_LEVEL * base.goodput - base.allowance(stretch.size, STRETCH_Z):
-        return math.nan
-    first = first_healthy_bucket(goodput, start + point, width, base, edges, latencies)
-    return max(0.0, first * bucket - last.end)
+    within the horizon; None: no outage, no baseline, or too noisy to tell."""
+    return recovery_verdict(goodput, bucket, outages, success_times, latencies, width).time
+
+
+def summary_note(notes: Sequence[str]) -> str:
+    """Why repetitions were not judged, for a table's or CSV's note: each distinct reason, with
+    how many of the repetitions it applies to when not all (``baseline too noisy ... (2 of 5
+    runs)``); empty when every repetition was judged or had no outage."""
+    counts = Counter(note for note in notes if note)
+    return "; ".join(note if n == len(notes) else f"{note} ({n} of {len(notes)} runs)"
+                     for note, n in counts.items())
 
 
 @dataclass(frozen=True)
 class RecoverySummary:
     """The recovery verdicts of a strategy's repetitions at one client count."""
 
-    runs: int  # repetitions judged (those with a baseline)
+    runs: int  # repetitions judged (recovered or never)
     times: tuple[float, ...]  # recovery times of those that recovered
+    undecided: int = 0  # repetitions with a baseline that were too noisy to judge
 
     @classmethod
-    def of(cls, values: Sequence[float | None]) -> RecoverySummary | None:
-        """From per-repetition ``recovery_time`` values; None when none could be judged."""
+    def of(cls, values: Sequence[float | None], undecided: int = 0) -> RecoverySummary | None:
+        """From per-repetition ``recovery_time`` values (``undecided`` of the Nones were too
+        noisy to judge); None when none could be judged."""
         judged = [v for v in values if v is not None]
         if not judged:
             return None
-        return cls(len(judged), tuple(sorted(v for v in judged if not math.isnan(v))))
+        return cls(len(judged), tuple(sorted(v for v in judged if not math.isnan(v))), undecided)
 
     @property
     def recovered(self) -> int:
@@ -217,7 +339,11 @@ class RecoverySummary:
 
     def text(self, number=lambda v: f"{v:,.1f}", unit: str = "") -> str:
         """``3/3 recovered, median 0.6 (0.4–1.0)``, ``1/3 recovered`` or ``never (0/3)``; with
-        ``unit``, the median says it (``median 600 ms (400–1,000)``)."""
+        ``unit``, the median says it (``median 600 ms (400–1,000)``); ``, 2 undecided`` after
+        it when some repetitions could not be told."""
+        return self._text(number, unit) + (f", {self.undecided} undecided" if self.undecided else "")
+
+    def _text(self, number, unit: str) -> str:
         if self.never:
             return f"never (0/{self.runs})"
         if not self.all_recovered:

@@ -17,7 +17,7 @@ from sim.analysis.metrics import RunMetrics
 from sim.analysis.open_metrics import OpenRunMetrics
 from sim.analysis.recovery import RecoverySummary
 from sim.analysis.stats import Estimate, estimate
-from sim.explore.verdict import cell_verdict, run_verdict
+from sim.explore.verdict import cell_note, cell_verdict, run_verdict
 from sim.spec import SimulationSpec
 
 # Every run: the sweep's metrics.
@@ -32,7 +32,7 @@ FEATURE_METRICS = (("successes", "keeps_series"), ("timeouts", "keeps_series"),
                    ("breaker_open_time", "keeps_series"))
 OPEN_METRICS = tuple(name for name, _ in FEATURE_METRICS)
 # Per-run verdict values, aggregated as counts and medians rather than means.
-VERDICT_VALUES = ("recovered", "recovery_time")
+VERDICT_VALUES = ("recovered", "recovery_time", "undecided")
 
 METRIC_HELP = {
     "work": "requests sent (attempts)", "duration": "time of the last event", "cost":
@@ -59,7 +59,7 @@ def metric_names(spec: SimulationSpec) -> tuple[str, ...]:
 
 
 # The verdict's columns of ``<title>_explore.csv`` (sim.explore.table), where a verdict exists.
-VERDICT_COLUMNS = ("recovered_runs", "runs", "recovered_fraction", "recovery_time_median")
+VERDICT_COLUMNS = ("recovered_runs", "runs", "recovered_fraction", "recovery_time_median", "recovery_note")
 
 
 def row_columns(spec: SimulationSpec) -> tuple[str, ...]:
@@ -91,8 +91,8 @@ def run_values(spec: SimulationSpec, m: RunMetrics) -> dict[str, float]:
                    success_rate=float(m.successes / m.offered) if m.offered else math.nan,
                    retries_denied=float(m.retries_denied), calls_refused=float(m.calls_refused),
                    breaker_open_time=float(m.breaker_open_time))
-    recovered, when = run_verdict(m)
-    out.update(recovered=recovered, recovery_time=when)
+    recovered, when, undecided = run_verdict(m)
+    out.update(recovered=recovered, recovery_time=when, undecided=undecided)
     return out
 
 
@@ -119,7 +119,12 @@ class CellResult:
     def verdict(self, s: int) -> RecoverySummary | None:
         """Strategy ``s``'s repetitions' recovery verdict (recovered of runs, median time), as
         the sweep reports it; None when the cell has no verdict."""
-        return cell_verdict(self.values["recovered"][s], self.values["recovery_time"][s])
+        return cell_verdict(self.values["recovered"][s], self.values["recovery_time"][s],
+                            self.values["undecided"][s])
+
+    def verdict_note(self, s: int) -> str:
+        """Why strategy ``s``'s runs were not judged (as ``_latency.csv``'s ``recovery_note``)."""
+        return cell_note(self.values["undecided"][s])
 
     def to_json(self) -> dict:
         return {"labels": list(self.labels), "clients": self.clients,

@@ -2,8 +2,9 @@
 
 Columns: the simulation, each axis's value, the strategy and client count, every metric's mean
 and 95% CI half-width over the repetitions, and where a verdict exists the recovered runs, the
-number of runs judged, the recovered fraction and the median recovery time of the runs that
-recovered (``sim.analysis.recovery.RecoverySummary``, as in the sweep's ``_latency.csv``).
+number of runs judged, the recovered fraction, the median recovery time of the runs that
+recovered (``sim.analysis.recovery.RecoverySummary``, as in the sweep's ``_latency.csv``), and
+``recovery_note``: why runs were not judged (too noisy to tell 80% from 90% of the baseline).
 Numbers are ``repr`` floats (empty for NaN), as in the other CSVs, so equal results give
 byte-identical files.
 """
@@ -54,7 +55,7 @@ def explore_csv_text(result: ExploreResult) -> str:
             if verdict:
                 v = cr.verdict(s)
                 row += ([str(v.recovered), str(v.runs), format_float(v.fraction),
-                         format_float(v.median)] if v else ["", "", "", ""])
+                         format_float(v.median)] if v else ["", "", "", ""]) + [cr.verdict_note(s)]
             rows.append(row)
     return csv_text(explore_header(result), rows)
 

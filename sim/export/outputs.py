@@ -126,7 +126,8 @@ OUTPUTS: tuple[Output, ...] = (
     Output("_timeseries.csv", "every bucket of every run", _timeseries_csv, needs="keeps_series",
            columns=_header(_OVERLOAD_CSV, "TIMESERIES_HEADER")),
     Output("_latency.csv", "latency percentiles, counts, unfinished, goodput and recovery\n"
-           "(repetitions recovered, median time) per strategy and clients", _latency_csv,
+           "(repetitions recovered, median time, why some were not judged) per strategy and clients",
+           _latency_csv,
            needs="keeps_series", columns=_header(_OVERLOAD_CSV, "LATENCY_HEADER")),
 )
 

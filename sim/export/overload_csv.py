@@ -1,10 +1,11 @@
 """CSV exports of runs against replying servers: per-bucket time series and latency summaries.
 
 Same conventions as ``csv_files``: ``format_float`` numbers (byte-identical files for identical
-results), empty cells for NaN, atomic writes. Recovery after an outage is three columns: how many
-repetitions recovered, of how many judged, and the median recovery time of those that recovered
-(empty when none did); all three are empty when there is nothing to judge (no outage, or no
-baseline).
+results), empty cells for NaN, atomic writes. Recovery after an outage is four columns: how many
+repetitions recovered, of how many judged, the median recovery time of those that recovered
+(empty when none did), and ``recovery_note``: why repetitions were not judged (a baseline too
+noisy to tell 80% from 90% of it, or none), with how many when not all; the first three are empty
+when nothing was judged, the note when everything was (or there is no outage).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ TIMESERIES_HEADER = ("simulation", "strategy", "clients", "repetition", "bucket_
                      *SERIES_NAMES)
 LATENCY_HEADER = ("simulation", "strategy", "clients", "p50", "p75", "p90", "p99", "max",
                   "requests", "successes", "timeouts", "gave_up", "unfinished", "goodput",
-                  "recovered_runs", "runs", "recovery_time_median")
+                  "recovered_runs", "runs", "recovery_time_median", "recovery_note")
 
 
 def recovery_cells(summary: RecoverySummary | None) -> list[str]:
@@ -62,7 +63,7 @@ def latency_csv_text(result: SweepResult) -> str:
                          *(format_float(result.open_mean(name, s, k))
                            for name in ("requests", "successes", "timeouts", "gave_up",
                                         "unfinished", "goodput")),
-                         *recovery_cells(result.recovery(s, k))])
+                         *recovery_cells(result.recovery(s, k)), result.recovery_note(s, k)])
     return csv_text(LATENCY_HEADER, rows)
 
 

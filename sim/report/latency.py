@@ -81,6 +81,18 @@ def recovery_text(summary: RecoverySummary | None, palette: Palette | None = Non
     return Text(text, style="" if summary.all_recovered else "bold")
 
 
+def unjudged_notes(result: SweepResult) -> list[str]:
+    """``not judged at 10, 30 clients: baseline too noisy to tell 80% from 90%``: each reason
+    repetitions were not judged for, with the client counts where it applies."""
+    where: dict[str, list[str]] = {}
+    for k, n in enumerate(result.spec.clients):
+        for s in range(len(result.spec.labels)):
+            note = result.recovery_note(s, k)
+            if note and str(n) not in where.setdefault(note, []):
+                where[note].append(str(n))
+    return [f"not judged at {', '.join(counts)} clients: {note}." for note, counts in where.items()]
+
+
 def _lowest(values: list[float]) -> int | None:
     """Index of the smallest non-NaN value (the first one on ties), or None."""
     finite = [(v, i) for i, v in enumerate(values) if not math.isnan(v)]
@@ -196,10 +208,12 @@ def latency_table(result: SweepResult, palette: Palette | None = None,
              f"to success, successful requests only) is pooled over them; goodput is successes "
              f"{per_unit(unit)}."]
     if has_outage:
-        notes.append(f"recovery: repetitions whose goodput came back to 90% of its pre-outage "
-                     f"level and median latency to within 2x, to the horizon; median time from "
-                     f"the outage's end (range); {NEVER_MARK}: none did (the {BEST} goes to "
-                     f"strategies that recovered every time).")
+        notes.append(f"recovery: repetitions whose goodput came back to at least 85% of its "
+                     f"pre-outage level, above 80% beyond noise, and median latency to within 2x, "
+                     f"to the horizon; median time from the outage's end (range); {NEVER_MARK}: "
+                     f"none did, short of 90% beyond noise (the {BEST} goes to strategies that "
+                     f"recovered every time); undecided, —: too noisy to tell 80% from 90%.")
+        notes += unjudged_notes(result)
     if silent:
         notes.append(f"zero in every run, not shown: {', '.join(silent)}.")
     shown_hidden = [col for col in hidden if col not in silent]

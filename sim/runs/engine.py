@@ -22,7 +22,7 @@ from heapq import heappop, heappush
 import numpy as np
 
 from sim.analysis.metrics import RunMetrics
-from sim.analysis.open_metrics import OpenRunMetrics, recovery_time
+from sim.analysis.open_metrics import OpenRunMetrics, recovery_verdict
 from sim.bounds import MAX_TIME
 from sim.core import events as ev
 from sim.core.events import NO_EVENT
@@ -197,6 +197,7 @@ def _metrics(spec: SimulationSpec, wiring: Wiring, side: Clients, duration: floa
     latencies = np.asarray(side.latencies, dtype=np.float64)
     latency_times = np.asarray(side.latency_times, dtype=np.float64)
     offered = int(arrays["offered"].sum())
+    recovery = recovery_verdict(arrays["goodput"], series.width, spec.outages, latency_times, latencies)
     return OpenRunMetrics(
         **{**common, "calls": offered}, offered=offered, successes=counts["successes"],
         rejections=counts["rejections"], timeouts=counts["timeouts"], unfinished=side.unfinished,
@@ -205,8 +206,7 @@ def _metrics(spec: SimulationSpec, wiring: Wiring, side: Clients, duration: floa
         latency_times=latency_times,
         attempts_per_client=np.asarray(side.attempts, dtype=np.int64), bucket=series.width,
         series=arrays, refused=gate.refused if gate else 0, dropped=gate.dropped if gate else 0,
-        recovery_time=recovery_time(arrays["goodput"], series.width, spec.outages,
-                                    latency_times, latencies))
+        recovery_time=recovery.time, recovery_note=recovery.note)
 
 
 def run_metrics(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int, repetition: int) -> RunMetrics:

@@ -17,7 +17,7 @@ import numpy as np
 
 from sim.analysis.metrics import RunMetrics
 from sim.analysis.open_metrics import OpenRunMetrics, latency_summary
-from sim.analysis.recovery import RecoverySummary
+from sim.analysis.recovery import TOO_NOISY, RecoverySummary, summary_note
 from sim.analysis.stats import Estimate, estimate
 from sim.runs.procpool import WorkerPool, report_progress
 from sim.runs import engine
@@ -105,11 +105,20 @@ class SweepResult:
                   if (s, k, r) in self.open_runs]
         return float(np.mean(values)) if values else float("nan")
 
+    def _open(self, s: int, k: int) -> list[OpenRunMetrics]:
+        return [self.open_runs[(s, k, r)] for r in range(self.spec.repeat) if (s, k, r) in self.open_runs]
+
     def recovery(self, s: int, k: int) -> RecoverySummary | None:
-        """The repetitions' recovery verdicts (how many recovered, in how long); None without an
-        outage or when no repetition had a baseline to judge against."""
-        return RecoverySummary.of([self.open_runs[(s, k, r)].recovery_time for r in range(self.spec.repeat)
-                                   if (s, k, r) in self.open_runs])
+        """The repetitions' recovery verdicts (how many recovered, in how long, how many were too
+        noisy to tell); None without an outage or when no repetition could be judged."""
+        runs = self._open(s, k)
+        return RecoverySummary.of([m.recovery_time for m in runs],
+                                  sum(m.recovery_note == TOO_NOISY for m in runs))
+
+    def recovery_note(self, s: int, k: int) -> str:
+        """Why repetitions were not judged (``sim.analysis.recovery.summary_note``); empty when
+        all were, or there is no outage."""
+        return summary_note([m.recovery_note for m in self._open(s, k)])
 
     def best_by_cost(self, k: int) -> int:
         """Index of the strategy with the lowest mean cost at client-count index ``k``."""

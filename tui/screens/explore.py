@@ -213,7 +213,8 @@ class ExploreScreen(ModalScreen[CellChoice | None]):
                 continue
             verdict = result.verdict(s)
             glyph = GLYPHS[verdict_state(verdict)]
-            line = f"{marker}{glyph} {label}: " + (verdict.text(recovery_number) if verdict else "no verdict")
+            line = f"{marker}{glyph} {label}: " + (verdict.text(recovery_number) if verdict
+                                                    else result.verdict_note(s) or "no verdict")
             if self.metric != "recovered":
                 e = result.estimate(self.metric, s)
                 if not math.isnan(e.mean):

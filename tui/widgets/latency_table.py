@@ -5,9 +5,10 @@ The numbers and marks are ``sim.report.latency``'s (the CLI's latency table): co
 repetitions, latencies pooled over them, ★ marks the fewest requests and the lowest p50 among
 strategies that recovered every time and served about as many as the best served; recovery
 reads ``3/3 · 1,600 ms`` (repetitions recovered, median time in the simulation's time unit),
-``1/3 recovered`` or ``✗ never (0/3)`` (glyph and text, not colour alone), and a strategy that
-never recovered gets the same mark before its name. Laid out by ``StrategyTable``, as the
-contention table is.
+``1/3 recovered`` or ``✗ never (0/3)`` (glyph and text, not colour alone), or ``—`` when no
+repetition could be told (the caption says why: a baseline too noisy to tell 80% from 90%), and
+a strategy that never recovered gets the same mark before its name. Laid out by
+``StrategyTable``, as the contention table is.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ class LatencyRow:
     cells: dict[str, str]
     best: frozenset[str]  # the columns in which this strategy has the ★
     never_recovered: bool
+    recovery_note: str = ""  # why repetitions were not judged (the caption says it)
 
 
 def format_goodput(value: float) -> str:
@@ -70,14 +72,16 @@ def format_time(value: float, time_unit: str = DEFAULT_TIME_UNIT) -> str:
 
 
 def format_recovery(summary: RecoverySummary | None, time_unit: str = DEFAULT_TIME_UNIT) -> str:
-    """``3/3 · 1,600 ms`` (all recovered, median), ``1/3 recovered``, ``✗ never (0/3)``, ``—``."""
+    """``3/3 · 1,600 ms`` (all recovered, median), ``1/3 recovered``, ``✗ never (0/3)``, ``—``;
+    ``, 2 undecided`` after it when some repetitions were too noisy to tell."""
     if summary is None:
         return "—"
     if summary.never:
         return f"{NEVER_GLYPH} {summary.text()}"
     if not summary.all_recovered:
         return summary.text()
-    return f"{summary.recovered}/{summary.runs} · {format_time(summary.median, time_unit)}"
+    undecided = f", {summary.undecided} undecided" if summary.undecided else ""
+    return f"{summary.recovered}/{summary.runs} · {format_time(summary.median, time_unit)}{undecided}"
 
 
 def latency_rows(result: SweepResult, clients_index: int) -> tuple[list[LatencyRow], list[str]]:
@@ -101,7 +105,8 @@ def latency_rows(result: SweepResult, clients_index: int) -> tuple[list[LatencyR
         recovery = values["recovery"]
         rows.append(LatencyRow(spec.labels[s], cells,
                                frozenset(k for k in MARKED if best.get(k) == s),
-                               recovery is not None and recovery.never))
+                               recovery is not None and recovery.never,
+                               result.recovery_note(s, clients_index)))
     return rows, silent
 
 
@@ -157,6 +162,9 @@ class LatencyTable(StrategyTable):
                  f"(≥ {SERVED_SHARE:.0%} served)"]
         if any(row.never_recovered for row in self.rows):
             notes.append(f"{NEVER_GLYPH} never recovered")
+        reasons = dict.fromkeys(row.recovery_note for row in self.rows if row.recovery_note)
+        if reasons:
+            notes.append(f"— {'; '.join(reasons)}")
         if self.silent:
             notes.append(f"always 0: {', '.join(self.silent)}")
         if hidden:

@@ -53,9 +53,10 @@ PANEL_NAMES = tuple(p.name for p in PANELS)
 
 
 def recovery_note(series: RunSeries, time_unit: str = DEFAULT_TIME_UNIT) -> str:
-    """`` · recovered after 12.3 s``, `` · ✗ never recovered``, or nothing without an outage."""
+    """`` · recovered after 12.3 s``, `` · ✗ never recovered``, `` · recovery —: baseline too
+    noisy to tell 80% from 90%``, or nothing without an outage."""
     if series.recovery_time is None:
-        return ""
+        return f" · recovery —: {series.recovery_note}" if series.recovery_note else ""
     if math.isnan(series.recovery_time):
         return " · ✗ never recovered"
     return f" · recovered in {format_duration(series.recovery_time, time_unit)}"
