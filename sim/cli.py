@@ -33,7 +33,8 @@ histories are in the events file), then write for each simulation:
 
 Simulations against servers that reply (QueueServer, LatencyServer, FlakyServer) print a latency table
 instead (requests, successes, clients left waiting, latency percentiles, goodput, recovery
-after an outage as "3/3 recovered, median ..." or "✗ never (0/3)"; ★ marks the fewest requests
+after an outage as "3/3 recovered, median ...", "✗ never (0/3)" or "—" when too noisy to tell a
+return to 80% from one to 90% of the level before it; ★ marks the fewest requests
 and the lowest median latency among strategies that served at least 90% as many as the best),
 and also write:
 

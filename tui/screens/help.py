@@ -37,9 +37,10 @@ READING: tuple[tuple[str, str], ...] = (
                       "latencies from a request's first attempt to its success, pooled "
                       "over the runs; unfinished: clients still waiting at the end. ★ fewest "
                       "requests and lowest p50, among strategies that served at least 90% as "
-                      "many as the best served. Recovery: runs whose goodput came back to 90% of "
-                      "its pre-outage level and median latency to within 2x, to the end, and "
-                      "their median time; ✗ never: none did."),
+                      "many as the best served. Recovery: runs whose goodput came back to 85% of "
+                      "its pre-outage level, above 80% beyond noise, and median latency to within "
+                      "2x, to the end, and their median time; ✗ never: none did, short of 90% "
+                      "beyond noise; —: too noisy to tell 80% from 90% (the caption says why)."),
     ("Time series", "For servers that reply, the current run per bucket: requests, the "
                     "server's load, failures. ░ marks an outage, the │ line the cursor; m "
                     "shows the next panel when not all fit."),
