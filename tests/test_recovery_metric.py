@@ -23,6 +23,7 @@ from sim.analysis.recovery import (
     LATENCY_FACTOR,
     NO_BASELINE,
     TOO_NOISY,
+    TOO_SHORT,
     Recovery,
     RECOVERY_WINDOW,
     RecoverySummary,
@@ -275,6 +276,17 @@ def test_a_short_baseline_is_judged_with_its_uncertainty() -> None:
     assert at(run(g, outages=(long,)), 0.0, 1 / (0.86 * LEVEL))
     g[220:] = 0.84 * LEVEL
     assert never(run(g, outages=(long,)))
+
+
+def test_a_return_too_short_to_tell_says_so() -> None:
+    """86% of a baseline of 3,000 successes (30 buckets, ±1.8% at one standard error): over the
+    220 buckets after the outage that is recovered (the floors are both 85%); over only the last
+    12 (1,032 successes) it could be 80% as well as 90% (strict floor 80% + 2.326 x 3.0% = 86.9%,
+    lenient 90% − 2.326 x 3.2% = 82.6%), and a longer horizon, not a longer baseline, would
+    tell: the note says which."""
+    assert at(run(series(after=0.86 * LEVEL)), 0.0, 1 / (0.86 * LEVEL))
+    g = series(after=0.86 * LEVEL, dead_for=BUCKETS - END - 12)
+    assert verdict(g) == Recovery(None, TOO_SHORT)
 
 
 # --- the same threshold at every client count ----------------------------------------------------

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from sim.analysis.recovery import NO_BASELINE, TOO_NOISY
+from sim.analysis.recovery import NO_BASELINE, TOO_NOISY, TOO_SHORT
 from sim.core import events as ev
 from sim.models.controls import Capabilities
 from sim.units import DEFAULT_TIME_UNIT
@@ -86,7 +86,7 @@ def summarize(data: RunData, caps: Capabilities) -> RunSummary:
 
 
 # Why a run was not judged, as short as a column allows (the series chart's title says it all).
-SHORT_NOTES = {TOO_NOISY: "too noisy", NO_BASELINE: "no baseline"}
+SHORT_NOTES = {TOO_NOISY: "too noisy", TOO_SHORT: "too short", NO_BASELINE: "no baseline"}
 
 
 def _recovered(summary: RunSummary) -> str:

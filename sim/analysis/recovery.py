@@ -43,7 +43,8 @@ stretch. Windows find where the server is back and whether it stays; the stretch
 at what level. A **stretch** of healthy windows that lasts to the end of the horizon is a
 recovery when
 
-- its whole goodput reaches the floor (for its own length);
+- it lasts a window at least, counted from the recovery instant (below), and its goodput from
+  there reaches the floor (for its own length);
 - a short dip is forgiven: an unhealthy run of at most one window's worth of positions that
   follows at least ``DIP_AFTER`` windows of health does not end the stretch (nor does such a dip
   at the very end); dips in quick succession are a relapse;
@@ -52,8 +53,10 @@ recovery when
   long steady return dates the recovery after the relapse.
 
 The verdict: **recovered** when the strict judgement finds a recovery (dated from it); **never**
-(``nan``) when even the lenient one finds none; otherwise **undecided** (``None``, with the note
-``TOO_NOISY``): the data cannot tell 80% from 90% of the baseline. A collapse (goodput near zero)
+(``nan``) when even the lenient one finds none; otherwise **undecided** (``None``): the data cannot
+tell 80% from 90% of the baseline, and the note says whose noise is to blame: the baseline's
+(``TOO_NOISY``: the floors part even for an endless return) or the return's (``TOO_SHORT``: say a
+ramp still climbing at the horizon; a longer one would tell). A collapse (goodput near zero)
 is "never" at any size; a return to the full baseline is "recovered" once the strict floor is
 under it by the stretch's noise: from some 150 successes in the baseline at the least
 (``0.64·(Z/0.15)²``, an endless stretch), a few hundred in practice (the example's 15 s baseline
@@ -61,14 +64,14 @@ decides 1 of its 3 full returns at 100 clients, 150 successes, and all at 300, 4
 from the 1,750 above.
 
 **When** (``recovery_instant``): from the events, not the buckets. Within the first window of the
-strict stretch, the recovery instant is where the cumulative deficit of timely successes against
+stretch (each judgement dates its own), the recovery instant is where the cumulative deficit of timely successes against
 half the baseline's timely pace peaks (a CUSUM change point): before the return the successes lag
 that pace and the deficit grows, after it they outrun it and the deficit shrinks. Half the pace
 makes both slopes equal for a return from nothing to the baseline, which puts the peak within a
 success or two of the step: the error is the time until a walk with drift −(1 − r) and spread r
 per success (r the reference's share of the pace) last reaches its maximum, about r²/(1 − r)²
 successes: 1 at r = ½, 32 at r = 0.85. At 1000 clients (~100 successes a second) that is ~10 ms
-(95th percentile 75 ms in 2,000 simulated steps) where the bucket edges gave 1.075–1.5 s. Only
+(95th percentile 75 ms in 2,000 simulated steps) where the example's 1.5 s buckets quantised it. Only
 timely successes count, so the burst of requests held through the outage (served at once, seconds
 late) does not read as recovery.
 
@@ -101,7 +104,9 @@ DIP_AFTER = 2  # windows of health before a dip is forgiven
 MIN_BASELINE = 4  # buckets the baseline needs at least
 PACE_SHARE = 0.5  # the recovery instant's reference: this share of the baseline's timely pace
 
-TOO_NOISY = "baseline too noisy to tell 80% from 90%"
+TOO_NOISY = "baseline too noisy to tell 80% from 90%"  # no length of return could tell them
+TOO_SHORT = "too little time after the return to tell 80% from 90%"  # a longer horizon could
+UNDECIDED = (TOO_NOISY, TOO_SHORT)  # the notes of runs that had a baseline but no verdict
 NO_BASELINE = "no baseline before the outage"
 
 
@@ -227,17 +232,27 @@ def recovery_point(healthy: np.ndarray, width: int) -> int | None:
 
 
 def recovered_from(goodput: np.ndarray, start: int, width: int, base: Baseline, strict: bool,
-                   edges: np.ndarray, latencies: np.ndarray) -> int | None:
-    """The bucket where the final recovered stretch starts, judged with the strict or the
-    lenient floor (see the module); None when there is none."""
+                   edges: np.ndarray, success_times: np.ndarray, latencies: np.ndarray,
+                   bucket: float, end: float) -> float | None:
+    """The instant the final recovered stretch starts, judged with the strict or the lenient
+    floor (see the module), after an outage that ended at ``end``; None when there is none. The
+    stretch's goodput is counted from the bucket edge nearest that instant, so the dead buckets
+    of a window that is healthy only for its later part do not pull it down."""
     healthy = healthy_windows(goodput, start, base.window_floor(strict, width),
                               LATENCY_FACTOR * base.latency, edges, latencies, width)
     point = recovery_point(healthy, width)
     if point is None:
         return None
-    stretch = np.asarray(goodput[start + point:], dtype=np.float64)
+    first = start + point
+    # The step lies in the first window of the stretch; the part of a bucket the outage left
+    # before the first whole one is searched too.
+    since = end if first == start else first * bucket
+    instant = recovery_instant(success_times, latencies, since, (first + width) * bucket, base)
+    stretch = np.asarray(goodput[max(first, round(instant / bucket)):], dtype=np.float64)
+    if stretch.size < width:
+        return None  # seen for less than a window: whether it lasts is unknown
     mean = float(stretch.mean())
-    return start + point if mean >= base.floor(strict, stretch.size, mean) else None
+    return instant if mean >= base.floor(strict, stretch.size, mean) else None
 
 
 def recovery_instant(success_times: np.ndarray, latencies: np.ndarray, since: float, until: float,
@@ -270,14 +285,16 @@ def recovery_verdict(goodput: np.ndarray, bucket: float, outages: Sequence[Outag
     start = int(math.ceil(last.end / bucket - 1e-9))
     width = min(width, max(1, len(goodput) - start))
     edges = bucket_edges(success_times, len(goodput), bucket)
-    first = recovered_from(goodput, start, width, base, True, edges, latencies)
-    if first is None:
-        lenient = recovered_from(goodput, start, width, base, False, edges, latencies)
-        return Recovery(math.nan) if lenient is None else Recovery(None, TOO_NOISY)
-    # The step lies in the first window of the stretch; the part of a bucket the outage left
-    # before the first whole one is searched too.
-    since = last.end if first == start else first * bucket
-    instant = recovery_instant(success_times, latencies, since, (first + width) * bucket, base)
+    judged = (goodput, start, width, base)
+    instant = recovered_from(*judged, True, edges, success_times, latencies, bucket, last.end)
+    if instant is None:
+        lenient = recovered_from(*judged, False, edges, success_times, latencies, bucket, last.end)
+        if lenient is None:
+            return Recovery(math.nan)
+        # Whose noise parts the floors: the baseline's alone (an endless return would not do), or
+        # the return's own (it is too short for its level, say a ramp still climbing at the end).
+        alone = base.floor(True, math.inf) > base.floor(False, math.inf)
+        return Recovery(None, TOO_NOISY if alone else TOO_SHORT)
     return Recovery(max(0.0, instant - last.end))
 
 
@@ -304,7 +321,7 @@ class RecoverySummary:
 
     runs: int  # repetitions judged (recovered or never)
     times: tuple[float, ...]  # recovery times of those that recovered
-    undecided: int = 0  # repetitions with a baseline that were too noisy to judge
+    undecided: int = 0  # repetitions with a baseline that were too noisy to judge (UNDECIDED)
 
     @classmethod
     def of(cls, values: Sequence[float | None], undecided: int = 0) -> RecoverySummary | None:

@@ -17,17 +17,17 @@ import numpy as np
 
 from sim.analysis.metrics import RunMetrics
 from sim.analysis.open_metrics import OpenRunMetrics
-from sim.analysis.recovery import TOO_NOISY, RecoverySummary, summary_note
+from sim.analysis.recovery import UNDECIDED, RecoverySummary, summary_note
 
 
 def run_verdict(metrics: RunMetrics) -> tuple[float, float, float]:
     """``(recovered, recovery_time, undecided)`` of one run: 1.0/0.0 and the time after the last
     outage's end; ``(nan, nan, 0.0)`` when there is no verdict (no outage, no baseline, or a
-    server that does not reply), ``(nan, nan, 1.0)`` when the run was too noisy to judge; a run
-    that never recovered has ``(0.0, nan, 0.0)``."""
+    server that does not reply), ``(nan, nan, k)`` when the run was too noisy to judge (``k`` − 1
+    indexes ``UNDECIDED``, the reason); a run that never recovered has ``(0.0, nan, 0.0)``."""
     if not isinstance(metrics, OpenRunMetrics) or metrics.recovery_time is None:
-        noisy = isinstance(metrics, OpenRunMetrics) and metrics.recovery_note == TOO_NOISY
-        return math.nan, math.nan, float(noisy)
+        note = metrics.recovery_note if isinstance(metrics, OpenRunMetrics) else ""
+        return math.nan, math.nan, float(UNDECIDED.index(note) + 1 if note in UNDECIDED else 0)
     if math.isnan(metrics.recovery_time):
         return 0.0, math.nan, 0.0
     return 1.0, float(metrics.recovery_time), 0.0
@@ -41,9 +41,9 @@ def cell_verdict(recovered: np.ndarray, times: np.ndarray,
         None if math.isnan(r) else (float(t) if r == 1.0 else math.nan)
         for r, t in zip(np.asarray(recovered, dtype=np.float64).tolist(),
                         np.asarray(times, dtype=np.float64).tolist())]
-    return RecoverySummary.of(values, int(np.count_nonzero(np.asarray(undecided) == 1.0)))
+    return RecoverySummary.of(values, int(np.count_nonzero(np.asarray(undecided) > 0)))
 
 
 def cell_note(undecided: np.ndarray) -> str:
     """Why runs of the cell were not judged, as ``_latency.csv``'s ``recovery_note`` says it."""
-    return summary_note([TOO_NOISY if u == 1.0 else "" for u in np.asarray(undecided).tolist()])
+    return summary_note([UNDECIDED[int(u) - 1] if u > 0 else "" for u in np.asarray(undecided).tolist()])

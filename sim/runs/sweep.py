@@ -17,7 +17,7 @@ import numpy as np
 
 from sim.analysis.metrics import RunMetrics
 from sim.analysis.open_metrics import OpenRunMetrics, latency_summary
-from sim.analysis.recovery import TOO_NOISY, RecoverySummary, summary_note
+from sim.analysis.recovery import UNDECIDED, RecoverySummary, summary_note
 from sim.analysis.stats import Estimate, estimate
 from sim.runs.procpool import WorkerPool, report_progress
 from sim.runs import engine
@@ -113,7 +113,7 @@ class SweepResult:
         noisy to tell); None without an outage or when no repetition could be judged."""
         runs = self._open(s, k)
         return RecoverySummary.of([m.recovery_time for m in runs],
-                                  sum(m.recovery_note == TOO_NOISY for m in runs))
+                                  sum(m.recovery_note in UNDECIDED for m in runs))
 
     def recovery_note(self, s: int, k: int) -> str:
         """Why repetitions were not judged (``sim.analysis.recovery.summary_note``); empty when
