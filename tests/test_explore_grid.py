@@ -106,3 +106,21 @@ def test_row_story_and_boundary_lines_name_the_runs_of_states() -> None:
     assert row_story(p, f[:, 0]) == "✓ 100–200 · ✗ 300 · ◐ 400 · ✓ 500"
     assert boundary_lines(ExploreResult(p, cells), 0) == [
         "think_time 10: ✓ 100–200 · ✗ 300 · ◐ 400 · ✓ 500", "think_time 20: ✓ 100–500"]
+
+
+def test_undecided_runs_keep_their_reason_in_a_cell() -> None:
+    """A cell keeps, per run, whether it was too noisy to judge and why (the index of the
+    reason + 1), so its verdict counts them and its note says why, as _latency.csv does."""
+    from sim.analysis.open_metrics import OpenRunMetrics
+    from sim.analysis.recovery import TOO_NOISY, TOO_SHORT
+    from sim.explore.verdict import cell_note, cell_verdict, run_verdict
+
+    runs = [OpenRunMetrics(0, 0.0, 0.0, 0, 0, recovery_time=t, recovery_note=note)
+            for t, note in ((5.0, ""), (NAN, ""), (None, TOO_NOISY), (None, TOO_SHORT), (None, ""))]
+    values = [run_verdict(m) for m in runs]
+    assert [v[2] for v in values] == [0.0, 0.0, 1.0, 2.0, 0.0]
+    recovered, times, undecided = (np.array(column) for column in zip(*values))
+    verdict = cell_verdict(recovered, times, undecided)
+    assert (verdict.recovered, verdict.runs, verdict.undecided) == (1, 2, 2)
+    assert cell_note(undecided) == f"{TOO_NOISY} (1 of 5 runs); {TOO_SHORT} (1 of 5 runs)"
+    assert cell_note(np.zeros(3)) == ""

@@ -12,6 +12,7 @@ from rich.text import Text
 from tui_support import TINY, TINY_OUTAGE, WidgetApp, pilot_test, settle
 from tui_support import make_app as make_tui_app
 
+from sim.analysis.recovery import TOO_NOISY
 from sim.runs.sweep import SweepResult, run_sweep
 from sim.config import load_config
 from sim.core import events as ev
@@ -29,7 +30,7 @@ from tui.widgets.chart_stack import ChartStack
 from tui.widgets.event_log import EventLog
 from tui.widgets.latency_table import LatencyTable, latency_rows
 from tui.widgets.metrics_table import MetricsTable
-from tui.widgets.series_chart import PANEL_NAMES, SeriesChart
+from tui.widgets.series_chart import PANEL_NAMES, SeriesChart, recovery_note
 from tui.widgets.series_panels import SeriesPanels
 from tui.widgets.timeline import OUTAGE_GLYPH, Timeline
 
@@ -130,6 +131,27 @@ def test_latency_rows_flag_runs_that_never_recover(sweep: SweepResult) -> None:
     assert rows[1].cells["recovery"].startswith("2/2 · ") and rows[1].cells["recovery"].endswith("ms")
     assert "gave up" in silent  # nobody gives up without max_attempts
     assert rows[1].cells["requests"].endswith("★") and "requests" in rows[1].best
+
+
+def test_runs_too_noisy_to_judge_read_as_a_dash_and_say_why(sweep: SweepResult) -> None:
+    """At 30 clients the fixture's 7.5 s baseline holds ~20 successes: no verdict (—), and the
+    caption, like the CSV, says why; a run's chart title says it too."""
+    k = sweep.spec.clients.index(30)
+    rows, _ = latency_rows(sweep, k)
+    assert all(r.cells["recovery"] == "—" and r.recovery_note == TOO_NOISY for r in rows)
+    metrics = sweep.open_run(0, k, 0)
+    series = RunSeries.from_metrics(metrics, ())
+    assert recovery_note(series) == f" · recovery —: {TOO_NOISY}"
+
+    async def body() -> None:
+        table = LatencyTable()
+        app = WidgetApp(table)
+        async with app.run_test(size=(120, 12)) as pilot:
+            table.show(sweep, k)
+            await pilot.pause()
+            assert f"— {TOO_NOISY}" in str(table.query_one("#latency-caption").render())
+    import asyncio
+    asyncio.run(body())
 
 
 def test_latency_table_fits_its_width_and_marks_with_glyphs(sweep: SweepResult) -> None:
