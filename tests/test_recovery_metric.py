@@ -282,8 +282,8 @@ def test_a_return_too_short_to_tell_says_so() -> None:
     """86% of a baseline of 3,000 successes (30 buckets, ±1.8% at one standard error): over the
     220 buckets after the outage that is recovered (the floors are both 85%); over only the last
     12 (1,032 successes) it could be 80% as well as 90% (strict floor 80% + 2.326 x 3.0% = 86.9%,
-    lenient 90% − 2.326 x 3.2% = 82.6%), and a longer horizon, not a longer baseline, would
-    tell: the note says which."""
+    lenient 90% − 2.326 x 3.2% = 82.6%), and the return's own noise weighs more than the
+    baseline's (0.9/12 against 0.81/30): the note says the time after it was too short."""
     assert at(run(series(after=0.86 * LEVEL)), 0.0, 1 / (0.86 * LEVEL))
     g = series(after=0.86 * LEVEL, dead_for=BUCKETS - END - 12)
     assert verdict(g) == Recovery(None, TOO_SHORT)

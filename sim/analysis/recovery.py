@@ -54,9 +54,9 @@ recovery when
 
 The verdict: **recovered** when the strict judgement finds a recovery (dated from it); **never**
 (``nan``) when even the lenient one finds none; otherwise **undecided** (``None``): the data cannot
-tell 80% from 90% of the baseline, and the note says whose noise is to blame: the baseline's
-(``TOO_NOISY``: the floors part even for an endless return) or the return's (``TOO_SHORT``: say a
-ramp still climbing at the horizon; a longer one would tell). A collapse (goodput near zero)
+tell 80% from 90% of the baseline, and the note says whose noise is the larger share of ``sd``:
+the baseline's (``TOO_NOISY``: a longer baseline would tell) or the return's (``TOO_SHORT``: say a
+ramp still climbing at the horizon; a longer horizon would tell). A collapse (goodput near zero)
 is "never" at any size; a return to the full baseline is "recovered" once the strict floor is
 under it by the stretch's noise: from some 150 successes in the baseline at the least
 (``0.64·(Z/0.15)²``, an endless stretch), a few hundred in practice (the example's 15 s baseline
@@ -104,8 +104,8 @@ DIP_AFTER = 2  # windows of health before a dip is forgiven
 MIN_BASELINE = 4  # buckets the baseline needs at least
 PACE_SHARE = 0.5  # the recovery instant's reference: this share of the baseline's timely pace
 
-TOO_NOISY = "baseline too noisy to tell 80% from 90%"  # no length of return could tell them
-TOO_SHORT = "too little time after the return to tell 80% from 90%"  # a longer horizon could
+TOO_NOISY = "baseline too noisy to tell 80% from 90%"  # its noise is the larger share
+TOO_SHORT = "too little time after the return to tell 80% from 90%"  # the return's is
 UNDECIDED = (TOO_NOISY, TOO_SHORT)  # the notes of runs that had a baseline but no verdict
 NO_BASELINE = "no baseline before the outage"
 
@@ -291,10 +291,10 @@ def recovery_verdict(goodput: np.ndarray, bucket: float, outages: Sequence[Outag
         lenient = recovered_from(*judged, False, edges, success_times, latencies, bucket, last.end)
         if lenient is None:
             return Recovery(math.nan)
-        # Whose noise parts the floors: the baseline's alone (an endless return would not do), or
-        # the return's own (it is too short for its level, say a ramp still climbing at the end).
-        alone = base.floor(True, math.inf) > base.floor(False, math.inf)
-        return Recovery(None, TOO_NOISY if alone else TOO_SHORT)
+        # Whose noise is the larger share of sd(0.9, n): the return's own (0.9/n, n its buckets:
+        # say a ramp still climbing at the horizon) or the baseline's (0.81/B).
+        n = len(goodput) - max(start, round(lenient / bucket))
+        return Recovery(None, TOO_SHORT if RECOVERY_LEVEL * n < base.buckets else TOO_NOISY)
     return Recovery(max(0.0, instant - last.end))
 
 
