@@ -131,11 +131,17 @@ def test_constant_retries_stay_collapsed_over_seeds(seconds: int) -> None:
             assert stays_collapsed(run_metrics(spec, strategy(spec, "Constant"), 1000, r), spec), (seed, r)
 
 
-def test_server_outage_example() -> None:
+@pytest.fixture(scope="module")
+def shipped_outage():
+    """The sweep of ``examples/server_outage.toml`` as shipped (two tests read it)."""
+    return run_sweep(example("server_outage.toml"), workers=1)
+
+
+def test_server_outage_example(shipped_outage) -> None:
     """As shipped (an 8 s outage, 1000 clients): constant retries never recover, backoff does in
     every repetition, with far fewer timeouts and requests."""
-    spec = example("server_outage.toml")
-    result = run_sweep(spec, workers=1)
+    result = shipped_outage
+    spec = result.spec
     constant, expo = (spec.labels.index(s.label) for s in spec.strategies)
     for r in range(spec.repeat):
         stuck, recovered = result.open_run(constant, 0, r), result.open_run(expo, 0, r)
@@ -175,15 +181,15 @@ def test_server_outage_example_with_few_clients_recovers_given_a_longer_baseline
         assert summary.all_recovered and summary.runs == spec.repeat, (spec.labels[s], summary)
 
 
-def test_server_outage_recovery_is_dated_from_the_events() -> None:
+def test_server_outage_recovery_is_dated_from_the_events(shipped_outage) -> None:
     """As shipped (an 8 s outage, 1000 clients, 1.5 s buckets), backoff's recovery is dated at
     the return of timely successes (latency within 2x the baseline's median), not at a bucket
     edge: at or after the first timely success after the resume, within 100 ms of it (ten
     successes at the baseline's pace of ~100 a second; the burst held through the outage, served
     seconds late, does not count), and from then on they come at least at half the baseline's
     pace (over the next 500 ms: the pace the instant is dated against)."""
-    spec = example("server_outage.toml")
-    result = run_sweep(spec, workers=1)
+    result = shipped_outage
+    spec = result.spec
     expo = next(i for i, s in enumerate(spec.strategies) if s.strategy.type_name == "NormalJitterExpo")
     end = spec.outages[0].end
     for r in range(spec.repeat):
