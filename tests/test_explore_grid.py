@@ -124,3 +124,16 @@ def test_undecided_runs_keep_their_reason_in_a_cell() -> None:
     assert (verdict.recovered, verdict.runs, verdict.undecided) == (1, 2, 2)
     assert cell_note(undecided) == f"{TOO_NOISY} (1 of 5 runs); {TOO_SHORT} (1 of 5 runs)"
     assert cell_note(np.zeros(3)) == ""
+
+
+def test_a_cell_mostly_too_noisy_to_tell_has_no_state() -> None:
+    """One run judged (never) and two undecided is no collapse: the cell reads — (nan in the
+    fraction grid), its text still says what was judged; two judged of three keep their state."""
+    one = RecoverySummary(1, (), undecided=2)
+    assert verdict_state(one) == "none"
+    assert verdict_state(RecoverySummary(2, (), undecided=1)) == "collapsed"
+    values = {"recovered": np.array([[0.0, NAN, NAN]]), "recovery_time": np.full((1, 3), NAN),
+              "undecided": np.array([[0.0, 1.0, 1.0]]), "goodput": np.ones((1, 3))}
+    p = plan([300.0])
+    (c,) = map_cells(p, [CellResult(("constant",), 15, values)], 0)
+    assert (c.state, c.glyph, c.text) == ("none", "—", "0/1") and math.isnan(c.value)

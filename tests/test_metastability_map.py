@@ -25,7 +25,9 @@ the budget's heavy-load band being partial (1 or 2 of 3 runs recover) where it i
 clients. Its grid keeps two loads (think time 4 s and 10 s, values 0 and 4 of the example's
 axis) and every other outage value (1.5, 3.7, 8.8, 32.5 s), so each tested cell is at least one
 example grid step from the edge in every map we ran. The ``slow`` tests run the example as
-shipped (1000 clients, 12 × 8, three strategies) and the scaled full map at two more seeds.
+shipped (1000 clients, 12 × 8, three strategies) and the scaled map at two more seeds (its five
+heaviest loads: at lighter ones 200 clients leave too few successes before the outage to judge
+many cells).
 """
 
 from __future__ import annotations
@@ -90,6 +92,10 @@ def check_boundary_moves_with_load(result: ExploreResult, sharp: tuple[str, ...]
     out = {}
     for s, label in enumerate(plan.base.labels):
         fractions = fraction_grid(plan, result.cells, s)
+        # Outages where some load has no verdict (—: too noisy to tell a return to 80% from one
+        # to 90%, as backoff's slow ramps after 2 minutes can be at 200 clients) say nothing
+        # either way: the tolerated outage is compared over those judged at every load.
+        fractions = fractions[~np.isnan(fractions).any(axis=1)]
         reach = [-1 if t is None else t for t in tolerated(fractions)]
         assert all(a <= b for a, b in zip(reach, reach[1:])), (label, reach)
         if label in sharp:
@@ -134,7 +140,10 @@ def test_the_example_map_boundary_exists_and_moves_with_load() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 def test_the_scaled_map_keeps_its_boundary_at_other_seeds(seed: int) -> None:
-    result = run_map(example_document(SCALE, seed=seed))
+    # Loads up to a 10 s think time: 200 clients then give 20-50 requests/s, 300-750 successes
+    # in the 15 s baseline. At lighter loads the scaled map leaves many cells undecided (—: too
+    # few to tell a return to 80% from one to 90%), which says nothing about the boundary.
+    result = run_map(example_document(SCALE, seed=seed, loads=[0, 1, 2, 3, 4]))
     check_boundary_moves_with_load(result, sharp=(CONSTANT, BACKOFF))
     budget = fraction_grid(result.plan, result.cells, result.plan.base.labels.index(BUDGET))
     assert (budget[:, 1:] >= RECOVERED).all()

@@ -5,11 +5,11 @@ The app's explore view, the PNG's cell labels, the command's boundary lines and 
 read the map through this module, so they agree on what a cell says. Cells may still be
 running (``None``): they read as pending.
 
-States of a cell with a verdict (the recovered fraction of its runs): ``recovered`` at least
+States of a cell with a verdict (the recovered fraction of the runs judged): ``recovered`` at least
 ``RECOVERED`` (0.9), ``collapsed`` at most ``COLLAPSED`` (0.1), ``partial`` in between (the
 thresholds of a sharp boundary in the explore issue: "from >= 0.9 to <= 0.1 between neighbouring
-cells"); ``none`` when no run could be judged. Without a verdict a cell shows its metric
-(``value``).
+cells"); ``none`` when no run could be judged, or fewer than were too noisy to tell. Without a
+verdict a cell shows its metric (``value``).
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ GLYPHS = {"recovered": "✓", "partial": "◐", "collapsed": "✗", "none": "—
           "value": " "}
 STATE_WORDS = {"recovered": f"recovered (≥ {RECOVERED:.0%} of runs)",
                "partial": "partly recovered", "collapsed": f"collapsed (≤ {COLLAPSED:.0%} recovered)",
-               "none": "nothing to judge", "pending": "running", "value": ""}
+               "none": "not judged (no baseline, or too noisy to tell 80% from 90%)",
+               "pending": "running", "value": ""}
 
 
 @dataclass(frozen=True)
@@ -65,8 +66,11 @@ def fraction_state(fraction: float) -> str:
 
 
 def verdict_state(verdict: RecoverySummary | None) -> str:
-    """The state of a cell's verdict (``none`` when nothing was judged)."""
-    return "none" if verdict is None else fraction_state(verdict.fraction)
+    """The state of a cell's verdict: ``none`` when nothing was judged, or fewer runs than were
+    too noisy to tell (one never of three runs, the others undecided, is no collapse)."""
+    if verdict is None or verdict.runs < verdict.undecided:
+        return "none"
+    return fraction_state(verdict.fraction)
 
 
 def map_cells(plan: ExplorePlan, cells: Sequence[CellResult | None], s: int,
@@ -81,7 +85,7 @@ def map_cells(plan: ExplorePlan, cells: Sequence[CellResult | None], s: int,
         elif metric == "recovered":
             verdict = result.verdict(s)
             state = verdict_state(verdict)
-            value = verdict.fraction if verdict else math.nan
+            value = math.nan if state == "none" else verdict.fraction
             text = f"{verdict.recovered}/{verdict.runs}" if verdict else "—"
         else:
             verdict = result.verdict(s)
