@@ -101,7 +101,7 @@ def explore_time(path: Path) -> None:
     would be on an otherwise idle machine; on a shared one the wall time is longer."""
     import resource
 
-    from sim.explore.plan import load_document
+    from sim.exploration.plan import load_document
 
     doc = load_document(path)
     cells = sum(len(p.cells) for p in doc.explores)

@@ -49,7 +49,7 @@ MAX_CONFIG_BYTES = 16 * 2**20
 T = TypeVar("T")
 _TOP_LEVEL_KEYS = {"simulation", "seed", "time_unit"}
 # Sub-tables of a [[simulation]] that another module parses from the same document
-# (``[simulation.explore]`` and ``[simulation.tune]``: sim.explore); the spec ignores them.
+# (``[simulation.explore]`` and ``[simulation.tune]``: sim.exploration); the spec ignores them.
 EXTENSION_TABLES = frozenset({"explore", "tune"})
 
 
@@ -221,9 +221,18 @@ def read_document(path: str | Path) -> dict[str, Any]:
         raise ConfigError(exc.reason, file=name, hint=exc.hint) from None
     try:
         # utf-8-sig: a byte order mark some Windows editors put first is no TOML, and no mistake.
-        data = tomllib.loads(raw.decode("utf-8-sig"))
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise ConfigError("is not UTF-8 text", file=name) from None
+    return parse_toml(text, name)
+
+
+def parse_toml(text: str, name: str = "<config>") -> dict[str, Any]:
+    """A config's TOML text as a document, unvalidated; ConfigError (one line) if it is no TOML."""
+    if len(text) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"is larger than {MAX_CONFIG_BYTES // 2**20} MB: not a config", file=name)
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"invalid TOML: {exc}", file=name) from None
     except RecursionError:  # tomllib parses nested arrays and inline tables recursively

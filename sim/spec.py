@@ -102,18 +102,28 @@ class SimulationSpec:
 
 @dataclass(frozen=True)
 class Config:
-    """A whole config file."""
+    """A whole config file: its simulations and, from their ``[simulation.explore]`` and
+    ``[simulation.tune]`` tables, the maps and tunes (``sim.exploration``'s plans; empty when the
+    file has none, or when it was read by ``sim.config.load_config``, which skips them)."""
 
     path: str
     simulations: tuple[SimulationSpec, ...]
+    explores: tuple = ()  # ExplorePlan (sim.exploration.plan), in the order of the simulations
+    tunes: tuple = ()  # TunePlan (sim.exploration.tune_plan)
 
     def with_seed(self, seed: int) -> Config:
-        """The same config with every simulation's seed replaced (the CLI's ``--seed``)."""
-        return replace(self, simulations=tuple(replace(s, seed=seed) for s in self.simulations))
+        """The same config with every simulation's seed replaced (the CLI's ``--seed``), its
+        maps' and tunes' too."""
+        return replace(self, simulations=tuple(replace(s, seed=seed) for s in self.simulations),
+                       explores=tuple(p.with_seed(seed) for p in self.explores),
+                       tunes=tuple(replace(t, base=replace(t.base, seed=seed)) for t in self.tunes))
 
     def with_soft_limits(self, on: bool) -> Config:
-        """The same config with the engine's run-time budget on or off (``--force`` turns it off)."""
-        return replace(self, simulations=tuple(replace(s, soft_limits=on) for s in self.simulations))
+        """The same config with the engine's run-time budget on or off (``--force`` turns it
+        off), in every simulation, map cell and tune."""
+        return replace(self, simulations=tuple(replace(s, soft_limits=on) for s in self.simulations),
+                       explores=tuple(p.with_soft_limits(on) for p in self.explores),
+                       tunes=tuple(replace(t, base=replace(t.base, soft_limits=on)) for t in self.tunes))
 
     def simulation(self, title: str) -> SimulationSpec:
         for s in self.simulations:

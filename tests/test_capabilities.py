@@ -17,8 +17,8 @@ from sim.core import events as ev
 from sim.runs.engine import build_wiring, record_run
 from sim.runs.resources import estimate
 from sim.core.series import SERIES_NAMES
-from sim.explore.plan import default_metric
-from sim.explore.summary import FEATURE_METRICS, has_verdict, metric_names
+from sim.exploration.plan import default_metric
+from sim.exploration.summary import FEATURE_METRICS, has_verdict, metric_names
 from sim.export.outputs import OUTPUTS, outputs_for
 from sim.models import CONTROLS
 from sim.models.clients import Clients, client_events

@@ -11,8 +11,8 @@ from support import make_spec, sim_table
 
 from sim.config import parse_config
 from sim.errors import ConfigError, ParamError
-from sim.explore.checks import check_spec
-from sim.explore.paths import PathError, resolve
+from sim.exploration.checks import check_spec
+from sim.exploration.paths import PathError, resolve
 
 OPEN = dict(control="LatencyServer", base_latency=100.0, concurrency_limit=30, factor=1.05, k=15.0,
             workload="poisson", think_time=1000.0, horizon=30000.0, timeout=2000.0,

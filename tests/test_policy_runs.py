@@ -332,7 +332,7 @@ def test_flaky_server_failures_are_server_errors_not_throttling() -> None:
 
 def test_calls_refused_is_an_explore_metric() -> None:
     # The explore cell keeps every per-run metric of a run with series, the refused calls too.
-    from sim.explore.summary import metric_names, run_values
+    from sim.exploration.summary import metric_names, run_values
 
     spec = spec_of([{**NO_BACKOFF, "max_attempts": 3, "policies": [
         {"type": "CircuitBreaker", "kind": "ratio", "minimum_throughput": 2, "break_duration": 1e9}]}],

@@ -17,10 +17,10 @@ from tui_support import (FIXTURES, TINY, help_keys_text, pause_until, pilot_test
                          settle)
 
 from sim import cli
-from sim.explore.backends import LocalBackend
-from sim.explore.cache import CellCache
-from sim.explore.grid import grid_rows
-from sim.explore.runner import run_explores
+from sim.exploration.backends import LocalBackend
+from sim.exploration.cache import CellCache
+from sim.exploration.grid import grid_rows
+from sim.exploration.runner import run_explores
 from sim.runs.sweep import SweepCancelled
 from tui import main as tui_main
 from tui.app import BackoffApp
@@ -49,7 +49,7 @@ async def open_map(pilot) -> ExploreScreen:
 
 
 def expected_map(app: BackoffApp):
-    """The tiny map computed directly by sim.explore, for comparison with what the view shows."""
+    """The tiny map computed directly by sim.exploration, for comparison with what the view shows."""
     plan = app.source.explore_plan("Tiny map")
     (result,) = run_explores([plan], LocalBackend(1), CellCache(None))
     return plan, result
@@ -273,7 +273,7 @@ def test_explore_app_opens_the_first_map_with_the_commands_cache(tmp_path: Path,
 
 def test_explore_app_with_dask_hands_the_cluster_to_the_app_and_closes_it(tmp_path: Path,
                                                                           monkeypatch) -> None:
-    import sim.explore.backends as backends
+    import sim.exploration.backends as backends
 
     events = []
 
@@ -307,7 +307,7 @@ def test_explore_app_with_dask_hands_the_cluster_to_the_app_and_closes_it(tmp_pa
 async def test_the_map_runs_on_dask_in_the_app_with_the_local_pools_cells(tmp_path: Path) -> None:
     from distributed import Client, LocalCluster
 
-    from sim.explore.backends import DaskBackend
+    from sim.exploration.backends import DaskBackend
 
     # processes=False: workers are threads of this process, talking over inproc://, not TCP.
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \

@@ -17,8 +17,8 @@ from textual.binding import Binding
 from textual.reactive import var
 from textual.screen import Screen
 
-from sim.explore.backends import LocalBackend
-from sim.explore.cache import CellCache
+from sim.exploration.backends import LocalBackend
+from sim.exploration.cache import CellCache
 from sim.palette import DEFAULT_THEME
 from sim.teardown import start_resource_tracker
 
@@ -125,7 +125,7 @@ class BackoffApp(App[None]):
             self.call_after_refresh(self.run_action, "screen.explore")
 
     def cell_backend(self):
-        """The backend for map cells and tune trials (``sim.explore.backends``)."""
+        """The backend for map cells and tune trials (``sim.exploration.backends``)."""
         return self.explore_backend or LocalBackend(self.sweep_workers)
 
     # --- state ------------------------------------------------------------------------------

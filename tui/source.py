@@ -14,8 +14,8 @@ from pathlib import Path
 
 from sim.runs.sweep import Progress, ShouldStop, SweepResult, run_sweeps
 from sim.core.history import History
-from sim.explore.plan import ExplorePlan
-from sim.explore.tune_plan import TunePlan
+from sim.exploration.plan import ExplorePlan
+from sim.exploration.tune_plan import TunePlan
 from sim.models import recorded_capabilities
 from sim.models.controls import Capabilities
 from sim.spec import Config, SimulationSpec, StrategySpec

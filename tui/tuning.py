@@ -1,7 +1,7 @@
 """A simulation's ``[simulation.tune]`` run from the app: the tuned variant as a strategy.
 
 Blocking (the main screen calls it from a thread worker) and free of Textual. The tune is the
-headless command's (``sim.explore.tune.run_tune``, same cache), so after ``backoff-sim explore
+headless command's (``sim.exploration.tune.run_tune``, same cache), so after ``backoff-sim explore
 CONFIG`` with the same output directory every trial reads back from the cache. The best trial
 becomes a ``StrategySpec`` the source appends to the simulation (``ConfigSource.with_tuned``):
 a row of the strategy table that is selected and replayed like any other.
@@ -13,11 +13,11 @@ import math
 from dataclasses import dataclass
 
 from sim.runs.sweep import Progress, ShouldStop, default_workers
-from sim.explore.backends import DaskBackend, LocalBackend
-from sim.explore.cache import CellCache
-from sim.explore.tune_checks import check_tunes
-from sim.explore.tune import run_tune
-from sim.explore.tune_plan import TunePlan
+from sim.exploration.backends import DaskBackend, LocalBackend
+from sim.exploration.cache import CellCache
+from sim.exploration.tune_checks import check_tunes
+from sim.exploration.tune import run_tune
+from sim.exploration.tune_plan import TunePlan
 from sim.spec import StrategySpec
 
 

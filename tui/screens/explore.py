@@ -1,10 +1,10 @@
 """The explore view: a simulation's ``[simulation.explore]`` map, a coloured cell grid per
 strategy, filled in as cells finish; Enter opens a cell's runs in the normal view.
 
-The map runs in a thread worker on the local process pool (``sim.explore``: cells read back
+The map runs in a thread worker on the local process pool (``sim.exploration``: cells read back
 from the cache first, then computed and cached one by one), with a progress bar; ``x`` cancels
 it, ``w`` runs what is left, closing the view cancels it too. Nothing here computes a number:
-the cells' states, glyphs and texts are ``sim.explore.grid``'s, the detail line's verdicts
+the cells' states, glyphs and texts are ``sim.exploration.grid``'s, the detail line's verdicts
 ``sim.analysis.recovery``'s; the screen keeps only the cursor, the selected strategy and the metric
 (``MapState``, kept by the main screen so the map reopens where it was left).
 """
@@ -26,14 +26,14 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from sim.runs.sweep import SweepCancelled, default_workers
 from sim.errors import UserError
-from sim.explore.axes import format_value
-from sim.explore.backends import LocalBackend
-from sim.explore.cache import CellCache
-from sim.explore.checks import check_cells
-from sim.explore.grid import COLLAPSED, GLYPHS, RECOVERED, grid_rows, verdict_state
-from sim.explore.plan import ExplorePlan, plot_metrics
-from sim.explore.runner import run_explores
-from sim.explore.summary import CellResult, METRIC_HELP
+from sim.exploration.axes import format_value
+from sim.exploration.backends import LocalBackend
+from sim.exploration.cache import CellCache
+from sim.exploration.checks import check_cells
+from sim.exploration.grid import COLLAPSED, GLYPHS, RECOVERED, grid_rows, verdict_state
+from sim.exploration.plan import ExplorePlan, plot_metrics
+from sim.exploration.runner import run_explores
+from sim.exploration.summary import CellResult, METRIC_HELP
 from sim.report.latency import recovery_number
 
 from ..keys import EXPLORE_KEYS, KEYS, key_bindings

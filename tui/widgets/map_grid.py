@@ -1,7 +1,7 @@
 """Explore maps as coloured cell grids: one per strategy, side by side when they fit, else the
 selected one.
 
-Presentation only: the cells (state, glyph, text) come from ``sim.explore.grid`` through a
+Presentation only: the cells (state, glyph, text) come from ``sim.exploration.grid`` through a
 ``MapView`` the screen builds. Every cell pairs its colour with a glyph and its text (``✓3/3``,
 ``◐2/3``, ``✗0/3``, ``·…`` while running), so the map reads without colour too. Columns are the
 first axis's values, rows the second's with larger values on top (as in the PNG). A click on a
@@ -20,7 +20,7 @@ from textual import events
 from textual.message import Message
 from textual.widget import Widget
 
-from sim.explore.grid import MapCell
+from sim.exploration.grid import MapCell
 from sim.palette import Palette
 
 GAP = 3  # columns between two grids side by side

@@ -118,15 +118,15 @@ def _explore(args: argparse.Namespace, err) -> int:
     )
 
     from sim.errors import UserError
-    from sim.explore.backends import make_backend
-    from sim.explore.cache import CellCache
-    from sim.explore.figure import write_explore_png
-    from sim.explore.pareto import stale_tune_names, write_tune_files
-    from sim.explore.plan import load_document
-    from sim.explore.report import explore_summary, tune_summary
-    from sim.explore.runner import run_explores
-    from sim.explore.table import write_explore_csv
-    from sim.explore.tune import require_optuna, run_tune
+    from sim.exploration.backends import make_backend
+    from sim.exploration.cache import CellCache
+    from sim.exploration.figure import write_explore_png
+    from sim.exploration.pareto import stale_tune_names, write_tune_files
+    from sim.exploration.plan import load_document
+    from sim.exploration.report import explore_summary, tune_summary
+    from sim.exploration.runner import run_explores
+    from sim.exploration.table import write_explore_csv
+    from sim.exploration.tune import require_optuna, run_tune
     from sim.export.atomic import ensure_output_dir
     from sim.export.names import check_unique_stems
     from sim.export.outset import OutputSet
@@ -135,8 +135,8 @@ def _explore(args: argparse.Namespace, err) -> int:
     from sim.stdout import print_plain, stderr_line, stdout_console
 
     from sim.runs.sweep import default_workers
-    from sim.explore.checks import check_cells
-    from sim.explore.tune_checks import check_tunes
+    from sim.exploration.checks import check_cells
+    from sim.exploration.tune_checks import check_tunes
 
     palette = load_palette(args.theme)
     force = getattr(args, "force", False)
@@ -146,7 +146,7 @@ def _explore(args: argparse.Namespace, err) -> int:
     if not doc.explores and not doc.tunes:
         raise UserError(f"{args.config}: no simulation has a [simulation.explore] or [simulation.tune] "
                         "table (add one under a [[simulation]]; see README, \"Explore\")")
-    check_unique_stems(s.title for s in doc.config.simulations)
+    check_unique_stems(s.title for s in doc.simulations)
     workers = args.workers or default_workers()
     # No bar on a stderr that is not a terminal: a plain line every few seconds instead, from the
     # check of a huge map's cells on.

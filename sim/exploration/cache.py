@@ -18,7 +18,7 @@ from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
-from sim.explore.summary import VERDICT_VALUES, CellResult, metric_names
+from sim.exploration.summary import VERDICT_VALUES, CellResult, metric_names
 from sim.export.atomic import atomic_write_text
 from sim.spec import SimulationSpec
 

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim.analysis.recovery import RecoverySummary
-from sim.explore.axes import format_value
-from sim.explore.plan import ExplorePlan
-from sim.explore.summary import CellResult
+from sim.exploration.axes import format_value
+from sim.exploration.plan import ExplorePlan
+from sim.exploration.summary import CellResult
 
 RECOVERED = 0.9  # recovered fraction at or above which a cell reads as recovered
 COLLAPSED = 0.1  # at or below which it reads as collapsed

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sim.explore.axes import format_value
-from sim.explore.grid import BOUNDARY, map_cells
-from sim.explore.runner import ExploreResult
-from sim.explore.summary import METRIC_HELP, has_verdict
+from sim.exploration.axes import format_value
+from sim.exploration.grid import BOUNDARY, map_cells
+from sim.exploration.runner import ExploreResult
+from sim.exploration.summary import METRIC_HELP, has_verdict
 from sim.export.atomic import atomic_save_figure
 from sim.export.names import safe_title
 from sim.export.plots import DPI, _legend, _style_axes, _style_figure

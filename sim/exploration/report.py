@@ -8,11 +8,11 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from sim.explore.axes import format_value
-from sim.explore.grid import fraction_grid, row_story
-from sim.explore.runner import ExploreResult
-from sim.explore.summary import has_verdict
-from sim.explore.tune import TuneResult
+from sim.exploration.axes import format_value
+from sim.exploration.grid import fraction_grid, row_story
+from sim.exploration.runner import ExploreResult
+from sim.exploration.summary import has_verdict
+from sim.exploration.tune import TuneResult
 
 
 def _cell_text(result: ExploreResult, index: tuple[int, ...], metric: str, s: int) -> str:

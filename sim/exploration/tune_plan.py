@@ -25,9 +25,9 @@ from typing import Any
 
 from sim.bounds import MAX_SEED
 from sim.errors import ConfigError, ParamError
-from sim.explore.checks import check_spec
-from sim.explore.paths import KeyPath, PathError, resolve
-from sim.explore.summary import has_verdict, metric_names
+from sim.exploration.checks import check_spec
+from sim.exploration.paths import KeyPath, PathError, resolve
+from sim.exploration.summary import has_verdict, metric_names
 from sim.spec import SimulationSpec
 
 TUNE_KEYS = {"strategy", "params", "objective", "constraints", "trials", "sampler", "batch", "seed",

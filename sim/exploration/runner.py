@@ -10,9 +10,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from sim.runs.sweep import ShouldStop
-from sim.explore.cache import CellCache
-from sim.explore.plan import ExplorePlan
-from sim.explore.summary import CellResult
+from sim.exploration.cache import CellCache
+from sim.exploration.plan import ExplorePlan
+from sim.exploration.summary import CellResult
 from sim.spec import SimulationSpec
 
 Progress = Callable[[int, int], None]

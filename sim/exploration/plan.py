@@ -27,9 +27,9 @@ from typing import Any, NoReturn
 
 from sim.config import parse_config, read_document
 from sim.errors import ConfigError, ParamError
-from sim.explore.axes import CELLS_HINT, MAX_CELLS, Axis, format_value, parse_axis, too_many_cells
-from sim.explore.checks import check_spec
-from sim.explore.summary import has_verdict, metric_names, row_columns
+from sim.exploration.axes import CELLS_HINT, MAX_CELLS, Axis, format_value, parse_axis, too_many_cells
+from sim.exploration.checks import check_spec
+from sim.exploration.summary import has_verdict, metric_names, row_columns
 from sim.spec import Config, SimulationSpec
 
 EXPLORE_KEYS = {"axes", "metric", "also"}
@@ -191,24 +191,10 @@ def parse_explore(table: Any, base: SimulationSpec, file: str) -> ExplorePlan:
     return ExplorePlan(file, base, tuple(axes), metric, tuple(cells), tuple(also))
 
 
-@dataclass(frozen=True)
-class ExploreDocument:
-    """A config with its explore and tune plans, in the order of the simulations."""
-
-    config: Config
-    explores: tuple[ExplorePlan, ...]
-    tunes: tuple  # TunePlan, from sim.explore.tune_plan
-
-    def with_soft_limits(self, on: bool) -> ExploreDocument:
-        """Every simulation, map cell and tune with the engine's run-time budget on or off."""
-        return ExploreDocument(self.config.with_soft_limits(on),
-                               tuple(p.with_soft_limits(on) for p in self.explores),
-                               tuple(replace(t, base=replace(t.base, soft_limits=on)) for t in self.tunes))
-
-
-def parse_document(data: dict[str, Any], file: str = "<config>") -> ExploreDocument:
-    """Validate a TOML document: the simulations, then their explore and tune tables."""
-    from sim.explore.tune_plan import parse_tune
+def parse_document(data: dict[str, Any], file: str = "<config>") -> Config:
+    """Validate a TOML document: the simulations, then their explore and tune tables (every
+    mistake of the simulations is reported before any of the tables')."""
+    from sim.exploration.tune_plan import parse_tune
 
     config = parse_config(data, file)
     explores, tunes = [], []
@@ -217,9 +203,9 @@ def parse_document(data: dict[str, Any], file: str = "<config>") -> ExploreDocum
             explores.append(parse_explore(block["explore"], spec, file))
         if "tune" in block:
             tunes.append(parse_tune(block["tune"], spec, file))
-    return ExploreDocument(config, tuple(explores), tuple(tunes))
+    return replace(config, explores=tuple(explores), tunes=tuple(tunes))
 
 
-def load_document(path: str | Path) -> ExploreDocument:
-    """Read a config file and its explore and tune tables; ConfigError (one line) for a mistake."""
+def load_document(path: str | Path) -> Config:
+    """Read a config file with its explore and tune tables; ConfigError (one line) for a mistake."""
     return parse_document(read_document(path), str(path))

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sim.explore.plan import ExplorePlan, own_column
-from sim.explore.runner import ExploreResult
-from sim.explore.summary import VERDICT_COLUMNS, has_verdict, metric_names, row_columns
+from sim.exploration.plan import ExplorePlan, own_column
+from sim.exploration.runner import ExploreResult
+from sim.exploration.summary import VERDICT_COLUMNS, has_verdict, metric_names, row_columns
 from sim.export.atomic import atomic_write_text
 from sim.export.csv_files import csv_text, format_float
 from sim.export.names import safe_title

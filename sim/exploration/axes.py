@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from sim.errors import ParamError
-from sim.explore.paths import KeyPath, PathError, resolve
+from sim.exploration.paths import KeyPath, PathError, resolve
 from sim.spec import SimulationSpec
 
 SCALES = ("linear", "log")

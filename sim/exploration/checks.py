@@ -7,7 +7,7 @@ Models validate their own parameters when ``dataclasses.replace`` rebuilds them;
 servers take) are repeated here for a spec. A test keeps the two in step by feeding the same
 values through both. ``check_cells`` then puts every cell through ``sim.runs.resources``, as
 ``backoff-sim run`` puts a config's simulations, and bounds the whole map's events
-(``sim.explore.tune_checks`` does the same for a tune).
+(``sim.exploration.tune_checks`` does the same for a tune).
 """
 
 from __future__ import annotations

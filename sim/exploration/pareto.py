@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sim.analysis.stats import estimate
-from sim.explore.front import non_dominated
+from sim.exploration.front import non_dominated
 from sim.export.atomic import atomic_save_figure, atomic_write_text
 from sim.export.csv_files import csv_text, format_float
 from sim.export.names import safe_title
@@ -25,14 +25,14 @@ from sim.palette import Palette, load_palette
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-    from sim.explore.paths import Step
-    from sim.explore.tune import TuneResult
+    from sim.exploration.paths import Step
+    from sim.exploration.tune import TuneResult
     from sim.spec import StrategySpec
 
 
 def _candidates(result: TuneResult) -> list[tuple[str, str, list[float], list[float]]]:
     """(label, kind, means, ci95s) of each held-out strategy on the two Pareto metrics."""
-    from sim.explore.tune import run_metric
+    from sim.exploration.tune import run_metric
 
     plan, final = result.plan, result.final
     rows = []
@@ -60,7 +60,7 @@ def _param_text(entry: StrategySpec, steps: tuple[Step, ...]) -> str:
 
 
 def pareto_csv_text(result: TuneResult) -> str:
-    from sim.explore.tune import run_metric
+    from sim.exploration.tune import run_metric
 
     plan = result.plan
     a, b = plan.pareto

@@ -22,12 +22,12 @@ import numpy as np
 from sim.analysis.stats import Estimate, estimate
 from sim.runs.sweep import ShouldStop
 from sim.errors import ParamError, UserError
-from sim.explore.cache import CellCache
-from sim.explore.checks import check_spec
-from sim.explore.front import non_dominated
-from sim.explore.runner import run_cells
-from sim.explore.summary import CellResult
-from sim.explore.tune_plan import TunePlan
+from sim.exploration.cache import CellCache
+from sim.exploration.checks import check_spec
+from sim.exploration.front import non_dominated
+from sim.exploration.runner import run_cells
+from sim.exploration.summary import CellResult
+from sim.exploration.tune_plan import TunePlan
 from sim.spec import SimulationSpec, StrategySpec
 
 Progress = Callable[[int, int], None]

@@ -17,7 +17,7 @@ from sim.analysis.metrics import RunMetrics
 from sim.analysis.open_metrics import OpenRunMetrics
 from sim.analysis.recovery import RecoverySummary
 from sim.analysis.stats import Estimate, estimate
-from sim.explore.verdict import cell_verdict, run_verdict
+from sim.exploration.verdict import cell_verdict, run_verdict
 from sim.spec import SimulationSpec
 
 # Every run: the sweep's metrics.
@@ -58,7 +58,7 @@ def metric_names(spec: SimulationSpec) -> tuple[str, ...]:
     return BASE_METRICS + tuple(name for name, feature in FEATURE_METRICS if caps.has(feature))
 
 
-# The verdict's columns of ``<title>_explore.csv`` (sim.explore.table), where a verdict exists.
+# The verdict's columns of ``<title>_explore.csv`` (sim.exploration.table), where a verdict exists.
 VERDICT_COLUMNS = ("recovered_runs", "runs", "recovered_fraction", "recovery_time_median")
 
 

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from sim.runs.resources import EVENTS_LIMIT, check_resources, estimate
 from sim.errors import ConfigError, ParamError
-from sim.explore.tune import MAX_FRONT_VARIANTS, held_out_spec, trial_spec
+from sim.exploration.tune import MAX_FRONT_VARIANTS, held_out_spec, trial_spec
 from sim.spec import SimulationSpec
 
 MAX_CORNERS = 256  # corners of the bounds built to find the costliest (8 tuned parameters)

@@ -24,7 +24,7 @@ from sim.analysis.metrics import RunMetrics
 from sim.runs.sweep import ShouldStop, SweepCancelled, SweepResult, default_workers, run_sweeps
 from sim.runs.engine import run_metrics
 from sim.errors import UserError
-from sim.explore.summary import CellResult, run_values
+from sim.exploration.summary import CellResult, run_values
 from sim.spec import SimulationSpec
 from sim.teardown import kill
 
@@ -186,7 +186,7 @@ class DaskBackend:
 
     def _check_versions(self) -> None:
         """Workers must run the same simulator, or results would silently differ."""
-        from sim.explore.cache import code_version
+        from sim.exploration.cache import code_version
 
         ours = code_version()
         theirs = self.client.run(code_version)
