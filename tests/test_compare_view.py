@@ -19,8 +19,8 @@ from tui.keys import KEYS
 from tui.rundata import RunData
 from tui.screens.compare import CompareScreen
 from tui.screens.help import HelpScreen
-from tui.timeline_grid import density_bounds
-from tui.widgets.timeline import DENSITY_BASE
+from tui.view.timeline_grid import density_bounds
+from tui.widgets.replay.timeline import DENSITY_BASE
 
 SNAPSHOT = FIXTURES / "snapshot.toml"
 

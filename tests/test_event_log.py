@@ -12,10 +12,10 @@ from textual.app import App, ComposeResult
 
 from sim.core import events as ev
 from sim.core.history import History
-from tui.log_filter import FilterError, parse_filter
+from tui.view.log_filter import FilterError, parse_filter
 from tui.rundata import RunData
 from tui.theme import register_themes
-from tui.widgets.event_log import EventLog
+from tui.widgets.replay.event_log import EventLog
 
 N_EVENTS = 1_000_000
 N_CLIENTS = 1_000

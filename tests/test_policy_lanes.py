@@ -12,8 +12,8 @@ from tui_support import FIXTURES, WidgetApp
 from sim.config import load_config
 from sim.core import events as ev
 from tui.policy_state import BREAKER_GLYPHS, REFUSED_GLYPH, Scopes, scopes_of
-from tui.recorder import record_run_data
-from tui.widgets.timeline import Timeline
+from tui.state.recorder import record_run_data
+from tui.widgets.replay.timeline import Timeline
 
 SPEC = load_config(FIXTURES / "policy_lanes.toml").simulations[0]
 SHARED, PER_CLIENT = SPEC.labels

@@ -26,7 +26,7 @@ from sim.palette import EVENT_KINDS, available_themes, load_palette
 from sim.report.tables import metrics_table, versus_best
 from themes import THEMES_DIR
 from tui.theme import EVENT_GLYPHS, event_style, event_styles, palette_for, register_themes, theme_variable_defaults
-from tui.widgets.charts import (
+from tui.widgets.analysis.charts import (
     MetricsChart,
     RequestPoints,
     RequestsChart,
@@ -35,8 +35,8 @@ from tui.widgets.charts import (
     hex_to_rgb,
     thin_ticks,
 )
-from tui.widgets.metrics_table import MetricsTable, comparison_rows
-from tui.widgets.strategy_table import PLACEHOLDER
+from tui.widgets.analysis.metrics_table import MetricsTable, comparison_rows
+from tui.widgets.analysis.strategy_table import PLACEHOLDER
 
 STRATEGIES = [{"type": "Constant", "constant": 0.5},
               {"type": "FullJitteredExpo", "base": 2.0, "cap": 1000.0}]

@@ -20,7 +20,7 @@ from sim.models.controls import Capabilities
 from sim.units import DEFAULT_TIME_UNIT
 
 from .rundata import RunData
-from .ticks import format_duration
+from .view.ticks import format_duration
 
 PERCENTILES = (50, 99)
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from sim.cli import OneLineParser, add_force, add_version, output_dir, positive_int, seed_value
 from sim.errors import EXIT_USER_ERROR
-from tui.paths import DEFAULT_OUT
+from tui.state.paths import DEFAULT_OUT
 
 DESCRIPTION = """\
 Simulate clients retrying against a contended server with different backoff strategies, and
@@ -220,7 +220,7 @@ def _config_source(path: Path | None, seed: int | None, out: Path, workers: int 
     ``backoff-sim explore`` check them (``sim.api.prepare``)."""
     from sim.pipeline import prepare
 
-    from .source import ConfigSource
+    from .state.source import ConfigSource
 
     config = prepare(path, seed=seed, force=force, workers=workers, out=out, plans=True,
                      unique_stems=False)
@@ -231,7 +231,7 @@ def _config_source(path: Path | None, seed: int | None, out: Path, workers: int 
 def _replay_source(path: Path, time_unit: str = "ms"):
     from sim.export.csv_files import read_events_csv
 
-    from .source import ReplaySource
+    from .state.source import ReplaySource
 
     return ReplaySource(read_events_csv(path), path, time_unit)
 

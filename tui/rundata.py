@@ -19,7 +19,7 @@ from sim.core import events as ev
 from sim.core.history import History
 from sim.units import DEFAULT_TIME_UNIT
 
-from .marks import CODE_RANK
+from .view.marks import CODE_RANK
 from .policy_state import PolicyState, Scopes
 from .request_points import RequestPoints
 from .run_series import RunSeries, outage_windows, recorded_caps

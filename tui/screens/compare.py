@@ -39,14 +39,14 @@ from ..compare import (
     summary_line,
 )
 from ..keys import COMPARE_KEYS, KEYS, PLAYBACK, key_bindings
-from ..playback import MAX_FPS, change_speed, format_speed
-from ..recorder import Cancelled, RunRecorder
+from ..state.playback import MAX_FPS, change_speed, format_speed
+from ..state.recorder import Cancelled, RunRecorder
 from ..rundata import RunData
-from ..source import ConfigSource, Selection
+from ..state.source import ConfigSource, Selection
 from ..theme import palette_for
-from ..timeline_grid import density_bounds, even_lanes
-from ..widgets.charts import series_marker
-from ..widgets.timeline import Timeline, rows_for
+from ..view.timeline_grid import density_bounds, even_lanes
+from ..widgets.analysis.charts import series_marker
+from ..widgets.replay.timeline import Timeline, rows_for
 from .prompt import NumberPrompt
 
 MAX_SHOWN = 6  # timelines stacked at once (each needs a few rows to be read)

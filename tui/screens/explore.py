@@ -37,7 +37,7 @@ from sim.exploration.summary import CellResult, METRIC_HELP
 from sim.report.latency import recovery_number
 
 from ..keys import EXPLORE_KEYS, KEYS, key_bindings
-from ..plural import count
+from ..view.plural import count
 from ..theme import palette_for
 from ..widgets.map_grid import MapGrid, MapView
 

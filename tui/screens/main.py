@@ -23,23 +23,23 @@ from sim.runs.sweep import SweepCancelled, SweepResult
 from sim.errors import UserError
 from sim.units import DEFAULT_TIME_UNIT
 
-from ..export import export_view
-from ..recorder import Cancelled, RunRecorder
+from ..state.export import export_view
+from ..state.recorder import Cancelled, RunRecorder
 from ..rundata import RunData
-from ..source import ConfigSource, Selection, Source
+from ..state.source import ConfigSource, Selection, Source
 from ..theme import palette_for
-from ..tuning import TuneOutcome, tune_variant
-from ..widgets.chart_stack import ChartStack
-from ..widgets.charts import MetricsChart, RequestsChart
-from ..widgets.event_log import EventLog
-from ..widgets.latency_table import LatencyTable
-from ..widgets.log_pane import LogPane
-from ..widgets.metrics_table import MetricsTable
-from ..widgets.series_panels import SeriesPanels
+from ..state.tuning import TuneOutcome, tune_variant
+from ..widgets.analysis.chart_stack import ChartStack
+from ..widgets.analysis.charts import MetricsChart, RequestsChart
+from ..widgets.replay.event_log import EventLog
+from ..widgets.analysis.latency_table import LatencyTable
+from ..widgets.replay.log_pane import LogPane
+from ..widgets.analysis.metrics_table import MetricsTable
+from ..widgets.analysis.series_panels import SeriesPanels
 from ..widgets.status import Status, StatusLine
-from ..widgets.strategy_table import StrategyTable
-from ..widgets.timeline import Timeline
-from ..sweeps import SweepBook, SweepKey
+from ..widgets.analysis.strategy_table import StrategyTable
+from ..widgets.replay.timeline import Timeline
+from ..state.sweeps import SweepBook, SweepKey
 from .compare import CompareScreen
 from .explore import CellChoice, ExploreScreen, MapState
 

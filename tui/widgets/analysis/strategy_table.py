@@ -19,8 +19,8 @@ from textual.widgets import DataTable, Static
 from sim.runs.sweep import SweepResult
 from sim.palette import Palette
 
-from ..table_fit import CELL_PADDING, fit_columns
-from ..theme import palette_for
+from ...view.table_fit import CELL_PADDING, fit_columns
+from ...theme import palette_for
 
 PLACEHOLDER = "running sweep…"
 MIN_LABEL = 8  # a strategy name is never cut shorter than this

@@ -16,8 +16,8 @@ from textual.widgets import Static
 
 from sim.runs.sweep import SweepResult
 
-from ..theme import palette_for
-from ..ticks import format_tick
+from ...theme import palette_for
+from ...view.ticks import format_tick
 from .charts import DEFAULT_METRIC, METRICS, MetricsChart, RequestsChart, series_marker, thin_ticks
 
 MIN_CHART_ROWS = 12  # title, a legend row, axes and labels, and about six rows of data

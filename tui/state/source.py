@@ -22,9 +22,9 @@ from sim.spec import Config, SimulationSpec, StrategySpec
 from sim.units import DEFAULT_TIME_UNIT
 
 from .recorder import Geometry, RunRecorder
-from .run_series import present_codes
-from .rundata import RunData
-from .timeline_grid import cached_grid
+from ..run_series import present_codes
+from ..rundata import RunData
+from ..view.timeline_grid import cached_grid
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,9 @@ from sim.analysis.versus import BEST, TIED, TIED_MARK, ci_note, cost_versus_best
 from sim.palette import Palette
 from sim.report.policies import policy_rows
 
-from ..plural import count
-from .policy_columns import POLICY_KEYS, policy_header
-from ..table_fit import column_width
+from ...view.plural import count
+from ...view.policy_columns import POLICY_KEYS, policy_header
+from ...view.table_fit import column_width
 from .charts import series_marker
 from .strategy_table import StrategyTable
 

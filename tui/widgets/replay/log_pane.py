@@ -16,8 +16,8 @@ from textual.widgets import Input, Static
 
 from sim.units import DEFAULT_TIME_UNIT
 
-from ..log_filter import FilterError, next_match, parse_filter
-from ..rundata import RunData
+from ...view.log_filter import FilterError, next_match, parse_filter
+from ...rundata import RunData
 from .event_log import HEADER, EventLog, header
 from .filter_input import FilterInput
 

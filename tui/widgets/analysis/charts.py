@@ -25,9 +25,9 @@ from sim.core.history import History
 from sim.palette import Palette
 from sim.units import DEFAULT_TIME_UNIT
 
-from ..request_points import RequestPoints  # also importable from here, as before
-from ..theme import palette_for
-from ..ticks import format_tick, log_ticks, nice_ticks, round_step, time_scale, value_ticks
+from ...request_points import RequestPoints  # also importable from here, as before
+from ...theme import palette_for
+from ...view.ticks import format_tick, log_ticks, nice_ticks, round_step, time_scale, value_ticks
 
 RGB = tuple[int, int, int]
 

@@ -33,9 +33,9 @@ from sim.report.latency import (
 )
 from sim.units import DEFAULT_TIME_UNIT
 
-from ..plural import count
-from .policy_columns import POLICY_KEYS, policy_header
-from ..table_fit import column_width
+from ...view.plural import count
+from ...view.policy_columns import POLICY_KEYS, policy_header
+from ...view.table_fit import column_width
 from .strategy_table import StrategyTable
 
 NEVER_GLYPH = NEVER_MARK.split()[0]  # ✗

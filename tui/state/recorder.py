@@ -21,9 +21,9 @@ from sim.runs.procpool import WorkerDied, WorkerPool
 from sim.runs.engine import record_run
 from sim.spec import SimulationSpec
 
-from .policy_state import scopes_of
-from .rundata import RunData
-from .timeline_grid import cached_grid
+from ..policy_state import scopes_of
+from ..rundata import RunData
+from ..view.timeline_grid import cached_grid
 
 Geometry = tuple[int, int]  # the timeline's (lanes, columns)
 

@@ -19,8 +19,8 @@ from sim.export.overload_plots import FLOW_LINES, LEVEL_LINES
 from sim.palette import Palette
 from sim.units import DEFAULT_TIME_UNIT
 
-from ..run_series import RunSeries
-from ..ticks import count_ticks, format_duration, nice_ticks, time_scale
+from ...run_series import RunSeries
+from ...view.ticks import count_ticks, format_duration, nice_ticks, time_scale
 from .charts import LegendItem, PaletteChart, fit_title, hex_to_rgb
 
 COLOUR_INDEX: dict[str, int] = {name: colour for name, _, colour in FLOW_LINES + LEVEL_LINES}
