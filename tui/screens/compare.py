@@ -26,8 +26,6 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import get_current_worker
 
-from sim.models.controls import Capabilities
-
 from ..compare import (
     RunSummary,
     initial_picks,
@@ -39,10 +37,11 @@ from ..compare import (
     summary_line,
 )
 from ..keys import COMPARE_KEYS, KEYS, PLAYBACK, key_bindings
+from ..messages import CompareRunLoaded
+from ..rundata import RunData
 from ..state.playback import MAX_FPS, change_speed, format_speed
 from ..state.recorder import Cancelled, RunRecorder
-from ..rundata import RunData
-from ..state.source import ConfigSource, Selection
+from ..state.source import Capabilities, ConfigSource, Selection
 from ..theme import palette_for
 from ..view.timeline_grid import density_bounds, even_lanes
 from ..widgets.analysis.charts import series_marker
@@ -71,16 +70,6 @@ def compare_bindings() -> list[Binding]:
                                     tooltip=k.description))
     bindings.append(Binding("ctrl+p", "app.command_palette", "palette", show=False))
     return bindings
-
-
-class CompareRunLoaded(Message):
-    """A run of the comparison was recorded (or read back)."""
-
-    def __init__(self, selection: Selection, data: RunData, summary: RunSummary) -> None:
-        super().__init__()
-        self.selection = selection
-        self.data = data
-        self.summary = summary
 
 
 class PickTable(DataTable, can_focus=False):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from sim.runs.sweep import SweepResult
+from sim.runs.sweep import SweepCancelled, SweepResult
 
 SweepKey = tuple[str, int | None, str | None]  # (simulation title, seed override, explore cell)
 
@@ -20,6 +20,12 @@ CANCELLED_NOTE = "The sweep was cancelled: press w to run it again."
 
 def failed_note(error: BaseException | None) -> str:
     return f"The sweep failed: {error}"
+
+
+def stopped(error: BaseException | None) -> bool:
+    """Whether a worker's error is the stop its caller asked for (``SweepCancelled``): a sweep,
+    a map or a tune the user cancelled, not one that failed."""
+    return isinstance(error, SweepCancelled)
 
 
 class SweepBook:
