@@ -27,7 +27,8 @@ from tui.state.source import ReplaySource
 from tui.view.ticks import count_ticks, nice_ticks
 from tui.widgets.analysis.chart_stack import ChartStack
 from tui.widgets.replay.event_log import EventLog
-from tui.widgets.analysis.latency_table import LatencyTable, latency_rows
+from tui.view.latency_rows import latency_rows
+from tui.widgets.analysis.latency_table import LatencyTable
 from tui.widgets.analysis.metrics_table import MetricsTable
 from tui.widgets.analysis.series_chart import PANEL_NAMES, SeriesChart
 from tui.widgets.analysis.series_panels import SeriesPanels

@@ -35,7 +35,8 @@ from tui.widgets.analysis.charts import (
     hex_to_rgb,
     thin_ticks,
 )
-from tui.widgets.analysis.metrics_table import MetricsTable, comparison_rows
+from tui.view.comparison_rows import comparison_rows
+from tui.widgets.analysis.metrics_table import MetricsTable
 from tui.widgets.analysis.strategy_table import PLACEHOLDER
 
 STRATEGIES = [{"type": "Constant", "constant": 0.5},
@@ -339,7 +340,7 @@ def test_requests_chart_scatter_and_cursor(history: History) -> None:
             await pilot.pause()
             assert "no run" in chart.render().plain
             palette = palette_for("backoff-dark")
-            chart.show(history, palette, title="FullJitteredExpo, 6 clients")
+            chart.show(RequestPoints.from_history(history), palette, title="FullJitteredExpo, 6 clients")
             await pilot.pause()
             before = chart.render()
             assert "FullJitteredExpo, 6 clients" in before.plain

@@ -15,6 +15,8 @@ from textual.app import App
 from textual.theme import Theme
 
 from sim.errors import UserError
+from sim.export.overload_plots import FLOW_LINES, LEVEL_LINES
+# Palette is also the type the widgets draw with: they take it from here, not from sim.palette.
 from sim.palette import DEFAULT_THEME, EVENT_KINDS, Palette, load_palette, load_palette_file
 from themes import THEMES_DIR
 
@@ -28,6 +30,10 @@ EVENT_GLYPHS: dict[str, str] = {
     "give_up": "⊘",
     "server": "◆",
 }
+
+# The palette's series colour of each time-series line, the PNG export's
+# (``sim.export.overload_plots``), so a line has one colour on screen and on paper.
+SERIES_COLOURS: dict[str, int] = {name: colour for name, _, colour in FLOW_LINES + LEVEL_LINES}
 
 # Palettes of the themes registered so far, by theme name (filled by ``register_themes``).
 _PALETTES: dict[str, Palette] = {}

@@ -14,7 +14,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from sim.runs.sweep import SweepResult
+from sim import SweepResult
 
 from ...theme import palette_for
 from ...view.ticks import format_tick

@@ -20,14 +20,19 @@ from rich.text import Text
 from textual.app import RenderResult
 from textual_plotext import Plot, PlotextPlot
 
-from sim.runs.sweep import SweepResult
-from sim.core.history import History
-from sim.palette import Palette
-from sim.units import DEFAULT_TIME_UNIT
+from sim import SweepResult
 
 from ...request_points import RequestPoints  # also importable from here, as before
-from ...theme import palette_for
-from ...view.ticks import format_tick, log_ticks, nice_ticks, round_step, time_scale, value_ticks
+from ...theme import Palette, palette_for
+from ...view.ticks import (
+    DEFAULT_TIME_UNIT,
+    format_tick,
+    log_ticks,
+    nice_ticks,
+    round_step,
+    time_scale,
+    value_ticks,
+)
 
 RGB = tuple[int, int, int]
 
@@ -337,16 +342,11 @@ class RequestsChart(PaletteChart):
         self._title = "client requests"
         self._time_unit = DEFAULT_TIME_UNIT
 
-    def show(self, points: RequestPoints | History | None, palette: Palette | None = None,
+    def show(self, points: RequestPoints | None, palette: Palette | None = None,
              title: str | None = None, time_unit: str = DEFAULT_TIME_UNIT) -> None:
         """Plot a run's requests (None: an empty "no run" placeholder), times in ``time_unit``;
-        resets the cursor.
-
-        Give the ``RequestPoints`` that ``RunData`` built in its worker: a ``History`` is
-        converted here, on the UI thread (fine for small runs and tests only).
-        """
-        if isinstance(points, History):
-            points = RequestPoints.from_history(points)
+        resets the cursor. The points are the ones ``RunData`` built in its worker, so the UI
+        thread never scans a history."""
         self._points = points
         self._time_unit = time_unit
         self._reduced = {}

@@ -1,108 +1,30 @@
 """The strategy comparison of an overload simulation at one client count: requests, outcomes,
 latency percentiles, goodput and recovery after an outage.
 
-The numbers and marks are ``sim.report.latency``'s (the CLI's latency table): counts are means over
-repetitions, latencies pooled over them, ★ marks the fewest requests and the lowest p50 among
-strategies that recovered every time and served about as many as the best served; recovery
-reads ``3/3 · 1,600 ms`` (repetitions recovered, median time in the simulation's time unit),
-``1/3 recovered`` or ``✗ never (0/3)`` (glyph and text, not colour alone), and a strategy that
-never recovered gets the same mark before its name. Laid out by ``StrategyTable``, as the
-contention table is.
+The rows, marks and caption are ``tui.view.latency_rows``'s (the CLI's latency table's
+numbers); a strategy that never recovered gets the ``✗`` mark before its name and the error
+colour. Laid out by ``StrategyTable``, as the contention table is.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-
 from rich.text import Text
 
-from sim.analysis.recovery import RecoverySummary
-from sim.runs.sweep import SweepResult
-from sim.palette import Palette
-from sim.report.policies import policy_rows
-from sim.report.latency import (
-    BEST,
-    NARROW_DROP_ORDER,
-    NEVER_MARK,
-    SERVED_SHARE,
-    best_rows,
-    format_value,
-    silent_columns,
-    strategy_values,
-)
-from sim.units import DEFAULT_TIME_UNIT
+from sim import SweepResult
 
-from ...view.plural import count
-from ...view.policy_columns import POLICY_KEYS, policy_header
+from ...theme import Palette
+from ...view.latency_rows import (
+    COLUMNS,
+    HEADERS,
+    NEVER_GLYPH,
+    COLUMN_PRIORITY,
+    LatencyRow,
+    latency_caption,
+    latency_rows,
+)
+from ...view.policy_columns import policy_header, policy_rows
 from ...view.table_fit import column_width
 from .strategy_table import StrategyTable
-
-NEVER_GLYPH = NEVER_MARK.split()[0]  # ✗
-# (column key, header)
-COLUMNS: tuple[tuple[str, str], ...] = (
-    ("strategy", "Strategy"), ("requests", "Requests"), ("successes", "Successes"),
-    ("timeouts", "Timeouts"), ("gave up", "Gave up"), ("unfinished", "Unfinished"),
-    ("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("max", "max"),
-    ("goodput", "Goodput"), ("recovery", "Recovery"),
-)
-HEADERS = dict(COLUMNS)
-MARKED = ("requests", "p50")
-
-
-@dataclass(frozen=True)
-class LatencyRow:
-    """One strategy's cells as text, and its marks."""
-
-    label: str
-    cells: dict[str, str]
-    best: frozenset[str]  # the columns in which this strategy has the ★
-    never_recovered: bool
-
-
-def format_goodput(value: float) -> str:
-    """Successes per time unit (the header names the unit), as the CLI table and the CSV."""
-    return format_value("goodput", value)
-
-
-def format_time(value: float, time_unit: str = DEFAULT_TIME_UNIT) -> str:
-    return f"{value:,.0f} {time_unit}" if value >= 1000 else f"{value:,.1f} {time_unit}"
-
-
-def format_recovery(summary: RecoverySummary | None, time_unit: str = DEFAULT_TIME_UNIT) -> str:
-    """``3/3 · 1,600 ms`` (all recovered, median), ``1/3 recovered``, ``✗ never (0/3)``, ``—``."""
-    if summary is None:
-        return "—"
-    if summary.never:
-        return f"{NEVER_GLYPH} {summary.text()}"
-    if not summary.all_recovered:
-        return summary.text()
-    return f"{summary.recovered}/{summary.runs} · {format_time(summary.median, time_unit)}"
-
-
-def latency_rows(result: SweepResult, clients_index: int) -> tuple[list[LatencyRow], list[str]]:
-    """The rows at ``clients_index``, and the optional columns that are zero in every run."""
-    spec = result.spec
-    sections = [strategy_values(result, k) for k in range(len(spec.clients))]
-    silent = silent_columns(sections)
-    section = sections[clients_index]
-    best = best_rows(section)
-    rows = []
-    for s, values in enumerate(section):
-        cells = {"strategy": spec.labels[s]}
-        for key, _ in COLUMNS[1:]:
-            value = values[key]
-            if key == "recovery":
-                cells[key] = format_recovery(value, spec.time_unit)
-            elif key == "goodput":
-                cells[key] = format_goodput(value)
-            else:
-                cells[key] = format_value(key, value) + (f" {BEST}" if best.get(key) == s else "")
-        recovery = values["recovery"]
-        rows.append(LatencyRow(spec.labels[s], cells,
-                               frozenset(k for k in MARKED if best.get(k) == s),
-                               recovery is not None and recovery.never))
-    return rows, silent
 
 
 class LatencyTable(StrategyTable):
@@ -110,8 +32,7 @@ class LatencyTable(StrategyTable):
 
     CAPTION_ID = "latency-caption"
     REQUIRED = ("strategy", "requests", "p50", "recovery")
-    # The CLI's drop order, most telling first; a simulation's policy columns give way first.
-    PRIORITY = (*reversed(NARROW_DROP_ORDER), *POLICY_KEYS)
+    PRIORITY = COLUMN_PRIORITY
 
     def __init__(self, *, name: str | None = None, id: str | None = None,
                  classes: str | None = None) -> None:
@@ -149,19 +70,8 @@ class LatencyTable(StrategyTable):
         return widths
 
     def caption(self, result: SweepResult, hidden: int) -> str:
-        """Short: what the numbers are and what the marks mean (the help screen says more)."""
-        spec = result.spec
-        notes = [f"{count(spec.clients[self._clients_index], 'client')} · "
-                 f"{count(spec.repeat, 'run')} each · "
-                 f"latency in {spec.time_unit} · {BEST} fewest requests, lowest p50 "
-                 f"(≥ {SERVED_SHARE:.0%} served)"]
-        if any(row.never_recovered for row in self.rows):
-            notes.append(f"{NEVER_GLYPH} never recovered")
-        if self.silent:
-            notes.append(f"always 0: {', '.join(self.silent)}")
-        if hidden:
-            notes.append(f"{hidden} more columns: {self.more_hint}")
-        return " · ".join(notes)
+        return latency_caption(result, self._clients_index, self.rows, self.silent, hidden,
+                               self.more_hint)
 
     def row_cells(self, index: int, columns: list[str], palette: Palette) -> list[Text]:
         row = self.rows[index]

@@ -16,11 +16,10 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from sim.runs.sweep import SweepResult
-from sim.palette import Palette
+from sim import SweepResult
 
+from ...theme import Palette, palette_for
 from ...view.table_fit import CELL_PADDING, fit_columns
-from ...theme import palette_for
 
 PLACEHOLDER = "running sweep…"
 MIN_LABEL = 8  # a strategy name is never cut shorter than this
