@@ -12,9 +12,9 @@ from textual.app import App, ComposeResult
 
 from sim.core import events as ev
 from sim.core.history import History
-from tui.view.log_filter import FilterError, parse_filter
 from tui.rundata import RunData
 from tui.theme import register_themes
+from tui.view.log_filter import FilterError, parse_filter
 from tui.widgets.replay.event_log import EventLog
 
 N_EVENTS = 1_000_000

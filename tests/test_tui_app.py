@@ -25,8 +25,8 @@ from tui.screens.help import HelpScreen
 from tui.screens.main import REPLAY_NOTE
 from tui.state.source import ConfigSource, ReplaySource, Selection
 from tui.widgets.replay.event_log import EventLog
-from tui.widgets.status import StatusLine
 from tui.widgets.replay.timeline import Timeline
+from tui.widgets.status import StatusLine
 
 def screen_text(app: BackoffApp) -> list[str]:
     """What the timeline and the log show, line by line."""

@@ -19,19 +19,19 @@ from sim.runs.engine import record_run
 from sim.export.csv_files import read_events_csv, write_events_csv
 from sim.report.latency import NEVER_MARK, strategy_values
 from tui.app import BackoffApp
-from tui.state.recorder import Cancelled, RunRecorder
 from tui.run_series import RunSeries, outage_windows, recorded_caps
 from tui.rundata import RunData
 from tui.screens.main import SERIES_REPLAY_NOTE
+from tui.state.recorder import Cancelled, RunRecorder
 from tui.state.source import ReplaySource
+from tui.view.latency_rows import latency_rows
 from tui.view.ticks import count_ticks, nice_ticks
 from tui.widgets.analysis.chart_stack import ChartStack
-from tui.widgets.replay.event_log import EventLog
-from tui.view.latency_rows import latency_rows
 from tui.widgets.analysis.latency_table import LatencyTable
 from tui.widgets.analysis.metrics_table import MetricsTable
 from tui.widgets.analysis.series_chart import PANEL_NAMES, SeriesChart
 from tui.widgets.analysis.series_panels import SeriesPanels
+from tui.widgets.replay.event_log import EventLog
 from tui.widgets.replay.timeline import OUTAGE_GLYPH, Timeline
 
 

@@ -15,8 +15,8 @@ from tui_support import FIXTURES, TINY, pause_until, pilot_test, settle
 from sim import cli
 from sim.runs.sweep import SweepCancelled
 from tui import main as tui_main
-from tui.state import tuning
 from tui.app import BackoffApp
+from tui.state import tuning
 from tui.widgets.analysis.metrics_table import MetricsTable
 from tui.widgets.status import StatusLine
 

@@ -24,13 +24,13 @@ from sim.teardown import start_resource_tracker
 
 from .commands import BackoffCommands
 from .keys import bindings
-from .state.paths import DEFAULT_OUT
-from .state.place import Place
-from .state.playback import MAX_FPS, advance, change_speed, clamp, initial_speed
 from .rundata import RunData
 from .screens.help import HelpScreen
 from .screens.main import MainScreen
 from .screens.prompt import NumberPrompt
+from .state.paths import DEFAULT_OUT
+from .state.place import Place
+from .state.playback import MAX_FPS, advance, change_speed, clamp, initial_speed
 from .state.source import ConfigSource, Selection, Source
 from .theme import register_themes
 

@@ -21,10 +21,10 @@ from sim.models.controls import Capabilities
 from sim.spec import Config, SimulationSpec, StrategySpec
 from sim.units import DEFAULT_TIME_UNIT
 
-from .recorder import Geometry, RunRecorder
 from ..run_series import present_codes
 from ..rundata import RunData
 from ..view.timeline_grid import cached_grid
+from .recorder import Geometry, RunRecorder
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from .marks import MARK_RANK, MARKS, marks_present, run_labels
 from ..rundata import RunData
+from .marks import MARK_RANK, MARKS, marks_present, run_labels
 from .timeline_grid import Grid
 
 OUTAGE_GLYPH = "░"

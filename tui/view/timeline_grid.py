@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .marks import MARKS
 from ..rundata import RunData
+from .marks import MARKS
 
 # A lane of this many clients or more shows how many events each cell holds (shading) rather
 # than the one most telling glyph: with hundreds of clients a row, nearly every cell holds a

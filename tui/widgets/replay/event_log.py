@@ -24,10 +24,10 @@ from textual.strip import Strip
 from sim.core import events as ev
 
 from ...keys import LOG_KEYS, bindings
-from ...view.log_filter import LogFilter
-from ...view.marks import CODE_GLYPHS
 from ...rundata import RunData
 from ...theme import event_styles, palette_for
+from ...view.log_filter import LogFilter
+from ...view.marks import CODE_GLYPHS
 
 TIME_WIDTH = 10
 CLIENT_WIDTH = 6

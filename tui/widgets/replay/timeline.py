@@ -18,11 +18,11 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
-from ...view.legend import DENSITY_GLYPHS, OUTAGE_GLYPH, WAIT_GLYPH, LegendEntry, fit_legend, timeline_legend
-from ...view.marks import MARK_RANK, MARKS
 from ...policy_state import BREAKER_GLYPHS, REFUSED_GLYPH, PolicyState
 from ...rundata import RunData
 from ...theme import event_styles, palette_for
+from ...view.legend import DENSITY_GLYPHS, OUTAGE_GLYPH, WAIT_GLYPH, LegendEntry, fit_legend, timeline_legend
+from ...view.marks import MARK_RANK, MARKS
 from ...view.ticks import nice_ticks, time_scale
 from ...view.timeline_grid import DENSITY_LEVELS, Grid, build_grid, cached_grid, even_lanes, label_width
 from ...view.zoom import TimeWindow
