@@ -110,6 +110,30 @@ STANDARD_SETTINGS = {
     "scope": Setting("client", "one quota per client, or one shared by all (a shared botocore client)"),
 }
 
+POLLY_SETTINGS = {
+    "max_retry_attempts": Setting(3, "MaxRetryAttempts (RetryConstants.DefaultRetryCount)"),
+    "delay": Setting(2.0, "Delay (RetryConstants.DefaultBaseDelay)", time=True),
+    "max_delay": Setting(None, "MaxDelay (null: no cap)", time=True),
+}
+
+
+def _polly_retries(v: dict[str, Any]) -> int:
+    """MaxRetryAttempts, checked as Polly's ``[Range(1, int.MaxValue)]`` checks it."""
+    n = v["max_retry_attempts"]
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 2**31 - 1:
+        raise ParamError("max_retry_attempts", f"must be an integer from 1 to {2**31 - 1} (Polly's range), got {n!r}")
+    return n
+
+
+def _polly_constant(v: dict[str, Any]) -> float:
+    """GetRetryDelay for Constant without jitter: ``Delay``, or ``MaxDelay`` if that is smaller."""
+    delay, cap = v["delay"], v["max_delay"]
+    for name, value in (("delay", delay), ("max_delay", cap)):
+        if value is not None and not value >= 0:
+            raise ParamError(name, f"must be >= 0 (Polly's range starts at 00:00:00), got {value!r}")
+    return delay if cap is None else min(delay, cap)
+
+
 PRESETS: dict[str, Preset] = {p.name: p for p in (
     Preset("botocore-legacy", "botocore 1.44.5 (legacy mode)", "botocore/data/_retry.json; botocore/retryhandler.py",
            "BackoffExpo(factor=1 s) (U(0,1)·2ⁿ s, uncapped) + MaxAttempts(5)",
@@ -186,13 +210,25 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
             "max_value": Setting(None, "max_value", time=True), "max_tries": Setting(None, "max_tries")},
            lambda v, unit: {"strategy": {"type": "BackoffExpo", **{k: v[k] for k in ("factor", "base", "max_value") if v[k] is not None}},
                             "policies": _limit(v["max_tries"])}),
-    Preset("polly-v8", "Polly 8 (App-vNext/Polly, Polly.Core)", "src/Polly.Core/Retry/RetryHelper.cs; RetryStrategyOptions",
+    # Polly v8's RetryStrategyOptions defaults (App-vNext/Polly at 173d6d1d, Polly.Core
+    # src/Polly.Core/Retry/RetryConstants.cs: DefaultRetryCount = 3, DefaultBackoffType =
+    # Constant, DefaultBaseDelay = 2 s; RetryStrategyOptions.TResult.cs: UseJitter false, MaxDelay
+    # null): RetryHelper.GetRetryDelay gives `baseDelay` for Constant without jitter, capped at
+    # MaxDelay. The exponential-with-jitter options are the second preset.
+    Preset("polly-v8", "Polly 8 (App-vNext/Polly, Polly.Core; RetryStrategyOptions defaults)",
+           "src/Polly.Core/Retry/RetryConstants.cs; RetryStrategyOptions.TResult.cs; RetryHelper.cs (GetRetryDelay)",
+           "Constant(2 s) + MaxAttempts(4) (3 retries; BackoffType Constant, no jitter)",
+           POLLY_SETTINGS,
+           lambda v, unit: {"strategy": {"type": "Constant", "constant": _polly_constant(v)},
+                            "policies": _limit(_polly_retries(v) + 1)}),
+    Preset("polly-v8-exponential-jitter",
+           "Polly 8 (App-vNext/Polly, Polly.Core; BackoffType = Exponential, UseJitter = true)",
+           "src/Polly.Core/Retry/RetryHelper.cs (DecorrelatedJitterBackoffV2); RetryConstants.cs",
            "PollyDecorrelatedJitter(2 s) + MaxAttempts(4) (3 retries)",
-           {"max_retry_attempts": Setting(3, "MaxRetryAttempts"), "delay": Setting(2.0, "Delay", time=True),
-            "max_delay": Setting(None, "MaxDelay", time=True)},
+           POLLY_SETTINGS,
            lambda v, unit: {"strategy": {"type": "PollyDecorrelatedJitter", "delay": v["delay"],
                                          **({} if v["max_delay"] is None else {"max_delay": v["max_delay"]})},
-                            "policies": _limit(v["max_retry_attempts"] + 1)}),
+                            "policies": _limit(_polly_retries(v) + 1)}),
     Preset("client-go", "Kubernetes client-go workqueue", "staging/src/k8s.io/client-go/util/workqueue/default_rate_limiters.go",
            "Expo(5 ms, cap 1000 s) + RateLimit(10 qps, burst 100, shared)",
            {"base_delay": Setting(0.005, "ItemExponentialFailureRateLimiter baseDelay", time=True),
