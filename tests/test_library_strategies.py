@@ -461,6 +461,46 @@ def test_polly_v8_is_polly_s_default_retry_options() -> None:
         expand_preset({"preset": "polly-v8", "max_retry_attempts": 0})
 
 
+# --- Finagle (Backoff.scala, RetryPolicy.scala) ---------------------------------------------------
+
+def finagle_decorrelated_jittered(next_long: Callable[[int], int], start_ns: int, max_ns: int, n: int) -> list[float]:
+    """Finagle ``Backoff.decorrelatedJittered(start, maximum)`` in whole ns, returned in seconds:
+    ``duration`` is start; ``next`` draws start + rng.nextLong(upperbound - start)."""
+    if start_ns == max_ns:
+        return [start_ns / 1e9] * n
+    cur, out = start_ns, [start_ns / 1e9]
+    while len(out) < n:
+        upper = max_ns if cur >= max_ns // 3 else cur * 3   # Duration / 3 divides whole ns
+        span = abs(upper - cur)
+        cur = cur if span == 0 else cur + next_long(span)
+        out.append(cur / 1e9)
+    return out
+
+
+def test_finagle_decorrelated_jittered_matches_finagle() -> None:
+    strategy = strategy_of("finagle-retry")
+    assert take(strategy, random.random, 1) == [0.005]    # RetryPolicy.tries: the first retry after start
+    # The same uniforms: Finagle draws a whole number of ns, floor(u·span) (ThreadLocalRandom.nextLong(n)).
+    rng = random.Random(SEED)
+    draws: list[float] = []
+
+    def next_long(span: int) -> int:
+        u = rng.random()
+        draws.append(u)
+        return math.floor(u * span)
+    theirs = finagle_decorrelated_jittered(next_long, 5 * 10**6, 200 * 10**6, 30)
+    ours = take(strategy, iter(draws).__next__, 30)
+    assert ours == pytest.approx(theirs, rel=0, abs=1e-7) and len(draws) == 29   # ns floors: < 0.1 µs apart
+    assert all(b >= a for a, b in zip(ours, ours[1:])) and max(ours) < 0.2   # never shorter, under maximum
+    top = take(strategy, itertools.repeat(1.0 - 2.0**-53).__next__, 6)
+    assert top == pytest.approx([0.005, 0.015, 0.045, 0.135, 0.2, 0.2])      # ×3 until maximum/3, then maximum
+    assert take(strategy_of("finagle-retry", start=0.2), random.random, 3) == [0.2] * 3   # start == maximum: Const
+    rng2 = random.Random(SEED)
+    dist = np.array([finagle_decorrelated_jittered(lambda span: math.floor(rng2.random() * span),
+                                                   5 * 10**6, 200 * 10**6, 6) for _ in range(DRAWS)])
+    assert_same_distribution(dist[:, 1:], ours_at(strategy, 6)[:, 1:], "finagle-retry")
+
+
 def envoy_backoff(rand64: Callable[[], int], base_ms: int, max_ms: int, n: int) -> list[int]:
     """Envoy ``JitteredExponentialBackOffStrategy::nextBackOffMs``: random() % backoff, doubling to max."""
     nxt, out = base_ms, []
@@ -513,7 +553,7 @@ def test_google_http_client_matches_the_java_client() -> None:
 @pytest.mark.parametrize("preset", ["botocore-legacy", "botocore-standard", "grpc", "grpc-connect", "stamina",
                                     "tenacity-random-exponential", "tenacity-exponential-jitter", "urllib3",
                                     "backoff-expo", "polly-v8", "polly-v8-exponential-jitter", "client-go",
-                                    "google-http-client", "finagle"])
+                                    "google-http-client", "finagle", "finagle-retry"])
 def test_milliseconds_only_rescale(preset: str) -> None:
     settings = {"backoff_factor": 0.1} if preset == "urllib3" else {}
     seconds = take(strategy_of(preset, 1.0, **settings), random.Random(SEED).random, 12)

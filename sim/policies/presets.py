@@ -134,6 +134,20 @@ def _polly_constant(v: dict[str, Any]) -> float:
     return delay if cap is None else min(delay, cap)
 
 
+FINAGLE_BUDGET = {
+    "percent_can_retry": Setting(0.2, "percentCanRetry"), "min_retries_per_sec": Setting(10, "minRetriesPerSec"),
+    "ttl": Setting(10.0, "ttl", time=True),
+    "scope": Setting("client", "one budget per client, or one for all"),
+}
+
+
+def _finagle_budget(v: dict[str, Any], unit: float, deposit: str, cap: float | None) -> Data:
+    return {"type": "RetryBudget", "percent": 100.0 * v["percent_can_retry"],
+            "min_retries_per_s": v["min_retries_per_sec"], "ttl": v["ttl"], "deposit": deposit,
+            **({} if cap is None else {"max_retries_per_request": cap}),
+            "unit_seconds": unit, "scope": v["scope"]}
+
+
 PRESETS: dict[str, Preset] = {p.name: p for p in (
     Preset("botocore-legacy", "botocore 1.44.5 (legacy mode)", "botocore/data/_retry.json; botocore/retryhandler.py",
            "BackoffExpo(factor=1 s) (U(0,1)·2ⁿ s, uncapped) + MaxAttempts(5)",
@@ -259,16 +273,32 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
                             "policies": [*_limit(v["num_retries"] + 1),
                                          {"type": "ConcurrencyBudget", "percent": v["budget_percent"],
                                           "min_concurrency": v["min_retry_concurrency"]}]}),
-    Preset("finagle", "Finagle RetryBudget() with RequeueFilter", "finagle-core/.../service/RetryBudget.scala; RequeueFilter.scala; Retries.scala",
-           "NoBackoff + RetryBudget(20%, 10/s reserve, ttl 10 s, ≤ 0.2 × balance per request)",
-           {"percent_can_retry": Setting(0.2, "percentCanRetry"), "min_retries_per_sec": Setting(10, "minRetriesPerSec"),
-            "ttl": Setting(10.0, "ttl", time=True), "max_retries_per_request": Setting(0.2, "MaxRequeuesPerReq"),
-            "scope": Setting("client", "one budget per client, or one for all")},
+    # twitter/finagle at 4feb34cb: the client stack's Retries.moduleRequeueable builds a
+    # RequeueFilter(RetryBudget(), Backoff.const(0), MaxRequeuesPerReq = 0.2); RequeueFilter.apply
+    # fixes the cap from the balance first and deposits only after a successful response.
+    Preset("finagle", "Finagle RetryBudget() in the client stack's RequeueFilter",
+           "finagle-core/.../service/RequeueFilter.scala; RetryBudget.scala; Retries.scala",
+           "NoBackoff + RetryBudget(20%, 10/s reserve, ttl 10 s, deposit after a success,"
+           " ≤ ceil(0.2 × balance) per request)",
+           {**FINAGLE_BUDGET, "max_retries_per_request": Setting(0.2, "MaxRequeuesPerReq")},
            lambda v, unit: {"strategy": {"type": "NoBackoff"},
-                            "policies": [{"type": "RetryBudget", "percent": 100.0 * v["percent_can_retry"],
-                                          "min_retries_per_s": v["min_retries_per_sec"], "ttl": v["ttl"],
-                                          "max_retries_per_request": v["max_retries_per_request"],
-                                          "unit_seconds": unit, "scope": v["scope"]}]}),
+                            "policies": [_finagle_budget(v, unit, "success", v["max_retries_per_request"])]}),
+    # MethodBuilder's retries (client/MethodBuilderRetry.scala): a RetryFilter with
+    # RetryPolicy.tries(DefaultMaxRetries 2 + 1) = Backoff.decorrelatedJittered(5 ms, 200 ms) and
+    # the client's RetryBudget(); RetryFilter.apply deposits as each request starts, no cap.
+    Preset("finagle-retry", "Finagle RetryBudget() in a RetryFilter (MethodBuilder's retries)",
+           "finagle-core/.../service/RetryFilter.scala; RetryPolicy.scala (tries); Backoff.scala;"
+           " client/MethodBuilderRetry.scala",
+           "FinagleDecorrelatedJittered(5 ms, 200 ms) + MaxAttempts(3) + RetryBudget(20%, 10/s reserve, ttl 10 s,"
+           " deposit per request)",
+           {"max_retries": Setting(2, "MethodBuilderRetry DefaultMaxRetries (RetryPolicy.tries(max_retries + 1))"),
+            "start": Setting(0.005, "RetryPolicy.tries: decorrelatedJittered start", time=True),
+            "maximum": Setting(0.2, "RetryPolicy.tries: decorrelatedJittered maximum", time=True),
+            **FINAGLE_BUDGET},
+           lambda v, unit: {"strategy": {"type": "FinagleDecorrelatedJittered", "start": v["start"],
+                                         "maximum": v["maximum"]},
+                            "policies": [*_limit(None if v["max_retries"] is None else v["max_retries"] + 1),
+                                         _finagle_budget(v, unit, "request", None)]}),
 )}
 
 
