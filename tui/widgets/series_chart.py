@@ -15,11 +15,11 @@ from dataclasses import dataclass
 import numpy as np
 from textual_plotext import Plot
 
+from sim.analysis.run_series import RunSeries
 from sim.export.overload_plots import FLOW_LINES, LEVEL_LINES
 from sim.palette import Palette
 from sim.units import DEFAULT_TIME_UNIT
 
-from ..run_series import RunSeries
 from ..ticks import count_ticks, format_duration, nice_ticks, time_scale
 from .charts import LegendItem, PaletteChart, fit_title, hex_to_rgb
 
