@@ -23,7 +23,7 @@ from sim.analysis.versus import BEST_MARK
 from sim.runs.engine import record_run
 from sim.core.events import CLIENT_REQUESTS_WRITE, SERVER_ACCEPTS, pack
 from sim.core.history import History
-from sim.palette import EVENT_KINDS, available_themes, load_palette
+from sim.export.palette import EVENT_KINDS, available_themes, load_palette
 from sim.report.tables import metrics_table, versus_best
 from themes import THEMES_DIR
 from tui.request_points import reduce_points

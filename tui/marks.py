@@ -22,7 +22,7 @@ class Mark:
     """How one family of events is drawn."""
 
     name: str
-    kind: str  # the colour: a key of ``sim.palette.EVENT_KINDS``
+    kind: str  # the colour: a key of ``sim.export.palette.EVENT_KINDS``
     glyph: str
     label: str  # the legend's word
 

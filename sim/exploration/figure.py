@@ -23,7 +23,7 @@ from sim.exploration.summary import METRIC_HELP, has_verdict
 from sim.export.atomic import atomic_save_figure
 from sim.export.names import safe_title
 from sim.export.plots import DPI, _legend, _style_axes, _style_figure
-from sim.palette import Palette, load_palette
+from sim.export.palette import Palette, load_palette
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure

@@ -20,7 +20,7 @@ from sim.exploration.front import non_dominated
 from sim.export.atomic import atomic_save_figure, atomic_write_text
 from sim.export.csv_files import csv_text, format_float
 from sim.export.names import safe_title
-from sim.palette import Palette, load_palette
+from sim.export.palette import Palette, load_palette
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure

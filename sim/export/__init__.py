@@ -19,7 +19,7 @@ from sim.export.names import check_unique_stems, safe_title
 from sim.export.outputs import OUTPUTS, Job, Output, outputs_for
 from sim.export.outset import OutputSet
 from sim.export.runs import representative_runs, scatter_runs
-from sim.palette import Palette, load_palette
+from sim.export.palette import Palette, load_palette
 from sim.spec import SimulationSpec
 
 __all__ = ["export_all", "export_simulation", "output_paths", "spec_output_paths", "stale_names",

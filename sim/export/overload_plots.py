@@ -17,7 +17,7 @@ from sim.analysis.open_metrics import OpenRunMetrics
 from sim.runs.sweep import SweepResult
 from sim.export.atomic import atomic_save_figure
 from sim.export.plots import DPI, _legend, _style_axes, _style_figure
-from sim.palette import Palette, load_palette
+from sim.export.palette import Palette, load_palette
 from sim.units import format_duration
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -18,7 +18,7 @@ from sim.runs.sweep import SweepResult
 from sim.core import events as ev
 from sim.runs.engine import Run
 from sim.export.atomic import atomic_save_figure
-from sim.palette import Palette, load_palette
+from sim.export.palette import Palette, load_palette
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes

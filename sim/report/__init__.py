@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from sim.runs.sweep import SweepResult
-    from sim.palette import Palette
+    from sim.export.palette import Palette
 
 
 def result_table(result: SweepResult, palette: Palette | None = None):

@@ -16,7 +16,7 @@ from sim.runs.sweep import SweepResult
 from sim.analysis.versus import BEST, TIED, ci_note, cost_versus_best
 from sim.core import events as ev
 from sim.core.history import History
-from sim.palette import Palette
+from sim.export.palette import Palette
 from sim.units import DEFAULT_TIME_UNIT
 
 

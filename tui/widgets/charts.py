@@ -23,7 +23,7 @@ from textual_plotext import Plot, PlotextPlot
 from sim.analysis.replay import RequestPoints
 from sim.runs.sweep import SweepResult
 from sim.core.history import History
-from sim.palette import Palette
+from sim.export.palette import Palette
 from sim.units import DEFAULT_TIME_UNIT
 
 from ..request_points import reduce_points

@@ -17,7 +17,7 @@ from textual_plotext import Plot
 
 from sim.analysis.run_series import RunSeries
 from sim.export.overload_plots import FLOW_LINES, LEVEL_LINES
-from sim.palette import Palette
+from sim.export.palette import Palette
 from sim.units import DEFAULT_TIME_UNIT
 
 from ..ticks import count_ticks, format_duration, nice_ticks, time_scale
