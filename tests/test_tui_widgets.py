@@ -21,9 +21,10 @@ from sim.analysis.replay import RequestPoints
 from sim.runs.sweep import SweepResult, run_sweep
 from sim.analysis.versus import BEST_MARK
 from sim.runs.engine import record_run
-from sim.core.events import CLIENT_REQUESTS_WRITE, SERVER_ACCEPTS, pack
+from sim.core.events import CLIENT_REQUESTS_WRITE, EVENT_NAMES, SERVER_ACCEPTS, pack
 from sim.core.history import History
-from sim.export.palette import EVENT_KINDS, available_themes, load_palette
+from sim.core.series import SERIES_NAMES
+from sim.export.palette import CODE_KINDS, EVENT_KINDS, SERIES_COLOURS, available_themes, load_palette
 from sim.report.tables import metrics_table, versus_best
 from themes import THEMES_DIR
 from tui.request_points import reduce_points
@@ -160,6 +161,12 @@ def test_event_glyphs_and_styles_cover_every_kind() -> None:
     for kind in EVENT_KINDS:
         assert styles[kind].color.triplet == hex_to_rgb(palette.events[kind])
     assert event_style("failure", palette, bold=True).bold is True
+
+
+def test_every_event_code_and_series_has_a_colour() -> None:
+    assert set(CODE_KINDS) == set(range(len(EVENT_NAMES)))
+    assert set(CODE_KINDS.values()) == set(EVENT_KINDS)
+    assert set(SERIES_COLOURS) == set(SERIES_NAMES)
 
 
 # Metrics table ---------------------------------------------------------------------------------
