@@ -144,3 +144,14 @@ def test_every_package_is_installed():
     listed = set(find_packages(str(ROOT), include=include))
     found = {mod for mod, (_, is_pkg) in _modules().items() if is_pkg}
     assert found == listed
+
+
+def test_analysis_never_imports_runs_export_or_the_app():
+    # What runs mean is computed from what they produce (metrics, event columns): the app views
+    # it, the engine and the exports use it, so none of them may sit below it.
+    graph = import_graph()
+    forbidden = ("sim.runs", "sim.export", "tui")
+    found = sorted(f"{mod} imports {target}" for mod, edges in graph.items() if layer_of(mod) == "sim.analysis"
+                   for target in edges if layer_of(target) in forbidden)
+    assert found == [], "; ".join(found)
+    assert "sim.analysis.replay" in graph and "sim.analysis.run_series" in graph

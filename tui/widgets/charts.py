@@ -20,12 +20,13 @@ from rich.text import Text
 from textual.app import RenderResult
 from textual_plotext import Plot, PlotextPlot
 
+from sim.analysis.replay import RequestPoints
 from sim.runs.sweep import SweepResult
 from sim.core.history import History
-from sim.palette import Palette
+from sim.export.palette import Palette
 from sim.units import DEFAULT_TIME_UNIT
 
-from ..request_points import RequestPoints  # also importable from here, as before
+from ..request_points import reduce_points
 from ..theme import palette_for
 from ..ticks import format_tick, log_ticks, nice_ticks, round_step, time_scale, value_ticks
 
@@ -385,7 +386,7 @@ class RequestsChart(PaletteChart):
         plot_w, plot_h = max(1, width - 6), max(1, height - 3)
         key = (plot_w, plot_h)
         if key not in self._reduced:
-            self._reduced[key] = points.reduce(plot_w, plot_h, self.MAX_POINTS)
+            self._reduced[key] = reduce_points(points, plot_w, plot_h, self.MAX_POINTS)
         times, clients, marker = self._reduced[key]
         plt.xlim(0.0, max(points.end_time, 1e-9))
         plt.ylim(-0.5, max(points.n_clients - 0.5, 0.5))

@@ -22,6 +22,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from sim.core import events as ev
+from sim.export.palette import CODE_KINDS
 
 from ..keys import LOG_KEYS, bindings
 from ..log_filter import LogFilter
@@ -275,7 +276,7 @@ class EventLog(ScrollView, can_focus=True):
                       selected: bool = False) -> Strip:
         assert self._data is not None
         t, client, code, name, detail = self._data.row(index)
-        kind = ev.EVENT_KINDS[code]
+        kind = CODE_KINDS[code]
         if client < 0:
             detail = detail or SERVER_NOTES.get(code, "")
         if selected:

@@ -19,7 +19,7 @@ from rich.text import Text
 
 from sim.analysis.recovery import RecoverySummary
 from sim.runs.sweep import SweepResult
-from sim.palette import Palette
+from sim.export.palette import Palette
 from sim.report.policies import policy_rows
 from sim.report.latency import (
     BEST,

@@ -21,7 +21,7 @@ from textual.message import Message
 from textual.widget import Widget
 
 from sim.exploration.grid import MapCell
-from sim.palette import Palette
+from sim.export.palette import Palette
 
 GAP = 3  # columns between two grids side by side
 STATE_COLOURS = {"recovered": "success", "partial": "warning", "collapsed": "error"}

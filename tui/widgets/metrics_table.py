@@ -15,7 +15,7 @@ from rich.text import Text
 
 from sim.runs.sweep import SweepResult
 from sim.analysis.versus import BEST, TIED, TIED_MARK, ci_note, cost_versus_best
-from sim.palette import Palette
+from sim.export.palette import Palette
 from sim.report.policies import policy_rows
 
 from ..plural import count

@@ -4,7 +4,7 @@ Three panels tell the story of a run: the traffic (new requests, retries, succes
 the server (requests in service and queued), and the failures (timeouts, rejections). Outage
 windows are shaded ``░`` and named in the legend, the cursor is a vertical line, and each line
 carries a marker of its own every few buckets, so no line is told apart by colour alone. Line
-colours are the PNG export's (``sim.export.overload_plots``).
+colours are the PNG export's (``sim.export.palette.SERIES_COLOURS``).
 """
 
 from __future__ import annotations
@@ -15,15 +15,13 @@ from dataclasses import dataclass
 import numpy as np
 from textual_plotext import Plot
 
-from sim.export.overload_plots import FLOW_LINES, LEVEL_LINES
-from sim.palette import Palette
+from sim.analysis.run_series import RunSeries
+from sim.export.palette import SERIES_COLOURS, Palette
 from sim.units import DEFAULT_TIME_UNIT
 
-from ..run_series import RunSeries
 from ..ticks import count_ticks, format_duration, nice_ticks, time_scale
 from .charts import LegendItem, PaletteChart, fit_title, hex_to_rgb
 
-COLOUR_INDEX: dict[str, int] = {name: colour for name, _, colour in FLOW_LINES + LEVEL_LINES}
 OUTAGE_GLYPH = "░"
 LINE_MARKERS: tuple[str, ...] = ("●", "▲", "■")
 LINE_MARKER = "braille"  # 2×4 dots a cell: the finest line plotext draws
@@ -131,7 +129,7 @@ class SeriesChart(PaletteChart):
         series = self._series
         if series is None:
             return []
-        items = [LegendItem(LINE_MARKERS[i], palette.series_color(COLOUR_INDEX[name]), label)
+        items = [LegendItem(LINE_MARKERS[i], palette.series_color(SERIES_COLOURS[name]), label)
                  for i, (name, label) in enumerate(self._lines())]
         if series.outages:
             items.append(LegendItem(OUTAGE_GLYPH, palette.events["backoff"], "outage"))
@@ -166,7 +164,7 @@ class SeriesChart(PaletteChart):
         plot_h = max(1, height - (5 if labels_fit(width, height) else 4))
         every = max(1, len(xs) * 8 // plot_w)  # a marker about every 8 cells
         for i, (name, label) in enumerate(lines):
-            colour = hex_to_rgb(palette.series_color(COLOUR_INDEX[name]))
+            colour = hex_to_rgb(palette.series_color(SERIES_COLOURS[name]))
             ys = series.series[name].astype(np.float64)
             plt.plot(xs.tolist(), ys.tolist(), marker=LINE_MARKER, color=colour)
             picks = np.arange(i * every // max(len(lines), 1), len(xs), every)

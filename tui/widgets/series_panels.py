@@ -9,9 +9,9 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.containers import Vertical
 
+from sim.analysis.run_series import RunSeries
 from sim.units import DEFAULT_TIME_UNIT
 
-from ..run_series import RunSeries
 from .series_chart import PANEL_NAMES, SeriesChart
 
 MIN_PANEL_ROWS = 9  # below this a panel is little more than its axes

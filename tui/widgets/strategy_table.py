@@ -17,7 +17,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from sim.runs.sweep import SweepResult
-from sim.palette import Palette
+from sim.export.palette import Palette
 
 from ..table_fit import CELL_PADDING, fit_columns
 from ..theme import palette_for
