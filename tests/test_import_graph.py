@@ -178,9 +178,9 @@ class Layer:
 TEXTUAL = "textual"
 THIRD_PARTY = {"textual": TEXTUAL, "textual_plotext": TEXTUAL}  # the imports outside ours that count
 TOPS = ("sim", "tui")  # as members: the package's __init__ alone
-# Leaving: run analysis still in tui/, moving to sim.analysis (then this layer goes).
-RUN_ANALYSIS_IN_TUI = ("tui.compare", "tui.policy_state", "tui.request_points", "tui.rundata",
-                       "tui.run_series")
+# Leaving: a recorded run as the views use it (RunData, plot dots, policy labels) and the
+# comparison's columns, still at tui's root; once they are in tui.state / tui.view this layer goes.
+RUN_DATA_IN_TUI = ("tui.compare", "tui.policy_state", "tui.request_points", "tui.rundata")
 
 LAYERS: dict[str, Layer] = {
     # --- sim/, bottom up -------------------------------------------------------------------
@@ -193,7 +193,6 @@ LAYERS: dict[str, Layer] = {
                              "sim.inputs", "sim.progress", "sim.teardown", "sim.interrupt",
                              "sim.stdout")),
     "themes": Layer(("themes",)),
-    "sim.palette": Layer(("sim.palette",), ("sim vocabulary", "themes")),
     "sim.models": Layer(("sim.models",), ("sim.core", "sim vocabulary")),
     "sim.policies": Layer(("sim.policies",), ("sim.core", "sim.models", "sim vocabulary")),
     "sim specs": Layer(("sim.spec", "sim.config"), ("sim.models", "sim.policies", "sim vocabulary")),
@@ -203,48 +202,49 @@ LAYERS: dict[str, Layer] = {
                                       "sim.spec", "sim vocabulary")),
     "sim.recording": Layer(("sim.recording",), ("sim.analysis", "sim.core", "sim.runs",
                                                 "sim vocabulary")),
-    "sim.report": Layer(("sim.report",), ("sim.analysis", "sim.core", "sim.palette", "sim.runs",
-                                          "sim.spec", "sim vocabulary")),
-    "sim.export": Layer(("sim.export",), ("sim.analysis", "sim.core", "sim.models", "sim.palette",
+    # Files (CSV, PNG, output sets) and the theme palettes the PNGs, tables and app share.
+    "sim.export": Layer(("sim.export",), ("sim.analysis", "sim.core", "sim.models", "sim.runs",
+                                          "sim.spec", "sim vocabulary", "themes")),
+    "sim.report": Layer(("sim.report",), ("sim.analysis", "sim.core", "sim.export.palette",
                                           "sim.runs", "sim.spec", "sim vocabulary")),
     "sim.exploration": Layer(("sim.exploration",), ("sim.analysis", "sim specs", "sim.export",
-                                                    "sim.models", "sim.palette", "sim.policies",
-                                                    "sim.runs", "sim vocabulary")),
+                                                    "sim.models", "sim.policies", "sim.runs",
+                                                    "sim vocabulary")),
     # The public API (sim/__init__.py re-exports sim.api's functions and the types they return)
     # and the one pipeline the commands, the API and the app share.
     "sim front door": Layer(("sim", "sim.api", "sim.pipeline", "sim.results"),
-                            ("sim.exploration", "sim.export", "sim.palette", "sim.recording",
-                             "sim.runs", "sim specs", "sim vocabulary")),
+                            ("sim.exploration", "sim.export", "sim.recording", "sim.runs",
+                             "sim specs", "sim vocabulary")),
     "sim commands": Layer(("sim.cli", "sim.compat", "sim.entry", "sim.__main__"),
-                          ("sim front door", "sim.exploration", "sim.export", "sim.palette",
-                           "sim.report", "sim.runs", "sim vocabulary")),
+                          ("sim front door", "sim.exploration", "sim.export", "sim.report",
+                           "sim.runs", "sim vocabulary")),
     # --- tui/ ------------------------------------------------------------------------------
     # View maths: what to draw, from sim's results and runs (no Textual).
     "tui.view": Layer(("tui.view",), ("sim", "sim.analysis", "sim.core", "sim.exploration",
-                                      "sim.report", "sim.runs", "sim.spec", "sim vocabulary",
-                                      "tui run analysis")),
-    "tui run analysis": Layer(RUN_ANALYSIS_IN_TUI, ("sim.analysis", "sim.core", "sim.models",
+                                      "sim.export.palette", "sim.report", "sim.runs", "sim.spec",
+                                      "sim vocabulary", "tui run data")),
+    "tui run data": Layer(RUN_DATA_IN_TUI, ("sim.analysis", "sim.core", "sim.models",
                                                     "sim.spec", "sim vocabulary", "tui.view")),
     # App state and navigation: sources of runs, sweeps, tunes, maps, playback, exports (no
     # Textual; the blocking calls the screens' workers make). The app's gateway to sim.
-    "tui.state": Layer(("tui.state",), ("sim", "sim.core", "sim.exploration", "sim.export",
-                                        "sim.models", "sim.palette", "sim.runs", "sim specs",
-                                        "sim vocabulary", "tui.view", "tui run analysis")),
+    "tui.state": Layer(("tui.state",), ("sim", "sim.analysis", "sim.core", "sim.exploration",
+                                        "sim.export", "sim.models", "sim.runs", "sim specs",
+                                        "sim vocabulary", "tui.view", "tui run data")),
     # The key table and the themes every widget and screen uses.
-    "tui keys and themes": Layer(("tui.keys", "tui.theme"), (TEXTUAL, "sim.export", "sim.palette",
+    "tui keys and themes": Layer(("tui.keys", "tui.theme"), (TEXTUAL, "sim.export.palette",
                                                              "sim vocabulary", "themes")),
-    "tui.messages": Layer(("tui.messages",), (TEXTUAL, "tui.state", "tui.view", "tui run analysis")),
+    "tui.messages": Layer(("tui.messages",), (TEXTUAL, "tui.state", "tui.view", "tui run data")),
     "tui.widgets": Layer(("tui.widgets",), (TEXTUAL, "sim", "sim.core.events", "tui keys and themes",
-                                            "tui.state", "tui.view", "tui run analysis")),
+                                            "tui.state", "tui.view", "tui run data")),
     "tui.screens": Layer(("tui.screens",), (TEXTUAL, "sim", "sim.core.events", "tui keys and themes",
                                             "tui.messages", "tui.state", "tui.view", "tui.widgets",
-                                            "tui run analysis")),
+                                            "tui run data")),
     # The app shell: the App, the launcher and console script, signals, the command palette.
     "tui shell": Layer(("tui", "tui.app", "tui.commands", "tui.entry", "tui.hangup", "tui.main"),
                        (TEXTUAL, "sim commands", "sim front door", "sim.exploration", "sim.export",
-                        "sim.palette", "sim.runs", "sim vocabulary", "tui keys and themes",
+                        "sim.runs", "sim vocabulary", "tui keys and themes",
                         "tui.messages", "tui.screens", "tui.state", "tui.view", "tui.widgets",
-                        "tui run analysis")),
+                        "tui run data")),
 }
 
 
@@ -513,3 +513,6 @@ def test_the_imports_are_all_seen():
     assert Import("tui.app", 15, TEXTUAL, ("App",)) in imports
     assert any(i.importer == "tui.messages" and i.target == "tui.compare" for i in imports)
     assert any(i.importer == "tui.main" and i.target == "sim.pipeline" for i in imports)
+    # The run analysis the rules keep apart (sim.analysis never imports runs, export or tui).
+    assert any(i.importer == "sim.analysis.replay" for i in imports)
+    assert any(i.importer == "sim.analysis.run_series" for i in imports)

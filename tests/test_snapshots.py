@@ -15,7 +15,7 @@ import pytest
 from tui_support import FIXTURES, TINY_OUTAGE
 
 from sim.config import load_config
-from sim.palette import available_themes
+from sim.export.palette import available_themes
 from tui.app import BackoffApp
 from tui.state.source import ConfigSource
 

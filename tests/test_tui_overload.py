@@ -12,6 +12,8 @@ from rich.text import Text
 from tui_support import TINY, TINY_OUTAGE, WidgetApp, pilot_test, settle
 from tui_support import make_app as make_tui_app
 
+from sim.analysis.replay import outage_windows, recorded_caps
+from sim.analysis.run_series import RunSeries
 from sim.runs.sweep import SweepResult, run_sweep
 from sim.config import load_config
 from sim.core import events as ev
@@ -19,7 +21,6 @@ from sim.runs.engine import record_run
 from sim.export.csv_files import read_events_csv, write_events_csv
 from sim.report.latency import NEVER_MARK, strategy_values
 from tui.app import BackoffApp
-from tui.run_series import RunSeries, outage_windows, recorded_caps
 from tui.rundata import RunData
 from tui.screens.main import SERIES_REPLAY_NOTE
 from tui.state.recorder import Cancelled, RunRecorder

@@ -19,7 +19,7 @@ from textual.screen import Screen
 
 from sim.exploration.backends import LocalBackend
 from sim.exploration.cache import CellCache
-from sim.palette import DEFAULT_THEME
+from sim.export.palette import DEFAULT_THEME
 from sim.teardown import start_resource_tracker
 
 from .commands import BackoffCommands

@@ -37,7 +37,7 @@ repetition, e exports), or ctrl+p for the command palette.
 
 
 def _add_view_options(parser: argparse.ArgumentParser) -> None:
-    from sim.palette import DEFAULT_THEME
+    from sim.export.palette import DEFAULT_THEME
 
     parser.add_argument("--theme", metavar="NAME", default=DEFAULT_THEME,
                         help=f"colour theme (default: {DEFAULT_THEME}; also backoff-light, "
@@ -105,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cli_main(args_list)
 
     from sim.errors import UserError
-    from sim.palette import available_themes
+    from sim.export.palette import available_themes
 
     replay = args_list[:1] == ["replay"]
     parser = build_replay_parser() if replay else build_app_parser()
@@ -145,7 +145,7 @@ def _explore_app(argv: list[str]) -> int:
     explore command's options (its cache, workers, output directory for exports, theme, force)."""
     from sim.cli import build_parser
     from sim.errors import UserError
-    from sim.palette import available_themes
+    from sim.export.palette import available_themes
 
     args = build_parser().parse_args(["explore", *argv])
     if args.theme not in available_themes():

@@ -1,160 +1,51 @@
-"""A run's retry-policy state at any event, counted back from its history: what the timeline
-writes beside each lane's label.
+"""A run's retry-policy state as the text the timeline writes beside each lane's label.
 
-Two kinds of state are in the events: the tokens a budget had left after each retry it granted
-(``client_backs_off``'s ``tokens=N``: a token bucket, gRPC's throttle, a retry quota, a rate
-limit), a retry a token budget refused (``client_retry_denied`` naming it: ``⊖`` until the next
-grant shows the tokens again), and each circuit breaker's transitions (``breaker_opens``,
-``breaker_half_opens``, ``breaker_closes``). State shared by every client of the run (a policy
-with ``scope = "shared"``) belongs to the server lane: it is the last such event of any client.
-Per-client state belongs to each client's lane; a lane of several clients shows the most
-drained of them (fewest tokens, ``⊖`` first) and the worst breaker (open, then half-open).
-
-Everything is read from the events up to the cursor, so seeking anywhere shows the state of
-that moment. Moving forward only applies the events since the last cursor (playback costs the
-events it passes); moving back recounts from the start with numpy. Nothing here imports
-Textual.
+The state itself is ``sim.analysis.policy_state``'s, read at the timeline's cursor: shared state
+goes on the server lane, per-client state on each client's lane (a lane of several clients shows
+the most drained of them and the worst breaker). Here it becomes text: the tokens left,
+right-aligned, ``⊖`` for a refusal, a breaker's glyph. Nothing here imports Textual.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from sim.analysis.policy_state import CLOSED, HALF_OPEN, OPEN, REFUSED, PolicyState
 
-import numpy as np
-
-from sim.core import events as ev
-
-# The reasons of ``client_retry_denied`` that are a token budget running dry.
-TOKEN_REASONS = tuple(ev.DENY_REASON_INDEX[r] for r in ("token_bucket", "grpc_throttle", "retry_quota"))
-UNKNOWN = -2   # no token event yet
-REFUSED = -1   # the last token event was a refusal
-CLOSED, OPEN, HALF_OPEN = 0, 1, 2
-BREAKER_CODES = {ev.BREAKER_CLOSES: CLOSED, ev.BREAKER_OPENS: OPEN, ev.BREAKER_HALF_OPENS: HALF_OPEN}
 BREAKER_GLYPHS = {CLOSED: " ", OPEN: "◉", HALF_OPEN: "◐"}
 REFUSED_GLYPH = "⊖"
-# How bad a breaker state is, to pick a lane's worst: open > half-open > closed.
-_BREAKER_BADNESS = np.array([0, 2, 1], dtype=np.int8)
 
 
-@dataclass(frozen=True)
-class Scopes:
-    """Which policy state is shared by all clients of the run (drawn on the server lane)."""
+class PolicyLabels:
+    """The policy state of one run at a cursor, as lane-label text (each view keeps its own)."""
 
-    tokens_shared: bool = False
-    breaker_shared: bool = False
-
-
-def scopes_of(policies: tuple) -> Scopes:
-    """The scopes of a strategy's token budget (the first that holds tokens, as the engine reads
-    it: ``sim.models.policy_events``) and of its circuit breaker."""
-    tokens = breaker = None
-    for policy in policies:
-        name = type(policy).__name__
-        if tokens is None and name in ("TokenBucket", "GrpcThrottle", "RetryQuota", "RateLimit"):
-            tokens = policy.scope == "shared"
-        if breaker is None and name == "CircuitBreaker":
-            breaker = policy.scope == "shared"
-    return Scopes(bool(tokens), bool(breaker))
-
-
-class _Track:
-    """One kind of state: its events (index, client, value) and each client's value so far."""
-
-    def __init__(self, index: np.ndarray, clients: np.ndarray, values: np.ndarray,
-                 n_clients: int, initial: int) -> None:
-        self.index, self.clients, self.values = index, clients, values
-        self.initial = initial
-        self.per_client = np.full(n_clients, initial, dtype=np.int64)
-        self.last = initial  # the last value of any client (the shared state)
-        self.applied = 0     # events of the track applied so far
-
-    def advance(self, cursor: int) -> None:
-        """Apply the track's events up to event ``cursor`` (recount when going back)."""
-        upto = int(np.searchsorted(self.index, cursor, side="right"))
-        if upto < self.applied:
-            self.per_client.fill(self.initial)
-            self.applied = 0
-        if upto == self.applied:
-            if upto == 0:
-                self.last = self.initial
-            return
-        clients = self.clients[self.applied:upto]
-        values = self.values[self.applied:upto]
-        # The last event of each client in the slice wins.
-        reversed_clients = clients[::-1]
-        unique, first = np.unique(reversed_clients, return_index=True)
-        keep = unique >= 0
-        self.per_client[unique[keep]] = values[::-1][first[keep]]
-        self.last = int(values[-1])
-        self.applied = upto
-
-
-class PolicyState:
-    """Per client and shared policy state of one run at a cursor (see the module docstring)."""
-
-    def __init__(self, codes: np.ndarray, clients: np.ndarray, details: np.ndarray,
-                 n_clients: int, scopes: Scopes = Scopes()) -> None:
-        self.scopes = scopes
-        granted = (codes == ev.CLIENT_BACKS_OFF) & (details >= 0)
-        refused = (codes == ev.CLIENT_RETRY_DENIED) & np.isin(details, TOKEN_REASONS)
-        token = np.flatnonzero(granted | refused)
-        values = np.where(refused[token], REFUSED, details[token]).astype(np.int64)
-        self.tokens = _Track(token, clients[token], values, n_clients, UNKNOWN) if token.size else None
-        breaker = np.flatnonzero(np.isin(codes, list(BREAKER_CODES)))
-        states = np.zeros(breaker.size, dtype=np.int64)
-        for code, state in BREAKER_CODES.items():
-            states[codes[breaker] == code] = state
-        self.breaker = (_Track(breaker, clients[breaker], states, n_clients, CLOSED)
-                        if breaker.size else None)
-        most = int(details[token][~refused[token]].max()) if self.tokens is not None and (~refused[token]).any() else 0
-        # Cells the state takes beside a label: the widest token count, a breaker glyph.
-        self.token_width = len(f"{most}") if self.tokens is not None else 0
-        self.width = (self.token_width + (1 if self.breaker is not None else 0)
-                      + (1 if self.tokens is not None or self.breaker is not None else 0))
+    def __init__(self, state: PolicyState) -> None:
+        self.state = state
+        # Cells the state takes beside a label: the widest token count, a breaker glyph, a space.
+        self.token_width = len(f"{state.max_tokens}") if state.tokens is not None else 0
+        self.width = (self.token_width + (1 if state.breaker is not None else 0)
+                      + (1 if state.present else 0))
 
     @property
     def present(self) -> bool:
         return self.width > 0
 
     def advance(self, cursor: int) -> None:
-        for track in (self.tokens, self.breaker):
-            if track is not None:
-                track.advance(cursor)
+        self.state.advance(cursor)
 
     def _text(self, tokens: int | None, breaker: int | None) -> str:
         """``4◉ ``: the tokens (right-aligned), the breaker's glyph, a space before the lane."""
         text = ""
-        if self.tokens is not None:
-            cell = "" if tokens is None or tokens == UNKNOWN else (
-                REFUSED_GLYPH if tokens == REFUSED else f"{tokens}")
+        if self.state.tokens is not None:
+            cell = "" if tokens is None else REFUSED_GLYPH if tokens == REFUSED else f"{tokens}"
             text += cell.rjust(self.token_width)
-        if self.breaker is not None:
+        if self.state.breaker is not None:
             text += BREAKER_GLYPHS[CLOSED if breaker is None else breaker]
         return text + " "
 
     def server_text(self) -> str:
         """The shared state at the cursor (blanks when no state is shared)."""
-        tokens = self.tokens.last if self.tokens is not None and self.scopes.tokens_shared else None
-        breaker = (self.breaker.last if self.breaker is not None and self.scopes.breaker_shared
-                   else None)
-        return self._text(tokens, breaker)
+        return self._text(*self.state.shared())
 
     def lane_texts(self, lanes: int, per_lane: int) -> list[str]:
-        """Each lane's per-client state at the cursor: the most drained client's tokens and
-        the worst breaker of the lane's clients."""
-        tokens: list[int | None] = [None] * lanes
-        breakers: list[int | None] = [None] * lanes
-        if self.tokens is not None and not self.scopes.tokens_shared:
-            values = self.tokens.per_client
-            for lane in range(lanes):
-                chunk = values[lane * per_lane:(lane + 1) * per_lane]
-                known = chunk[chunk != UNKNOWN]
-                if known.size:
-                    tokens[lane] = int(known.min())  # REFUSED (−1) is the most drained
-        if self.breaker is not None and not self.scopes.breaker_shared:
-            states = self.breaker.per_client
-            for lane in range(lanes):
-                chunk = states[lane * per_lane:(lane + 1) * per_lane]
-                if chunk.size:
-                    breakers[lane] = int(chunk[np.argmax(_BREAKER_BADNESS[chunk])])
+        """Each lane's per-client state at the cursor."""
+        tokens, breakers = self.state.groups(lanes, per_lane)
         return [self._text(t, b) for t, b in zip(tokens, breakers)]

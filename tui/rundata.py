@@ -3,8 +3,9 @@
 A ``History`` keeps Python lists (cheap to append while the engine runs); the views need random
 access, slicing and vectorised filtering over up to millions of events, so the columns are
 converted once, in a worker, and shared read-only by every widget. What the charts draw (the
-requests' points, an overload run's time series) is derived there too, so showing a run of a
-million events costs the UI thread nothing but drawing.
+requests' points, an overload run's time series) is derived there too, by ``sim.analysis``
+(``replay``, ``run_series``, ``policy_state``), so showing a run of a million events costs the
+UI thread nothing but drawing. Only the drawing ranks and the server lane are the app's own.
 """
 
 from __future__ import annotations
@@ -15,14 +16,23 @@ from functools import cached_property
 import numpy as np
 
 from sim.analysis.open_metrics import OpenRunMetrics
+from sim.analysis.policy_state import PolicyState, Scopes, policy_kinds
+from sim.analysis.replay import (
+    RequestPoints,
+    RunSummary,
+    backoff_waits,
+    outage_windows,
+    present_codes,
+    recorded_caps,
+    summarize,
+)
+from sim.analysis.run_series import RunSeries
 from sim.core import events as ev
-from sim.core.history import History
+from sim.core.history import History, unpack_codes, unpack_details
+from sim.models.controls import Capabilities
 from sim.units import DEFAULT_TIME_UNIT
 
 from .view.marks import CODE_RANK
-from .policy_state import PolicyState, Scopes
-from .request_points import RequestPoints
-from .run_series import RunSeries, outage_windows, recorded_caps
 
 # A cell of the timeline that holds several events shows the one with the highest rank (a
 # give-up matters more than a backoff in the same cell): see ``marks``.
@@ -70,8 +80,8 @@ class RunData:
         ``open_metrics`` (a simulated overload run's) gives the exact time series; without them
         an overload run's series are counted back from its events (a replay).
         """
-        codes = (packed & ev.CODE_MASK).astype(np.int8)
-        details = (packed >> ev.DETAIL_SHIFT) - 1
+        codes = unpack_codes(packed).astype(np.int8)
+        details = unpack_details(packed)
         if n_clients is None:
             n_clients = int(clients.max()) + 1 if len(clients) else 1
         ranks = CODE_RANK[codes]
@@ -94,12 +104,13 @@ class RunData:
         """The run as a ``History`` (the one converted, or rebuilt from the columns)."""
         if self.source_history is not None:
             return self.source_history
-        history = History()
-        history.times = self.times.tolist()
-        history.clients = self.clients.tolist()
-        packed = self.codes.astype(np.int64) | ((self.details + 1) << ev.DETAIL_SHIFT)
-        history.packed = packed.tolist()
-        return history
+        return History.from_columns(self.times, self.clients, self.codes, self.details)
+
+    def summary(self, caps: Capabilities) -> RunSummary:
+        """The run's totals for a server kind offering ``caps`` (``sim.analysis.replay``)."""
+        recovery = self.series.recovery_time if self.series is not None else None
+        return summarize(self.times, self.clients, self.codes, self.details, caps,
+                         recovery=recovery, time_unit=self.time_unit)
 
     def policy_state(self) -> PolicyState:
         """A fresh reader of the run's policy state (each view keeps its own cursor in it)."""
@@ -108,34 +119,17 @@ class RunData:
     @cached_property
     def policy_kinds(self) -> tuple[bool, bool]:
         """(tokens, breaker): does the run record a budget's tokens, a breaker's transitions?"""
-        tokens = bool(((self.codes == ev.CLIENT_BACKS_OFF) & (self.details >= 0)).any())
-        breaker = bool(self.codes_present & {ev.BREAKER_OPENS, ev.BREAKER_HALF_OPENS, ev.BREAKER_CLOSES})
-        return tokens, breaker
+        return policy_kinds(self.codes, self.details)
 
     @cached_property
     def codes_present(self) -> frozenset[int]:
         """The event codes this run holds (for the legend's entries and words)."""
-        return frozenset(int(c) for c in np.unique(self.codes))
+        return frozenset(present_codes(self.codes))
 
     @cached_property
     def waits(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Each backoff's wait as (start time, end time, client): it ends at the client's next
-        event (the retry), or at the end of the run when there is none."""
-        backoff = np.flatnonzero((self.codes == ev.CLIENT_BACKS_OFF) & (self.clients >= 0))
-        if not backoff.size:
-            empty = np.zeros(0)
-            return empty, empty, np.zeros(0, dtype=np.int32)
-        # Events grouped by client, in time order within each client (a stable sort).
-        order = np.argsort(self.clients, kind="stable")
-        position = np.empty_like(order)
-        position[order] = np.arange(order.size)
-        following = position[backoff] + 1
-        ends = np.full(backoff.size, self.total_time)
-        has_next = following < order.size
-        nxt = order[np.minimum(following, order.size - 1)]
-        same = has_next & (self.clients[nxt] == self.clients[backoff])
-        ends[same] = self.times[nxt[same]]
-        return self.times[backoff], ends, self.clients[backoff]
+        """Each backoff's wait as (start time, end time, client) (``replay.backoff_waits``)."""
+        return backoff_waits(self.times, self.clients, self.codes)
 
     def __len__(self) -> int:
         return len(self.times)

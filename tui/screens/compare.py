@@ -4,8 +4,8 @@ timelines stacked on one time axis under one clock, each with its totals.
 The strategies share their random numbers at one coordinate, so what differs between the lanes
 is what the strategies did. A table lists every strategy (with this run's totals once it is
 loaded): click a row or press its number to show or hide it. The clock steps through the merged
-event times of the runs shown (``tui.compare``) and plays them together; c/C and r/R move every
-run to another client count or repetition. Runs are recorded in a thread worker, in a child
+event times of the runs shown (``sim.analysis.replay.merged_times``) and plays them together;
+c/C and r/R move every run to another client count or repetition. Runs are recorded in a thread worker, in a child
 process (``RunRecorder``), so the screen never waits for the simulation.
 """
 
@@ -31,7 +31,6 @@ from ..compare import (
     initial_picks,
     merged_times,
     step_time,
-    summarize,
     summary_cells,
     summary_headers,
     summary_line,
@@ -286,7 +285,8 @@ class CompareScreen(ModalScreen[None]):
                                            lambda: worker.is_cancelled)
                 except Cancelled:
                     return
-            self.post_message(CompareRunLoaded(selection, data, summarize(data, source.capabilities(selection.simulation))))
+            summary = data.summary(source.capabilities(selection.simulation))
+            self.post_message(CompareRunLoaded(selection, data, summary))
 
     def on_compare_run_loaded(self, message: CompareRunLoaded) -> None:
         self._runs[message.selection] = message.data
@@ -301,7 +301,7 @@ class CompareScreen(ModalScreen[None]):
     def _runs_changed(self) -> None:
         """New runs on screen: one axis for all, the clock kept where it was."""
         runs = self._shown_runs()
-        self._stops = merged_times(runs)
+        self._stops = merged_times([run.times for run in runs])
         self._span = max((run.total_time for run in runs), default=0.0)
         if not self.app.animated:
             self.clock = self._span

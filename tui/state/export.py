@@ -19,7 +19,7 @@ from sim.export.atomic import atomic_write_text
 from sim.export.csv_files import write_history_csv
 from sim.export.names import safe_title
 from sim.export.outset import OutputSet
-from sim.palette import Palette
+from sim.export.palette import Palette
 
 from .source import Selection
 

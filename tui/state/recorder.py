@@ -17,11 +17,11 @@ from collections.abc import Callable
 
 import numpy as np
 
+from sim.analysis.policy_state import scopes_of
 from sim.runs.procpool import WorkerDied, WorkerPool
 from sim.runs.engine import record_run
 from sim.spec import SimulationSpec
 
-from ..policy_state import scopes_of
 from ..rundata import RunData
 from ..view.timeline_grid import cached_grid
 

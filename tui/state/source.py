@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from sim.analysis.replay import present_codes
 from sim.runs.sweep import Progress, ShouldStop, SweepResult, run_sweeps
 from sim.core.history import History
 from sim.exploration.plan import ExplorePlan
@@ -21,7 +22,6 @@ from sim.models.controls import Capabilities
 from sim.spec import Config, SimulationSpec, StrategySpec
 from sim.units import DEFAULT_TIME_UNIT
 
-from ..run_series import present_codes
 from ..rundata import RunData
 from ..view.timeline_grid import cached_grid
 from .recorder import Geometry, RunRecorder

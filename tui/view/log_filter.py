@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim.core import events as ev
+from sim.export.palette import CODE_KINDS, KIND_GIVE_UP
 
 _CLIENT = re.compile(r"^c?(\d+)(?:-(\d+))?$")
 
@@ -59,8 +60,8 @@ class LogFilter:
 def _codes_for(word: str) -> set[int]:
     word = word.lower().replace("-", "_")
     if word in ("giveup", "gives_up"):
-        word = ev.KIND_GIVE_UP
-    by_kind = {code for code, kind in ev.EVENT_KINDS.items() if kind == word}
+        word = KIND_GIVE_UP
+    by_kind = {code for code, kind in CODE_KINDS.items() if kind == word}
     if by_kind:
         return by_kind
     return {code for code, name in enumerate(ev.EVENT_NAMES) if word in name}

@@ -1,7 +1,7 @@
 """The mark of each event type: the glyph the timeline and the log draw for it, the word the
 legend gives it, its colour (by broad kind) and its rank in a timeline cell.
 
-Finer than the colour kinds of ``sim.core.events``: a lock granted (``+ accept``) and a write done
+Finer than the colour kinds of ``sim.export.palette``: a lock granted (``+ accept``) and a write done
 (``✓ commit``) are both successes, a version read (``○ read``) and a write (``● write``) both
 requests, but a reader of the timeline has to tell them apart, so each gets a glyph of its own.
 A timeline cell that holds several events shows the highest-ranked mark (a give-up outranks a
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim.core import events as ev
+from sim.export.palette import KIND_BACKOFF, KIND_FAILURE, KIND_GIVE_UP, KIND_REQUEST, KIND_SERVER, KIND_SUCCESS
 
 
 @dataclass(frozen=True)
@@ -22,24 +23,24 @@ class Mark:
     """How one family of events is drawn."""
 
     name: str
-    kind: str  # the colour: a key of ``sim.palette.EVENT_KINDS``
+    kind: str  # the colour: a key of ``sim.export.palette.EVENT_KINDS``
     glyph: str
     label: str  # the legend's word
 
 
 # In rank order, lowest first (rank = index + 1; 0 is an empty cell).
 MARKS: tuple[Mark, ...] = (
-    Mark("backoff", ev.KIND_BACKOFF, "·", "backoff"),
-    Mark("server", ev.KIND_SERVER, "◆", "server"),
-    Mark("version", ev.KIND_SERVER, "◇", "version"),
-    Mark("read", ev.KIND_REQUEST, "○", "read"),
-    Mark("write", ev.KIND_REQUEST, "●", "write"),
-    Mark("accept", ev.KIND_SUCCESS, "+", "accept"),
-    Mark("done", ev.KIND_SUCCESS, "✓", "commit"),
-    Mark("failure", ev.KIND_FAILURE, "✗", "reject"),
-    Mark("breaker", ev.KIND_FAILURE, "◉", "breaker"),
-    Mark("denied", ev.KIND_GIVE_UP, "⊖", "retry denied"),
-    Mark("give_up", ev.KIND_GIVE_UP, "⊘", "give up"),
+    Mark("backoff", KIND_BACKOFF, "·", "backoff"),
+    Mark("server", KIND_SERVER, "◆", "server"),
+    Mark("version", KIND_SERVER, "◇", "version"),
+    Mark("read", KIND_REQUEST, "○", "read"),
+    Mark("write", KIND_REQUEST, "●", "write"),
+    Mark("accept", KIND_SUCCESS, "+", "accept"),
+    Mark("done", KIND_SUCCESS, "✓", "commit"),
+    Mark("failure", KIND_FAILURE, "✗", "reject"),
+    Mark("breaker", KIND_FAILURE, "◉", "breaker"),
+    Mark("denied", KIND_GIVE_UP, "⊖", "retry denied"),
+    Mark("give_up", KIND_GIVE_UP, "⊘", "give up"),
 )
 MARK_RANK: dict[str, int] = {mark.name: rank for rank, mark in enumerate(MARKS, start=1)}
 

@@ -22,7 +22,7 @@ from textual_plotext import Plot, PlotextPlot
 
 from sim import SweepResult
 
-from ...request_points import RequestPoints  # also importable from here, as before
+from ...request_points import RequestPoints, reduce_points
 from ...theme import Palette, palette_for
 from ...view.ticks import (
     DEFAULT_TIME_UNIT,
@@ -385,7 +385,7 @@ class RequestsChart(PaletteChart):
         plot_w, plot_h = max(1, width - 6), max(1, height - 3)
         key = (plot_w, plot_h)
         if key not in self._reduced:
-            self._reduced[key] = points.reduce(plot_w, plot_h, self.MAX_POINTS)
+            self._reduced[key] = reduce_points(points, plot_w, plot_h, self.MAX_POINTS)
         times, clients, marker = self._reduced[key]
         plt.xlim(0.0, max(points.end_time, 1e-9))
         plt.ylim(-0.5, max(points.n_clients - 0.5, 0.5))

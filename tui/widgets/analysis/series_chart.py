@@ -4,7 +4,7 @@ Three panels tell the story of a run: the traffic (new requests, retries, succes
 the server (requests in service and queued), and the failures (timeouts, rejections). Outage
 windows are shaded ``░`` and named in the legend, the cursor is a vertical line, and each line
 carries a marker of its own every few buckets, so no line is told apart by colour alone. Line
-colours are the PNG export's (``tui.theme.SERIES_COLOURS``).
+colours are the PNG export's (``sim.export.palette.SERIES_COLOURS``, through ``tui.theme``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from textual_plotext import Plot
 
-from ...run_series import RunSeries
+from ...rundata import RunSeries
 from ...theme import SERIES_COLOURS, Palette
 from ...view.ticks import DEFAULT_TIME_UNIT, count_ticks, format_duration, nice_ticks, time_scale
 from .charts import LegendItem, PaletteChart, fit_title, hex_to_rgb

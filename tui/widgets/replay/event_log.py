@@ -25,7 +25,7 @@ from sim.core import events as ev
 
 from ...keys import LOG_KEYS, bindings
 from ...rundata import RunData
-from ...theme import event_styles, palette_for
+from ...theme import CODE_KINDS, event_styles, palette_for
 from ...view.log_filter import LogFilter
 from ...view.marks import CODE_GLYPHS
 
@@ -275,7 +275,7 @@ class EventLog(ScrollView, can_focus=True):
                       selected: bool = False) -> Strip:
         assert self._data is not None
         t, client, code, name, detail = self._data.row(index)
-        kind = ev.EVENT_KINDS[code]
+        kind = CODE_KINDS[code]
         if client < 0:
             detail = detail or SERVER_NOTES.get(code, "")
         if selected:

@@ -18,7 +18,7 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
-from ...policy_state import BREAKER_GLYPHS, REFUSED_GLYPH, PolicyState
+from ...policy_state import BREAKER_GLYPHS, REFUSED_GLYPH, PolicyLabels
 from ...rundata import RunData
 from ...theme import event_styles, palette_for
 from ...view.legend import DENSITY_GLYPHS, OUTAGE_GLYPH, WAIT_GLYPH, LegendEntry, fit_legend, timeline_legend
@@ -109,7 +109,7 @@ class Timeline(Widget, can_focus=False):
         self._density_bounds: tuple[int, ...] | None = None  # shared shading, not the run's
         # The run's policy state beside the lane labels (None: the run records none), and the
         # texts at the cursor they were last computed for: (cursor, lanes, lane texts, server).
-        self._policy: PolicyState | None = None
+        self._policy: PolicyLabels | None = None
         self._policy_texts: tuple[int, int, list[str], str] | None = None
 
     def on_mount(self) -> None:
@@ -159,7 +159,8 @@ class Timeline(Widget, can_focus=False):
         self._data = data
         self._grid = None
         self._partial = None
-        policy = data.policy_state() if data is not None and any(data.policy_kinds) else None
+        policy = (PolicyLabels(data.policy_state()) if data is not None and any(data.policy_kinds)
+                  else None)
         self._policy = policy if policy is not None and policy.present else None
         self._policy_texts = None
         self._time = None

@@ -1,7 +1,10 @@
-"""Theme palettes read from ``themes/*.toml``, without Textual, for the PNG export.
+"""Theme palettes read from ``themes/*.toml``, without Textual, and which colour each event and
+series takes in them.
 
-The terminal app turns the same files into Textual themes (``tui/theme.py``), so a person who
-switches theme gets charts and PNGs in matching colours.
+The PNG export and the terminal tables (``sim.report``) colour with a ``Palette``; the terminal
+app turns the same files into Textual themes (``tui/theme.py``), so a person who switches theme
+gets charts and PNGs in matching colours. An event's colour is that of its broad kind
+(``CODE_KINDS``), a time series' a theme's series colour (``SERIES_COLOURS``).
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from sim.core import events as ev
 from sim.errors import UserError
 from themes import THEMES_DIR
 
@@ -19,7 +23,43 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 DEFAULT_THEME = "backoff-dark"
-EVENT_KINDS = ("request", "backoff", "success", "failure", "give_up", "server")
+# The broad kinds of events, each a colour of a theme's ``events`` table (and a word the app's
+# log filter understands).
+KIND_REQUEST = "request"
+KIND_BACKOFF = "backoff"
+KIND_SUCCESS = "success"
+KIND_FAILURE = "failure"
+KIND_GIVE_UP = "give_up"
+KIND_SERVER = "server"
+EVENT_KINDS = (KIND_REQUEST, KIND_BACKOFF, KIND_SUCCESS, KIND_FAILURE, KIND_GIVE_UP, KIND_SERVER)
+CODE_KINDS: dict[int, str] = {
+    ev.CLIENT_REQUESTS_WRITE: KIND_REQUEST,
+    ev.CLIENT_REQUESTS_VERSION: KIND_REQUEST,
+    ev.CLIENT_BACKS_OFF: KIND_BACKOFF,
+    ev.CLIENT_GIVES_UP: KIND_GIVE_UP,
+    ev.SERVER_ACCEPTS: KIND_SUCCESS,
+    ev.SERVER_COMMITS: KIND_SUCCESS,
+    ev.SERVER_REJECTS: KIND_FAILURE,
+    ev.SERVER_ABORTS: KIND_FAILURE,
+    ev.SERVER_REPORTS_VERSION: KIND_SERVER,
+    ev.SERVER_TENTATIVELY_WRITES: KIND_SERVER,
+    ev.SERVER_DECREMENTS: KIND_SERVER,
+    ev.CLIENT_TIMES_OUT: KIND_FAILURE,
+    ev.CLIENT_SUCCEEDS: KIND_SUCCESS,
+    ev.SERVER_QUEUES: KIND_SERVER,
+    ev.SERVER_COMPLETES: KIND_SERVER,
+    ev.SERVER_PAUSES: KIND_FAILURE,
+    ev.SERVER_RESUMES: KIND_SERVER,
+    ev.CLIENT_RETRY_DENIED: KIND_GIVE_UP,
+    ev.BREAKER_OPENS: KIND_FAILURE,
+    ev.BREAKER_HALF_OPENS: KIND_SERVER,
+    ev.BREAKER_CLOSES: KIND_SUCCESS,
+    ev.CLIENT_CALL_REFUSED: KIND_FAILURE,  # the call fails fast; the chain may try it again
+}
+# Each time series' colour, an index into a theme's ``series.colors``. The order of the dark
+# theme's colours makes offered blue, retries orange, goodput green, rejected red.
+SERIES_COLOURS: dict[str, int] = {"offered": 0, "retries": 1, "accepted": 4, "goodput": 2,
+                                  "rejected": 3, "timed_out": 5, "in_service": 4, "queued": 5}
 _BASE_KEYS = ("primary", "secondary", "accent", "foreground", "background", "surface", "panel",
               "success", "warning", "error")
 
