@@ -14,7 +14,7 @@ from sim.analysis.replay import merged_times
 from sim.runs.sweep import run_sweep
 from sim.runs.engine import record_run
 from tui.app import BackoffApp
-from tui.compare import initial_picks
+from tui.view.compare_columns import initial_picks
 from tui.keys import KEYS
 from tui.screens.compare import CompareScreen
 from tui.screens.help import HelpScreen

@@ -13,7 +13,7 @@ from textual.app import App, ComposeResult
 from sim.core import events as ev
 from sim.core.history import History
 from sim.export.palette import CODE_KINDS, KIND_SERVER
-from tui.rundata import RunData
+from tui.view.rundata import RunData
 from tui.theme import register_themes
 from tui.view.log_filter import FilterError, parse_filter
 from tui.widgets.replay.event_log import EventLog

@@ -178,9 +178,6 @@ class Layer:
 TEXTUAL = "textual"
 THIRD_PARTY = {"textual": TEXTUAL, "textual_plotext": TEXTUAL}  # the imports outside ours that count
 TOPS = ("sim", "tui")  # as members: the package's __init__ alone
-# Leaving: a recorded run as the views use it (RunData, plot dots, policy labels) and the
-# comparison's columns, still at tui's root; once they are in tui.state / tui.view this layer goes.
-RUN_DATA_IN_TUI = ("tui.compare", "tui.policy_state", "tui.request_points", "tui.rundata")
 
 LAYERS: dict[str, Layer] = {
     # --- sim/, bottom up -------------------------------------------------------------------
@@ -219,32 +216,29 @@ LAYERS: dict[str, Layer] = {
                           ("sim front door", "sim.exploration", "sim.export", "sim.report",
                            "sim.runs", "sim vocabulary")),
     # --- tui/ ------------------------------------------------------------------------------
-    # View maths: what to draw, from sim's results and runs (no Textual).
+    # View maths: what to draw, from sim's results and runs (no Textual): a recorded run as the
+    # views index it (RunData), plot dots, policy labels, table rows, ticks, zoom.
     "tui.view": Layer(("tui.view",), ("sim", "sim.analysis", "sim.core", "sim.exploration",
-                                      "sim.export.palette", "sim.report", "sim.runs", "sim.spec",
-                                      "sim vocabulary", "tui run data")),
-    "tui run data": Layer(RUN_DATA_IN_TUI, ("sim.analysis", "sim.core", "sim.models",
-                                                    "sim.spec", "sim vocabulary", "tui.view")),
+                                      "sim.export.palette", "sim.models", "sim.report", "sim.runs",
+                                      "sim.spec", "sim vocabulary")),
     # App state and navigation: sources of runs, sweeps, tunes, maps, playback, exports (no
     # Textual; the blocking calls the screens' workers make). The app's gateway to sim.
     "tui.state": Layer(("tui.state",), ("sim", "sim.analysis", "sim.core", "sim.exploration",
                                         "sim.export", "sim.models", "sim.runs", "sim specs",
-                                        "sim vocabulary", "tui.view", "tui run data")),
+                                        "sim vocabulary", "tui.view")),
     # The key table and the themes every widget and screen uses.
     "tui keys and themes": Layer(("tui.keys", "tui.theme"), (TEXTUAL, "sim.export.palette",
                                                              "sim vocabulary", "themes")),
-    "tui.messages": Layer(("tui.messages",), (TEXTUAL, "tui.state", "tui.view", "tui run data")),
+    "tui.messages": Layer(("tui.messages",), (TEXTUAL, "tui.state", "tui.view")),
     "tui.widgets": Layer(("tui.widgets",), (TEXTUAL, "sim", "sim.core.events", "tui keys and themes",
-                                            "tui.state", "tui.view", "tui run data")),
+                                            "tui.state", "tui.view")),
     "tui.screens": Layer(("tui.screens",), (TEXTUAL, "sim", "sim.core.events", "tui keys and themes",
-                                            "tui.messages", "tui.state", "tui.view", "tui.widgets",
-                                            "tui run data")),
+                                            "tui.messages", "tui.state", "tui.view", "tui.widgets")),
     # The app shell: the App, the launcher and console script, signals, the command palette.
     "tui shell": Layer(("tui", "tui.app", "tui.commands", "tui.entry", "tui.hangup", "tui.main"),
                        (TEXTUAL, "sim commands", "sim front door", "sim.exploration", "sim.export",
                         "sim.runs", "sim vocabulary", "tui keys and themes",
-                        "tui.messages", "tui.screens", "tui.state", "tui.view", "tui.widgets",
-                        "tui run data")),
+                        "tui.messages", "tui.screens", "tui.state", "tui.view", "tui.widgets")),
 }
 
 
@@ -511,7 +505,7 @@ def test_the_imports_are_all_seen():
     imports = all_imports()
     # Textual, under TYPE_CHECKING and inside functions too.
     assert Import("tui.app", 15, TEXTUAL, ("App",)) in imports
-    assert any(i.importer == "tui.messages" and i.target == "tui.compare" for i in imports)
+    assert any(i.importer == "tui.messages" and i.target == "tui.view.compare_columns" for i in imports)
     assert any(i.importer == "tui.main" and i.target == "sim.pipeline" for i in imports)
     # The run analysis the rules keep apart (sim.analysis never imports runs, export or tui).
     assert any(i.importer == "sim.analysis.replay" for i in imports)

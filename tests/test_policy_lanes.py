@@ -12,7 +12,7 @@ from tui_support import FIXTURES, WidgetApp
 from sim.analysis.policy_state import Scopes, scopes_of
 from sim.config import load_config
 from sim.core import events as ev
-from tui.policy_state import BREAKER_GLYPHS, REFUSED_GLYPH, PolicyLabels
+from tui.view.policy_labels import BREAKER_GLYPHS, REFUSED_GLYPH, PolicyLabels
 from tui.state.recorder import record_run_data
 from tui.widgets.replay.timeline import Timeline
 

@@ -21,7 +21,7 @@ from sim.runs.engine import record_run
 from sim.export.csv_files import read_events_csv, write_events_csv
 from sim.report.latency import NEVER_MARK, strategy_values
 from tui.app import BackoffApp
-from tui.rundata import RunData
+from tui.view.rundata import RunData
 from tui.screens.main import SERIES_REPLAY_NOTE
 from tui.state.recorder import Cancelled, RunRecorder
 from tui.state.source import ReplaySource

@@ -27,7 +27,7 @@ from sim.core.series import SERIES_NAMES
 from sim.export.palette import CODE_KINDS, EVENT_KINDS, SERIES_COLOURS, available_themes, load_palette
 from sim.report.tables import metrics_table, versus_best
 from themes import THEMES_DIR
-from tui.request_points import reduce_points
+from tui.view.request_points import reduce_points
 from tui.theme import EVENT_GLYPHS, event_style, event_styles, palette_for, register_themes, theme_variable_defaults
 from tui.widgets.analysis.charts import (
     MetricsChart,

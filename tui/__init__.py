@@ -6,6 +6,4 @@ At the root, the app shell: ``app`` (state and actions, ``app.tcss``), ``main`` 
 screens' workers post). Then by role: ``state/`` (app state and navigation, no Textual),
 ``view/`` (view maths, no Textual), ``widgets/`` and ``screens/``, which reach ``sim`` only
 through its public API and ``sim.core.events`` (``tests/test_import_graph.py``'s layer table).
-A recorded run as the views use it (``rundata``, ``request_points``, ``policy_state``) and the
-comparison's columns (``compare``) still sit at the root, on their way into those subpackages.
 """

@@ -24,7 +24,7 @@ from sim.teardown import start_resource_tracker
 
 from .commands import BackoffCommands
 from .keys import bindings
-from .rundata import RunData
+from .view.rundata import RunData
 from .screens.help import HelpScreen
 from .screens.main import MainScreen
 from .screens.prompt import NumberPrompt

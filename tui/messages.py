@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .compare import RunSummary
-    from .rundata import RunData
+    from .view.compare_columns import RunSummary
+    from .view.rundata import RunData
     from .state.explore_map import CellResult
     from .state.source import Selection
     from .state.sweeps import SweepKey

@@ -26,7 +26,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import get_current_worker
 
-from ..compare import (
+from ..view.compare_columns import (
     RunSummary,
     initial_picks,
     merged_times,
@@ -37,7 +37,7 @@ from ..compare import (
 )
 from ..keys import COMPARE_KEYS, KEYS, PLAYBACK, key_bindings
 from ..messages import CompareRunLoaded
-from ..rundata import RunData
+from ..view.rundata import RunData
 from ..state.playback import MAX_FPS, change_speed, format_speed
 from ..state.recorder import Cancelled, RunRecorder
 from ..state.source import Capabilities, ConfigSource, Selection

@@ -21,7 +21,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from sim import SweepResult, UserError
 
 from ..messages import ExportProgress, SweepProgress, TuneProgress
-from ..rundata import RunData
+from ..view.rundata import RunData
 from ..state.explore_map import CellChoice, ExploreMap, MapState
 from ..state.export import export_view
 from ..state.recorder import Cancelled, RunRecorder

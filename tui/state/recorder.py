@@ -22,7 +22,7 @@ from sim.runs.procpool import WorkerDied, WorkerPool
 from sim.runs.engine import record_run
 from sim.spec import SimulationSpec
 
-from ..rundata import RunData
+from ..view.rundata import RunData
 from ..view.timeline_grid import cached_grid
 
 Geometry = tuple[int, int]  # the timeline's (lanes, columns)

@@ -22,7 +22,7 @@ from sim.models.controls import Capabilities
 from sim.spec import Config, SimulationSpec, StrategySpec
 from sim.units import DEFAULT_TIME_UNIT
 
-from ..rundata import RunData
+from ..view.rundata import RunData
 from ..view.timeline_grid import cached_grid
 from .recorder import Geometry, RunRecorder
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..rundata import RunData
+from .rundata import RunData
 from .marks import MARK_RANK, MARKS, marks_present, run_labels
 from .timeline_grid import Grid
 

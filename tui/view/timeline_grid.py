@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..rundata import RunData
+from .rundata import RunData
 from .marks import MARKS
 
 # A lane of this many clients or more shows how many events each cell holds (shading) rather

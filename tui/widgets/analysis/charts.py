@@ -22,7 +22,7 @@ from textual_plotext import Plot, PlotextPlot
 
 from sim import SweepResult
 
-from ...request_points import RequestPoints, reduce_points
+from ...view.request_points import RequestPoints, reduce_points
 from ...theme import Palette, palette_for
 from ...view.ticks import (
     DEFAULT_TIME_UNIT,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from textual_plotext import Plot
 
-from ...rundata import RunSeries
+from ...view.rundata import RunSeries
 from ...theme import SERIES_COLOURS, Palette
 from ...view.ticks import DEFAULT_TIME_UNIT, count_ticks, format_duration, nice_ticks, time_scale
 from .charts import LegendItem, PaletteChart, fit_title, hex_to_rgb

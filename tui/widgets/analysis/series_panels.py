@@ -9,7 +9,7 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.containers import Vertical
 
-from ...rundata import RunSeries
+from ...view.rundata import RunSeries
 from ...view.ticks import DEFAULT_TIME_UNIT
 from .series_chart import PANEL_NAMES, SeriesChart
 

@@ -24,7 +24,7 @@ from textual.strip import Strip
 from sim.core import events as ev
 
 from ...keys import LOG_KEYS, bindings
-from ...rundata import RunData
+from ...view.rundata import RunData
 from ...theme import CODE_KINDS, event_styles, palette_for
 from ...view.log_filter import LogFilter
 from ...view.marks import CODE_GLYPHS

@@ -14,7 +14,7 @@ from textual.containers import Vertical
 from textual.markup import escape
 from textual.widgets import Input, Static
 
-from ...rundata import RunData
+from ...view.rundata import RunData
 from ...view.log_filter import FilterError, next_match, parse_filter
 from ...view.ticks import DEFAULT_TIME_UNIT
 from .event_log import HEADER, EventLog, header

@@ -18,8 +18,8 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
-from ...policy_state import BREAKER_GLYPHS, REFUSED_GLYPH, PolicyLabels
-from ...rundata import RunData
+from ...view.policy_labels import BREAKER_GLYPHS, REFUSED_GLYPH, PolicyLabels
+from ...view.rundata import RunData
 from ...theme import event_styles, palette_for
 from ...view.legend import DENSITY_GLYPHS, OUTAGE_GLYPH, WAIT_GLYPH, LegendEntry, fit_legend, timeline_legend
 from ...view.marks import MARK_RANK, MARKS

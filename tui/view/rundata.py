@@ -32,7 +32,7 @@ from sim.core.history import History, unpack_codes, unpack_details
 from sim.models.controls import Capabilities
 from sim.units import DEFAULT_TIME_UNIT
 
-from .view.marks import CODE_RANK
+from .marks import CODE_RANK
 
 # A cell of the timeline that holds several events shows the one with the highest rank (a
 # give-up matters more than a backoff in the same cell): see ``marks``.

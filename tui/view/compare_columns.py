@@ -19,7 +19,7 @@ from sim.analysis.replay import RunSummary, merged_times, step_time  # noqa: F40
 from sim.models.controls import Capabilities
 from sim.units import DEFAULT_TIME_UNIT
 
-from .view.ticks import format_duration
+from .ticks import format_duration
 
 
 def _recovered(summary: RunSummary) -> str:
