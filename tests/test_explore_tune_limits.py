@@ -36,7 +36,7 @@ def open_table(requests_per_client: float, trials: int = 1) -> dict:
 
 def plan_and_base(table: dict):
     doc = parse_document({"simulation": [table]}, "big.toml")
-    return doc.tunes[0], doc.config.simulations[0]
+    return doc.tunes[0], doc.simulations[0]
 
 
 # A run's estimate is EVENTS_PER_REQUEST × clients × requests per client (E); a one-strategy
