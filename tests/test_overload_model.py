@@ -42,8 +42,11 @@ COLLAPSE: dict[str, Any] = {**LATENCY, "k": 3.0}
 # The old rule, latency fixed when a request starts, on a server that collapses under it too.
 AT_START: dict[str, Any] = {**LATENCY, "concurrency_limit": 5, "factor": 1.5, "k": 2.0, "think_time": 20.0,
                             "latency_rule": "at_start"}
-BASES = [QUEUE, LATENCY, COLLAPSE, AT_START]
-BASE_IDS = ["QueueServer", "LatencyServer", "collapsed-LatencyServer", "at_start-LatencyServer"]
+# QUEUE goes tick by tick (the default overload_rule); this is its old rule.
+QUEUE_AT_START: dict[str, Any] = {**QUEUE, "overload_rule": "at_start"}
+BASES = [QUEUE, QUEUE_AT_START, LATENCY, COLLAPSE, AT_START]
+BASE_IDS = ["QueueServer", "at_start-QueueServer", "LatencyServer", "collapsed-LatencyServer",
+            "at_start-LatencyServer"]
 STRATEGIES: list[dict[str, Any]] = [
     {"type": "NoBackoff", "max_attempts": 6},
     {"type": "Constant", "constant": 2.0},

@@ -25,6 +25,8 @@ class OutageGate:
       scheduled step is moved later by the outage's duration. Steps on the wall clock (``wall``:
       a latency fixed at the start) that fall inside the outage happen at the resume.
     - ``on_resume`` callbacks run first at each resume (LatencyServer restarts its checks there).
+    - ``stopped_for``: the total length of the outages ended so far, so ``t - stopped_for`` is the
+      server's own clock at any moment it runs (a ``QueueServer``'s ticks are on that clock).
 
     Nothing here touches the hot loop: steps are moved once per pause, and the pause and resume
     markers are recorded only while the run still has work (a marker after the last client
@@ -35,6 +37,7 @@ class OutageGate:
 
     def __init__(self, wiring: Wiring, outages: tuple[Outage, ...], backlog: int | None) -> None:
         self.paused = False
+        self.stopped_for = 0.0
         self.backlog = backlog
         self.refused = 0
         self.dropped = 0
@@ -108,6 +111,7 @@ class OutageGate:
     def _resume(self, t: float, c: int, i: int) -> int:
         self._markers -= 1
         self.paused = False
+        self.stopped_for += self._outages[i].duration
         heap, seq = self._wiring.heap, self._wiring.seq
         for hook in self._resume_hooks:
             hook(t)

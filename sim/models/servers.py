@@ -19,6 +19,7 @@ from sim.core import events as ev
 from sim.core.events import NO_EVENT
 from sim.errors import ParamError
 from sim.models.controls import Capabilities, Control, ServerHandlers, Timer, register
+from sim.models.queue_ticks import build_per_tick
 from sim.params import above, at_least
 
 if TYPE_CHECKING:
@@ -27,13 +28,22 @@ if TYPE_CHECKING:
 _MAX_LATENCY_EXPONENT = 700.0  # exp(700) ~ 1e304: latencies saturate instead of overflowing
 
 
+OVERLOAD_RULES = ("per_tick", "at_start")
+
+
 @register
 @dataclass(frozen=True, kw_only=True)
 class QueueServer(Control):
     """Study 004's service: ``concurrency`` in service for ``service_time`` each, ``queue_size``
     waiting, the rest rejected after ``reject_delay``. Above ``overload_threshold`` outstanding
-    requests (in service + queued + being rejected) it is overwhelmed: work started then takes
-    longer in proportion (outstanding / threshold), so useful throughput falls in proportion.
+    requests (in service + queued + being rejected) it is overwhelmed, and useful throughput
+    falls in proportion (outstanding / threshold):
+
+    - ``overload_rule = "per_tick"`` (the study's): every ``overload_tick`` each request in
+      progress goes on with probability threshold / outstanding at that moment, or stands still
+      (``sim.models.queue_ticks``);
+    - ``"at_start"``: a request's time is fixed when it starts, stretched by outstanding /
+      threshold at that moment (later load does not touch it).
     """
 
     CAPS: ClassVar[Capabilities] = Capabilities(
@@ -45,13 +55,35 @@ class QueueServer(Control):
     queue_size: int = 0
     reject_delay: float = 0.0
     overload_threshold: int = 0  # 0: never overwhelmed
+    overload_rule: str = "per_tick"
+    overload_tick: float = 1.0
 
     def validate(self) -> None:
         at_least(self, 1, "concurrency")
-        above(self, 0, "service_time")
+        above(self, 0, "service_time", "overload_tick")
         at_least(self, 0, "queue_size", "reject_delay", "overload_threshold")
+        if self.overload_rule not in OVERLOAD_RULES:
+            raise ParamError("overload_rule", f"must be one of {', '.join(map(repr, OVERLOAD_RULES))}, "
+                             f"got {self.overload_rule!r}")
+
+    @property
+    def ticks(self) -> bool:
+        """Whether runs go tick by tick: the per-tick rule on a server that can be overwhelmed
+        (never overwhelmed, both rules are the same and the ticks would be wasted)."""
+        return self.overload_rule == "per_tick" and self.overload_threshold > 0
+
+    @property
+    def timer(self) -> Timer | None:
+        """``"per_tick"``: one tick every ``overload_tick`` while a request is in progress."""
+        if not self.ticks:
+            return None
+        return Timer(float(self.overload_tick), float(self.service_time), "overload_tick")
 
     def build(self, wiring: Wiring) -> ServerHandlers:
+        if self.ticks:
+            return build_per_tick(wiring, int(self.concurrency), float(self.service_time),
+                                  int(self.queue_size), float(self.reject_delay),
+                                  int(self.overload_threshold), float(self.overload_tick))
         heap, seq, net = wiring.heap, wiring.seq, wiring.net
         rejected, succeeded, gate, series = wiring.client_rejected, wiring.client_succeeded, wiring.gate, wiring.series
         concurrency, service_time = int(self.concurrency), float(self.service_time)

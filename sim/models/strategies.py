@@ -144,6 +144,47 @@ class FullJitteredExpo(_BaseCap):
             yield uniform() * t
 
 
+def _floored_doubling(base: float, floor: float) -> Iterator[float]:
+    """max(floor, base * 2**n) for n = 0, 1, ...: no cap (the doubling stops at 1e300, far past
+    any horizon, so the delay never overflows to inf)."""
+    t = base
+    while True:
+        yield max(floor, t)
+        if t < 1e300:
+            t *= 2.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class _BaseFloor(Strategy):
+    """Study 004's literal EB and REB, ``max(2^attempts, 30)``: the bound is a floor, not a cap, so
+    every delay is at least ``floor`` and the growth is unbounded."""
+
+    base: float
+    floor: float
+
+    def validate(self) -> None:
+        at_least(self, 0, "base", "floor")
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class FlooredExpo(_BaseFloor):
+    """Exponential backoff that never waits less than ``floor`` and has no cap."""
+
+    def delays(self, uniform: Uniform) -> Iterator[float]:
+        return _floored_doubling(float(self.base), float(self.floor))
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class FullJitteredFlooredExpo(_BaseFloor):
+    """U(0, max(floor, base·2ⁿ)): full jitter over the floored, uncapped exponential."""
+
+    def delays(self, uniform: Uniform) -> Iterator[float]:
+        for t in _floored_doubling(float(self.base), float(self.floor)):
+            yield uniform() * t
+
+
 @register
 @dataclass(frozen=True, kw_only=True)
 class EqualJitteredExpo(_BaseCap):

@@ -57,7 +57,7 @@ LATENCY_SAMPLE = 1 << 20          # as sim.models.clients.LATENCY_SAMPLE
 STEP_KEYS = frozenset({
     "network_mu", "network_sigma", "write_mu", "write_sigma", "window", "service_time",
     "reject_delay", "base_latency", "constant", "base", "low", "high", "initial_interval",
-    "slot", "min_delay",
+    "slot", "min_delay", "floor",
 })
 
 
