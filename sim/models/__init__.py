@@ -1,6 +1,6 @@
 """The models a simulation is made of, one module per family, each registering its classes:
 backoff strategies (``strategies``, ``library_strategies``), contention controls (``controls``),
-servers that reply (``servers``, ``flaky``), workloads (``workloads``), clients (``clients``) and outages
+servers that reply (``servers``, ``flaky``, ``pool``), workloads (``workloads``), clients (``clients``) and outages
 (``outage``).
 
 Importing this package imports every family, so the registries below are complete: nothing
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from sim.core import events as ev
-from sim.models import clients, controls, flaky, library_strategies, outage, servers, strategies, workloads  # noqa: F401
+from sim.models import clients, controls, flaky, library_strategies, outage, pool, servers, strategies, workloads  # noqa: F401
 from sim.models.controls import CONTROLS, DECLARED_FEATURES, Capabilities
 from sim.models.strategies import STRATEGIES
 from sim.models.workloads import WORKLOADS

@@ -28,7 +28,7 @@ from sim.core import events as ev
 from sim.core.events import NO_EVENT
 from sim.core.history import History
 from sim.runs.resources import RUNAWAY_FACTOR, event_budget, expected_events, time_scale
-from sim.core.series import Series
+from sim.core.series import Series, extra_series
 from sim.core.streams import PURPOSE_WORKLOAD, clipped_normal, generator
 from sim.core.wiring import Wiring
 from sim.errors import UserError
@@ -127,7 +127,8 @@ def build_wiring(spec: SimulationSpec, clients: int, repetition: int) -> Wiring:
     def rng(purpose: int) -> np.random.Generator:
         return generator(spec.seed, spec.title, clients, repetition, purpose)
 
-    series = Series(spec.horizon, spec.bucket_width) if spec.control.CAPS.keeps_series else None
+    caps = spec.control.CAPS
+    series = Series(spec.horizon, spec.bucket_width, extra_series(caps.series)) if caps.keeps_series else None
     return Wiring(rng, clients, clipped_normal(spec.network_mu, spec.network_sigma), series)
 
 
@@ -147,9 +148,10 @@ def _build(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int,
     handlers = control.build(wiring)
     gate = wiring.gate
     if gate is not None:
-        side.bind(gate.wrap(handlers.receive_write), gate.wrap(handlers.receive_read))
+        side.bind(gate.wrap(handlers.receive_write), gate.wrap(handlers.receive_read),
+                  handlers.stopped_waiting)
     else:
-        side.bind(handlers.receive_write, handlers.receive_read)
+        side.bind(handlers.receive_write, handlers.receive_read, handlers.stopped_waiting)
     if wiring.series is not None:
         _schedule_sampling(wiring, float(spec.horizon))
     return wiring, side

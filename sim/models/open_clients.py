@@ -1,0 +1,241 @@
+"""Clients whose calls overlap: open arrivals (``workload = "open"``).
+
+Each client starts a call at every arrival of its own Poisson stream, whatever became of its
+earlier calls, so it may have many in flight; the server sees arrivals that do not slow down
+when it does (Schroeder, Wierman, Harchol-Balter, "Open Versus Closed: A Cautionary Tale",
+NSDI 2006). Everything else is as in ``sim.models.clients`` (read it first): attempts carry a
+token, a stale reply or timeout is ignored, a timeout is one event and the decision after it the
+next, the strategy alone draws inline (``ChainFactory.plain``) or a chain is asked.
+
+What is whose:
+
+- **The call's own** (a *slot*, reused once the call ends): its attempt number, start, waiting
+  flag, current token and backoff sequence (or its chain, ``ChainSpec.call_chains``: a fresh
+  strategy sequence and per-call bookkeeping, on the client's policy state).
+- **The client's**: its network and jitter streams, its policies' state (a token bucket or
+  breaker is one client library's, shared by its calls in flight), its attempt count, and the
+  client id every event is recorded with.
+
+Heap items keep the engine's shape ``(time, seq, handler, client, arg)``: ``client`` is the
+client; ``arg`` says the slot. A token is ``generation << SLOT_BITS | slot`` and a slot's
+generation grows with every attempt it sends, so a token names one attempt for the whole run.
+An attempt's failure kind travels as ``slot << KIND_BITS | kind``; a held send as ``~slot``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from heapq import heappush
+from typing import TYPE_CHECKING
+
+from sim.core import events as ev
+from sim.core.events import NO_EVENT
+from sim.errors import ParamError
+from sim.models.clients import Clients
+from sim.models.policy_events import PolicyEvents
+from sim.models.workloads import Workload
+from sim.outcomes import DENIED, REJECTED, SERVER_ERROR, TIMED_OUT, ChainFactory, GiveUp
+
+if TYPE_CHECKING:
+    from sim.core.wiring import Wiring
+    from sim.models.controls import Control
+
+SLOT_BITS = 32
+SLOT_MASK = (1 << SLOT_BITS) - 1
+GENERATION = 1 << SLOT_BITS
+KIND_BITS = 3  # failure kinds (sim.outcomes) are below 8
+KIND_MASK = (1 << KIND_BITS) - 1
+
+
+class OpenClients(Clients):
+    """The clients of one run with open arrivals; the same outputs as ``Clients`` (``counts``,
+    latencies, ``attempts`` per client, series counters), and ``unfinished`` counts the calls
+    still open at the horizon, however many per client."""
+
+    def __init__(self, wiring: Wiring, chain: ChainFactory, control: Control, workload: Workload,
+                 timeout: float | None, start_times: list[float],
+                 gaps: list[Callable[[], float]] | None) -> None:
+        if not control.CAPS.replies or not control.CAPS.keeps_series or gaps is None:
+            raise ParamError("workload", f"{workload.NAME!r} needs a server that replies and keeps series; "
+                             f"{control.type_name} lets clients assume success",
+                             'use workload = "burst" or "spike" with a contention control')
+        n = len(wiring.net)
+        heap, seq, net, jitter, series = wiring.heap, wiring.seq, wiring.net, wiring.jitter, wiring.series
+        self.attempts = attempts = [0] * n
+        self.counts = counts = {"successes": 0, "rejections": 0, "timeouts": 0, "gave_up": 0, "late": 0}
+        self._refused = refused = [0]
+        self._attempts_count_refused = False
+        self._active = None
+        receive: list[Callable | None] = [None, None, None]
+        self._receive = receive
+        # Per slot (one call in flight each); ``free`` holds the slots of ended calls.
+        token: list[int] = []
+        waiting: list[bool] = []
+        tries: list[int] = []
+        first: list[float] = []
+        own: list = []  # the call's backoff sequence (plain) or chain
+        free: list[int] = []
+        self._slots, self._free = token, free
+        inv = series.inverse_width
+        offered, retries, timed_out, goodput = series.offered, series.retries, series.timed_out, series.goodput
+        if chain.attempt_timeout is not None:
+            timeout = chain.attempt_timeout if timeout is None else min(timeout, chain.attempt_timeout)
+        self.latencies: list[float] = []
+        self.latency_clients: list[int] = []
+        self.latency_times: list[float] = []
+        latencies, latency_clients, latency_times = self.latencies, self.latency_clients, self.latency_times
+        from sim.models.clients import LATENCY_SAMPLE
+        stride, since_kept = 1, 0
+        shift = ev.DETAIL_SHIFT
+        write_code, succeeds_code, times_out_code = ev.CLIENT_REQUESTS_WRITE, ev.CLIENT_SUCCEEDS, ev.CLIENT_TIMES_OUT
+        backs_off, gives_up = ev.pack(ev.CLIENT_BACKS_OFF), ev.CLIENT_GIVES_UP
+        plain = chain.plain
+        delays = chain.strategy.delays if plain else None
+        new_chain = None if plain else chain.call_chains(jitter)
+        # One chain per client, never asked: PolicyEvents finds the client's breakers and token
+        # holders through it (they are the same objects in every chain of the client's calls).
+        self.policy = policy = None if new_chain is None else PolicyEvents([new_chain(c) for c in range(n)], heap, seq)
+        current = [0] if policy is None else policy.current
+
+        def new_call(t: float, c: int, a: int) -> int:
+            # An arrival: the client's next one is due whatever becomes of this call.
+            heappush(heap, (t + gaps[c](), seq(), new_call, c, 0))
+            if free:
+                s = free.pop()
+            else:
+                s = len(token)
+                token.append(s)
+                waiting.append(False)
+                tries.append(0)
+                first.append(0.0)
+                own.append(None)
+            first[s] = t
+            tries[s] = 0
+            own[s] = delays(jitter[c]).__next__ if plain else new_chain(c)
+            offered[int(t * inv)] += 1
+            return send(t, c, s)
+
+        def sends(t: float, c: int, s: int) -> int:
+            tok = token[s] + GENERATION
+            token[s] = tok
+            waiting[s] = True
+            k = tries[s] + 1
+            tries[s] = k
+            attempts[c] += 1
+            if k > 1:
+                retries[int(t * inv)] += 1
+            heappush(heap, (t + net[c](), seq(), receive[0], c, tok))
+            if timeout is not None:
+                heappush(heap, (t + timeout, seq(), on_timeout, c, tok))
+            return write_code | ((k + 1) << shift)
+
+        def call_ends(s: int) -> None:
+            own[s] = None
+            free.append(s)
+
+        def succeeded(t: float, c: int, tok: int) -> int:
+            nonlocal stride, since_kept
+            s = tok & SLOT_MASK
+            if tok != token[s] or not waiting[s]:
+                counts["late"] += 1
+                return NO_EVENT
+            waiting[s] = False
+            counts["successes"] += 1
+            since_kept += 1
+            if since_kept >= stride:
+                since_kept = 0
+                latencies.append(t - first[s])
+                latency_clients.append(c)
+                latency_times.append(t)
+                if len(latencies) > LATENCY_SAMPLE:
+                    del latencies[1::2], latency_clients[1::2], latency_times[1::2]
+                    stride *= 2
+            goodput[int(t * inv)] += 1
+            k = tries[s]
+            if not plain:
+                current[0] = c
+                own[s].on_success(t, k, first[s])
+            call_ends(s)
+            return succeeds_code | ((k + 1) << shift)
+
+        def failure_reply(kind: int) -> Callable[[float, int, int], int]:
+            def failed(t: float, c: int, tok: int) -> int:
+                s = tok & SLOT_MASK
+                if tok != token[s] or not waiting[s]:
+                    counts["late"] += 1
+                    return NO_EVENT
+                waiting[s] = False
+                counts["rejections"] += 1
+                return after_failure(t, c, s << KIND_BITS | kind)
+            return failed
+
+        def on_timeout(t: float, c: int, tok: int) -> int:
+            s = tok & SLOT_MASK
+            if tok != token[s] or not waiting[s]:
+                return NO_EVENT
+            waiting[s] = False
+            counts["timeouts"] += 1
+            timed_out[int(t * inv)] += 1
+            if receive[2] is not None:
+                receive[2](t, c, tok)
+            heappush(heap, (t, seq(), after_failure, c, s << KIND_BITS | TIMED_OUT))
+            return times_out_code | ((tries[s] + 1) << shift)
+
+        if plain:
+            def after_failure(t: float, c: int, a: int) -> int:
+                s = a >> KIND_BITS
+                heappush(heap, (t + own[s](), seq(), send, c, s))
+                return backs_off
+
+            send = sends
+        else:
+            def after_failure(t: float, c: int, a: int) -> int:
+                s, kind = a >> KIND_BITS, a & KIND_MASK
+                k = tries[s]
+                current[0] = c
+                verdict = own[s].on_failure(t, kind, k, first[s])
+                if verdict.__class__ is GiveUp:
+                    counts["gave_up"] += 1
+                    call_ends(s)
+                    if verdict.denied:
+                        return policy.denied(verdict.reason)
+                    return gives_up | ((k + 1) << shift)
+                heappush(heap, (t + verdict, seq(), send, c, s))
+                return policy.backs_off(c)
+
+            def asked(t: float, c: int, a: int) -> int:
+                if a >= 0:  # not yet let through (~slot: held, then let through)
+                    s = a
+                    current[0] = c
+                    hold = own[s].on_attempt(t, tries[s] + 1, first[s])
+                    if hold.__class__ is GiveUp:
+                        tries[s] += 1
+                        refused[0] += 1
+                        heappush(heap, (t, seq(), after_failure, c, s << KIND_BITS | DENIED))
+                        return policy.refused(hold.reason, tries[s])
+                    if hold:
+                        heappush(heap, (t + hold, seq(), asked, c, ~s))
+                        return NO_EVENT
+                    return sends(t, c, s)
+                return sends(t, c, ~a)
+
+            send = asked
+
+        def still_waiting(c: int, tok: int) -> bool:
+            s = tok & SLOT_MASK
+            return s < len(token) and token[s] == tok and waiting[s]
+
+        wiring.client_succeeded = succeeded
+        wiring.client_server_error = failure_reply(SERVER_ERROR)
+        wiring.client_rejected = failure_reply(REJECTED)
+        wiring.client_committed = None
+        wiring.still_waiting = still_waiting
+        if wiring.gate is not None:
+            wiring.gate.still_waiting = still_waiting
+        for c, t0 in enumerate(start_times):
+            heappush(heap, (t0, seq(), new_call, c, 0))
+
+    @property
+    def unfinished(self) -> int:
+        """Calls still open at the horizon (a client may have several)."""
+        return len(self._slots) - len(self._free)
