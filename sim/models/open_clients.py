@@ -9,9 +9,10 @@ next, the strategy alone draws inline (``ChainFactory.plain``) or a chain is ask
 
 What is whose:
 
-- **The call's own** (a *slot*, reused once the call ends): its attempt number, start, waiting
-  flag, current token and backoff sequence (or its chain, ``ChainSpec.call_chains``: a fresh
-  strategy sequence and per-call bookkeeping, on the client's policy state).
+- **The call's own** (a *slot*, reused once the call ends): its attempt number, start,
+  current token and backoff sequence (or its chain, ``ChainSpec.call_chains``: its own
+  strategy sequence and per-call bookkeeping, on the client's policy state; a client's chains
+  are reused by its later calls, as ``Clients`` reuses a client's one chain).
 - **The client's**: its network and jitter streams, its policies' state (a token bucket or
   breaker is one client library's, shared by its calls in flight), its attempt count, and the
   client id every event is recorded with.
@@ -68,9 +69,10 @@ class OpenClients(Clients):
         self._active = None
         receive: list[Callable | None] = [None, None, None]
         self._receive = receive
-        # Per slot (one call in flight each); ``free`` holds the slots of ended calls.
+        # Per slot (one call in flight each); ``free`` holds the slots of ended calls. A slot's
+        # token is its attempt's while the call waits for it, and moves on a generation when
+        # the attempt ends (replied or timed out), so no token in flight matches it any more.
         token: list[int] = []
-        waiting: list[bool] = []
         tries: list[int] = []
         first: list[float] = []
         own: list = []  # the call's backoff sequence (plain) or chain
@@ -88,13 +90,18 @@ class OpenClients(Clients):
         stride, since_kept = 1, 0
         shift = ev.DETAIL_SHIFT
         write_code, succeeds_code, times_out_code = ev.CLIENT_REQUESTS_WRITE, ev.CLIENT_SUCCEEDS, ev.CLIENT_TIMES_OUT
+        first_write = ev.pack(write_code, 1)
         backs_off, gives_up = ev.pack(ev.CLIENT_BACKS_OFF), ev.CLIENT_GIVES_UP
         plain = chain.plain
         delays = chain.strategy.delays if plain else None
         new_chain = None if plain else chain.call_chains(jitter)
-        # One chain per client, never asked: PolicyEvents finds the client's breakers and token
-        # holders through it (they are the same objects in every chain of the client's calls).
-        self.policy = policy = None if new_chain is None else PolicyEvents([new_chain(c) for c in range(n)], heap, seq)
+        # Each client's chains not in use: a call takes one (a new one when all are busy) and
+        # gives it back when it ends. A chain resets its call's state at the first attempt,
+        # as the one chain of a client of ``Clients`` does from call to call.
+        idle: list[list] = [[new_chain(c)] for c in range(n)] if new_chain is not None else []
+        # PolicyEvents finds each client's breakers and token holders through its first chain
+        # (the same objects in every chain of the client's calls).
+        self.policy = policy = None if new_chain is None else PolicyEvents([i[0] for i in idle], heap, seq)
         current = [0] if policy is None else policy.current
 
         def new_call(t: float, c: int, a: int) -> int:
@@ -105,20 +112,30 @@ class OpenClients(Clients):
             else:
                 s = len(token)
                 token.append(s)
-                waiting.append(False)
                 tries.append(0)
                 first.append(0.0)
                 own.append(None)
             first[s] = t
-            tries[s] = 0
-            own[s] = delays(jitter[c]).__next__ if plain else new_chain(c)
             offered[int(t * inv)] += 1
+            if plain:
+                # The first attempt, sent at once (``sends``, inline: the common case); the
+                # call's backoff sequence is made at its first failure (making it draws nothing).
+                tries[s] = 1
+                tok = token[s] + GENERATION
+                token[s] = tok
+                attempts[c] += 1
+                heappush(heap, (t + net[c](), seq(), receive[0], c, tok))
+                if timeout is not None:
+                    heappush(heap, (t + timeout, seq(), on_timeout, c, tok))
+                return first_write
+            tries[s] = 0
+            spare = idle[c]
+            own[s] = spare.pop() if spare else new_chain(c)
             return send(t, c, s)
 
         def sends(t: float, c: int, s: int) -> int:
             tok = token[s] + GENERATION
             token[s] = tok
-            waiting[s] = True
             k = tries[s] + 1
             tries[s] = k
             attempts[c] += 1
@@ -129,17 +146,19 @@ class OpenClients(Clients):
                 heappush(heap, (t + timeout, seq(), on_timeout, c, tok))
             return write_code | ((k + 1) << shift)
 
-        def call_ends(s: int) -> None:
+        def call_ends(c: int, s: int) -> None:
+            if not plain:
+                idle[c].append(own[s])
             own[s] = None
             free.append(s)
 
         def succeeded(t: float, c: int, tok: int) -> int:
             nonlocal stride, since_kept
             s = tok & SLOT_MASK
-            if tok != token[s] or not waiting[s]:
+            if tok != token[s]:
                 counts["late"] += 1
                 return NO_EVENT
-            waiting[s] = False
+            token[s] = tok + GENERATION
             counts["successes"] += 1
             since_kept += 1
             if since_kept >= stride:
@@ -152,28 +171,31 @@ class OpenClients(Clients):
                     stride *= 2
             goodput[int(t * inv)] += 1
             k = tries[s]
-            if not plain:
+            if plain:
+                own[s] = None
+                free.append(s)
+            else:
                 current[0] = c
                 own[s].on_success(t, k, first[s])
-            call_ends(s)
+                call_ends(c, s)
             return succeeds_code | ((k + 1) << shift)
 
         def failure_reply(kind: int) -> Callable[[float, int, int], int]:
             def failed(t: float, c: int, tok: int) -> int:
                 s = tok & SLOT_MASK
-                if tok != token[s] or not waiting[s]:
+                if tok != token[s]:
                     counts["late"] += 1
                     return NO_EVENT
-                waiting[s] = False
+                token[s] = tok + GENERATION
                 counts["rejections"] += 1
                 return after_failure(t, c, s << KIND_BITS | kind)
             return failed
 
         def on_timeout(t: float, c: int, tok: int) -> int:
             s = tok & SLOT_MASK
-            if tok != token[s] or not waiting[s]:
+            if tok != token[s]:
                 return NO_EVENT
-            waiting[s] = False
+            token[s] = tok + GENERATION
             counts["timeouts"] += 1
             timed_out[int(t * inv)] += 1
             if receive[2] is not None:
@@ -184,6 +206,8 @@ class OpenClients(Clients):
         if plain:
             def after_failure(t: float, c: int, a: int) -> int:
                 s = a >> KIND_BITS
+                if tries[s] == 1:
+                    own[s] = delays(jitter[c]).__next__  # a fresh sequence for the call
                 heappush(heap, (t + own[s](), seq(), send, c, s))
                 return backs_off
 
@@ -196,7 +220,7 @@ class OpenClients(Clients):
                 verdict = own[s].on_failure(t, kind, k, first[s])
                 if verdict.__class__ is GiveUp:
                     counts["gave_up"] += 1
-                    call_ends(s)
+                    call_ends(c, s)
                     if verdict.denied:
                         return policy.denied(verdict.reason)
                     return gives_up | ((k + 1) << shift)
@@ -223,7 +247,7 @@ class OpenClients(Clients):
 
         def still_waiting(c: int, tok: int) -> bool:
             s = tok & SLOT_MASK
-            return s < len(token) and token[s] == tok and waiting[s]
+            return s < len(token) and token[s] == tok
 
         wiring.client_succeeded = succeeded
         wiring.client_server_error = failure_reply(SERVER_ERROR)

@@ -310,7 +310,7 @@ class PoolServer(Control):
                 start(t, item[1], item[2])
 
         def receive_write(t: float, c: int, tok: int) -> int:
-            nonlocal queued, last_empty, first_above_time, dropping
+            nonlocal busy, queued, last_empty, first_above_time, dropping
             if immediate and not still_waiting(c, tok):
                 return drop(t, c, tok << _REASON_BITS | _CANCELLED)
             if busy < workers:
@@ -318,7 +318,11 @@ class PoolServer(Control):
                     return drop(t, c, tok << _REASON_BITS | _CANCELLED)
                 first_above_time = 0.0  # served without waiting: below any target
                 dropping = False
-                start(t, c, tok)
+                busy += 1  # start(), inline: the common case
+                if immediate:
+                    serving_set.add((c, tok))
+                heappush(heap, (t + (constant if service is None else service()) * slowdown,
+                                seq(), complete, c, tok))
                 accepted_series[int(t * inv)] += 1
                 return accepts | ((busy + 1) << shift)
             if capacity_limit is None or queued < capacity_limit:
