@@ -351,16 +351,13 @@ class Clients:
 
 
 def start_clients(wiring: Wiring, chain: ChainFactory, control: Control, workload: Workload,
-                  timeout: float | None, stream: Callable[[], np.random.Generator]) -> Clients:
+                  timeout: float | None, stream: Callable[[], np.random.Generator],
+                  model: type[Clients] | None = None) -> Clients:
     """The run's clients, their first calls at the workload's start times, drawn from the run's
     workload stream (``stream()``; not made for a workload that draws nothing), then each
-    client's think times where the workload repeats; ``OpenClients`` where calls overlap
-    (``Workload.CONCURRENT``)."""
+    client's think times where the workload repeats. ``model``: another client model (the
+    engine passes ``OpenClients`` where calls overlap, ``Workload.CONCURRENT``)."""
     n = len(wiring.net)
     rng = stream() if workload.DRAWS else None
-    if workload.CONCURRENT:  # calls that overlap: their own client model
-        from sim.models.open_clients import OpenClients
-        return OpenClients(wiring, chain, control, workload, timeout, workload.start_times(rng, n),
-                           workload.gaps(rng, n))
-    return Clients(wiring, chain, control, workload, timeout, workload.start_times(rng, n),
+    return (model or Clients)(wiring, chain, control, workload, timeout, workload.start_times(rng, n),
                    workload.gaps(rng, n))

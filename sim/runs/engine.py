@@ -33,6 +33,7 @@ from sim.core.streams import PURPOSE_WORKLOAD, clipped_normal, generator
 from sim.core.wiring import Wiring
 from sim.errors import UserError
 from sim.models.clients import Clients, start_clients
+from sim.models.open_clients import OpenClients
 from sim.models.outage import OutageGate
 from sim.models.strategies import Strategy
 from sim.policies.chain import ChainSpec
@@ -144,7 +145,8 @@ def _build(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int,
     if spec.outages:
         wiring.gate = OutageGate(wiring, spec.outages, spec.backlog)
     side = start_clients(wiring, as_chain(strategy), control, spec.workload, spec.timeout,
-                         partial(wiring._rng, PURPOSE_WORKLOAD))
+                         partial(wiring._rng, PURPOSE_WORKLOAD),
+                         OpenClients if spec.workload.CONCURRENT else None)
     handlers = control.build(wiring)
     gate = wiring.gate
     if gate is not None:
