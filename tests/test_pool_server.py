@@ -81,6 +81,13 @@ def test_a_bad_key_is_one_line(tmp_path: Path, key: str, value: Any, contains: s
     error(tmp_path, reported, contains, **{key: value})
 
 
+def test_service_time_is_required_except_for_an_empirical_file(tmp_path: Path) -> None:
+    error(tmp_path, "service_time", "is missing", service_time=None)
+    (tmp_path / "t.csv").write_text("1.0\n", "utf-8")
+    error(tmp_path, "service_time", "service_file gives the times", service_distribution="empirical",
+          service_file="t.csv")
+
+
 def test_lognormal_needs_a_p99_above_its_median(tmp_path: Path) -> None:
     error(tmp_path, "service_p99", "is missing", service_distribution="lognormal")
     error(tmp_path, "service_p99", "must be > service_time", service_distribution="lognormal",
@@ -119,7 +126,7 @@ def test_a_bad_service_file_is_one_line_naming_the_file_and_line(tmp_path: Path,
     if content is not None:
         (tmp_path / "times.csv").write_text(content, "utf-8")
     message = error(tmp_path, "service_file", contains, service_distribution="empirical",
-                    service_file="times.csv")
+                    service_file="times.csv", service_time=None)
     assert str(tmp_path / "times.csv") in message
 
 
@@ -128,14 +135,14 @@ def test_a_huge_service_file_is_refused(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setattr(st, "MAX_SERVICE_FILE_BYTES", 1000)
     (tmp_path / "times.csv").write_text("1.5\n" * 500, "utf-8")
     error(tmp_path, "service_file", "larger than", service_distribution="empirical",
-          service_file="times.csv")
+          service_file="times.csv", service_time=None)
 
 
 def test_an_empirical_file_is_read_relative_to_the_config_and_resampled(tmp_path: Path) -> None:
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "times.csv").write_text("when,service_time\n0,4.0\n1,8.0\n2,16.0\n", "utf-8")
     spec = load(tmp_path, service_distribution="empirical", service_file="data/times.csv",
-                workers=50, timeout=None, network_sigma=0.0).simulations[0]
+                workers=50, timeout=None, network_sigma=0.0, service_time=None).simulations[0]
     assert spec.control.samples.tolist() == [4.0, 8.0, 16.0]
     assert spec.control.mean_service == pytest.approx(28 / 3)
     m = run_metrics(spec, spec.strategies[0].chain, 20, 0)

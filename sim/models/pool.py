@@ -49,7 +49,8 @@ down, for incidents.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from hashlib import sha256
 from heapq import heappush
 from math import exp, sqrt
 from typing import TYPE_CHECKING, Callable, ClassVar, NamedTuple
@@ -105,7 +106,7 @@ class PoolServer(Control):
     PATH_KEYS: ClassVar[tuple[str, ...]] = ("service_file",)
 
     workers: int
-    service_time: float
+    service_time: float | None = None  # required, except for empirical (the file gives the times)
     service_distribution: str = "constant"
     service_p99: float | None = None
     service_file: str | None = None
@@ -118,7 +119,15 @@ class PoolServer(Control):
 
     def validate(self) -> None:
         at_least(self, 1, "workers")
-        above(self, 0, "service_time")
+        if self.service_distribution == "empirical":
+            if self.service_time is not None:
+                raise ParamError("service_time", 'is not read with service_distribution = "empirical": '
+                                 "service_file gives the times", "remove service_time")
+        elif self.service_time is None:
+            raise ParamError("service_time", "is missing (required by PoolServer)",
+                             "add e.g. service_time = 10.0 (the mean; the median for lognormal)")
+        else:
+            above(self, 0, "service_time")
         for key, value, choices in (("service_distribution", self.service_distribution, DISTRIBUTIONS),
                                     ("discipline", self.discipline, DISCIPLINES),
                                     ("cancel", self.cancel, CANCELS)):
@@ -163,6 +172,14 @@ class PoolServer(Control):
             except ServiceFileError as exc:
                 raise ParamError("service_file", str(exc)) from None
             object.__setattr__(self, "_samples", samples)
+            object.__setattr__(self, "_samples_digest", sha256(samples.tobytes()).hexdigest()[:16])
+
+    def __repr__(self) -> str:
+        # The fields, and for an empirical distribution a digest of the file's numbers: a repr
+        # keys explore's cell cache, which must miss when the file changes under the same name.
+        text = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self))
+        digest = self.__dict__.get("_samples_digest")
+        return f"{type(self).__qualname__}({text}{f', service_file_sha256={digest!r}' if digest else ''})"
 
     @property
     def samples(self) -> np.ndarray | None:
@@ -183,9 +200,9 @@ class PoolServer(Control):
         heap, seq, net, gate, series = wiring.heap, wiring.seq, wiring.net, wiring.gate, wiring.series
         rejected, succeeded = wiring.client_rejected, wiring.client_succeeded
         still_waiting = wiring.still_waiting
-        draw = service_draw(self.service_distribution, float(self.service_time), self.service_p99, self.samples)
+        draw = service_draw(self.service_distribution, self.service_time, self.service_p99, self.samples)
         service = wiring.server_stream(draw) if draw is not None else None
-        constant = float(self.service_time)
+        constant = float(self.service_time or 0.0)  # constant service (draw is None)
         capacity_limit = None if self.queue_size is None else int(self.queue_size)
         queue_timeout = None if self.queue_timeout is None else float(self.queue_timeout)
         target = None if self.codel_target is None else float(self.codel_target)

@@ -97,7 +97,7 @@ def _is_header(cells: list[str]) -> bool:
     return False
 
 
-def service_draw(distribution: str, service_time: float, p99: float | None,
+def service_draw(distribution: str, service_time: float | None, p99: float | None,
                  samples: np.ndarray | None) -> Draw | None:
     """Draws of service times (None for ``constant``: every request takes ``service_time``)."""
     if distribution == "exponential":
