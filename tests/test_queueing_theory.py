@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 import pytest
-from queueing import (CLIENTS, mean_and_se, md1_sojourn, mm1k_blocking, mmc_sojourn, pool_spec,
+from queueing import (mean_and_se, md1_sojourn, mm1k_blocking, mmc_sojourn, pool_spec,
                       runs, steady)
 
 BOUND = 5.0  # standard errors (see the module docstring)

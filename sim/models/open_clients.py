@@ -25,6 +25,7 @@ An attempt's failure kind travels as ``slot << KIND_BITS | kind``; a held send a
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 from heapq import heappush
 from typing import TYPE_CHECKING
@@ -82,6 +83,10 @@ class OpenClients(Clients):
         offered, retries, timed_out, goodput = series.offered, series.retries, series.timed_out, series.goodput
         if chain.attempt_timeout is not None:
             timeout = chain.attempt_timeout if timeout is None else min(timeout, chain.attempt_timeout)
+        # Every attempt's timeout, in the order sent, which (one timeout for the run) is the order
+        # they fall due: only the oldest has a heap item, so an attempt answered in time costs
+        # the heap nothing (most of them, with many calls in flight).
+        due: deque[tuple[float, int, int]] = deque()
         self.latencies: list[float] = []
         self.latency_clients: list[int] = []
         self.latency_times: list[float] = []
@@ -126,7 +131,9 @@ class OpenClients(Clients):
                 attempts[c] += 1
                 heappush(heap, (t + net[c](), seq(), receive[0], c, tok))
                 if timeout is not None:
-                    heappush(heap, (t + timeout, seq(), on_timeout, c, tok))
+                    due.append((t + timeout, c, tok))
+                    if len(due) == 1:
+                        heappush(heap, (t + timeout, seq(), on_timeout, c, tok))
                 return first_write
             tries[s] = 0
             spare = idle[c]
@@ -143,7 +150,9 @@ class OpenClients(Clients):
                 retries[int(t * inv)] += 1
             heappush(heap, (t + net[c](), seq(), receive[0], c, tok))
             if timeout is not None:
-                heappush(heap, (t + timeout, seq(), on_timeout, c, tok))
+                due.append((t + timeout, c, tok))
+                if len(due) == 1:
+                    heappush(heap, (t + timeout, seq(), on_timeout, c, tok))
             return write_code | ((k + 1) << shift)
 
         def call_ends(c: int, s: int) -> None:
@@ -192,6 +201,15 @@ class OpenClients(Clients):
             return failed
 
         def on_timeout(t: float, c: int, tok: int) -> int:
+            # The oldest attempt still in ``due`` is due now; then the next attempt still waiting
+            # (those replied meanwhile are passed over: no heap item each) gets the heap's item.
+            due.popleft()
+            while due:
+                nxt = due[0]
+                if nxt[2] == token[nxt[2] & SLOT_MASK]:
+                    heappush(heap, (nxt[0], seq(), on_timeout, nxt[1], nxt[2]))
+                    break
+                due.popleft()
             s = tok & SLOT_MASK
             if tok != token[s]:
                 return NO_EVENT
