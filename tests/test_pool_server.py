@@ -19,6 +19,7 @@ from support import toml_text, write_config
 from sim.config import load_config
 from sim.core import events as ev
 from sim.errors import ConfigError
+from sim.export.csv_files import read_events_csv
 from sim.runs.engine import record_run, run_metrics
 
 POOL: dict[str, Any] = {
@@ -290,3 +291,5 @@ def test_the_cli_writes_mean_and_server_drops(tmp_path: Path) -> None:
     assert sum(int(line.rsplit(",", 1)[1]) for line in series[1:]) > 0
     events = (out / "Busy_events.csv").read_text()
     assert "server_drops,reason=queue_timeout" in events
+    (history,) = read_events_csv(out / "Busy_events.csv").values()  # replay reads it back
+    assert ev.pack(ev.SERVER_DROPS, ev.DROP_REASON_INDEX["queue_timeout"]) in history.packed
