@@ -7,8 +7,9 @@ queue starts empty: requests completing in the first WARMUP are left out.
 Tolerances come from repetitions (each its own seeded streams): successive sojourn times are
 strongly correlated near saturation, so the spread of whole-run means is the honest error. With
 R repetitions the grand mean's error over its standard error SE is t-distributed with R − 1
-degrees of freedom; |t| > 5 has probability 0.07% at 9 df (0.002% at 19), so ``BOUND`` SEs
-is a failure only when the model is wrong. Each test also asserts that its SE is small (a
+degrees of freedom; |t| > 5 has probability 0.07% at 9 df (0.008% at 19; 0.4% at 5, the Ciw
+check's 6 runs), so ``BOUND`` SEs is a failure only when the model is wrong (the runs are
+seeded: a test that passes keeps passing). Each test also asserts that its SE is small (a
 tolerance too wide to catch a wrong formula would pass anything).
 """
 
