@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from sim.errors import ConfigError, UserError
     from sim.recording import Recording
     from sim.results import ExploreResults, Results, TuneResults
+    from sim.runs.sweep import SweepResult
     from sim.spec import Config, SimulationSpec
 
 # Where each public name lives. They are imported on first use (PEP 562), so that the commands,
@@ -35,6 +36,7 @@ _PUBLIC = {
     "Config": "sim.spec", "SimulationSpec": "sim.spec", "ConfigError": "sim.errors",
     "UserError": "sim.errors", "Recording": "sim.recording", "Results": "sim.results",
     "ExploreResults": "sim.results", "TuneResults": "sim.results",
+    "SweepResult": "sim.runs.sweep",  # one simulation's sweep: what ``Results`` holds
 }
 __all__ = sorted(_PUBLIC)
 

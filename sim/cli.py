@@ -131,7 +131,7 @@ def event_count(text: str) -> int | None:
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Add the ``run`` subcommand's arguments to ``parser`` (a subparser, or a parser of its own)."""
-    from sim.palette import DEFAULT_THEME
+    from sim.export.palette import DEFAULT_THEME
 
     parser.add_argument("config", nargs="?", metavar="CONFIG", type=Path,
                         help="TOML config file ([[simulation]] blocks, as for backoff-simulator); "
@@ -211,7 +211,7 @@ def _run(args: argparse.Namespace) -> int:
     )
 
     from sim.pipeline import commit_staged, prepare, stage_simulation, sweep
-    from sim.palette import load_palette
+    from sim.export.palette import load_palette
     from sim.report import result_table
     from sim.report.policies import policy_table
     from sim.report.tables import history_table, more_events_note

@@ -63,7 +63,7 @@ def _run(config_file: Path, force: bool, out: GuardedStdout) -> int:
     from sim.export.outset import OutputSet
     from sim.export.plots import metrics_figure, scatter_figure
     from sim.export.runs import representative_runs, scatter_runs
-    from sim.palette import load_palette
+    from sim.export.palette import load_palette
 
     config = load(config_file, plans=False)
     stems = [compat_stem(s.title) for s in config.simulations]

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Union
 
 if TYPE_CHECKING:  # pragma: no cover
     from sim.export.outset import OutputSet
-    from sim.palette import Palette
+    from sim.export.palette import Palette
     from sim.runs.engine import Run
     from sim.runs.sweep import EventCount, SweepResult
     from sim.spec import Config, SimulationSpec

@@ -153,7 +153,7 @@ class Results:
         from sim.pipeline import Staged, commit_staged, stage_simulation
         from sim.export.names import check_name_lengths
         from sim.export.outset import OutputSet
-        from sim.palette import DEFAULT_THEME, load_palette
+        from sim.export.palette import DEFAULT_THEME, load_palette
 
         palette = load_palette(theme or DEFAULT_THEME)
         specs = [r.spec for r in self.simulations]
@@ -237,7 +237,7 @@ class ExploreResults(_PlanResults):
         """``<title>_explore.csv`` and ``.png`` of each map, as ``backoff-sim explore`` writes them."""
         from sim.exploration.figure import write_explore_png
         from sim.exploration.table import write_explore_csv
-        from sim.palette import DEFAULT_THEME, load_palette
+        from sim.export.palette import DEFAULT_THEME, load_palette
 
         palette = load_palette(theme or DEFAULT_THEME)
         return self._write(directory, lambda r, d: ([write_explore_csv(r, d),
@@ -265,7 +265,7 @@ class TuneResults(_PlanResults):
     def export(self, directory: str | Path, *, theme: str | None = None) -> list[Path]:
         """``<title>_tune.csv`` (and the Pareto files) of each tune, as ``backoff-sim explore``."""
         from sim.exploration.pareto import stale_tune_names, write_tune_files
-        from sim.palette import DEFAULT_THEME, load_palette
+        from sim.export.palette import DEFAULT_THEME, load_palette
 
         palette = load_palette(theme or DEFAULT_THEME)
 

@@ -28,7 +28,7 @@ from sim.models.policy_events import PolicyEvents
 from sim.models.workloads import Outage
 from support import CONTROL_PARAMS, make_spec
 from test_overload_model import LATENCY, QUEUE
-from tui.compare import summary_headers
+from tui.view.compare_columns import summary_headers
 
 STATE = ("in_service", "queued")  # the counters the bucket-end sample of ``server_state`` fills
 

@@ -19,7 +19,7 @@ from sim.export import export_simulation, output_paths
 from sim.export.csv_files import format_float
 from sim.export.overload_csv import LATENCY_HEADER, TIMESERIES_HEADER, latency_csv_text, timeseries_csv_text
 from sim.export.overload_plots import per_client_latency, write_latency_png, write_timeseries_png
-from sim.palette import load_palette
+from sim.export.palette import load_palette
 from sim.spec import SimulationSpec
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tiny_outage.toml"

@@ -21,13 +21,14 @@ from sim.exploration.backends import LocalBackend
 from sim.exploration.cache import CellCache
 from sim.exploration.grid import grid_rows
 from sim.exploration.runner import run_explores
+from sim.report.latency import recovery_number
 from sim.runs.sweep import SweepCancelled
 from tui import main as tui_main
 from tui.app import BackoffApp
 from tui.keys import KEYS
-from tui.screens import explore as explore_screen
 from tui.screens.explore import ExploreScreen
 from tui.screens.help import HelpScreen
+from tui.state import explore_map
 from tui.widgets.map_grid import MapGrid, compact_number
 from tui.widgets.status import StatusLine
 
@@ -90,7 +91,7 @@ async def test_the_cursor_moves_over_the_cells_and_the_detail_follows(tmp_path: 
         detail = str(screen.query_one("#map-detail", Static).render())
         assert plan.cell_label(cell.position) in detail
         verdict = screen.cells[cell.position].verdict(0)
-        assert verdict.text(explore_screen.recovery_number) in detail
+        assert verdict.text(recovery_number) in detail
         await pilot.press("s")
         assert screen.state.strategy == 1
         await pilot.press("S", "S")
@@ -134,7 +135,7 @@ async def test_enter_opens_the_cells_runs_and_p_comes_back_to_it(tmp_path: Path)
 @pilot_test
 async def test_the_map_runs_in_a_worker_that_x_cancels_and_w_resumes(tmp_path: Path, monkeypatch) -> None:
     release = threading.Event()
-    real = explore_screen.run_explores
+    real = explore_map.run_explores
 
     def one_cell_then_wait(plans, backend, cache, *, progress, should_stop, on_cell):
         """Finish the first cell, then run no further until cancelled (or released)."""
@@ -148,7 +149,7 @@ async def test_the_map_runs_in_a_worker_that_x_cancels_and_w_resumes(tmp_path: P
                 raise SweepCancelled()
         return real(plans, backend, cache, progress=progress, should_stop=should_stop, on_cell=on_cell)
 
-    monkeypatch.setattr(explore_screen, "run_explores", one_cell_then_wait)
+    monkeypatch.setattr(explore_map, "run_explores", one_cell_then_wait)
     app = make_app(tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)

@@ -19,19 +19,19 @@ from textual.screen import Screen
 
 from sim.exploration.backends import LocalBackend
 from sim.exploration.cache import CellCache
-from sim.palette import DEFAULT_THEME
+from sim.export.palette import DEFAULT_THEME
 from sim.teardown import start_resource_tracker
 
 from .commands import BackoffCommands
 from .keys import bindings
-from .paths import DEFAULT_OUT
-from .place import Place
-from .playback import MAX_FPS, advance, change_speed, clamp, initial_speed
-from .rundata import RunData
+from .view.rundata import RunData
 from .screens.help import HelpScreen
 from .screens.main import MainScreen
 from .screens.prompt import NumberPrompt
-from .source import ConfigSource, Selection, Source
+from .state.paths import DEFAULT_OUT
+from .state.place import Place
+from .state.playback import MAX_FPS, advance, change_speed, clamp, initial_speed
+from .state.source import ConfigSource, Selection, Source
 from .theme import register_themes
 
 # A frame that comes late (a busy machine, a suspended terminal) advances at most this much.

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from sim.cli import OneLineParser, add_force, add_version, output_dir, positive_int, seed_value
 from sim.errors import EXIT_USER_ERROR
-from tui.paths import DEFAULT_OUT
+from tui.state.paths import DEFAULT_OUT
 
 DESCRIPTION = """\
 Simulate clients retrying against a contended server with different backoff strategies, and
@@ -37,7 +37,7 @@ repetition, e exports), or ctrl+p for the command palette.
 
 
 def _add_view_options(parser: argparse.ArgumentParser) -> None:
-    from sim.palette import DEFAULT_THEME
+    from sim.export.palette import DEFAULT_THEME
 
     parser.add_argument("--theme", metavar="NAME", default=DEFAULT_THEME,
                         help=f"colour theme (default: {DEFAULT_THEME}; also backoff-light, "
@@ -105,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cli_main(args_list)
 
     from sim.errors import UserError
-    from sim.palette import available_themes
+    from sim.export.palette import available_themes
 
     replay = args_list[:1] == ["replay"]
     parser = build_replay_parser() if replay else build_app_parser()
@@ -145,7 +145,7 @@ def _explore_app(argv: list[str]) -> int:
     explore command's options (its cache, workers, output directory for exports, theme, force)."""
     from sim.cli import build_parser
     from sim.errors import UserError
-    from sim.palette import available_themes
+    from sim.export.palette import available_themes
 
     args = build_parser().parse_args(["explore", *argv])
     if args.theme not in available_themes():
@@ -220,7 +220,7 @@ def _config_source(path: Path | None, seed: int | None, out: Path, workers: int 
     ``backoff-sim explore`` check them (``sim.api.prepare``)."""
     from sim.pipeline import prepare
 
-    from .source import ConfigSource
+    from .state.source import ConfigSource
 
     config = prepare(path, seed=seed, force=force, workers=workers, out=out, plans=True,
                      unique_stems=False)
@@ -231,7 +231,7 @@ def _config_source(path: Path | None, seed: int | None, out: Path, workers: int 
 def _replay_source(path: Path, time_unit: str = "ms"):
     from sim.export.csv_files import read_events_csv
 
-    from .source import ReplaySource
+    from .state.source import ReplaySource
 
     return ReplaySource(read_events_csv(path), path, time_unit)
 

@@ -95,39 +95,6 @@ DROP_REASON_INDEX: dict[str, int] = {name: i for i, name in enumerate(DROP_REASO
 DETAIL_NAMES: dict[int, tuple[str, ...]] = {CLIENT_RETRY_DENIED: DENY_REASONS, CLIENT_CALL_REFUSED: DENY_REASONS,
                                             SERVER_DROPS: DROP_REASONS}
 
-# Broad kinds, for colouring and filtering in the UI.
-KIND_REQUEST = "request"
-KIND_BACKOFF = "backoff"
-KIND_SUCCESS = "success"
-KIND_FAILURE = "failure"
-KIND_GIVE_UP = "give_up"
-KIND_SERVER = "server"
-EVENT_KINDS: dict[int, str] = {
-    CLIENT_REQUESTS_WRITE: KIND_REQUEST,
-    CLIENT_REQUESTS_VERSION: KIND_REQUEST,
-    CLIENT_BACKS_OFF: KIND_BACKOFF,
-    CLIENT_GIVES_UP: KIND_GIVE_UP,
-    SERVER_ACCEPTS: KIND_SUCCESS,
-    SERVER_COMMITS: KIND_SUCCESS,
-    SERVER_REJECTS: KIND_FAILURE,
-    SERVER_ABORTS: KIND_FAILURE,
-    SERVER_REPORTS_VERSION: KIND_SERVER,
-    SERVER_TENTATIVELY_WRITES: KIND_SERVER,
-    SERVER_DECREMENTS: KIND_SERVER,
-    CLIENT_TIMES_OUT: KIND_FAILURE,
-    CLIENT_SUCCEEDS: KIND_SUCCESS,
-    SERVER_QUEUES: KIND_SERVER,
-    SERVER_COMPLETES: KIND_SERVER,
-    SERVER_PAUSES: KIND_FAILURE,
-    SERVER_RESUMES: KIND_SERVER,
-    CLIENT_RETRY_DENIED: KIND_GIVE_UP,
-    BREAKER_OPENS: KIND_FAILURE,
-    BREAKER_HALF_OPENS: KIND_SERVER,
-    BREAKER_CLOSES: KIND_SUCCESS,
-    CLIENT_CALL_REFUSED: KIND_FAILURE,  # the call fails fast; the chain may try it again
-    SERVER_DROPS: KIND_FAILURE,
-}
-
 DETAIL_SHIFT = 5
 # What a handler returns for internal bookkeeping (a bucket sample, a stale reply): not recorded.
 NO_EVENT = -1
@@ -161,5 +128,5 @@ CLIENT_EVENTS = frozenset({CLIENT_REQUESTS_WRITE, CLIENT_REQUESTS_VERSION, CLIEN
 
 
 def is_server_event(code: int) -> bool:
-    """True for events that happen at the server (drawn on the server lane)."""
+    """True for events that happen at the server, not at a client."""
     return code not in CLIENT_EVENTS

@@ -62,7 +62,7 @@ def add_explore_subparser(subparsers, positive_int: Callable[[str], int],
     argparse type for --workers, so both commands word the same mistake the same way;
     ``add_force``: the CLI's --force option, so both describe it alike; ``directory``: its type
     for --out, which refuses a path too long for the files before any work)."""
-    from sim.palette import DEFAULT_THEME
+    from sim.export.palette import DEFAULT_THEME
 
     sub = subparsers.add_parser("explore", help="map metrics over one or two keys, and tune a strategy",
                                 description=EXPLORE_DESCRIPTION, epilog=EXPLORE_EPILOG,
@@ -130,7 +130,7 @@ def _explore(args: argparse.Namespace, err) -> int:
     from sim.export.atomic import ensure_output_dir
     from sim.export.names import check_unique_stems
     from sim.export.outset import OutputSet
-    from sim.palette import load_palette
+    from sim.export.palette import load_palette
     from sim.progress import ProgressLines
     from sim.stdout import print_plain, stderr_line, stdout_console
 

@@ -22,8 +22,8 @@ from sim.exploration.runner import ExploreResult
 from sim.exploration.summary import METRIC_HELP, has_verdict
 from sim.export.atomic import atomic_save_figure
 from sim.export.names import safe_title
-from sim.export.plots import DPI, _legend, _style_axes, _style_figure
-from sim.palette import Palette, load_palette
+from sim.export.figure_style import DPI, style_axes, style_figure, style_legend
+from sim.export.palette import Palette, load_palette
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -86,7 +86,7 @@ def _line_panel(ax, result: ExploreResult, metric: str, palette: Palette) -> Non
     if metric == "recovered":
         ax.set_ylim(-0.05, 1.05)
     ax.set_title(METRIC_HELP.get(metric, metric), fontsize=9)
-    _legend(ax, palette)
+    style_legend(ax, palette)
 
 
 def _heatmap(fig, ax, result: ExploreResult, metric: str, s: int, palette: Palette,
@@ -134,19 +134,19 @@ def explore_figure(result: ExploreResult, palette: Palette | None = None) -> Fig
         if has_verdict(plan.base) and "recovered" not in panels:
             panels.append("recovered")
         fig = Figure(figsize=(6.5 * len(panels), 5), dpi=DPI, layout="constrained")
-        _style_figure(fig, palette)
+        style_figure(fig, palette)
         for ax, name in zip(fig.subplots(1, len(panels), squeeze=False)[0], panels):
-            _style_axes(ax, palette)
+            style_axes(ax, palette)
             _line_panel(ax, result, name, palette)
     else:
         fig = Figure(figsize=(5.5 * n_strategies, 5), dpi=DPI, layout="constrained")
-        _style_figure(fig, palette)
+        style_figure(fig, palette)
         grids = np.stack([metric_grid(result, metric, s) for s in range(n_strategies)])
         finite = grids[np.isfinite(grids)]
         limits = (0.0, 1.0) if metric == "recovered" else (
             (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0))
         for s, ax in enumerate(fig.subplots(1, n_strategies, squeeze=False)[0]):
-            _style_axes(ax, palette)
+            style_axes(ax, palette)
             _heatmap(fig, ax, result, metric, s, palette, limits)
     boundary = (" · line: recovered in ≥ half the runs | fewer"
                 if len(plan.axes) == 2 and has_verdict(plan.base) else "")

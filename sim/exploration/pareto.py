@@ -20,7 +20,7 @@ from sim.exploration.front import non_dominated
 from sim.export.atomic import atomic_save_figure, atomic_write_text
 from sim.export.csv_files import csv_text, format_float
 from sim.export.names import safe_title
-from sim.palette import Palette, load_palette
+from sim.export.palette import Palette, load_palette
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -99,16 +99,16 @@ def pareto_figure(result: TuneResult, palette: Palette | None = None) -> Figure:
     """The candidates on the two Pareto metrics with 95% CI bars; the front joined by a line."""
     from matplotlib.figure import Figure
 
-    from sim.export.plots import DPI, _style_axes, _style_figure
+    from sim.export.figure_style import DPI, style_axes, style_figure
 
     palette = palette or load_palette()
     plan = result.plan
     rows = _candidates(result)
     front = non_dominated([(m[0], m[1]) for _, _, m, _ in rows])
     fig = Figure(figsize=(7.5, 5.5), dpi=DPI, layout="constrained")
-    _style_figure(fig, palette)
+    style_figure(fig, palette)
     ax = fig.subplots()
-    _style_axes(ax, palette)
+    style_axes(ax, palette)
     for s, (label, kind, means, cis) in enumerate(rows):
         color = palette.series_color(s)
         ax.errorbar([means[0]], [means[1]], xerr=[np.nan_to_num(cis[0])], yerr=[np.nan_to_num(cis[1])],

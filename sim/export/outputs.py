@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from sim.runs.sweep import SweepResult
     from sim.runs.engine import Run
     from sim.models.controls import Capabilities
-    from sim.palette import Palette
+    from sim.export.palette import Palette
     from sim.spec import SimulationSpec
 
 

@@ -16,20 +16,20 @@ import numpy as np
 from sim.analysis.open_metrics import OpenRunMetrics
 from sim.runs.sweep import SweepResult
 from sim.export.atomic import atomic_save_figure
-from sim.export.plots import DPI, _legend, _style_axes, _style_figure
-from sim.palette import Palette, load_palette
+from sim.export.figure_style import DPI, style_axes, style_figure, style_legend
+from sim.export.palette import SERIES_COLOURS, Palette, load_palette
 from sim.units import format_duration
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-# (series name, legend label, index into the theme's series colours). The order of the dark
-# theme's colours makes offered blue, retries orange, goodput green, rejected red.
-FLOW_LINES = (("offered", "offered", 0), ("retries", "retries", 1), ("accepted", "accepted", 4),
-              ("goodput", "goodput (successes)", 2), ("rejected", "rejected", 3),
-              ("timed_out", "timed out", 5))
-LEVEL_LINES = (("in_service", "in service", 4), ("queued", "queued", 5))
+# (series name, legend label, index into the theme's series colours: ``SERIES_COLOURS``).
+FLOW_LINES = tuple((name, label, SERIES_COLOURS[name]) for name, label in (
+    ("offered", "offered"), ("retries", "retries"), ("accepted", "accepted"),
+    ("goodput", "goodput (successes)"), ("rejected", "rejected"), ("timed_out", "timed out")))
+LEVEL_LINES = tuple((name, label, SERIES_COLOURS[name])
+                    for name, label in (("in_service", "in service"), ("queued", "queued")))
 
 
 def shown_runs(result: SweepResult) -> tuple[int, dict[str, OpenRunMetrics]]:
@@ -85,7 +85,7 @@ def _per_strategy_figure(result: SweepResult, palette: Palette, width: float, ro
     clients, runs = shown_runs(result)
     labels = list(runs) or list(result.spec.labels[:1])
     fig = Figure(figsize=(width, 1.2 + row_height * len(labels)), dpi=DPI, layout="constrained")
-    _style_figure(fig, palette)
+    style_figure(fig, palette)
     axes = fig.subplots(len(labels), columns, squeeze=False, sharex=True, sharey=sharey)
     return fig, axes, labels, clients, runs
 
@@ -103,7 +103,7 @@ def timeseries_figure(result: SweepResult, palette: Palette | None = None) -> Fi
         flows, levels = axes[row]
         m = runs.get(label)
         for ax in (flows, levels):
-            _style_axes(ax, palette)
+            style_axes(ax, palette)
             _shade_outages(ax, result, palette, label_them=row == 0)
         if m is None:
             flows.set_title(f"{label}: no run", fontsize=9, color=palette.foreground)
@@ -125,7 +125,7 @@ def timeseries_figure(result: SweepResult, palette: Palette | None = None) -> Fi
         if row == 0:
             for ax in (flows, levels):
                 if ax.get_legend_handles_labels()[0]:  # every line of a panel may be silent
-                    _legend(ax, palette)
+                    style_legend(ax, palette)
     for ax in axes[-1]:
         ax.set_xlabel(f"time ({spec.time_unit})")
     note = f" (always 0, not drawn: {', '.join(silent)})" if silent else ""
@@ -154,7 +154,7 @@ def latency_figure(result: SweepResult, palette: Palette | None = None) -> Figur
     repeats = spec.workload.REPEATS
     dots = palette.foreground
     for ax, label in zip(axes, labels):
-        _style_axes(ax, palette)
+        style_axes(ax, palette)
         m = runs.get(label)
         if m is None:
             ax.set_title(f"{label}: no run", fontsize=9, color=palette.foreground)

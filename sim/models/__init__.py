@@ -1,11 +1,13 @@
 """The models a simulation is made of, one module per family, each registering its classes:
 backoff strategies (``strategies``, ``library_strategies``), contention controls (``controls``),
-servers that reply (``servers``, ``flaky``, ``pool``), workloads (``workloads``), clients (``clients``) and outages
-(``outage``).
+servers that reply (``servers``, ``flaky``, ``pool`` with ``service_times``), workloads
+(``workloads``), outages (``outage``) and the client models (``clients``, which records its
+policy chains' events through ``policy_events``, and ``open_clients`` for calls that overlap).
+Models import only the core and small shared modules (``sim.errors``, ``sim.outcomes``,
+``sim.params``, ``sim.inputs``).
 
 Importing this package imports every family, so the registries below are complete: nothing
-imports a model module only for its registration side effect.
-"""
+imports a model module only for its registration side effect."""
 
 from __future__ import annotations
 

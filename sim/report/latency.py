@@ -20,7 +20,7 @@ from rich.text import Text
 
 from sim.analysis.recovery import RecoverySummary
 from sim.runs.sweep import SweepResult
-from sim.palette import Palette
+from sim.export.palette import Palette
 from sim.units import per_unit
 
 BEST = "★"

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.widget import Widget
 
-from ..playback import format_speed
-from ..plural import count
+from ..state.playback import format_speed
+from ..view.plural import count
 
 
 @dataclass(frozen=True)
