@@ -9,8 +9,8 @@ next, the strategy alone draws inline (``ChainFactory.plain``) or a chain is ask
 
 What is whose:
 
-- **The call's own** (a *slot*, reused once the call ends): its attempt number, start,
-  current token and backoff sequence (or its chain, ``ChainSpec.call_chains``: its own
+- **The call's own** (a *slot*, reused once the call ends): its attempt number, start and
+  backoff sequence (or its chain, ``ChainSpec.call_chains``: its own
   strategy sequence and per-call bookkeeping, on the client's policy state; a client's chains
   are reused by its later calls, as ``Clients`` reuses a client's one chain).
 - **The client's**: its network and jitter streams, its policies' state (a token bucket or
@@ -18,8 +18,8 @@ What is whose:
   client id every event is recorded with.
 
 Heap items keep the engine's shape ``(time, seq, handler, client, arg)``: ``client`` is the
-client; ``arg`` says the slot. A token is ``generation << SLOT_BITS | slot`` and a slot's
-generation grows with every attempt it sends, so a token names one attempt for the whole run.
+client; ``arg`` says the slot. A token is the attempt's number in the run (small ints, fast);
+``waiting`` maps the token of each attempt still waited for to its call's slot.
 An attempt's failure kind travels as ``slot << KIND_BITS | kind``; a held send as ``~slot``.
 """
 
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
+from itertools import count
 from heapq import heappush
 from typing import TYPE_CHECKING
 
@@ -42,9 +43,6 @@ if TYPE_CHECKING:
     from sim.core.wiring import Wiring
     from sim.models.controls import Control
 
-SLOT_BITS = 32
-SLOT_MASK = (1 << SLOT_BITS) - 1
-GENERATION = 1 << SLOT_BITS
 KIND_BITS = 3  # failure kinds (sim.outcomes) are below 8
 KIND_MASK = (1 << KIND_BITS) - 1
 
@@ -70,15 +68,16 @@ class OpenClients(Clients):
         self._active = None
         receive: list[Callable | None] = [None, None, None]
         self._receive = receive
-        # Per slot (one call in flight each); ``free`` holds the slots of ended calls. A slot's
-        # token is its attempt's while the call waits for it, and moves on a generation when
-        # the attempt ends (replied or timed out), so no token in flight matches it any more.
-        token: list[int] = []
+        # Per slot (one call in flight each); ``free`` holds the slots of ended calls.
         tries: list[int] = []
+        # The attempts waited for: token -> slot. An attempt leaves it when it ends (replied or
+        # timed out), so a stale reply or timeout finds no entry.
+        waiting: dict[int, int] = {}
+        next_token = count(1).__next__
         first: list[float] = []
         own: list = []  # the call's backoff sequence (plain) or chain
         free: list[int] = []
-        self._slots, self._free = token, free
+        self._slots, self._free = tries, free
         inv = series.inverse_width
         offered, retries, timed_out, goodput = series.offered, series.retries, series.timed_out, series.goodput
         if chain.attempt_timeout is not None:
@@ -115,8 +114,7 @@ class OpenClients(Clients):
             if free:
                 s = free.pop()
             else:
-                s = len(token)
-                token.append(s)
+                s = len(tries)
                 tries.append(0)
                 first.append(0.0)
                 own.append(None)
@@ -126,8 +124,8 @@ class OpenClients(Clients):
                 # The first attempt, sent at once (``sends``, inline: the common case); the
                 # call's backoff sequence is made at its first failure (making it draws nothing).
                 tries[s] = 1
-                tok = token[s] + GENERATION
-                token[s] = tok
+                tok = next_token()
+                waiting[tok] = s
                 attempts[c] += 1
                 heappush(heap, (t + net[c](), seq(), receive[0], c, tok))
                 if timeout is not None:
@@ -141,8 +139,8 @@ class OpenClients(Clients):
             return send(t, c, s)
 
         def sends(t: float, c: int, s: int) -> int:
-            tok = token[s] + GENERATION
-            token[s] = tok
+            tok = next_token()
+            waiting[tok] = s
             k = tries[s] + 1
             tries[s] = k
             attempts[c] += 1
@@ -163,11 +161,10 @@ class OpenClients(Clients):
 
         def succeeded(t: float, c: int, tok: int) -> int:
             nonlocal stride, since_kept
-            s = tok & SLOT_MASK
-            if tok != token[s]:
+            s = waiting.pop(tok, None)
+            if s is None:
                 counts["late"] += 1
                 return NO_EVENT
-            token[s] = tok + GENERATION
             counts["successes"] += 1
             since_kept += 1
             if since_kept >= stride:
@@ -191,11 +188,10 @@ class OpenClients(Clients):
 
         def failure_reply(kind: int) -> Callable[[float, int, int], int]:
             def failed(t: float, c: int, tok: int) -> int:
-                s = tok & SLOT_MASK
-                if tok != token[s]:
+                s = waiting.pop(tok, None)
+                if s is None:
                     counts["late"] += 1
                     return NO_EVENT
-                token[s] = tok + GENERATION
                 counts["rejections"] += 1
                 return after_failure(t, c, s << KIND_BITS | kind)
             return failed
@@ -206,14 +202,13 @@ class OpenClients(Clients):
             due.popleft()
             while due:
                 nxt = due[0]
-                if nxt[2] == token[nxt[2] & SLOT_MASK]:
+                if nxt[2] in waiting:
                     heappush(heap, (nxt[0], seq(), on_timeout, nxt[1], nxt[2]))
                     break
                 due.popleft()
-            s = tok & SLOT_MASK
-            if tok != token[s]:
+            s = waiting.pop(tok, None)
+            if s is None:
                 return NO_EVENT
-            token[s] = tok + GENERATION
             counts["timeouts"] += 1
             timed_out[int(t * inv)] += 1
             if receive[2] is not None:
@@ -264,8 +259,7 @@ class OpenClients(Clients):
             send = asked
 
         def still_waiting(c: int, tok: int) -> bool:
-            s = tok & SLOT_MASK
-            return s < len(token) and token[s] == tok
+            return tok in waiting
 
         wiring.client_succeeded = succeeded
         wiring.client_server_error = failure_reply(SERVER_ERROR)
