@@ -15,7 +15,9 @@ The same run serves two uses:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import gc
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import partial
 from heapq import heappop, heappush
 
@@ -124,6 +126,25 @@ class _Guard:
                              "longer moves the clock; use smaller delays, or fewer clients")
 
 
+@contextmanager
+def _collector_skips_what_exists() -> Iterator[None]:
+    """While a run's loop goes: Python's cyclic garbage collector, which every few hundred heap
+    tuples allocated examines its generations and now and then every object, leaves alone what
+    existed before (the program and the run's own structure: ``gc.freeze``), and sees only what
+    the run makes. Garbage is collected as before; a run is ~15% faster (bench/bench.py's pool
+    case 0.47 -> 0.53 M events/s, Poisson/LatencyServer 0.73 -> 0.88: medians of 4 alternating
+    runs on a shared 2-core machine). Left as it is when something else froze objects (this
+    would unfreeze them) or the collector is off."""
+    if gc.get_freeze_count() or not gc.isenabled():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 def build_wiring(spec: SimulationSpec, clients: int, repetition: int) -> Wiring:
     def rng(purpose: int) -> np.random.Generator:
         return generator(spec.seed, spec.title, clients, repetition, purpose)
@@ -223,15 +244,16 @@ def run_metrics(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: i
     silent = 0
     guard = _Guard(spec, as_chain(strategy).strategy, clients, report=True)
     check = STALL_EVENTS
-    while heap:
-        t, s, handler, c, a = pop(heap)
-        if s >= check:  # about every STALL_EVENTS events: is the run still sound?
-            guard.check(t, s)
-            check = s + STALL_EVENTS
-        if handler(t, c, a) == NO_EVENT:
-            silent += 1
-        else:
-            last = t
+    with _collector_skips_what_exists():
+        while heap:
+            t, s, handler, c, a = pop(heap)
+            if s >= check:  # about every STALL_EVENTS events: is the run still sound?
+                guard.check(t, s)
+                check = s + STALL_EVENTS
+            if handler(t, c, a) == NO_EVENT:
+                silent += 1
+            else:
+                last = t
     guard.final(t)
     # Every item was scheduled once; those left when the horizon cleared the heap never ran.
     events = wiring.seq() - wiring.dropped_at_end - silent
@@ -282,16 +304,17 @@ class Run:
         t = self.time
         guard = self._guard
         check = heap[0][1] + STALL_EVENTS if heap else 0
-        while heap and (until is None or heap[0][0] <= until):
-            t, s, handler, c, a = heappop(heap)
-            if s >= check:
-                guard.check(t, s)
-                check = s + STALL_EVENTS
-            p = handler(t, c, a)
-            if p != NO_EVENT:
-                packed.append(p)
-                times.append(t)
-                clients.append(c)
+        with _collector_skips_what_exists():
+            while heap and (until is None or heap[0][0] <= until):
+                t, s, handler, c, a = heappop(heap)
+                if s >= check:
+                    guard.check(t, s)
+                    check = s + STALL_EVENTS
+                p = handler(t, c, a)
+                if p != NO_EVENT:
+                    packed.append(p)
+                    times.append(t)
+                    clients.append(c)
         guard.final(t)
         self.time = t
         return self
