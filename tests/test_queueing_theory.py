@@ -114,29 +114,40 @@ def test_lognormal_quantiles_are_the_median_and_service_p99() -> None:
         assert abs(np.percentile(m.latencies, q) - value) <= BOUND * se
 
 
-def test_mmc_against_ciw() -> None:
-    """One M/M/3 case at ρ = 0.8 (λ = 0.24, μ = 0.1) simulated by Ciw (Palmer et al., a
-    queueing-network simulator) and by us: the two means agree within 5 SEs of their
-    difference, and each with Erlang C's W = 20.79."""
+def _ciw_means(lam: float, c: int, horizon: float, warmup: float, seeds: int) -> list[float]:
+    """Mean sojourn of M/M/c runs simulated by Ciw (Palmer et al., a queueing-network
+    simulator), one per seed, of the customers that left after ``warmup``."""
     ciw = pytest.importorskip("ciw")  # the test extra installs it: this never skips there
-    lam, c = 0.24, 3
-    ours = [steady(m, 2_000.0).mean()
-            for m in runs(pool_spec(lam, 40_000.0, workers=c, service_time=S,
-                                    service_distribution="exponential"), 6)]
-    theirs = []
-    for seed in range(6):
+    means = []
+    for seed in range(seeds):
         network = ciw.create_network(arrival_distributions=[ciw.dists.Exponential(rate=lam)],
                                      service_distributions=[ciw.dists.Exponential(rate=MU)],
                                      number_of_servers=[c])
         ciw.seed(seed)
         q = ciw.Simulation(network)
-        q.simulate_until_max_time(40_000.0)
-        theirs.append(float(np.mean([r.waiting_time + r.service_time for r in q.get_all_records()
-                                     if r.exit_date >= 2_000.0])))
-    (a, sa), (b, sb) = mean_and_se(ours), mean_and_se(theirs)
+        q.simulate_until_max_time(horizon)
+        means.append(float(np.mean([r.waiting_time + r.service_time for r in q.get_all_records()
+                                    if r.exit_date >= warmup])))
+    return means
+
+
+def _agree_with_ciw(lam: float, c: int, horizon: float, warmup: float, runs_each: int,
+                    max_relative_se: float) -> None:
+    """Our mean and Ciw's agree within 5 SEs of their difference, and each agrees with Erlang C."""
+    ours = [steady(m, warmup).mean()
+            for m in runs(pool_spec(lam, horizon, workers=c, service_time=S,
+                                    service_distribution="exponential"), runs_each)]
+    (a, sa), (b, sb) = mean_and_se(ours), mean_and_se(_ciw_means(lam, c, horizon, warmup, runs_each))
     theory = mmc_sojourn(c, lam, MU)
-    assert abs(a - b) <= BOUND * math.hypot(sa, sb)
+    assert math.hypot(sa, sb) / theory < max_relative_se, "too noisy to test"
+    assert abs(a - b) <= BOUND * math.hypot(sa, sb), f"ours {a:.4g} ± {sa:.2g}, Ciw {b:.4g} ± {sb:.2g}"
     assert abs(a - theory) <= BOUND * sa and abs(b - theory) <= BOUND * sb
+
+
+def test_mmc_against_ciw() -> None:
+    """M/M/3 at ρ = 0.6 (λ = 0.18, μ = 0.1; W = 12.96), 8 runs of ~5k arrivals each by Ciw and
+    by us: the SE of the difference is ~1.2% (measured), so a 6% disagreement fails."""
+    _agree_with_ciw(0.18, 3, 30_000.0, 1_000.0, 8, 0.025)
 
 
 # --- long runs: tighter, and near saturation ---------------------------------------------------
@@ -180,3 +191,10 @@ def test_lifo_tail_at_rho_08() -> None:
     assert np.percentile(lifo, 99) > 2.0 * np.percentile(fifo, 99)
     # FIFO's sojourn is Exp(μ − λ): p99 = ln(100)/(μ − λ) = 230; ~1M pooled samples
     assert abs(np.percentile(fifo, 99) / (math.log(100) / (MU - lam)) - 1) < 0.05
+
+
+@pytest.mark.slow
+def test_mmc_against_ciw_near_saturation() -> None:
+    """M/M/3 at ρ = 0.8 (W = 20.79), 16 runs of ~24k arrivals each by Ciw and by us (the SE of
+    the difference ~2.4%: runs near saturation are strongly correlated within)."""
+    _agree_with_ciw(0.24, 3, 100_000.0, 2_000.0, 16, 0.03)
