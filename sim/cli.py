@@ -31,8 +31,9 @@ histories are in the events file), then write for each simulation:
 
 {help_lines(None)}
 
-Simulations against servers that reply (QueueServer, LatencyServer, FlakyServer) print a latency table
-instead (requests, successes, clients left waiting, latency percentiles, goodput, recovery
+Simulations against servers that reply (QueueServer, LatencyServer, FlakyServer, PoolServer)
+print a latency table instead (requests, successes, clients left waiting, latency percentiles
+and mean, goodput, recovery
 after an outage as "3/3 recovered, median ..." or "✗ never (0/3)"; ★ marks the fewest requests
 and the lowest median latency among strategies that served at least 90% as many as the best),
 and also write:

@@ -42,7 +42,10 @@ _SIMULATION_KEYS = {
     "work_to_duration", "control", "strategies", "seed",
     "workload", "horizon", "timeout", "outages", "bucket", "backlog", "time_unit", "policies",
 }
-_WORKLOAD_KEYS = {f.name: name for name, cls in WORKLOADS.items() for f in fields(cls)}
+_WORKLOAD_KEYS: dict[str, str] = {}  # key -> the first workload that takes it
+for _name, _cls in WORKLOADS.items():
+    for _f in fields(_cls):
+        _WORKLOAD_KEYS.setdefault(_f.name, _name)
 DEFAULT_WORK_TO_DURATION = 1.0
 # A config is a few kilobytes; anything near this is not one (and is not read whole into memory).
 MAX_CONFIG_BYTES = 16 * 2**20
@@ -174,7 +177,7 @@ class _Checker:
                             _suggest(key, known) or (f"{what} takes: {', '.join(known)}" if known else f"{what} takes no parameters"))
                 continue
             hint = hints[key]
-            args = set(typing.get_args(hint)) or {hint}
+            args = (set(typing.get_args(hint)) - {type(None)}) or {hint}
             if args == {str}:
                 checked = self._located(prefix, self.string, table, key)
             elif int in args and float not in args:
@@ -299,6 +302,8 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
         control_keys = {f.name for f in fields(control_cls)}
         args = check.params(control_cls, {k: v for k, v in block.items() if k in control_keys},
                             control_name, skip=set())
+        if args is not None:
+            _resolve_paths(check.file, args, getattr(control_cls, "PATH_KEYS", ()))
         control = check.build(control_cls, args) if args is not None else None
 
     clients = _parse_clients(check, block)
@@ -332,6 +337,14 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
                           backlog=backlog, time_unit=time_unit, shared_policies=shared_policies,
                           source=top.file,
                           clients_key="max_clients" if "max_clients" in block else "clients")
+
+
+def _resolve_paths(config_file: str, args: dict[str, Any], keys: tuple[str, ...]) -> None:
+    """File names among ``args`` (``keys``) are relative to the config file that gives them."""
+    base = Path(config_file).parent
+    for key in keys:
+        if isinstance(args.get(key), str) and not Path(args[key]).is_absolute():
+            args[key] = str(base / args[key])
 
 
 def _check_keys(check: _Checker, block: dict[str, Any], control_cls: type[Control] | None,

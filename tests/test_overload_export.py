@@ -82,7 +82,7 @@ def test_latency_csv_one_row_per_strategy_and_clients(outage: SweepResult) -> No
     rows = _rows(latency_csv_text(outage))
     assert tuple(rows[0]) == LATENCY_HEADER
     assert LATENCY_HEADER == ("simulation", "strategy", "clients", "p50", "p75", "p90", "p99", "max",
-                              "requests", "successes", "timeouts", "gave_up", "unfinished",
+                              "mean", "requests", "successes", "timeouts", "gave_up", "unfinished",
                               "goodput", "recovered_runs", "runs", "recovery_time_median")
     body = rows[1:]
     assert [(row[1], row[2]) for row in body] == [(label, str(n)) for label in spec.labels
@@ -90,8 +90,11 @@ def test_latency_csv_one_row_per_strategy_and_clients(outage: SweepResult) -> No
     for row in body:
         s, k = spec.labels.index(row[1]), spec.clients.index(int(row[2]))
         pct = outage.latency(s, k)
-        assert row[3:8] == [format_float(pct[p]) for p in ("p50", "p75", "p90", "p99", "max")]
-        assert row[8:14] == [format_float(outage.open_mean(name, s, k))
+        assert row[3:9] == [format_float(pct[p]) for p in ("p50", "p75", "p90", "p99", "max", "mean")]
+        # mean: of the successes' latencies, pooled over the repetitions
+        pooled = np.concatenate([outage.open_run(s, k, r).latencies for r in range(spec.repeat)])
+        assert float(row[8]) == pytest.approx(float(pooled.mean()), rel=1e-11)
+        assert row[9:15] == [format_float(outage.open_mean(name, s, k))
                              for name in ("requests", "successes", "timeouts", "gave_up",
                                           "unfinished", "goodput")]
 
@@ -134,8 +137,8 @@ def test_recovery_cells_count_runs_and_give_the_median_of_those_that_recovered()
     row = _rows(latency_csv_text(_hand_made([None, None], three[:2], outages=False)))[1]
     assert row[-3:] == ["", "", ""]
     # Means over repetitions; percentiles pooled over them: 1, 2, 3 -> p50 2.
-    assert row[3] == "2.0" and row[7] == "3.0"
-    assert row[8:12] == ["10.5", "1.5", "1.0", "0.5"]
+    assert row[3] == "2.0" and row[7] == "3.0" and row[8] == "2.0"  # mean of 1, 2, 3
+    assert row[9:13] == ["10.5", "1.5", "1.0", "0.5"]
 
 
 def test_no_successful_request_leaves_latency_cells_empty() -> None:

@@ -61,7 +61,8 @@ def spec_of(base: dict[str, Any], strategies: list[dict[str, Any]] | None = None
     """A spec from a base table; keys given as None are dropped, and so are parameters of a workload
     the base does not use (so one override list serves spike and Poisson bases alike)."""
     workload = base.get("workload", "burst")
-    foreign = {key for name, cls in WORKLOADS.items() if name != workload for key in cls.__dataclass_fields__}
+    foreign = ({key for name, cls in WORKLOADS.items() if name != workload for key in cls.__dataclass_fields__}
+               - set(WORKLOADS[workload].__dataclass_fields__))  # think_time is poisson's and open's
     table = {**base, "clients": [CLIENTS], "repeat": 2}
     table.update({k: v for k, v in kw.items() if k not in foreign})
     table = {k: v for k, v in table.items() if v is not None}

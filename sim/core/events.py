@@ -32,6 +32,9 @@ BREAKER_CLOSES = 20
 # A first attempt an open circuit breaker refused before sending (Polly's BrokenCircuitException,
 # resilience4j's CallNotPermittedException): the call fails fast; not a retry.
 CLIENT_CALL_REFUSED = 21
+# A request the server dropped without serving it (PoolServer: a queue timeout, CoDel, a client
+# that no longer waits); its detail names the reason (``DROP_REASONS``).
+SERVER_DROPS = 22
 
 EVENT_NAMES: tuple[str, ...] = (
     "client_requests_write",
@@ -56,6 +59,7 @@ EVENT_NAMES: tuple[str, ...] = (
     "breaker_half_opens",
     "breaker_closes",
     "client_call_refused",
+    "server_drops",
 )
 EVENT_CODES: dict[str, int] = {name: code for code, name in enumerate(EVENT_NAMES)}
 
@@ -74,6 +78,7 @@ DETAIL_LABELS: dict[int, str] = {
     CLIENT_RETRY_DENIED: "policy",
     CLIENT_CALL_REFUSED: "policy",
     CLIENT_BACKS_OFF: "tokens",  # with a token-holding policy: the tokens left after the retry
+    SERVER_DROPS: "reason",
 }
 # The policies that deny retries, by the reason their GiveUp names (``sim.policies``): the detail
 # of ``client_retry_denied`` is an index into this tuple and reads ``policy=token_bucket``. A
@@ -81,8 +86,14 @@ DETAIL_LABELS: dict[int, str] = {
 DENY_REASONS: tuple[str, ...] = ("token_bucket", "grpc_throttle", "retry_quota", "retry_budget",
                                  "concurrency_budget", "breaker", "breaker_open", "policy")
 DENY_REASON_INDEX: dict[str, int] = {name: i for i, name in enumerate(DENY_REASONS)}
+# Why a server dropped a request (``server_drops``' detail, ``reason=queue_timeout``): it waited
+# longer than ``queue_timeout``; CoDel dropped it; its client had stopped waiting for it
+# (``cancel``). Later reasons are appended, so recorded indices keep their meaning.
+DROP_REASONS: tuple[str, ...] = ("queue_timeout", "codel", "cancelled")
+DROP_REASON_INDEX: dict[str, int] = {name: i for i, name in enumerate(DROP_REASONS)}
 # Events whose detail is a name from a tuple rather than a number.
-DETAIL_NAMES: dict[int, tuple[str, ...]] = {CLIENT_RETRY_DENIED: DENY_REASONS, CLIENT_CALL_REFUSED: DENY_REASONS}
+DETAIL_NAMES: dict[int, tuple[str, ...]] = {CLIENT_RETRY_DENIED: DENY_REASONS, CLIENT_CALL_REFUSED: DENY_REASONS,
+                                            SERVER_DROPS: DROP_REASONS}
 
 DETAIL_SHIFT = 5
 # What a handler returns for internal bookkeeping (a bucket sample, a stale reply): not recorded.

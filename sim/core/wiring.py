@@ -52,6 +52,11 @@ class Wiring:
         # Clients of a contention control that keep a policy chain hear a commit here (None:
         # nobody listens).
         self.client_committed: Callable[[float, int], None] | None = None
+        # Clients of replying servers: is client c still waiting for its attempt ``token``? (False
+        # once it timed out, gave up or sent a newer attempt.) None without replies.
+        self.still_waiting: Callable[[int, int], bool] | None = None
+        # Set by servers that can be changed while they run (PoolServer's ``PoolHooks``).
+        self.server_hooks: Any = None
         # Set by replying servers: (in service, queued), sampled at bucket ends.
         self.server_state: Callable[[], tuple[int, int]] = lambda: (0, 0)
 

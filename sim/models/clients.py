@@ -105,7 +105,7 @@ class Clients:
         self.counts = counts = {"successes": 0, "rejections": 0, "timeouts": 0, "gave_up": 0, "late": 0}
         self._refused = refused = [0]  # attempts a chain refused before sending (not work)
         self._active: list[bool] | None = None
-        receive: list[Callable] = [None, None]  # (receive_write, receive_read), set by bind()
+        receive: list[Callable] = [None, None, None]  # (receive_write, receive_read, stopped_waiting), set by bind()
         self._receive = receive
         shift = ev.DETAIL_SHIFT
         backs_off, gives_up = ev.pack(ev.CLIENT_BACKS_OFF), ev.CLIENT_GIVES_UP
@@ -217,14 +217,17 @@ class Clients:
                 waiting[c] = False
                 counts["timeouts"] += 1
                 timed_out[int(t * inv)] += 1
+                if receive[2] is not None:  # a server that cancels abandoned work hears of it
+                    receive[2](t, c, tok)
                 heappush(heap, (t, seq(), after_failure, c, TIMED_OUT))
                 return times_out_code | ((tries[c] + 1) << shift)
 
             wiring.client_succeeded = succeeded
             wiring.client_server_error = failure_reply(SERVER_ERROR)
+            wiring.still_waiting = lambda c, tok: waiting[c] and token[c] == tok
             if wiring.gate is not None:
                 # A request held through an outage is served only if its client still waits for it.
-                wiring.gate.still_waiting = lambda c, tok: waiting[c] and token[c] == tok
+                wiring.gate.still_waiting = wiring.still_waiting
         else:
             requests_write = ev.pack(ev.CLIENT_REQUESTS_WRITE)
             requests_version = ev.pack(ev.CLIENT_REQUESTS_VERSION)
@@ -308,10 +311,13 @@ class Clients:
         for c, t0 in enumerate(start_times):
             heappush(heap, (t0, seq(), new_call, c, 0))
 
-    def bind(self, receive_write: Callable, receive_read: Callable | None) -> None:
-        """The server's entry points (built after the clients, which it answers)."""
+    def bind(self, receive_write: Callable, receive_read: Callable | None,
+             stopped_waiting: Callable | None = None) -> None:
+        """The server's entry points (built after the clients, which it answers), and what it
+        wants to hear when a client stops waiting for an attempt (``ServerHandlers``)."""
         self._receive[0] = receive_write
         self._receive[1] = receive_read
+        self._receive[2] = stopped_waiting
 
     @property
     def work(self) -> int:
@@ -345,11 +351,13 @@ class Clients:
 
 
 def start_clients(wiring: Wiring, chain: ChainFactory, control: Control, workload: Workload,
-                  timeout: float | None, stream: Callable[[], np.random.Generator]) -> Clients:
+                  timeout: float | None, stream: Callable[[], np.random.Generator],
+                  model: type[Clients] | None = None) -> Clients:
     """The run's clients, their first calls at the workload's start times, drawn from the run's
     workload stream (``stream()``; not made for a workload that draws nothing), then each
-    client's think times where the workload repeats."""
+    client's think times where the workload repeats. ``model``: another client model (the
+    engine passes ``OpenClients`` where calls overlap, ``Workload.CONCURRENT``)."""
     n = len(wiring.net)
     rng = stream() if workload.DRAWS else None
-    return Clients(wiring, chain, control, workload, timeout, workload.start_times(rng, n),
+    return (model or Clients)(wiring, chain, control, workload, timeout, workload.start_times(rng, n),
                    workload.gaps(rng, n))

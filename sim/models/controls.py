@@ -104,6 +104,9 @@ class ServerHandlers(NamedTuple):
 
     receive_write: Handler
     receive_read: Handler | None = None
+    # Told ``(t, client, token)`` when a client stops waiting for that attempt (it timed out):
+    # a server that cancels such work (PoolServer's ``cancel = "immediate"``); None: not told.
+    stopped_waiting: Handler | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

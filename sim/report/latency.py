@@ -29,12 +29,12 @@ NEVER_MARK = "✗ never"
 # (column header, OpenRunMetrics attribute): means over repetitions.
 COUNT_COLUMNS = (("requests", "requests"), ("successes", "successes"), ("timeouts", "timeouts"),
                  ("gave up", "gave_up"), ("unfinished", "unfinished"))
-LATENCY_COLUMNS = ("p50", "p90", "p99", "max")
+LATENCY_COLUMNS = ("p50", "p90", "p99", "max", "mean")
 OPTIONAL_COLUMNS = ("timeouts", "gave up")  # dropped (and named) when zero in every run
 STRATEGY_MIN_WIDTH = 14
 RECOVERY_MIN_WIDTH = 14
 # Columns dropped first on narrow terminals; unfinished goes last: it says what p50 covers.
-NARROW_DROP_ORDER = ("p90", "max", "gave up", "timeouts", "p99", "goodput", "successes", "unfinished")
+NARROW_DROP_ORDER = ("p90", "mean", "max", "gave up", "timeouts", "p99", "goodput", "successes", "unfinished")
 # A ★ goes only to strategies that served at least this share of the most served (as the
 # recovery verdict's 90% of the pre-outage level).
 SERVED_SHARE = 0.9
@@ -193,7 +193,7 @@ def latency_table(result: SweepResult, palette: Palette | None = None,
     notes = [f"{BEST} fewest requests and lowest p50 at each client count, among strategies that "
              f"served at least {SERVED_SHARE:.0%} as many as the best served. Counts are means over "
              f"repetitions (unfinished: clients still waiting at the horizon); latency (first attempt "
-             f"to success, successful requests only) is pooled over them; goodput is successes "
+             f"to success, successful requests only; mean: their mean) is pooled over them; goodput is successes "
              f"{per_unit(unit)}."]
     if has_outage:
         notes.append(f"recovery: repetitions whose goodput came back to 90% of its pre-outage "

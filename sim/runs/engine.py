@@ -15,7 +15,9 @@ The same run serves two uses:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import gc
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import partial
 from heapq import heappop, heappush
 
@@ -28,11 +30,12 @@ from sim.core import events as ev
 from sim.core.events import NO_EVENT
 from sim.core.history import History
 from sim.runs.resources import RUNAWAY_FACTOR, event_budget, expected_events, time_scale
-from sim.core.series import Series
+from sim.core.series import Series, extra_series
 from sim.core.streams import PURPOSE_WORKLOAD, clipped_normal, generator
 from sim.core.wiring import Wiring
 from sim.errors import UserError
 from sim.models.clients import Clients, start_clients
+from sim.models.open_clients import OpenClients
 from sim.models.outage import OutageGate
 from sim.models.strategies import Strategy
 from sim.policies.chain import ChainSpec
@@ -123,11 +126,31 @@ class _Guard:
                              "longer moves the clock; use smaller delays, or fewer clients")
 
 
+@contextmanager
+def _collector_skips_what_exists() -> Iterator[None]:
+    """While a run's loop goes: Python's cyclic garbage collector, which every few hundred heap
+    tuples allocated examines its generations and now and then every object, leaves alone what
+    existed before (the program and the run's own structure: ``gc.freeze``), and sees only what
+    the run makes. Garbage is collected as before; a run is ~15% faster (bench/bench.py's pool
+    case 0.47 -> 0.53 M events/s, Poisson/LatencyServer 0.73 -> 0.88: medians of 4 alternating
+    runs on a shared 2-core machine). Left as it is when something else froze objects (this
+    would unfreeze them) or the collector is off."""
+    if gc.get_freeze_count() or not gc.isenabled():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 def build_wiring(spec: SimulationSpec, clients: int, repetition: int) -> Wiring:
     def rng(purpose: int) -> np.random.Generator:
         return generator(spec.seed, spec.title, clients, repetition, purpose)
 
-    series = Series(spec.horizon, spec.bucket_width) if spec.control.CAPS.keeps_series else None
+    caps = spec.control.CAPS
+    series = Series(spec.horizon, spec.bucket_width, extra_series(caps.series)) if caps.keeps_series else None
     return Wiring(rng, clients, clipped_normal(spec.network_mu, spec.network_sigma), series)
 
 
@@ -143,13 +166,15 @@ def _build(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int,
     if spec.outages:
         wiring.gate = OutageGate(wiring, spec.outages, spec.backlog)
     side = start_clients(wiring, as_chain(strategy), control, spec.workload, spec.timeout,
-                         partial(wiring._rng, PURPOSE_WORKLOAD))
+                         partial(wiring._rng, PURPOSE_WORKLOAD),
+                         OpenClients if spec.workload.CONCURRENT else None)
     handlers = control.build(wiring)
     gate = wiring.gate
     if gate is not None:
-        side.bind(gate.wrap(handlers.receive_write), gate.wrap(handlers.receive_read))
+        side.bind(gate.wrap(handlers.receive_write), gate.wrap(handlers.receive_read),
+                  handlers.stopped_waiting)
     else:
-        side.bind(handlers.receive_write, handlers.receive_read)
+        side.bind(handlers.receive_write, handlers.receive_read, handlers.stopped_waiting)
     if wiring.series is not None:
         _schedule_sampling(wiring, float(spec.horizon))
     return wiring, side
@@ -219,15 +244,16 @@ def run_metrics(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: i
     silent = 0
     guard = _Guard(spec, as_chain(strategy).strategy, clients, report=True)
     check = STALL_EVENTS
-    while heap:
-        t, s, handler, c, a = pop(heap)
-        if s >= check:  # about every STALL_EVENTS events: is the run still sound?
-            guard.check(t, s)
-            check = s + STALL_EVENTS
-        if handler(t, c, a) == NO_EVENT:
-            silent += 1
-        else:
-            last = t
+    with _collector_skips_what_exists():
+        while heap:
+            t, s, handler, c, a = pop(heap)
+            if s >= check:  # about every STALL_EVENTS events: is the run still sound?
+                guard.check(t, s)
+                check = s + STALL_EVENTS
+            if handler(t, c, a) == NO_EVENT:
+                silent += 1
+            else:
+                last = t
     guard.final(t)
     # Every item was scheduled once; those left when the horizon cleared the heap never ran.
     events = wiring.seq() - wiring.dropped_at_end - silent
@@ -278,16 +304,17 @@ class Run:
         t = self.time
         guard = self._guard
         check = heap[0][1] + STALL_EVENTS if heap else 0
-        while heap and (until is None or heap[0][0] <= until):
-            t, s, handler, c, a = heappop(heap)
-            if s >= check:
-                guard.check(t, s)
-                check = s + STALL_EVENTS
-            p = handler(t, c, a)
-            if p != NO_EVENT:
-                packed.append(p)
-                times.append(t)
-                clients.append(c)
+        with _collector_skips_what_exists():
+            while heap and (until is None or heap[0][0] <= until):
+                t, s, handler, c, a = heappop(heap)
+                if s >= check:
+                    guard.check(t, s)
+                    check = s + STALL_EVENTS
+                p = handler(t, c, a)
+                if p != NO_EVENT:
+                    packed.append(p)
+                    times.append(t)
+                    clients.append(c)
         guard.final(t)
         self.time = t
         return self
