@@ -120,7 +120,7 @@ class Clients:
                              'use workload = "poisson"')
         last_think = list(start_times) if from_think else None
         thinks = None if last_think is None else [partial(last_think.__getitem__, c) for c in range(n)]
-        chains = None if plain else chain.build(jitter, thinks)
+        chains = None if plain else chain.build(jitter) if thinks is None else chain.build(jitter, thinks)
         self.policy = policy = None if chains is None else PolicyEvents(chains, heap, seq)
         current = [0] if policy is None else policy.current
         delays = chain.strategy.delays if plain and not from_think else None
