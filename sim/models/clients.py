@@ -237,7 +237,8 @@ class Clients:
             wiring.client_succeeded = succeeded
             wiring.client_server_error = failure_reply(SERVER_ERROR)
             if wiring.gate is not None:
-                # A request held through an outage is served only if its client still waits for it.
+                # Whether a client still waits for an attempt: a held request whose client does
+                # not is abandoned (served or dropped at the resume), a SYN stops being retransmitted.
                 wiring.gate.still_waiting = lambda c, tok: waiting[c] and token[c] == tok
                 # A connect() that fails after the SYN's last retransmit (a full accept queue) is
                 # heard as the attempt timing out (ETIMEDOUT).
