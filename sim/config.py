@@ -21,6 +21,7 @@ from sim.inputs import InputFileError, read_limited
 from sim.models import CONTROLS, STRATEGIES, WORKLOADS
 from sim.models.clients import workload_problem
 from sim.models.controls import Control
+from sim.models.outage import ABANDONED_RULES, BACKLOG_OVERFLOWS
 from sim.models.strategies import Strategy
 from sim.models.workloads import Burst, Outage, Workload
 from sim.policies.entries import parse_entry, parse_policies, preset_label, seconds_per_unit
@@ -41,6 +42,7 @@ _SIMULATION_KEYS = {
     "title", "max_clients", "clients", "repeat", "network_mu", "network_sigma",
     "work_to_duration", "control", "strategies", "seed",
     "workload", "horizon", "timeout", "outages", "bucket", "backlog", "time_unit", "policies",
+    "backlog_overflow", "abandoned",
 }
 _WORKLOAD_KEYS: dict[str, str] = {}  # key -> the first workload that takes it
 for _name, _cls in WORKLOADS.items():
@@ -152,6 +154,14 @@ class _Checker:
         if problem:
             self.fail("time_unit", problem)
         return table["time_unit"]
+
+    def choice(self, table: dict[str, Any], key: str, choices: tuple[str, ...]) -> str:
+        """One of ``choices`` (a string key with a fixed set of values)."""
+        value = table[key]
+        if value not in choices:
+            self.fail(key, f"must be one of {', '.join(map(repr, choices))}, got {_type_name(value)} {value!r}",
+                      _suggest(str(value), choices))
+        return value
 
     def string(self, table: dict[str, Any], key: str) -> str:
         if key not in table:
@@ -318,6 +328,13 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
     parsed = _parse_strategies(check, block.get("strategies"), block.get("policies"),
                                time_unit or default_time_unit)
     strategies, shared_policies = parsed if parsed is not None else (None, 0)
+    if strategies is not None and workload is not None and not workload.REPEATS:
+        for position, entry in enumerate(strategies):
+            if entry.strategy.FROM_THINK_TIME:
+                check.report(f"strategies[{position}].type",
+                             f"{entry.strategy.type_name} starts its backoff from the client's last "
+                             f"think time, and workload {workload.NAME!r} has none",
+                             'use workload = "poisson" or another strategy')
     spans = {key: check.attempt(check.number, block, key, positive=True, minimum=MIN_SPAN)
              for key in ("horizon", "timeout", "bucket") if key in block}
     horizon, timeout, bucket = (spans.get(key) for key in ("horizon", "timeout", "bucket"))
@@ -326,6 +343,7 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
     if "backlog" in block and not block.get("outages"):
         check.report("backlog", "bounds the requests held during an outage, but there are no outages",
                      "add outages = [{ start = ..., duration = ... }] or remove backlog")
+    overflow, abandoned = _parse_accept_queue(check, block, time_unit or default_time_unit)
     if control_cls is not None:
         _check_replying(check, block, control_cls, control_name, workload, horizon, bucket)
     if len(top.errors) > before:
@@ -334,7 +352,8 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
                           network_sigma=network_sigma, work_to_duration=work_to_duration,
                           control=control, strategies=strategies, seed=seed, workload=workload,
                           horizon=horizon, timeout=timeout, outages=outages, bucket=bucket,
-                          backlog=backlog, time_unit=time_unit, shared_policies=shared_policies,
+                          backlog=backlog, backlog_overflow=overflow, abandoned=abandoned,
+                          time_unit=time_unit, shared_policies=shared_policies,
                           source=top.file,
                           clients_key="max_clients" if "max_clients" in block else "clients")
 
@@ -405,7 +424,7 @@ def _check_replying(check: _Checker, block: dict[str, Any], control_cls: type[Co
             check.report("bucket", f"must not exceed horizon ({horizon:g}), got {bucket:g}")
         return
     replying = ", ".join(name for name, cls in CONTROLS.items() if cls.CAPS.replies)
-    for key in ("horizon", "timeout", "bucket", "backlog"):
+    for key in ("horizon", "timeout", "bucket", "backlog", "backlog_overflow", "abandoned"):
         if key in block:
             check.report(key, f"needs a server that replies ({replying}); {control_name} lets clients assume success")
     problem = None if workload is None else workload_problem(control_cls.CAPS, workload)
@@ -424,6 +443,28 @@ def _parse_workload(check: _Checker, block: dict[str, Any]) -> Workload | None:
     keys = {f.name for f in fields(cls)}
     args = check.params(cls, {k: v for k, v in block.items() if k in keys}, f"workload {name!r}", skip=set())
     return check.build(cls, args) if args is not None else None
+
+
+def _parse_accept_queue(check: _Checker, block: dict[str, Any], time_unit: str) -> tuple[str, str]:
+    """``backlog_overflow`` and ``abandoned`` (sim.models.outage), their defaults when absent."""
+    overflow, abandoned = BACKLOG_OVERFLOWS[0], ABANDONED_RULES[0]
+    if "backlog_overflow" in block:
+        overflow = check.attempt(check.choice, block, "backlog_overflow", BACKLOG_OVERFLOWS) or overflow
+        if "backlog" not in block:
+            check.report("backlog_overflow", "says what happens beyond backlog, but backlog is not set",
+                         "add e.g. backlog = 128 or remove backlog_overflow")
+    if "abandoned" in block:
+        abandoned = check.attempt(check.choice, block, "abandoned", ABANDONED_RULES) or abandoned
+        if not block.get("outages"):
+            check.report("abandoned", "says what a resumed server does with requests held through an "
+                         "outage, but there are no outages",
+                         "add outages = [{ start = ..., duration = ... }] or remove abandoned")
+    if "backlog" in block and overflow == "syn-retry" and seconds_per_unit(time_unit) is None:
+        key = "backlog_overflow" if "backlog_overflow" in block else "backlog"
+        check.report(key, f'beyond backlog a client\'s SYN is sent again after 1, 3, 7 ... s (backlog_overflow = '
+                     f'"syn-retry", the default), but time_unit {time_unit!r} has no length in seconds',
+                     'set backlog_overflow = "drop", or a time_unit such as "ms"')
+    return overflow, abandoned
 
 
 def _parse_outages(check: _Checker, raw: Any, horizon: float | None) -> tuple[Outage, ...]:

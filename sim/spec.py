@@ -52,6 +52,11 @@ class SimulationSpec:
     outages: tuple[Outage, ...] = ()
     bucket: float | None = None
     backlog: int | None = None  # requests held during an outage; None: no bound
+    # Beyond the backlog, "syn-retry" (the client's TCP stack sends its SYN again) or "drop"; a
+    # held request whose client stopped waiting is "serve"d at the resume or "drop"ped
+    # (sim.models.outage).
+    backlog_overflow: str = "syn-retry"
+    abandoned: str = "serve"
     time_unit: str = DEFAULT_TIME_UNIT  # what every time of this simulation is in (labels only)
     # How many policies at the end of every strategy's chain are the simulation's own
     # ``policies`` (one copy per strategy), so a key path ``policies[i].NAME`` can set them all.

@@ -299,10 +299,13 @@ def test_server_outage_example_loads() -> None:
     assert (spec.control.base_latency, spec.control.concurrency_limit, spec.control.factor, spec.control.k) == (
         100.0, 30, 1.05, 15.0)
     assert spec.workload.NAME == "poisson" and spec.workload.think_time == 10000.0
-    assert spec.timeout == 2000.0 and spec.outages == (Outage(30000.0, 8000.0),)
+    assert spec.timeout == 2000.0 and spec.outages == (Outage(30000.0, 30000.0),)
+    assert (spec.backlog, spec.backlog_overflow, spec.abandoned) == (128, "syn-retry", "serve")
     assert (spec.control.check_interval, spec.control.latency_rule) == (50.0, "current")
     assert spec.outages[0].end < spec.horizon
     types = [s.strategy.type_name for s in spec.strategies]
-    assert types == ["Constant", "NormalJitterExpo"]
+    assert types == ["Constant", "NormalJitterExpo", "ThinkTimeExpo"]
     expo = spec.strategies[1].strategy
     assert (expo.min_delay, expo.factor, expo.max_delay, expo.jitter) == (100.0, 2.718, 300000.0, 0.1)
+    go = spec.strategies[2].strategy
+    assert (go.factor, go.max_delay, go.jitter) == (2.71828, 300000.0, 100.0)  # client.go's constants

@@ -8,18 +8,21 @@ one point.
   0.18-0.22, 20 runs per cell (seeds 1-4 x 5), with the collapse counts README's study notes
   quote: URB tips at delay 1 and fraction 0.18, constant-5 never collapses under the per-tick
   rule and tips under ``at_start``; and the two readings of EB/REB compared as README does.
-- Study 003 (``examples/server_outage.toml``): with the study's parameters and 1000 clients,
-  exponential backoff with jitter recovers after outages of 5 s to 2 minutes (the study's real
+- Study 003 (``examples/server_outage.toml``, the study's server behind a 128-place accept
+  queue): with the study's parameters and 1000 clients, exponential backoff with jitter (the
+  post's, and the real Go client's) recovers after outages of 5 s to 2 minutes (the study's real
   server came back from a ~2 minute pause), and constant 100 ms retries stay collapsed after
-  outages of 10 s and more. With 10 or 30 clients concurrency never reaches the server's limit:
-  both strategies recover every time.
+  outages of 30 s and more, recover up to 16 s, and tip in between. With 10 or 30 clients
+  concurrency stays low: every strategy recovers.
 
-The fast tests take a few points of each range; the ``slow`` ones the whole range, several seeds.
+The fast tests take a few points of each range; the ``slow`` ones the whole range, 20 runs a
+cell (seeds 1–10 × 2 repetitions): the tipping points README quotes.
 """
 
 from __future__ import annotations
 
 import math
+import multiprocessing
 from dataclasses import replace
 from pathlib import Path
 
@@ -186,13 +189,21 @@ def test_the_two_readings_of_eb_against_the_post() -> None:
 # --- study 003 -----------------------------------------------------------------------------------
 
 AFTER = 150_000.0  # time after the outage: expo's clients sleep up to ~110 s after a 2 min one
+CONSTANT, EXPO, GO = "constant 100ms", "expo backoff", "Go client"
 
 
-def outage_spec(seconds: float, seed: int | None = None, after: float = AFTER) -> SimulationSpec:
+def outage_spec(seconds: float, seed: int | None = None, after: float = AFTER, **keys: object) -> SimulationSpec:
+    """The example (its 128-place accept queue unless ``keys`` say otherwise) with one outage of
+    ``seconds`` at 30 s and the horizon ``after`` its end."""
     spec = example("server_outage.toml")
     start = spec.outages[0].start
     return replace(spec, seed=spec.seed if seed is None else seed,
-                   outages=(Outage(start, seconds * 1000.0),), horizon=start + seconds * 1000.0 + after)
+                   outages=(Outage(start, seconds * 1000.0),), horizon=start + seconds * 1000.0 + after,
+                   **keys)
+
+
+def run(spec: SimulationSpec, label: str, clients: int = 1000, repetition: int = 0):
+    return run_metrics(spec, spec.strategy(label).chain, clients, repetition)
 
 
 def stays_collapsed(m, spec: SimulationSpec) -> bool:
@@ -203,52 +214,65 @@ def stays_collapsed(m, spec: SimulationSpec) -> bool:
     return m.recovery_time is not None and math.isnan(m.recovery_time) and tail < 0.2 * before
 
 
+def recovers(m, spec: SimulationSpec) -> bool:
+    return m.recovery_time is not None and 0 <= m.recovery_time < spec.horizon - spec.outages[0].end
+
+
 def test_backoff_recovers_after_outages_from_5_s_to_2_minutes() -> None:
     for seconds in (5, 15, 30, 60, 120):
         spec = outage_spec(seconds)
-        m = run_metrics(spec, strategy(spec, "NormalJitterExpo"), 1000, 0)
-        assert m.recovery_time is not None and 0 <= m.recovery_time < AFTER, seconds
+        assert recovers(run(spec, EXPO), spec), seconds
+
+
+def test_the_go_client_recovers_more_slowly() -> None:
+    """Study 003's real client sleeps e × its last think time (~27 s) after a first timeout: it
+    recovers too, but its sleepers come back over tens of seconds, not within a few."""
+    for seconds in (8, 30):
+        spec = outage_spec(seconds)
+        go, expo = run(spec, GO), run(spec, EXPO)
+        assert recovers(go, spec) and recovers(expo, spec), seconds
+        assert go.recovery_time > expo.recovery_time + 5000.0, seconds
 
 
 def test_constant_retries_stay_collapsed_after_long_outages() -> None:
-    for seconds in (15, 60):
+    for seconds in (30, 60):
         spec = outage_spec(seconds, after=60_000.0)
-        assert stays_collapsed(run_metrics(spec, strategy(spec, "Constant"), 1000, 0), spec), seconds
+        assert stays_collapsed(run(spec, CONSTANT), spec), seconds
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("seconds", [5, 15, 30, 60, 120])
-def test_backoff_recovers_over_seeds(seconds: int) -> None:
-    for seed in (3, 11, 29):
-        spec = outage_spec(seconds, seed)
-        for r in range(2):
-            m = run_metrics(spec, strategy(spec, "NormalJitterExpo"), 1000, r)
-            assert m.recovery_time is not None and 0 <= m.recovery_time < AFTER, (seed, r)
+def test_constant_retries_ride_out_short_outages_with_the_studys_queue() -> None:
+    """With 128 places in the accept queue, the resume after a 15 s outage is small enough even
+    for constant retries (README: 20/20 up to 16 s)."""
+    spec = outage_spec(15)
+    assert recovers(run(spec, CONSTANT), spec)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("seconds", [10, 15, 30, 60, 120])
-def test_constant_retries_stay_collapsed_over_seeds(seconds: int) -> None:
-    for seed in (3, 11, 29):
-        spec = outage_spec(seconds, seed, after=60_000.0)
-        for r in range(2):
-            assert stays_collapsed(run_metrics(spec, strategy(spec, "Constant"), 1000, r), spec), (seed, r)
+def test_an_unbounded_queue_that_serves_abandoned_requests_sinks_the_posts_backoff() -> None:
+    """Without a bound, every request sent during an 8 s outage is served at the resume: constant
+    retries and the post's backoff (its first steps, 100, 272, 739 ms, are shorter than the
+    timeout) both collapse; the Go client, asleep for ~27 s after its first timeout, recovers."""
+    spec = outage_spec(8, after=60_000.0, backlog=None)
+    assert stays_collapsed(run(spec, CONSTANT), spec)
+    assert stays_collapsed(run(spec, EXPO), spec)
+    assert recovers(run(spec, GO), spec)
 
 
 def test_server_outage_example() -> None:
-    """As shipped (an 8 s outage, 1000 clients): constant retries never recover, backoff does in
-    every repetition, with far fewer timeouts and requests."""
+    """As shipped (a 30 s outage, 1000 clients, 128 places): constant retries never recover,
+    both backoffs do in every repetition, with far fewer timeouts and requests."""
     spec = example("server_outage.toml")
     result = run_sweep(spec, workers=1)
-    constant, expo = (spec.labels.index(s.label) for s in spec.strategies)
+    constant, expo, go = (spec.labels.index(label) for label in (CONSTANT, EXPO, GO))
     for r in range(spec.repeat):
-        stuck, recovered = result.open_run(constant, 0, r), result.open_run(expo, 0, r)
+        stuck = result.open_run(constant, 0, r)
         assert stays_collapsed(stuck, spec)
-        assert recovered.recovered and 0 <= recovered.recovery_time < spec.horizon - spec.outages[0].end
-        assert stuck.timeouts > 5 * recovered.timeouts
-        assert stuck.requests > 2 * recovered.requests
+        for s in (expo, go):
+            recovered = result.open_run(s, 0, r)
+            assert recovered.recovered and recovers(recovered, spec)
+            assert stuck.timeouts > 5 * recovered.timeouts
+            assert stuck.requests > 2 * recovered.requests
     assert result.recovery(constant, 0).never
-    assert result.recovery(expo, 0).all_recovered
+    assert result.recovery(expo, 0).all_recovered and result.recovery(go, 0).all_recovered
 
 
 @pytest.mark.parametrize("clients", [10, 30])
@@ -261,3 +285,109 @@ def test_server_outage_example_with_few_clients_always_recovers(clients: int) ->
         summary = result.recovery(s, 0)
         assert summary.all_recovered and summary.runs == spec.repeat, (spec.labels[s], summary)
         assert np.all(np.asarray(summary.times) < spec.horizon - spec.outages[0].end)
+
+
+# --- study 003's tipping points: 20 runs a cell (seeds 1-10 x 2 repetitions), as README quotes ---
+
+SEEDS, REPETITIONS = range(1, 11), range(2)
+RUNS = len(SEEDS) * len(REPETITIONS)
+TABLE_AFTER, TIPPING_AFTER = 300_000.0, 180_000.0  # README's horizons after the outage
+UNBOUNDED_SERVE = {"backlog": None}
+FORMER = {"backlog": None, "abandoned": "drop"}  # the model before issue 19 (no bound, drops)
+FORMER_128 = {"backlog": 128, "backlog_overflow": "drop", "abandoned": "drop"}
+
+Cell = tuple  # (outage seconds, strategy label, clients, time after the outage, spec keys)
+
+
+def _recovered(job: tuple) -> bool:
+    (seconds, label, clients, after, keys), seed, repetition = job
+    spec = outage_spec(seconds, seed, after, **dict(keys))
+    return recovers(run(spec, label, clients, repetition), spec)
+
+
+def recovered_counts(cells: list[Cell]) -> list[int]:
+    """Runs recovered of ``RUNS`` for each cell, on two worker processes."""
+    jobs = [(cell, seed, r) for cell in cells for seed in SEEDS for r in REPETITIONS]
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        outcomes = pool.map(_recovered, jobs, chunksize=4)
+    return [sum(outcomes[i * RUNS:(i + 1) * RUNS]) for i in range(len(cells))]
+
+
+def cell(seconds: float, label: str, clients: int = 1000, after: float = TABLE_AFTER,
+         keys: dict | None = None) -> Cell:
+    return (seconds, label, clients, after, tuple(sorted((keys or {}).items())))
+
+
+@pytest.mark.slow
+def test_constant_retries_tip_between_16_and_30_s() -> None:
+    """With the study's 128-place queue constant retries recover every time after outages up to
+    16 s, never from 30 s; in between some runs of each length collapse (the edge)."""
+    always, edge, never = (5, 8, 15, 16), (17.5, 20, 22.5, 25), (30, 60, 120)
+    cells = [cell(s, CONSTANT, after=TIPPING_AFTER) for s in (*always, *edge, *never)]
+    counts = dict(zip((*always, *edge, *never), recovered_counts(cells)))
+    assert all(counts[s] == RUNS for s in always), counts
+    assert all(0 < counts[s] < RUNS for s in edge), counts
+    assert all(counts[s] == 0 for s in never), counts
+
+
+@pytest.mark.slow
+def test_both_backoffs_recover_every_time_from_5_s_to_2_minutes() -> None:
+    lengths = (5, 8, 15, 30, 60, 120)
+    for label in (EXPO, GO):
+        counts = recovered_counts([cell(s, label) for s in lengths])
+        assert counts == [RUNS] * len(lengths), (label, counts)
+
+
+@pytest.mark.slow
+def test_more_clients_move_the_constant_edge_not_the_backoffs() -> None:
+    """1100 and 1200 clients: constant retries tip already after 15 s (fewer recover with more
+    clients) and never recover after 30 s; both backoffs recover every time after 15 and 60 s."""
+    (c1100, c1200, c30) = recovered_counts([cell(15, CONSTANT, 1100), cell(15, CONSTANT, 1200),
+                                            cell(30, CONSTANT, 1200)])
+    assert c1200 <= c1100 < RUNS and c30 == 0, (c1100, c1200, c30)
+    backoffs = recovered_counts([cell(s, label, 1200) for label in (EXPO, GO) for s in (15, 60)])
+    assert backoffs == [RUNS] * 4, backoffs
+
+
+@pytest.mark.slow
+def test_the_accept_queue_decides_the_study() -> None:
+    """Issue 19's re-check. Without a bound, serving every abandoned request sinks constant
+    retries and the post's backoff after any outage from 5 s, while the Go client recovers up to
+    30 s; the former model (no bound, drops) tipped constant retries between 5 and 8 s; the
+    former drops with 128 places saved constant retries after 30 and 60 s (README's old claim),
+    and so does either drop alone; SYN retries and served abandoned requests together do not
+    (``test_constant_retries_tip_between_16_and_30_s``)."""
+    after = TIPPING_AFTER
+    cells = {
+        "serve constant": [cell(s, CONSTANT, after=after, keys=UNBOUNDED_SERVE) for s in (5, 30)],
+        "serve expo": [cell(s, EXPO, after=after, keys=UNBOUNDED_SERVE) for s in (5, 30)],
+        "serve go": [cell(s, GO, after=after, keys=UNBOUNDED_SERVE) for s in (8, 30, 60)],
+        "former constant": [cell(s, CONSTANT, after=after, keys=FORMER) for s in (5, 7, 8, 30)],
+        "former expo": [cell(s, EXPO, after=after, keys=FORMER) for s in (5, 15, 60)],
+        "former 128": [cell(s, CONSTANT, after=after, keys=FORMER_128) for s in (30, 60)],
+        "one drop": [cell(30, CONSTANT, after=after, keys={"backlog_overflow": "drop"}),
+                     cell(30, CONSTANT, after=after, keys={"abandoned": "drop"})],
+    }
+    flat = [c for group in cells.values() for c in group]
+    counts = iter(recovered_counts(flat))
+    got = {name: [next(counts) for _ in group] for name, group in cells.items()}
+    assert got["serve constant"] == [0, 0] and got["serve expo"] == [0, 0], got
+    assert got["serve go"] == [RUNS, RUNS, 0], got
+    former = got["former constant"]
+    assert former[0] == RUNS and 0 < former[1] < RUNS and former[2:] == [0, 0], got
+    assert got["former expo"] == [RUNS] * 3, got
+    assert got["former 128"] == [RUNS, RUNS] and got["one drop"] == [RUNS, RUNS], got
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("clients", [10, 30])
+def test_few_clients_recover_with_the_studys_queue(clients: int) -> None:
+    """With 10 or 30 clients and 128 places every strategy recovers after 30 s and 2 minute
+    outages (the Go client at 10 clients: all but one run, whose clients slept up to the 5
+    minute cap and came back only in the horizon's last 90 s); without a bound, 30 clients
+    sending every 2.1 s for 2 minutes (~1700 requests, all served at the resume) sink constant
+    retries."""
+    counts = recovered_counts([cell(s, label, clients) for label in (CONSTANT, EXPO, GO) for s in (30, 120)])
+    assert counts[:5] == [RUNS] * 5 and counts[5] >= RUNS - 1, counts
+    (unbounded,) = recovered_counts([cell(120, CONSTANT, clients, keys=UNBOUNDED_SERVE)])
+    assert unbounded == (RUNS if clients == 10 else 0)

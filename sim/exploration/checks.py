@@ -18,6 +18,7 @@ from dataclasses import fields
 
 from sim.bounds import MAX_INTEGER, MAX_SEED, MAX_TIME, MIN_SPAN
 from sim.errors import ConfigError, ParamError
+from sim.policies.entries import seconds_per_unit
 from sim.spec import SimulationSpec
 
 # Simulation keys: (lowest allowed value, whether the value itself may equal it).
@@ -75,6 +76,9 @@ def check_spec(spec: SimulationSpec) -> None:
         _check_number("clients", n, 1, True)
         _check_bound("clients", n)
     _check_bound("backlog", spec.backlog)
+    if spec.backlog is not None and spec.backlog_overflow == "syn-retry" and seconds_per_unit(spec.time_unit) is None:
+        raise ParamError("backlog", f"SYN retransmits beyond it are timed in seconds, but time_unit "
+                                    f"{spec.time_unit!r} has none", 'set backlog_overflow = "drop"')
     _check_model_bounds(spec.control)
     _check_model_bounds(spec.workload)
     for i, s in enumerate(spec.strategies):

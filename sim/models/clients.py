@@ -31,6 +31,7 @@ attempt number, one to a replying server carries it, so histories stay byte-iden
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from heapq import heappush
 from typing import TYPE_CHECKING
 
@@ -110,10 +111,20 @@ class Clients:
         shift = ev.DETAIL_SHIFT
         backs_off, gives_up = ev.pack(ev.CLIENT_BACKS_OFF), ev.CLIENT_GIVES_UP
         plain = chain.plain
-        chains = None if plain else chain.build(jitter)
+        # A strategy whose delays start from the call's think time (study 003's Go client):
+        # each client's last think time, its first start time at first (a Poisson start is a gap).
+        from_think = getattr(chain.strategy, "FROM_THINK_TIME", False)
+        if from_think and not workload.REPEATS:
+            raise ParamError("workload", f"{chain.strategy.type_name} starts its backoff from the "
+                             f"client's last think time, and workload {workload.NAME!r} has none",
+                             'use workload = "poisson"')
+        last_think = list(start_times) if from_think else None
+        thinks = None if last_think is None else [partial(last_think.__getitem__, c) for c in range(n)]
+        chains = None if plain else chain.build(jitter) if thinks is None else chain.build(jitter, thinks)
         self.policy = policy = None if chains is None else PolicyEvents(chains, heap, seq)
         current = [0] if policy is None else policy.current
-        delays = chain.strategy.delays if plain else None
+        delays = chain.strategy.delays if plain and not from_think else None
+        think_delays = chain.strategy.think_delays if plain and from_think else None
         backoff: list[Callable[[], float]] = [float] * n  # the current call's delays (plain)
 
         # --- what follows a call: the next one after a think time (workloads that repeat) ------
@@ -123,6 +134,8 @@ class Clients:
             gap = gaps[c]()
             if surge is not None and surge[0] <= t < surge[1]:
                 gap /= surge[2]
+            if last_think is not None:
+                last_think[c] = gap
             heappush(heap, (t + gap, seq(), new_call, c, 0))
 
         def no_next_call(t: float, c: int) -> None:
@@ -151,8 +164,9 @@ class Clients:
                 active[c] = True
                 first[c] = t
                 tries[c] = 0
-                if plain:
-                    backoff[c] = delays(jitter[c]).__next__  # a fresh sequence: the reset after success
+                if plain:  # a fresh sequence: the reset after success
+                    backoff[c] = (delays(jitter[c]) if think_delays is None
+                                  else think_delays(jitter[c], last_think[c])).__next__
                 offered[int(t * inv)] += 1
                 return send(t, c, a)
 
@@ -226,8 +240,12 @@ class Clients:
             wiring.client_server_error = failure_reply(SERVER_ERROR)
             wiring.still_waiting = lambda c, tok: waiting[c] and token[c] == tok
             if wiring.gate is not None:
-                # A request held through an outage is served only if its client still waits for it.
+                # Whether a client still waits for an attempt: a held request whose client does
+                # not is abandoned (served or dropped at the resume), a SYN stops being retransmitted.
                 wiring.gate.still_waiting = wiring.still_waiting
+                # A connect() that fails after the SYN's last retransmit (a full accept queue) is
+                # heard as the attempt timing out (ETIMEDOUT).
+                wiring.gate.connect_failed = on_timeout
         else:
             requests_write = ev.pack(ev.CLIENT_REQUESTS_WRITE)
             requests_version = ev.pack(ev.CLIENT_REQUESTS_VERSION)

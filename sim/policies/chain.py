@@ -55,13 +55,16 @@ class ChainSpec:
         after = [p for p in self.policies if p.needs_delay]
         return (*head, *before, *(() if s is None else (s,)), *after)
 
-    def build(self, uniforms: Sequence[Uniform]) -> list[Chain]:
-        """One chain per client; ``uniforms[c]`` is client c's jitter stream."""
+    def build(self, uniforms: Sequence[Uniform],
+              thinks: Sequence[Callable[[], float]] | None = None) -> list[Chain]:
+        """One chain per client; ``uniforms[c]`` is client c's jitter stream, ``thinks[c]`` its
+        last think time (for a strategy that starts from it, ``Strategy.FROM_THINK_TIME``)."""
         n = len(uniforms)
         columns: list[list[Link]] = []
         for spec in self.ordered():
             if isinstance(spec, Strategy):
-                columns.append([StrategyLink(spec, u) for u in uniforms])
+                columns.append([StrategyLink(spec, u, None if thinks is None else thinks[c])
+                                for c, u in enumerate(uniforms)])
             else:
                 columns.append(spec.links(n))
         timeout = self.attempt_timeout

@@ -36,9 +36,10 @@ from sim.core.wiring import Wiring
 from sim.errors import UserError
 from sim.models.clients import Clients, start_clients
 from sim.models.open_clients import OpenClients
-from sim.models.outage import OutageGate
+from sim.models.outage import AcceptQueue, OutageGate
 from sim.models.strategies import Strategy
 from sim.policies.chain import ChainSpec
+from sim.policies.entries import seconds_per_unit
 from sim.spec import SimulationSpec
 
 __all__ = ["Run", "build_wiring", "record_run", "run_metrics"]
@@ -154,6 +155,12 @@ def build_wiring(spec: SimulationSpec, clients: int, repetition: int) -> Wiring:
     return Wiring(rng, clients, clipped_normal(spec.network_mu, spec.network_sigma), series)
 
 
+def accept_queue(spec: SimulationSpec) -> AcceptQueue:
+    """The simulation's accept queue during outages (its ``backlog`` keys)."""
+    return AcceptQueue(spec.backlog, spec.backlog_overflow, spec.abandoned,
+                       seconds_per_unit(spec.time_unit))
+
+
 def as_chain(strategy: Strategy | ChainSpec) -> ChainSpec:
     """A strategy entry's chain; a bare strategy is a chain of itself (and its limits)."""
     return strategy if isinstance(strategy, ChainSpec) else ChainSpec(strategy)
@@ -164,7 +171,7 @@ def _build(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int,
     wiring = build_wiring(spec, clients, repetition)
     control = spec.control
     if spec.outages:
-        wiring.gate = OutageGate(wiring, spec.outages, spec.backlog)
+        wiring.gate = OutageGate(wiring, spec.outages, accept_queue(spec))
     side = start_clients(wiring, as_chain(strategy), control, spec.workload, spec.timeout,
                          partial(wiring._rng, PURPOSE_WORKLOAD),
                          OpenClients if spec.workload.CONCURRENT else None)
