@@ -32,6 +32,11 @@ BREAKER_CLOSES = 20
 # A first attempt an open circuit breaker refused before sending (Polly's BrokenCircuitException,
 # resilience4j's CallNotPermittedException): the call fails fast; not a retry.
 CLIENT_CALL_REFUSED = 21
+# An incident (``sim.models.incidents``) starts or ends: the whole server keeps part of its
+# capacity, slows down or fails a fraction of attempts; the detail names the kind
+# (``INCIDENT_KINDS``). An incident of capacity 0 is an outage: ``server_pauses``/``resumes``.
+SERVER_INCIDENT_STARTS = 22
+SERVER_INCIDENT_ENDS = 23
 
 EVENT_NAMES: tuple[str, ...] = (
     "client_requests_write",
@@ -56,6 +61,8 @@ EVENT_NAMES: tuple[str, ...] = (
     "breaker_half_opens",
     "breaker_closes",
     "client_call_refused",
+    "server_incident_starts",
+    "server_incident_ends",
 )
 EVENT_CODES: dict[str, int] = {name: code for code, name in enumerate(EVENT_NAMES)}
 
@@ -74,6 +81,8 @@ DETAIL_LABELS: dict[int, str] = {
     CLIENT_RETRY_DENIED: "policy",
     CLIENT_CALL_REFUSED: "policy",
     CLIENT_BACKS_OFF: "tokens",  # with a token-holding policy: the tokens left after the retry
+    SERVER_INCIDENT_STARTS: "kind",
+    SERVER_INCIDENT_ENDS: "kind",
 }
 # The policies that deny retries, by the reason their GiveUp names (``sim.policies``): the detail
 # of ``client_retry_denied`` is an index into this tuple and reads ``policy=token_bucket``. A
@@ -81,8 +90,12 @@ DETAIL_LABELS: dict[int, str] = {
 DENY_REASONS: tuple[str, ...] = ("token_bucket", "grpc_throttle", "retry_quota", "retry_budget",
                                  "concurrency_budget", "breaker", "breaker_open", "policy")
 DENY_REASON_INDEX: dict[str, int] = {name: i for i, name in enumerate(DENY_REASONS)}
+# What an incident changes (``server_incident_starts``' detail, ``kind=slowdown``).
+INCIDENT_KINDS: tuple[str, ...] = ("capacity", "slowdown", "error_rate")
 # Events whose detail is a name from a tuple rather than a number.
-DETAIL_NAMES: dict[int, tuple[str, ...]] = {CLIENT_RETRY_DENIED: DENY_REASONS, CLIENT_CALL_REFUSED: DENY_REASONS}
+DETAIL_NAMES: dict[int, tuple[str, ...]] = {CLIENT_RETRY_DENIED: DENY_REASONS, CLIENT_CALL_REFUSED: DENY_REASONS,
+                                            SERVER_INCIDENT_STARTS: INCIDENT_KINDS,
+                                            SERVER_INCIDENT_ENDS: INCIDENT_KINDS}
 
 DETAIL_SHIFT = 5
 # What a handler returns for internal bookkeeping (a bucket sample, a stale reply): not recorded.

@@ -109,7 +109,7 @@ def timer_events(spec: SimulationSpec, clients: int) -> float:
     timer = spec.control.timer
     if timer is None:
         return 0.0
-    span = max(0.0, float(spec.horizon or 0.0) - sum(o.duration for o in spec.outages))
+    span = max(0.0, float(spec.horizon or 0.0) - sum(o.duration for o in spec.stops))
     think = getattr(spec.workload, "think_time", None)
     if spec.workload.REPEATS and think:
         rate = clients / (float(think) + timer.service)
