@@ -325,6 +325,11 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
                      "add outages = [{ start = ..., duration = ... }] or remove backlog")
     if control_cls is not None:
         _check_replying(check, block, control_cls, control_name, workload, horizon, bucket)
+    calls_before = getattr(workload, "calls_before", None)  # a trace
+    if calls_before is not None and horizon is not None and not calls_before(horizon):
+        check.report("trace_file", f"has no call before the horizon ({horizon:g}); its first starts at "
+                     f"{workload.data.times[0]:g}", "times count from the run's t = 0: shift them, "
+                     "or lengthen the horizon")
     if len(top.errors) > before:
         return None
     return SimulationSpec(title=title, clients=clients, repeat=repeat, network_mu=network_mu,

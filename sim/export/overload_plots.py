@@ -74,13 +74,16 @@ def _shade_outages(ax: Axes, result: SweepResult, palette: Palette, label_them: 
     windows = [(o.start, o.end, "outage", 0.18) for o in spec.stops]
     windows += [(i.start, i.end, incident_label(i), 0.09) for i in spec.degradations]
     shown: set[str] = set()
-    for start, end, name, alpha in windows:
+    ends: list[float] = []  # of the windows labelled so far, by label row
+    for start, end, name, alpha in sorted(windows):
         legend = "outage" if alpha > 0.1 else "incident"
         ax.axvspan(start, end, color=colour, alpha=alpha, linewidth=0,
                    label=legend if legend not in shown else None)
         shown.add(legend)
-        if label_them:
-            ax.text(start, 0.97, f" {name}", color=colour, fontsize=8, va="top", ha="left",
+        if label_them:  # a window that starts inside another is labelled a row lower
+            row = next((r for r, e in enumerate(ends) if start >= e), len(ends))
+            ends[row:row + 1] = [end]
+            ax.text(start, 0.97 - 0.07 * row, f" {name}", color=colour, fontsize=8, va="top", ha="left",
                     transform=blended_transform_factory(ax.transData, ax.transAxes))
 
 
