@@ -335,3 +335,60 @@ def test_every_replying_server_runs_each_incident_it_honours(name: str) -> None:
         run = record_run(spec, spec.labels[0], 5, 0)
         codes = run.history.codes().tolist()
         assert codes.count(ev.SERVER_INCIDENT_STARTS) == 1 and codes.count(ev.SERVER_INCIDENT_ENDS) == 1
+
+
+# --- explore, the PNG, the app's views -----------------------------------------------------------
+
+def test_a_map_over_an_incidents_duration_has_a_verdict_per_cell() -> None:
+    from sim.exploration.backends import LocalBackend
+    from sim.exploration.cache import CellCache
+    from sim.exploration.plan import parse_document
+    from sim.exploration.runner import run_explores
+    from sim.exploration.table import explore_csv_text
+    from support import sim_table
+
+    table = sim_table(**{**SATURATED, "clients": [20], "repeat": 2, "timeout": 60.0,
+                         "incidents": [{"start": 1000.0, "duration": 100.0, "capacity": 0.5}]})
+    table["explore"] = {"axes": [{"key": "incidents[0].duration", "values": [100.0, 400.0]}]}
+    doc = parse_document({"seed": 3, "simulation": [table]}, "map.toml")
+    result = run_explores(doc.explores, LocalBackend(1), CellCache(None))[0]
+    text = explore_csv_text(result)
+    assert "incidents[0].duration" in text.splitlines()[0] and "recovered" in text.splitlines()[0]
+    assert len(text.splitlines()) == 1 + 2 * len(doc.simulations[0].strategies)
+
+
+def test_the_timeseries_png_names_each_incident() -> None:
+    from sim.export.overload_plots import timeseries_figure
+    from sim.runs.sweep import run_sweep
+
+    spec = make_spec(**{**SATURATED, "clients": [10], "horizon": 1500.0},
+                     outages=[{"start": 200.0, "duration": 100.0}],
+                     incidents=[{"start": 500.0, "duration": 400.0, "capacity": 0.5},
+                                {"start": 600.0, "duration": 100.0, "error_rate": 0.3}])
+    fig = timeseries_figure(run_sweep(spec, workers=1))
+    ax = fig.axes[0]
+    assert [t.get_text().strip() for t in ax.texts] == ["outage", "capacity 50%", "errors 30%"]
+    # the error window starts inside the capacity window: its name is a row lower
+    assert ax.texts[2].get_position()[1] < ax.texts[1].get_position()[1]
+    assert {"outage", "incident"} <= set(ax.get_legend_handles_labels()[1])
+
+
+def test_the_app_shades_incidents_and_says_which_are_under_way() -> None:
+    from tui.view.legend import timeline_legend
+    from tui.view.rundata import RunData
+    from tui.view.timeline_grid import build_grid
+    from tui.widgets.status import Status, clock_parts
+
+    spec = make_spec(**{**SATURATED, "clients": [10]},
+                     incidents=[{"start": 1000.0, "duration": 1000.0, "slowdown": 2.0}])
+    run = record_run(spec, spec.labels[0], 10, 0)
+    data = RunData.from_history(run.history, 10, run.open_metrics)
+    assert data.incidents == ((1000.0, 2000.0, "slowdown"),) and not data.outages
+    assert data.incidents_at(1500.0) == ("slowdown",) and data.incidents_at(2500.0) == ()
+    assert data.series.incidents == ((1000.0, 2000.0),)
+    grid = build_grid(data, 4, 30)  # about 3000 over 30 columns: 100 a column
+    marked = set(np.flatnonzero(grid.incident).tolist())
+    assert set(range(10, 20)) <= marked <= set(range(9, 21)) and not grid.outage.any()
+    assert "incident" in [entry.label for entry in timeline_legend(data, grid)]
+    parts = [p.plain for p in clock_parts(Status(incidents=("slowdown",)))]
+    assert "┈ incident: slowdown" in parts
