@@ -22,6 +22,7 @@ from sim.models import CONTROLS, STRATEGIES, WORKLOADS
 from sim.models.clients import workload_problem
 from sim.models.controls import Control
 from sim.models.outage import ABANDONED_RULES, BACKLOG_OVERFLOWS
+from sim.models.incidents import KINDS as INCIDENT_KINDS, Incident, control_problems, schedule_problems
 from sim.models.strategies import Strategy
 from sim.models.workloads import Burst, Outage, Workload
 from sim.policies.entries import parse_entry, parse_policies, preset_label, seconds_per_unit
@@ -39,7 +40,7 @@ SAMPLE_CONFIG = Path(__file__).with_name("sample.toml")
 MAX_CLIENT_VALUES = 20
 
 _SIMULATION_KEYS = {
-    "title", "max_clients", "clients", "repeat", "network_mu", "network_sigma",
+    "title", "max_clients", "clients", "repeat", "network_mu", "network_sigma", "incidents",
     "work_to_duration", "control", "strategies", "seed",
     "workload", "horizon", "timeout", "outages", "bucket", "backlog", "time_unit", "policies",
     "backlog_overflow", "abandoned",
@@ -339,13 +340,19 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
              for key in ("horizon", "timeout", "bucket") if key in block}
     horizon, timeout, bucket = (spans.get(key) for key in ("horizon", "timeout", "bucket"))
     outages = _parse_outages(check, block.get("outages"), horizon)
+    incidents = _parse_incidents(check, block.get("incidents"), horizon, outages, control)
     backlog = check.attempt(check.integer, block, "backlog", minimum=0) if "backlog" in block else None
-    if "backlog" in block and not block.get("outages"):
+    if "backlog" in block and not block.get("outages") and not any(i.is_outage for i in incidents):
         check.report("backlog", "bounds the requests held during an outage, but there are no outages",
                      "add outages = [{ start = ..., duration = ... }] or remove backlog")
     overflow, abandoned = _parse_accept_queue(check, block, time_unit or default_time_unit)
     if control_cls is not None:
         _check_replying(check, block, control_cls, control_name, workload, horizon, bucket)
+    calls_before = getattr(workload, "calls_before", None)  # a trace
+    if calls_before is not None and horizon is not None and not calls_before(horizon):
+        check.report("trace_file", f"has no call before the horizon ({horizon:g}); its first starts at "
+                     f"{workload.data.times[0]:g}", "times count from the run's t = 0: shift them, "
+                     "or lengthen the horizon")
     if len(top.errors) > before:
         return None
     return SimulationSpec(title=title, clients=clients, repeat=repeat, network_mu=network_mu,
@@ -354,7 +361,7 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
                           horizon=horizon, timeout=timeout, outages=outages, bucket=bucket,
                           backlog=backlog, backlog_overflow=overflow, abandoned=abandoned,
                           time_unit=time_unit, shared_policies=shared_policies,
-                          source=top.file,
+                          incidents=incidents, source=top.file,
                           clients_key="max_clients" if "max_clients" in block else "clients")
 
 
@@ -442,6 +449,8 @@ def _parse_workload(check: _Checker, block: dict[str, Any]) -> Workload | None:
     cls = WORKLOADS[name]
     keys = {f.name for f in fields(cls)}
     args = check.params(cls, {k: v for k, v in block.items() if k in keys}, f"workload {name!r}", skip=set())
+    if args is not None:
+        _resolve_paths(check.file, args, getattr(cls, "PATH_KEYS", ()))
     return check.build(cls, args) if args is not None else None
 
 
@@ -495,6 +504,44 @@ def _parse_outages(check: _Checker, raw: Any, horizon: float | None) -> tuple[Ou
         else:
             outages.append(Outage(start, duration))
     return tuple(outages)
+
+
+def _parse_incidents(check: _Checker, raw: Any, horizon: float | None, outages: tuple[Outage, ...],
+                     control: Control | None) -> tuple[Incident, ...]:
+    """``incidents``: each table checked, then the list's windows (time order, no overlap of
+    one kind, before the horizon) and what the server kind can run (sim.models.incidents)."""
+    if raw is None:
+        return ()
+    example = "{ start = 20000.0, duration = 10000.0, capacity = 0.5 }"
+    if not isinstance(raw, list) or not all(isinstance(i, dict) for i in raw):
+        check.report("incidents", f"must be a list of tables like {example}")
+        return ()
+    before = len(check.errors)
+    incidents: list[Incident] = []
+    for position, table in enumerate(raw, start=1):
+        key = f"incidents[{position}]"
+        extra = set(table) - {"start", "duration", *INCIDENT_KINDS}
+        if extra:
+            check.report(f"{key}.{sorted(extra)[0]}", "is not an incident key",
+                         _suggest(sorted(extra)[0], ("start", "duration", *INCIDENT_KINDS))
+                         or f"an incident has start, duration and one of {', '.join(INCIDENT_KINDS)}")
+            continue
+        values = {name: check._located(f"{key}.", check.number, table, name, minimum=0)
+                  for name in ("start", "duration", *INCIDENT_KINDS) if name in table or name in ("start", "duration")}
+        if any(v is None for v in values.values()):
+            continue
+        try:
+            incidents.append(Incident(**values))
+        except ParamError as exc:
+            check.report(f"{key}.{exc.key}", exc.message, exc.hint)
+    if len(check.errors) > before:
+        return ()
+    for suffix, message, hint in schedule_problems(incidents, outages, horizon, base=1):
+        check.report(f"incidents{suffix}", message, hint)
+    if control is not None:
+        for suffix, message, hint in control_problems(control, incidents, base=1):
+            check.report(f"incidents{suffix}", message, hint)
+    return tuple(incidents) if len(check.errors) == before else ()
 
 
 def _parse_strategies(check: _Checker, raw: Any, shared_raw: Any = None,

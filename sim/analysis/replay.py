@@ -1,4 +1,4 @@
-"""A recorded run's totals, latencies and outage windows, derived from its event columns.
+"""A recorded run's totals, latencies and outage and incident windows, derived from its event columns.
 
 The engine counts these while it runs (``Run.metrics``, ``OpenRunMetrics``); an events file read
 back (a replay) holds only the events, so the app derives them here, by the engine's rules, and
@@ -53,6 +53,24 @@ def outage_windows(times: np.ndarray, clients: np.ndarray, codes: np.ndarray) ->
     for start in pauses:
         later = resumes[resumes >= start]
         windows.append((float(start), float(later[0]) if later.size else end))
+    return tuple(windows)
+
+
+def incident_windows(times: np.ndarray, clients: np.ndarray, codes: np.ndarray,
+                     details: np.ndarray) -> tuple[tuple[float, float, str], ...]:
+    """``(start, end, kind)`` of each incident (``sim.models.incidents``), in order of start; one
+    not ended before the run did ends the run."""
+    server = clients < 0
+    starts = np.flatnonzero(server & (codes == ev.SERVER_INCIDENT_STARTS))
+    ends = np.flatnonzero(server & (codes == ev.SERVER_INCIDENT_ENDS))
+    end_of_run = float(times[-1]) if times.size else 0.0
+    kinds = ev.INCIDENT_KINDS
+    windows = []
+    for i in starts.tolist():
+        kind = int(details[i])
+        later = ends[(ends > i) & (details[ends] == kind)]
+        name = kinds[kind] if 0 <= kind < len(kinds) else str(kind)
+        windows.append((float(times[i]), float(times[later[0]]) if later.size else end_of_run, name))
     return tuple(windows)
 
 

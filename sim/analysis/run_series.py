@@ -4,7 +4,8 @@ A simulated run's series are the engine's own (``OpenRunMetrics.series``, what t
 ``_timeseries.csv`` export holds). A replayed events file carries no series, so they are counted
 back from its events (``count_series``): the flows exactly as the engine's handlers count them,
 the server's state as the requests it holds (accepted or queued, not yet completed) at each
-bucket's end. Outage windows always come from the server's pause and resume events.
+bucket's end. Outage windows always come from the server's pause and resume events, incident
+windows from its incident start and end events.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ import numpy as np
 
 from sim.analysis.open_metrics import OpenRunMetrics
 from sim.analysis.recovery import recovery_time
-from sim.analysis.replay import Window, call_starts, outage_windows, success_latencies
+from sim.analysis.replay import Window, call_starts, incident_windows, outage_windows, success_latencies
 from sim.core import events as ev
 from sim.core.series import SERIES_NAMES
+from sim.models.incidents import merged_windows
 from sim.models.workloads import Outage
 from sim.spec import DEFAULT_BUCKETS
 
@@ -61,6 +63,7 @@ class RunSeries:
     outages: tuple[Window, ...] = ()
     recovery_time: float | None = None  # None: no outage; nan: never recovered
     derived: bool = False  # counted back from events (a replay), not the engine's own series
+    incidents: tuple[Window, ...] = ()  # windows of incidents that do not stop the server
     starts: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
@@ -79,10 +82,11 @@ class RunSeries:
         return any(start <= t < end for start, end in self.outages)
 
     @classmethod
-    def from_metrics(cls, metrics: OpenRunMetrics, outages: tuple[Window, ...]) -> RunSeries:
+    def from_metrics(cls, metrics: OpenRunMetrics, outages: tuple[Window, ...],
+                     incidents: tuple[Window, ...] = ()) -> RunSeries:
         """The engine's series and recovery verdict of a simulated run."""
         series = {name: np.asarray(metrics.series[name], dtype=np.int64) for name in SERIES_NAMES}
-        return cls(metrics.bucket, series, outages, metrics.recovery_time)
+        return cls(metrics.bucket, series, outages, metrics.recovery_time, incidents=incidents)
 
     @classmethod
     def from_events(cls, times: np.ndarray, clients: np.ndarray, codes: np.ndarray,
@@ -93,9 +97,12 @@ class RunSeries:
         width = span / buckets if span > 0 else 1.0
         series = count_series(times, codes, details, width, buckets)
         windows = outage_windows(times, clients, codes)
+        incidents = tuple((s, e) for s, e, _ in incident_windows(times, clients, codes, details))
         recovery = None
-        if windows:
+        if windows or incidents:
+            # Judged against every disruption, as the engine judges (SimulationSpec.disruptions).
+            judged = windows if not incidents else merged_windows(windows + incidents)
             recovery = recovery_time(series["goodput"], width,
-                                     tuple(Outage(s, e - s) for s, e in windows),
+                                     tuple(Outage(s, e - s) for s, e in judged),
                                      *success_latencies(times, clients, codes, details))
-        return cls(width, series, windows, recovery, derived=True)
+        return cls(width, series, windows, recovery, derived=True, incidents=incidents)

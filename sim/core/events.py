@@ -35,6 +35,11 @@ CLIENT_CALL_REFUSED = 21
 # A request the server dropped without serving it (PoolServer: a queue timeout, CoDel, a client
 # that no longer waits); its detail names the reason (``DROP_REASONS``).
 SERVER_DROPS = 22
+# An incident (``sim.models.incidents``) starts or ends: the whole server keeps part of its
+# capacity, slows down or fails a fraction of attempts; the detail names the kind
+# (``INCIDENT_KINDS``). An incident of capacity 0 is an outage: ``server_pauses``/``resumes``.
+SERVER_INCIDENT_STARTS = 23
+SERVER_INCIDENT_ENDS = 24
 
 EVENT_NAMES: tuple[str, ...] = (
     "client_requests_write",
@@ -60,6 +65,8 @@ EVENT_NAMES: tuple[str, ...] = (
     "breaker_closes",
     "client_call_refused",
     "server_drops",
+    "server_incident_starts",
+    "server_incident_ends",
 )
 EVENT_CODES: dict[str, int] = {name: code for code, name in enumerate(EVENT_NAMES)}
 
@@ -79,6 +86,8 @@ DETAIL_LABELS: dict[int, str] = {
     CLIENT_CALL_REFUSED: "policy",
     CLIENT_BACKS_OFF: "tokens",  # with a token-holding policy: the tokens left after the retry
     SERVER_DROPS: "reason",
+    SERVER_INCIDENT_STARTS: "kind",
+    SERVER_INCIDENT_ENDS: "kind",
 }
 # The policies that deny retries, by the reason their GiveUp names (``sim.policies``): the detail
 # of ``client_retry_denied`` is an index into this tuple and reads ``policy=token_bucket``. A
@@ -91,9 +100,13 @@ DENY_REASON_INDEX: dict[str, int] = {name: i for i, name in enumerate(DENY_REASO
 # (``cancel``). Later reasons are appended, so recorded indices keep their meaning.
 DROP_REASONS: tuple[str, ...] = ("queue_timeout", "codel", "cancelled")
 DROP_REASON_INDEX: dict[str, int] = {name: i for i, name in enumerate(DROP_REASONS)}
+# What an incident changes (``server_incident_starts``' detail, ``kind=slowdown``).
+INCIDENT_KINDS: tuple[str, ...] = ("capacity", "slowdown", "error_rate")
 # Events whose detail is a name from a tuple rather than a number.
 DETAIL_NAMES: dict[int, tuple[str, ...]] = {CLIENT_RETRY_DENIED: DENY_REASONS, CLIENT_CALL_REFUSED: DENY_REASONS,
-                                            SERVER_DROPS: DROP_REASONS}
+                                            SERVER_DROPS: DROP_REASONS,
+                                            SERVER_INCIDENT_STARTS: INCIDENT_KINDS,
+                                            SERVER_INCIDENT_ENDS: INCIDENT_KINDS}
 
 DETAIL_SHIFT = 5
 # What a handler returns for internal bookkeeping (a bucket sample, a stale reply): not recorded.

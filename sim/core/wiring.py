@@ -42,6 +42,8 @@ class Wiring:
         self.series = series
         # Set by the engine when the simulation has outages (sim.models.outage.OutageGate).
         self.gate: Any = None
+        # Set by servers that honour capacity and slowdown incidents (sim.models.incidents.IncidentHooks).
+        self.incident_hooks: Any = None
         self.dropped_at_end = 0
         # Set by the client side before the control builds its handlers.
         self.client_rejected: Callable[[float, int, int], int]

@@ -3,7 +3,7 @@ every cell of a map must respect.
 
 Models validate their own parameters when ``dataclasses.replace`` rebuilds them; the rules that
 ``sim.config`` applies to the simulation table itself (minimums of simulation keys, the bounds of
-``sim.bounds`` on every number, outages in order and before the horizon, keys only replying
+``sim.bounds`` on every number, outages and incidents in order and before the horizon, keys only replying
 servers take) are repeated here for a spec. A test keeps the two in step by feeding the same
 values through both. ``check_cells`` then puts every cell through ``sim.runs.resources``, as
 ``backoff-sim run`` puts a config's simulations, and bounds the whole map's events
@@ -19,6 +19,7 @@ from dataclasses import fields
 from sim.bounds import MAX_INTEGER, MAX_SEED, MAX_TIME, MIN_SPAN
 from sim.errors import ConfigError, ParamError
 from sim.policies.entries import seconds_per_unit
+from sim.models.incidents import control_problems, schedule_problems
 from sim.spec import SimulationSpec
 
 # Simulation keys: (lowest allowed value, whether the value itself may equal it).
@@ -103,6 +104,9 @@ def check_spec(spec: SimulationSpec) -> None:
             raise ParamError(f"outages[{i}].duration", f"ends after {MAX_TIME:g}, got start + duration = "
                                                         f"{outage.start + outage.duration:g}", _BOUND_HINT)
         previous_end = outage.end
+    for suffix, message, hint in [*schedule_problems(spec.incidents, spec.outages, spec.horizon),
+                                  *control_problems(spec.control, spec.incidents)]:
+        raise ParamError(f"incidents{suffix}", message, hint)
 
 
 def check_cells(plans: Sequence, *, workers: int, force: bool = False,

@@ -3,7 +3,7 @@
 A path is written as in the TOML it comes from: a simulation key (``horizon``, ``repeat``), a
 parameter of the control or the workload by its bare name (``concurrency_limit``,
 ``think_time``; ``control.NAME`` and ``workload.NAME`` also work), or an element of a list
-(``outages[0].duration``, ``strategies[1].base``; indices count from 0). A policy is an element
+(``outages[0].duration``, ``incidents[0].duration``, ``strategies[1].base``; indices count from 0). A policy is an element
 of a strategy's chain as the strategy runs it (the preset's policies, the entry's own, then the
 simulation's: ``strategies[1].policies[0].percent``), or of the simulation's own list, which
 sets it in every strategy (``policies[0].capacity``). ``clients`` is the single client count of
@@ -174,12 +174,13 @@ def resolve(text: str, spec: SimulationSpec) -> KeyPath:
         elif head in _field_names(spec.workload):
             raw = ["workload", *raw]
         else:
-            known = sorted(spec_fields - {"title", "control", "workload", "strategies", "outages", "clients",
+            known = sorted(spec_fields - {"title", "control", "workload", "strategies", "outages", "incidents", "clients",
                                           "shared_policies", "policies", "source", "clients_key",
                                           "soft_limits", "time_unit"}
                            | set(_field_names(spec.control)) | set(_field_names(spec.workload)))
             raise PathError(f"{head!r} is not a key of this simulation",
                             f"simulation keys: {', '.join(known)}; or outages[i].start|duration, "
+                            "incidents[i].start|duration|capacity|slowdown|error_rate, "
                             "strategies[i].PARAM, strategies[i].policies[j].PARAM, policies[j].PARAM, clients")
     steps: list[Step] = []
     obj: Any = spec

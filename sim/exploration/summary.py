@@ -74,8 +74,9 @@ def row_columns(spec: SimulationSpec) -> tuple[str, ...]:
 
 
 def has_verdict(spec: SimulationSpec) -> bool:
-    """A recover/collapse verdict exists: a server kind with recovery verdicts and an outage."""
-    return spec.caps.recovery and bool(spec.outages)
+    """A recover/collapse verdict exists: a server kind with recovery verdicts and an outage
+    or an incident."""
+    return spec.caps.recovery and bool(spec.disruptions)
 
 
 def run_values(spec: SimulationSpec, m: RunMetrics) -> dict[str, float]:

@@ -69,7 +69,7 @@ def run_metric(plan: TunePlan, cell: CellResult, metric: str, s: int) -> np.ndar
     is never cheaper than a slow recovery."""
     if metric == "recovery_time":
         spec = plan.base
-        censor = float(spec.horizon) - spec.outages[-1].end
+        censor = float(spec.horizon) - spec.disruptions[-1].end
         times = cell.values["recovery_time"][s]
         return np.where(np.isnan(times), censor, times)
     return cell.values[metric][s]

@@ -18,6 +18,7 @@ from sim.runs.sweep import SweepResult
 from sim.export.atomic import atomic_save_figure
 from sim.export.figure_style import DPI, style_axes, style_figure, style_legend
 from sim.export.palette import SERIES_COLOURS, Palette, load_palette
+from sim.models.incidents import incident_label
 from sim.units import format_duration
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -64,15 +65,25 @@ def _recovery_notes(result: SweepResult, label: str, m: OpenRunMetrics) -> tuple
 
 
 def _shade_outages(ax: Axes, result: SweepResult, palette: Palette, label_them: bool) -> None:
-    """Shade each outage window; name it inside the panel when ``label_them``."""
+    """Shade each outage window (and incident of capacity 0), and each other incident more
+    lightly; name them inside the panel when ``label_them``."""
     from matplotlib.transforms import blended_transform_factory
 
     colour = palette.events["failure"]
-    for i, outage in enumerate(result.spec.outages):
-        ax.axvspan(outage.start, outage.end, color=colour, alpha=0.18, linewidth=0,
-                   label="outage" if i == 0 else None)
-        if label_them:
-            ax.text(outage.start, 0.97, " outage", color=colour, fontsize=8, va="top", ha="left",
+    spec = result.spec
+    windows = [(o.start, o.end, "outage", 0.18) for o in spec.stops]
+    windows += [(i.start, i.end, incident_label(i), 0.09) for i in spec.degradations]
+    shown: set[str] = set()
+    ends: list[float] = []  # of the windows labelled so far, by label row
+    for start, end, name, alpha in sorted(windows):
+        legend = "outage" if alpha > 0.1 else "incident"
+        ax.axvspan(start, end, color=colour, alpha=alpha, linewidth=0,
+                   label=legend if legend not in shown else None)
+        shown.add(legend)
+        if label_them:  # a window that starts inside another is labelled a row lower
+            row = next((r for r, e in enumerate(ends) if start >= e), len(ends))
+            ends[row:row + 1] = [end]
+            ax.text(start, 0.97 - 0.07 * row, f" {name}", color=colour, fontsize=8, va="top", ha="left",
                     transform=blended_transform_factory(ax.transData, ax.transAxes))
 
 

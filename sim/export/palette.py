@@ -56,6 +56,8 @@ CODE_KINDS: dict[int, str] = {
     ev.BREAKER_CLOSES: KIND_SUCCESS,
     ev.CLIENT_CALL_REFUSED: KIND_FAILURE,  # the call fails fast; the chain may try it again
     ev.SERVER_DROPS: KIND_FAILURE,
+    ev.SERVER_INCIDENT_STARTS: KIND_FAILURE,  # as an outage's pause and resume
+    ev.SERVER_INCIDENT_ENDS: KIND_SERVER,
 }
 # Each time series' colour, an index into a theme's ``series.colors``. The order of the dark
 # theme's colours makes offered blue, retries orange, goodput green, rejected red.

@@ -141,7 +141,16 @@ class Clients:
         def no_next_call(t: float, c: int) -> None:
             return None
 
-        next_call = think_then_call if workload.REPEATS else no_next_call
+        logged = workload.logged_calls(n)  # a trace: each client's next logged start, None after its last
+
+        def next_logged(t: float, c: int) -> None:
+            # A call logged while the client was busy starts now; a later one at its time.
+            due = logged[c]()
+            if due is not None:
+                heappush(heap, (due if due > t else t, seq(), new_call, c, 0))
+
+        next_call = ((think_then_call if logged is None else next_logged) if workload.REPEATS
+                     else no_next_call)
 
         # --- how an attempt travels, and the outcomes the client hears -------------------------
         if replies:

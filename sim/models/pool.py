@@ -59,6 +59,7 @@ from sim.core import events as ev
 from sim.core.events import NO_EVENT
 from sim.errors import ParamError
 from sim.models.controls import Capabilities, Control, ServerHandlers, register
+from sim.models.incidents import KINDS as INCIDENT_KINDS, IncidentHooks, kept_slots
 from sim.models.service_times import (DISTRIBUTIONS, ServiceFileError, lognormal_sigma,
                                       read_service_file, service_draw)
 from sim.params import above, at_least
@@ -97,6 +98,7 @@ class PoolServer(Control):
     queue with a discipline, and the server-side defences: a queue timeout, CoDel,
     cancellation (see the module docstring)."""
 
+    INCIDENTS: ClassVar[frozenset[str]] = frozenset(INCIDENT_KINDS)  # capacity: its workers
     CAPS: ClassVar[Capabilities] = Capabilities(
         replies=True, keeps_series=True, latencies=True,
         events=frozenset({ev.SERVER_ACCEPTS, ev.SERVER_QUEUES, ev.SERVER_REJECTS,
@@ -408,4 +410,10 @@ class PoolServer(Control):
             gate.on_resume(dispatch)
         wiring.server_state = state
         wiring.server_hooks = PoolHooks(set_workers, set_slowdown, state)
+        # Incidents: capacity is the pool's workers (kept as ``kept_slots``: 64 at 0.5 keep 32),
+        # slowdown the factor on service that starts from then on.
+        full = int(self.workers)
+        wiring.incident_hooks = IncidentHooks(
+            lambda t, fraction: set_workers(t, full if fraction >= 1.0 else kept_slots(full, fraction)),
+            lambda t, factor: set_slowdown(factor))
         return ServerHandlers(receive_write, None, stopped_waiting if immediate else None)

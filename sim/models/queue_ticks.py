@@ -34,6 +34,7 @@ from sim.core import events as ev
 from sim.core.events import NO_EVENT
 from sim.core.streams import uniform01
 from sim.models.controls import ServerHandlers
+from sim.models.incidents import IncidentHooks, kept_slots
 
 if TYPE_CHECKING:
     from sim.core.wiring import Wiring
@@ -55,6 +56,8 @@ def build_per_tick(wiring: Wiring, concurrency: int, service_time: float, queue_
     ids = count().__next__
     in_service = 0
     rejecting = 0
+    slots = concurrency  # the service slots kept (a capacity incident keeps fewer)
+    work, reject_work = service_time, reject_delay  # as a slowdown incident stretches them
     ticking = False  # a tick is scheduled
     next_tick = 0.0  # server-clock time of the scheduled tick
     slack = tick * _SLACK
@@ -120,18 +123,18 @@ def build_per_tick(wiring: Wiring, concurrency: int, service_time: float, queue_
             rejecting -= 1
             return NO_EVENT
         in_service -= 1
-        if queue:
+        if queue and in_service < slots:
             nc, ntoken = queue.popleft()
             in_service += 1
-            start(t, nc, ntoken, service_time, True)
+            start(t, nc, ntoken, work, True)
         return completes_code | ((in_service + 1) << shift)
 
     def receive_write(t: float, c: int, token: int) -> int:
         nonlocal in_service, rejecting
-        if in_service < concurrency:
+        if in_service < slots:
             in_service += 1
             accepted_series[int(t * inv)] += 1
-            start(t, c, token, service_time, True)
+            start(t, c, token, work, True)
             return accepts
         if len(queue) < queue_size:
             queue.append((c, token))
@@ -139,11 +142,26 @@ def build_per_tick(wiring: Wiring, concurrency: int, service_time: float, queue_
             return queues_code | ((len(queue) + 1) << shift)
         rejecting += 1
         rejected_series[int(t * inv)] += 1
-        start(t, c, token, reject_delay, False)
+        start(t, c, token, reject_work, False)
         return rejects
+
+    def set_capacity(t: float, fraction: float) -> None:
+        # Slots regained take queued requests at once; slots lost empty as work finishes.
+        nonlocal slots, in_service
+        slots = kept_slots(concurrency, fraction)
+        while queue and in_service < slots:
+            nc, ntoken = queue.popleft()
+            in_service += 1
+            start(t, nc, ntoken, work, True)
+
+    def set_slowdown(t: float, factor: float) -> None:
+        # Work fixed when a request starts: those in progress keep what they have left.
+        nonlocal work, reject_work
+        work, reject_work = service_time * factor, reject_delay * factor
 
     if gate is not None:
         gate.freeze(on_tick)
         gate.freeze(finish)
     wiring.server_state = lambda: (in_service, len(queue))
+    wiring.incident_hooks = IncidentHooks(set_capacity, set_slowdown)
     return ServerHandlers(receive_write)

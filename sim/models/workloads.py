@@ -69,6 +69,11 @@ class Workload:
         """Per-client think-time streams between calls, for workloads that repeat (else None)."""
         return None
 
+    def logged_calls(self, clients: int) -> list[Callable[[], float | None]] | None:
+        """Per client, its next call's logged start time (None after its last), for a workload
+        that replays a log (``sim.models.trace``); None for the others."""
+        return None
+
 
 WORKLOADS: dict[str, type[Workload]] = {}
 

@@ -154,7 +154,7 @@ def latency_table(result: SweepResult, palette: Palette | None = None,
     """
     spec = result.spec
     accent = palette.base["accent"] if palette else "yellow"
-    has_outage = bool(spec.outages)
+    has_outage = bool(spec.disruptions)  # outages and incidents alike
     # per client count, per strategy: the cells by column name, unformatted
     sections = [strategy_values(result, k) for k in range(len(spec.clients))]
     silent = silent_columns(sections)
@@ -227,7 +227,7 @@ class LatencyReport:
         labels = result.spec.labels
         slack = max(map(len, labels)) - min(STRATEGY_MIN_WIDTH, max(map(len, labels)))
         verdicts = [len(recovery_text(result.recovery(s, k))) for s in range(len(labels))
-                    for k in range(len(result.spec.clients))] if result.spec.outages else []
+                    for k in range(len(result.spec.clients))] if result.spec.disruptions else []
         slack += max(0, max(verdicts, default=0) - RECOVERY_MIN_WIDTH)
         for col in NARROW_DROP_ORDER:
             if Measurement.get(console, options.update(width=10_000), table).maximum - slack <= options.max_width:

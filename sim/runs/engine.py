@@ -35,6 +35,7 @@ from sim.core.streams import PURPOSE_WORKLOAD, clipped_normal, generator
 from sim.core.wiring import Wiring
 from sim.errors import UserError
 from sim.models.clients import Clients, start_clients
+from sim.models.incidents import Incidents
 from sim.models.open_clients import OpenClients
 from sim.models.outage import AcceptQueue, OutageGate
 from sim.models.strategies import Strategy
@@ -170,18 +171,24 @@ def _build(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int,
            repetition: int) -> tuple[Wiring, Clients]:
     wiring = build_wiring(spec, clients, repetition)
     control = spec.control
-    if spec.outages:
-        wiring.gate = OutageGate(wiring, spec.outages, accept_queue(spec))
+    stops, degradations = spec.stops, spec.degradations
+    if stops:
+        wiring.gate = OutageGate(wiring, stops, accept_queue(spec))
+    incidents = Incidents(wiring, degradations) if degradations else None
     side = start_clients(wiring, as_chain(strategy), control, spec.workload, spec.timeout,
                          partial(wiring._rng, PURPOSE_WORKLOAD),
                          OpenClients if spec.workload.CONCURRENT else None)
     handlers = control.build(wiring)
+    receive_write = handlers.receive_write
+    if incidents is not None:
+        incidents.bind(wiring.incident_hooks)
+        receive_write = incidents.wrap(receive_write)  # errors inside the gate: a stopped server sends none
     gate = wiring.gate
     if gate is not None:
-        side.bind(gate.wrap(handlers.receive_write), gate.wrap(handlers.receive_read),
+        side.bind(gate.wrap(receive_write), gate.wrap(handlers.receive_read),
                   handlers.stopped_waiting)
     else:
-        side.bind(handlers.receive_write, handlers.receive_read, handlers.stopped_waiting)
+        side.bind(receive_write, handlers.receive_read, handlers.stopped_waiting)
     if wiring.series is not None:
         _schedule_sampling(wiring, float(spec.horizon))
     return wiring, side
@@ -237,7 +244,7 @@ def _metrics(spec: SimulationSpec, wiring: Wiring, side: Clients, duration: floa
         latency_times=latency_times,
         attempts_per_client=np.asarray(side.attempts, dtype=np.int64), bucket=series.width,
         series=arrays, refused=gate.refused if gate else 0, dropped=gate.dropped if gate else 0,
-        recovery_time=recovery_time(arrays["goodput"], series.width, spec.outages,
+        recovery_time=recovery_time(arrays["goodput"], series.width, spec.disruptions,
                                     latency_times, latencies))
 
 

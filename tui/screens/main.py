@@ -201,7 +201,8 @@ class MainScreen(Screen):
             time_unit=source.time_unit(s.simulation),
             index=app.cursor, count=len(data) if data else 0, playing=app.playing,
             speed=app.speed, animated=app.animated, loading=loading,
-            outage=bool(data and data.in_outage(app.current_time))))
+            outage=bool(data and data.in_outage(app.current_time)),
+            incidents=data.incidents_at(app.current_time) if data else ()))
 
     # --- runs -------------------------------------------------------------------------------
 

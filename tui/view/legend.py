@@ -1,5 +1,5 @@
 """The timeline's legend: one entry per mark the run uses, the backoff's wait, the density
-bars of crowded lanes and the outage shading, fitted to one row.
+bars of crowded lanes and the outage and incident shading, fitted to one row.
 
 Entries come from the run (only what it holds is explained, in the words of its model: a ✗ is a
 "reject" against a lock, a "timeout" against a queue) and the grid (density bounds). Nothing
@@ -15,6 +15,7 @@ from .marks import MARK_RANK, MARKS, marks_present, run_labels
 from .timeline_grid import Grid
 
 OUTAGE_GLYPH = "░"
+INCIDENT_GLYPH = "┈"  # an incident that does not stop the server: lighter than an outage
 TOKENS_GLYPH = "4"  # an example count: the legend says what the number beside a label is
 BREAKER_STATE_GLYPHS = "◉◐"
 WAIT_GLYPH = "─"
@@ -24,7 +25,7 @@ DENSITY_GLYPHS = "▂▄▆█"
 SHORT_WORDS: dict[str, str] = {"backoff": "wait", "accept": "acc", "commit": "ok",
                                "success": "ok", "reject": "rej", "abort": "abrt",
                                "timeout": "t/o", "give up": "quit", "server": "srv",
-                               "version": "ver", "outage": "down", "write": "wr",
+                               "version": "ver", "outage": "down", "incident": "inc", "write": "wr",
                                "read": "rd", "retry denied": "deny", "call refused": "refd",
                                "breaker": "brk", "policy state": "state"}
 # How a legend too wide for its row gives way, step by step: shorter words for the least telling
@@ -35,8 +36,8 @@ FIT_STEPS: tuple[tuple[str, str], ...] = (
                                      "done")),
     ("drop", "server"), ("drop", "version"),
     *(("shorten", name) for name in ("policy", "density", "breaker", "denied", "give_up",
-                                     "failure", "outage")),
-    ("drop", "outage"),
+                                     "failure", "incident", "outage")),
+    ("drop", "incident"), ("drop", "outage"),
 )
 
 
@@ -76,6 +77,8 @@ def timeline_legend(data: RunData, grid: Grid | None, codes: frozenset[int] | No
                                    None, "density"))
     if data.outages:
         entries.append(LegendEntry(OUTAGE_GLYPH, "outage", None, "outage"))
+    if data.incidents:
+        entries.append(LegendEntry(INCIDENT_GLYPH, "incident", None, "incident"))
     return entries
 
 

@@ -68,6 +68,8 @@ CODE_MARKS: dict[int, str] = {
     ev.BREAKER_CLOSES: "breaker",
     ev.CLIENT_CALL_REFUSED: "denied",
     ev.SERVER_DROPS: "failure",
+    ev.SERVER_INCIDENT_STARTS: "failure",
+    ev.SERVER_INCIDENT_ENDS: "server",
 }
 # Rank of each event code (index = code), for numpy lookups.
 CODE_RANK = np.array([MARK_RANK[CODE_MARKS[code]] for code in range(len(ev.EVENT_NAMES))],

@@ -21,6 +21,7 @@ from sim.analysis.replay import (
     RequestPoints,
     RunSummary,
     backoff_waits,
+    incident_windows,
     outage_windows,
     present_codes,
     recorded_caps,
@@ -59,6 +60,8 @@ class RunData:
     grids: dict = field(default_factory=dict, repr=False)
     # Which policy state is shared by all clients (the server lane's); a replay cannot tell.
     scopes: Scopes = Scopes()
+    # (start, end, kind) of each incident that does not stop the server (sim.models.incidents).
+    incidents: tuple[tuple[float, float, str], ...] = ()
 
     @classmethod
     def from_history(cls, history: History, n_clients: int | None = None,
@@ -91,13 +94,14 @@ class RunData:
         n_clients = max(1, n_clients)
         requests = RequestPoints.from_columns(times, clients, codes, n_clients)
         outages = outage_windows(times, clients, codes)
+        incidents = incident_windows(times, clients, codes, details)
         series = None
         if open_metrics is not None:
-            series = RunSeries.from_metrics(open_metrics, outages)
+            series = RunSeries.from_metrics(open_metrics, outages, tuple((s, e) for s, e, _ in incidents))
         elif recorded_caps(codes).keeps_series:
             series = RunSeries.from_events(times, clients, codes, details)
         return cls(times, clients, codes, details, n_clients, ranks, server_mask, requests,
-                   outages, series, history, time_unit, scopes=scopes)
+                   outages, series, history, time_unit, scopes=scopes, incidents=incidents)
 
     @cached_property
     def history(self) -> History:
@@ -141,6 +145,10 @@ class RunData:
     def in_outage(self, t: float) -> bool:
         """True while the server is paused (an outage window) at simulated time ``t``."""
         return any(start <= t < end for start, end in self.outages)
+
+    def incidents_at(self, t: float) -> tuple[str, ...]:
+        """The kinds of the incidents under way at simulated time ``t`` (``slowdown``, ...)."""
+        return tuple(kind for start, end, kind in self.incidents if start <= t < end)
 
     def index_at_time(self, t: float) -> int:
         """Index of the last event at or before ``t`` (0 when ``t`` precedes every event)."""

@@ -44,6 +44,8 @@ class Grid:
     per_lane: int = 1           # clients per lane (the last lane may hold fewer)
     # Upper bounds of the shading levels but the last (events per cell), when lanes show density.
     density_bounds: tuple[int, ...] = ()
+    # bool per column: an incident (sim.models.incidents) is under way during part of it; None: none.
+    incident: np.ndarray | None = None
 
     @property
     def density(self) -> bool:
@@ -169,17 +171,25 @@ def build_grid(data: RunData, lanes: int, columns: int,
     server_cells = _highest(np.bincount(flat, minlength=columns * levels), levels)
     client_cells = client_cells.reshape(lanes, columns)
     column_start = np.searchsorted(column, np.arange(columns + 1), side="left")
-    outage = np.zeros(columns, dtype=bool)
-    for pause, resume in data.outages:
-        if window is not None and (resume < start or pause > start + span):
-            continue
-        first = min(max(int((pause - start) * columns / span), 0), columns - 1)
-        last = min(int(math.ceil((resume - start) * columns / span)), columns)
-        outage[first:max(last, first + 1)] = True
+    outage = _window_columns(data.outages, columns, start, span, window is not None)
+    incident = (_window_columns([(s, e) for s, e, _ in data.incidents], columns, start, span, window is not None)
+                if data.incidents else None)
     bounds = density_bounds(counts) if per >= DENSITY_CLIENTS else ()
     return Grid(lanes, columns, span, lane, column, column_start, client_cells, server_cells,
                 lane_labels(data.n_clients, lanes), outage, counts,
-                _waiting(data, per, lanes, columns, start, span), start, per, bounds)
+                _waiting(data, per, lanes, columns, start, span), start, per, bounds, incident)
+
+
+def _window_columns(windows, columns: int, start: float, span: float, zoomed: bool) -> np.ndarray:
+    """bool per column: one of ``windows`` (``(start, end)``) covers part of it."""
+    marked = np.zeros(columns, dtype=bool)
+    for begin, end in windows:
+        if zoomed and (end < start or begin > start + span):
+            continue
+        first = min(max(int((begin - start) * columns / span), 0), columns - 1)
+        last = min(int(math.ceil((end - start) * columns / span)), columns)
+        marked[first:max(last, first + 1)] = True
+    return marked
 
 
 def cached_grid(data: RunData, lanes: int, columns: int) -> Grid:

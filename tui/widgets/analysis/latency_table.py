@@ -61,7 +61,7 @@ class LatencyTable(StrategyTable):
 
     def column_widths(self) -> dict[str, int]:
         keys = [k for k, _ in COLUMNS if k not in self.silent]
-        if self._result is not None and not self._result.spec.outages:
+        if self._result is not None and not self._result.spec.disruptions:
             keys.remove("recovery")
         widths = {k: column_width(self.header(k), [self._label(r) if k == "strategy" else r.cells[k]
                                                    for r in self.rows]) for k in keys}

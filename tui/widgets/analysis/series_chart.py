@@ -1,4 +1,4 @@
-"""One panel of an overload run's time series against time, with outage windows and the cursor.
+"""One panel of an overload run's time series against time, with outage and incident windows and the cursor.
 
 Three panels tell the story of a run: the traffic (new requests, retries, successes per bucket),
 the server (requests in service and queued), and the failures (timeouts, rejections). Outage
@@ -21,6 +21,7 @@ from ...view.ticks import DEFAULT_TIME_UNIT, count_ticks, format_duration, nice_
 from .charts import LegendItem, PaletteChart, fit_title, hex_to_rgb
 
 OUTAGE_GLYPH = "░"
+INCIDENT_GLYPH = "┈"  # as the timeline's (tui.view.legend): lighter than an outage
 LINE_MARKERS: tuple[str, ...] = ("●", "▲", "■")
 LINE_MARKER = "braille"  # 2×4 dots a cell: the finest line plotext draws
 _LABEL_MIN = (40, 12)
@@ -131,6 +132,8 @@ class SeriesChart(PaletteChart):
                  for i, (name, label) in enumerate(self._lines())]
         if series.outages:
             items.append(LegendItem(OUTAGE_GLYPH, palette.events["backoff"], "outage"))
+        if series.incidents:
+            items.append(LegendItem(INCIDENT_GLYPH, palette.events["backoff"], "incident"))
         return items
 
     def _lines(self) -> list[tuple[str, str]]:
@@ -156,6 +159,8 @@ class SeriesChart(PaletteChart):
         plt.xlim(0.0, end)
         plt.ylim(0.0, top)
         muted = hex_to_rgb(palette.events["backoff"])
+        for start, stop in series.incidents:
+            plt.rectangle([start, stop], [0.0, top], marker=INCIDENT_GLYPH, color=muted, fill=True)
         for start, stop in series.outages:
             plt.rectangle([start, stop], [0.0, top], marker=OUTAGE_GLYPH, color=muted, fill=True)
         plot_w = max(1, width - 8)

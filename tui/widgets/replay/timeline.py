@@ -21,7 +21,8 @@ from textual.widget import Widget
 from ...view.policy_labels import BREAKER_GLYPHS, REFUSED_GLYPH, PolicyLabels
 from ...view.rundata import RunData
 from ...theme import event_styles, palette_for
-from ...view.legend import DENSITY_GLYPHS, OUTAGE_GLYPH, WAIT_GLYPH, LegendEntry, fit_legend, timeline_legend
+from ...view.legend import (DENSITY_GLYPHS, INCIDENT_GLYPH, OUTAGE_GLYPH, WAIT_GLYPH, LegendEntry, fit_legend,
+                            timeline_legend)
 from ...view.marks import MARK_RANK, MARKS
 from ...view.ticks import nice_ticks, time_scale
 from ...view.timeline_grid import DENSITY_LEVELS, Grid, build_grid, cached_grid, even_lanes, label_width
@@ -35,9 +36,11 @@ OUTAGE_CODE = len(MARKS) + 1
 WAIT_CODE = OUTAGE_CODE + 1
 DENSITY_BASE = WAIT_CODE + 1
 GIVE_UP_RANK = MARK_RANK["give_up"]
+# Last, the server lane's incident shading (an empty cell while an incident is under way).
+INCIDENT_CODE = DENSITY_BASE + len(MARKS) * DENSITY_LEVELS
 CELL_GLYPHS: tuple[str, ...] = (" ", *(mark.glyph for mark in MARKS), OUTAGE_GLYPH, WAIT_GLYPH,
                                 *(DENSITY_GLYPHS[level] for _ in MARKS
-                                  for level in range(DENSITY_LEVELS)))
+                                  for level in range(DENSITY_LEVELS)), INCIDENT_GLYPH)
 RANK_GLYPHS = CELL_GLYPHS[:OUTAGE_CODE + 1]  # nothing, the marks, the outage
 
 
@@ -425,6 +428,10 @@ class Timeline(Widget, can_focus=False):
             paused = grid.outage[:end] & (row == 0)
             paused[event_col + 1:] = False
             row[paused] = OUTAGE_CODE
+            if grid.incident is not None:  # and its incidents, more lightly
+                degraded = grid.incident[:end] & (row == 0)
+                degraded[event_col + 1:] = False
+                row[degraded] = INCIDENT_CODE
             return row
         row = grid.clients[lane, :end].astype(np.int16)
         if event_col >= 0:
@@ -499,7 +506,7 @@ class Timeline(Widget, can_focus=False):
         marks = [base + by_kind[mark.kind] for mark in MARKS]
         muted = base + self.get_component_rich_style("timeline--label")
         return [base, *marks, muted, base + by_kind["backoff"],
-                *(style for style in marks for _ in range(DENSITY_LEVELS))]
+                *(style for style in marks for _ in range(DENSITY_LEVELS)), muted]
 
     def legend_entries(self, width: int) -> list[LegendEntry]:
         """The legend row's entries, fitted to ``width``."""
