@@ -130,6 +130,7 @@ SERVERS: dict[str, dict[str, Any]] = {
     "LatencyServer": {"control": "LatencyServer", "base_latency": 10.0, "concurrency_limit": 10,
                       "factor": 2.0, "k": 1.0, "latency_rule": "at_start"},
     "FlakyServer": {"control": "FlakyServer", "failure_rate": 0.0, "latency": 10.0},
+    "PoolServer": {"control": "PoolServer", "workers": 10, "service_time": 10.0, "queue_size": 10},
 }
 
 
