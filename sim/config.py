@@ -11,7 +11,7 @@ import difflib
 import sys
 import typing
 from collections.abc import Callable
-from dataclasses import MISSING, fields
+from dataclasses import MISSING, fields, is_dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -189,6 +189,20 @@ class _Checker:
                 continue
             hint = hints[key]
             args = (set(typing.get_args(hint)) - {type(None)}) or {hint}
+            table_cls = next((a for a in args if is_dataclass(a)), None)
+            if table_cls is not None:
+                # A parameter that is a table of its own (PoolServer's concurrency_limit): its
+                # keys checked alike, named ``key.sub``; a value not a table is left to the
+                # model to refuse in its own words.
+                value = table[key]
+                if isinstance(value, dict):
+                    sub = self.params(table_cls, value, f"{what}'s {key}", skip=set(), prefix=f"{prefix}{key}.")
+                    checked = self.build(table_cls, sub, f"{prefix}{key}.") if sub is not None else None
+                else:
+                    checked = value
+                if checked is not None:
+                    out[key] = checked
+                continue
             if args == {str}:
                 checked = self._located(prefix, self.string, table, key)
             elif int in args and float not in args:

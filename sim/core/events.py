@@ -97,8 +97,9 @@ DENY_REASONS: tuple[str, ...] = ("token_bucket", "grpc_throttle", "retry_quota",
 DENY_REASON_INDEX: dict[str, int] = {name: i for i, name in enumerate(DENY_REASONS)}
 # Why a server dropped a request (``server_drops``' detail, ``reason=queue_timeout``): it waited
 # longer than ``queue_timeout``; CoDel dropped it; its client had stopped waiting for it
-# (``cancel``). Later reasons are appended, so recorded indices keep their meaning.
-DROP_REASONS: tuple[str, ...] = ("queue_timeout", "codel", "cancelled")
+# (``cancel``); the adaptive ``concurrency_limit`` refused it on arrival. Later reasons are
+# appended, so recorded indices keep their meaning.
+DROP_REASONS: tuple[str, ...] = ("queue_timeout", "codel", "cancelled", "limiter")
 DROP_REASON_INDEX: dict[str, int] = {name: i for i, name in enumerate(DROP_REASONS)}
 # What an incident changes (``server_incident_starts``' detail, ``kind=slowdown``).
 INCIDENT_KINDS: tuple[str, ...] = ("capacity", "slowdown", "error_rate")

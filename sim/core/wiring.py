@@ -16,6 +16,7 @@ import numpy as np
 from sim.core.series import Series
 from sim.core.streams import (
     PURPOSE_JITTER,
+    PURPOSE_LIMITER,
     PURPOSE_NETWORK,
     PURPOSE_SERVER,
     ClientStreams,
@@ -67,3 +68,8 @@ class Wiring:
         if self._server_rng is None:
             self._server_rng = self._rng(PURPOSE_SERVER)
         return serial_stream(self._server_rng, draw)
+
+    def limiter_stream(self) -> Callable[[], float]:
+        """U[0, 1) draws for the server's admission limiter, a stream of its own (so a limiter
+        leaves every other draw of the run as it was)."""
+        return serial_stream(self._rng(PURPOSE_LIMITER), uniform01)

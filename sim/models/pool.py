@@ -41,6 +41,24 @@ by ``interval / √count`` after each drop (the control law), until a request wa
 where it was. Maurer's paper uses a variant of it (a short timeout of M = 5 ms while the queue
 has not been empty for N = 100 ms); ``queue_timeout`` with ``adaptive_lifo`` is close to that.
 
+Admission limit. ``concurrency_limit = { algorithm = "aimd" | "gradient2" | "vegas", ... }``
+puts Netflix's concurrency-limits ``SimpleLimiter`` in front of the pool
+(``sim.models.adaptive_limits``): a request arriving while the limit's worth of admitted
+requests are still queued or in service is dropped (``server_drops``, ``limiter``) with an error
+reply, as a queue timeout's. Each admitted request gives the limit algorithm a sample when it
+leaves the server, as the library's gRPC server interceptor does
+(concurrency-limits-grpc/.../server/ConcurrencyLimitServerInterceptor.java): its RTT (queue
+wait + service, server-side), the in-flight count at its admission and ``didDrop``: false for a
+completion (``onSuccess``), true for a queue-timeout, CoDel or cancellation drop
+(``onDropped``; the interceptor's DEADLINE_EXCEEDED and onCancel). A request refused by the
+full queue, or dropped the instant it came, is released without a sample (``onIgnore``): its
+RTT of 0 says nothing of latency (and Vegas refuses one).
+
+Load-dependent slowdown (``sim.models.load_curve``). ``factor``, ``k``, ``slowdown_above``:
+study 003's law (``LatencyServer``'s), or ``load_curve_file``: a request's service time is
+multiplied by the curve's value at the requests in service when it starts, itself included
+(later arrivals do not slow a request already in service).
+
 Outages: service pauses and resumes (``OutageGate.freeze``); arrivals are held at the door.
 Run-time hooks (``PoolHooks``, on ``wiring.server_hooks``) change the workers or slow service
 down, for incidents.
@@ -58,8 +76,11 @@ from typing import TYPE_CHECKING, Callable, ClassVar, NamedTuple
 from sim.core import events as ev
 from sim.core.events import NO_EVENT
 from sim.errors import ParamError
+from sim.models.adaptive_limits import AdaptiveLimit
 from sim.models.controls import Capabilities, Control, ServerHandlers, register
 from sim.models.incidents import KINDS as INCIDENT_KINDS, IncidentHooks, kept_slots
+from sim.models.load_curve import (LoadCurveError, cached, curve_multiplier, law_multiplier,
+                                   read_load_curve)
 from sim.models.service_times import (DISTRIBUTIONS, ServiceFileError, lognormal_sigma,
                                       read_service_file, service_draw)
 from sim.params import above, at_least
@@ -79,6 +100,7 @@ _REASON_MASK = (1 << _REASON_BITS) - 1
 _QUEUE_TIMEOUT = ev.DROP_REASON_INDEX["queue_timeout"]
 _CODEL = ev.DROP_REASON_INDEX["codel"]
 _CANCELLED = ev.DROP_REASON_INDEX["cancelled"]
+_LIMITER = ev.DROP_REASON_INDEX["limiter"]
 
 
 class PoolHooks(NamedTuple):
@@ -105,7 +127,7 @@ class PoolServer(Control):
                           ev.SERVER_COMPLETES, ev.SERVER_DROPS}),
         series=("accepted", "rejected", "server_drops"), state_sample=True)
     # Keys naming a file, resolved relative to the config file that gives them (sim.config).
-    PATH_KEYS: ClassVar[tuple[str, ...]] = ("service_file",)
+    PATH_KEYS: ClassVar[tuple[str, ...]] = ("service_file", "load_curve_file")
 
     workers: int
     service_time: float | None = None  # required, except for empirical (the file gives the times)
@@ -118,6 +140,11 @@ class PoolServer(Control):
     codel_target: float | None = None
     codel_interval: float | None = None
     cancel: str = "none"
+    concurrency_limit: AdaptiveLimit | None = None
+    factor: float | None = None
+    k: float | None = None
+    slowdown_above: int | None = None
+    load_curve_file: str | None = None
 
     def validate(self) -> None:
         at_least(self, 1, "workers")
@@ -168,6 +195,7 @@ class PoolServer(Control):
             raise ParamError("codel_interval", 'is missing: discipline = "adaptive_lifo" serves LIFO while '
                              "the queue has not been empty for codel_interval",
                              "add codel_interval (Fail at Scale: 100 ms)")
+        self._validate_limit_and_slowdown()
         if empirical:
             try:
                 samples = read_service_file(self.service_file)
@@ -176,12 +204,50 @@ class PoolServer(Control):
             object.__setattr__(self, "_samples", samples)
             object.__setattr__(self, "_samples_digest", sha256(samples.tobytes()).hexdigest()[:16])
 
+    def _validate_limit_and_slowdown(self) -> None:
+        limit = self.concurrency_limit
+        if limit is not None and not isinstance(limit, AdaptiveLimit):
+            raise ParamError("concurrency_limit", f"PoolServer's is an adaptive admission limit, a table; got {limit!r}",
+                             'write e.g. concurrency_limit = { algorithm = "aimd" } ("aimd", "gradient2" or '
+                             '"vegas"; a fixed number is LatencyServer\'s concurrency_limit)')
+        law = {key: getattr(self, key) for key in ("factor", "k", "slowdown_above")}
+        given = [key for key, value in law.items() if value is not None]
+        if given and self.load_curve_file is not None:
+            raise ParamError(given[0], "and load_curve_file both set the slowdown under load",
+                             "keep one: the law (factor, k, slowdown_above) or the measured curve")
+        if given and len(given) < 3:
+            missing = [key for key in law if law[key] is None]
+            raise ParamError(missing[0], "is missing: the slowdown law needs factor, k and slowdown_above "
+                             "(service takes factor^((in service - slowdown_above) / k) times longer)",
+                             f"add {', '.join(missing)}")
+        if given:
+            at_least(self, 1, "factor")
+            above(self, 0, "k")
+            at_least(self, 0, "slowdown_above")
+        if self.load_curve_file is not None:
+            try:
+                curve = read_load_curve(self.load_curve_file)
+            except LoadCurveError as exc:
+                raise ParamError("load_curve_file", str(exc)) from None
+            object.__setattr__(self, "_curve", curve)
+
+    def load_multiplier(self) -> Callable[[int], float] | None:
+        """The service-time multiplier at a number of requests in service, or None (no slowdown)."""
+        curve = self.__dict__.get("_curve")
+        if curve is not None:
+            return cached(curve_multiplier(*curve))
+        if self.factor is not None:
+            return cached(law_multiplier(int(self.slowdown_above), float(self.factor), float(self.k)))
+        return None
+
     def __repr__(self) -> str:
         # The fields, and for an empirical distribution a digest of the file's numbers: a repr
         # keys explore's cell cache, which must miss when the file changes under the same name.
         text = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self))
         digest = self.__dict__.get("_samples_digest")
-        return f"{type(self).__qualname__}({text}{f', service_file_sha256={digest!r}' if digest else ''})"
+        curve = self.__dict__.get("_curve")
+        return (f"{type(self).__qualname__}({text}{f', service_file_sha256={digest!r}' if digest else ''}"
+                f"{f', load_curve={curve!r}' if curve else ''})")
 
     @property
     def samples(self) -> np.ndarray | None:
@@ -231,6 +297,21 @@ class PoolServer(Control):
         completes_code, drops_code, shift = ev.SERVER_COMPLETES, ev.SERVER_DROPS, ev.DETAIL_SHIFT
         accepted_series, rejected_series, drops_series = series.accepted, series.rejected, series.server_drops
         inv = series.inverse_width
+        load = self.load_multiplier()  # None: no slowdown under load
+        limiter = (None if self.concurrency_limit is None
+                   else self.concurrency_limit.make(wiring.limiter_stream()))
+        admitted: dict[tuple[int, int], tuple[float, int]] = {}  # by the limiter: (time, in flight)
+
+        def release(t: float, c: int, tok: int, dropped: bool) -> None:
+            # An admitted request leaves the server: the limit algorithm's sample (none for one
+            # never admitted, or one that leaves the instant it came).
+            record = admitted.pop((c, tok), None)
+            if record is not None:
+                rtt = t - record[0]
+                if rtt > 0:
+                    limiter.release(rtt, record[1], dropped)
+                else:
+                    limiter.ignore()
 
         def start(t: float, c: int, tok: int) -> None:
             nonlocal busy
@@ -238,12 +319,16 @@ class PoolServer(Control):
             if immediate:
                 serving_set.add((c, tok))
             s = constant if service is None else service()
+            if load is not None:
+                s *= load(busy)
             heappush(heap, (t + s * slowdown, seq(), complete, c, tok))
 
         def drop(t: float, c: int, a: int) -> int:
             # One dropped request: its event, and the error reply where its client may still listen.
             reason = a & _REASON_MASK
             drops_series[int(t * inv)] += 1
+            if limiter is not None:
+                release(t, c, a >> _REASON_BITS, True)
             if reason != _CANCELLED:
                 heappush(heap, (t + net[c](), seq(), rejected, c, a >> _REASON_BITS))
             return drops_code | ((reason + 1) << shift)
@@ -332,6 +417,11 @@ class PoolServer(Control):
             nonlocal busy, queued, last_empty, first_above_time, dropping
             if immediate and not still_waiting(c, tok):
                 return drop(t, c, tok << _REASON_BITS | _CANCELLED)
+            if limiter is not None:
+                inflight = limiter.acquire()
+                if not inflight:
+                    return drop(t, c, tok << _REASON_BITS | _LIMITER)
+                admitted[(c, tok)] = (t, inflight)
             if busy < workers:
                 if checks_waiting and not still_waiting(c, tok):
                     return drop(t, c, tok << _REASON_BITS | _CANCELLED)
@@ -340,8 +430,10 @@ class PoolServer(Control):
                 busy += 1  # start(), inline: the common case
                 if immediate:
                     serving_set.add((c, tok))
-                heappush(heap, (t + (constant if service is None else service()) * slowdown,
-                                seq(), complete, c, tok))
+                s = constant if service is None else service()
+                if load is not None:
+                    s *= load(busy)
+                heappush(heap, (t + s * slowdown, seq(), complete, c, tok))
                 accepted_series[int(t * inv)] += 1
                 return accepts | ((busy + 1) << shift)
             if capacity_limit is None or queued < capacity_limit:
@@ -355,6 +447,8 @@ class PoolServer(Control):
                 return queues_code | ((queued + 1) << shift)
             rejected_series[int(t * inv)] += 1
             heappush(heap, (t + net[c](), seq(), rejected, c, tok))
+            if limiter is not None:
+                release(t, c, tok, True)  # at once: rtt 0, released without a sample
             return rejects
 
         def complete(t: float, c: int, tok: int) -> int:
@@ -366,6 +460,8 @@ class PoolServer(Control):
                 serving_set.discard(key)
             busy -= 1
             heappush(heap, (t + net[c](), seq(), succeeded, c, tok))
+            if limiter is not None:
+                release(t, c, tok, False)
             if queued:
                 dispatch(t)
             return completes_code | ((busy + 1) << shift)
