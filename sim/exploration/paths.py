@@ -133,7 +133,12 @@ def _split(text: str) -> list[Step]:
 
 
 def _field_names(obj: Any) -> list[str]:
-    return [f.name for f in fields(obj)] if is_dataclass(obj) else []
+    """A model's keys: its fields, or those it says apply (``own_keys``: PoolServer's
+    ``concurrency_limit`` takes only its algorithm's parameters)."""
+    if not is_dataclass(obj):
+        return []
+    own = getattr(obj, "own_keys", None)
+    return list(own()) if callable(own) else [f.name for f in fields(obj)]
 
 
 def _numeric_fields(owner: type) -> list[str]:
@@ -185,6 +190,7 @@ def resolve(text: str, spec: SimulationSpec) -> KeyPath:
     steps: list[Step] = []
     obj: Any = spec
     owner: type = SimulationSpec
+    obj_owner: Any = spec
     last: str | None = None
     where = ""  # the path so far, for messages
     for step in raw:
@@ -220,9 +226,11 @@ def resolve(text: str, spec: SimulationSpec) -> KeyPath:
                 hint = f"its numeric keys: {', '.join(numeric)}"
             elif names:
                 hint = f"{what} has: {', '.join(names)}"
+            if obj is None and where:
+                hint = f"{where} is not set in this simulation; give it in the config first"
             raise PathError(f"{step!r} is not a key of {where} ({what})" if where
                             else f"{step!r} is not a key of {what}", hint)
-        owner, last = type(obj), step
+        owner, last, obj_owner = type(obj), step, obj
         obj = getattr(obj, step)
         steps.append(step)
         where = f"{where}.{step}" if where else step
@@ -230,7 +238,7 @@ def resolve(text: str, spec: SimulationSpec) -> KeyPath:
         raise PathError(f"{text!r} names a table or a list, not a number", "name one of its numeric keys")
     kind = _numeric_hint(owner, last) if last is not None else None
     if kind is None:
-        numeric = _numeric_fields(owner)
+        numeric = [name for name in _numeric_fields(owner) if name in _field_names(obj_owner)]
         raise PathError(f"{text!r} is not a numeric key",
                         f"numeric keys of {where.rpartition('.')[0] or 'the simulation'} ({owner.__name__}): "
                         f"{', '.join(numeric)}" if numeric else "explore and tune vary numbers only")

@@ -282,6 +282,10 @@ class AdaptiveLimit:
         if self.alpha is not None and self.beta is not None and not self.alpha <= self.beta:
             raise ParamError("beta", f"must be >= alpha ({self.alpha}), got {self.beta!r}")
 
+    def own_keys(self) -> tuple[str, ...]:
+        """The keys this algorithm takes (explore's paths offer only these)."""
+        return ("algorithm", *DEFAULTS[self.algorithm])
+
     def params(self) -> dict[str, float | int | None]:
         """The algorithm's parameters: those given, the library's defaults for the rest."""
         return {key: (default if getattr(self, key) is None else getattr(self, key))
