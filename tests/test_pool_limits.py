@@ -174,3 +174,23 @@ def test_the_curve_is_interpolated_between_rows_and_flat_beyond() -> None:
     law = law_multiplier(2, 1.05, 15.0)  # study 003's figures: 1.05^((c - limit)/15)
     assert [law(c) for c in (1, 2)] == [1.0, 1.0]
     assert law(32) == pytest.approx(1.05 ** 2)
+
+
+def test_explore_varies_a_limit_parameter_and_a_defence(tmp_path: Path) -> None:
+    import csv
+
+    from support import section, toml_text, write_config
+
+    from sim import cli
+    table = {**POOL, **BUSY, "horizon": 2000.0,
+             "concurrency_limit": {"algorithm": "aimd", "min_limit": 1, "initial_limit": 4}}
+    config = write_config(tmp_path / "map.toml", toml_text(table) + section("explore", {"axes": [
+        {"key": "concurrency_limit.backoff_ratio", "values": [0.5, 0.9]},
+        {"key": "queue_timeout", "values": [10.0, 30.0]}]}))
+    assert cli.main(["explore", str(config), "--out", str(tmp_path / "out"), "-j", "1"]) == 0
+    with open(tmp_path / "out" / "Busy_explore.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["concurrency_limit.backoff_ratio"], r["queue_timeout"]) for r in rows] == [
+        ("0.5", "10.0"), ("0.5", "30.0"), ("0.9", "10.0"), ("0.9", "30.0")]
+    # The cells differ: the backoff ratio and the queue timeout reach the run.
+    assert len({r["work_mean"] for r in rows}) == 4

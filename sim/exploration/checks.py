@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import fields
+from dataclasses import fields, is_dataclass
 
 from sim.bounds import MAX_INTEGER, MAX_SEED, MAX_TIME, MIN_SPAN
 from sim.errors import ConfigError, ParamError
@@ -57,9 +57,14 @@ def _check_bound(key: str, value: object) -> None:
 
 
 def _check_model_bounds(obj: object, prefix: str = "") -> None:
-    """Every numeric parameter of a control, workload or strategy within the loader's bounds."""
+    """Every numeric parameter of a control, workload or strategy within the loader's bounds
+    (and of a table among them: PoolServer's ``concurrency_limit.NAME``)."""
     for f in fields(obj):
-        _check_bound(prefix + f.name, getattr(obj, f.name))
+        value = getattr(obj, f.name)
+        if is_dataclass(value):
+            _check_model_bounds(value, f"{prefix}{f.name}.")
+        else:
+            _check_bound(prefix + f.name, value)
 
 
 def check_spec(spec: SimulationSpec) -> None:
