@@ -59,7 +59,7 @@ def read_service_file(path: str | Path) -> np.ndarray:
         if not line or line.startswith("#"):
             continue
         cells = [cell.strip().strip('"').strip() for cell in line.split(",")]
-        if not values and column is None and _is_header(cells):
+        if not values and column is None and is_header(cells):
             if COLUMN not in cells:
                 raise ServiceFileError(f"{name} line {number}: a CSV header without a {COLUMN!r} "
                                        f"column (got {', '.join(cells)[:80]})")
@@ -87,7 +87,7 @@ def read_service_file(path: str | Path) -> np.ndarray:
     return np.asarray(values, dtype=np.float64)
 
 
-def _is_header(cells: list[str]) -> bool:
+def is_header(cells: list[str]) -> bool:
     """A first row with a cell that is no number is a CSV header."""
     for cell in cells:
         try:
