@@ -1,6 +1,7 @@
 """The adaptive concurrency limits against the library's own unit tests (Netflix/concurrency-limits,
-concurrency-limits-core/src/test/java/com/netflix/concurrency/limits/limit/AIMDLimitTest.java and
-VegasLimitTest.java, translated: times in ms where the Java gives nanoseconds, which the
+concurrency-limits-core/src/test/java/com/netflix/concurrency/limits/limit/AIMDLimitTest.java,
+VegasLimitTest.java, ExpAvgMeasurementTest.java, Log10RootIntFunctionTest.java and
+limiter/SimpleLimiterTest.java, translated: times in ms where the Java gives nanoseconds, which the
 algorithms only compare or divide). The library has no Gradient2LimitTest; its cases below are
 worked by hand from Gradient2Limit.java's formula."""
 
@@ -178,7 +179,35 @@ def test_gradient2_decays_the_long_rtt_when_it_is_twice_the_short() -> None:
     assert limit.long_rtt.value == pytest.approx(52.25)
 
 
-# SimpleLimiter.java
+# SimpleLimiterTest.java (FixedLimit.of(10): a limit that never moves)
+
+
+class FixedLimit:
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+
+    def on_sample(self, rtt: float, inflight: int, did_drop: bool) -> None:
+        pass
+
+
+def test_simple_limiter_uses_capacity_until_total_limit() -> None:
+    limiter = SimpleLimiter(FixedLimit(10))
+    assert all(limiter.acquire() for _ in range(10))
+    assert not limiter.acquire()  # "Rejected call after total limit is utilized"
+    assert limiter.inflight == 10
+
+
+def test_simple_limiter_release_limit() -> None:
+    limiter = SimpleLimiter(FixedLimit(10))
+    first = limiter.acquire()
+    assert all(limiter.acquire() for _ in range(1, 10))
+    assert limiter.inflight == 10 and not limiter.acquire()
+    limiter.release(1.0, first, False)  # onSuccess releases the token
+    assert limiter.inflight == 9
+    assert limiter.acquire() and limiter.inflight == 10
+
+
+# SimpleLimiter.java with an adaptive limit
 
 
 def test_simple_limiter_admits_up_to_the_limit_and_follows_it() -> None:
