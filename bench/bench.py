@@ -1,5 +1,6 @@
 """Benchmark: engine events/second (one core, metrics only), the sample sweep's wall time, the
-overload workload's events/second and an explore map's wall time.
+overload workload's events/second, open arrivals against a worker pool's events/second and an
+explore map's wall time.
 
 Usage: python bench/bench.py [--quick] [--explore CONFIG | --no-explore]
 
@@ -95,13 +96,55 @@ def open_rate(quick: bool) -> None:
               f"{events / seconds / 1e6:5.2f} M recorded events/s (1 core, Poisson + LatencyServer)")
 
 
+# A service like yours (issue 20): 64 workers, lognormal service (median 50 ms, p99 250 ms: mean
+# 63.5 ms), open arrivals at 80% of capacity (1000 clients, 0.806 calls/ms), a 1 s timeout, a
+# 500 ms queue timeout and a 5 s outage; one strategy alone, one with a retry limit (a chain).
+POOL_CONFIG = """
+[[simulation]]
+title = "pool bench"
+control = "PoolServer"
+workers = 64
+service_time = 50.0
+service_distribution = "lognormal"
+service_p99 = 250.0
+queue_timeout = 500.0
+workload = "open"
+think_time = 1240.0
+clients = [1000]
+repeat = 2
+network_mu = 1.0
+network_sigma = 0.2
+timeout = 1000.0
+horizon = 300000.0
+outages = [{ start = 100000.0, duration = 5000.0 }]
+strategies = [{ type = "FullJitteredExpo", base = 50.0, cap = 2000.0, name = "jitter" },
+              { type = "FullJitteredExpo", base = 50.0, cap = 2000.0, max_attempts = 4, name = "jitter, 4 attempts" }]
+"""
+
+
+def pool_rate(quick: bool) -> None:
+    """Events per second of open arrivals against a PoolServer with timeouts and an outage, one core."""
+    from sim.config import parse_config, parse_toml
+
+    spec = parse_config(parse_toml(POOL_CONFIG)).simulations[0]
+    repeats = 1 if quick else spec.repeat
+    for s in spec.strategies:
+        events = 0
+        start = time.perf_counter()
+        for r in range(repeats):
+            events += run_metrics(spec, s.chain, spec.max_clients, r).events
+        seconds = time.perf_counter() - start
+        print(f"pool    {s.label:<22} {events:>10,} events  {seconds:6.2f} s  "
+              f"{events / seconds / 1e6:5.2f} M recorded events/s (1 core, open + PoolServer)")
+
+
 def explore_time(path: Path) -> None:
     """Wall and CPU time of `backoff-sim explore PATH` on every core, no cache (all cells
     computed). The CPU seconds (the command and its pool) over the cores is what the wall time
     would be on an otherwise idle machine; on a shared one the wall time is longer."""
     import resource
 
-    from sim.explore.plan import load_document
+    from sim.exploration.plan import load_document
 
     doc = load_document(path)
     cells = sum(len(p.cells) for p in doc.explores)
@@ -134,6 +177,7 @@ def main() -> None:
     engine_rate(args.quick)
     sweep_time()
     open_rate(args.quick)
+    pool_rate(args.quick)
     if not args.no_explore:
         explore_time(args.explore)
 

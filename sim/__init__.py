@@ -1,10 +1,54 @@
-"""backoff-sim's headless library (never imports Textual), in layers, each importing only below:
+"""backoff-sim: simulate clients retrying against servers, compare retry policies and defences.
 
-- ``core``: the event loop and run API, event codes, seeded streams, recorded histories;
-- ``models``: strategies, controls, servers, workloads, clients, outages (each registers itself);
-- ``policies``: the retry-policy seam and its links (limits, budgets, breakers, presets);
-- ``spec`` (validated specs) and ``config`` (TOML → specs);
-- ``analysis``: metrics, statistics, recovery, sweeps; ``explore``: maps and tuning;
-- ``report`` (rich tables) and ``export`` (files);
-- ``cli`` and ``compat``: the commands.
+The public API (``sim/api.py``), for scripts and notebooks::
+
+    import sim
+    results = sim.run("sample.toml", seed=7)      # every simulation's sweep, on all cores
+    results.rows("metrics")                       # the tables `backoff-sim run` writes, as dicts
+    results.export("out")                         # and its files, byte for byte
+    events = sim.record("sample.toml", simulation="...", strategy="...", clients=10)
+
+The library never imports Textual. Its packages, each importing only those below it: ``core``
+(event codes, histories, seeded streams), ``models`` and ``policies`` (clients, servers,
+strategies, retry policies), ``spec`` and ``config`` (TOML → validated specs), ``analysis``
+(metrics and statistics of finished runs), ``runs`` (the engine and the sweeps), ``report``
+and ``export`` (tables, CSV and PNG files), ``explore`` (maps and tuning), then ``api`` and the
+commands (``cli``, ``compat``).
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from sim.api import explore, load, record, run, tune
+    from sim.errors import ConfigError, UserError
+    from sim.recording import Recording
+    from sim.results import ExploreResults, Results, TuneResults
+    from sim.runs.sweep import SweepResult
+    from sim.spec import Config, SimulationSpec
+
+# Where each public name lives. They are imported on first use (PEP 562), so that the commands,
+# which import ``sim.*`` modules and so this package first, start without numpy and the models.
+_PUBLIC = {
+    "load": "sim.api", "run": "sim.api", "record": "sim.api", "explore": "sim.api", "tune": "sim.api",
+    "Config": "sim.spec", "SimulationSpec": "sim.spec", "ConfigError": "sim.errors",
+    "UserError": "sim.errors", "Recording": "sim.recording", "Results": "sim.results",
+    "ExploreResults": "sim.results", "TuneResults": "sim.results",
+    "SweepResult": "sim.runs.sweep",  # one simulation's sweep: what ``Results`` holds
+}
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name: str) -> Any:
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sim' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

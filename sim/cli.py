@@ -31,8 +31,9 @@ histories are in the events file), then write for each simulation:
 
 {help_lines(None)}
 
-Simulations against servers that reply (QueueServer, LatencyServer, FlakyServer) print a latency table
-instead (requests, successes, clients left waiting, latency percentiles, goodput, recovery
+Simulations against servers that reply (QueueServer, LatencyServer, FlakyServer, PoolServer)
+print a latency table instead (requests, successes, clients left waiting, latency percentiles
+and mean, goodput, recovery
 after an outage as "3/3 recovered, median ...", "✗ never (0/3)" or "—" when too noisy to tell a
 return to 80% from one to 90% of the level before it; ★ marks the fewest requests
 and the lowest median latency among strategies that served at least 90% as many as the best),
@@ -131,7 +132,7 @@ def event_count(text: str) -> int | None:
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Add the ``run`` subcommand's arguments to ``parser`` (a subparser, or a parser of its own)."""
-    from sim.palette import DEFAULT_THEME
+    from sim.export.palette import DEFAULT_THEME
 
     parser.add_argument("config", nargs="?", metavar="CONFIG", type=Path,
                         help="TOML config file ([[simulation]] blocks, as for backoff-simulator); "
@@ -181,7 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_version(parser)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     add_run_subparser(subparsers)
-    from sim.explore.command import add_explore_subparser
+    from sim.exploration.command import add_explore_subparser
 
     add_explore_subparser(subparsers, positive_int, add_force, output_dir)
     return parser
@@ -210,35 +211,24 @@ def _run(args: argparse.Namespace) -> int:
         TimeRemainingColumn,
     )
 
-    from sim.runs.sweep import EventCount, default_workers, run_sweeps
-    from sim.config import SAMPLE_CONFIG, load_config
-    from sim.runs.resources import check_resources
-    from sim.export import stale_names, write_simulation
-    from sim.export.names import check_name_lengths, check_unique_stems
-    from sim.export.outset import OutputSet
-    from sim.export.runs import representative_runs
-    from sim.palette import load_palette
+    from sim.pipeline import commit_staged, prepare, stage_simulation, sweep
+    from sim.export.palette import load_palette
     from sim.report import result_table
     from sim.report.policies import policy_table
     from sim.report.tables import history_table, more_events_note
+    from sim.runs.sweep import EventCount, default_workers
+    from sim.export.outset import OutputSet
     from sim.stdout import print_plain, stderr_console, stderr_line, stdout_console
 
     err = stderr_console()
     palette = load_palette(args.theme)
-    force = getattr(args, "force", False)
-    config = load_config(args.config if args.config is not None else SAMPLE_CONFIG)
-    if args.seed is not None:
-        config = config.with_seed(args.seed)
-    if force:
-        config = config.with_soft_limits(False)
-    specs = config.simulations
-    check_unique_stems(s.title for s in specs)
-    check_name_lengths(specs, args.out)
     workers = default_workers() if args.workers is None else args.workers
-    check_resources(specs, workers=workers, force=force)
+    config = prepare(args.config, seed=args.seed, force=getattr(args, "force", False),
+                     workers=workers, out=args.out)
+    specs = config.simulations
     out = stdout_console()
 
-    staged: dict[int, tuple[dict, list[Path]]] = {}
+    staged = {}
     events = EventCount()
     reporter = tick = None  # a rich progress bar on a terminal, else plain lines; none with --quiet
 
@@ -269,24 +259,19 @@ def _run(args: argparse.Namespace) -> int:
             # Called as each simulation finishes, while the pool works on the next ones. Recording
             # the example runs and writing the files takes seconds for big open simulations: say so.
             phase(f"writing {result.spec.title}")
-            representative = representative_runs(result.spec)
-            written = write_simulation(result, output.staging, palette=palette,
-                                       representative=representative)
-            staged[i] = (representative, written)
+            staged[i] = stage_simulation(result, output.staging, palette)
             phase("simulating")
 
-        results = run_sweeps(specs, workers=workers, progress=reporter, on_complete=export,
-                             events=events, tick=tick)
+        results = sweep(config, workers=workers, progress=reporter, on_complete=export,
+                        events=events, tick=tick)
         # Every simulation is done and staged: only now do the files replace the previous ones.
-        names = [p.name for i in sorted(staged) for p in staged[i][1]]
-        stale = [n for i in sorted(staged) for n in stale_names(specs[i].title, staged[i][1])]
-        output.commit(names, remove=stale, last=True)
+        commit_staged(output, specs, staged, last=True)
 
     out_dir = Path(args.out)
     for i, result in enumerate(results):
         spec = result.spec
-        representative, written = staged[i]
-        written = [out_dir / p.name for p in written]
+        representative = staged[i].representative
+        written = [out_dir / p.name for p in staged[i].written]
         if args.quiet:
             for path in written:
                 print_plain(out, str(path))
@@ -329,7 +314,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "run":
         return run_command(args)
     if args.command == "explore":
-        from sim.explore.command import explore_command
+        from sim.exploration.command import explore_command
 
         return explore_command(args)
     parser.print_help()

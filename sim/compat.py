@@ -58,27 +58,23 @@ def history_text(rows: Sequence[tuple[float, int, str, str]]) -> str:
 
 
 def _run(config_file: Path, force: bool, out: GuardedStdout) -> int:
-    from sim.runs.sweep import default_workers, run_sweeps
-    from sim.config import load_config
-    from sim.runs.resources import check_resources
+    from sim.pipeline import load, prepare, sweep
     from sim.export.atomic import atomic_save_figure
-    from sim.export.names import check_name_lengths
     from sim.export.outset import OutputSet
     from sim.export.plots import metrics_figure, scatter_figure
     from sim.export.runs import representative_runs, scatter_runs
-    from sim.palette import load_palette
+    from sim.export.palette import load_palette
 
-    config = load_config(config_file)
-    specs = config.with_soft_limits(False).simulations if force else config.simulations
-    stems = [compat_stem(s.title) for s in specs]
+    config = load(config_file, plans=False)
+    stems = [compat_stem(s.title) for s in config.simulations]
     if len(set(stems)) != len(stems):
         raise UserError(f"{config_file}: two simulations would write the same PNG files; "
                         "give them titles that differ in letters or digits")
-    check_name_lengths(specs, ".", stem=compat_stem, suffixes=PNG_SUFFIXES)
-    check_resources(specs, workers=default_workers(), force=force)
+    config = prepare(config, force=force, out=".", unique_stems=False, stem=compat_stem,
+                     suffixes=PNG_SUFFIXES)
     palette = load_palette()
     with OutputSet(".") as output:
-        results = run_sweeps(specs)
+        results = sweep(config)
         tables = []
         for result, stem in zip(results, stems):
             spec = result.spec

@@ -11,7 +11,7 @@ import difflib
 import sys
 import typing
 from collections.abc import Callable
-from dataclasses import MISSING, fields
+from dataclasses import MISSING, fields, is_dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -21,6 +21,8 @@ from sim.inputs import InputFileError, read_limited
 from sim.models import CONTROLS, STRATEGIES, WORKLOADS
 from sim.models.clients import workload_problem
 from sim.models.controls import Control
+from sim.models.outage import ABANDONED_RULES, BACKLOG_OVERFLOWS
+from sim.models.incidents import KINDS as INCIDENT_KINDS, Incident, control_problems, schedule_problems
 from sim.models.strategies import Strategy
 from sim.models.workloads import Burst, Outage, Workload
 from sim.policies.entries import parse_entry, parse_policies, preset_label, seconds_per_unit
@@ -38,18 +40,22 @@ SAMPLE_CONFIG = Path(__file__).with_name("sample.toml")
 MAX_CLIENT_VALUES = 20
 
 _SIMULATION_KEYS = {
-    "title", "max_clients", "clients", "repeat", "network_mu", "network_sigma",
+    "title", "max_clients", "clients", "repeat", "network_mu", "network_sigma", "incidents",
     "work_to_duration", "control", "strategies", "seed",
     "workload", "horizon", "timeout", "outages", "bucket", "backlog", "time_unit", "policies",
+    "backlog_overflow", "abandoned",
 }
-_WORKLOAD_KEYS = {f.name: name for name, cls in WORKLOADS.items() for f in fields(cls)}
+_WORKLOAD_KEYS: dict[str, str] = {}  # key -> the first workload that takes it
+for _name, _cls in WORKLOADS.items():
+    for _f in fields(_cls):
+        _WORKLOAD_KEYS.setdefault(_f.name, _name)
 DEFAULT_WORK_TO_DURATION = 1.0
 # A config is a few kilobytes; anything near this is not one (and is not read whole into memory).
 MAX_CONFIG_BYTES = 16 * 2**20
 T = TypeVar("T")
 _TOP_LEVEL_KEYS = {"simulation", "seed", "time_unit"}
 # Sub-tables of a [[simulation]] that another module parses from the same document
-# (``[simulation.explore]`` and ``[simulation.tune]``: sim.explore); the spec ignores them.
+# (``[simulation.explore]`` and ``[simulation.tune]``: sim.exploration); the spec ignores them.
 EXTENSION_TABLES = frozenset({"explore", "tune"})
 
 
@@ -150,6 +156,14 @@ class _Checker:
             self.fail("time_unit", problem)
         return table["time_unit"]
 
+    def choice(self, table: dict[str, Any], key: str, choices: tuple[str, ...]) -> str:
+        """One of ``choices`` (a string key with a fixed set of values)."""
+        value = table[key]
+        if value not in choices:
+            self.fail(key, f"must be one of {', '.join(map(repr, choices))}, got {_type_name(value)} {value!r}",
+                      _suggest(str(value), choices))
+        return value
+
     def string(self, table: dict[str, Any], key: str) -> str:
         if key not in table:
             self.fail(key, "is missing")
@@ -174,7 +188,21 @@ class _Checker:
                             _suggest(key, known) or (f"{what} takes: {', '.join(known)}" if known else f"{what} takes no parameters"))
                 continue
             hint = hints[key]
-            args = set(typing.get_args(hint)) or {hint}
+            args = (set(typing.get_args(hint)) - {type(None)}) or {hint}
+            table_cls = next((a for a in args if is_dataclass(a)), None)
+            if table_cls is not None:
+                # A parameter that is a table of its own (PoolServer's concurrency_limit): its
+                # keys checked alike, named ``key.sub``; a value not a table is left to the
+                # model to refuse in its own words.
+                value = table[key]
+                if isinstance(value, dict):
+                    sub = self.params(table_cls, value, f"{what}'s {key}", skip=set(), prefix=f"{prefix}{key}.")
+                    checked = self.build(table_cls, sub, f"{prefix}{key}.") if sub is not None else None
+                else:
+                    checked = value
+                if checked is not None:
+                    out[key] = checked
+                continue
             if args == {str}:
                 checked = self._located(prefix, self.string, table, key)
             elif int in args and float not in args:
@@ -221,9 +249,18 @@ def read_document(path: str | Path) -> dict[str, Any]:
         raise ConfigError(exc.reason, file=name, hint=exc.hint) from None
     try:
         # utf-8-sig: a byte order mark some Windows editors put first is no TOML, and no mistake.
-        data = tomllib.loads(raw.decode("utf-8-sig"))
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise ConfigError("is not UTF-8 text", file=name) from None
+    return parse_toml(text, name)
+
+
+def parse_toml(text: str, name: str = "<config>") -> dict[str, Any]:
+    """A config's TOML text as a document, unvalidated; ConfigError (one line) if it is no TOML."""
+    if len(text) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"is larger than {MAX_CONFIG_BYTES // 2**20} MB: not a config", file=name)
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"invalid TOML: {exc}", file=name) from None
     except RecursionError:  # tomllib parses nested arrays and inline tables recursively
@@ -290,6 +327,8 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
         control_keys = {f.name for f in fields(control_cls)}
         args = check.params(control_cls, {k: v for k, v in block.items() if k in control_keys},
                             control_name, skip=set())
+        if args is not None:
+            _resolve_paths(check.file, args, getattr(control_cls, "PATH_KEYS", ()))
         control = check.build(control_cls, args) if args is not None else None
 
     clients = _parse_clients(check, block)
@@ -304,25 +343,48 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
     parsed = _parse_strategies(check, block.get("strategies"), block.get("policies"),
                                time_unit or default_time_unit)
     strategies, shared_policies = parsed if parsed is not None else (None, 0)
+    if strategies is not None and workload is not None and not workload.REPEATS:
+        for position, entry in enumerate(strategies):
+            if entry.strategy.FROM_THINK_TIME:
+                check.report(f"strategies[{position}].type",
+                             f"{entry.strategy.type_name} starts its backoff from the client's last "
+                             f"think time, and workload {workload.NAME!r} has none",
+                             'use workload = "poisson" or another strategy')
     spans = {key: check.attempt(check.number, block, key, positive=True, minimum=MIN_SPAN)
              for key in ("horizon", "timeout", "bucket") if key in block}
     horizon, timeout, bucket = (spans.get(key) for key in ("horizon", "timeout", "bucket"))
     outages = _parse_outages(check, block.get("outages"), horizon)
+    incidents = _parse_incidents(check, block.get("incidents"), horizon, outages, control)
     backlog = check.attempt(check.integer, block, "backlog", minimum=0) if "backlog" in block else None
-    if "backlog" in block and not block.get("outages"):
+    if "backlog" in block and not block.get("outages") and not any(i.is_outage for i in incidents):
         check.report("backlog", "bounds the requests held during an outage, but there are no outages",
                      "add outages = [{ start = ..., duration = ... }] or remove backlog")
+    overflow, abandoned = _parse_accept_queue(check, block, time_unit or default_time_unit)
     if control_cls is not None:
         _check_replying(check, block, control_cls, control_name, workload, horizon, bucket)
+    calls_before = getattr(workload, "calls_before", None)  # a trace
+    if calls_before is not None and horizon is not None and not calls_before(horizon):
+        check.report("trace_file", f"has no call before the horizon ({horizon:g}); its first starts at "
+                     f"{workload.data.times[0]:g}", "times count from the run's t = 0: shift them, "
+                     "or lengthen the horizon")
     if len(top.errors) > before:
         return None
     return SimulationSpec(title=title, clients=clients, repeat=repeat, network_mu=network_mu,
                           network_sigma=network_sigma, work_to_duration=work_to_duration,
                           control=control, strategies=strategies, seed=seed, workload=workload,
                           horizon=horizon, timeout=timeout, outages=outages, bucket=bucket,
-                          backlog=backlog, time_unit=time_unit, shared_policies=shared_policies,
-                          source=top.file,
+                          backlog=backlog, backlog_overflow=overflow, abandoned=abandoned,
+                          time_unit=time_unit, shared_policies=shared_policies,
+                          incidents=incidents, source=top.file,
                           clients_key="max_clients" if "max_clients" in block else "clients")
+
+
+def _resolve_paths(config_file: str, args: dict[str, Any], keys: tuple[str, ...]) -> None:
+    """File names among ``args`` (``keys``) are relative to the config file that gives them."""
+    base = Path(config_file).parent
+    for key in keys:
+        if isinstance(args.get(key), str) and not Path(args[key]).is_absolute():
+            args[key] = str(base / args[key])
 
 
 def _check_keys(check: _Checker, block: dict[str, Any], control_cls: type[Control] | None,
@@ -383,7 +445,7 @@ def _check_replying(check: _Checker, block: dict[str, Any], control_cls: type[Co
             check.report("bucket", f"must not exceed horizon ({horizon:g}), got {bucket:g}")
         return
     replying = ", ".join(name for name, cls in CONTROLS.items() if cls.CAPS.replies)
-    for key in ("horizon", "timeout", "bucket", "backlog"):
+    for key in ("horizon", "timeout", "bucket", "backlog", "backlog_overflow", "abandoned"):
         if key in block:
             check.report(key, f"needs a server that replies ({replying}); {control_name} lets clients assume success")
     problem = None if workload is None else workload_problem(control_cls.CAPS, workload)
@@ -401,7 +463,31 @@ def _parse_workload(check: _Checker, block: dict[str, Any]) -> Workload | None:
     cls = WORKLOADS[name]
     keys = {f.name for f in fields(cls)}
     args = check.params(cls, {k: v for k, v in block.items() if k in keys}, f"workload {name!r}", skip=set())
+    if args is not None:
+        _resolve_paths(check.file, args, getattr(cls, "PATH_KEYS", ()))
     return check.build(cls, args) if args is not None else None
+
+
+def _parse_accept_queue(check: _Checker, block: dict[str, Any], time_unit: str) -> tuple[str, str]:
+    """``backlog_overflow`` and ``abandoned`` (sim.models.outage), their defaults when absent."""
+    overflow, abandoned = BACKLOG_OVERFLOWS[0], ABANDONED_RULES[0]
+    if "backlog_overflow" in block:
+        overflow = check.attempt(check.choice, block, "backlog_overflow", BACKLOG_OVERFLOWS) or overflow
+        if "backlog" not in block:
+            check.report("backlog_overflow", "says what happens beyond backlog, but backlog is not set",
+                         "add e.g. backlog = 128 or remove backlog_overflow")
+    if "abandoned" in block:
+        abandoned = check.attempt(check.choice, block, "abandoned", ABANDONED_RULES) or abandoned
+        if not block.get("outages"):
+            check.report("abandoned", "says what a resumed server does with requests held through an "
+                         "outage, but there are no outages",
+                         "add outages = [{ start = ..., duration = ... }] or remove abandoned")
+    if "backlog" in block and overflow == "syn-retry" and seconds_per_unit(time_unit) is None:
+        key = "backlog_overflow" if "backlog_overflow" in block else "backlog"
+        check.report(key, f'beyond backlog a client\'s SYN is sent again after 1, 3, 7 ... s (backlog_overflow = '
+                     f'"syn-retry", the default), but time_unit {time_unit!r} has no length in seconds',
+                     'set backlog_overflow = "drop", or a time_unit such as "ms"')
+    return overflow, abandoned
 
 
 def _parse_outages(check: _Checker, raw: Any, horizon: float | None) -> tuple[Outage, ...]:
@@ -432,6 +518,44 @@ def _parse_outages(check: _Checker, raw: Any, horizon: float | None) -> tuple[Ou
         else:
             outages.append(Outage(start, duration))
     return tuple(outages)
+
+
+def _parse_incidents(check: _Checker, raw: Any, horizon: float | None, outages: tuple[Outage, ...],
+                     control: Control | None) -> tuple[Incident, ...]:
+    """``incidents``: each table checked, then the list's windows (time order, no overlap of
+    one kind, before the horizon) and what the server kind can run (sim.models.incidents)."""
+    if raw is None:
+        return ()
+    example = "{ start = 20000.0, duration = 10000.0, capacity = 0.5 }"
+    if not isinstance(raw, list) or not all(isinstance(i, dict) for i in raw):
+        check.report("incidents", f"must be a list of tables like {example}")
+        return ()
+    before = len(check.errors)
+    incidents: list[Incident] = []
+    for position, table in enumerate(raw, start=1):
+        key = f"incidents[{position}]"
+        extra = set(table) - {"start", "duration", *INCIDENT_KINDS}
+        if extra:
+            check.report(f"{key}.{sorted(extra)[0]}", "is not an incident key",
+                         _suggest(sorted(extra)[0], ("start", "duration", *INCIDENT_KINDS))
+                         or f"an incident has start, duration and one of {', '.join(INCIDENT_KINDS)}")
+            continue
+        values = {name: check._located(f"{key}.", check.number, table, name, minimum=0)
+                  for name in ("start", "duration", *INCIDENT_KINDS) if name in table or name in ("start", "duration")}
+        if any(v is None for v in values.values()):
+            continue
+        try:
+            incidents.append(Incident(**values))
+        except ParamError as exc:
+            check.report(f"{key}.{exc.key}", exc.message, exc.hint)
+    if len(check.errors) > before:
+        return ()
+    for suffix, message, hint in schedule_problems(incidents, outages, horizon, base=1):
+        check.report(f"incidents{suffix}", message, hint)
+    if control is not None:
+        for suffix, message, hint in control_problems(control, incidents, base=1):
+            check.report(f"incidents{suffix}", message, hint)
+    return tuple(incidents) if len(check.errors) == before else ()
 
 
 def _parse_strategies(check: _Checker, raw: Any, shared_raw: Any = None,

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from sim.models.controls import Capabilities, Control
+from sim.models.incidents import Incident, merged_windows
 from sim.models.strategies import Strategy
 from sim.models.workloads import Burst, Outage, Workload
 from sim.policies.chain import ChainSpec
@@ -52,10 +53,18 @@ class SimulationSpec:
     outages: tuple[Outage, ...] = ()
     bucket: float | None = None
     backlog: int | None = None  # requests held during an outage; None: no bound
+    # Beyond the backlog, "syn-retry" (the client's TCP stack sends its SYN again) or "drop"; a
+    # held request whose client stopped waiting is "serve"d at the resume or "drop"ped
+    # (sim.models.outage).
+    backlog_overflow: str = "syn-retry"
+    abandoned: str = "serve"
     time_unit: str = DEFAULT_TIME_UNIT  # what every time of this simulation is in (labels only)
     # How many policies at the end of every strategy's chain are the simulation's own
     # ``policies`` (one copy per strategy), so a key path ``policies[i].NAME`` can set them all.
     shared_policies: int = 0
+    # Windows in which the server keeps part of its capacity, slows down or fails attempts
+    # (sim.models.incidents); those of capacity 0 are outages (``stops``).
+    incidents: tuple[Incident, ...] = ()
     # Not part of its identity: the config file it came from and the key that gave its client
     # counts (for messages), and whether the engine stops runs far beyond their estimate.
     source: str = field(default="", compare=False)
@@ -68,6 +77,30 @@ class SimulationSpec:
         if self.bucket is not None:
             return self.bucket
         return (self.horizon or 1.0) / DEFAULT_BUCKETS
+
+    @property
+    def stops(self) -> tuple[Outage, ...]:
+        """The windows in which the server stops (the ``OutageGate``'s): ``outages`` and the
+        incidents of capacity 0, in time order."""
+        stopped = [Outage(i.start, i.duration) for i in self.incidents if i.is_outage]
+        if not stopped:
+            return self.outages
+        return tuple(sorted((*self.outages, *stopped), key=lambda o: o.start))
+
+    @property
+    def degradations(self) -> tuple[Incident, ...]:
+        """The incidents that do not stop the server (``sim.models.incidents.Incidents``)."""
+        return tuple(i for i in self.incidents if not i.is_outage)
+
+    @property
+    def disruptions(self) -> tuple[Outage, ...]:
+        """Every window of trouble, outages and incidents alike, overlapping ones joined, in
+        time order: the recovery verdict's baseline ends where the first starts and its judgement
+        begins where the last ends, and the charts shade them (``outages`` without incidents)."""
+        if not self.incidents:
+            return self.outages
+        windows = [(o.start, o.end) for o in self.outages] + [(i.start, i.end) for i in self.incidents]
+        return tuple(Outage(start, end - start) for start, end in merged_windows(windows))
 
     @property
     def caps(self) -> Capabilities:
@@ -102,18 +135,28 @@ class SimulationSpec:
 
 @dataclass(frozen=True)
 class Config:
-    """A whole config file."""
+    """A whole config file: its simulations and, from their ``[simulation.explore]`` and
+    ``[simulation.tune]`` tables, the maps and tunes (``sim.exploration``'s plans; empty when the
+    file has none, or when it was read by ``sim.config.load_config``, which skips them)."""
 
     path: str
     simulations: tuple[SimulationSpec, ...]
+    explores: tuple = ()  # ExplorePlan (sim.exploration.plan), in the order of the simulations
+    tunes: tuple = ()  # TunePlan (sim.exploration.tune_plan)
 
     def with_seed(self, seed: int) -> Config:
-        """The same config with every simulation's seed replaced (the CLI's ``--seed``)."""
-        return replace(self, simulations=tuple(replace(s, seed=seed) for s in self.simulations))
+        """The same config with every simulation's seed replaced (the CLI's ``--seed``), its
+        maps' and tunes' too."""
+        return replace(self, simulations=tuple(replace(s, seed=seed) for s in self.simulations),
+                       explores=tuple(p.with_seed(seed) for p in self.explores),
+                       tunes=tuple(replace(t, base=replace(t.base, seed=seed)) for t in self.tunes))
 
     def with_soft_limits(self, on: bool) -> Config:
-        """The same config with the engine's run-time budget on or off (``--force`` turns it off)."""
-        return replace(self, simulations=tuple(replace(s, soft_limits=on) for s in self.simulations))
+        """The same config with the engine's run-time budget on or off (``--force`` turns it
+        off), in every simulation, map cell and tune."""
+        return replace(self, simulations=tuple(replace(s, soft_limits=on) for s in self.simulations),
+                       explores=tuple(p.with_soft_limits(on) for p in self.explores),
+                       tunes=tuple(replace(t, base=replace(t.base, soft_limits=on)) for t in self.tunes))
 
     def simulation(self, title: str) -> SimulationSpec:
         for s in self.simulations:

@@ -16,9 +16,9 @@ import pytest
 from sim.core import events as ev
 from sim.runs.engine import build_wiring, record_run
 from sim.runs.resources import estimate
-from sim.core.series import SERIES_NAMES
-from sim.explore.plan import default_metric
-from sim.explore.summary import FEATURE_METRICS, has_verdict, metric_names
+from sim.core.series import SERIES_NAMES, SERVER_SERIES
+from sim.exploration.plan import default_metric
+from sim.exploration.summary import FEATURE_METRICS, has_verdict, metric_names
 from sim.export.outputs import OUTPUTS, outputs_for
 from sim.models import CONTROLS
 from sim.models.clients import Clients, client_events
@@ -28,7 +28,7 @@ from sim.models.policy_events import PolicyEvents
 from sim.models.workloads import Outage
 from support import CONTROL_PARAMS, make_spec
 from test_overload_model import LATENCY, QUEUE
-from tui.compare import summary_headers
+from tui.view.compare_columns import summary_headers
 
 STATE = ("in_service", "queued")  # the counters the bucket-end sample of ``server_state`` fills
 
@@ -42,6 +42,18 @@ SAMPLES: dict[str, list[dict[str, Any]]] = {
     "QueueServer": [{**QUEUE, "clients": [40]}],
     "LatencyServer": [{**LATENCY, "clients": [40]},
                       {**LATENCY, "clients": [40], "latency_rule": "at_start"}],
+    # Open arrivals at 1.5x capacity: queued, rejected beyond the waiting room, dropped by the
+    # queue timeout, by CoDel and (immediate cancel) when the client times out.
+    "PoolServer": [{"workers": 2, "service_time": 4.0, "service_distribution": "exponential",
+                    "queue_size": 6, "queue_timeout": 6.0, "workload": "open", "think_time": 80.0,
+                    "horizon": 1500.0, "timeout": 12.0, "clients": [60], "network_mu": 1.0, "network_sigma": 0.5},
+                   {"workers": 2, "service_time": 4.0, "discipline": "adaptive_lifo",
+                    "codel_target": 1.0, "codel_interval": 10.0, "cancel": "immediate",
+                    "workload": "open", "think_time": 80.0, "horizon": 1500.0, "timeout": 15.0, "network_mu": 1.0,
+                    "clients": [60], "strategies": [
+                        {"type": "Constant", "constant": 1.0, "max_attempts": 3, "name": "capped",
+                         "policies": [{"type": "TokenBucket", "capacity": 3.0, "refill": 0.1,
+                                       "cost": 1.0, "refill_on": "attempt"}]}]}],
     # With policies too, so that their events (denied retries, breakers) show up on the way.
     "FlakyServer": [{"failure_rate": 0.4, "latency": 5.0, "workload": "poisson", "think_time": 50.0,
                      "horizon": 2000.0, "network_mu": 1.0, "network_sigma": 0.5, "clients": [30],
@@ -73,7 +85,7 @@ def test_every_registered_control_declares_a_complete_capability_set(name: str) 
     assert isinstance(caps, Capabilities), f"{name} declares no CAPS of its own"
     assert caps.events and all(ev.is_server_event(code) for code in caps.events)
     assert not caps.events & OutageGate.EVENTS  # the gate's own, whatever the server
-    assert set(caps.series) <= set(SERIES_NAMES)
+    assert set(caps.series) <= set(SERIES_NAMES + SERVER_SERIES)
     if caps.keeps_series:
         # The server's counters are its own: none the clients or the bucket-end sample fill.
         assert not set(caps.series) & (set(Clients.SERIES) | set(STATE))
@@ -111,7 +123,7 @@ class _Touched:
         self.touched: set[str] = set()
 
     def __getattr__(self, name: str) -> Any:
-        if name in SERIES_NAMES:
+        if name in SERIES_NAMES + SERVER_SERIES:
             self.touched.add(name)
         return getattr(self._series, name)
 

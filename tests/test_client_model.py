@@ -32,6 +32,8 @@ REPLYING: dict[str, dict[str, Any]] = {
     "LatencyServer": {"base_latency": 10.0, "concurrency_limit": 6, "factor": 1.2, "k": 4.0,
                       "check_interval": 2.0, "horizon": 2000.0, "timeout": 30.0},
     "FlakyServer": {"failure_rate": 0.3, "latency": 2.0, "horizon": 2000.0},
+    "PoolServer": {"workers": 3, "service_time": 4.0, "service_distribution": "exponential",
+                   "queue_size": 4, "queue_timeout": 6.0, "horizon": 2000.0, "timeout": 12.0},
 }
 PARAMS: dict[str, dict[str, Any]] = {**CONTROL_PARAMS, **REPLYING}
 WORKLOADS: dict[str, dict[str, Any]] = {

@@ -10,17 +10,16 @@ import pytest
 from tui_support import FIXTURES, TINY, TINY_OUTAGE, help_keys_text, pilot_test, run_from_palette, settle
 from tui_support import make_app as make_tui_app
 
+from sim.analysis.replay import merged_times
 from sim.runs.sweep import run_sweep
-from sim.config import load_config
 from sim.runs.engine import record_run
 from tui.app import BackoffApp
-from tui.compare import initial_picks, merged_times, step_time, success_latencies, summarize
+from tui.view.compare_columns import initial_picks
 from tui.keys import KEYS
-from tui.rundata import RunData
 from tui.screens.compare import CompareScreen
 from tui.screens.help import HelpScreen
-from tui.timeline_grid import density_bounds
-from tui.widgets.timeline import DENSITY_BASE
+from tui.view.timeline_grid import density_bounds
+from tui.widgets.replay.timeline import DENSITY_BASE
 
 SNAPSHOT = FIXTURES / "snapshot.toml"
 
@@ -40,31 +39,9 @@ async def open_compare(pilot) -> CompareScreen:
 
 # The arithmetic ---------------------------------------------------------------------------------
 
-def test_the_shared_clock_stops_at_every_event_of_every_run() -> None:
-    a = RunData.from_columns(np.array([0.0, 2.0, 5.0]), np.zeros(3, np.int32),
-                             np.zeros(3, np.int64), 1)
-    b = RunData.from_columns(np.array([0.0, 3.0, 5.0, 9.0]), np.zeros(4, np.int32),
-                             np.zeros(4, np.int64), 1)
-    stops = merged_times([a, b])
-    assert stops.tolist() == [0.0, 2.0, 3.0, 5.0, 9.0]
-    assert step_time(stops, 0.0, 1) == 2.0 and step_time(stops, 2.5, 1) == 3.0
-    assert step_time(stops, 2.5, -1) == 0.0 and step_time(stops, 9.0, 10) == 9.0
-    assert step_time(stops, -1.0, 1) == 0.0  # before the first stop: the first step lands on it
+def test_the_first_picks_are_every_strategy_or_the_current_and_the_next() -> None:
     assert initial_picks(["a", "b", "c"], "b") == ["a", "b", "c"]
     assert initial_picks(["a", "b", "c", "d"], "d") == ["d", "a"]
-
-
-def test_latencies_counted_from_events_are_the_engines() -> None:
-    spec = load_config(TINY_OUTAGE).simulations[0]
-    run = record_run(spec, spec.labels[0], 100, 0)
-    data = RunData.from_history(run.history, 100, run.open_metrics)
-    latencies = success_latencies(data)
-    assert np.allclose(np.sort(latencies), np.sort(run.open_metrics.latencies))
-    summary = summarize(data, spec.caps)
-    assert summary.caps.latencies and summary.work == run.open_metrics.work
-    assert summary.p50 == pytest.approx(float(np.percentile(run.open_metrics.latencies, 50)))
-    engine = run.open_metrics.recovery_time  # None: too noisy at 100 clients of the fixture
-    assert summary.recovered is (None if engine is None else not np.isnan(engine))
 
 
 # The view ---------------------------------------------------------------------------------------
@@ -87,7 +64,7 @@ async def test_v_stacks_every_strategy_at_the_current_coordinates(tmp_path: Path
             assert data is not None and data.times.tolist() == run.history.times
             # The totals in the title are the sweep's for the same run.
             s = labels.index(pane.strategy)
-            summary = summarize(data, source.spec(selection.simulation).caps)
+            summary = data.summary(source.spec(selection.simulation).caps)
             assert summary.work == sweep.work[s, k, selection.repetition]
             assert summary.duration == pytest.approx(sweep.duration[s, k, selection.repetition])
             assert f"work {summary.work}" in str(pane.border_title)
@@ -116,7 +93,7 @@ async def test_one_clock_steps_and_plays_every_run(tmp_path: Path) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_compare(pilot)
         runs = [pane.timeline.data for pane in screen.panes]
-        stops = merged_times(runs)
+        stops = merged_times([run.times for run in runs])
         visited = [screen.clock]
         for _ in range(12):
             await pilot.press("right")

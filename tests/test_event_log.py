@@ -12,10 +12,11 @@ from textual.app import App, ComposeResult
 
 from sim.core import events as ev
 from sim.core.history import History
-from tui.log_filter import FilterError, parse_filter
-from tui.rundata import RunData
+from sim.export.palette import CODE_KINDS, KIND_SERVER
+from tui.view.rundata import RunData
 from tui.theme import register_themes
-from tui.widgets.event_log import EventLog
+from tui.view.log_filter import FilterError, parse_filter
+from tui.widgets.replay.event_log import EventLog
 
 N_EVENTS = 1_000_000
 N_CLIENTS = 1_000
@@ -106,8 +107,8 @@ def test_filter_syntax() -> None:
     assert parse_filter("denied").codes == {ev.CLIENT_RETRY_DENIED}
     assert parse_filter("breaker").codes == {ev.BREAKER_OPENS, ev.BREAKER_HALF_OPENS, ev.BREAKER_CLOSES}
     assert parse_filter("backoff").codes == {ev.CLIENT_BACKS_OFF}
-    assert parse_filter("server").codes == {code for code, kind in ev.EVENT_KINDS.items()
-                                            if kind == ev.KIND_SERVER}
+    assert parse_filter("server").codes == {code for code, kind in CODE_KINDS.items()
+                                            if kind == KIND_SERVER}
     assert ev.SERVER_REPORTS_VERSION in parse_filter("server").codes
     assert not parse_filter("  ").active
     with pytest.raises(FilterError, match="runs backwards"):

@@ -87,7 +87,7 @@ def test_a_bad_axis_is_one_line_naming_file_simulation_and_key(config: Path, tmp
 
 
 def test_ctrl_c_exits_130_with_one_line_and_no_files(config: Path, tmp_path: Path, monkeypatch, capsys) -> None:
-    import sim.explore.backends as backends
+    import sim.exploration.backends as backends
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
@@ -122,7 +122,7 @@ def _files(out: Path) -> dict[str, bytes]:
 
 def test_a_failed_write_of_the_tune_leaves_the_previous_set_and_no_new_map(config: Path, tmp_path: Path,
                                                                           monkeypatch, capsys) -> None:
-    import sim.explore.pareto as pareto
+    import sim.exploration.pareto as pareto
     from sim.errors import UserError
 
     out = tmp_path / "out"
@@ -147,7 +147,7 @@ def test_a_failed_write_of_the_tune_leaves_the_previous_set_and_no_new_map(confi
 
 def test_ctrl_c_during_the_tune_writes_none_of_the_maps_files(config: Path, tmp_path: Path, monkeypatch,
                                                             capsys) -> None:
-    import sim.explore.tune as tune
+    import sim.exploration.tune as tune
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
@@ -226,8 +226,8 @@ def test_explore_and_tune_print_progress_lines_when_stderr_is_not_a_terminal(
 
 
 def test_check_cells_reports_its_progress(config: Path) -> None:
-    from sim.explore.checks import check_cells
-    from sim.explore.plan import load_document
+    from sim.exploration.checks import check_cells
+    from sim.exploration.plan import load_document
 
     seen: list[tuple[int, int]] = []
     check_cells(load_document(config).explores, workers=1,

@@ -13,10 +13,10 @@ from test_explore_run import lock_doc, open_doc
 from sim import cli
 from sim.runs.sweep import SweepCancelled
 from sim.errors import UserError
-from sim.explore.backends import DaskBackend, LocalBackend
-from sim.explore.cache import CellCache
-from sim.explore.runner import run_explores
-from sim.explore.table import explore_csv_text
+from sim.exploration.backends import DaskBackend, LocalBackend
+from sim.exploration.cache import CellCache
+from sim.exploration.runner import run_explores
+from sim.exploration.table import explore_csv_text
 
 
 @pytest.fixture(scope="module")

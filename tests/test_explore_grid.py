@@ -1,4 +1,4 @@
-"""The map as every view reads it (``sim.explore.grid``): a cell's state, glyph and text from its
+"""The map as every view reads it (``sim.exploration.grid``): a cell's state, glyph and text from its
 verdict, rows drawn with the larger second-axis values on top, pending cells, and the sharp
 steps and tolerated values the boundary findings are stated with."""
 
@@ -8,12 +8,12 @@ import math
 
 import numpy as np
 
-from sim.explore.grid import (COLLAPSED, RECOVERED, Edge, fraction_grid, grid_rows, map_cells,
+from sim.exploration.grid import (COLLAPSED, RECOVERED, Edge, fraction_grid, grid_rows, map_cells,
                               row_story, sharp_edges, tolerated, verdict_state)
-from sim.explore.plan import parse_document
-from sim.explore.report import boundary_lines
-from sim.explore.runner import ExploreResult
-from sim.explore.summary import CellResult
+from sim.exploration.plan import parse_document
+from sim.exploration.report import boundary_lines
+from sim.exploration.runner import ExploreResult
+from sim.exploration.summary import CellResult
 from sim.analysis.recovery import RecoverySummary
 
 from support import sim_table
@@ -113,7 +113,7 @@ def test_undecided_runs_keep_their_reason_in_a_cell() -> None:
     reason + 1), so its verdict counts them and its note says why, as _latency.csv does."""
     from sim.analysis.open_metrics import OpenRunMetrics
     from sim.analysis.recovery import TOO_NOISY, TOO_SHORT
-    from sim.explore.verdict import cell_note, cell_verdict, run_verdict
+    from sim.exploration.verdict import cell_note, cell_verdict, run_verdict
 
     runs = [OpenRunMetrics(0, 0.0, 0.0, 0, 0, recovery_time=t, recovery_note=note)
             for t, note in ((5.0, ""), (NAN, ""), (None, TOO_NOISY), (None, TOO_SHORT), (None, ""))]

@@ -11,8 +11,8 @@ from support import make_spec, sim_table
 
 from sim.config import parse_config
 from sim.errors import ConfigError, ParamError
-from sim.explore.checks import check_spec
-from sim.explore.paths import PathError, resolve
+from sim.exploration.checks import check_spec
+from sim.exploration.paths import PathError, resolve
 
 OPEN = dict(control="LatencyServer", base_latency=100.0, concurrency_limit=30, factor=1.05, k=15.0,
             workload="poisson", think_time=1000.0, horizon=30000.0, timeout=2000.0,
@@ -156,3 +156,72 @@ def test_keys_only_replying_servers_take_are_refused_for_contention_controls() -
     path = resolve("timeout", spec)  # a field of the spec, None for this control
     with pytest.raises(ParamError, match="needs a server that replies"):
         check_spec(path.set(spec, 100.0))
+
+
+# PoolServer: every numeric key, its adaptive limit's parameters included, is an axis.
+POOL = dict(workers=4, service_time=10.0, service_distribution="lognormal", service_p99=40.0,
+            queue_size=20, queue_timeout=50.0, codel_target=5.0, codel_interval=100.0,
+            concurrency_limit={"algorithm": "gradient2", "min_limit": 1, "initial_limit": 8},
+            factor=1.05, k=15.0, slowdown_above=3, workload="open", think_time=100.0,
+            horizon=30000.0, timeout=200.0, clients=[20])
+
+
+def pool_spec(**kw: Any):
+    return make_spec("PoolServer", TWO_STRATEGIES, **{**POOL, **kw})
+
+
+@pytest.mark.parametrize("text, value, read", [
+    ("workers", 8, lambda c: c.workers),
+    ("service_time", 12.0, lambda c: c.service_time),
+    ("service_p99", 60.0, lambda c: c.service_p99),
+    ("queue_size", 5, lambda c: c.queue_size),
+    ("queue_timeout", 25.0, lambda c: c.queue_timeout),
+    ("codel_target", 10.0, lambda c: c.codel_target),
+    ("codel_interval", 50.0, lambda c: c.codel_interval),
+    ("factor", 1.2, lambda c: c.factor),
+    ("k", 5.0, lambda c: c.k),
+    ("slowdown_above", 2, lambda c: c.slowdown_above),
+    ("concurrency_limit.initial_limit", 12, lambda c: c.concurrency_limit.initial_limit),
+    ("concurrency_limit.smoothing", 0.5, lambda c: c.concurrency_limit.smoothing),
+    ("control.concurrency_limit.rtt_tolerance", 2.0, lambda c: c.concurrency_limit.rtt_tolerance),
+    ("concurrency_limit.queue_size", 2, lambda c: c.concurrency_limit.queue_size),
+])
+def test_pool_server_keys_are_axes(text: str, value: Any, read) -> None:
+    spec = pool_spec()
+    path = resolve(text, spec)
+    changed = path.set(spec, value)
+    assert read(changed.control) == value and path.get(changed) == value
+    assert type(path.get(changed)) is type(value)
+    assert changed.control.concurrency_limit.algorithm == "gradient2"  # the rest of the table kept
+    check_spec(changed)
+
+
+@pytest.mark.parametrize("text, kw, fragment", [
+    ("concurrency_limit.backoff_ratio", {}, "'backoff_ratio' is not a key of control.concurrency_limit"),
+    ("concurrency_limit.algorithm", {}, "numeric keys of control.concurrency_limit (AdaptiveLimit): "
+                                        "initial_limit, min_limit, max_concurrency, smoothing"),
+    ("concurrency_limit.initial_limit", {"concurrency_limit": None}, "is not set in this simulation"),
+    ("concurrency_limit", {}, "names a table"),
+])
+def test_bad_pool_limit_paths_say_what_is_wrong(text: str, kw: dict, fragment: str) -> None:
+    table = {key: value for key, value in {**POOL, **kw}.items() if value is not None}
+    spec = make_spec("PoolServer", TWO_STRATEGIES, **table)
+    with pytest.raises(PathError) as info:
+        resolve(text, spec)
+    assert fragment in str(info.value)
+
+
+def test_a_limit_parameter_is_revalidated_and_bounded() -> None:
+    spec = pool_spec()
+    with pytest.raises(ParamError) as info:
+        resolve("concurrency_limit.smoothing", spec).set(spec, 1.5)
+    assert info.value.key == "concurrency_limit.smoothing" and "(0, 1]" in info.value.message
+    with pytest.raises(ParamError) as info:
+        resolve("concurrency_limit.initial_limit", spec).set(spec, 500)  # over max_concurrency 200
+    assert info.value.key == "concurrency_limit.initial_limit"
+    path = resolve("concurrency_limit.long_window", spec)
+    with pytest.raises(ParamError, match="concurrency_limit.long_window"):
+        check_spec(path.set(spec, 2**63))
+    with pytest.raises(ConfigError, match="concurrency_limit.long_window"):
+        parse_config({"simulation": [sim_table("PoolServer", TWO_STRATEGIES, **{
+            **POOL, "concurrency_limit": {"algorithm": "gradient2", "long_window": 2**63}})]})

@@ -12,7 +12,7 @@ from support import section, sim_table, toml_text
 
 from sim.config import load_config
 from sim.errors import ConfigError
-from sim.explore.plan import load_document
+from sim.exploration.plan import load_document
 
 OPEN = dict(control="LatencyServer", base_latency=100.0, concurrency_limit=30, factor=1.05, k=15.0,
             workload="poisson", think_time=1000.0, horizon=30000.0, timeout=2000.0,
@@ -80,9 +80,9 @@ def test_linear_range_on_an_integer_key_rounds_to_whole_numbers(tmp_path: Path) 
 
 
 def test_also_adds_panels_beside_the_metric(tmp_path: Path) -> None:
-    from sim.explore.figure import explore_figure
-    from sim.explore.runner import ExploreResult
-    from sim.explore.summary import CellResult
+    from sim.exploration.figure import explore_figure
+    from sim.exploration.runner import ExploreResult
+    from sim.exploration.summary import CellResult
 
     plan = load_document(write_config(tmp_path, explore={
         "axes": [{"key": "think_time", "values": [1000, 2000]}], "metric": "amplification",
@@ -149,7 +149,7 @@ def test_explore_mistakes_are_one_line(tmp_path: Path, explore: dict, fragment: 
 
 def test_a_values_list_longer_than_the_cell_limit_is_refused_before_any_cell_is_built(tmp_path: Path,
                                                                                   monkeypatch) -> None:
-    from sim.explore import axes, plan
+    from sim.exploration import axes, plan
 
     monkeypatch.setattr(axes, "MAX_CELLS", 3)
     monkeypatch.setattr(plan, "MAX_CELLS", 3)
@@ -178,7 +178,7 @@ def test_tune_table_resolves_the_strategy_by_label_or_index(tmp_path: Path) -> N
     assert [p.path.text for p in plan.params] == ["strategies[1].base", "strategies[1].cap"]
     assert plan.params[1].log
     assert [str(c) for c in plan.constraints] == ["p99 <= 500", "gave_up == 0"]
-    assert plan.seed == doc.config.simulations[0].seed  # default: the simulation's seed
+    assert plan.seed == doc.simulations[0].seed  # default: the simulation's seed
     index = load_document(write_config(tmp_path, tune={"strategy": 1, "params": {"base": [1, 100]}})).tunes[0]
     assert index.strategy == 1
 
@@ -221,9 +221,9 @@ def test_the_metastability_example_loads_as_a_12_by_8_map() -> None:
 
 # --- resource limits: every cell is held to them, as a simulation of `backoff-sim run` is ---------
 
-def _lock_map(axis: dict, **table) -> "ExploreDocument":
+def _lock_map(axis: dict, **table) -> "Config":
     from support import sim_table
-    from sim.explore.plan import parse_document
+    from sim.exploration.plan import parse_document
 
     block = sim_table("LockingServer", [{"type": "Constant", "constant": 1.0}], title="Big",
                       clients=[1000], repeat=1, **table)
@@ -236,7 +236,7 @@ ROOMY = (10**13, 10**13)  # (total, available) memory: only the events limit can
 
 def test_a_cell_beyond_the_limits_is_refused_in_one_line_naming_it() -> None:
     from sim.errors import ConfigError
-    from sim.explore.checks import check_cells
+    from sim.exploration.checks import check_cells
 
     # 10^9 clients need ~6 TB for their state alone (sim.runs.resources.BYTES_PER_CLIENT): more than a
     # 16 GB machine has, so refused even with --force; the first such cell is named.
@@ -250,7 +250,7 @@ def test_a_cell_beyond_the_limits_is_refused_in_one_line_naming_it() -> None:
 
 def test_the_maps_cells_together_stay_under_the_events_limit_unless_forced() -> None:
     from sim.errors import ConfigError
-    from sim.explore.checks import check_cells
+    from sim.exploration.checks import check_cells
     from sim.runs.resources import EVENTS_LIMIT, estimate
 
     # Each cell alone is under the limit, the two together are over it.
@@ -264,13 +264,13 @@ def test_the_maps_cells_together_stay_under_the_events_limit_unless_forced() -> 
 
 
 def test_force_turns_the_run_budget_off_in_every_cell_and_keeps_the_cache_keys() -> None:
-    from sim.explore.cache import cell_key
+    from sim.exploration.cache import cell_key
 
     doc = _lock_map({"key": "repeat", "values": [1, 2]})
     forced = doc.with_soft_limits(False)
     assert all(c.spec.soft_limits for c in doc.explores[0].cells)
     assert not any(c.spec.soft_limits for c in forced.explores[0].cells)
-    assert not forced.explores[0].base.soft_limits and not forced.config.simulations[0].soft_limits
+    assert not forced.explores[0].base.soft_limits and not forced.simulations[0].soft_limits
     # Whether runs beyond their estimate are stopped is no part of a cell's result.
     assert [cell_key(c.spec) for c in doc.explores[0].cells] == [
         cell_key(c.spec) for c in forced.explores[0].cells]

@@ -12,11 +12,11 @@ from support import make_spec, sim_table
 
 from sim.runs.sweep import run_sweep
 from sim.errors import ConfigError, ParamError
-from sim.explore.backends import LocalBackend
-from sim.explore.cache import CellCache
-from sim.explore.paths import PathError, resolve
-from sim.explore.plan import parse_document
-from sim.explore.tune import run_tune, trial_spec
+from sim.exploration.backends import LocalBackend
+from sim.exploration.cache import CellCache
+from sim.exploration.paths import PathError, resolve
+from sim.exploration.plan import parse_document
+from sim.exploration.tune import run_tune, trial_spec
 from sim.policies.retry_budget import RetryBudget
 
 FLAKY = dict(control="FlakyServer", failure_rate=0.3, workload="poisson", think_time=100.0,

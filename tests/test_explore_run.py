@@ -14,12 +14,12 @@ from support import sim_table
 
 from sim.analysis.recovery import TOO_NOISY
 from sim.runs.sweep import SweepCancelled, run_sweep
-from sim.explore.backends import LocalBackend
-from sim.explore.cache import CellCache, cell_key
-from sim.explore.plan import parse_document
-from sim.explore.runner import run_explores
-from sim.explore.summary import BASE_METRICS, OPEN_METRICS
-from sim.explore.table import VERDICT_COLUMNS, explore_csv_text
+from sim.exploration.backends import LocalBackend
+from sim.exploration.cache import CellCache, cell_key
+from sim.exploration.plan import parse_document
+from sim.exploration.runner import run_explores
+from sim.exploration.summary import BASE_METRICS, OPEN_METRICS
+from sim.exploration.table import VERDICT_COLUMNS, explore_csv_text
 
 STRATEGIES = [{"type": "Constant", "constant": 0.5, "name": "constant"},
               {"type": "FullJitteredExpo", "base": 2.0, "cap": 1000.0, "name": "jitter"}]
@@ -224,7 +224,7 @@ def test_cancel_stops_and_keeps_finished_cells(tmp_path: Path) -> None:
 def test_the_code_version_counts_the_simulator_and_not_the_file_writers() -> None:
     from pathlib import Path as P
 
-    from sim.explore.cache import _counts
+    from sim.exploration.cache import _counts
 
     for counted in ("engine.py", "open_metrics.py", "core/loop.py", "models/servers.py",
                     "explore/summary.py", "explore/verdict.py", "explore/backends.py"):

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from support import sim_table
 
-from sim.explore.backends import LocalBackend
-from sim.explore.cache import CellCache
-from sim.explore.pareto import non_dominated, pareto_csv_text, tune_csv_text, write_tune_files
-from sim.explore.plan import parse_document
-from sim.explore.tune import HELD_OUT_SEED_OFFSET, run_tune
+from sim.exploration.backends import LocalBackend
+from sim.exploration.cache import CellCache
+from sim.exploration.pareto import non_dominated, pareto_csv_text, tune_csv_text, write_tune_files
+from sim.exploration.plan import parse_document
+from sim.exploration.tune import HELD_OUT_SEED_OFFSET, run_tune
 
 STRATEGIES = [{"type": "Constant", "constant": 0.5, "name": "constant"},
               {"type": "FullJitteredExpo", "base": 2.0, "cap": 1000.0, "name": "jitter"}]
@@ -136,7 +136,7 @@ def test_a_strategy_limit_tunes_end_to_end_and_its_files_are_written(tmp_path: P
 def test_any_valid_seed_tunes_optunas_own_is_derived_from_it() -> None:
     # Optuna takes seeds below 2**32 only; ours go to 2**64 - 1. Below 2**32 the seed is passed
     # as it is (a tune keeps its trials), above it is folded by a stable hash.
-    from sim.explore.tune import optuna_seed
+    from sim.exploration.tune import optuna_seed
 
     assert optuna_seed(4) == 4 and optuna_seed(2**32 - 1) == 2**32 - 1
     derived = [optuna_seed(s) for s in (2**32, 2**40, 2**64 - 1)]

@@ -11,13 +11,13 @@ import pytest
 from support import sim_table, toml_text
 
 import sim.runs.resources as resources
-import sim.explore.tune as tune
+import sim.exploration.tune as tune
 from sim import cli
 from sim.runs.resources import EVENTS_LIMIT, EVENTS_PER_REQUEST, check_resources
 from sim.errors import ConfigError
-from sim.explore.tune_checks import check_tunes
-from sim.explore.plan import parse_document
-from sim.explore.tune import MAX_FRONT_VARIANTS
+from sim.exploration.tune_checks import check_tunes
+from sim.exploration.plan import parse_document
+from sim.exploration.tune import MAX_FRONT_VARIANTS
 
 CLIENTS = 10
 NO_MEMORY_LIMIT = (None, None)
@@ -36,7 +36,7 @@ def open_table(requests_per_client: float, trials: int = 1) -> dict:
 
 def plan_and_base(table: dict):
     doc = parse_document({"simulation": [table]}, "big.toml")
-    return doc.tunes[0], doc.config.simulations[0]
+    return doc.tunes[0], doc.simulations[0]
 
 
 # A run's estimate is EVENTS_PER_REQUEST × clients × requests per client (E); a one-strategy

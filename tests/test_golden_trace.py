@@ -16,12 +16,14 @@ from __future__ import annotations
 import csv
 import io
 import os
+from dataclasses import replace
+from heapq import heappop
 from pathlib import Path
 
 import pytest
 
 from sim.config import parse_config
-from sim.runs.engine import record_run
+from sim.runs.engine import _build, record_run
 from sim.export.csv_files import format_float
 
 GOLDEN_DIR = Path(__file__).with_name("golden")
@@ -49,18 +51,35 @@ CONFIG = parse_config({"seed": 7, "simulation": [
     # Servers that reply: spike and Poisson workloads, timeouts, retry limits, outages, a backlog.
     {"title": "golden_queue_spike", "clients": [12], "control": "QueueServer", "concurrency": 2,
      "service_time": 4.0, "queue_size": 2, "reject_delay": 1.0, "overload_threshold": 5,
+     "overload_rule": "at_start",
      "workload": "spike", "spike_fraction": 0.5, "spike_width": 3.0, "arrival_window": 60.0,
      "horizon": 150.0, "timeout": 15.0, "outages": [{"start": 20.0, "duration": 25.0}], **OPEN,
+     "abandoned": "drop",
      "strategies": [{"type": "FullJitteredExpo", "base": 2.0, "cap": 40.0, "max_attempts": 4}]},
+    # The same server tick by tick (the default rule), overwhelmed above 4 (with 2 in service and
+    # 2 queued, as soon as 1 is being rejected), ticks of 0.5, study 004's literal REB.
+    {"title": "golden_queue_per_tick", "clients": [12], "control": "QueueServer", "concurrency": 2,
+     "service_time": 4.0, "queue_size": 2, "reject_delay": 1.0, "overload_threshold": 4,
+     "overload_tick": 0.5, "abandoned": "drop",
+     "workload": "spike", "spike_fraction": 0.5, "spike_width": 3.0, "arrival_window": 60.0,
+     "horizon": 150.0, "timeout": 15.0, "outages": [{"start": 20.0, "duration": 25.0}], **OPEN,
+     "strategies": [{"type": "FullJitteredFlooredExpo", "base": 2.0, "floor": 6.0, "max_attempts": 5}]},
     {"title": "golden_latency_poisson", "clients": [8], "control": "LatencyServer", "base_latency": 10.0,
      "concurrency_limit": 3, "factor": 1.5, "k": 2.0, "check_interval": 4.0, "workload": "poisson",
      "think_time": 30.0, "horizon": 200.0, "timeout": 25.0, "backlog": 3,
+     "outages": [{"start": 60.0, "duration": 40.0}], **OPEN, "backlog_overflow": "drop", "abandoned": "drop",
+     "strategies": [{"type": "NormalJitterExpo", "min_delay": 2.0, "factor": 2.7, "max_delay": 100.0}]},
+    # The default accept queue, in seconds: SYN retransmits 1, 3, 7 and 15 s after a refused
+    # first try (within the 25 s timeout), and stale held requests served at the resume.
+    {"title": "golden_latency_syn_retry", "clients": [8], "control": "LatencyServer", "base_latency": 10.0,
+     "concurrency_limit": 3, "factor": 1.5, "k": 2.0, "check_interval": 4.0, "workload": "poisson",
+     "think_time": 30.0, "horizon": 200.0, "timeout": 25.0, "backlog": 2, "time_unit": "s",
      "outages": [{"start": 60.0, "duration": 40.0}], **OPEN,
      "strategies": [{"type": "NormalJitterExpo", "min_delay": 2.0, "factor": 2.7, "max_delay": 100.0}]},
     {"title": "golden_latency_at_start", "clients": [6], "control": "LatencyServer", "base_latency": 10.0,
      "concurrency_limit": 2, "factor": 1.5, "k": 1.0, "latency_rule": "at_start", "workload": "burst",
      "horizon": 120.0, "timeout": 20.0, "outages": [{"start": 15.0, "duration": 20.0}], **OPEN,
-     "strategies": [{"type": "Constant", "constant": 3.0}]},
+     "abandoned": "drop", "strategies": [{"type": "Constant", "constant": 3.0}]},
 ]}, "golden")
 
 
@@ -95,19 +114,42 @@ def test_golden_files_are_not_trivial() -> None:
         assert len({r["client_id"] for r in rows} - {"-1"}) == sim.clients[0]  # -1: the server
     throttling = (GOLDEN_DIR / "golden_throttling.csv").read_text("utf-8")
     assert "client_gives_up" in throttling and "server_decrements" in throttling
-    for title in ("golden_locking_outage", "golden_queue_spike", "golden_latency_poisson",
-                  "golden_latency_at_start"):
+    for title in ("golden_locking_outage", "golden_queue_spike", "golden_queue_per_tick",
+                  "golden_latency_poisson", "golden_latency_at_start", "golden_latency_syn_retry"):
         text = (GOLDEN_DIR / f"{title}.csv").read_text("utf-8")
         assert "server_pauses" in text and "server_resumes" in text, title
-    for title in ("golden_queue_spike", "golden_latency_poisson", "golden_latency_at_start"):
+    for title in ("golden_queue_spike", "golden_queue_per_tick", "golden_latency_poisson",
+                  "golden_latency_at_start", "golden_latency_syn_retry"):
         text = (GOLDEN_DIR / f"{title}.csv").read_text("utf-8")
         assert "client_times_out" in text and "client_succeeds" in text, title
-    queue = (GOLDEN_DIR / "golden_queue_spike.csv").read_text("utf-8")
-    assert "server_queues" in queue and "server_rejects" in queue
+    for title in ("golden_queue_spike", "golden_queue_per_tick"):
+        queue = (GOLDEN_DIR / f"{title}.csv").read_text("utf-8")
+        assert "server_queues" in queue and "server_rejects" in queue, title
+
+
+def test_the_per_tick_trace_is_overwhelmed() -> None:
+    """The per-tick trace differs from the same server under the at_start rule: its overload acts."""
+    spec = CONFIG.simulation("golden_queue_per_tick")
+    old = replace(spec, control=replace(spec.control, overload_rule="at_start"))
+    times = [record_run(s, s.labels[0], s.clients[0], 0).history.times for s in (spec, old)]
+    assert times[0] != times[1]
 
 
 def test_golden_outages_drop_and_refuse_held_requests() -> None:
-    """The replying traces cover a resume that drops stale held requests, and a full backlog."""
+    """The replying traces cover a resume that drops stale held requests and a full backlog that
+    drops arrivals (``abandoned``, ``backlog_overflow = "drop"``), and the defaults: SYN
+    retransmits, some served after the resume, and stale held requests served."""
     metrics = {s.title: record_run(s, s.labels[0], s.clients[0], 0).metrics() for s in CONFIG.simulations}
     assert metrics["golden_queue_spike"].dropped > 0
     assert metrics["golden_latency_poisson"].refused > 0 and metrics["golden_latency_poisson"].dropped > 0
+    spec = CONFIG.simulation("golden_latency_syn_retry")
+    wiring, _ = _build(spec, spec.strategies[0].chain, spec.clients[0], 0)
+    heap, gate = wiring.heap, wiring.gate
+    served_after_resume = 0
+    while heap:
+        t, _, handler, c, a = heappop(heap)
+        if handler.__name__ == "syn_again" and not gate.paused and gate.still_waiting(c, a >> 3):
+            served_after_resume += 1
+        handler(t, c, a)
+    assert gate.refused > 0 and gate.syn_retries > gate.refused and served_after_resume > 0
+    assert gate.abandoned_served > 0 and gate.dropped == 0

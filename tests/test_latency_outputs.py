@@ -15,7 +15,7 @@ from sim.runs.sweep import SweepResult
 from sim.config import parse_config
 from sim.export.overload_csv import latency_csv_text
 from sim.report.latency import BEST, best_rows, latency_table, strategy_values
-from tui.widgets.latency_table import latency_rows
+from tui.view.latency_rows import latency_rows
 
 CLIENTS, HORIZON = 10, 1000.0
 

@@ -30,10 +30,11 @@ from scipy.stats import ks_2samp
 from support import numpy_uniform, take
 from urllib3.exceptions import ConnectTimeoutError
 
+from sim.errors import ParamError
 from sim.models.strategies import Strategy
-from sim.outcomes import REJECTED, TIMED_OUT
+from sim.outcomes import REJECTED, TIMED_OUT, GiveUp
 from sim.policies import chain_from_data
-from sim.policies.presets import expand_preset
+from sim.policies.presets import expand_preset, preset_settings
 
 DRAWS = 5000          # issue 11: at least 5,000 draws per KS comparison
 P_MIN = 0.001         # issue 11: KS p-value must exceed this
@@ -417,15 +418,87 @@ def polly_v2(rand: Callable[[], float], base_ticks: int, n: int) -> list[float]:
 def test_polly_decorrelated_jitter_matches_polly() -> None:
     base_ticks = 2 * 10**7  # Delay = 2 s
     theirs = polly_v2(random.Random(SEED).random, base_ticks, 10)
-    ours = take(strategy_of("polly-v8"), random.Random(SEED).random, 10)
+    ours = take(strategy_of("polly-v8-exponential-jitter"), random.Random(SEED).random, 10)
     assert ours == pytest.approx(theirs, rel=0, abs=1e-7)  # Polly truncates to whole ticks
     rng = random.Random(SEED)
     dist = np.array([polly_v2(rng.random, base_ticks, 6) for _ in range(DRAWS)])
-    assert_same_distribution(dist, ours_at(strategy_of("polly-v8"), 6), "polly-v8")
+    assert_same_distribution(dist, ours_at(strategy_of("polly-v8-exponential-jitter"), 6), "polly-v8-exponential-jitter")
     # RetryHelper's doc comment: retries happen at median *times* "approximately" f·2ⁿ, i.e.
     # 1, 2, 4, 8 s after the failure for a 1 s delay (its example: 850 ms, then 1455 ms more).
-    times = np.cumsum(ours_at(strategy_of("polly-v8", delay=1.0), 4), axis=1)
+    times = np.cumsum(ours_at(strategy_of("polly-v8-exponential-jitter", delay=1.0), 4), axis=1)
     assert np.median(times, axis=0) == pytest.approx([1, 2, 4, 8], rel=0.2)
+
+
+def polly_get_retry_delay(base_ticks: int, max_ticks: int | None) -> float:
+    """Polly ``RetryHelper.GetRetryDelay`` for ``BackoffType.Constant`` without jitter, in .NET
+    ticks (100 ns), returned in seconds: ``baseDelay`` whatever the attempt, capped at ``MaxDelay``."""
+    delay = base_ticks  # GetRetryDelayCore: DelayBackoffType.Constant => baseDelay
+    if max_ticks is not None and delay > max_ticks:
+        delay = max_ticks
+    return delay / 1e7
+
+
+def test_polly_v8_is_polly_s_default_retry_options() -> None:
+    """``new RetryStrategyOptions()``: 3 retries, each after 2 s, no jitter; MaxDelay caps the delay."""
+    # RetryConstants.cs: DefaultRetryCount = 3, DefaultBackoffType = Constant, DefaultBaseDelay =
+    # 2 s; RetryStrategyOptions.TResult.cs: UseJitter = false, MaxDelay = null.
+    assert preset_settings("polly-v8", 1.0) == {"max_retry_attempts": 3, "delay": 2.0, "max_delay": None}
+    chain = chain_from_data(expand_preset({"preset": "polly-v8"}, 1.0)).build([random.random])[0]
+    verdicts = [chain.on_failure(float(k), REJECTED, k, 0.0) for k in range(1, 6)]
+    assert verdicts[:3] == [polly_get_retry_delay(2 * 10**7, None)] * 3 == [2.0, 2.0, 2.0]
+    last = verdicts[3]
+    assert isinstance(last, GiveUp) and last.reason == "max_attempts"  # IsLastAttempt: attempt >= RetryCount
+    drawn = [0]
+
+    def counting() -> float:
+        drawn[0] += 1
+        return 0.5
+    assert take(strategy_of("polly-v8"), counting, 10) == [2.0] * 10 and drawn[0] == 0  # no jitter: no draws
+    capped = take(strategy_of("polly-v8", delay=5.0, max_delay=3.0), random.random, 3)
+    assert capped == [polly_get_retry_delay(5 * 10**7, 3 * 10**7)] * 3 == [3.0] * 3
+    assert take(strategy_of("polly-v8", delay=0.0), random.random, 2) == [0.0, 0.0]  # a zero delay is returned as is
+    with pytest.raises(ParamError, match="max_retry_attempts"):  # [Range(1, RetryConstants.MaxRetryCount)]
+        expand_preset({"preset": "polly-v8", "max_retry_attempts": 0})
+
+
+# --- Finagle (Backoff.scala, RetryPolicy.scala) ---------------------------------------------------
+
+def finagle_decorrelated_jittered(next_long: Callable[[int], int], start_ns: int, max_ns: int, n: int) -> list[float]:
+    """Finagle ``Backoff.decorrelatedJittered(start, maximum)`` in whole ns, returned in seconds:
+    ``duration`` is start; ``next`` draws start + rng.nextLong(upperbound - start)."""
+    if start_ns == max_ns:
+        return [start_ns / 1e9] * n
+    cur, out = start_ns, [start_ns / 1e9]
+    while len(out) < n:
+        upper = max_ns if cur >= max_ns // 3 else cur * 3   # Duration / 3 divides whole ns
+        span = abs(upper - cur)
+        cur = cur if span == 0 else cur + next_long(span)
+        out.append(cur / 1e9)
+    return out
+
+
+def test_finagle_decorrelated_jittered_matches_finagle() -> None:
+    strategy = strategy_of("finagle-retry")
+    assert take(strategy, random.random, 1) == [0.005]    # RetryPolicy.tries: the first retry after start
+    # The same uniforms: Finagle draws a whole number of ns, floor(u·span) (ThreadLocalRandom.nextLong(n)).
+    rng = random.Random(SEED)
+    draws: list[float] = []
+
+    def next_long(span: int) -> int:
+        u = rng.random()
+        draws.append(u)
+        return math.floor(u * span)
+    theirs = finagle_decorrelated_jittered(next_long, 5 * 10**6, 200 * 10**6, 30)
+    ours = take(strategy, iter(draws).__next__, 30)
+    assert ours == pytest.approx(theirs, rel=0, abs=1e-7) and len(draws) == 29   # ns floors: < 0.1 µs apart
+    assert all(b >= a for a, b in zip(ours, ours[1:])) and max(ours) < 0.2   # never shorter, under maximum
+    top = take(strategy, itertools.repeat(1.0 - 2.0**-53).__next__, 6)
+    assert top == pytest.approx([0.005, 0.015, 0.045, 0.135, 0.2, 0.2])      # ×3 until maximum/3, then maximum
+    assert take(strategy_of("finagle-retry", start=0.2), random.random, 3) == [0.2] * 3   # start == maximum: Const
+    rng2 = random.Random(SEED)
+    dist = np.array([finagle_decorrelated_jittered(lambda span: math.floor(rng2.random() * span),
+                                                   5 * 10**6, 200 * 10**6, 6) for _ in range(DRAWS)])
+    assert_same_distribution(dist[:, 1:], ours_at(strategy, 6)[:, 1:], "finagle-retry")
 
 
 def envoy_backoff(rand64: Callable[[], int], base_ms: int, max_ms: int, n: int) -> list[int]:
@@ -479,7 +552,8 @@ def test_google_http_client_matches_the_java_client() -> None:
 
 @pytest.mark.parametrize("preset", ["botocore-legacy", "botocore-standard", "grpc", "grpc-connect", "stamina",
                                     "tenacity-random-exponential", "tenacity-exponential-jitter", "urllib3",
-                                    "backoff-expo", "polly-v8", "client-go", "google-http-client", "finagle"])
+                                    "backoff-expo", "polly-v8", "polly-v8-exponential-jitter", "client-go",
+                                    "google-http-client", "finagle", "finagle-retry"])
 def test_milliseconds_only_rescale(preset: str) -> None:
     settings = {"backoff_factor": 0.1} if preset == "urllib3" else {}
     seconds = take(strategy_of(preset, 1.0, **settings), random.Random(SEED).random, 12)

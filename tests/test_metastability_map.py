@@ -39,11 +39,11 @@ import numpy as np
 import pytest
 
 from sim.config import read_document
-from sim.explore.backends import LocalBackend
-from sim.explore.cache import CellCache
-from sim.explore.grid import RECOVERED, COLLAPSED, fraction_grid, sharp_edges, tolerated
-from sim.explore.plan import ExplorePlan, parse_document
-from sim.explore.runner import ExploreResult, run_explores
+from sim.exploration.backends import LocalBackend
+from sim.exploration.cache import CellCache
+from sim.exploration.grid import RECOVERED, COLLAPSED, fraction_grid, sharp_edges, tolerated
+from sim.exploration.plan import ExplorePlan, parse_document
+from sim.exploration.runner import ExploreResult, run_explores
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "metastability.toml"
 SCALE = 5  # clients, concurrency_limit, k and a shared budget's reserve divided by this

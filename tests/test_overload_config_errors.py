@@ -242,6 +242,8 @@ def test_outages_with_a_contention_control_are_allowed(tmp_path: Path) -> None:
 @pytest.mark.parametrize("key, value, contains", [
     ("concurrency", 0, ">= 1"), ("service_time", 0.0, "> 0"), ("queue_size", -1, ">= 0"),
     ("reject_delay", -1.0, ">= 0"), ("overload_threshold", -2, ">= 0"), ("concurrency", 2.5, "integer"),
+    ("overload_rule", "per_step", "'per_tick', 'at_start'"), ("overload_rule", 1, "non-empty string"),
+    ("overload_tick", 0.0, "> 0"), ("overload_tick", "1", "must be a number"),
 ])
 def test_bad_queue_server_parameter(tmp_path: Path, key: str, value: Any, contains: str) -> None:
     error(tmp_path, QUEUE, key, contains, **{key: value})
@@ -297,10 +299,13 @@ def test_server_outage_example_loads() -> None:
     assert (spec.control.base_latency, spec.control.concurrency_limit, spec.control.factor, spec.control.k) == (
         100.0, 30, 1.05, 15.0)
     assert spec.workload.NAME == "poisson" and spec.workload.think_time == 10000.0
-    assert spec.timeout == 2000.0 and spec.outages == (Outage(30000.0, 8000.0),)
+    assert spec.timeout == 2000.0 and spec.outages == (Outage(30000.0, 30000.0),)
+    assert (spec.backlog, spec.backlog_overflow, spec.abandoned) == (128, "syn-retry", "serve")
     assert (spec.control.check_interval, spec.control.latency_rule) == (50.0, "current")
     assert spec.outages[0].end < spec.horizon
     types = [s.strategy.type_name for s in spec.strategies]
-    assert types == ["Constant", "NormalJitterExpo"]
+    assert types == ["Constant", "NormalJitterExpo", "ThinkTimeExpo"]
     expo = spec.strategies[1].strategy
     assert (expo.min_delay, expo.factor, expo.max_delay, expo.jitter) == (100.0, 2.718, 300000.0, 0.1)
+    go = spec.strategies[2].strategy
+    assert (go.factor, go.max_delay, go.jitter) == (2.71828, 300000.0, 100.0)  # client.go's constants

@@ -20,7 +20,7 @@ from sim.export import export_simulation, output_paths
 from sim.export.csv_files import format_float
 from sim.export.overload_csv import LATENCY_HEADER, TIMESERIES_HEADER, latency_csv_text, timeseries_csv_text
 from sim.export.overload_plots import per_client_latency, write_latency_png, write_timeseries_png
-from sim.palette import load_palette
+from sim.export.palette import load_palette
 from sim.spec import SimulationSpec
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tiny_outage.toml"
@@ -83,7 +83,7 @@ def test_latency_csv_one_row_per_strategy_and_clients(outage: SweepResult) -> No
     rows = _rows(latency_csv_text(outage))
     assert tuple(rows[0]) == LATENCY_HEADER
     assert LATENCY_HEADER == ("simulation", "strategy", "clients", "p50", "p75", "p90", "p99", "max",
-                              "requests", "successes", "timeouts", "gave_up", "unfinished",
+                              "mean", "requests", "successes", "timeouts", "gave_up", "unfinished",
                               "goodput", "recovered_runs", "runs", "recovery_time_median",
                               "recovery_note")
     body = rows[1:]
@@ -92,8 +92,11 @@ def test_latency_csv_one_row_per_strategy_and_clients(outage: SweepResult) -> No
     for row in body:
         s, k = spec.labels.index(row[1]), spec.clients.index(int(row[2]))
         pct = outage.latency(s, k)
-        assert row[3:8] == [format_float(pct[p]) for p in ("p50", "p75", "p90", "p99", "max")]
-        assert row[8:14] == [format_float(outage.open_mean(name, s, k))
+        assert row[3:9] == [format_float(pct[p]) for p in ("p50", "p75", "p90", "p99", "max", "mean")]
+        # mean: of the successes' latencies, pooled over the repetitions
+        pooled = np.concatenate([outage.open_run(s, k, r).latencies for r in range(spec.repeat)])
+        assert float(row[8]) == pytest.approx(float(pooled.mean()), rel=1e-11)
+        assert row[9:15] == [format_float(outage.open_mean(name, s, k))
                              for name in ("requests", "successes", "timeouts", "gave_up",
                                           "unfinished", "goodput")]
 
@@ -151,8 +154,8 @@ def test_recovery_cells_count_runs_and_give_the_median_of_those_that_recovered()
     noisy = _hand_made([None, None], three[:2], notes=[TOO_NOISY, TOO_NOISY])
     assert _rows(latency_csv_text(noisy))[1][-4:] == ["", "", "", TOO_NOISY]
     # Means over repetitions; percentiles pooled over them: 1, 2, 3 -> p50 2.
-    assert row[3] == "2.0" and row[7] == "3.0"
-    assert row[8:12] == ["10.5", "1.5", "1.0", "0.5"]
+    assert row[3] == "2.0" and row[7] == "3.0" and row[8] == "2.0"  # mean of 1, 2, 3
+    assert row[9:13] == ["10.5", "1.5", "1.0", "0.5"]
 
 
 def test_no_successful_request_leaves_latency_cells_empty() -> None:

@@ -432,11 +432,13 @@ def test_retry_quota_default_costs() -> None:
         True, True, False]
 
 
-# --- Finagle (RetryBudget.scala, RequeueFilter.scala; RequeueFilterTest.scala) --------------------
+# --- Finagle (RetryBudget.scala, RequeueFilter.scala, RetryFilter.scala; RequeueFilterTest.scala,
+# RetryBudgetTest.scala; twitter/finagle at 4feb34cb) ---------------------------------------------
 
-def finagle_filter(max_per_request: float) -> Chain:
-    """RequeueFilter(RetryBudget(1.second, minRetries=10, percentCanRetry=0.0), zero backoff, max_per_request)."""
-    budget = RetryBudget(percent=0.0, min_retries_per_s=10, ttl=1000.0, max_retries_per_request=max_per_request)
+def finagle_filter(max_per_request: float, percent: float = 0.0) -> Chain:
+    """RequeueFilter(RetryBudget(1.second, minRetries=10, percentCanRetry), zero backoff, max_per_request)."""
+    budget = RetryBudget(percent=100.0 * percent, min_retries_per_s=10, ttl=1000.0,
+                         max_retries_per_request=max_per_request, deposit="success")
     return one_chain(budget, strategy=Constant(constant=0.0))
 
 
@@ -446,9 +448,13 @@ def requeues(chain: Chain, kinds: list[int], start: float) -> tuple[int, GiveUp 
     return sum(isinstance(v, float) for v in verdicts), last if isinstance(last, GiveUp) else None
 
 
-def test_finagle_respects_max_retries_per_request() -> None:
-    # RequeueFilterTest "respects maxRetriesPerReq": 10 × 0.5 = 5 requeues, budget not exhausted.
-    n, why = requeues(finagle_filter(0.5), [REJECTED] * 50, 0.0)
+@pytest.mark.parametrize("percent", [0.0, 0.5])
+def test_finagle_respects_max_retries_per_request(percent: float) -> None:
+    # RequeueFilterTest "respects maxRetriesPerReq" (percentCanRetry 0): 10 × 0.5 = 5 requeues,
+    # budget not exhausted; "retries propagated in context" (attempts 0 to 5) and "requeued
+    # requests generate a new span" (percentCanRetry 0.5: reserve 10 × 1 s × 2000, balance 10):
+    # 6 tries, 5 of them requeues.
+    n, why = requeues(finagle_filter(0.5, percent), [REJECTED] * 50, 0.0)
     assert n == 5 and why is not None and why.reason == "retry_budget_request_limit"
 
 
@@ -473,8 +479,75 @@ def test_finagle_tracks_requeues_per_request() -> None:
     assert n == 5 and why is not None and why.reason == "retry_budget_request_limit"
 
 
+def test_finagle_applies_the_backoff_schedule() -> None:
+    # RequeueFilterTest "applies delay": Backoff.exponential(1 s, 2).take(3), maxRetriesPerReq 1.0:
+    # requeues after 1, 2 and 4 s, then no more (Finagle counts the schedule's end as
+    # budget_exhausted after a withdrawal; here the attempt limit that stands for take(3) ends it).
+    budget = RetryBudget(percent=0.0, min_retries_per_s=10, ttl=1000.0, max_retries_per_request=1.0,
+                         deposit="success")
+    chain = one_chain(MaxAttempts(max_attempts=4), budget, strategy=Expo(base=1000.0, cap=1e9))
+    verdicts = run_call(chain, [REJECTED] * 10, gap=0.0)
+    assert verdicts[:3] == [1000.0, 2000.0, 4000.0] and isinstance(verdicts[3], GiveUp) and len(verdicts) == 4
+
+
+def finagle_budget_test(ttl_s: int, min_retries_per_sec: int, percent_can_retry: float) -> None:
+    """RetryBudgetTest ``testBudget``: time frozen; 10,000 requests each deposit, then try one retry."""
+    budget = RetryBudget(ttl=1000.0 * ttl_s, min_retries_per_s=min_retries_per_sec,
+                         percent=100.0 * percent_can_retry).state()
+    min_retries = ttl_s * min_retries_per_sec
+    assert budget.balance(0.0) == min_retries
+    if min_retries == 0:
+        assert not budget.try_withdraw(0.0)
+    n_reqs, retried = 10000, 0
+    for _ in range(n_reqs):
+        budget.deposit(0.0)
+        if budget.try_withdraw(0.0):
+            retried += 1
+        else:
+            assert budget.balance(0.0) == 0
+    expected = int(n_reqs * percent_can_retry) + min_retries   # "a small error margin": ± 1
+    assert abs(retried - expected) <= 1, (percent_can_retry, retried, expected)
+
+
+@pytest.mark.parametrize("percent_can_retry", [0.1, 0.5, 0.25, 0.75, 0.99, 0.999, 0.9999, 0.01, 0.001, 0.0001])
+def test_finagle_budget_percent_of_requests(percent_can_retry: float) -> None:
+    # RetryBudgetTest "apply minRetriesPerSec=0" (ttl 60 s).
+    finagle_budget_test(60, 0, percent_can_retry)
+
+
+@pytest.mark.parametrize("ttl_s, min_retries, percent_can_retry", [(1, 10, 0.0), (2, 5, 0.0), (1, 10, 0.1), (2, 5, 0.5)])
+def test_finagle_budget_reserve_and_percent(ttl_s: int, min_retries: int, percent_can_retry: float) -> None:
+    # RetryBudgetTest "apply with minRetries and maxPercentOver=0" and "... and maxPercentOver".
+    finagle_budget_test(ttl_s, min_retries, percent_can_retry)
+
+
+def test_finagle_budget_above_one_retry_per_request_and_empty() -> None:
+    # RetryBudgetTest "apply minRetries=0 maxPercentOver greater than 1.0": 10,000 deposits at 2.0 → 20,000.
+    budget = RetryBudget(ttl=60000.0, min_retries_per_s=0, percent=200.0).state()
+    assert budget.balance(0.0) == 0 and not budget.try_withdraw(0.0)
+    for _ in range(10000):
+        budget.deposit(0.0)
+    assert budget.balance(0.0) == 20000
+    # "Empty" (minRetriesPerSec 0 and percentCanRetry 0): no balance, before or after a deposit.
+    empty = RetryBudget(min_retries_per_s=0, percent=0.0).state()
+    assert empty.balance(0.0) == 0 and not empty.try_withdraw(0.0)
+    empty.deposit(0.0)
+    assert empty.balance(0.0) == 0 and not empty.try_withdraw(0.0)
+
+
+@pytest.mark.parametrize("params, key", [({"ttl": 0.0}, "ttl"), ({"ttl": 61000.0}, "ttl"),
+                                         ({"min_retries_per_s": -1}, "min_retries_per_s"),
+                                         ({"percent": -100.0}, "percent"), ({"deposit": "start"}, "deposit")])
+def test_finagle_budget_bounds(params: dict, key: str) -> None:
+    # RetryBudgetTest "apply ttl bounds check", "minRetriesPerSec bounds check", "maxPercentOver bounds".
+    with pytest.raises(ParamError) as info:
+        RetryBudget(**params)
+    assert info.value.key == key
+
+
 def test_finagle_default_budget_is_percent_of_requests_plus_reserve_and_expires() -> None:
-    # RetryBudget(): 20% of deposits (1000 each, a retry costs 5000) + 10/s × 10 s reserve.
+    # RetryBudget() in a RetryFilter (deposit per request): 20% of deposits (1000 each, a retry
+    # costs 5000) + 10/s × 10 s reserve.
     spec = ChainSpec(Constant(constant=0.0), (RetryBudget(min_retries_per_s=0, scope="shared"),))
     chains = spec.build([random.random] * 50)
     for i, chain in enumerate(chains):
@@ -487,6 +560,67 @@ def test_finagle_default_budget_is_percent_of_requests_plus_reserve_and_expires(
     assert allowed_later == 0                              # one new deposit = 0.2 of a retry
     reserve_only = RetryBudget(percent=0.0).link()
     assert sum(isinstance(reserve_only.on_failure(5.0, REJECTED, 1, 0.0, 0.0), float) for _ in range(200)) == 100
+
+
+def preset_chains(preset: str, n: int) -> list[Chain]:
+    """n clients of a preset, its budget shared (one Finagle client for all requests)."""
+    return chain_from_data(expand_preset({"preset": preset, "scope": "shared"})).build([random.random] * n)
+
+
+def retries_under_total_failure(preset: str, requests: int) -> int:
+    """``requests`` requests in the first second, every attempt failing: the retries made."""
+    chains = preset_chains(preset, requests)
+    made = 0
+    for i, chain in enumerate(chains):
+        start = t = float(i)                                # one request a ms
+        for attempt in itertools.count(1):
+            chain.on_attempt(t, attempt, start)
+            verdict = chain.on_failure(t, REJECTED, attempt, start)
+            if isinstance(verdict, GiveUp):
+                break
+            made += 1
+            t += verdict
+    return made
+
+
+def test_finagle_requeue_budget_under_total_failure_allows_only_its_reserve() -> None:
+    # RequeueFilter deposits only after a successful response: with every response a failure
+    # nothing is deposited, and 1000 requests get the reserve alone, 10/s × 10 s = 100 retries
+    # (each request at most ceil(0.2 × balance): 20 for the first, 16 for the next, ...).
+    assert retries_under_total_failure("finagle", 1000) == 100
+    # RetryFilter deposits as each request starts: 100 + 20% of 1000 = 300 (each request ≤ 2 retries).
+    assert retries_under_total_failure("finagle-retry", 1000) == 300
+
+
+def test_finagle_requeue_budget_grows_with_successes_only() -> None:
+    chains = preset_chains("finagle", 2)
+    ok, failing = chains
+    for i in range(50):                                   # 50 successful requests: + 50 × 1000 tokens
+        ok.on_attempt(float(i), 1, float(i))
+        ok.on_success(float(i), 1, float(i))
+    # The next request's cap: ceil(0.2 × (100 reserve + 50 × 1000 / 5000)) = ceil(22.0) = 22.
+    n, why = requeues(failing, [REJECTED] * 100, 100.0)
+    assert n == 22 and why is not None and why.reason == "retry_budget_request_limit"
+    # It deposited nothing by failing: 110 − 22 = 88 left, so the next cap is ceil(17.6) = 18.
+    n, _ = requeues(failing, [REJECTED] * 100, 200.0)
+    assert n == 18
+    # A request that succeeds after requeues deposits once, at its success.
+    link = RetryBudget(percent=20.0, min_retries_per_s=0, deposit="success").link()
+    link.on_attempt(0.0, 1, 0.0)
+    assert link.on_failure(0.0, REJECTED, 1, 0.0, 0.0).__class__ is GiveUp    # nothing deposited yet
+    for _ in range(5):
+        link.on_success(1.0, 1, 1.0)
+    assert isinstance(link.on_failure(2.0, REJECTED, 1, 1.0, 0.0), float)     # 5 × 1000 = one retry
+
+
+def test_finagle_retry_filter_deposits_at_the_start_and_has_no_cap() -> None:
+    # RetryFilter.apply: retryBudget.deposit() before dispatch; no per-request limit, only the
+    # retry policy's (RetryPolicy.tries: 2 retries) and the budget.
+    chain = one_chain(RetryBudget(percent=20.0, min_retries_per_s=0), strategy=Constant(constant=0.0))
+    for i in range(10):                                    # 10 requests that fail: 10 × 1000 deposited
+        chain.on_attempt(float(i), 1, float(i))
+    n, why = requeues(chain, [REJECTED] * 10, 20.0)      # + 1000 for this one: 11000 / 5000 = 2 retries
+    assert n == 2 and why is not None and why.reason == "retry_budget"
 
 
 # --- Envoy (resource_manager_impl.h RetryBudgetImpl, retry_state_impl.cc) ------------------------

@@ -9,11 +9,12 @@ import asyncio
 import numpy as np
 from tui_support import FIXTURES, WidgetApp
 
+from sim.analysis.policy_state import Scopes, scopes_of
 from sim.config import load_config
 from sim.core import events as ev
-from tui.policy_state import BREAKER_GLYPHS, REFUSED_GLYPH, Scopes, scopes_of
-from tui.recorder import record_run_data
-from tui.widgets.timeline import Timeline
+from tui.view.policy_labels import BREAKER_GLYPHS, REFUSED_GLYPH, PolicyLabels
+from tui.state.recorder import record_run_data
+from tui.widgets.replay.timeline import Timeline
 
 SPEC = load_config(FIXTURES / "policy_lanes.toml").simulations[0]
 SHARED, PER_CLIENT = SPEC.labels
@@ -51,7 +52,7 @@ def test_the_scopes_come_from_the_strategy_s_policies() -> None:
 def test_the_state_at_any_cursor_is_the_events_up_to_it_forward_backward_or_jumping() -> None:
     for label in (SHARED, PER_CLIENT):
         data = record_run_data(SPEC, label, 6, 0)
-        state = data.policy_state()
+        state = PolicyLabels(data.policy_state())
         tokens_shared = data.scopes.tokens_shared
         assert state.present
         rng = np.random.default_rng(0)
@@ -69,13 +70,13 @@ def test_the_state_at_any_cursor_is_the_events_up_to_it_forward_backward_or_jump
             else:
                 assert server.strip() == ""
                 assert [text[:width] for text in lanes] == [cell(tokens.get(c), width) for c in range(6)]
-            if state.breaker is not None:
+            if state.state.breaker is not None:
                 assert [text[width] for text in lanes] == [BREAKER_GLYPHS[breakers.get(c, 0)] for c in range(6)]
 
 
 def test_a_lane_of_several_clients_shows_its_most_drained_client_and_worst_breaker() -> None:
     data = record_run_data(SPEC, PER_CLIENT, 6, 0)
-    state = data.policy_state()
+    state = PolicyLabels(data.policy_state())
     # The last moment a client was refused while another of its lane still had tokens.
     for cursor in range(len(data) - 1, 0, -1):
         state.advance(cursor)

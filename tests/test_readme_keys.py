@@ -61,4 +61,5 @@ def test_readme_lists_every_config_key_with_its_default() -> None:
 
     assert documented["time_unit"] == toml_value(DEFAULT_TIME_UNIT)
     for name, f in model_fields.items():  # the models' own defaults, as TOML writes them
-        assert documented[name] == ("—" if f.default is MISSING else toml_value(f.default)), name
+        written = "—" if f.default is MISSING else "none" if f.default is None else toml_value(f.default)
+        assert documented[name] == written, name

@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sim.explore.backends import LocalBackend
-from sim.explore.cache import CellCache
-from sim.explore.plan import cell_spec, load_document
-from sim.explore.runner import ExploreResult, run_cells, run_explores
+from sim.exploration.backends import LocalBackend
+from sim.exploration.cache import CellCache
+from sim.exploration.plan import cell_spec, load_document
+from sim.exploration.runner import ExploreResult, run_cells, run_explores
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "retry_budgets.toml"
 RATIO = 0.1  # the breaker's failure_ratio

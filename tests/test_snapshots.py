@@ -15,9 +15,9 @@ import pytest
 from tui_support import FIXTURES, TINY_OUTAGE
 
 from sim.config import load_config
-from sim.palette import available_themes
+from sim.export.palette import available_themes
 from tui.app import BackoffApp
-from tui.source import ConfigSource
+from tui.state.source import ConfigSource
 
 SNAPSHOT = FIXTURES / "snapshot.toml"
 TICKS = FIXTURES / "tiny_ticks.toml"  # time_unit = "tick"

@@ -16,7 +16,9 @@ from sim.models.strategies import (
     DecorrelatedJitter,
     EqualJitteredExpo,
     Expo,
+    FlooredExpo,
     FullJitteredExpo,
+    FullJitteredFlooredExpo,
     GoogleDrive,
     GoogleHttpClient,
     NoBackoff,
@@ -34,6 +36,8 @@ EXAMPLES: dict[str, Strategy] = {
     "NoBackoff": NoBackoff(),
     "Expo": Expo(base=2.0, cap=10.0),
     "FullJitteredExpo": FullJitteredExpo(base=2.0, cap=1000.0),
+    "FlooredExpo": FlooredExpo(base=2.0, floor=30.0),
+    "FullJitteredFlooredExpo": FullJitteredFlooredExpo(base=2.0, floor=30.0),
     "EqualJitteredExpo": EqualJitteredExpo(base=2.0, cap=1000.0),
     "DecorrelatedJitter": DecorrelatedJitter(base=5.0, cap=2000.0),
     "UniformRandom": UniformRandom(low=1.0, high=4.0),
@@ -47,7 +51,7 @@ EXAMPLES: dict[str, Strategy] = {
 def test_examples_cover_the_builtin_registry() -> None:
     assert set(EXAMPLES) <= set(STRATEGIES)
     assert {"Constant", "NoBackoff", "Expo", "FullJitteredExpo", "EqualJitteredExpo",
-            "DecorrelatedJitter", "UniformRandom", "GoogleHttpClient", "GoogleDrive", "SimpleDB",
+            "FlooredExpo", "FullJitteredFlooredExpo", "DecorrelatedJitter", "UniformRandom", "GoogleHttpClient", "GoogleDrive", "SimpleDB",
             "CsmaBinaryExponential"} == set(EXAMPLES)
 
 
@@ -64,6 +68,21 @@ def test_constant_and_no_backoff(u: float) -> None:
 def test_expo_doubles_to_the_cap_without_jitter(u: float) -> None:
     assert take(Expo(base=2.0, cap=10.0), u, 6) == [2.0, 4.0, 8.0, 10.0, 10.0, 10.0]
     assert take(Expo(base=5.0, cap=2000.0), u, 10) == [min(2000.0, 5.0 * 2**n) for n in range(10)]
+
+
+@pytest.mark.parametrize("u", [0.0, 0.5, U_HIGH])
+def test_floored_expo_is_study_004s_literal_max(u: float) -> None:
+    """max(2^attempts, 30), attempts = the attempts made (1 before the first retry): base 2."""
+    literal = [max(2.0**attempts, 30.0) for attempts in range(1, 13)]
+    assert literal[:6] == [30.0, 30.0, 30.0, 30.0, 32.0, 64.0]
+    assert take(FlooredExpo(base=2.0, floor=30.0), u, 12) == literal
+    assert take(FullJitteredFlooredExpo(base=2.0, floor=30.0), u, 12) == [u * t for t in literal]
+
+
+def test_floored_expo_grows_without_overflow() -> None:
+    values = take(FlooredExpo(base=1.0, floor=0.0), 0.5, 3000)
+    assert values[:4] == [1.0, 2.0, 4.0, 8.0] and all(math.isfinite(v) for v in values)
+    assert values[-1] == values[-2] >= 1e300
 
 
 def test_expo_with_zero_base_stays_at_zero() -> None:
@@ -205,6 +224,9 @@ def _bounds(name: str, s: Strategy, n: int, prev: float) -> tuple[float, float]:
     if name in ("Expo", "FullJitteredExpo", "EqualJitteredExpo"):
         t = min(s.cap, s.base * 2.0 ** min(n, 1000))
         return {"Expo": (t, t), "FullJitteredExpo": (0.0, t), "EqualJitteredExpo": (t / 2, t)}[name]
+    if name in ("FlooredExpo", "FullJitteredFlooredExpo"):
+        t = max(s.floor, s.base * 2.0 ** min(n, 1000))
+        return {"FlooredExpo": (t, t), "FullJitteredFlooredExpo": (0.0, t)}[name]
     if name == "DecorrelatedJitter":
         return min(s.cap, s.base), min(s.cap, 3 * prev)
     if name == "UniformRandom":
@@ -238,7 +260,7 @@ def test_values_stay_in_their_documented_range(name: str) -> None:
             prev = v
 
 
-@pytest.mark.parametrize("name", ["FullJitteredExpo", "EqualJitteredExpo", "DecorrelatedJitter",
+@pytest.mark.parametrize("name", ["FullJitteredExpo", "FullJitteredFlooredExpo", "EqualJitteredExpo", "DecorrelatedJitter",
                                   "UniformRandom", "GoogleHttpClient", "GoogleDrive", "SimpleDB",
                                   "CsmaBinaryExponential"])
 def test_jittered_strategies_use_their_uniforms(name: str) -> None:
@@ -258,6 +280,8 @@ def test_jittered_strategies_use_their_uniforms(name: str) -> None:
     (lambda: EqualJitteredExpo(base=2.0, cap=-1.0), "cap"),
     (lambda: EqualJitteredExpo(base=-0.5, cap=1.0), "base"),
     (lambda: DecorrelatedJitter(base=-1.0, cap=10.0), "base"),
+    (lambda: FlooredExpo(base=-1.0, floor=30.0), "base"),
+    (lambda: FullJitteredFlooredExpo(base=2.0, floor=-1.0), "floor"),
     (lambda: DecorrelatedJitter(base=1.0, cap=0.0), "cap"),
     (lambda: Expo(base=10.0, cap=5.0), "cap"),  # a base above the cap: README's broken rule for tune
     (lambda: FullJitteredExpo(base=2.0, cap=1.5), "cap"),

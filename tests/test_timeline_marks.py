@@ -14,12 +14,12 @@ from sim.config import load_config
 from sim.core import events as ev
 from sim.runs.engine import record_run
 from sim.core.history import History
-from tui.legend import DENSITY_GLYPHS, WAIT_GLYPH, fit_legend, legend_width, timeline_legend
-from tui.marks import CODE_GLYPHS, MARKS
-from tui.rundata import RunData
-from tui.timeline_grid import build_grid, density_bounds, even_lanes, lane_labels
-from tui.widgets.event_log import EventLog
-from tui.widgets.timeline import Timeline, geometry_for
+from tui.view.rundata import RunData
+from tui.view.legend import DENSITY_GLYPHS, WAIT_GLYPH, fit_legend, legend_width, timeline_legend
+from tui.view.marks import CODE_GLYPHS, MARKS
+from tui.view.timeline_grid import build_grid, density_bounds, even_lanes, lane_labels
+from tui.widgets.replay.event_log import EventLog
+from tui.widgets.replay.timeline import Timeline, geometry_for
 
 
 def history(events: list[tuple[float, int, int]]) -> History:

@@ -23,10 +23,10 @@ from tui.app import BackoffApp
 from tui.keys import KEYS
 from tui.screens.help import HelpScreen
 from tui.screens.main import REPLAY_NOTE
-from tui.source import ConfigSource, ReplaySource, Selection
-from tui.widgets.event_log import EventLog
+from tui.state.source import ConfigSource, ReplaySource, Selection
+from tui.widgets.replay.event_log import EventLog
+from tui.widgets.replay.timeline import Timeline
 from tui.widgets.status import StatusLine
-from tui.widgets.timeline import Timeline
 
 def screen_text(app: BackoffApp) -> list[str]:
     """What the timeline and the log show, line by line."""

@@ -17,17 +17,18 @@ from tui_support import (FIXTURES, TINY, help_keys_text, pause_until, pilot_test
                          settle)
 
 from sim import cli
-from sim.explore.backends import LocalBackend
-from sim.explore.cache import CellCache
-from sim.explore.grid import grid_rows
-from sim.explore.runner import run_explores
+from sim.exploration.backends import LocalBackend
+from sim.exploration.cache import CellCache
+from sim.exploration.grid import grid_rows
+from sim.exploration.runner import run_explores
+from sim.report.latency import recovery_number
 from sim.runs.sweep import SweepCancelled
 from tui import main as tui_main
 from tui.app import BackoffApp
 from tui.keys import KEYS
-from tui.screens import explore as explore_screen
 from tui.screens.explore import ExploreScreen
 from tui.screens.help import HelpScreen
+from tui.state import explore_map
 from tui.widgets.map_grid import MapGrid, compact_number
 from tui.widgets.status import StatusLine
 
@@ -49,7 +50,7 @@ async def open_map(pilot) -> ExploreScreen:
 
 
 def expected_map(app: BackoffApp):
-    """The tiny map computed directly by sim.explore, for comparison with what the view shows."""
+    """The tiny map computed directly by sim.exploration, for comparison with what the view shows."""
     plan = app.source.explore_plan("Tiny map")
     (result,) = run_explores([plan], LocalBackend(1), CellCache(None))
     return plan, result
@@ -90,7 +91,7 @@ async def test_the_cursor_moves_over_the_cells_and_the_detail_follows(tmp_path: 
         detail = str(screen.query_one("#map-detail", Static).render())
         assert plan.cell_label(cell.position) in detail
         verdict = screen.cells[cell.position].verdict(0)
-        assert verdict.text(explore_screen.recovery_number) in detail
+        assert verdict.text(recovery_number) in detail
         await pilot.press("s")
         assert screen.state.strategy == 1
         await pilot.press("S", "S")
@@ -134,7 +135,7 @@ async def test_enter_opens_the_cells_runs_and_p_comes_back_to_it(tmp_path: Path)
 @pilot_test
 async def test_the_map_runs_in_a_worker_that_x_cancels_and_w_resumes(tmp_path: Path, monkeypatch) -> None:
     release = threading.Event()
-    real = explore_screen.run_explores
+    real = explore_map.run_explores
 
     def one_cell_then_wait(plans, backend, cache, *, progress, should_stop, on_cell):
         """Finish the first cell, then run no further until cancelled (or released)."""
@@ -148,7 +149,7 @@ async def test_the_map_runs_in_a_worker_that_x_cancels_and_w_resumes(tmp_path: P
                 raise SweepCancelled()
         return real(plans, backend, cache, progress=progress, should_stop=should_stop, on_cell=on_cell)
 
-    monkeypatch.setattr(explore_screen, "run_explores", one_cell_then_wait)
+    monkeypatch.setattr(explore_map, "run_explores", one_cell_then_wait)
     app = make_app(tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
@@ -273,7 +274,7 @@ def test_explore_app_opens_the_first_map_with_the_commands_cache(tmp_path: Path,
 
 def test_explore_app_with_dask_hands_the_cluster_to_the_app_and_closes_it(tmp_path: Path,
                                                                           monkeypatch) -> None:
-    import sim.explore.backends as backends
+    import sim.exploration.backends as backends
 
     events = []
 
@@ -307,7 +308,7 @@ def test_explore_app_with_dask_hands_the_cluster_to_the_app_and_closes_it(tmp_pa
 async def test_the_map_runs_on_dask_in_the_app_with_the_local_pools_cells(tmp_path: Path) -> None:
     from distributed import Client, LocalCluster
 
-    from sim.explore.backends import DaskBackend
+    from sim.exploration.backends import DaskBackend
 
     # processes=False: workers are threads of this process, talking over inproc://, not TCP.
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \

@@ -15,7 +15,7 @@ from sim.config import load_config
 from sim.export.csv_files import read_events_csv
 from tui.app import BackoffApp
 from tui.main import build_app_parser, build_replay_parser
-from tui.source import ConfigSource
+from tui.state.source import ConfigSource
 
 README = Path(__file__).parent.parent / "README.md"
 SWEEP_FILES = ("_metrics.png", "_scatter.png", "_metrics.csv", "_runs.csv", "_events.csv")

@@ -10,8 +10,8 @@ from textual.widgets import DataTable, Static
 from tui_support import make_app, pilot_test, settle
 
 from tui.app import BackoffApp
-from tui.widgets.event_log import EventLog
-from tui.widgets.metrics_table import MetricsTable
+from tui.widgets.analysis.metrics_table import MetricsTable
+from tui.widgets.replay.event_log import EventLog
 
 
 # --- 1. seeds are exact integers ------------------------------------------------------------

@@ -9,10 +9,10 @@ import numpy as np
 from sim.config import load_config
 from sim.core import events as ev
 from sim.core.history import History
-from tui.playback import SPEEDS, advance, change_speed, clamp, initial_speed
-from tui.rundata import RunData
-from tui.source import ConfigSource, ReplaySource, Selection
-from tui.timeline_grid import build_grid, lane_labels
+from tui.view.rundata import RunData
+from tui.state.playback import SPEEDS, advance, change_speed, clamp, initial_speed
+from tui.state.source import ConfigSource, ReplaySource, Selection
+from tui.view.timeline_grid import build_grid, lane_labels
 
 TINY = Path(__file__).parent / "fixtures" / "tiny.toml"
 

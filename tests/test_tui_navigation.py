@@ -15,10 +15,10 @@ from tui_support import TINY, make_app, pilot_test, settle
 from sim.config import load_config
 from tui.app import BackoffApp
 from tui.keys import KEYS, LOG_KEYS
-from tui.source import ConfigSource, Selection
-from tui.timeline_grid import build_grid
-from tui.widgets.event_log import EventLog
-from tui.widgets.timeline import Timeline
+from tui.state.source import ConfigSource, Selection
+from tui.view.timeline_grid import build_grid
+from tui.widgets.replay.event_log import EventLog
+from tui.widgets.replay.timeline import Timeline
 
 
 def messages(app: BackoffApp) -> list[str]:

@@ -13,6 +13,8 @@ from tui_support import TINY, TINY_OUTAGE, WidgetApp, pilot_test, settle
 from tui_support import make_app as make_tui_app
 
 from sim.analysis.recovery import TOO_NOISY
+from sim.analysis.replay import outage_windows, recorded_caps
+from sim.analysis.run_series import RunSeries
 from sim.runs.sweep import SweepResult, run_sweep
 from sim.config import load_config
 from sim.core import events as ev
@@ -20,19 +22,19 @@ from sim.runs.engine import record_run
 from sim.export.csv_files import read_events_csv, write_events_csv
 from sim.report.latency import NEVER_MARK, strategy_values
 from tui.app import BackoffApp
-from tui.recorder import Cancelled, RunRecorder
-from tui.run_series import RunSeries, outage_windows, recorded_caps
-from tui.rundata import RunData
+from tui.view.rundata import RunData
 from tui.screens.main import SERIES_REPLAY_NOTE
-from tui.source import ReplaySource
-from tui.ticks import count_ticks, nice_ticks
-from tui.widgets.chart_stack import ChartStack
-from tui.widgets.event_log import EventLog
-from tui.widgets.latency_table import LatencyTable, latency_rows
-from tui.widgets.metrics_table import MetricsTable
-from tui.widgets.series_chart import PANEL_NAMES, SeriesChart, recovery_note
-from tui.widgets.series_panels import SeriesPanels
-from tui.widgets.timeline import OUTAGE_GLYPH, Timeline
+from tui.state.recorder import Cancelled, RunRecorder
+from tui.state.source import ReplaySource
+from tui.view.latency_rows import latency_rows
+from tui.view.ticks import count_ticks, nice_ticks
+from tui.widgets.analysis.chart_stack import ChartStack
+from tui.widgets.analysis.latency_table import LatencyTable
+from tui.widgets.analysis.metrics_table import MetricsTable
+from tui.widgets.analysis.series_chart import PANEL_NAMES, SeriesChart, recovery_note
+from tui.widgets.analysis.series_panels import SeriesPanels
+from tui.widgets.replay.event_log import EventLog
+from tui.widgets.replay.timeline import OUTAGE_GLYPH, Timeline
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The app's sweep lifecycle (``tui.sweeps.SweepBook``), without Textual: when a sweep starts,
+"""The app's sweep lifecycle (``tui.state.sweeps.SweepBook``), without Textual: when a sweep starts,
 what a cancel or a failure leaves on screen, and when a sweep runs again."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from tui.sweeps import CANCELLED_NOTE, SweepBook
+from tui.state.sweeps import CANCELLED_NOTE, SweepBook
 
 KEY = ("Tiny_Locking", None)
 OTHER = ("Tiny_OCC", 3)
@@ -69,6 +69,6 @@ def test_run_again_forgets_the_result_and_unknown_handles_change_nothing() -> No
 
 
 def test_the_book_needs_no_textual() -> None:
-    code = "import sys, tui.sweeps; print('textual' in sys.modules)"
+    code = "import sys, tui.state.sweeps; print('textual' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

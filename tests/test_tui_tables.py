@@ -9,7 +9,7 @@ from support import make_spec
 from tui_support import WidgetApp
 
 from sim.runs.sweep import run_sweep
-from tui.widgets.metrics_table import MetricsTable
+from tui.widgets.analysis.metrics_table import MetricsTable
 
 STRATEGIES = [{"type": "Constant", "constant": 0.5, "name": "constant half a millisecond"},
               {"type": "FullJitteredExpo", "base": 2.0, "cap": 1000.0}]
@@ -100,7 +100,7 @@ def test_a_simulation_with_policies_shows_what_they_did_in_both_tables() -> None
     # A shared gRPC throttle on one lock: rejections drain it, so it denies retries; no breaker,
     # so "calls refused" and "breaker open" are zero in every run and left out.
     from sim.report.policies import policy_table
-    from tui.widgets.latency_table import LatencyTable
+    from tui.widgets.analysis.latency_table import LatencyTable
 
     spec = make_spec(strategies=[
         {"type": "Constant", "constant": 0.5, "name": "plain"},

@@ -13,8 +13,8 @@ from tui_support import FIXTURES, pilot_test, settle
 
 from sim.config import load_config
 from tui.app import BackoffApp
-from tui.source import ConfigSource, ReplaySource
-from tui.widgets.latency_table import LatencyTable
+from tui.state.source import ConfigSource, ReplaySource
+from tui.widgets.analysis.latency_table import LatencyTable
 
 TICKS = FIXTURES / "tiny_ticks.toml"
 MS_WORDS = re.compile(r"\bms\b|milliseconds|/s\b(?<!tick/s)|per second")

@@ -15,9 +15,9 @@ from tui_support import FIXTURES, TINY, pause_until, pilot_test, settle
 from sim import cli
 from sim.runs.sweep import SweepCancelled
 from tui import main as tui_main
-from tui import tuning
 from tui.app import BackoffApp
-from tui.widgets.metrics_table import MetricsTable
+from tui.state import tuning
+from tui.widgets.analysis.metrics_table import MetricsTable
 from tui.widgets.status import StatusLine
 
 TINY_TUNE = FIXTURES / "tiny_tune.toml"

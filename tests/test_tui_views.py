@@ -12,8 +12,8 @@ from textual.widgets import Static
 from tui_support import FIXTURES, fake_clock, make_app, pilot_test, settle
 
 from tui.screens.main import CHART_INTERVAL
-from tui.widgets.chart_stack import MIN_CHART_ROWS, ChartStack
-from tui.widgets.charts import MetricsChart, RequestsChart, axis_ticks
+from tui.widgets.analysis.chart_stack import MIN_CHART_ROWS, ChartStack
+from tui.widgets.analysis.charts import MetricsChart, RequestsChart, axis_ticks
 from tui.widgets.status import Status, StatusLine, layout
 
 ELEVEN = FIXTURES / "eleven.toml"

@@ -17,26 +17,29 @@ from textual.notifications import Notify
 from textual.widgets import Static
 
 from sim.analysis.stats import paired_difference
+from sim.analysis.replay import RequestPoints
 from sim.runs.sweep import SweepResult, run_sweep
 from sim.analysis.versus import BEST_MARK
 from sim.runs.engine import record_run
-from sim.core.events import CLIENT_REQUESTS_WRITE, SERVER_ACCEPTS, pack
+from sim.core.events import CLIENT_REQUESTS_WRITE, EVENT_NAMES, SERVER_ACCEPTS, pack
 from sim.core.history import History
-from sim.palette import EVENT_KINDS, available_themes, load_palette
+from sim.core.series import SERIES_NAMES
+from sim.export.palette import CODE_KINDS, EVENT_KINDS, SERIES_COLOURS, available_themes, load_palette
 from sim.report.tables import metrics_table, versus_best
 from themes import THEMES_DIR
+from tui.view.request_points import reduce_points
 from tui.theme import EVENT_GLYPHS, event_style, event_styles, palette_for, register_themes, theme_variable_defaults
-from tui.widgets.charts import (
+from tui.widgets.analysis.charts import (
     MetricsChart,
-    RequestPoints,
     RequestsChart,
     client_ticks,
     fit_title,
     hex_to_rgb,
     thin_ticks,
 )
-from tui.widgets.metrics_table import MetricsTable, comparison_rows
-from tui.widgets.strategy_table import PLACEHOLDER
+from tui.view.comparison_rows import comparison_rows
+from tui.widgets.analysis.metrics_table import MetricsTable
+from tui.widgets.analysis.strategy_table import PLACEHOLDER
 
 STRATEGIES = [{"type": "Constant", "constant": 0.5},
               {"type": "FullJitteredExpo", "base": 2.0, "cap": 1000.0}]
@@ -159,6 +162,12 @@ def test_event_glyphs_and_styles_cover_every_kind() -> None:
     for kind in EVENT_KINDS:
         assert styles[kind].color.triplet == hex_to_rgb(palette.events[kind])
     assert event_style("failure", palette, bold=True).bold is True
+
+
+def test_every_event_code_and_series_has_a_colour() -> None:
+    assert set(CODE_KINDS) == set(range(len(EVENT_NAMES)))
+    assert set(CODE_KINDS.values()) == set(EVENT_KINDS)
+    assert set(SERIES_COLOURS) == set(SERIES_NAMES)
 
 
 # Metrics table ---------------------------------------------------------------------------------
@@ -339,7 +348,7 @@ def test_requests_chart_scatter_and_cursor(history: History) -> None:
             await pilot.pause()
             assert "no run" in chart.render().plain
             palette = palette_for("backoff-dark")
-            chart.show(history, palette, title="FullJitteredExpo, 6 clients")
+            chart.show(RequestPoints.from_history(history), palette, title="FullJitteredExpo, 6 clients")
             await pilot.pause()
             before = chart.render()
             assert "FullJitteredExpo, 6 clients" in before.plain
@@ -382,10 +391,10 @@ def test_request_points_keep_requests_and_reduce_to_the_plot_resolution() -> Non
     points = RequestPoints.from_history(history)
     assert points.times.size == 20_000
     assert points.n_clients == 300
-    times, clients, marker = points.reduce(80, 20, 4000)
+    times, clients, marker = reduce_points(points, 80, 20, 4000)
     assert times.size <= 4000 and marker in ("braille", "hd", "sd")
     assert np.all(np.diff(times) >= 0)
     small = RequestPoints.from_history(synthetic_history(30, 5))
-    times, clients, marker = small.reduce(200, 20, 4000)
+    times, clients, marker = reduce_points(small, 200, 20, 4000)
     assert marker == "dot" and times.size == small.times.size  # nothing collides at this size
-    assert RequestPoints.from_history(History()).reduce(10, 5, 100)[0].size == 0
+    assert reduce_points(RequestPoints.from_history(History()), 10, 5, 100)[0].size == 0

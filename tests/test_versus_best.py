@@ -61,7 +61,7 @@ def test_one_repetition_has_no_ci_and_no_significance_in_the_csv() -> None:
 def test_the_apps_marks_are_the_clis_verdicts() -> None:
     """The app's ★ / ≈ rows and the CLI's table and CSV all come from ``cost_versus_best``."""
     from sim.report.tables import metrics_table
-    from tui.widgets.metrics_table import comparison_rows
+    from tui.view.comparison_rows import comparison_rows
 
     result = _result([[12.0, 13.0, 14.0], [10.0, 11.0, 12.0], [10.5, 10.5, 12.5]])
     verdicts = [r["vs_best"] for r in _rows(metrics_csv_text(result))]

@@ -13,7 +13,7 @@ from textual.widgets import Static
 
 from sim.config import load_config
 from tui.app import BackoffApp
-from tui.source import ConfigSource, Source
+from tui.state.source import ConfigSource, Source
 from tui.theme import register_themes, theme_variable_defaults
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -17,21 +17,21 @@ from textual.binding import Binding
 from textual.reactive import var
 from textual.screen import Screen
 
-from sim.explore.backends import LocalBackend
-from sim.explore.cache import CellCache
-from sim.palette import DEFAULT_THEME
+from sim.exploration.backends import LocalBackend
+from sim.exploration.cache import CellCache
+from sim.export.palette import DEFAULT_THEME
 from sim.teardown import start_resource_tracker
 
 from .commands import BackoffCommands
 from .keys import bindings
-from .paths import DEFAULT_OUT
-from .place import Place
-from .playback import MAX_FPS, advance, change_speed, clamp, initial_speed
-from .rundata import RunData
+from .view.rundata import RunData
 from .screens.help import HelpScreen
 from .screens.main import MainScreen
 from .screens.prompt import NumberPrompt
-from .source import ConfigSource, Selection, Source
+from .state.paths import DEFAULT_OUT
+from .state.place import Place
+from .state.playback import MAX_FPS, advance, change_speed, clamp, initial_speed
+from .state.source import ConfigSource, Selection, Source
 from .theme import register_themes
 
 # A frame that comes late (a busy machine, a suspended terminal) advances at most this much.
@@ -125,7 +125,7 @@ class BackoffApp(App[None]):
             self.call_after_refresh(self.run_action, "screen.explore")
 
     def cell_backend(self):
-        """The backend for map cells and tune trials (``sim.explore.backends``)."""
+        """The backend for map cells and tune trials (``sim.exploration.backends``)."""
         return self.explore_backend or LocalBackend(self.sweep_workers)
 
     # --- state ------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from sim.cli import OneLineParser, add_force, add_version, output_dir, positive_int, seed_value
 from sim.errors import EXIT_USER_ERROR
-from tui.paths import DEFAULT_OUT
+from tui.state.paths import DEFAULT_OUT
 
 DESCRIPTION = """\
 Simulate clients retrying against a contended server with different backoff strategies, and
@@ -37,7 +37,7 @@ repetition, e exports), or ctrl+p for the command palette.
 
 
 def _add_view_options(parser: argparse.ArgumentParser) -> None:
-    from sim.palette import DEFAULT_THEME
+    from sim.export.palette import DEFAULT_THEME
 
     parser.add_argument("--theme", metavar="NAME", default=DEFAULT_THEME,
                         help=f"colour theme (default: {DEFAULT_THEME}; also backoff-light, "
@@ -105,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cli_main(args_list)
 
     from sim.errors import UserError
-    from sim.palette import available_themes
+    from sim.export.palette import available_themes
 
     replay = args_list[:1] == ["replay"]
     parser = build_replay_parser() if replay else build_app_parser()
@@ -145,7 +145,7 @@ def _explore_app(argv: list[str]) -> int:
     explore command's options (its cache, workers, output directory for exports, theme, force)."""
     from sim.cli import build_parser
     from sim.errors import UserError
-    from sim.palette import available_themes
+    from sim.export.palette import available_themes
 
     args = build_parser().parse_args(["explore", *argv])
     if args.theme not in available_themes():
@@ -157,7 +157,7 @@ def _explore_app(argv: list[str]) -> int:
     if not source.explores:
         return _fail(f"{args.config}: no simulation has a [simulation.explore] table for --app to "
                      "show (add one under a [[simulation]]; see README, \"Explore\")")
-    from sim.explore.checks import check_cells
+    from sim.exploration.checks import check_cells
     from sim.runs.sweep import default_workers
 
     try:  # every cell within the limits, as the headless command checks before any work
@@ -171,7 +171,7 @@ def _explore_app(argv: list[str]) -> int:
 
     from contextlib import ExitStack
 
-    from sim.explore.backends import make_backend
+    from sim.exploration.backends import make_backend
 
     from .app import BackoffApp
 
@@ -216,31 +216,22 @@ def _run_app(app) -> None:
 
 
 def _config_source(path: Path | None, seed: int | None, out: Path, workers: int | None, force: bool):
-    """The config's runs, its explore maps and tunes (tables checked as `backoff-sim explore` does)."""
-    from sim.runs.sweep import default_workers
-    from sim.config import SAMPLE_CONFIG
-    from sim.runs.resources import check_resources
-    from sim.explore.plan import load_document
-    from sim.export.names import check_name_lengths
+    """The config's runs, its explore maps and tunes, checked as ``backoff-sim run`` and
+    ``backoff-sim explore`` check them (``sim.api.prepare``)."""
+    from sim.pipeline import prepare
 
-    from .source import ConfigSource
+    from .state.source import ConfigSource
 
-    doc = load_document(path if path is not None else SAMPLE_CONFIG)
-    if force:
-        doc = doc.with_soft_limits(False)
-    config = doc.config
-    if seed is not None:
-        config = config.with_seed(seed)
-    check_name_lengths(config.simulations, out)
-    check_resources(config.simulations, workers=workers or default_workers(), force=force)
-    return ConfigSource(config, {plan.title: plan for plan in doc.explores},
-                        tunes={plan.title: plan for plan in doc.tunes})
+    config = prepare(path, seed=seed, force=force, workers=workers, out=out, plans=True,
+                     unique_stems=False)
+    return ConfigSource(config, {plan.title: plan for plan in config.explores},
+                        tunes={plan.title: plan for plan in config.tunes})
 
 
 def _replay_source(path: Path, time_unit: str = "ms"):
     from sim.export.csv_files import read_events_csv
 
-    from .source import ReplaySource
+    from .state.source import ReplaySource
 
     return ReplaySource(read_events_csv(path), path, time_unit)
 

@@ -1,8 +1,8 @@
 """Our theme files as Textual themes, plus the glyphs and styles every event view shares.
 
-A theme file (``themes/*.toml``) is validated by ``sim.palette`` (which the PNG export uses too)
-and turned into a ``textual.theme.Theme`` whose ``variables`` carry the event colours, so .tcss
-files can say ``$event-request``. As in posting, a broken file is skipped with a notification
+A theme file (``themes/*.toml``) is validated by ``sim.export.palette`` (which the PNG export
+uses too) and turned into a ``textual.theme.Theme`` whose ``variables`` carry the event colours,
+so .tcss files can say ``$event-request``. As in posting, a broken file is skipped with a notification
 instead of crashing the app.
 """
 
@@ -15,7 +15,10 @@ from textual.app import App
 from textual.theme import Theme
 
 from sim.errors import UserError
-from sim.palette import DEFAULT_THEME, EVENT_KINDS, Palette, load_palette, load_palette_file
+# The widgets reach sim only through its public API: the colours they draw with (Palette, each
+# event code's colour kind, each time series' colour, the PNG export's too) they take from here.
+from sim.export.palette import CODE_KINDS, SERIES_COLOURS  # noqa: F401 (re-exported)
+from sim.export.palette import DEFAULT_THEME, EVENT_KINDS, Palette, load_palette, load_palette_file
 from themes import THEMES_DIR
 
 # One glyph per kind of event: the timeline and the log pair colour with shape, so a theme's

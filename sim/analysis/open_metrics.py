@@ -59,8 +59,10 @@ class OpenRunMetrics(RunMetrics):
 
 
 def latency_summary(latencies: np.ndarray) -> dict[str, float]:
-    """p50, p75, p90, p99 and max of request latencies (nan when nothing succeeded)."""
+    """p50, p75, p90, p99, max and mean of request latencies (nan when nothing succeeded). The
+    mean is the kept sample's (every success up to ``LATENCY_SAMPLE``, then an even share)."""
     if latencies.size == 0:
-        return {**{f"p{p}": math.nan for p in PERCENTILES}, "max": math.nan}
+        return {**{f"p{p}": math.nan for p in PERCENTILES}, "max": math.nan, "mean": math.nan}
     values = np.percentile(latencies, PERCENTILES)
-    return {**{f"p{p}": float(v) for p, v in zip(PERCENTILES, values)}, "max": float(latencies.max())}
+    return {**{f"p{p}": float(v) for p, v in zip(PERCENTILES, values)}, "max": float(latencies.max()),
+            "mean": float(latencies.mean())}

@@ -1,4 +1,5 @@
-"""The event kernel the models build on: event codes (``events``), seeded streams (``streams``),
-what a run's models share (``wiring``), per-bucket counters (``series``) and recorded histories
-(``history``). The loop that runs them is ``sim.runs.engine``, a layer up, so the core imports
-nothing of the models and the models import only the core."""
+"""The event kernel: event codes and their packing (``events``), seeded random streams
+(``streams``), what a run's models share (``wiring``: the heap, the streams, the entry points
+models set), the per-bucket counters handlers fill (``series``) and recorded histories
+(``history``). It imports nothing else of ``sim``: the models build on it, ``sim.runs.engine``
+drives it."""

@@ -32,6 +32,14 @@ BREAKER_CLOSES = 20
 # A first attempt an open circuit breaker refused before sending (Polly's BrokenCircuitException,
 # resilience4j's CallNotPermittedException): the call fails fast; not a retry.
 CLIENT_CALL_REFUSED = 21
+# A request the server dropped without serving it (PoolServer: a queue timeout, CoDel, a client
+# that no longer waits); its detail names the reason (``DROP_REASONS``).
+SERVER_DROPS = 22
+# An incident (``sim.models.incidents``) starts or ends: the whole server keeps part of its
+# capacity, slows down or fails a fraction of attempts; the detail names the kind
+# (``INCIDENT_KINDS``). An incident of capacity 0 is an outage: ``server_pauses``/``resumes``.
+SERVER_INCIDENT_STARTS = 23
+SERVER_INCIDENT_ENDS = 24
 
 EVENT_NAMES: tuple[str, ...] = (
     "client_requests_write",
@@ -56,6 +64,9 @@ EVENT_NAMES: tuple[str, ...] = (
     "breaker_half_opens",
     "breaker_closes",
     "client_call_refused",
+    "server_drops",
+    "server_incident_starts",
+    "server_incident_ends",
 )
 EVENT_CODES: dict[str, int] = {name: code for code, name in enumerate(EVENT_NAMES)}
 
@@ -74,6 +85,9 @@ DETAIL_LABELS: dict[int, str] = {
     CLIENT_RETRY_DENIED: "policy",
     CLIENT_CALL_REFUSED: "policy",
     CLIENT_BACKS_OFF: "tokens",  # with a token-holding policy: the tokens left after the retry
+    SERVER_DROPS: "reason",
+    SERVER_INCIDENT_STARTS: "kind",
+    SERVER_INCIDENT_ENDS: "kind",
 }
 # The policies that deny retries, by the reason their GiveUp names (``sim.policies``): the detail
 # of ``client_retry_denied`` is an index into this tuple and reads ``policy=token_bucket``. A
@@ -81,40 +95,19 @@ DETAIL_LABELS: dict[int, str] = {
 DENY_REASONS: tuple[str, ...] = ("token_bucket", "grpc_throttle", "retry_quota", "retry_budget",
                                  "concurrency_budget", "breaker", "breaker_open", "policy")
 DENY_REASON_INDEX: dict[str, int] = {name: i for i, name in enumerate(DENY_REASONS)}
+# Why a server dropped a request (``server_drops``' detail, ``reason=queue_timeout``): it waited
+# longer than ``queue_timeout``; CoDel dropped it; its client had stopped waiting for it
+# (``cancel``); the adaptive ``concurrency_limit`` refused it on arrival. Later reasons are
+# appended, so recorded indices keep their meaning.
+DROP_REASONS: tuple[str, ...] = ("queue_timeout", "codel", "cancelled", "limiter")
+DROP_REASON_INDEX: dict[str, int] = {name: i for i, name in enumerate(DROP_REASONS)}
+# What an incident changes (``server_incident_starts``' detail, ``kind=slowdown``).
+INCIDENT_KINDS: tuple[str, ...] = ("capacity", "slowdown", "error_rate")
 # Events whose detail is a name from a tuple rather than a number.
-DETAIL_NAMES: dict[int, tuple[str, ...]] = {CLIENT_RETRY_DENIED: DENY_REASONS, CLIENT_CALL_REFUSED: DENY_REASONS}
-
-# Broad kinds, for colouring and filtering in the UI.
-KIND_REQUEST = "request"
-KIND_BACKOFF = "backoff"
-KIND_SUCCESS = "success"
-KIND_FAILURE = "failure"
-KIND_GIVE_UP = "give_up"
-KIND_SERVER = "server"
-EVENT_KINDS: dict[int, str] = {
-    CLIENT_REQUESTS_WRITE: KIND_REQUEST,
-    CLIENT_REQUESTS_VERSION: KIND_REQUEST,
-    CLIENT_BACKS_OFF: KIND_BACKOFF,
-    CLIENT_GIVES_UP: KIND_GIVE_UP,
-    SERVER_ACCEPTS: KIND_SUCCESS,
-    SERVER_COMMITS: KIND_SUCCESS,
-    SERVER_REJECTS: KIND_FAILURE,
-    SERVER_ABORTS: KIND_FAILURE,
-    SERVER_REPORTS_VERSION: KIND_SERVER,
-    SERVER_TENTATIVELY_WRITES: KIND_SERVER,
-    SERVER_DECREMENTS: KIND_SERVER,
-    CLIENT_TIMES_OUT: KIND_FAILURE,
-    CLIENT_SUCCEEDS: KIND_SUCCESS,
-    SERVER_QUEUES: KIND_SERVER,
-    SERVER_COMPLETES: KIND_SERVER,
-    SERVER_PAUSES: KIND_FAILURE,
-    SERVER_RESUMES: KIND_SERVER,
-    CLIENT_RETRY_DENIED: KIND_GIVE_UP,
-    BREAKER_OPENS: KIND_FAILURE,
-    BREAKER_HALF_OPENS: KIND_SERVER,
-    BREAKER_CLOSES: KIND_SUCCESS,
-    CLIENT_CALL_REFUSED: KIND_FAILURE,  # the call fails fast; the chain may try it again
-}
+DETAIL_NAMES: dict[int, tuple[str, ...]] = {CLIENT_RETRY_DENIED: DENY_REASONS, CLIENT_CALL_REFUSED: DENY_REASONS,
+                                            SERVER_DROPS: DROP_REASONS,
+                                            SERVER_INCIDENT_STARTS: INCIDENT_KINDS,
+                                            SERVER_INCIDENT_ENDS: INCIDENT_KINDS}
 
 DETAIL_SHIFT = 5
 # What a handler returns for internal bookkeeping (a bucket sample, a stale reply): not recorded.
@@ -149,5 +142,5 @@ CLIENT_EVENTS = frozenset({CLIENT_REQUESTS_WRITE, CLIENT_REQUESTS_VERSION, CLIEN
 
 
 def is_server_event(code: int) -> bool:
-    """True for events that happen at the server (drawn on the server lane)."""
+    """True for events that happen at the server, not at a client."""
     return code not in CLIENT_EVENTS

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from sim.core import events as ev
@@ -37,7 +39,34 @@ class History:
         return out
 
     def codes(self) -> np.ndarray:
-        return np.asarray(self.packed, dtype=np.int64) & ev.CODE_MASK
+        """Each event's code (``sim.core.events``), as int64."""
+        return unpack_codes(self.packed)
 
     def details(self) -> np.ndarray:
-        return (np.asarray(self.packed, dtype=np.int64) >> ev.DETAIL_SHIFT) - 1
+        """Each event's detail, ``NO_DETAIL`` where it has none, as int64."""
+        return unpack_details(self.packed)
+
+    @classmethod
+    def from_columns(cls, times: np.ndarray, clients: np.ndarray, codes: np.ndarray,
+                     details: np.ndarray) -> History:
+        """A history holding these columns (the inverse of ``codes`` and ``details``)."""
+        history = cls()
+        history.times = np.asarray(times, dtype=np.float64).tolist()
+        history.clients = np.asarray(clients, dtype=np.int64).tolist()
+        history.packed = pack_columns(codes, details).tolist()
+        return history
+
+
+def unpack_codes(packed: Sequence[int] | np.ndarray) -> np.ndarray:
+    """The codes of packed events, all at once (``events.unpack`` over a column)."""
+    return np.asarray(packed, dtype=np.int64) & ev.CODE_MASK
+
+
+def unpack_details(packed: Sequence[int] | np.ndarray) -> np.ndarray:
+    """The details of packed events, all at once (``NO_DETAIL`` where there is none)."""
+    return (np.asarray(packed, dtype=np.int64) >> ev.DETAIL_SHIFT) - 1
+
+
+def pack_columns(codes: np.ndarray, details: np.ndarray) -> np.ndarray:
+    """Codes and details packed as the engine records them (``events.pack`` over columns)."""
+    return np.asarray(codes, dtype=np.int64) | ((np.asarray(details, dtype=np.int64) + 1) << ev.DETAIL_SHIFT)

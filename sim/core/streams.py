@@ -23,6 +23,8 @@ PURPOSE_NETWORK = 1
 PURPOSE_JITTER = 2
 PURPOSE_SERVER = 3
 PURPOSE_WORKLOAD = 4
+PURPOSE_INCIDENTS = 5  # an incident's error draws (sim.models.incidents): no other stream moves
+PURPOSE_LIMITER = 6  # a server's admission limiter (Vegas's probe jitter)
 
 # Per-client block widths: small first (most clients need few draws), then larger.
 _BLOCK_WIDTHS = (8, 16, 32, 64)

@@ -16,6 +16,7 @@ import numpy as np
 from sim.core.series import Series
 from sim.core.streams import (
     PURPOSE_JITTER,
+    PURPOSE_LIMITER,
     PURPOSE_NETWORK,
     PURPOSE_SERVER,
     ClientStreams,
@@ -42,6 +43,8 @@ class Wiring:
         self.series = series
         # Set by the engine when the simulation has outages (sim.models.outage.OutageGate).
         self.gate: Any = None
+        # Set by servers that honour capacity and slowdown incidents (sim.models.incidents.IncidentHooks).
+        self.incident_hooks: Any = None
         self.dropped_at_end = 0
         # Set by the client side before the control builds its handlers.
         self.client_rejected: Callable[[float, int, int], int]
@@ -52,6 +55,11 @@ class Wiring:
         # Clients of a contention control that keep a policy chain hear a commit here (None:
         # nobody listens).
         self.client_committed: Callable[[float, int], None] | None = None
+        # Clients of replying servers: is client c still waiting for its attempt ``token``? (False
+        # once it timed out, gave up or sent a newer attempt.) None without replies.
+        self.still_waiting: Callable[[int, int], bool] | None = None
+        # Set by servers that can be changed while they run (PoolServer's ``PoolHooks``).
+        self.server_hooks: Any = None
         # Set by replying servers: (in service, queued), sampled at bucket ends.
         self.server_state: Callable[[], tuple[int, int]] = lambda: (0, 0)
 
@@ -60,3 +68,8 @@ class Wiring:
         if self._server_rng is None:
             self._server_rng = self._rng(PURPOSE_SERVER)
         return serial_stream(self._server_rng, draw)
+
+    def limiter_stream(self) -> Callable[[], float]:
+        """U[0, 1) draws for the server's admission limiter, a stream of its own (so a limiter
+        leaves every other draw of the run as it was)."""
+        return serial_stream(self._rng(PURPOSE_LIMITER), uniform01)

@@ -1,12 +1,15 @@
-"""Export a sweep to files, those of ``sim.export.outputs.OUTPUTS`` that apply: metrics and scatter
-PNGs, metrics, runs and events CSVs; for servers that keep series also time-series and latency
-PNGs and CSVs.
+"""Everything a sweep becomes outside the terminal, and the colours it is drawn in.
 
-``export_simulation`` is what the terminal app's export key calls: the files appear together or
-not at all (see ``outset``). The CLI stages every simulation of a config with ``write_simulation``
-into one ``OutputSet`` and moves them all into place at the end. Nothing keeps global state (no
-pyplot), so both are safe to call from a worker thread.
-"""
+The files ``backoff-sim run`` and the app's export write are declared once (``outputs``): CSVs
+(``csv_files``, ``overload_csv``) and PNGs (``plots``, ``overload_plots``, styled alike by
+``figure_style``) of the runs ``runs`` picks, named from titles (``names``), each written atomically
+(``atomic``) in a set that appears whole or not at all (``outset``). ``palette`` reads the theme
+files that colour the PNGs, the terminal tables and the app.
+
+Below: ``write_simulation`` writes one simulation's files into a directory (the pipeline and the
+app's export stage them in an ``OutputSet`` of their own); ``export_simulation`` and
+``export_all`` do the same as one set. Nothing keeps global state (no pyplot), so all are safe to
+call from a worker thread."""
 
 from __future__ import annotations
 
@@ -19,7 +22,7 @@ from sim.export.names import check_unique_stems, safe_title
 from sim.export.outputs import OUTPUTS, Job, Output, outputs_for
 from sim.export.outset import OutputSet
 from sim.export.runs import representative_runs, scatter_runs
-from sim.palette import Palette, load_palette
+from sim.export.palette import Palette, load_palette
 from sim.spec import SimulationSpec
 
 __all__ = ["export_all", "export_simulation", "output_paths", "spec_output_paths", "stale_names",

@@ -41,9 +41,11 @@ EVENTS_HEADER = ("simulation", "strategy", "clients", "repetition", "time", "cli
                  "event_type", "event_detail")
 
 
-# Outages pause and resume the whole server: the engine records those events with client -1.
+# Outages pause and resume the whole server, and incidents start and end for all of it: the
+# engine records those events with client -1.
 NO_CLIENT = -1
-SERVER_WIDE = frozenset({ev.SERVER_PAUSES, ev.SERVER_RESUMES})
+SERVER_WIDE = frozenset({ev.SERVER_PAUSES, ev.SERVER_RESUMES, ev.SERVER_INCIDENT_STARTS,
+                         ev.SERVER_INCIDENT_ENDS})
 
 END_MARKER = "# end: {} events"
 _END = re.compile(r"# end: (\d{1,19}) events")

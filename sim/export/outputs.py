@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from sim.runs.sweep import SweepResult
     from sim.runs.engine import Run
     from sim.models.controls import Capabilities
-    from sim.palette import Palette
+    from sim.export.palette import Palette
     from sim.spec import SimulationSpec
 
 
@@ -46,6 +46,8 @@ class Output:
     needs: str | None = None
     # A CSV's columns (its writer's header, imported only when asked for: README's table).
     columns: Callable[[], tuple[str, ...]] | None = None
+    # A CSV's text, as ``write`` writes it (``sim.run(...).rows(kind)`` reads it without a file).
+    text: Callable[[Job], str] | None = None
 
     @property
     def kind(self) -> str:
@@ -67,19 +69,19 @@ def _scatter_png(job: Job, path: Path) -> Path:
     return write_scatter_png(job.result, job.scatter, path, job.palette)
 
 
-def _metrics_csv(job: Job, path: Path) -> Path:
-    from sim.export.csv_files import write_metrics_csv
-    return write_metrics_csv(job.result, path)
+def _metrics_csv(job: Job) -> str:
+    from sim.export.csv_files import metrics_csv_text
+    return metrics_csv_text(job.result)
 
 
-def _runs_csv(job: Job, path: Path) -> Path:
-    from sim.export.csv_files import write_runs_csv
-    return write_runs_csv(job.result, path)
+def _runs_csv(job: Job) -> str:
+    from sim.export.csv_files import runs_csv_text
+    return runs_csv_text(job.result)
 
 
-def _events_csv(job: Job, path: Path) -> Path:
-    from sim.export.csv_files import write_events_csv
-    return write_events_csv(job.representative, path)
+def _events_csv(job: Job) -> str:
+    from sim.export.csv_files import events_csv_text
+    return events_csv_text(job.representative)
 
 
 def _timeseries_png(job: Job, path: Path) -> Path:
@@ -92,14 +94,27 @@ def _latency_png(job: Job, path: Path) -> Path:
     return write_latency_png(job.result, path, job.palette)
 
 
-def _timeseries_csv(job: Job, path: Path) -> Path:
-    from sim.export.overload_csv import write_timeseries_csv
-    return write_timeseries_csv(job.result, path)
+def _timeseries_csv(job: Job) -> str:
+    from sim.export.overload_csv import timeseries_csv_text
+    return timeseries_csv_text(job.result)
 
 
-def _latency_csv(job: Job, path: Path) -> Path:
-    from sim.export.overload_csv import write_latency_csv
-    return write_latency_csv(job.result, path)
+def _latency_csv(job: Job) -> str:
+    from sim.export.overload_csv import latency_csv_text
+    return latency_csv_text(job.result)
+
+
+def _written(text: Callable[[Job], str]) -> Writer:
+    """A CSV's writer: its text (``Output.text``), written atomically."""
+    def write(job: Job, path: Path) -> Path:
+        from sim.export.atomic import atomic_write_text
+        return atomic_write_text(path, text(job))
+    return write
+
+
+def _csv(suffix: str, help: str, text: Callable[[Job], str], module: str, header: str,
+         needs: str | None = None) -> Output:
+    return Output(suffix, help, _written(text), needs=needs, columns=_header(module, header), text=text)
 
 
 def _header(module: str, name: str) -> Callable[[], tuple[str, ...]]:
@@ -114,21 +129,20 @@ OUTPUTS: tuple[Output, ...] = (
     Output("_metrics.png", "work, duration and cost against clients, one line per strategy, 95% CI bands", _metrics_png),
     Output("_scatter.png", "client write requests over time, one run at the largest client count,\n"
            "one panel per strategy", _scatter_png),
-    Output("_metrics.csv", "the metrics table, one row per strategy and client count", _metrics_csv,
-           columns=_header(_CSV, "METRICS_HEADER")),
-    Output("_runs.csv", "every run of the sweep", _runs_csv, columns=_header(_CSV, "RUNS_HEADER")),
-    Output("_events.csv", "the example histories (replay them: `backoff-sim replay FILE`)", _events_csv,
-           columns=_header(_CSV, "EVENTS_HEADER")),
+    _csv("_metrics.csv", "the metrics table, one row per strategy and client count", _metrics_csv,
+         _CSV, "METRICS_HEADER"),
+    _csv("_runs.csv", "every run of the sweep", _runs_csv, _CSV, "RUNS_HEADER"),
+    _csv("_events.csv", "the example histories (replay them: `backoff-sim replay FILE`)", _events_csv,
+         _CSV, "EVENTS_HEADER"),
     Output("_timeseries.png", "offered, retries, accepted, goodput, rejected, timed out, in service\n"
            "and queued over time, per strategy, outages shaded", _timeseries_png, needs="keeps_series"),
     Output("_latency.png", "latency and requests per client, sorted by latency, per strategy",
            _latency_png, needs="keeps_series"),
-    Output("_timeseries.csv", "every bucket of every run", _timeseries_csv, needs="keeps_series",
-           columns=_header(_OVERLOAD_CSV, "TIMESERIES_HEADER")),
-    Output("_latency.csv", "latency percentiles, counts, unfinished, goodput and recovery\n"
-           "(repetitions recovered, median time, why some were not judged) per strategy and clients",
-           _latency_csv,
-           needs="keeps_series", columns=_header(_OVERLOAD_CSV, "LATENCY_HEADER")),
+    _csv("_timeseries.csv", "every bucket of every run (PoolServer adds server_drops)", _timeseries_csv, _OVERLOAD_CSV,
+         "TIMESERIES_HEADER", needs="keeps_series"),
+    _csv("_latency.csv", "latency percentiles, counts, unfinished, goodput and recovery\n"
+         "(repetitions recovered, median time, why some were not judged) per strategy and clients",
+         _latency_csv, _OVERLOAD_CSV, "LATENCY_HEADER", needs="keeps_series"),
 )
 
 

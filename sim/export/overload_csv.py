@@ -14,13 +14,14 @@ from pathlib import Path
 
 from sim.analysis.recovery import RecoverySummary
 from sim.runs.sweep import SweepResult
-from sim.core.series import SERIES_NAMES
+from sim.core.series import SERIES_NAMES, extra_series
 from sim.export.atomic import atomic_write_text
 from sim.export.csv_files import csv_text, format_float
+from sim.spec import SimulationSpec
 
 TIMESERIES_HEADER = ("simulation", "strategy", "clients", "repetition", "bucket_start",
                      *SERIES_NAMES)
-LATENCY_HEADER = ("simulation", "strategy", "clients", "p50", "p75", "p90", "p99", "max",
+LATENCY_HEADER = ("simulation", "strategy", "clients", "p50", "p75", "p90", "p99", "max", "mean",
                   "requests", "successes", "timeouts", "gave_up", "unfinished", "goodput",
                   "recovered_runs", "runs", "recovery_time_median", "recovery_note")
 
@@ -32,9 +33,16 @@ def recovery_cells(summary: RecoverySummary | None) -> list[str]:
     return [str(summary.recovered), str(summary.runs), format_float(summary.median)]
 
 
+def timeseries_header(spec: SimulationSpec) -> tuple[str, ...]:
+    """``TIMESERIES_HEADER`` and the counters only the simulation's server kind keeps
+    (``SERVER_SERIES``, e.g. PoolServer's ``server_drops``)."""
+    return TIMESERIES_HEADER + extra_series(spec.caps.series)
+
+
 def timeseries_csv_text(result: SweepResult) -> str:
     """One row per bucket of every run, in (strategy, clients, repetition, time) order."""
     spec = result.spec
+    names = SERIES_NAMES + extra_series(spec.caps.series)
     rows = []
     for s, label in enumerate(spec.labels):
         for k, n in enumerate(spec.clients):
@@ -42,11 +50,11 @@ def timeseries_csv_text(result: SweepResult) -> str:
                 m = result.open_run(s, k, r)
                 if m is None:
                     continue
-                columns = [m.series[name] for name in SERIES_NAMES]
+                columns = [m.series[name] for name in names]
                 for i, values in enumerate(zip(*columns)):
                     rows.append([spec.title, label, str(n), str(r), format_float(i * m.bucket),
                                  *(str(int(v)) for v in values)])
-    return csv_text(TIMESERIES_HEADER, rows)
+    return csv_text(timeseries_header(spec), rows)
 
 
 def latency_csv_text(result: SweepResult) -> str:
@@ -59,7 +67,7 @@ def latency_csv_text(result: SweepResult) -> str:
         for k, n in enumerate(spec.clients):
             pct = result.latency(s, k)
             rows.append([spec.title, label, str(n),
-                         *(format_float(pct[p]) for p in ("p50", "p75", "p90", "p99", "max")),
+                         *(format_float(pct[p]) for p in ("p50", "p75", "p90", "p99", "max", "mean")),
                          *(format_float(result.open_mean(name, s, k))
                            for name in ("requests", "successes", "timeouts", "gave_up",
                                         "unfinished", "goodput")),

@@ -16,20 +16,21 @@ import numpy as np
 from sim.analysis.open_metrics import OpenRunMetrics
 from sim.runs.sweep import SweepResult
 from sim.export.atomic import atomic_save_figure
-from sim.export.plots import DPI, _legend, _style_axes, _style_figure
-from sim.palette import Palette, load_palette
+from sim.export.figure_style import DPI, style_axes, style_figure, style_legend
+from sim.export.palette import SERIES_COLOURS, Palette, load_palette
+from sim.models.incidents import incident_label
 from sim.units import format_duration
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-# (series name, legend label, index into the theme's series colours). The order of the dark
-# theme's colours makes offered blue, retries orange, goodput green, rejected red.
-FLOW_LINES = (("offered", "offered", 0), ("retries", "retries", 1), ("accepted", "accepted", 4),
-              ("goodput", "goodput (successes)", 2), ("rejected", "rejected", 3),
-              ("timed_out", "timed out", 5))
-LEVEL_LINES = (("in_service", "in service", 4), ("queued", "queued", 5))
+# (series name, legend label, index into the theme's series colours: ``SERIES_COLOURS``).
+FLOW_LINES = tuple((name, label, SERIES_COLOURS[name]) for name, label in (
+    ("offered", "offered"), ("retries", "retries"), ("accepted", "accepted"),
+    ("goodput", "goodput (successes)"), ("rejected", "rejected"), ("timed_out", "timed out")))
+LEVEL_LINES = tuple((name, label, SERIES_COLOURS[name])
+                    for name, label in (("in_service", "in service"), ("queued", "queued")))
 
 
 def shown_runs(result: SweepResult) -> tuple[int, dict[str, OpenRunMetrics]]:
@@ -64,15 +65,25 @@ def _recovery_notes(result: SweepResult, label: str, m: OpenRunMetrics) -> tuple
 
 
 def _shade_outages(ax: Axes, result: SweepResult, palette: Palette, label_them: bool) -> None:
-    """Shade each outage window; name it inside the panel when ``label_them``."""
+    """Shade each outage window (and incident of capacity 0), and each other incident more
+    lightly; name them inside the panel when ``label_them``."""
     from matplotlib.transforms import blended_transform_factory
 
     colour = palette.events["failure"]
-    for i, outage in enumerate(result.spec.outages):
-        ax.axvspan(outage.start, outage.end, color=colour, alpha=0.18, linewidth=0,
-                   label="outage" if i == 0 else None)
-        if label_them:
-            ax.text(outage.start, 0.97, " outage", color=colour, fontsize=8, va="top", ha="left",
+    spec = result.spec
+    windows = [(o.start, o.end, "outage", 0.18) for o in spec.stops]
+    windows += [(i.start, i.end, incident_label(i), 0.09) for i in spec.degradations]
+    shown: set[str] = set()
+    ends: list[float] = []  # of the windows labelled so far, by label row
+    for start, end, name, alpha in sorted(windows):
+        legend = "outage" if alpha > 0.1 else "incident"
+        ax.axvspan(start, end, color=colour, alpha=alpha, linewidth=0,
+                   label=legend if legend not in shown else None)
+        shown.add(legend)
+        if label_them:  # a window that starts inside another is labelled a row lower
+            row = next((r for r, e in enumerate(ends) if start >= e), len(ends))
+            ends[row:row + 1] = [end]
+            ax.text(start, 0.97 - 0.07 * row, f" {name}", color=colour, fontsize=8, va="top", ha="left",
                     transform=blended_transform_factory(ax.transData, ax.transAxes))
 
 
@@ -85,7 +96,7 @@ def _per_strategy_figure(result: SweepResult, palette: Palette, width: float, ro
     clients, runs = shown_runs(result)
     labels = list(runs) or list(result.spec.labels[:1])
     fig = Figure(figsize=(width, 1.2 + row_height * len(labels)), dpi=DPI, layout="constrained")
-    _style_figure(fig, palette)
+    style_figure(fig, palette)
     axes = fig.subplots(len(labels), columns, squeeze=False, sharex=True, sharey=sharey)
     return fig, axes, labels, clients, runs
 
@@ -103,7 +114,7 @@ def timeseries_figure(result: SweepResult, palette: Palette | None = None) -> Fi
         flows, levels = axes[row]
         m = runs.get(label)
         for ax in (flows, levels):
-            _style_axes(ax, palette)
+            style_axes(ax, palette)
             _shade_outages(ax, result, palette, label_them=row == 0)
         if m is None:
             flows.set_title(f"{label}: no run", fontsize=9, color=palette.foreground)
@@ -125,7 +136,7 @@ def timeseries_figure(result: SweepResult, palette: Palette | None = None) -> Fi
         if row == 0:
             for ax in (flows, levels):
                 if ax.get_legend_handles_labels()[0]:  # every line of a panel may be silent
-                    _legend(ax, palette)
+                    style_legend(ax, palette)
     for ax in axes[-1]:
         ax.set_xlabel(f"time ({spec.time_unit})")
     note = f" (always 0, not drawn: {', '.join(silent)})" if silent else ""
@@ -154,7 +165,7 @@ def latency_figure(result: SweepResult, palette: Palette | None = None) -> Figur
     repeats = spec.workload.REPEATS
     dots = palette.foreground
     for ax, label in zip(axes, labels):
-        _style_axes(ax, palette)
+        style_axes(ax, palette)
         m = runs.get(label)
         if m is None:
             ax.set_title(f"{label}: no run", fontsize=9, color=palette.foreground)

@@ -18,37 +18,13 @@ from sim.runs.sweep import SweepResult
 from sim.core import events as ev
 from sim.runs.engine import Run
 from sim.export.atomic import atomic_save_figure
-from sim.palette import Palette, load_palette
+from sim.export.figure_style import DPI, style_axes, style_figure, style_legend
+from sim.export.palette import Palette, load_palette
 
 if TYPE_CHECKING:  # pragma: no cover
-    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 METRIC_PANELS = (("work", "work (requests)"), ("duration", "duration ({unit})"), ("cost", "cost"))
-DPI = 100
-
-
-def _style_figure(fig: Figure, palette: Palette) -> None:
-    fig.set_facecolor(palette.background)
-
-
-def _style_axes(ax: Axes, palette: Palette) -> None:
-    fg = palette.foreground
-    ax.set_facecolor(palette.base["surface"])
-    ax.tick_params(colors=fg, which="both")
-    for spine in ax.spines.values():
-        spine.set_color(fg)
-    ax.xaxis.label.set_color(fg)
-    ax.yaxis.label.set_color(fg)
-    ax.title.set_color(fg)
-    ax.grid(True, color=palette.base["panel"], linewidth=0.6)
-    ax.set_axisbelow(True)
-
-
-def _legend(ax: Axes, palette: Palette) -> None:
-    legend = ax.legend(facecolor=palette.base["panel"], edgecolor=palette.foreground,
-                       labelcolor=palette.foreground, fontsize=8)
-    legend.get_frame().set_alpha(0.9)
 
 
 def metrics_figure(result: SweepResult, palette: Palette | None = None) -> Figure:
@@ -59,11 +35,11 @@ def metrics_figure(result: SweepResult, palette: Palette | None = None) -> Figur
     palette = palette or load_palette()
     spec = result.spec
     fig = Figure(figsize=(5 * len(METRIC_PANELS), 5), dpi=DPI, layout="constrained")
-    _style_figure(fig, palette)
+    style_figure(fig, palette)
     axes = fig.subplots(1, len(METRIC_PANELS), squeeze=False)[0]
     xs = np.asarray(spec.clients)
     for ax, (name, ylabel) in zip(axes, METRIC_PANELS):
-        _style_axes(ax, palette)
+        style_axes(ax, palette)
         for s, label in enumerate(spec.labels):
             color = palette.series_color(s)
             estimates = [result.summary(name, s, k) for k in range(len(xs))]
@@ -76,7 +52,7 @@ def metrics_figure(result: SweepResult, palette: Palette | None = None) -> Figur
         spread = "mean ± 95% CI" if spec.repeat > 1 else "1 run (no CI)"
         ax.set_ylabel(f"{ylabel.format(unit=spec.time_unit)}, {spread}")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        _legend(ax, palette)
+        style_legend(ax, palette)
     fig.suptitle(f"{spec.control.type_name} · {spec.title}", color=palette.foreground)
     return fig
 
@@ -90,7 +66,7 @@ def scatter_figure(result: SweepResult, runs: Mapping[str, Run], palette: Palett
     spec = result.spec
     labels = list(runs)
     fig = Figure(figsize=(10, 1.0 + 3.5 * len(labels)), dpi=DPI, layout="constrained")
-    _style_figure(fig, palette)
+    style_figure(fig, palette)
     axes = fig.subplots(len(labels), 1, squeeze=False, sharex=True)[:, 0]
     for ax, label in zip(axes, labels):
         run = runs[label]
@@ -99,7 +75,7 @@ def scatter_figure(result: SweepResult, runs: Mapping[str, Run], palette: Palett
         writes = codes == ev.CLIENT_REQUESTS_WRITE
         times = np.asarray(run.history.times)[writes]
         clients = np.asarray(run.history.clients)[writes]
-        _style_axes(ax, palette)
+        style_axes(ax, palette)
         ax.scatter(times, clients, s=6, alpha=0.6, color=palette.series_color(s), linewidths=0)
         ax.set_title(f"{label}: {int(writes.sum())} writes by {run.clients} clients (repetition {run.repetition})",
                      fontsize=9)

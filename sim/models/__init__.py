@@ -1,18 +1,21 @@
 """The models a simulation is made of, one module per family, each registering its classes:
 backoff strategies (``strategies``, ``library_strategies``), contention controls (``controls``),
-servers that reply (``servers``, ``flaky``), workloads (``workloads``), clients (``clients``) and outages
-(``outage``).
+servers that reply (``servers``, ``flaky``, ``pool`` with ``service_times``), workloads
+(``workloads``, ``trace``), outages (``outage``), incidents (``incidents``) and the client
+models (``clients``, which records its policy chains' events through ``policy_events``, and
+``open_clients`` for calls that overlap). Models import only the core and small shared modules
+(``sim.errors``, ``sim.outcomes``, ``sim.params``, ``sim.bounds``, ``sim.inputs``).
 
 Importing this package imports every family, so the registries below are complete: nothing
-imports a model module only for its registration side effect.
-"""
+imports a model module only for its registration side effect."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 from sim.core import events as ev
-from sim.models import clients, controls, flaky, library_strategies, outage, servers, strategies, workloads  # noqa: F401
+from sim.models import clients, controls, flaky, library_strategies, outage, pool, servers, strategies, workloads  # noqa: F401
+from sim.models import incidents, trace  # noqa: F401
 from sim.models.controls import CONTROLS, DECLARED_FEATURES, Capabilities
 from sim.models.strategies import STRATEGIES
 from sim.models.workloads import WORKLOADS

@@ -31,6 +31,7 @@ attempt number, one to a replying server carries it, so histories stay byte-iden
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from heapq import heappush
 from typing import TYPE_CHECKING
 
@@ -105,15 +106,25 @@ class Clients:
         self.counts = counts = {"successes": 0, "rejections": 0, "timeouts": 0, "gave_up": 0, "late": 0}
         self._refused = refused = [0]  # attempts a chain refused before sending (not work)
         self._active: list[bool] | None = None
-        receive: list[Callable] = [None, None]  # (receive_write, receive_read), set by bind()
+        receive: list[Callable] = [None, None, None]  # (receive_write, receive_read, stopped_waiting), set by bind()
         self._receive = receive
         shift = ev.DETAIL_SHIFT
         backs_off, gives_up = ev.pack(ev.CLIENT_BACKS_OFF), ev.CLIENT_GIVES_UP
         plain = chain.plain
-        chains = None if plain else chain.build(jitter)
+        # A strategy whose delays start from the call's think time (study 003's Go client):
+        # each client's last think time, its first start time at first (a Poisson start is a gap).
+        from_think = getattr(chain.strategy, "FROM_THINK_TIME", False)
+        if from_think and not workload.REPEATS:
+            raise ParamError("workload", f"{chain.strategy.type_name} starts its backoff from the "
+                             f"client's last think time, and workload {workload.NAME!r} has none",
+                             'use workload = "poisson"')
+        last_think = list(start_times) if from_think else None
+        thinks = None if last_think is None else [partial(last_think.__getitem__, c) for c in range(n)]
+        chains = None if plain else chain.build(jitter) if thinks is None else chain.build(jitter, thinks)
         self.policy = policy = None if chains is None else PolicyEvents(chains, heap, seq)
         current = [0] if policy is None else policy.current
-        delays = chain.strategy.delays if plain else None
+        delays = chain.strategy.delays if plain and not from_think else None
+        think_delays = chain.strategy.think_delays if plain and from_think else None
         backoff: list[Callable[[], float]] = [float] * n  # the current call's delays (plain)
 
         # --- what follows a call: the next one after a think time (workloads that repeat) ------
@@ -123,12 +134,23 @@ class Clients:
             gap = gaps[c]()
             if surge is not None and surge[0] <= t < surge[1]:
                 gap /= surge[2]
+            if last_think is not None:
+                last_think[c] = gap
             heappush(heap, (t + gap, seq(), new_call, c, 0))
 
         def no_next_call(t: float, c: int) -> None:
             return None
 
-        next_call = think_then_call if workload.REPEATS else no_next_call
+        logged = workload.logged_calls(n)  # a trace: each client's next logged start, None after its last
+
+        def next_logged(t: float, c: int) -> None:
+            # A call logged while the client was busy starts now; a later one at its time.
+            due = logged[c]()
+            if due is not None:
+                heappush(heap, (due if due > t else t, seq(), new_call, c, 0))
+
+        next_call = ((think_then_call if logged is None else next_logged) if workload.REPEATS
+                     else no_next_call)
 
         # --- how an attempt travels, and the outcomes the client hears -------------------------
         if replies:
@@ -151,8 +173,9 @@ class Clients:
                 active[c] = True
                 first[c] = t
                 tries[c] = 0
-                if plain:
-                    backoff[c] = delays(jitter[c]).__next__  # a fresh sequence: the reset after success
+                if plain:  # a fresh sequence: the reset after success
+                    backoff[c] = (delays(jitter[c]) if think_delays is None
+                                  else think_delays(jitter[c], last_think[c])).__next__
                 offered[int(t * inv)] += 1
                 return send(t, c, a)
 
@@ -217,14 +240,21 @@ class Clients:
                 waiting[c] = False
                 counts["timeouts"] += 1
                 timed_out[int(t * inv)] += 1
+                if receive[2] is not None:  # a server that cancels abandoned work hears of it
+                    receive[2](t, c, tok)
                 heappush(heap, (t, seq(), after_failure, c, TIMED_OUT))
                 return times_out_code | ((tries[c] + 1) << shift)
 
             wiring.client_succeeded = succeeded
             wiring.client_server_error = failure_reply(SERVER_ERROR)
+            wiring.still_waiting = lambda c, tok: waiting[c] and token[c] == tok
             if wiring.gate is not None:
-                # A request held through an outage is served only if its client still waits for it.
-                wiring.gate.still_waiting = lambda c, tok: waiting[c] and token[c] == tok
+                # Whether a client still waits for an attempt: a held request whose client does
+                # not is abandoned (served or dropped at the resume), a SYN stops being retransmitted.
+                wiring.gate.still_waiting = wiring.still_waiting
+                # A connect() that fails after the SYN's last retransmit (a full accept queue) is
+                # heard as the attempt timing out (ETIMEDOUT).
+                wiring.gate.connect_failed = on_timeout
         else:
             requests_write = ev.pack(ev.CLIENT_REQUESTS_WRITE)
             requests_version = ev.pack(ev.CLIENT_REQUESTS_VERSION)
@@ -308,10 +338,13 @@ class Clients:
         for c, t0 in enumerate(start_times):
             heappush(heap, (t0, seq(), new_call, c, 0))
 
-    def bind(self, receive_write: Callable, receive_read: Callable | None) -> None:
-        """The server's entry points (built after the clients, which it answers)."""
+    def bind(self, receive_write: Callable, receive_read: Callable | None,
+             stopped_waiting: Callable | None = None) -> None:
+        """The server's entry points (built after the clients, which it answers), and what it
+        wants to hear when a client stops waiting for an attempt (``ServerHandlers``)."""
         self._receive[0] = receive_write
         self._receive[1] = receive_read
+        self._receive[2] = stopped_waiting
 
     @property
     def work(self) -> int:
@@ -345,11 +378,13 @@ class Clients:
 
 
 def start_clients(wiring: Wiring, chain: ChainFactory, control: Control, workload: Workload,
-                  timeout: float | None, stream: Callable[[], np.random.Generator]) -> Clients:
+                  timeout: float | None, stream: Callable[[], np.random.Generator],
+                  model: type[Clients] | None = None) -> Clients:
     """The run's clients, their first calls at the workload's start times, drawn from the run's
     workload stream (``stream()``; not made for a workload that draws nothing), then each
-    client's think times where the workload repeats."""
+    client's think times where the workload repeats. ``model``: another client model (the
+    engine passes ``OpenClients`` where calls overlap, ``Workload.CONCURRENT``)."""
     n = len(wiring.net)
     rng = stream() if workload.DRAWS else None
-    return Clients(wiring, chain, control, workload, timeout, workload.start_times(rng, n),
+    return (model or Clients)(wiring, chain, control, workload, timeout, workload.start_times(rng, n),
                    workload.gaps(rng, n))

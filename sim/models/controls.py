@@ -104,6 +104,9 @@ class ServerHandlers(NamedTuple):
 
     receive_write: Handler
     receive_read: Handler | None = None
+    # Told ``(t, client, token)`` when a client stops waiting for that attempt (it timed out):
+    # a server that cancels such work (PoolServer's ``cancel = "immediate"``); None: not told.
+    stopped_waiting: Handler | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -114,6 +117,10 @@ class Control:
     READS_VERSION: ClassVar[bool] = False
     # What the kind offers: every registered control declares its own (see ``Capabilities``).
     CAPS: ClassVar[Capabilities]
+    # The incident kinds the server honours (``sim.models.incidents``; an outage, capacity 0,
+    # stops every server): ``capacity`` and ``slowdown`` through the ``IncidentHooks`` its build
+    # sets on ``wiring.incident_hooks``, ``error_rate`` at its door (any server that replies).
+    INCIDENTS: ClassVar[frozenset[str]] = frozenset()
 
     def __post_init__(self) -> None:
         finite_fields(self)
@@ -129,6 +136,16 @@ class Control:
     def timer(self) -> Timer | None:
         """The periodic event the server schedules while busy, if any (most have none)."""
         return None
+
+    def incident_problem(self, kind: str) -> tuple[str, str] | None:
+        """Why this server cannot run an incident of ``kind`` (message, hint), or None."""
+        if kind in self.INCIDENTS:
+            return None
+        if not self.CAPS.replies:
+            return (f"needs a server that replies; {self.type_name} lets clients assume success",
+                    "an outage (capacity = 0) stops any server")
+        honoured = ", ".join(sorted(self.INCIDENTS)) or "none"
+        return (f"{self.type_name} has no {kind} to change", f"its incidents: {honoured}, or capacity = 0 (an outage)")
 
     @property
     def type_name(self) -> str:

@@ -21,6 +21,7 @@ from sim.core import events as ev
 from sim.core.streams import uniform01
 from sim.errors import ParamError
 from sim.models.controls import Capabilities, Control, ServerHandlers, register
+from sim.models.incidents import IncidentHooks
 from sim.params import at_least
 
 if TYPE_CHECKING:
@@ -30,12 +31,18 @@ if TYPE_CHECKING:
 @register
 @dataclass(frozen=True, kw_only=True)
 class FlakyServer(Control):
-    """Fails each attempt with probability ``failure_rate``, after ``latency``, at any load."""
+    """Fails each attempt with probability ``failure_rate``, after ``latency``, at any load.
+
+    Incidents: it has no capacity to take away (no limit, no queue: Brooker's model), so only an
+    outage (capacity 0); a slowdown stretches the ``latency`` of attempts that arrive in the
+    window; an error rate fails attempts before its own draw (together 1 − (1 − e)(1 − f)).
+    """
 
     CAPS: ClassVar[Capabilities] = Capabilities(
         replies=True, keeps_series=True, latencies=True,
         events=frozenset({ev.SERVER_ACCEPTS, ev.SERVER_REJECTS, ev.SERVER_COMPLETES}),
         series=("accepted", "rejected"), state_sample=True)
+    INCIDENTS: ClassVar[frozenset[str]] = frozenset({"slowdown", "error_rate"})
     failure_rate: float
     latency: float = 0.0
 
@@ -44,11 +51,20 @@ class FlakyServer(Control):
             raise ParamError("failure_rate", f"must be between 0 and 1, got {self.failure_rate!r}")
         at_least(self, 0, "latency")
 
+    def incident_problem(self, kind: str) -> tuple[str, str] | None:
+        if kind == "slowdown" and self.latency == 0:
+            return ("has nothing to stretch: FlakyServer's latency is 0",
+                    "give the server a latency, or use error_rate or capacity = 0 (an outage)")
+        if kind == "capacity":
+            return ("FlakyServer has no capacity to take away (no limit, no queue)",
+                    "use capacity = 0 (an outage), slowdown or error_rate")
+        return super().incident_problem(kind)
+
     def build(self, wiring: Wiring) -> ServerHandlers:
         heap, seq, net, gate = wiring.heap, wiring.seq, wiring.net, wiring.gate
         rejected, succeeded, series = wiring.client_server_error, wiring.client_succeeded, wiring.series
         draw = wiring.server_stream(uniform01)
-        failure_rate, latency = float(self.failure_rate), float(self.latency)
+        failure_rate, latency, normal = float(self.failure_rate), float(self.latency), float(self.latency)
         accepted_series, rejected_series, inv = series.accepted, series.rejected, series.inverse_width
         accepts, rejects = ev.pack(ev.SERVER_ACCEPTS), ev.pack(ev.SERVER_REJECTS)
         completes_code, shift = ev.SERVER_COMPLETES, ev.DETAIL_SHIFT
@@ -79,7 +95,15 @@ class FlakyServer(Control):
                 heappush(heap, (t + net[c](), seq(), succeeded, c, token))
             return completes_code | ((in_service + 1) << shift)
 
+        def set_slowdown(t: float, factor: float) -> None:
+            nonlocal latency
+            latency = normal * factor
+
+        def set_capacity(t: float, fraction: float) -> None:
+            raise AssertionError("FlakyServer has no capacity incidents (refused by the config)")
+
         if gate is not None:
             gate.freeze(complete)
         wiring.server_state = lambda: (in_service, 0)
+        wiring.incident_hooks = IncidentHooks(set_capacity, set_slowdown)
         return ServerHandlers(receive_write)

@@ -278,6 +278,37 @@ class PollyDecorrelatedJitter(Strategy):
 
 @register
 @dataclass(frozen=True, kw_only=True)
+class FinagleDecorrelatedJittered(Strategy):
+    """Finagle ``Backoff.decorrelatedJittered(start, maximum)``: start, then U[previous, min(3·previous, maximum)).
+
+    twitter/finagle ``finagle-core/.../finagle/Backoff.scala`` (``DecorrelatedJittered.next``):
+    ``upperbound = if (start >= maximum / 3) maximum else start * 3``, the next duration is
+    ``start + rng.nextLong(upperbound - start)`` in whole ns (here a continuous U), so it never
+    falls below the previous one and stays under ``maximum``; ``start == maximum`` is constant.
+    ``RetryPolicy.tries(n)`` uses (5 ms, 200 ms) for its n − 1 retries.
+    """
+
+    start: float = 5.0
+    maximum: float = 200.0
+
+    def validate(self) -> None:
+        above(self, 0, "start", "maximum")
+        if not self.maximum >= self.start:
+            raise ParamError("maximum", f"must be >= start ({self.start!r}), got {self.maximum!r}")
+
+    def delays(self, uniform: Uniform) -> Iterator[float]:
+        cur, cap = float(self.start), float(self.maximum)
+        yield cur
+        while True:
+            upper = cap if cur >= cap / 3 else cur * 3
+            span = abs(upper - cur)
+            if span:
+                cur = cur + uniform() * span
+            yield cur
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
 class EnvoyBackoff(Strategy):
     """Envoy ``JitteredExponentialBackOffStrategy``: a whole number of ticks in [0, bₙ), b doubling from base to max."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from heapq import heapify, heappush
 
 from sim.core import events as ev
@@ -10,36 +11,90 @@ from sim.core.events import NO_EVENT
 from sim.core.wiring import Wiring
 from sim.models.workloads import Outage
 
+# What becomes of an arrival that finds the accept queue (``backlog``) full, and of a held request
+# whose client stopped waiting before the resume (``abandoned``). The first of each is the default.
+BACKLOG_OVERFLOWS = ("syn-retry", "drop")
+ABANDONED_RULES = ("serve", "drop")
+
+# Linux's SYN retransmits (net.ipv4.tcp_syn_retries = 6, initial timeout 1 s, doubling): again
+# 1, 3, 7, 15, 31 and 63 s after the first try, i.e. gaps of 1, 2, 4, 8, 16 and 32 s; after the
+# last, one more doubled wait (64 s, 127 s from the first try) and connect() fails (ETIMEDOUT).
+SYN_RETRY_GAPS_S = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
+SYN_GIVE_UP_GAP_S = 64.0
+_TRY_BITS = 3  # a SYN retry's arg packs (token << 3) | retransmit index (0..5)
+_TRY_MASK = (1 << _TRY_BITS) - 1
+
+
+@dataclass(frozen=True)
+class AcceptQueue:
+    """How a stopped server's accept queue treats arrivals (the simulation's ``backlog``,
+    ``backlog_overflow`` and ``abandoned`` keys).
+
+    ``unit_seconds`` is the length of the simulation's time unit in seconds (None for a unit
+    without one, e.g. ticks): SYN retransmits are timed in seconds, so ``"syn-retry"`` needs it.
+    """
+
+    backlog: int | None = None
+    overflow: str = BACKLOG_OVERFLOWS[0]
+    abandoned: str = ABANDONED_RULES[0]
+    unit_seconds: float | None = 1e-3
+
+    @property
+    def syn_gaps(self) -> tuple[float, ...]:
+        """The gaps between SYN retransmits, then the wait before connect() fails, in time units."""
+        if self.unit_seconds is None:
+            raise ValueError("SYN retransmits need a time unit with a length in seconds")
+        return tuple(g / self.unit_seconds for g in (*SYN_RETRY_GAPS_S, SYN_GIVE_UP_GAP_S))
+
 
 class OutageGate:
     """Stops the server during outage windows (study 003's SIGSTOP).
 
     - Arrivals wait, as connections in a stopped server's accept queue do: at most ``backlog`` of
-      them (None: no bound); beyond it an arrival is refused, so its client only hears its own
-      timeout. At the resume, held requests whose client still waits for that very attempt are
-      served in arrival order; the others (timed out, given up, superseded by a newer attempt)
-      are dropped, as a closed connection is. Stale held requests keep their backlog slot until
-      the resume, as closed connections stay in the accept queue until accepted.
+      them (None: no bound). Beyond it (``overflow``) an arrival's SYN is dropped and its
+      client's TCP stack sends it again 1, 3, 7, 15, 31 and 63 s after the first try
+      (``"syn-retry"``, Linux's), as long as the client still waits for that attempt: a
+      retransmit that finds room is held, one that comes after the resume is served at once;
+      after the last, connect() fails at 127 s and the client hears it as a timeout. With
+      ``"drop"`` the arrival is lost and its client only hears its own timeout.
+    - At the resume, held requests are served in arrival order. Those whose client no longer
+      waits for that very attempt (timed out, given up, superseded by a newer attempt) are
+      served too (``abandoned = "serve"``: a Go ``net/http`` server reads a request already in
+      the socket's buffer and runs its handler; the reply is lost) or dropped (``"drop"``, as
+      if the server noticed the closed connection first). Stale held requests keep their
+      backlog slot until the resume, as closed connections stay in the accept queue until
+      accepted.
     - Work in progress on the server's own clock (``freeze``: writes, service, rejections, window
       expiries) stops with it and resumes with its remaining time: at the pause, every such
       scheduled step is moved later by the outage's duration. Steps on the wall clock (``wall``:
       a latency fixed at the start) that fall inside the outage happen at the resume.
     - ``on_resume`` callbacks run first at each resume (LatencyServer restarts its checks there).
+    - ``stopped_for``: the total length of the outages ended so far, so ``t - stopped_for`` is the
+      server's own clock at any moment it runs (a ``QueueServer``'s ticks are on that clock).
 
-    Nothing here touches the hot loop: steps are moved once per pause, and the pause and resume
-    markers are recorded only while the run still has work (a marker after the last client
-    finished changes neither duration nor cost).
+    Nothing here touches the hot loop: steps are moved once per pause, SYN retransmits exist only
+    while the queue is full, and the pause and resume markers are recorded only while the run
+    still has work (a marker after the last client finished changes neither duration nor cost).
     """
 
     EVENTS = frozenset({ev.SERVER_PAUSES, ev.SERVER_RESUMES})  # every event code it records
 
-    def __init__(self, wiring: Wiring, outages: tuple[Outage, ...], backlog: int | None) -> None:
+    def __init__(self, wiring: Wiring, outages: tuple[Outage, ...],
+                 queue: AcceptQueue | None = None) -> None:
+        queue = AcceptQueue() if queue is None else queue
         self.paused = False
-        self.backlog = backlog
-        self.refused = 0
-        self.dropped = 0
+        self.stopped_for = 0.0
+        self.backlog = queue.backlog
+        self.refused = 0  # arrivals that found the queue full (first tries)
+        self.dropped = 0  # held requests dropped at a resume (``abandoned = "drop"``)
+        self.syn_retries = 0  # SYN retransmits sent (``"syn-retry"``)
+        self.abandoned_served = 0  # held requests served after their client stopped waiting
         # Set by clients that can stop waiting for an attempt: (client, token) -> still waiting?
         self.still_waiting: Callable[[int, int], bool] | None = None
+        # Set by clients that can time out: what a failed connect() is heard as (their timeout).
+        self.connect_failed: Callable[[float, int, int], int] | None = None
+        self._serve_abandoned = queue.abandoned == "serve"
+        self._syn_gaps = queue.syn_gaps if queue.backlog is not None and queue.overflow == "syn-retry" else None
         self._wiring = wiring
         self._outages = outages
         self._held: list[tuple[Callable, int, int]] = []
@@ -56,16 +111,39 @@ class OutageGate:
         """An entry point that holds arrivals while the server is paused."""
         if handler is None:
             return None
-        held = self._held
+        held, backlog, gaps = self._held, self.backlog, self._syn_gaps
+        heap, seq = self._wiring.heap, self._wiring.seq
 
         def gated(t: float, c: int, a: int) -> int:
             if self.paused:
-                if self.backlog is not None and len(held) >= self.backlog:
+                if backlog is not None and len(held) >= backlog:
                     self.refused += 1
+                    if gaps is not None:
+                        heappush(heap, (t + gaps[0], seq(), syn_again, c, a << _TRY_BITS))
                 else:
                     held.append((handler, c, a))
                 return NO_EVENT
             return handler(t, c, a)
+
+        def syn_again(t: float, c: int, packed: int) -> int:
+            # Retransmit number ``k`` (0 for the first) of the SYN of attempt ``a``: nothing if
+            # the client has stopped waiting for it (it closed the socket).
+            a, k = packed >> _TRY_BITS, packed & _TRY_MASK
+            still_waiting = self.still_waiting
+            if still_waiting is not None and not still_waiting(c, a):
+                return NO_EVENT
+            if k == len(gaps) - 1:  # the wait after the last retransmit: connect() fails
+                failed = self.connect_failed
+                return NO_EVENT if failed is None else failed(t, c, a)
+            self.syn_retries += 1
+            if not self.paused:
+                return handler(t, c, a)
+            if len(held) >= backlog:
+                heappush(heap, (t + gaps[k + 1], seq(), syn_again, c, packed + 1))
+            else:
+                held.append((handler, c, a))
+            return NO_EVENT
+
         return gated
 
     def freeze(self, handler: Callable) -> Callable:
@@ -108,6 +186,7 @@ class OutageGate:
     def _resume(self, t: float, c: int, i: int) -> int:
         self._markers -= 1
         self.paused = False
+        self.stopped_for += self._outages[i].duration
         heap, seq = self._wiring.heap, self._wiring.seq
         for hook in self._resume_hooks:
             hook(t)
@@ -115,6 +194,9 @@ class OutageGate:
         recorded = self._has_work()
         for handler, client, arg in self._held:
             if still_waiting is None or still_waiting(client, arg):
+                heappush(heap, (t, seq(), handler, client, arg))
+            elif self._serve_abandoned:
+                self.abandoned_served += 1
                 heappush(heap, (t, seq(), handler, client, arg))
             else:
                 self.dropped += 1

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from heapq import heappush
 from typing import TYPE_CHECKING, ClassVar
@@ -19,6 +20,8 @@ from sim.core import events as ev
 from sim.core.events import NO_EVENT
 from sim.errors import ParamError
 from sim.models.controls import Capabilities, Control, ServerHandlers, Timer, register
+from sim.models.incidents import KINDS, IncidentHooks, kept_slots
+from sim.models.queue_ticks import build_per_tick
 from sim.params import above, at_least
 
 if TYPE_CHECKING:
@@ -27,31 +30,68 @@ if TYPE_CHECKING:
 _MAX_LATENCY_EXPONENT = 700.0  # exp(700) ~ 1e304: latencies saturate instead of overflowing
 
 
+OVERLOAD_RULES = ("per_tick", "at_start")
+
+
 @register
 @dataclass(frozen=True, kw_only=True)
 class QueueServer(Control):
     """Study 004's service: ``concurrency`` in service for ``service_time`` each, ``queue_size``
     waiting, the rest rejected after ``reject_delay``. Above ``overload_threshold`` outstanding
-    requests (in service + queued + being rejected) it is overwhelmed: work started then takes
-    longer in proportion (outstanding / threshold), so useful throughput falls in proportion.
+    requests (in service + queued + being rejected) it is overwhelmed, and useful throughput
+    falls in proportion (outstanding / threshold):
+
+    - ``overload_rule = "per_tick"`` (the study's): every ``overload_tick`` each request in
+      progress goes on with probability threshold / outstanding at that moment, or stands still
+      (``sim.models.queue_ticks``);
+    - ``"at_start"``: a request's time is fixed when it starts, stretched by outstanding /
+      threshold at that moment (later load does not touch it).
+
+    Incidents: capacity is its ``concurrency`` slots (``kept_slots``: requests in service beyond
+    them finish, and no new one starts until fewer are busy; the queue and the overload threshold
+    stay as they are); a slowdown stretches the work of each service and rejection that starts in
+    the window.
     """
 
     CAPS: ClassVar[Capabilities] = Capabilities(
         replies=True, keeps_series=True, latencies=True,
         events=frozenset({ev.SERVER_ACCEPTS, ev.SERVER_QUEUES, ev.SERVER_REJECTS, ev.SERVER_COMPLETES}),
         series=("accepted", "rejected"), state_sample=True)
+    INCIDENTS: ClassVar[frozenset[str]] = frozenset(KINDS)
     concurrency: int
     service_time: float
     queue_size: int = 0
     reject_delay: float = 0.0
     overload_threshold: int = 0  # 0: never overwhelmed
+    overload_rule: str = "per_tick"
+    overload_tick: float = 1.0
 
     def validate(self) -> None:
         at_least(self, 1, "concurrency")
-        above(self, 0, "service_time")
+        above(self, 0, "service_time", "overload_tick")
         at_least(self, 0, "queue_size", "reject_delay", "overload_threshold")
+        if self.overload_rule not in OVERLOAD_RULES:
+            raise ParamError("overload_rule", f"must be one of {', '.join(map(repr, OVERLOAD_RULES))}, "
+                             f"got {self.overload_rule!r}")
+
+    @property
+    def ticks(self) -> bool:
+        """Whether runs go tick by tick: the per-tick rule on a server that can be overwhelmed
+        (never overwhelmed, both rules are the same and the ticks would be wasted)."""
+        return self.overload_rule == "per_tick" and self.overload_threshold > 0
+
+    @property
+    def timer(self) -> Timer | None:
+        """``"per_tick"``: one tick every ``overload_tick`` while a request is in progress."""
+        if not self.ticks:
+            return None
+        return Timer(float(self.overload_tick), float(self.service_time), "overload_tick")
 
     def build(self, wiring: Wiring) -> ServerHandlers:
+        if self.ticks:
+            return build_per_tick(wiring, int(self.concurrency), float(self.service_time),
+                                  int(self.queue_size), float(self.reject_delay),
+                                  int(self.overload_threshold), float(self.overload_tick))
         heap, seq, net = wiring.heap, wiring.seq, wiring.net
         rejected, succeeded, gate, series = wiring.client_rejected, wiring.client_succeeded, wiring.gate, wiring.series
         concurrency, service_time = int(self.concurrency), float(self.service_time)
@@ -60,6 +100,8 @@ class QueueServer(Control):
         queue: deque[tuple[int, int]] = deque()
         in_service = 0
         rejecting = 0
+        slots = concurrency  # the service slots kept (a capacity incident keeps fewer)
+        work, reject_work = service_time, reject_delay  # as a slowdown incident stretches them
         accepts, rejects = ev.pack(ev.SERVER_ACCEPTS), ev.pack(ev.SERVER_REJECTS)
         queues_code, completes_code, shift = ev.SERVER_QUEUES, ev.SERVER_COMPLETES, ev.DETAIL_SHIFT
         accepted_series, rejected_series, inv = series.accepted, series.rejected, series.inverse_width
@@ -70,10 +112,10 @@ class QueueServer(Control):
 
         def receive_write(t: float, c: int, token: int) -> int:
             nonlocal in_service, rejecting
-            if in_service < concurrency:
+            if in_service < slots:
                 in_service += 1
                 accepted_series[int(t * inv)] += 1
-                heappush(heap, (t + service_time * slowdown(), seq(), complete, c, token))
+                heappush(heap, (t + work * slowdown(), seq(), complete, c, token))
                 return accepts
             if len(queue) < queue_size:
                 queue.append((c, token))
@@ -81,7 +123,7 @@ class QueueServer(Control):
                 return queues_code | ((len(queue) + 1) << shift)
             rejecting += 1
             rejected_series[int(t * inv)] += 1
-            heappush(heap, (t + reject_delay * slowdown(), seq(), send_rejection, c, token))
+            heappush(heap, (t + reject_work * slowdown(), seq(), send_rejection, c, token))
             return rejects
 
         def send_rejection(t: float, c: int, token: int) -> int:
@@ -94,16 +136,30 @@ class QueueServer(Control):
             nonlocal in_service
             in_service -= 1
             heappush(heap, (t + net[c](), seq(), succeeded, c, token))
-            if queue:
+            if queue and in_service < slots:
                 nc, ntoken = queue.popleft()
                 in_service += 1
-                heappush(heap, (t + service_time * slowdown(), seq(), complete, nc, ntoken))
+                heappush(heap, (t + work * slowdown(), seq(), complete, nc, ntoken))
             return completes_code | ((in_service + 1) << shift)
+
+        def set_capacity(t: float, fraction: float) -> None:
+            # Slots regained take queued requests at once; slots lost empty as work finishes.
+            nonlocal slots, in_service
+            slots = kept_slots(concurrency, fraction)
+            while queue and in_service < slots:
+                nc, ntoken = queue.popleft()
+                in_service += 1
+                heappush(heap, (t + work * slowdown(), seq(), complete, nc, ntoken))
+
+        def set_slowdown(t: float, factor: float) -> None:
+            nonlocal work, reject_work
+            work, reject_work = service_time * factor, reject_delay * factor
 
         if gate is not None:
             gate.freeze(send_rejection)
             gate.freeze(complete)
         wiring.server_state = lambda: (in_service, len(queue))
+        wiring.incident_hooks = IncidentHooks(set_capacity, set_slowdown)
         return ServerHandlers(receive_write)
 
 
@@ -125,12 +181,20 @@ class LatencyServer(Control):
     service, and a check falls at each resume. ``"at_start"``: a request's latency is fixed by the
     concurrency when it starts (it completes at that time, or at the resume if that falls inside
     an outage).
+
+    Incidents: capacity is its ``concurrency_limit``, the concurrency up to which it serves at
+    its base latency (the resources study 003's server has: half of them, and latency grows
+    from half the concurrency on), kept as ``concurrency_limit · capacity`` without rounding (the
+    law is continuous in it); a slowdown multiplies the latency. Under ``"current"`` both act on
+    the requests in flight at the next check, as a change of load does; under ``"at_start"`` on
+    requests that start in the window.
     """
 
     CAPS: ClassVar[Capabilities] = Capabilities(
         replies=True, keeps_series=True, latencies=True,
         events=frozenset({ev.SERVER_ACCEPTS, ev.SERVER_COMPLETES}),
         series=("accepted",), state_sample=True)
+    INCIDENTS: ClassVar[frozenset[str]] = frozenset(KINDS)
     base_latency: float
     concurrency_limit: int
     factor: float
@@ -155,17 +219,44 @@ class LatencyServer(Control):
 
     def latency(self, concurrency: int) -> float:
         """Service latency with ``concurrency`` requests in progress (the one in question included)."""
-        if concurrency <= self.concurrency_limit:
-            return float(self.base_latency)
-        exponent = (concurrency - self.concurrency_limit) / self.k * math.log(self.factor)
-        return float(self.base_latency) * math.exp(min(exponent, _MAX_LATENCY_EXPONENT))
+        return self.law()(concurrency)
+
+    def law(self, capacity: float = 1.0, slowdown: float = 1.0) -> Callable[[int], float]:
+        """The latency at each concurrency, with the limit at ``capacity`` of its own and every
+        latency ``slowdown`` times longer (an incident's; ``sim.models.incidents``)."""
+        base, k, log_factor = float(self.base_latency), self.k, math.log(self.factor)
+        limit = self.concurrency_limit if capacity == 1.0 else self.concurrency_limit * capacity
+
+        def latency(concurrency: int) -> float:
+            if concurrency <= limit:
+                return base
+            exponent = (concurrency - limit) / k * log_factor
+            return base * math.exp(min(exponent, _MAX_LATENCY_EXPONENT))
+
+        if slowdown == 1.0:
+            return latency
+
+        def slowed(concurrency: int) -> float:
+            return latency(concurrency) * slowdown
+        return slowed
+
+    def _incident_hooks(self, wiring: Wiring, set_law: Callable[[Callable[[int], float]], None]) -> None:
+        """Hooks that give the build a new latency law when an incident starts or ends."""
+        levels = {"capacity": 1.0, "slowdown": 1.0}
+
+        def set_level(kind: str) -> Callable[[float, float], None]:
+            def set_it(t: float, level: float) -> None:
+                levels[kind] = level
+                set_law(self.law(levels["capacity"], levels["slowdown"]))
+            return set_it
+        wiring.incident_hooks = IncidentHooks(set_level("capacity"), set_level("slowdown"))
 
     def build(self, wiring: Wiring) -> ServerHandlers:
         if self.latency_rule == "at_start":
             return self._build_at_start(wiring)
         heap, seq, net = wiring.heap, wiring.seq, wiring.net
         succeeded, gate, series = wiring.client_succeeded, wiring.gate, wiring.series
-        latency, interval = self.latency, float(self.check_interval)
+        latency, interval = self.law(), float(self.check_interval)
         in_flight: deque[tuple[float, int, int]] = deque()  # (start, client, token), oldest first
         concurrency = 0  # in progress: in flight, or completed at this instant but not yet replied
         checking = False  # a check is scheduled
@@ -219,15 +310,20 @@ class LatencyServer(Control):
                 n = int(t / interval) + 1
                 heappush(heap, (n * interval, seq(), check, -1, n))
 
+        def set_law(law: Callable[[int], float]) -> None:
+            nonlocal latency
+            latency = law
+
         if gate is not None:
             gate.on_resume(resume)
         wiring.server_state = lambda: (concurrency, 0)
+        self._incident_hooks(wiring, set_law)
         return ServerHandlers(receive_write)
 
     def _build_at_start(self, wiring: Wiring) -> ServerHandlers:
         heap, seq, net = wiring.heap, wiring.seq, wiring.net
         succeeded, gate, series = wiring.client_succeeded, wiring.gate, wiring.series
-        latency = self.latency
+        latency = self.law()
         concurrency = 0
         accepts_code, completes_code, shift = ev.SERVER_ACCEPTS, ev.SERVER_COMPLETES, ev.DETAIL_SHIFT
         accepted_series, inv = series.accepted, series.inverse_width
@@ -245,7 +341,12 @@ class LatencyServer(Control):
             heappush(heap, (t + net[c](), seq(), succeeded, c, token))
             return completes_code | ((concurrency + 1) << shift)
 
+        def set_law(law: Callable[[int], float]) -> None:
+            nonlocal latency
+            latency = law
+
         if gate is not None:
             gate.wall(complete)
         wiring.server_state = lambda: (concurrency, 0)
+        self._incident_hooks(wiring, set_law)
         return ServerHandlers(receive_write)

@@ -2,7 +2,9 @@
 
 A strategy's ``delays(uniform)`` returns an iterator: its n-th value is the backoff before retry n
 (n = 0 for the first retry). All randomness comes from ``uniform``, the client's own stream of
-U[0, 1) variates, so strategies are pure and testable with a fixed sequence.
+U[0, 1) variates, so strategies are pure and testable with a fixed sequence. A strategy whose
+delays start from the client's last think time (``FROM_THINK_TIME``, study 003's Go client) gives
+them as ``think_delays(uniform, think)`` instead; it runs only with a workload that repeats.
 
 Adding a strategy is one class decorated with ``@register``; its dataclass fields are its
 parameters, validated in ``validate``.
@@ -38,6 +40,8 @@ class Strategy:
 
     # Fields that are limits rather than shape parameters, in labels and docs.
     LIMIT_FIELDS: ClassVar[tuple[str, ...]] = ("max_attempts", "max_elapsed")
+    # True when the delays start from the think time before the call (``think_delays``).
+    FROM_THINK_TIME: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         if self.max_attempts is not None:
@@ -141,6 +145,47 @@ class FullJitteredExpo(_BaseCap):
 
     def delays(self, uniform: Uniform) -> Iterator[float]:
         for t in _capped_doubling(float(self.base), float(self.cap)):
+            yield uniform() * t
+
+
+def _floored_doubling(base: float, floor: float) -> Iterator[float]:
+    """max(floor, base * 2**n) for n = 0, 1, ...: no cap (the doubling stops at 1e300, far past
+    any horizon, so the delay never overflows to inf)."""
+    t = base
+    while True:
+        yield max(floor, t)
+        if t < 1e300:
+            t *= 2.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class _BaseFloor(Strategy):
+    """Study 004's literal EB and REB, ``max(2^attempts, 30)``: the bound is a floor, not a cap, so
+    every delay is at least ``floor`` and the growth is unbounded."""
+
+    base: float
+    floor: float
+
+    def validate(self) -> None:
+        at_least(self, 0, "base", "floor")
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class FlooredExpo(_BaseFloor):
+    """Exponential backoff that never waits less than ``floor`` and has no cap."""
+
+    def delays(self, uniform: Uniform) -> Iterator[float]:
+        return _floored_doubling(float(self.base), float(self.floor))
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class FullJitteredFlooredExpo(_BaseFloor):
+    """U(0, max(floor, base·2ⁿ)): full jitter over the floored, uncapped exponential."""
+
+    def delays(self, uniform: Uniform) -> Iterator[float]:
+        for t in _floored_doubling(float(self.base), float(self.floor)):
             yield uniform() * t
 
 
@@ -296,3 +341,45 @@ class NormalJitterExpo(Strategy):
                 z = math.sqrt(-2.0 * math.log(1.0 - uniform())) * math.cos(2.0 * math.pi * uniform())
                 delay = max(0.0, delay + z * jitter * delay)
             yield delay
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class ThinkTimeExpo(Strategy):
+    """Study 003's real client (``client.go`` with ``-exponential-backoff``), not its post's
+    pseudocode: the first backoff is ``factor`` × the think time that preceded the call, each
+    next one ``factor`` × the previous; capped at ``max_delay``, then an absolute N(0, ``jitter``)
+    is added (``rand.NormFloat64() * 0.1 * time.Second``: 100 ms). Go sleeps a negative delay as
+    0 (``time.After``) but keeps it as the next one's base, so a client whose delay turns
+    negative retries at once until a success; that is kept.
+
+    The defaults are the client's constants in ms (``expFactor = 2.71828``,
+    ``expMaxDelay = 5 * time.Minute``, the jitter's 0.1 s). Normal variates come from the
+    client's uniform stream by the Box–Muller transform, as ``NormalJitterExpo``'s do.
+    """
+
+    FROM_THINK_TIME: ClassVar[bool] = True
+    factor: float = 2.71828
+    max_delay: float = 300000.0
+    jitter: float = 100.0
+
+    def validate(self) -> None:
+        above(self, 0, "max_delay")
+        at_least(self, 0, "jitter")
+        at_least(self, 1, "factor")
+
+    def delays(self, uniform: Uniform) -> Iterator[float]:
+        raise TypeError("ThinkTimeExpo's delays start from the client's last think time: "
+                        "call think_delays(uniform, think)")
+
+    def think_delays(self, uniform: Uniform, think: float) -> Iterator[float]:
+        """The backoffs of a call that began ``think`` after the previous one ended."""
+        factor, cap, jitter = float(self.factor), float(self.max_delay), float(self.jitter)
+        last = float(think)
+        while True:
+            delay = min(last * factor, cap)  # Go: if delay > expMaxDelay { delay = expMaxDelay }
+            if jitter:
+                z = math.sqrt(-2.0 * math.log(1.0 - uniform())) * math.cos(2.0 * math.pi * uniform())
+                delay += z * jitter
+            last = delay
+            yield delay if delay > 0.0 else 0.0

@@ -10,6 +10,10 @@
   ``surge_factor`` times shorter (the same draws, scaled, so a run without the surge differs only
   there).
 
+- ``open``: each client starts calls at exponential gaps of mean ``think_time`` whatever
+  happens to them (open arrivals: Poisson at clients / think_time in all), so a client may
+  have several calls in flight (``sim.models.open_clients``); only servers that reply run it.
+
 Burst and spike run with any server. Start times and gaps come from the run's workload stream, so
 they are the same for every strategy.
 """
@@ -48,6 +52,8 @@ class Workload:
     REPEATS: ClassVar[bool] = False
     # False when ``start_times`` draws nothing (a run then makes no workload stream).
     DRAWS: ClassVar[bool] = True
+    # True when a client's next call does not wait for its previous one to end (open arrivals).
+    CONCURRENT: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         self.validate()
@@ -61,6 +67,11 @@ class Workload:
 
     def gaps(self, rng: np.random.Generator, clients: int) -> list[Callable[[], float]] | None:
         """Per-client think-time streams between calls, for workloads that repeat (else None)."""
+        return None
+
+    def logged_calls(self, clients: int) -> list[Callable[[], float | None]] | None:
+        """Per client, its next call's logged start time (None after its last), for a workload
+        that replays a log (``sim.models.trace``); None for the others."""
         return None
 
 
@@ -128,6 +139,33 @@ class Poisson(Workload):
 
     def start_times(self, rng: np.random.Generator, clients: int) -> list[float]:
         # Each client's first request after one exponential gap: a steady load from the start.
+        return rng.exponential(self.think_time, clients).tolist()
+
+    def gaps(self, rng: np.random.Generator, clients: int) -> list[Callable[[], float]]:
+        think = float(self.think_time)
+
+        def draw(generator: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+            return generator.exponential(think, shape)
+        return ClientStreams(rng, clients, draw).next_functions()
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class Open(Workload):
+    """Open arrivals: each client starts a call every exponential gap of mean ``think_time``,
+    replies or not, so the server sees Poisson arrivals at clients / think_time that do not slow
+    down when it does (Schroeder, Wierman, Harchol-Balter, NSDI '06). The first call of each
+    client comes after one gap, as in ``poisson``; the draws are the same as ``poisson``'s."""
+
+    NAME: ClassVar[str] = "open"
+    REPEATS: ClassVar[bool] = True
+    CONCURRENT: ClassVar[bool] = True
+    think_time: float
+
+    def validate(self) -> None:
+        above(self, 0, "think_time")
+
+    def start_times(self, rng: np.random.Generator, clients: int) -> list[float]:
         return rng.exponential(self.think_time, clients).tolist()
 
     def gaps(self, rng: np.random.Generator, clients: int) -> list[Callable[[], float]]:

@@ -1,10 +1,11 @@
-"""Resilience policies between a client's failure and its next attempt.
+"""Retry policies a client consults before each attempt and after each outcome: limits, budgets,
+throttles, rate limiters and circuit breakers, each modelled on a real library.
 
-``seam`` defines the protocol (links, chains, GiveUp), ``chain`` builds a run's chains from a
-strategy and its policies, ``presets`` expands the retry policies of real libraries by name.
-Each policy family is one module that registers itself in ``POLICIES``; importing this package
-imports them all.
-"""
+``seam`` defines the protocol (links, chains, ``GiveUp``), ``chain`` builds a run's chains from a
+strategy entry, ``entries`` reads a config's ``policies = [...]``, ``presets`` expands the retry
+policies of real libraries by name. Each policy family is one module that registers itself in
+``POLICIES``; importing this package imports them all. Policies build on the models' strategies;
+the client model reaches them only through ``sim.outcomes.ChainFactory``."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ only a strategy costs nothing. Limits and policies go through the chain.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, fields
 from typing import Any
 
@@ -21,7 +21,7 @@ from sim.errors import ParamError
 from sim.models import STRATEGIES
 from sim.models.strategies import Strategy, Uniform
 from sim.policies.limits import AttemptTimeout, MaxAttempts, MaxElapsed
-from sim.policies.seam import POLICIES, Chain, Link, Policy, StrategyLink
+from sim.policies.seam import POLICIES, Chain, Link, Policy, StrategyLink, ViewedPolicy
 
 
 @dataclass(frozen=True)
@@ -55,17 +55,41 @@ class ChainSpec:
         after = [p for p in self.policies if p.needs_delay]
         return (*head, *before, *(() if s is None else (s,)), *after)
 
-    def build(self, uniforms: Sequence[Uniform]) -> list[Chain]:
-        """One chain per client; ``uniforms[c]`` is client c's jitter stream."""
+    def build(self, uniforms: Sequence[Uniform],
+              thinks: Sequence[Callable[[], float]] | None = None) -> list[Chain]:
+        """One chain per client; ``uniforms[c]`` is client c's jitter stream, ``thinks[c]`` its
+        last think time (for a strategy that starts from it, ``Strategy.FROM_THINK_TIME``)."""
         n = len(uniforms)
         columns: list[list[Link]] = []
         for spec in self.ordered():
             if isinstance(spec, Strategy):
-                columns.append([StrategyLink(spec, u) for u in uniforms])
+                columns.append([StrategyLink(spec, u, None if thinks is None else thinks[c])
+                                for c, u in enumerate(uniforms)])
             else:
                 columns.append(spec.links(n))
         timeout = self.attempt_timeout
         return [Chain([column[c] for column in columns], timeout) for c in range(n)]
+
+    def call_chains(self, uniforms: Sequence[Uniform]) -> Callable[[int], Chain]:
+        """For clients whose calls overlap (open arrivals): a function giving a fresh chain for
+        each call of client c. The policies' state is the client's (or the run's, ``scope =
+        "shared"``), held by all its calls, as one client library instance holds it; what is
+        the call's own is fresh: the strategy's delay sequence and a viewed policy's per-call
+        bookkeeping (``ViewedPolicy.view``)."""
+        n = len(uniforms)
+        makers: list[Callable[[int], Link]] = []
+        for spec in self.ordered():
+            if isinstance(spec, Strategy):
+                makers.append(lambda c, spec=spec: StrategyLink(spec, uniforms[c]))
+            elif isinstance(spec, ViewedPolicy):
+                shared = spec.state() if spec.scope == "shared" else None
+                states = [shared] * n if shared is not None else [spec.state() for _ in range(n)]
+                makers.append(lambda c, spec=spec, states=states: spec.view(states[c]))
+            else:
+                links = spec.links(n)
+                makers.append(lambda c, links=links: links[c])
+        timeout = self.attempt_timeout
+        return lambda c: Chain([make(c) for make in makers], timeout)
 
     def describe(self) -> str:
         parts = [] if self.strategy is None else [self.strategy.describe()]

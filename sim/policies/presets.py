@@ -110,6 +110,44 @@ STANDARD_SETTINGS = {
     "scope": Setting("client", "one quota per client, or one shared by all (a shared botocore client)"),
 }
 
+POLLY_SETTINGS = {
+    "max_retry_attempts": Setting(3, "MaxRetryAttempts (RetryConstants.DefaultRetryCount)"),
+    "delay": Setting(2.0, "Delay (RetryConstants.DefaultBaseDelay)", time=True),
+    "max_delay": Setting(None, "MaxDelay (null: no cap)", time=True),
+}
+
+
+def _polly_retries(v: dict[str, Any]) -> int:
+    """MaxRetryAttempts, checked as Polly's ``[Range(1, int.MaxValue)]`` checks it."""
+    n = v["max_retry_attempts"]
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 2**31 - 1:
+        raise ParamError("max_retry_attempts", f"must be an integer from 1 to {2**31 - 1} (Polly's range), got {n!r}")
+    return n
+
+
+def _polly_constant(v: dict[str, Any]) -> float:
+    """GetRetryDelay for Constant without jitter: ``Delay``, or ``MaxDelay`` if that is smaller."""
+    delay, cap = v["delay"], v["max_delay"]
+    for name, value in (("delay", delay), ("max_delay", cap)):
+        if value is not None and not value >= 0:
+            raise ParamError(name, f"must be >= 0 (Polly's range starts at 00:00:00), got {value!r}")
+    return delay if cap is None else min(delay, cap)
+
+
+FINAGLE_BUDGET = {
+    "percent_can_retry": Setting(0.2, "percentCanRetry"), "min_retries_per_sec": Setting(10, "minRetriesPerSec"),
+    "ttl": Setting(10.0, "ttl", time=True),
+    "scope": Setting("client", "one budget per client, or one for all"),
+}
+
+
+def _finagle_budget(v: dict[str, Any], unit: float, deposit: str, cap: float | None) -> Data:
+    return {"type": "RetryBudget", "percent": 100.0 * v["percent_can_retry"],
+            "min_retries_per_s": v["min_retries_per_sec"], "ttl": v["ttl"], "deposit": deposit,
+            **({} if cap is None else {"max_retries_per_request": cap}),
+            "unit_seconds": unit, "scope": v["scope"]}
+
+
 PRESETS: dict[str, Preset] = {p.name: p for p in (
     Preset("botocore-legacy", "botocore 1.44.5 (legacy mode)", "botocore/data/_retry.json; botocore/retryhandler.py",
            "BackoffExpo(factor=1 s) (U(0,1)·2ⁿ s, uncapped) + MaxAttempts(5)",
@@ -186,13 +224,25 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
             "max_value": Setting(None, "max_value", time=True), "max_tries": Setting(None, "max_tries")},
            lambda v, unit: {"strategy": {"type": "BackoffExpo", **{k: v[k] for k in ("factor", "base", "max_value") if v[k] is not None}},
                             "policies": _limit(v["max_tries"])}),
-    Preset("polly-v8", "Polly 8 (App-vNext/Polly, Polly.Core)", "src/Polly.Core/Retry/RetryHelper.cs; RetryStrategyOptions",
+    # Polly v8's RetryStrategyOptions defaults (App-vNext/Polly at 173d6d1d, Polly.Core
+    # src/Polly.Core/Retry/RetryConstants.cs: DefaultRetryCount = 3, DefaultBackoffType =
+    # Constant, DefaultBaseDelay = 2 s; RetryStrategyOptions.TResult.cs: UseJitter false, MaxDelay
+    # null): RetryHelper.GetRetryDelay gives `baseDelay` for Constant without jitter, capped at
+    # MaxDelay. The exponential-with-jitter options are the second preset.
+    Preset("polly-v8", "Polly 8 (App-vNext/Polly, Polly.Core; RetryStrategyOptions defaults)",
+           "src/Polly.Core/Retry/RetryConstants.cs; RetryStrategyOptions.TResult.cs; RetryHelper.cs (GetRetryDelay)",
+           "Constant(2 s) + MaxAttempts(4) (3 retries; BackoffType Constant, no jitter)",
+           POLLY_SETTINGS,
+           lambda v, unit: {"strategy": {"type": "Constant", "constant": _polly_constant(v)},
+                            "policies": _limit(_polly_retries(v) + 1)}),
+    Preset("polly-v8-exponential-jitter",
+           "Polly 8 (App-vNext/Polly, Polly.Core; BackoffType = Exponential, UseJitter = true)",
+           "src/Polly.Core/Retry/RetryHelper.cs (DecorrelatedJitterBackoffV2); RetryConstants.cs",
            "PollyDecorrelatedJitter(2 s) + MaxAttempts(4) (3 retries)",
-           {"max_retry_attempts": Setting(3, "MaxRetryAttempts"), "delay": Setting(2.0, "Delay", time=True),
-            "max_delay": Setting(None, "MaxDelay", time=True)},
+           POLLY_SETTINGS,
            lambda v, unit: {"strategy": {"type": "PollyDecorrelatedJitter", "delay": v["delay"],
                                          **({} if v["max_delay"] is None else {"max_delay": v["max_delay"]})},
-                            "policies": _limit(v["max_retry_attempts"] + 1)}),
+                            "policies": _limit(_polly_retries(v) + 1)}),
     Preset("client-go", "Kubernetes client-go workqueue", "staging/src/k8s.io/client-go/util/workqueue/default_rate_limiters.go",
            "Expo(5 ms, cap 1000 s) + RateLimit(10 qps, burst 100, shared)",
            {"base_delay": Setting(0.005, "ItemExponentialFailureRateLimiter baseDelay", time=True),
@@ -223,16 +273,32 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
                             "policies": [*_limit(v["num_retries"] + 1),
                                          {"type": "ConcurrencyBudget", "percent": v["budget_percent"],
                                           "min_concurrency": v["min_retry_concurrency"]}]}),
-    Preset("finagle", "Finagle RetryBudget() with RequeueFilter", "finagle-core/.../service/RetryBudget.scala; RequeueFilter.scala; Retries.scala",
-           "NoBackoff + RetryBudget(20%, 10/s reserve, ttl 10 s, ≤ 0.2 × balance per request)",
-           {"percent_can_retry": Setting(0.2, "percentCanRetry"), "min_retries_per_sec": Setting(10, "minRetriesPerSec"),
-            "ttl": Setting(10.0, "ttl", time=True), "max_retries_per_request": Setting(0.2, "MaxRequeuesPerReq"),
-            "scope": Setting("client", "one budget per client, or one for all")},
+    # twitter/finagle at 4feb34cb: the client stack's Retries.moduleRequeueable builds a
+    # RequeueFilter(RetryBudget(), Backoff.const(0), MaxRequeuesPerReq = 0.2); RequeueFilter.apply
+    # fixes the cap from the balance first and deposits only after a successful response.
+    Preset("finagle", "Finagle RetryBudget() in the client stack's RequeueFilter",
+           "finagle-core/.../service/RequeueFilter.scala; RetryBudget.scala; Retries.scala",
+           "NoBackoff + RetryBudget(20%, 10/s reserve, ttl 10 s, deposit after a success,"
+           " ≤ ceil(0.2 × balance) per request)",
+           {**FINAGLE_BUDGET, "max_retries_per_request": Setting(0.2, "MaxRequeuesPerReq")},
            lambda v, unit: {"strategy": {"type": "NoBackoff"},
-                            "policies": [{"type": "RetryBudget", "percent": 100.0 * v["percent_can_retry"],
-                                          "min_retries_per_s": v["min_retries_per_sec"], "ttl": v["ttl"],
-                                          "max_retries_per_request": v["max_retries_per_request"],
-                                          "unit_seconds": unit, "scope": v["scope"]}]}),
+                            "policies": [_finagle_budget(v, unit, "success", v["max_retries_per_request"])]}),
+    # MethodBuilder's retries (client/MethodBuilderRetry.scala): a RetryFilter with
+    # RetryPolicy.tries(DefaultMaxRetries 2 + 1) = Backoff.decorrelatedJittered(5 ms, 200 ms) and
+    # the client's RetryBudget(); RetryFilter.apply deposits as each request starts, no cap.
+    Preset("finagle-retry", "Finagle RetryBudget() in a RetryFilter (MethodBuilder's retries)",
+           "finagle-core/.../service/RetryFilter.scala; RetryPolicy.scala (tries); Backoff.scala;"
+           " client/MethodBuilderRetry.scala",
+           "FinagleDecorrelatedJittered(5 ms, 200 ms) + MaxAttempts(3) + RetryBudget(20%, 10/s reserve, ttl 10 s,"
+           " deposit per request)",
+           {"max_retries": Setting(2, "MethodBuilderRetry DefaultMaxRetries (RetryPolicy.tries(max_retries + 1))"),
+            "start": Setting(0.005, "RetryPolicy.tries: decorrelatedJittered start", time=True),
+            "maximum": Setting(0.2, "RetryPolicy.tries: decorrelatedJittered maximum", time=True),
+            **FINAGLE_BUDGET},
+           lambda v, unit: {"strategy": {"type": "FinagleDecorrelatedJittered", "start": v["start"],
+                                         "maximum": v["maximum"]},
+                            "policies": [*_limit(None if v["max_retries"] is None else v["max_retries"] + 1),
+                                         _finagle_budget(v, unit, "request", None)]}),
 )}
 
 

@@ -1,16 +1,28 @@
 """Finagle's RetryBudget: retries as a percentage of recent requests, plus a reserve.
 
-Sources: twitter/finagle ``finagle-core/.../service/RetryBudget.scala`` (``RetryBudget.apply``),
-``RequeueFilter.scala`` and ``Retries.scala`` (``MaxRequeuesPerReq = 0.2``); twitter/util
-``TokenBucket.scala`` (``newLeakyBucket``) and ``WindowedAdder.scala``. Transcribed on Finagle's
-own integer milliseconds: each request deposits 1000 tokens, a retry withdraws
-``int(1000 / percentCanRetry)`` (5000 at 20%) if the balance (deposits of the last ``ttl``,
-minus withdrawals of the last ``ttl``, plus a reserve of ``min_retries_per_s × ttl_s ×
-withdrawal``) covers it. Deposits and withdrawals expire together, slice by slice: the window
-has 10 slices of ``ttl/10`` that start when the first operation after the previous slice's end
-arrives (Finagle's ``WindowedAdder``), so an entry lives between 0.9·ttl and ttl and more.
-``max_retries_per_request`` (Finagle's RequeueFilter) also caps a request's retries at
-``ceil(fraction × balance in retries)`` computed when the request starts.
+Sources (twitter/finagle at 4feb34cb, 2024-10): ``finagle-core/.../service/RetryBudget.scala``
+(``RetryBudget.apply``), ``RequeueFilter.scala``, ``RetryFilter.scala`` and ``Retries.scala``
+(``MaxRequeuesPerReq = 0.2``); twitter/util ``TokenBucket.scala`` (``newLeakyBucket``) and
+``WindowedAdder.scala``. Transcribed on Finagle's own integer milliseconds: a deposit is 1000
+tokens, a retry withdraws ``int(1000 / percentCanRetry)`` (5000 at 20%) if the balance
+(deposits of the last ``ttl``, minus withdrawals of the last ``ttl``, plus a reserve of
+``min_retries_per_s × ttl_s × withdrawal``) covers it. Deposits and withdrawals expire together,
+slice by slice: the window has 10 slices of ``ttl/10`` that start when the first operation after
+the previous slice's end arrives (Finagle's ``WindowedAdder``), so an entry lives between 0.9·ttl
+and ttl and more.
+
+When a request deposits is the filter's choice, and the two filters differ (``deposit``):
+
+- ``"request"``: ``RetryFilter.apply`` deposits when each request starts, whatever its outcome,
+  so under total failure retries stay ``percentCanRetry`` of the requests plus the reserve.
+- ``"success"``: ``RequeueFilter.apply`` deposits only after a response its classifier calls
+  successful (since f3a7326e, 2020-08-25, "only deposit on success"), so under total failure
+  only the reserve is left.
+
+``max_retries_per_request`` (RequeueFilter's ``maxRetriesPerReq``) also caps a request's retries
+at ``ceil(fraction × balance in retries)``, computed when the request starts, before this
+request's deposit in RequeueFilter (it has none yet) and after it with ``deposit = "request"``
+(Finagle's ``RetryFilter`` above a ``RequeueFilter``, ``Retries.moduleWithRetryPolicy``).
 """
 
 from __future__ import annotations
@@ -25,6 +37,7 @@ EXHAUSTED = GiveUp("retry_budget")
 REQUEST_LIMIT = GiveUp("retry_budget_request_limit", denied=False)
 SCALE = 1000  # Finagle's TokenRetryBudget.ScaleFactor
 SLICES = 10
+DEPOSITS = ("request", "success")  # when a request deposits: RetryFilter's moment, RequeueFilter's
 
 
 def _trunc_div(a: int, b: int) -> int:
@@ -42,6 +55,7 @@ class RetryBudget(ViewedPolicy):
     min_retries_per_s: int = 10
     ttl: float = 10000.0
     max_retries_per_request: float | None = None
+    deposit: str = "request"
     unit_seconds: float = 0.001
 
     def validate(self) -> None:
@@ -57,6 +71,10 @@ class RetryBudget(ViewedPolicy):
             raise ParamError("ttl", f"must be between 1 s and 60 s (Finagle), got {self.ttl!r} time units = {seconds:g} s")
         if self.max_retries_per_request is not None and not self.max_retries_per_request >= 0:
             raise ParamError("max_retries_per_request", f"must be >= 0, got {self.max_retries_per_request!r}")
+        if self.deposit not in DEPOSITS:
+            raise ParamError("deposit", f"must be {' or '.join(map(repr, DEPOSITS))}, got {self.deposit!r}",
+                             '"request": each request deposits as it starts (RetryFilter); '
+                             '"success": after a successful response (RequeueFilter)')
 
     def state(self) -> _Budget:
         ttl_ms = round(self.ttl * self.unit_seconds * 1000)
@@ -69,7 +87,8 @@ class RetryBudget(ViewedPolicy):
 
     def view(self, state: object) -> Link:
         assert isinstance(state, _Budget)
-        return _BudgetLink(state, self.max_retries_per_request)
+        link = _BudgetLink if self.deposit == "request" else _OnSuccessBudgetLink
+        return link(state, self.max_retries_per_request)
 
 
 class _WindowedAdder:
@@ -148,7 +167,8 @@ class _Budget:
 
 
 class _BudgetLink(Link):
-    """A client's view: the budget (own or shared) and this request's remaining retries."""
+    """A client's view: the budget (own or shared) and this request's remaining retries; each
+    request deposits as it starts (``RetryFilter.apply``)."""
 
     __slots__ = ("budget", "cap", "remaining", "call")
 
@@ -158,11 +178,15 @@ class _BudgetLink(Link):
         self.remaining = 0
         self.call = -1.0
 
+    deposits_at_start = True
+
     def _begin(self, t: float, start: float) -> None:
-        """RequeueFilter.apply: deposit, then fix this request's retry cap from the balance."""
+        """A request starts: deposit (RetryFilter), then fix its retry cap from the balance
+        (RequeueFilter.apply: ``ceil(maxRetriesPerReq × retryBudget.balance)``)."""
         self.call = start
         budget = self.budget
-        budget.deposit(t)
+        if self.deposits_at_start:
+            budget.deposit(t)
         if self.cap is not None:
             self.remaining = math.ceil(self.cap * budget.balance(t))
 
@@ -182,3 +206,14 @@ class _BudgetLink(Link):
             return EXHAUSTED
         self.remaining -= 1
         return verdict
+
+
+class _OnSuccessBudgetLink(_BudgetLink):
+    """RequeueFilter's order: the cap from the balance as the request starts, no deposit then;
+    one deposit when the request ends in a successful response (``respond`` → ``deposit()``)."""
+
+    __slots__ = ()
+    deposits_at_start = False
+
+    def on_success(self, t: float, attempt: int, start: float) -> None:
+        self.budget.deposit(t)

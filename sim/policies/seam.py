@@ -130,14 +130,19 @@ class Chain:
 class StrategyLink(Link):
     """The backoff strategy as a link: a fresh delay sequence for each call (the reset after a
     success), advanced once per failure that is still to be retried. A strategy that defines
-    ``kind_delays(uniform)`` (botocore's standard mode) is told the failure's kind."""
+    ``kind_delays(uniform)`` (botocore's standard mode) is told the failure's kind; one that
+    starts from the call's think time (``FROM_THINK_TIME``) asks ``think()`` for it."""
 
-    __slots__ = ("_strategy", "_uniform", "_next", "_by_kind")
+    __slots__ = ("_strategy", "_uniform", "_next", "_by_kind", "_think")
 
-    def __init__(self, strategy: object, uniform: Uniform) -> None:
+    def __init__(self, strategy: object, uniform: Uniform,
+                 think: Callable[[], float] | None = None) -> None:
         self._strategy = strategy
         self._uniform = uniform
         self._by_kind = hasattr(strategy, "kind_delays")
+        self._think = think if getattr(strategy, "FROM_THINK_TIME", False) else None
+        if getattr(strategy, "FROM_THINK_TIME", False) and think is None:
+            raise ValueError(f"{type(strategy).__name__} needs each client's last think time")
         self._next: Callable = float
 
     def on_failure(self, t: float, kind: int, attempt: int, start: float,
@@ -147,6 +152,9 @@ class StrategyLink(Link):
         if attempt == 1 or self._next is float:
             if self._by_kind:
                 self._next = self._strategy.kind_delays(self._uniform)  # type: ignore[attr-defined]
+            elif self._think is not None:
+                self._next = self._strategy.think_delays(  # type: ignore[attr-defined]
+                    self._uniform, self._think()).__next__
             else:
                 self._next = self._strategy.delays(self._uniform).__next__  # type: ignore[attr-defined]
         return self._next(kind) if self._by_kind else self._next()

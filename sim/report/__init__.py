@@ -1,5 +1,7 @@
-"""Rich renderables for the terminal: the metrics and history tables (``tables``), the latency
-table of replying servers (``latency``)."""
+"""Rich renderables for the terminal (the CLI prints them, the app shows some): a sweep's
+metrics table and a run's event history (``tables``), the latency table of servers that reply
+(``latency``), what retry policies did (``policies``); ``result_table`` picks the table a
+server kind calls for."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from sim.runs.sweep import SweepResult
-    from sim.palette import Palette
+    from sim.export.palette import Palette
 
 
 def result_table(result: SweepResult, palette: Palette | None = None):

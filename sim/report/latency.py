@@ -20,7 +20,7 @@ from rich.text import Text
 
 from sim.analysis.recovery import RecoverySummary
 from sim.runs.sweep import SweepResult
-from sim.palette import Palette
+from sim.export.palette import Palette
 from sim.units import per_unit
 
 BEST = "★"
@@ -29,12 +29,12 @@ NEVER_MARK = "✗ never"
 # (column header, OpenRunMetrics attribute): means over repetitions.
 COUNT_COLUMNS = (("requests", "requests"), ("successes", "successes"), ("timeouts", "timeouts"),
                  ("gave up", "gave_up"), ("unfinished", "unfinished"))
-LATENCY_COLUMNS = ("p50", "p90", "p99", "max")
+LATENCY_COLUMNS = ("p50", "p90", "p99", "max", "mean")
 OPTIONAL_COLUMNS = ("timeouts", "gave up")  # dropped (and named) when zero in every run
 STRATEGY_MIN_WIDTH = 14
 RECOVERY_MIN_WIDTH = 14
 # Columns dropped first on narrow terminals; unfinished goes last: it says what p50 covers.
-NARROW_DROP_ORDER = ("p90", "max", "gave up", "timeouts", "p99", "goodput", "successes", "unfinished")
+NARROW_DROP_ORDER = ("p90", "mean", "max", "gave up", "timeouts", "p99", "goodput", "successes", "unfinished")
 # A ★ goes only to strategies that served at least this share of the most served (as the
 # recovery verdict's 90% of the pre-outage level).
 SERVED_SHARE = 0.9
@@ -166,7 +166,7 @@ def latency_table(result: SweepResult, palette: Palette | None = None,
     """
     spec = result.spec
     accent = palette.base["accent"] if palette else "yellow"
-    has_outage = bool(spec.outages)
+    has_outage = bool(spec.disruptions)  # outages and incidents alike
     # per client count, per strategy: the cells by column name, unformatted
     sections = [strategy_values(result, k) for k in range(len(spec.clients))]
     silent = silent_columns(sections)
@@ -205,7 +205,7 @@ def latency_table(result: SweepResult, palette: Palette | None = None,
     notes = [f"{BEST} fewest requests and lowest p50 at each client count, among strategies that "
              f"served at least {SERVED_SHARE:.0%} as many as the best served. Counts are means over "
              f"repetitions (unfinished: clients still waiting at the horizon); latency (first attempt "
-             f"to success, successful requests only) is pooled over them; goodput is successes "
+             f"to success, successful requests only; mean: their mean) is pooled over them; goodput is successes "
              f"{per_unit(unit)}."]
     if has_outage:
         notes.append(f"recovery: repetitions whose goodput came back to at least 85% of its "
@@ -241,7 +241,7 @@ class LatencyReport:
         labels = result.spec.labels
         slack = max(map(len, labels)) - min(STRATEGY_MIN_WIDTH, max(map(len, labels)))
         verdicts = [len(recovery_text(result.recovery(s, k))) for s in range(len(labels))
-                    for k in range(len(result.spec.clients))] if result.spec.outages else []
+                    for k in range(len(result.spec.clients))] if result.spec.disruptions else []
         slack += max(0, max(verdicts, default=0) - RECOVERY_MIN_WIDTH)
         for col in NARROW_DROP_ORDER:
             if Measurement.get(console, options.update(width=10_000), table).maximum - slack <= options.max_width:

@@ -16,7 +16,7 @@ from sim.runs.sweep import SweepResult
 from sim.analysis.versus import BEST, TIED, ci_note, cost_versus_best
 from sim.core import events as ev
 from sim.core.history import History
-from sim.palette import Palette
+from sim.export.palette import CODE_KINDS, Palette
 from sim.units import DEFAULT_TIME_UNIT
 
 
@@ -74,7 +74,7 @@ def history_table(history: History, title: str | None = None, palette: Palette |
     for t, c, packed in zip(history.times[:end], history.clients[:end], history.packed[:end]):
         code, detail = ev.unpack(packed)
         name = ev.EVENT_NAMES[code]
-        colour = colours.get(ev.EVENT_KINDS[code], "")
+        colour = colours.get(CODE_KINDS[code], "")
         table.add_row(f"{t:.2f}", str(c), Text(name, style=colour), ev.format_detail(code, detail))
     return table
 

@@ -1,5 +1,5 @@
-"""Running simulations: one seeded run (``engine``), what a run will cost before it starts
-(``resources``), and many runs on a process pool (``sweep``, ``workers``).
+"""Running simulations: one seeded run (``engine``), what a config will cost before any work
+(``resources``), and sweeps of every (strategy, client count, repetition) on worker processes
+(``sweep``, ``workers``, ``procpool``) that never outlive the process that started them.
 
-This layer sits above the models, policies and analysis it assembles, so ``sim/core`` stays the
-event kernel that the models build on and nothing below imports a run."""
+It assembles the models, policies and analysis below it; nothing below imports a run."""

@@ -15,7 +15,9 @@ The same run serves two uses:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import gc
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import partial
 from heapq import heappop, heappush
 
@@ -28,14 +30,17 @@ from sim.core import events as ev
 from sim.core.events import NO_EVENT
 from sim.core.history import History
 from sim.runs.resources import RUNAWAY_FACTOR, event_budget, expected_events, time_scale
-from sim.core.series import Series
+from sim.core.series import Series, extra_series
 from sim.core.streams import PURPOSE_WORKLOAD, clipped_normal, generator
 from sim.core.wiring import Wiring
 from sim.errors import UserError
 from sim.models.clients import Clients, start_clients
-from sim.models.outage import OutageGate
+from sim.models.incidents import Incidents
+from sim.models.open_clients import OpenClients
+from sim.models.outage import AcceptQueue, OutageGate
 from sim.models.strategies import Strategy
 from sim.policies.chain import ChainSpec
+from sim.policies.entries import seconds_per_unit
 from sim.spec import SimulationSpec
 
 __all__ = ["Run", "build_wiring", "record_run", "run_metrics"]
@@ -123,12 +128,38 @@ class _Guard:
                              "longer moves the clock; use smaller delays, or fewer clients")
 
 
+@contextmanager
+def _collector_skips_what_exists() -> Iterator[None]:
+    """While a run's loop goes: Python's cyclic garbage collector, which every few hundred heap
+    tuples allocated examines its generations and now and then every object, leaves alone what
+    existed before (the program and the run's own structure: ``gc.freeze``), and sees only what
+    the run makes. Garbage is collected as before; a run is ~15% faster (bench/bench.py's pool
+    case 0.47 -> 0.53 M events/s, Poisson/LatencyServer 0.73 -> 0.88: medians of 4 alternating
+    runs on a shared 2-core machine). Left as it is when something else froze objects (this
+    would unfreeze them) or the collector is off."""
+    if gc.get_freeze_count() or not gc.isenabled():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 def build_wiring(spec: SimulationSpec, clients: int, repetition: int) -> Wiring:
     def rng(purpose: int) -> np.random.Generator:
         return generator(spec.seed, spec.title, clients, repetition, purpose)
 
-    series = Series(spec.horizon, spec.bucket_width) if spec.control.CAPS.keeps_series else None
+    caps = spec.control.CAPS
+    series = Series(spec.horizon, spec.bucket_width, extra_series(caps.series)) if caps.keeps_series else None
     return Wiring(rng, clients, clipped_normal(spec.network_mu, spec.network_sigma), series)
+
+
+def accept_queue(spec: SimulationSpec) -> AcceptQueue:
+    """The simulation's accept queue during outages (its ``backlog`` keys)."""
+    return AcceptQueue(spec.backlog, spec.backlog_overflow, spec.abandoned,
+                       seconds_per_unit(spec.time_unit))
 
 
 def as_chain(strategy: Strategy | ChainSpec) -> ChainSpec:
@@ -140,16 +171,24 @@ def _build(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int,
            repetition: int) -> tuple[Wiring, Clients]:
     wiring = build_wiring(spec, clients, repetition)
     control = spec.control
-    if spec.outages:
-        wiring.gate = OutageGate(wiring, spec.outages, spec.backlog)
+    stops, degradations = spec.stops, spec.degradations
+    if stops:
+        wiring.gate = OutageGate(wiring, stops, accept_queue(spec))
+    incidents = Incidents(wiring, degradations) if degradations else None
     side = start_clients(wiring, as_chain(strategy), control, spec.workload, spec.timeout,
-                         partial(wiring._rng, PURPOSE_WORKLOAD))
+                         partial(wiring._rng, PURPOSE_WORKLOAD),
+                         OpenClients if spec.workload.CONCURRENT else None)
     handlers = control.build(wiring)
+    receive_write = handlers.receive_write
+    if incidents is not None:
+        incidents.bind(wiring.incident_hooks)
+        receive_write = incidents.wrap(receive_write)  # errors inside the gate: a stopped server sends none
     gate = wiring.gate
     if gate is not None:
-        side.bind(gate.wrap(handlers.receive_write), gate.wrap(handlers.receive_read))
+        side.bind(gate.wrap(receive_write), gate.wrap(handlers.receive_read),
+                  handlers.stopped_waiting)
     else:
-        side.bind(handlers.receive_write, handlers.receive_read)
+        side.bind(receive_write, handlers.receive_read, handlers.stopped_waiting)
     if wiring.series is not None:
         _schedule_sampling(wiring, float(spec.horizon))
     return wiring, side
@@ -197,7 +236,7 @@ def _metrics(spec: SimulationSpec, wiring: Wiring, side: Clients, duration: floa
     latencies = np.asarray(side.latencies, dtype=np.float64)
     latency_times = np.asarray(side.latency_times, dtype=np.float64)
     offered = int(arrays["offered"].sum())
-    recovery = recovery_verdict(arrays["goodput"], series.width, spec.outages, latency_times, latencies)
+    recovery = recovery_verdict(arrays["goodput"], series.width, spec.disruptions, latency_times, latencies)
     return OpenRunMetrics(
         **{**common, "calls": offered}, offered=offered, successes=counts["successes"],
         rejections=counts["rejections"], timeouts=counts["timeouts"], unfinished=side.unfinished,
@@ -219,15 +258,16 @@ def run_metrics(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: i
     silent = 0
     guard = _Guard(spec, as_chain(strategy).strategy, clients, report=True)
     check = STALL_EVENTS
-    while heap:
-        t, s, handler, c, a = pop(heap)
-        if s >= check:  # about every STALL_EVENTS events: is the run still sound?
-            guard.check(t, s)
-            check = s + STALL_EVENTS
-        if handler(t, c, a) == NO_EVENT:
-            silent += 1
-        else:
-            last = t
+    with _collector_skips_what_exists():
+        while heap:
+            t, s, handler, c, a = pop(heap)
+            if s >= check:  # about every STALL_EVENTS events: is the run still sound?
+                guard.check(t, s)
+                check = s + STALL_EVENTS
+            if handler(t, c, a) == NO_EVENT:
+                silent += 1
+            else:
+                last = t
     guard.final(t)
     # Every item was scheduled once; those left when the horizon cleared the heap never ran.
     events = wiring.seq() - wiring.dropped_at_end - silent
@@ -278,16 +318,17 @@ class Run:
         t = self.time
         guard = self._guard
         check = heap[0][1] + STALL_EVENTS if heap else 0
-        while heap and (until is None or heap[0][0] <= until):
-            t, s, handler, c, a = heappop(heap)
-            if s >= check:
-                guard.check(t, s)
-                check = s + STALL_EVENTS
-            p = handler(t, c, a)
-            if p != NO_EVENT:
-                packed.append(p)
-                times.append(t)
-                clients.append(c)
+        with _collector_skips_what_exists():
+            while heap and (until is None or heap[0][0] <= until):
+                t, s, handler, c, a = heappop(heap)
+                if s >= check:
+                    guard.check(t, s)
+                    check = s + STALL_EVENTS
+                p = handler(t, c, a)
+                if p != NO_EVENT:
+                    packed.append(p)
+                    times.append(t)
+                    clients.append(c)
         guard.final(t)
         self.time = t
         return self

@@ -57,7 +57,7 @@ LATENCY_SAMPLE = 1 << 20          # as sim.models.clients.LATENCY_SAMPLE
 STEP_KEYS = frozenset({
     "network_mu", "network_sigma", "write_mu", "write_sigma", "window", "service_time",
     "reject_delay", "base_latency", "constant", "base", "low", "high", "initial_interval",
-    "slot", "min_delay",
+    "slot", "min_delay", "floor",
 })
 
 
@@ -82,8 +82,12 @@ def _repeats(spec: SimulationSpec) -> bool:
     return spec.caps.replies and spec.workload.REPEATS
 
 
-def requests_per_client(spec: SimulationSpec) -> float:
-    """First requests a client of a replying server makes over the horizon (retries aside)."""
+def requests_per_client(spec: SimulationSpec, clients: int | None = None) -> float:
+    """First requests a client of a replying server makes over the horizon (retries aside); a
+    trace's calls before the horizon shared by ``clients`` (the largest count by default)."""
+    calls_before = getattr(spec.workload, "calls_before", None)
+    if calls_before is not None:
+        return calls_before(float(spec.horizon or 0.0)) / (clients or spec.max_clients)
     think = getattr(spec.workload, "think_time", None)
     if spec.workload.REPEATS and think:
         return 1.0 + float(spec.horizon or 0.0) / float(think)
@@ -93,7 +97,7 @@ def requests_per_client(spec: SimulationSpec) -> float:
 def recorded_events(spec: SimulationSpec, clients: int) -> float:
     """A lower-bound estimate of one run's recorded events: its size, not its contention."""
     if spec.caps.replies:  # each request ends in a reply, and clients may make many
-        return EVENTS_PER_REQUEST * clients * requests_per_client(spec)
+        return EVENTS_PER_REQUEST * clients * requests_per_client(spec, clients)
     return EVENTS_PER_CLIENT * clients
 
 
@@ -109,7 +113,7 @@ def timer_events(spec: SimulationSpec, clients: int) -> float:
     timer = spec.control.timer
     if timer is None:
         return 0.0
-    span = max(0.0, float(spec.horizon or 0.0) - sum(o.duration for o in spec.outages))
+    span = max(0.0, float(spec.horizon or 0.0) - sum(o.duration for o in spec.stops))
     think = getattr(spec.workload, "think_time", None)
     if spec.workload.REPEATS and think:
         rate = clients / (float(think) + timer.service)

@@ -4,8 +4,8 @@ timelines stacked on one time axis under one clock, each with its totals.
 The strategies share their random numbers at one coordinate, so what differs between the lanes
 is what the strategies did. A table lists every strategy (with this run's totals once it is
 loaded): click a row or press its number to show or hide it. The clock steps through the merged
-event times of the runs shown (``tui.compare``) and plays them together; c/C and r/R move every
-run to another client count or repetition. Runs are recorded in a thread worker, in a child
+event times of the runs shown (``sim.analysis.replay.merged_times``) and plays them together;
+c/C and r/R move every run to another client count or repetition. Runs are recorded in a thread worker, in a child
 process (``RunRecorder``), so the screen never waits for the simulation.
 """
 
@@ -26,27 +26,25 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import get_current_worker
 
-from sim.models.controls import Capabilities
-
-from ..compare import (
+from ..view.compare_columns import (
     RunSummary,
     initial_picks,
     merged_times,
     step_time,
-    summarize,
     summary_cells,
     summary_headers,
     summary_line,
 )
 from ..keys import COMPARE_KEYS, KEYS, PLAYBACK, key_bindings
-from ..playback import MAX_FPS, change_speed, format_speed
-from ..recorder import Cancelled, RunRecorder
-from ..rundata import RunData
-from ..source import ConfigSource, Selection
+from ..messages import CompareRunLoaded
+from ..view.rundata import RunData
+from ..state.playback import MAX_FPS, change_speed, format_speed
+from ..state.recorder import Cancelled, RunRecorder
+from ..state.source import Capabilities, ConfigSource, Selection
 from ..theme import palette_for
-from ..timeline_grid import density_bounds, even_lanes
-from ..widgets.charts import series_marker
-from ..widgets.timeline import Timeline, rows_for
+from ..view.timeline_grid import density_bounds, even_lanes
+from ..widgets.analysis.charts import series_marker
+from ..widgets.replay.timeline import Timeline, rows_for
 from .prompt import NumberPrompt
 
 MAX_SHOWN = 6  # timelines stacked at once (each needs a few rows to be read)
@@ -71,16 +69,6 @@ def compare_bindings() -> list[Binding]:
                                     tooltip=k.description))
     bindings.append(Binding("ctrl+p", "app.command_palette", "palette", show=False))
     return bindings
-
-
-class CompareRunLoaded(Message):
-    """A run of the comparison was recorded (or read back)."""
-
-    def __init__(self, selection: Selection, data: RunData, summary: RunSummary) -> None:
-        super().__init__()
-        self.selection = selection
-        self.data = data
-        self.summary = summary
 
 
 class PickTable(DataTable, can_focus=False):
@@ -297,7 +285,8 @@ class CompareScreen(ModalScreen[None]):
                                            lambda: worker.is_cancelled)
                 except Cancelled:
                     return
-            self.post_message(CompareRunLoaded(selection, data, summarize(data, source.capabilities(selection.simulation))))
+            summary = data.summary(source.capabilities(selection.simulation))
+            self.post_message(CompareRunLoaded(selection, data, summary))
 
     def on_compare_run_loaded(self, message: CompareRunLoaded) -> None:
         self._runs[message.selection] = message.data
@@ -312,7 +301,7 @@ class CompareScreen(ModalScreen[None]):
     def _runs_changed(self) -> None:
         """New runs on screen: one axis for all, the clock kept where it was."""
         runs = self._shown_runs()
-        self._stops = merged_times(runs)
+        self._stops = merged_times([run.times for run in runs])
         self._span = max((run.total_time for run in runs), default=0.0)
         if not self.app.animated:
             self.clock = self._span

@@ -10,7 +10,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ..keys import COMPARE, COMPARE_KEYS, EXPLORE, EXPLORE_KEYS, KEYS, LOG_KEYS
-from ..log_filter import __doc__ as FILTER_HELP
+from ..view.log_filter import __doc__ as FILTER_HELP
 
 # What each part of the screen shows, and what its marks mean.
 READING: tuple[tuple[str, str], ...] = (

@@ -13,35 +13,35 @@ from pathlib import Path
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
 from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from sim.runs.sweep import SweepCancelled, SweepResult
-from sim.errors import UserError
-from sim.units import DEFAULT_TIME_UNIT
+from sim import SweepResult, UserError
 
-from ..export import export_view
-from ..recorder import Cancelled, RunRecorder
-from ..rundata import RunData
-from ..source import ConfigSource, Selection, Source
+from ..messages import ExportProgress, SweepProgress, TuneProgress
+from ..view.rundata import RunData
+from ..state.explore_map import CellChoice, ExploreMap, MapState
+from ..state.export import export_view
+from ..state.recorder import Cancelled, RunRecorder
+from ..state.source import ConfigSource, Selection, Source
+from ..state.sweeps import SweepBook, SweepKey, stopped
+from ..state.tuning import TuneOutcome, tune_variant
 from ..theme import palette_for
-from ..tuning import TuneOutcome, tune_variant
-from ..widgets.chart_stack import ChartStack
-from ..widgets.charts import MetricsChart, RequestsChart
-from ..widgets.event_log import EventLog
-from ..widgets.latency_table import LatencyTable
-from ..widgets.log_pane import LogPane
-from ..widgets.metrics_table import MetricsTable
-from ..widgets.series_panels import SeriesPanels
+from ..view.ticks import DEFAULT_TIME_UNIT
+from ..widgets.analysis.chart_stack import ChartStack
+from ..widgets.analysis.charts import MetricsChart, RequestsChart
+from ..widgets.analysis.latency_table import LatencyTable
+from ..widgets.analysis.metrics_table import MetricsTable
+from ..widgets.analysis.series_panels import SeriesPanels
+from ..widgets.analysis.strategy_table import StrategyTable
+from ..widgets.replay.event_log import EventLog
+from ..widgets.replay.log_pane import LogPane
+from ..widgets.replay.timeline import Timeline
 from ..widgets.status import Status, StatusLine
-from ..widgets.strategy_table import StrategyTable
-from ..widgets.timeline import Timeline
-from ..sweeps import SweepBook, SweepKey
 from .compare import CompareScreen
-from .explore import CellChoice, ExploreScreen, MapState
+from .explore import ExploreScreen
 
 RUN_CACHE_EVENTS = 2_000_000  # recent runs kept for instant switching back, up to this many events
 CHART_INTERVAL = 0.25  # seconds between requests-chart cursor redraws while playing
@@ -53,44 +53,6 @@ REPLAY_NOTE = ("Sweep metrics are not available in replay: the events file holds
 SERIES_REPLAY_NOTE = ("Replay: the latency table needs the sweep, which an events file does not "
                     "hold (open the config with `backoff-sim CONFIG` for it). The charts below are "
                     "counted from this run's events.")
-
-
-class SweepProgress(Message):
-    """Runs done so far in a sweep; a newer one replaces an unprocessed older one."""
-
-    def __init__(self, key: SweepKey, done: int, total: int) -> None:
-        super().__init__()
-        self.key = key
-        self.done = done
-        self.total = total
-
-    def can_replace(self, message: Message) -> bool:
-        return isinstance(message, SweepProgress) and message.key == self.key
-
-
-class TuneProgress(Message):
-    """Runs done so far in a tune; a newer one replaces an unprocessed older one."""
-
-    def __init__(self, done: int, total: int) -> None:
-        super().__init__()
-        self.done = done
-        self.total = total
-
-    def can_replace(self, message: Message) -> bool:
-        return isinstance(message, TuneProgress)
-
-
-class ExportProgress(Message):
-    """Files written so far by the export; a newer one replaces an unprocessed older one."""
-
-    def __init__(self, done: int, total: int, name: str) -> None:
-        super().__init__()
-        self.done = done
-        self.total = total
-        self.name = name
-
-    def can_replace(self, message: Message) -> bool:
-        return isinstance(message, ExportProgress)
 
 
 class MainScreen(Screen):
@@ -239,7 +201,8 @@ class MainScreen(Screen):
             time_unit=source.time_unit(s.simulation),
             index=app.cursor, count=len(data) if data else 0, playing=app.playing,
             speed=app.speed, animated=app.animated, loading=loading,
-            outage=bool(data and data.in_outage(app.current_time))))
+            outage=bool(data and data.in_outage(app.current_time)),
+            incidents=data.incidents_at(app.current_time) if data else ()))
 
     # --- runs -------------------------------------------------------------------------------
 
@@ -535,8 +498,9 @@ class MainScreen(Screen):
         if plan is None:
             return
         state = self._map_states.setdefault((plan.title, plan.base.seed), MapState())
-        app.push_screen(ExploreScreen(plan, app.explore_cache, state, app.sweep_workers,
-                                      app.cell_backend()), self._cell_chosen)
+        explore_map = ExploreMap(plan, app.explore_cache, state, app.sweep_workers,
+                                 app.cell_backend())
+        app.push_screen(ExploreScreen(explore_map), self._cell_chosen)
 
     def _cell_chosen(self, choice: CellChoice | None) -> None:
         """Show the chosen explore cell's runs: its spec stands in for the simulation's."""
@@ -615,7 +579,7 @@ class MainScreen(Screen):
                                                    WorkerState.CANCELLED):
             if state == WorkerState.SUCCESS:
                 self._sweep_finished(self.sweeps.succeeded(worker, worker.result[1]))
-            elif state == WorkerState.CANCELLED or isinstance(worker.error, SweepCancelled):
+            elif state == WorkerState.CANCELLED or stopped(worker.error):
                 self._sweep_finished(self.sweeps.cancelled(worker))
             else:
                 self._sweep_finished(self.sweeps.failed(worker, worker.error))
@@ -624,7 +588,7 @@ class MainScreen(Screen):
             self.remove_class("-tuning")
             if state == WorkerState.SUCCESS:
                 self._tuned(worker.result)
-            elif state == WorkerState.CANCELLED or isinstance(worker.error, SweepCancelled):
+            elif state == WorkerState.CANCELLED or stopped(worker.error):
                 if self._tune_cancelled_by_user:
                     self.notify("Tune cancelled: its finished trials are cached, u runs it again "
                                 "from them.", timeout=5)

@@ -1,9 +1,10 @@
 """Explore maps as coloured cell grids: one per strategy, side by side when they fit, else the
 selected one.
 
-Presentation only: the cells (state, glyph, text) come from ``sim.explore.grid`` through a
-``MapView`` the screen builds. Every cell pairs its colour with a glyph and its text (``✓3/3``,
-``◐2/3``, ``✗0/3``, ``·…`` while running), so the map reads without colour too. Columns are the
+Presentation only: the cells (state, glyph, text) come from ``sim.exploration.grid`` through a
+``MapView`` the screen builds (``tui.view.map_view``). Every cell pairs its colour with a glyph
+and its text (``✓3/3``, ``◐2/3``, ``✗0/3``, ``·…`` while running), so the map reads without
+colour too. Columns are the
 first axis's values, rows the second's with larger values on top (as in the PNG). A click on a
 cell posts ``CellClicked``.
 """
@@ -11,7 +12,6 @@ cell posts ``CellClicked``.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from rich.color import Color, blend_rgb
 from rich.style import Style
@@ -20,8 +20,8 @@ from textual import events
 from textual.message import Message
 from textual.widget import Widget
 
-from sim.explore.grid import MapCell
-from sim.palette import Palette
+from ..theme import Palette
+from ..view.map_view import MapCell, MapView
 
 GAP = 3  # columns between two grids side by side
 STATE_COLOURS = {"recovered": "success", "partial": "warning", "collapsed": "error"}
@@ -36,22 +36,6 @@ def compact_number(value: float | int) -> str:
         if v >= limit:
             return f"{value / limit:.3g}{suffix}"
     return f"{value:.3g}"
-
-
-@dataclass(frozen=True)
-class MapView:
-    """What the grids show: per strategy its label and rows of cells (top row first), which
-    strategy is selected, the cursor (column, row from the top), the axis labels."""
-
-    labels: tuple[str, ...]
-    grids: tuple[tuple[tuple[MapCell, ...], ...], ...]  # [strategy][row from top][column]
-    selected: int
-    cursor: tuple[int, int]
-    x_name: str
-    y_name: str  # "" for a one-axis map
-    x_values: tuple[float | int, ...]
-    y_values: tuple[float | int, ...]  # top to bottom; () for a one-axis map
-    value_limits: tuple[float, float] | None = None  # colour scale of a metric map
 
 
 class MapGrid(Widget, can_focus=False):

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.widget import Widget
 
-from ..playback import format_speed
-from ..plural import count
+from ..state.playback import format_speed
+from ..view.plural import count
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,7 @@ class Status:
     animated: bool = True
     loading: bool = False
     outage: bool = False  # the server is paused at the current time
+    incidents: tuple[str, ...] = ()  # the kinds of the incidents under way at the current time
     time_unit: str = "ms"  # what ``time`` and ``total`` are in
 
 
@@ -61,6 +62,8 @@ def clock_parts(s: Status) -> list[Text]:
              Text(format_speed(s.speed, s.time_unit) if s.animated else "no animation")]
     if s.outage:
         parts.insert(1, Text("░ outage: server paused", style="bold"))
+    elif s.incidents:
+        parts.insert(1, Text(f"┈ incident: {', '.join(s.incidents)}", style="bold"))
     return parts
 
 
@@ -86,6 +89,7 @@ SHORTER: tuple[tuple[str, str], ...] = (
     (r"^t = (\S+) / ", r"\1/"),
     (r"^event (\S+) / (\S+)$", r"#\1/\2"),
     (r"^░ outage: server paused$", "░ outage"),
+    (r"^┈ incident: .*$", "┈ incident"),
 )
 MIN_NAME = 8  # a title or strategy is cut to this before the other one is cut
 SHORTEST_NAME = 4  # and never shorter than this

@@ -1,0 +1,112 @@
+"""One run's time series (requests per bucket, server state), its outage windows and recovery.
+
+A simulated run's series are the engine's own (``OpenRunMetrics.series``, what the
+``_timeseries.csv`` export holds). A replayed events file carries no series, so they are counted
+back from its events (``count_series``): the flows exactly as the engine's handlers count them,
+the server's state as the requests it holds (accepted or queued, not yet completed) at each
+bucket's end. Outage windows always come from the server's pause and resume events, incident
+windows from its incident start and end events.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from sim.analysis.open_metrics import OpenRunMetrics
+from sim.analysis.recovery import recovery_verdict
+from sim.analysis.replay import Window, call_starts, incident_windows, outage_windows, success_latencies
+from sim.core import events as ev
+from sim.core.series import SERIES_NAMES
+from sim.models.incidents import merged_windows
+from sim.models.workloads import Outage
+from sim.spec import DEFAULT_BUCKETS
+
+# The series events record exactly; in_service/queued are the server's state at bucket ends,
+# which events give only as "held" (accepted or queued, not yet completed).
+FLOW_NAMES = ("offered", "retries", "accepted", "rejected", "timed_out", "goodput")
+
+
+def count_series(times: np.ndarray, codes: np.ndarray, details: np.ndarray, width: float,
+                 buckets: int) -> dict[str, np.ndarray]:
+    """The series counted back from a run's events: the flows as the handlers count them
+    (bucket ``int(t / width)``, events past the last bucket in it), ``in_service`` as the
+    requests held at each bucket's end, ``queued`` zero."""
+    index = np.minimum((times * (1.0 / width)).astype(np.int64), buckets - 1)  # as the handlers
+
+    def count(mask: np.ndarray) -> np.ndarray:
+        return np.bincount(index[mask], minlength=buckets).astype(np.int64)
+
+    writes = codes == ev.CLIENT_REQUESTS_WRITE
+    entered = (codes == ev.SERVER_ACCEPTS) | (codes == ev.SERVER_QUEUES)
+    held = np.cumsum(count(entered) - count(codes == ev.SERVER_COMPLETES))
+    return {
+        "offered": count(call_starts(codes, details)),
+        "retries": count(writes & (details > 1)),
+        "accepted": count(entered),
+        "rejected": count(codes == ev.SERVER_REJECTS),
+        "timed_out": count(codes == ev.CLIENT_TIMES_OUT),
+        "in_service": np.maximum(held, 0),
+        "queued": np.zeros(buckets, dtype=np.int64),
+        "goodput": count(codes == ev.CLIENT_SUCCEEDS),
+    }
+
+
+@dataclass(frozen=True, eq=False)
+class RunSeries:
+    """Per-bucket counts of one run, by ``sim.core.series.SERIES_NAMES``."""
+
+    bucket: float
+    series: dict[str, np.ndarray]
+    outages: tuple[Window, ...] = ()
+    recovery_time: float | None = None  # None: no outage, or not judged; nan: never recovered
+    derived: bool = False  # counted back from events (a replay), not the engine's own series
+    incidents: tuple[Window, ...] = ()  # windows of incidents that do not stop the server
+    recovery_note: str = ""  # why an outage's recovery was not judged (too noisy, no baseline)
+    starts: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        n = len(next(iter(self.series.values()))) if self.series else 0
+        object.__setattr__(self, "starts", np.arange(n, dtype=np.float64) * self.bucket)
+
+    @property
+    def end(self) -> float:
+        return float(self.starts[-1] + self.bucket) if self.starts.size else self.bucket
+
+    @property
+    def never_recovered(self) -> bool:
+        return self.recovery_time is not None and math.isnan(self.recovery_time)
+
+    def in_outage(self, t: float) -> bool:
+        return any(start <= t < end for start, end in self.outages)
+
+    @classmethod
+    def from_metrics(cls, metrics: OpenRunMetrics, outages: tuple[Window, ...],
+                     incidents: tuple[Window, ...] = ()) -> RunSeries:
+        """The engine's series and recovery verdict of a simulated run."""
+        series = {name: np.asarray(metrics.series[name], dtype=np.int64) for name in SERIES_NAMES}
+        return cls(metrics.bucket, series, outages, metrics.recovery_time, incidents=incidents,
+                   recovery_note=metrics.recovery_note)
+
+    @classmethod
+    def from_events(cls, times: np.ndarray, clients: np.ndarray, codes: np.ndarray,
+                    details: np.ndarray, buckets: int = DEFAULT_BUCKETS) -> RunSeries:
+        """Count the series back from a run's events, in ``buckets`` buckets over its span, and
+        judge its recovery from them as the engine does (``recovery.recovery_verdict``)."""
+        span = float(times[-1]) if times.size else 1.0
+        width = span / buckets if span > 0 else 1.0
+        series = count_series(times, codes, details, width, buckets)
+        windows = outage_windows(times, clients, codes)
+        incidents = tuple((s, e) for s, e, _ in incident_windows(times, clients, codes, details))
+        recovery, note = None, ""
+        if windows or incidents:
+            # Judged against every disruption, as the engine judges (SimulationSpec.disruptions).
+            judged = windows if not incidents else merged_windows(windows + incidents)
+            verdict = recovery_verdict(series["goodput"], width,
+                                       tuple(Outage(s, e - s) for s, e in judged),
+                                       *success_latencies(times, clients, codes, details))
+            recovery, note = verdict.time, verdict.note
+        return cls(width, series, windows, recovery, derived=True, incidents=incidents,
+                   recovery_note=note)

@@ -1,0 +1,219 @@
+"""``backoff-sim explore CONFIG``: draw each simulation's map and run its tune, headless.
+
+Registered on the ``backoff-sim`` parser by ``sim.cli`` (which this module does not import, so
+the dependency goes one way); never imports Textual. Mistakes are one
+line with exit status 2; Ctrl-C stops the pool or the Dask tasks and exits 130, and since every
+finished cell is cached, running the same command again resumes.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from contextlib import ExitStack
+from pathlib import Path
+
+from sim.errors import EXIT_OK
+
+EXPLORE_DESCRIPTION = """\
+Explore the simulations of a config that carry a [simulation.explore] or [simulation.tune]
+table. An explore varies one or two keys (axes) over a grid; every cell is a full sweep of
+the simulation's strategies and repetitions. A tune minimises a metric over one strategy's
+parameters with Optuna. For each such simulation it writes:
+
+  <title>_explore.csv   one row per cell and strategy: the axes' values, every metric's mean
+                        and 95% CI, and (with an outage and a replying server) the recovered
+                        runs, the recovered fraction and the median recovery time
+  <title>_explore.png   one axis: the metric against the value, one line per strategy;
+                        two axes: a heatmap per strategy with the recover/collapse boundary
+  <title>_tune.csv      every trial of a tune: parameters, metrics, feasible or not
+  <title>_pareto.csv    original strategies and tuned variants on fresh random numbers: the
+  <title>_pareto.png    two Pareto metrics and the objective, mean and 95% CI
+
+Finished cells are cached (in DIR/.backoff-sim-cache unless --cache says otherwise), so a map
+with one more value computes only the new cells, and an interrupted run resumes.
+"""
+
+EXPLORE_EPILOG = """\
+examples:
+  backoff-sim explore examples/metastability.toml --out maps
+  backoff-sim explore my.toml --workers 1 --no-cache
+  backoff-sim explore my.toml --dask local                # a Dask LocalCluster on this machine
+  backoff-sim explore my.toml --dask tcp://10.0.0.5:8786  # an existing Dask scheduler
+  backoff-sim explore examples/metastability.toml --app   # the map in the terminal app
+
+Results depend only on the config, never on --workers or --dask.
+"""
+
+
+def dask_scheduler(text: str) -> str:
+    """An argparse type for --dask: ``local`` or a scheduler address, never an empty string
+    (which read as no --dask and ran on the local pool without a word)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must name a scheduler, got an empty string "
+                                         "(use --dask local, or --dask tcp://HOST:8786)")
+    return text
+
+
+def add_explore_subparser(subparsers, positive_int: Callable[[str], int],
+                          add_force: Callable[[argparse.ArgumentParser], None] | None = None,
+                          directory: Callable[[str], Path] = Path) -> argparse.ArgumentParser:
+    """Register ``explore`` on the top-level parser's subparsers (``positive_int``: the CLI's
+    argparse type for --workers, so both commands word the same mistake the same way;
+    ``add_force``: the CLI's --force option, so both describe it alike; ``directory``: its type
+    for --out, which refuses a path too long for the files before any work)."""
+    from sim.export.palette import DEFAULT_THEME
+
+    sub = subparsers.add_parser("explore", help="map metrics over one or two keys, and tune a strategy",
+                                description=EXPLORE_DESCRIPTION, epilog=EXPLORE_EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub.add_argument("config", metavar="CONFIG", type=Path,
+                     help="TOML config with [simulation.explore] or [simulation.tune] tables")
+    sub.add_argument("--out", "-o", metavar="DIR", type=directory, default=Path("."),
+                     help="directory for the CSV and PNG files, created if needed (default: .)")
+    sub.add_argument("--workers", "-j", metavar="N", type=positive_int, default=None,
+                     help="worker processes (default: all cores; with --dask local, its workers)")
+    sub.add_argument("--dask", metavar="SCHEDULER", type=dask_scheduler, default=None,
+                     help="run the tasks on Dask: a scheduler address (tcp://host:8786) or 'local' "
+                          "for a LocalCluster (needs the dask extra)")
+    sub.add_argument("--cache", metavar="DIR", type=directory, default=None,
+                     help="cell cache directory (default: DIR/.backoff-sim-cache of --out)")
+    sub.add_argument("--no-cache", action="store_true", help="compute every cell, read and write no cache")
+    sub.add_argument("--quiet", "-q", action="store_true", help="no progress bar: print only the files written")
+    sub.add_argument("--theme", metavar="NAME", default=DEFAULT_THEME,
+                     help=f"colour theme for the PNGs (default: {DEFAULT_THEME})")
+    sub.add_argument("--app", action="store_true",
+                     help="open the map in the terminal app instead of writing files: a cell grid "
+                          "per strategy, Enter opens a cell's runs (with --dask its cells run there)")
+    if add_force is not None:
+        add_force(sub)  # each cell is held to the limits a simulation of `backoff-sim run` is
+    sub.set_defaults(command="explore")
+    return sub
+
+
+def explore_command(args: argparse.Namespace) -> int:
+    """Carry out ``backoff-sim explore``; return the exit status (0, 2, or 130, 143, 129 on
+    SIGINT, SIGTERM, SIGHUP)."""
+    from sim.errors import UserError
+    from sim.stdout import command_status, stderr_console, stderr_line
+
+    if getattr(args, "app", False):  # `backoff-sim explore --app` opens the app before this
+        stderr_line("error: --app opens the terminal app: run `backoff-sim explore CONFIG --app` "
+                    "(python -m sim is headless)")
+        return UserError.exit_status
+    return command_status(lambda: _explore(args, stderr_console()),
+                          interrupted_note=": finished cells are cached; run the same command to resume")
+
+
+def _explore(args: argparse.Namespace, err) -> int:
+    import time
+
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from sim.errors import UserError
+    from sim.exploration.backends import make_backend
+    from sim.exploration.cache import CellCache
+    from sim.exploration.figure import write_explore_png
+    from sim.exploration.pareto import stale_tune_names, write_tune_files
+    from sim.exploration.plan import load_document
+    from sim.exploration.report import explore_summary, tune_summary
+    from sim.exploration.runner import run_explores
+    from sim.exploration.table import write_explore_csv
+    from sim.exploration.tune import require_optuna, run_tune
+    from sim.export.atomic import ensure_output_dir
+    from sim.export.names import check_unique_stems
+    from sim.export.outset import OutputSet
+    from sim.export.palette import load_palette
+    from sim.progress import ProgressLines
+    from sim.stdout import print_plain, stderr_line, stdout_console
+
+    from sim.runs.sweep import default_workers
+    from sim.exploration.checks import check_cells
+    from sim.exploration.tune_checks import check_tunes
+
+    palette = load_palette(args.theme)
+    force = getattr(args, "force", False)
+    doc = load_document(args.config)
+    if force:
+        doc = doc.with_soft_limits(False)
+    if not doc.explores and not doc.tunes:
+        raise UserError(f"{args.config}: no simulation has a [simulation.explore] or [simulation.tune] "
+                        "table (add one under a [[simulation]]; see README, \"Explore\")")
+    check_unique_stems(s.title for s in doc.simulations)
+    workers = args.workers or default_workers()
+    # No bar on a stderr that is not a terminal: a plain line every few seconds instead, from the
+    # check of a huge map's cells on.
+    lines = ProgressLines(stderr_line) if not args.quiet and not err.is_terminal else None
+    check_cells(doc.explores, workers=workers, force=force,  # before any work, as `run` does
+                progress=lines.reporter("checking the maps", "cells") if lines else None)
+    check_tunes(doc.tunes, workers=workers, force=force)  # the costliest trial and the evaluation
+    for plan in doc.tunes:
+        require_optuna(plan)  # before any work, not after the maps
+    out_dir = ensure_output_dir(args.out)
+    out = stdout_console()
+    start = time.perf_counter()
+    with ExitStack() as stack:
+        # All of the command's files appear together when everything has run, or none does (an
+        # error or Ctrl-C leaves the previous set untouched), as with `backoff-sim run`.
+        output = stack.enter_context(OutputSet(out_dir))
+        # The cache only once the directory is ours: a command refused by the lock creates nothing.
+        cache_dir = None if args.no_cache else ensure_output_dir(args.cache or out_dir / ".backoff-sim-cache")
+        cache = CellCache(cache_dir)
+        progress = None
+        if not args.quiet and err.is_terminal:
+            progress = stack.enter_context(Progress(
+                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
+                TimeElapsedColumn(), TimeRemainingColumn(), console=err, transient=True,
+                redirect_stdout=False, redirect_stderr=False))
+        # A task is one (cell, strategy); a tune's trials are not counted in advance.
+        tasks = None if doc.tunes else sum(len(c.spec.strategies) for p in doc.explores for c in p.cells)
+        # The backend (a Dask cluster) is closed before the files are committed: a stop while
+        # it closes leaves the previous files, and once they are committed the command is done.
+        with make_backend(args.dask, args.workers, tasks) as backend:
+
+            def tracker(description: str):
+                if progress is None:
+                    return lines.reporter(description) if lines else None
+                task = progress.add_task(description, total=None)
+                return lambda done, total: progress.update(task, completed=done, total=total)
+
+            tick = lines.keep_going if lines else None  # polled by the backends while they wait
+
+            staged: list[Path] = []
+            stale: list[str] = []
+            results = []
+            if doc.explores:
+                cells = sum(len(p.cells) for p in doc.explores)
+                results = run_explores(doc.explores, backend, cache,
+                                       progress=tracker(f"exploring {cells} cells"), should_stop=tick)
+                for result in results:
+                    staged += [write_explore_csv(result, output.staging),
+                               write_explore_png(result, output.staging, palette)]
+            tunes = []
+            for plan in doc.tunes:
+                tune = run_tune(plan, backend, cache, progress=tracker(f"tuning {plan.label!r} of {plan.title}"),
+                                should_stop=tick)
+                files = write_tune_files(tune, output.staging, palette)
+                staged += files
+                stale += stale_tune_names(plan.title, files)
+                tunes.append(tune)
+        written = output.commit([p.name for p in staged], remove=stale, last=True)
+    seconds = time.perf_counter() - start
+    if not args.quiet:
+        for result in results:
+            out.print(explore_summary(result))
+        for tune in tunes:
+            out.print(tune_summary(tune))
+        note = f"{cache.hits} cells from the cache" if cache_dir is not None else "no cache"
+        out.print(f"done in {seconds:.1f} s ({note}); wrote {len(written)} files to {out_dir.resolve()}:",
+                  markup=False, soft_wrap=True)
+    for path in written:
+        print_plain(out, f"  {path.name}" if not args.quiet else str(path))
+    return EXIT_OK

@@ -1,0 +1,97 @@
+"""What ``backoff-sim explore`` prints: the map as tables, and a tune's best parameters."""
+
+from __future__ import annotations
+
+import math
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from sim.exploration.axes import format_value
+from sim.exploration.grid import fraction_grid, row_story
+from sim.exploration.runner import ExploreResult
+from sim.exploration.summary import has_verdict
+from sim.exploration.tune import TuneResult
+
+
+def _cell_text(result: ExploreResult, index: tuple[int, ...], metric: str, s: int) -> str:
+    cr = result.cell(index)
+    if metric == "recovered":
+        v = cr.verdict(s)
+        return "" if v is None else f"{v.recovered}/{v.runs}"
+    e = cr.estimate(metric, s)
+    if math.isnan(e.mean):
+        return "n/a"
+    return format_value(e.mean) if math.isnan(e.ci95) else f"{format_value(e.mean)} ± {format_value(e.ci95)}"
+
+
+def boundary_lines(result: ExploreResult, s: int) -> list[str]:
+    """Strategy ``s``'s map along the first axis, one line per value of the second, as runs of
+    states (``✓ 1,000–1,545 · ✗ 2,388–120,000``); none without a verdict."""
+    plan = result.plan
+    if not has_verdict(plan.base):
+        return []
+    fractions = fraction_grid(plan, result.cells, s).reshape(plan.shape[0], -1)
+    if len(plan.axes) == 1:
+        return [row_story(plan, fractions[:, 0])]
+    y_axis = plan.axes[1]
+    return [f"{y_axis.name} {format_value(y)}: {row_story(plan, fractions[:, j])}"
+            for j, y in enumerate(y_axis.values)]
+
+
+LEGEND = "✓ recovered in ≥ 90% of the runs · ◐ some · ✗ in ≤ 10%"
+
+
+def explore_summary(result: ExploreResult) -> Group:
+    """One axis: a table of values × strategies; two axes: a grid per strategy, with its
+    boundary lines (where it recovers and where it collapses) as the caption."""
+    plan = result.plan
+    metric = plan.metric
+    what = "recovered runs" if metric == "recovered" else f"{metric}, mean ± 95% CI"
+    labels = plan.base.labels
+    if len(plan.axes) == 1:
+        axis = plan.axes[0]
+        table = Table(title=f"{plan.title}: {what}", title_justify="left")
+        table.add_column(axis.name, justify="right")
+        for label in labels:
+            table.add_column(label, justify="right")
+        for i, value in enumerate(axis.values):
+            table.add_row(format_value(value), *(_cell_text(result, (i,), metric, s) for s in range(len(labels))))
+        return Group(table)
+    x_axis, y_axis = plan.axes
+    tables: list = []
+    for s, label in enumerate(labels):
+        table = Table(title_justify="left")
+        table.add_column("", justify="right")
+        for x in x_axis.values:
+            table.add_column(format_value(x), justify="right")
+        for j, y in enumerate(y_axis.values):
+            table.add_row(format_value(y), *(_cell_text(result, (i, j), metric, s) for i in range(len(x_axis.values))))
+        tables.append(Text(f"{plan.title} · {label}: {what} (rows {y_axis.name}, columns {x_axis.name})",
+                           style="bold"))
+        tables.append(table)
+        lines = boundary_lines(result, s)
+        if lines:
+            tables.append(Text(f"along {x_axis.name} ({LEGEND}):\n" + "\n".join(f"  {line}" for line in lines)))
+    return Group(*tables)
+
+
+def tune_summary(result: TuneResult) -> Group:
+    """The best parameters and every candidate's objective on fresh random numbers."""
+    plan = result.plan
+    feasible = sum(t.feasible for t in result.trials)
+    head = (f"{plan.title}: tuned {plan.label!r} for {plan.objective} over {len(result.trials)} trials "
+            f"({plan.sampler}, seed {plan.seed}); {feasible} met the constraints"
+            + (f" ({', '.join(map(str, plan.constraints))})" if plan.constraints else ""))
+    if result.best is None:
+        return Group(head, "no trial met the constraints: widen the bounds or relax the constraints")
+    params = ", ".join(f"{k} = {v:g}" for k, v in result.best.params.items())
+    table = Table(title=f"held out (seed {result.final_spec.seed}, {result.final_spec.repeat} repetitions)",
+                  title_justify="left")
+    table.add_column("strategy")
+    table.add_column(f"{plan.objective}, mean ± 95% CI", justify="right")
+    for s, label in enumerate(result.final.labels):
+        e = result.objective_estimate(s)
+        table.add_row(label, e.format(3) if not math.isnan(e.mean) else "n/a")
+    return Group(head, f"best: {params}", table)

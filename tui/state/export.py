@@ -1,0 +1,83 @@
+"""What the export key writes: the run on screen (its whole event history, replayable), the
+simulation's sweep files as ``backoff-sim run`` writes them, and a screenshot.
+
+Nothing is overwritten: when any file of an export would replace an earlier one, the whole set
+gets the first free number (``Title-2_metrics.png``...), so an export's files stay together.
+An export is all or nothing: its files appear together, or (a full disk) none does.
+Pure file work, no Textual: the screen runs it in a thread worker and shows its progress.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from sim.runs.sweep import SweepResult
+from sim.core.history import History
+from sim.export import spec_output_paths, stale_names, write_simulation
+from sim.export.atomic import atomic_write_text
+from sim.export.csv_files import write_history_csv
+from sim.export.names import safe_title
+from sim.export.outset import OutputSet
+from sim.export.palette import Palette
+
+from .source import Selection
+
+Progress = Callable[[int, int, Path], None]  # (files done, files in all, the file just written)
+
+
+def view_names(stem: str, selection: Selection) -> tuple[str, str]:
+    """The run's events file and the screenshot, for a file-name stem."""
+    s = selection
+    run = f"{stem}_{safe_title(s.strategy)}_{s.clients}clients_rep{s.repetition + 1}_events.csv"
+    return run, f"{stem}_screenshot.svg"
+
+
+def planned_names(stem: str, selection: Selection, result: SweepResult | None) -> list[str]:
+    """Every file an export with ``stem`` writes."""
+    names = list(view_names(stem, selection))
+    if result is not None:
+        spec = result.spec
+        names += [p.name for p in spec_output_paths(spec, ".", stem=stem).values()]
+    return names
+
+
+def free_stem(out_dir: Path, selection: Selection, result: SweepResult | None) -> str:
+    """The simulation's title as a file stem, numbered (``-2``, ``-3``...) when any file of
+    the export would overwrite one already in ``out_dir``."""
+    base = safe_title(selection.simulation)
+    stem, n = base, 1
+    while any((out_dir / name).exists() for name in planned_names(stem, selection, result)):
+        n += 1
+        stem = f"{base}-{n}"
+    return stem
+
+
+def export_view(out_dir: Path, selection: Selection, history: History,
+                result: SweepResult | None, svg: str, palette: Palette,
+                progress: Progress | None = None) -> list[Path]:
+    """Write the export into ``out_dir`` (created if needed) as one output set, as
+    ``backoff-sim run`` writes its files: staged, then moved in together, or none of them (a
+    full disk left the run's events file behind); return the files, in order."""
+    out_dir = Path(out_dir)
+    with OutputSet(out_dir) as output:  # the lock first: the free stem stays free
+        stem = free_stem(out_dir, selection, result)
+        run_name, svg_name = view_names(stem, selection)
+        total = len(planned_names(stem, selection, result))
+        staged: list[Path] = []
+
+        def done(path: Path) -> None:
+            staged.append(path)
+            if progress is not None:
+                progress(len(staged), total, out_dir / path.name)
+
+        s = selection
+        done(write_history_csv(output.staging / run_name, s.simulation, s.strategy, s.clients,
+                               s.repetition, history))
+        stale: list[str] = []
+        if result is not None:
+            files = write_simulation(result, output.staging, palette=palette, stem=stem,
+                                     written_one=done)
+            stale = stale_names(result.spec.title, files, stem=stem)
+        done(atomic_write_text(output.staging / svg_name, svg))
+        return output.commit([p.name for p in staged], remove=stale)

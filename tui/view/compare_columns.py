@@ -1,0 +1,95 @@
+"""The strategy comparison's columns: which of a run's totals apply, and how they read.
+
+Strategies share their random numbers at the same (clients, repetition) (see ``sim.core.streams``),
+so their runs at one coordinate differ only by what the strategy did: stacked on one time axis
+they show where one strategy pulls ahead. What each run adds up to (``RunSummary``) and the
+shared clock's stops (``merged_times``, ``step_time``) are ``sim.analysis.replay``'s. Nothing
+here imports Textual.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+# merged_times and step_time (the shared clock) are for the compare screen, which reaches sim
+# only through its public API.
+from sim.analysis.recovery import NO_BASELINE, TOO_NOISY, TOO_SHORT
+from sim.analysis.replay import RunSummary, merged_times, step_time  # noqa: F401
+from sim.models.controls import Capabilities
+from sim.units import DEFAULT_TIME_UNIT
+
+from .ticks import format_duration
+
+
+# Why a run was not judged, as short as a column allows (the series chart's title says it all).
+SHORT_NOTES = {TOO_NOISY: "too noisy", TOO_SHORT: "too short", NO_BASELINE: "no baseline"}
+
+
+def _recovered(summary: RunSummary) -> str:
+    if summary.recovered:
+        return f"✓ {format_duration(summary.recovery, summary.time_unit)}"
+    if summary.recovered is None and summary.recovery_note:
+        return f"— {SHORT_NOTES.get(summary.recovery_note, summary.recovery_note)}"
+    return {None: "—", False: "✗ never"}[summary.recovered]
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column of the comparison: its header, the server kinds it applies to, its cell."""
+
+    header: str
+    applies: Callable[[Capabilities], bool]
+    cell: Callable[[RunSummary], str]
+
+
+# In order. Runs that end when their clients are done are summed up by their work, length and
+# give-ups; runs to a horizon (kinds that keep series) by their requests, latency and recovery.
+COLUMNS = (
+    Column("Work", lambda caps: not caps.keeps_series, lambda s: f"{s.work:,}"),
+    Column("Requests", lambda caps: caps.keeps_series, lambda s: f"{s.work:,}"),
+    Column("Duration", lambda caps: not caps.keeps_series,
+           lambda s: format_duration(s.duration, s.time_unit)),
+    Column("Gave up", lambda caps: not caps.keeps_series, lambda s: f"{s.gave_up:,}"),
+    Column("p50", lambda caps: caps.latencies, lambda s: _latency(s.p50, s.time_unit)),
+    Column("p99", lambda caps: caps.latencies, lambda s: _latency(s.p99, s.time_unit)),
+    Column("Recovered", lambda caps: caps.recovery, _recovered),
+)
+
+
+def summary_columns(caps: Capabilities) -> list[Column]:
+    """The comparison's columns for a server kind offering ``caps``."""
+    return [column for column in COLUMNS if column.applies(caps)]
+
+
+def summary_cells(summary: RunSummary | None, caps: Capabilities) -> list[str]:
+    """The summary as the comparison's columns (``summary_columns``); dots before the run
+    is loaded."""
+    columns = summary_columns(caps)
+    if summary is None:
+        return ["…"] * len(columns)
+    return [column.cell(summary) for column in columns]
+
+
+def summary_headers(caps: Capabilities) -> list[str]:
+    return [column.header for column in summary_columns(caps)]
+
+
+def summary_line(summary: RunSummary) -> str:
+    """The summary in words, for a timeline's title."""
+    return " · ".join(f"{column.header.lower()} {column.cell(summary)}"
+                      for column in summary_columns(summary.caps))
+
+
+def _latency(value: float, unit: str = DEFAULT_TIME_UNIT) -> str:
+    return "—" if math.isnan(value) else format_duration(value, unit)
+
+
+def initial_picks(strategies: Sequence[str], current: str, most: int = 3) -> list[str]:
+    """The strategies compared first: all of them when there are at most ``most``, else the
+    current one and the next (in config order)."""
+    if len(strategies) <= most:
+        return list(strategies)
+    i = strategies.index(current) if current in strategies else 0
+    return [strategies[i], strategies[(i + 1) % len(strategies)]]

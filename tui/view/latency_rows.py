@@ -1,0 +1,125 @@
+"""The latency table's content (an overload simulation's strategies at one client count): its
+columns, each strategy's cells as text with its marks, and the caption.
+
+The numbers and marks are ``sim.report.latency``'s (the CLI's latency table): counts are means over
+repetitions, latencies pooled over them, ★ marks the fewest requests and the lowest p50 among
+strategies that recovered every time and served about as many as the best served; recovery
+reads ``3/3 · 1,600 ms`` (repetitions recovered, median time in the simulation's time unit),
+``1/3 recovered`` or ``✗ never (0/3)`` (glyph and text, not colour alone), or ``—`` when no
+repetition could be told (the caption says why: a baseline too noisy to tell 80% from 90%).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sim.analysis.recovery import RecoverySummary
+from sim.report.latency import (
+    BEST,
+    NARROW_DROP_ORDER,
+    NEVER_MARK,
+    SERVED_SHARE,
+    best_rows,
+    format_value,
+    silent_columns,
+    strategy_values,
+)
+from sim.runs.sweep import SweepResult
+from sim.units import DEFAULT_TIME_UNIT
+
+from .plural import count
+from .policy_columns import POLICY_KEYS
+
+NEVER_GLYPH = NEVER_MARK.split()[0]  # ✗
+# (column key, header)
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("strategy", "Strategy"), ("requests", "Requests"), ("successes", "Successes"),
+    ("timeouts", "Timeouts"), ("gave up", "Gave up"), ("unfinished", "Unfinished"),
+    ("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("max", "max"),
+    ("goodput", "Goodput"), ("recovery", "Recovery"),
+)
+HEADERS = dict(COLUMNS)
+MARKED = ("requests", "p50")
+# The optional columns, most wanted first: the CLI's drop order reversed; a simulation's policy
+# columns give way first.
+COLUMN_PRIORITY: tuple[str, ...] = (*reversed(NARROW_DROP_ORDER), *POLICY_KEYS)
+
+
+@dataclass(frozen=True)
+class LatencyRow:
+    """One strategy's cells as text, and its marks."""
+
+    label: str
+    cells: dict[str, str]
+    best: frozenset[str]  # the columns in which this strategy has the ★
+    never_recovered: bool
+    recovery_note: str = ""  # why repetitions were not judged (the caption says it)
+
+
+def format_goodput(value: float) -> str:
+    """Successes per time unit (the header names the unit), as the CLI table and the CSV."""
+    return format_value("goodput", value)
+
+
+def format_time(value: float, time_unit: str = DEFAULT_TIME_UNIT) -> str:
+    return f"{value:,.0f} {time_unit}" if value >= 1000 else f"{value:,.1f} {time_unit}"
+
+
+def format_recovery(summary: RecoverySummary | None, time_unit: str = DEFAULT_TIME_UNIT) -> str:
+    """``3/3 · 1,600 ms`` (all recovered, median), ``1/3 recovered``, ``✗ never (0/3)``, ``—``;
+    ``, 2 undecided`` after it when some repetitions were too noisy to tell."""
+    if summary is None:
+        return "—"
+    if summary.never:
+        return f"{NEVER_GLYPH} {summary.text()}"
+    if not summary.all_recovered:
+        return summary.text()
+    undecided = f", {summary.undecided} undecided" if summary.undecided else ""
+    return f"{summary.recovered}/{summary.runs} · {format_time(summary.median, time_unit)}{undecided}"
+
+
+def latency_rows(result: SweepResult, clients_index: int) -> tuple[list[LatencyRow], list[str]]:
+    """The rows at ``clients_index``, and the optional columns that are zero in every run."""
+    spec = result.spec
+    sections = [strategy_values(result, k) for k in range(len(spec.clients))]
+    silent = silent_columns(sections)
+    section = sections[clients_index]
+    best = best_rows(section)
+    rows = []
+    for s, values in enumerate(section):
+        cells = {"strategy": spec.labels[s]}
+        for key, _ in COLUMNS[1:]:
+            value = values[key]
+            if key == "recovery":
+                cells[key] = format_recovery(value, spec.time_unit)
+            elif key == "goodput":
+                cells[key] = format_goodput(value)
+            else:
+                cells[key] = format_value(key, value) + (f" {BEST}" if best.get(key) == s else "")
+        recovery = values["recovery"]
+        rows.append(LatencyRow(spec.labels[s], cells,
+                               frozenset(k for k in MARKED if best.get(k) == s),
+                               recovery is not None and recovery.never,
+                               result.recovery_note(s, clients_index)))
+    return rows, silent
+
+
+def latency_caption(result: SweepResult, clients_index: int, rows: list[LatencyRow],
+                    silent: list[str], hidden: int, more_hint: str) -> str:
+    """Short: what the numbers are and what the marks mean (the help screen says more); how to
+    see the ``hidden`` columns."""
+    spec = result.spec
+    notes = [f"{count(spec.clients[clients_index], 'client')} · "
+             f"{count(spec.repeat, 'run')} each · "
+             f"latency in {spec.time_unit} · {BEST} fewest requests, lowest p50 "
+             f"(≥ {SERVED_SHARE:.0%} served)"]
+    if any(row.never_recovered for row in rows):
+        notes.append(f"{NEVER_GLYPH} never recovered")
+    reasons = dict.fromkeys(row.recovery_note for row in rows if row.recovery_note)
+    if reasons:
+        notes.append(f"— {'; '.join(reasons)}")
+    if silent:
+        notes.append(f"always 0: {', '.join(silent)}")
+    if hidden:
+        notes.append(f"{hidden} more columns: {more_hint}")
+    return " · ".join(notes)

@@ -1,0 +1,16 @@
+"""The retry-policy columns both strategy tables add for a simulation with policies: their keys
+and cells (``sim.report.policies``, the CLI's policy table: ``policy_rows``) and headers."""
+
+from __future__ import annotations
+
+from sim.report.policies import COLUMNS, policy_rows
+
+__all__ = ["HEADERS", "POLICY_KEYS", "policy_header", "policy_rows"]
+
+POLICY_KEYS: tuple[str, ...] = tuple(key for key, _, _ in COLUMNS)
+HEADERS = {"amplification": "Amplification", "retries denied": "Retries denied",
+           "calls refused": "Calls refused", "breaker open": "Breaker open"}
+
+
+def policy_header(key: str) -> str:
+    return HEADERS[key]

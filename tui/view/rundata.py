@@ -1,0 +1,163 @@
+"""A recorded run as numpy columns: what the timeline, the log and the status line index into.
+
+A ``History`` keeps Python lists (cheap to append while the engine runs); the views need random
+access, slicing and vectorised filtering over up to millions of events, so the columns are
+converted once, in a worker, and shared read-only by every widget. What the charts draw (the
+requests' points, an overload run's time series) is derived there too, by ``sim.analysis``
+(``replay``, ``run_series``, ``policy_state``), so showing a run of a million events costs the
+UI thread nothing but drawing. Only the drawing ranks and the server lane are the app's own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from sim.analysis.open_metrics import OpenRunMetrics
+from sim.analysis.policy_state import PolicyState, Scopes, policy_kinds
+from sim.analysis.replay import (
+    RequestPoints,
+    RunSummary,
+    backoff_waits,
+    incident_windows,
+    outage_windows,
+    present_codes,
+    recorded_caps,
+    summarize,
+)
+from sim.analysis.run_series import RunSeries
+from sim.core import events as ev
+from sim.core.history import History, unpack_codes, unpack_details
+from sim.models.controls import Capabilities
+from sim.units import DEFAULT_TIME_UNIT
+
+from .marks import CODE_RANK
+
+# A cell of the timeline that holds several events shows the one with the highest rank (a
+# give-up matters more than a backoff in the same cell): see ``marks``.
+IS_SERVER_CODE = np.array([ev.is_server_event(code) for code in range(len(ev.EVENT_NAMES))])
+
+
+@dataclass(frozen=True, eq=False)
+class RunData:
+    """One run's events, in order, as parallel read-only arrays."""
+
+    times: np.ndarray      # float64, non-decreasing
+    clients: np.ndarray    # int32, the client each event concerns (-1: the server alone)
+    codes: np.ndarray      # int8, ``sim.core.events`` codes
+    details: np.ndarray    # int64, ``NO_DETAIL`` when none
+    n_clients: int
+    ranks: np.ndarray      # int8, drawing rank of each event's mark (see ``marks.MARKS``)
+    server_mask: np.ndarray  # bool, True for events that happen at the server
+    requests: RequestPoints  # the write requests, for the requests chart
+    outages: tuple[tuple[float, float], ...] = ()  # (start, end) of each server pause
+    series: RunSeries | None = None  # time series of a run against a replying server
+    source_history: History | None = None  # the history converted, when there was one
+    time_unit: str = DEFAULT_TIME_UNIT  # what the times are in (the config's ``time_unit``)
+    # The timeline's binnings of this run by (lanes, columns), see ``timeline_grid``.
+    grids: dict = field(default_factory=dict, repr=False)
+    # Which policy state is shared by all clients (the server lane's); a replay cannot tell.
+    scopes: Scopes = Scopes()
+    # (start, end, kind) of each incident that does not stop the server (sim.models.incidents).
+    incidents: tuple[tuple[float, float, str], ...] = ()
+
+    @classmethod
+    def from_history(cls, history: History, n_clients: int | None = None,
+                     open_metrics: OpenRunMetrics | None = None,
+                     time_unit: str = DEFAULT_TIME_UNIT, scopes: Scopes = Scopes()) -> RunData:
+        """Convert a history's columns once (see ``from_columns``)."""
+        return cls.from_columns(np.asarray(history.times, dtype=np.float64),
+                                np.asarray(history.clients, dtype=np.int32),
+                                np.asarray(history.packed, dtype=np.int64), n_clients,
+                                open_metrics, history, time_unit, scopes)
+
+    @classmethod
+    def from_columns(cls, times: np.ndarray, clients: np.ndarray, packed: np.ndarray,
+                     n_clients: int | None = None, open_metrics: OpenRunMetrics | None = None,
+                     history: History | None = None, time_unit: str = DEFAULT_TIME_UNIT,
+                     scopes: Scopes = Scopes()) -> RunData:
+        """Derive every view's arrays; ``n_clients`` defaults to the highest client id + 1.
+
+        ``open_metrics`` (a simulated overload run's) gives the exact time series; without them
+        an overload run's series are counted back from its events (a replay).
+        """
+        codes = unpack_codes(packed).astype(np.int8)
+        details = unpack_details(packed)
+        if n_clients is None:
+            n_clients = int(clients.max()) + 1 if len(clients) else 1
+        ranks = CODE_RANK[codes]
+        server_mask = IS_SERVER_CODE[codes]
+        for array in (times, clients, codes, details, ranks, server_mask):
+            array.flags.writeable = False
+        n_clients = max(1, n_clients)
+        requests = RequestPoints.from_columns(times, clients, codes, n_clients)
+        outages = outage_windows(times, clients, codes)
+        incidents = incident_windows(times, clients, codes, details)
+        series = None
+        if open_metrics is not None:
+            series = RunSeries.from_metrics(open_metrics, outages, tuple((s, e) for s, e, _ in incidents))
+        elif recorded_caps(codes).keeps_series:
+            series = RunSeries.from_events(times, clients, codes, details)
+        return cls(times, clients, codes, details, n_clients, ranks, server_mask, requests,
+                   outages, series, history, time_unit, scopes=scopes, incidents=incidents)
+
+    @cached_property
+    def history(self) -> History:
+        """The run as a ``History`` (the one converted, or rebuilt from the columns)."""
+        if self.source_history is not None:
+            return self.source_history
+        return History.from_columns(self.times, self.clients, self.codes, self.details)
+
+    def summary(self, caps: Capabilities) -> RunSummary:
+        """The run's totals for a server kind offering ``caps`` (``sim.analysis.replay``)."""
+        recovery = self.series.recovery_time if self.series is not None else None
+        note = self.series.recovery_note if self.series is not None else ""
+        return summarize(self.times, self.clients, self.codes, self.details, caps,
+                         recovery=recovery, time_unit=self.time_unit, recovery_note=note)
+
+    def policy_state(self) -> PolicyState:
+        """A fresh reader of the run's policy state (each view keeps its own cursor in it)."""
+        return PolicyState(self.codes, self.clients, self.details, self.n_clients, self.scopes)
+
+    @cached_property
+    def policy_kinds(self) -> tuple[bool, bool]:
+        """(tokens, breaker): does the run record a budget's tokens, a breaker's transitions?"""
+        return policy_kinds(self.codes, self.details)
+
+    @cached_property
+    def codes_present(self) -> frozenset[int]:
+        """The event codes this run holds (for the legend's entries and words)."""
+        return frozenset(present_codes(self.codes))
+
+    @cached_property
+    def waits(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each backoff's wait as (start time, end time, client) (``replay.backoff_waits``)."""
+        return backoff_waits(self.times, self.clients, self.codes)
+
+    def __len__(self) -> int:
+        return len(self.times)
+
+    @property
+    def total_time(self) -> float:
+        return float(self.times[-1]) if len(self.times) else 0.0
+
+    def in_outage(self, t: float) -> bool:
+        """True while the server is paused (an outage window) at simulated time ``t``."""
+        return any(start <= t < end for start, end in self.outages)
+
+    def incidents_at(self, t: float) -> tuple[str, ...]:
+        """The kinds of the incidents under way at simulated time ``t`` (``slowdown``, ...)."""
+        return tuple(kind for start, end, kind in self.incidents if start <= t < end)
+
+    def index_at_time(self, t: float) -> int:
+        """Index of the last event at or before ``t`` (0 when ``t`` precedes every event)."""
+        return max(0, int(np.searchsorted(self.times, t, side="right")) - 1)
+
+    def row(self, i: int) -> tuple[float, int, int, str, str]:
+        """``(time, client, code, event name, detail text)`` of event ``i``."""
+        code = int(self.codes[i])
+        detail = int(self.details[i])
+        return (float(self.times[i]), int(self.clients[i]), code, ev.EVENT_NAMES[code],
+                ev.format_detail(code, detail))

@@ -1,0 +1,145 @@
+"""The event log's pane: a title that counts the events listed, the column header, the log, and
+the filter box with the reason a filter is not applied.
+
+It owns the filter's life (typed → applied as it parses, or nothing listed and the reason shown
+on lines of its own; closed on a filter that does not parse → the last one that did) and the
+search over the events the filter matches, so the screen only wires keys to it.
+"""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.markup import escape
+from textual.widgets import Input, Static
+
+from ...view.rundata import RunData
+from ...view.log_filter import FilterError, next_match, parse_filter
+from ...view.ticks import DEFAULT_TIME_UNIT
+from .event_log import HEADER, EventLog, header
+from .filter_input import FilterInput
+
+
+def log_title(shown: int, upto: int, total: int, matching: int, text: str, valid: bool) -> str:
+    """The event log's title: how many events are listed, out of how many.
+
+    ``shown`` of the ``upto`` events up to the cursor are listed (those that pass the filter),
+    ``matching`` of the run's ``total`` pass it; a filter that matches nothing says "0 of N".
+    """
+    if not valid:
+        return "no events listed: the filter typed is not valid"
+    if not text:
+        return f"{shown:,} of {total:,} events"
+    return (f"{shown:,} of {upto:,} events match · {matching:,} of {total:,} in the run · "
+            f"filter: {text}")
+
+
+class LogPane(Vertical):
+    """The log with its header, filter box and filter error (ids: log, filter, filter-error)."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._error = ""  # why the filter typed is not applied ("" when it is)
+
+    def compose(self) -> ComposeResult:
+        yield Static(HEADER, id="log-header")
+        yield EventLog(id="log")
+        yield FilterInput(id="filter")
+        yield Static("", id="filter-error", markup=False)
+
+    @property
+    def log(self) -> EventLog:
+        return self.query_one(EventLog)
+
+    def show(self, data: RunData | None, cursor: int) -> None:
+        self.log.show(data, cursor)
+        # the time column's title names the run's unit (time ms, time tick)
+        self.query_one("#log-header", Static).update(
+            header(data.time_unit if data is not None else DEFAULT_TIME_UNIT))
+        self.update_title()
+
+    def set_cursor(self, cursor: int) -> None:
+        self.log.set_cursor(cursor)
+        self.update_title()
+
+    def update_title(self) -> None:
+        log = self.log
+        data = log.data
+        detail = log_title(log.line_count, log.cursor + 1 if data else 0, len(data) if data else 0,
+                           log.filtered_total, log.log_filter.text, log.filter_valid)
+        self.border_title = f"Event log · {escape(detail)}"
+
+    # --- the filter -------------------------------------------------------------------------
+
+    def open_filter(self) -> None:
+        self.add_class("-filtering")
+        self.query_one(FilterInput).focus()
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        try:
+            log_filter = parse_filter(event.value)
+        except FilterError as exc:
+            # Nothing is listed under a filter that is not applied, and the reason gets lines
+            # of its own (it wraps), not the pane's one-line title.
+            self._error = str(exc)
+            self.log.set_filter(None)
+            self.query_one("#filter-error", Static).update(f"Not applied: {exc}")
+        else:
+            self._error = ""
+            self.log.set_filter(log_filter)
+        self._filter_applied()
+
+    def _filter_applied(self) -> None:
+        self.query_one(FilterInput).set_class(bool(self._error), "-invalid")
+        self.set_class(bool(self._error), "-filter-invalid")
+        self.update_title()
+        self.screen.refresh_bindings()  # f/F: offered with a filter only
+
+    @on(FilterInput.Closed)
+    def _filter_closed(self, event: FilterInput.Closed) -> None:
+        event.stop()
+        if self._error:
+            # Closed on a filter that does not parse: go back to the last one that did.
+            box = self.query_one(FilterInput)
+            kept = self.log.log_filter.text
+            self.notify(f"Filter {box.value.strip()!r} not applied: {self._error}. "
+                        f"Kept: {kept or 'no filter'}.", severity="warning", markup=False,
+                        timeout=6)
+            box.value = kept
+            self.log.set_filter(parse_filter(kept))
+            self._error = ""
+            self._filter_applied()
+        self.remove_class("-filtering")
+        self.screen.set_focus(None)
+
+    # --- search -----------------------------------------------------------------------------
+
+    @property
+    def can_find(self) -> bool:
+        """True when a valid filter is set: there are events to jump between."""
+        return self.log.matching is not None
+
+    def find(self, direction: int) -> int | None:
+        """The next (1) or previous (-1) event from the cursor that the filter matches; None
+        (and a notification saying why) when there is none."""
+        log = self.log
+        if log.data is None or log.matching is None:
+            self.explain_find()
+            return None
+        found = next_match(log.matching, log.cursor, direction)
+        if found is None:
+            where = "after" if direction > 0 else "before"
+            self.notify(f"No event {where} the cursor matches the filter "
+                        f"{log.log_filter.text!r}.", timeout=3)
+        return found
+
+    def explain_find(self) -> None:
+        if not self.log.filter_valid:
+            self.notify("The filter typed is not valid: fix it (/) to find its events.",
+                        severity="warning", timeout=4)
+        else:
+            self.notify("Set a filter first (/, e.g. give_up or 3 reject): f and F then jump "
+                        "to the next and previous event it matches.", timeout=5)
