@@ -12,7 +12,7 @@ import pytest
 from support import sim_table
 from tui_support import FIXTURES
 
-from sim.analysis.recovery import recovery_time
+from sim.analysis.recovery import recovery_verdict
 from sim.analysis.replay import (
     backoff_waits,
     merged_times,
@@ -90,10 +90,13 @@ def test_outages_and_recovery_from_events_are_the_engines(path: Path, counts: li
         # slot), the goodput and the latencies give the engine's verdict.
         at = times < spec.horizon
         goodput = count_series(times[at], codes[at], details[at], m.bucket, len(m.series["goodput"]))["goodput"]
-        derived = recovery_time(goodput, m.bucket, spec.outages,
-                                *success_latencies(times, clients, codes, details))
-        assert m.recovery_time is not None  # a verdict to compare: recovered (or nan, never)
-        assert same(derived, m.recovery_time), (label, run.clients, derived, m.recovery_time)
+        derived = recovery_verdict(goodput, m.bucket, spec.outages,
+                                   *success_latencies(times, clients, codes, details))
+        # A verdict to compare: recovered, nan (never), or not judged with its reason (at 100
+        # clients the tiny outage's baseline is too noisy to tell 80% from 90%).
+        assert m.recovery_time is not None or m.recovery_note
+        assert same(derived.time, m.recovery_time), (label, run.clients, derived, m.recovery_time)
+        assert derived.note == m.recovery_note
 
 
 def policy_lanes() -> SimulationSpec:
