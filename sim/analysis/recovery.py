@@ -59,9 +59,9 @@ the baseline's (``TOO_NOISY``: a longer baseline would tell) or the return's (``
 ramp still climbing at the horizon; a longer horizon would tell). A collapse (goodput near zero)
 is "never" at any size; a return to the full baseline is "recovered" once the strict floor is
 under it by the stretch's noise: from some 150 successes in the baseline at the least
-(``0.64·(Z/0.15)²``, an endless stretch), a few hundred in practice (the example's 15 s baseline
-decides 1 of its 3 full returns at 100 clients, 150 successes, and all at 300, 450); every return
-from the 1,750 above.
+(``0.64·(Z/0.15)²``, an endless stretch), a few hundred in practice (with the example's 15 s
+baseline a full return is decided at 300 clients, 450 successes, and only now and then at 100,
+150); every return from the 1,750 above.
 
 **When** (``recovery_instant``): from the events, not the buckets. Within the first window of the
 stretch (each judgement dates its own), the recovery instant is where the cumulative deficit of timely successes against
