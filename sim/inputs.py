@@ -78,3 +78,22 @@ def read_limited(path: str | Path, limit: int, *, what: str) -> bytes:
         raise InputFileError(f"is larger than {limit // 2**20} MiB, too large for a {what}",
                              f"give the path of a {what}")
     return b"".join(chunks)
+
+
+def read_text(path: str | Path, limit: int, *, what: str, error: type[Exception]) -> str:
+    """A measured-data file's text (UTF-8, a leading byte order mark dropped), at most ``limit``
+    bytes; ``error("<path>: <why>")`` for a file that is missing, unreadable, too big or not text:
+    one line naming the file, as the config's keys that name files (service, trace, load curve)
+    report it."""
+    name = str(path)
+    try:
+        raw = read_limited(path, limit, what=what)
+    except FileNotFoundError:
+        raise error(f"{name}: no such file") from None
+    except InputFileError as exc:
+        raise error(f"{name}: {exc.reason}") from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise error(f"{name}: is not UTF-8 text") from None
+

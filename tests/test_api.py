@@ -54,7 +54,8 @@ def test_import_sim_is_light():
         sim.nope  # noqa: B018
 
 
-@pytest.mark.parametrize("config", ["tiny.toml", "tiny_outage.toml"])
+# tiny_outage writes every kind of file (the overload ones too); tiny, a second config, is slow.
+@pytest.mark.parametrize("config", [pytest.param("tiny.toml", marks=pytest.mark.slow), "tiny_outage.toml"])
 def test_export_is_the_command_byte_for_byte(tmp_path, config):
     path = FIXTURES / config
     results = sim.run(path, workers=1)

@@ -239,7 +239,9 @@ def test_help_into_a_closed_pipe_is_quiet(tmp_path: Path) -> None:
     assert (done.returncode, done.stderr) == (0, "")
 
 
-@pytest.mark.parametrize("columns", ["0", "20", "-3", "wide", "99999999999"])
+# Each case runs a whole command (~2 s): too small and unreadable by default, the rest under -m slow.
+@pytest.mark.parametrize("columns", ["0", "20", pytest.param("-3", marks=pytest.mark.slow),
+                                     "wide", pytest.param("99999999999", marks=pytest.mark.slow)])
 def test_a_tiny_or_bad_columns_falls_back_to_a_readable_width(tmp_path: Path, columns: str,
                                                                monkeypatch, capsys) -> None:
     # COLUMNS=0 printed nothing at all, COLUMNS=20 tables of blank cells.

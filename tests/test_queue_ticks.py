@@ -51,7 +51,9 @@ def served_latencies(spec: SimulationSpec) -> np.ndarray:
     return np.asarray(out)
 
 
-@pytest.mark.parametrize("clients", [10, 20, 40])
+# 10 clients by default; 20 and 40 (a few seconds each) under -m slow, to keep the default run short.
+@pytest.mark.parametrize("clients", [10, pytest.param(20, marks=pytest.mark.slow),
+                                     pytest.param(40, marks=pytest.mark.slow)])
 def test_mean_progress_per_tick_is_one_over_the_slowdown(clients: int) -> None:
     """T ~ NegBin(S - 1, p), p = threshold / N: mean (S - 1) / p, variance (S - 1)(1 - p) / p².
     Over 300 runs the mean is within 4 standard errors (a false alarm about once in 16,000), and
@@ -75,6 +77,7 @@ def test_at_start_fixes_the_time_when_the_request_starts() -> None:
     assert served_latencies(burst(40)).mean() > 4 * SERVICE
 
 
+@pytest.mark.slow  # a few seconds of ticks; the default run keeps the whole-tick cases
 def test_a_fractional_tick_scales_the_progress() -> None:
     """Ticks of 0.5: the same chance per tick, twice the ticks of work, so the time after the
     first tick is (2S - 1) / p ticks of 0.5 on average (within 4 standard errors)."""

@@ -17,7 +17,7 @@ from bisect import bisect_right
 from pathlib import Path
 from typing import Callable
 
-from sim.inputs import InputFileError, read_limited
+from sim.inputs import read_text
 from sim.models.service_times import is_header
 
 # A curve is a handful of measured points; a file larger is not one.
@@ -37,16 +37,7 @@ def read_load_curve(path: str | Path) -> tuple[tuple[float, ...], tuple[float, .
     has ``concurrency`` and ``multiplier`` columns; concurrencies increasing and >= 0,
     multipliers > 0 (blank lines and ``#`` lines skipped). Raises ``LoadCurveError``."""
     name = str(path)
-    try:
-        raw = read_limited(path, MAX_LOAD_CURVE_BYTES, what="load-curve file")
-    except FileNotFoundError:
-        raise LoadCurveError(f"{name}: no such file") from None
-    except InputFileError as exc:
-        raise LoadCurveError(f"{name}: {exc.reason}") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise LoadCurveError(f"{name}: is not UTF-8 text") from None
+    text = read_text(path, MAX_LOAD_CURVE_BYTES, what="load-curve file", error=LoadCurveError)
     columns: tuple[int, int] | None = None
     xs: list[float] = []
     ys: list[float] = []

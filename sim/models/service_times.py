@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from sim.core.streams import Draw
-from sim.inputs import InputFileError, read_limited
+from sim.inputs import read_text
 
 DISTRIBUTIONS = ("constant", "exponential", "lognormal", "empirical")
 # The standard normal's 99th percentile, Φ⁻¹(0.99): a lognormal with median m and 99th
@@ -42,16 +42,7 @@ def read_service_file(path: str | Path) -> np.ndarray:
     ``service_time`` column (blank lines and lines starting with ``#`` skipped). Raises
     ``ServiceFileError`` for a missing, unreadable, huge, empty, non-numeric or negative file."""
     name = str(path)
-    try:
-        raw = read_limited(path, MAX_SERVICE_FILE_BYTES, what="service-time file")
-    except FileNotFoundError:
-        raise ServiceFileError(f"{name}: no such file") from None
-    except InputFileError as exc:
-        raise ServiceFileError(f"{name}: {exc.reason}") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise ServiceFileError(f"{name}: is not UTF-8 text") from None
+    text = read_text(path, MAX_SERVICE_FILE_BYTES, what="service-time file", error=ServiceFileError)
     column: int | None = None  # the service_time column of a CSV; None: one number per line
     values: list[float] = []
     for number, line in enumerate(text.splitlines(), start=1):

@@ -42,7 +42,7 @@ import numpy as np
 
 from sim.bounds import MAX_TIME
 from sim.errors import ParamError
-from sim.inputs import InputFileError, read_limited
+from sim.inputs import read_text
 from sim.models.workloads import Workload, register
 
 # An access log's export of a few million requests fits (about 25 bytes a row with a client);
@@ -72,16 +72,7 @@ def read_trace(path: str | Path) -> TraceData:
     """The calls of a trace file (see the module); ``TraceFileError`` for a file or row that
     cannot be used."""
     name = str(path)
-    try:
-        raw = read_limited(path, MAX_TRACE_BYTES, what="trace file")
-    except FileNotFoundError:
-        raise TraceFileError(f"{name}: no such file") from None
-    except InputFileError as exc:
-        raise TraceFileError(f"{name}: {exc.reason}") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise TraceFileError(f"{name}: is not UTF-8 text") from None
+    text = read_text(path, MAX_TRACE_BYTES, what="trace file", error=TraceFileError)
     start_column, client_column = 0, None
     header_seen = False
     starts: list[float] = []
