@@ -97,3 +97,14 @@ def read_text(path: str | Path, limit: int, *, what: str, error: type[Exception]
     except UnicodeDecodeError:
         raise error(f"{name}: is not UTF-8 text") from None
 
+
+def is_csv_header(cells: list[str]) -> bool:
+    """A first row with a cell that is no number is a CSV header (measured-data files may have
+    one: service times, traces, load curves)."""
+    for cell in cells:
+        try:
+            float(cell)
+        except ValueError:
+            return True
+    return False
+

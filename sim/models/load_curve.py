@@ -17,8 +17,7 @@ from bisect import bisect_right
 from pathlib import Path
 from typing import Callable
 
-from sim.inputs import read_text
-from sim.models.service_times import is_header
+from sim.inputs import is_csv_header, read_text
 
 # A curve is a handful of measured points; a file larger is not one.
 MAX_LOAD_CURVE_BYTES = 2**20
@@ -46,7 +45,7 @@ def read_load_curve(path: str | Path) -> tuple[tuple[float, ...], tuple[float, .
         if not line or line.startswith("#"):
             continue
         cells = [cell.strip().strip('"').strip() for cell in line.split(",")]
-        if not xs and columns is None and is_header(cells):
+        if not xs and columns is None and is_csv_header(cells):
             if not all(c in cells for c in COLUMNS):
                 raise LoadCurveError(f"{name} line {number}: a CSV header without 'concurrency' and "
                                      f"'multiplier' columns (got {', '.join(cells)[:80]})")

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from sim.core.streams import Draw
-from sim.inputs import read_text
+from sim.inputs import is_csv_header, read_text
 
 DISTRIBUTIONS = ("constant", "exponential", "lognormal", "empirical")
 # The standard normal's 99th percentile, Φ⁻¹(0.99): a lognormal with median m and 99th
@@ -50,7 +50,7 @@ def read_service_file(path: str | Path) -> np.ndarray:
         if not line or line.startswith("#"):
             continue
         cells = [cell.strip().strip('"').strip() for cell in line.split(",")]
-        if not values and column is None and is_header(cells):
+        if not values and column is None and is_csv_header(cells):
             if COLUMN not in cells:
                 raise ServiceFileError(f"{name} line {number}: a CSV header without a {COLUMN!r} "
                                        f"column (got {', '.join(cells)[:80]})")
@@ -76,16 +76,6 @@ def read_service_file(path: str | Path) -> np.ndarray:
         raise ServiceFileError(f"{name}: has no service times (one number per line, or a CSV "
                                f"with a {COLUMN!r} column)")
     return np.asarray(values, dtype=np.float64)
-
-
-def is_header(cells: list[str]) -> bool:
-    """A first row with a cell that is no number is a CSV header."""
-    for cell in cells:
-        try:
-            float(cell)
-        except ValueError:
-            return True
-    return False
 
 
 def service_draw(distribution: str, service_time: float | None, p99: float | None,

@@ -42,7 +42,7 @@ import numpy as np
 
 from sim.bounds import MAX_TIME
 from sim.errors import ParamError
-from sim.inputs import read_text
+from sim.inputs import is_csv_header, read_text
 from sim.models.workloads import Workload, register
 
 # An access log's export of a few million requests fits (about 25 bytes a row with a client);
@@ -86,7 +86,7 @@ def read_trace(path: str | Path) -> TraceData:
                 continue
             if not header_seen and not starts:
                 header_seen = True
-                if _is_header(cells):
+                if is_csv_header(cells):
                     if START not in cells:
                         raise TraceFileError(f"{name} line {line}: a CSV header without a {START!r} column "
                                              f"(got {', '.join(cells)[:80]})")
@@ -117,16 +117,6 @@ def read_trace(path: str | Path) -> TraceData:
     ids: dict[str, int] = {}
     numbered = [ids.setdefault(owners[i], len(ids)) for i in order.tolist()]
     return TraceData(times, np.asarray(numbered, dtype=np.int64), len(ids))
-
-
-def _is_header(cells: list[str]) -> bool:
-    """A first row with a cell that is no number is a CSV header."""
-    for cell in cells:
-        try:
-            float(cell)
-        except ValueError:
-            return True
-    return False
 
 
 def _start(name: str, line: int, cells: list[str], column: int) -> float:

@@ -83,6 +83,21 @@ def register(cls: type[Workload]) -> type[Workload]:
     return cls
 
 
+def exponential_starts(think_time: float, rng: np.random.Generator, clients: int) -> list[float]:
+    """Each client's first request after one exponential gap: a steady load from the start
+    (``poisson`` and ``open`` draw the same)."""
+    return rng.exponential(think_time, clients).tolist()
+
+
+def exponential_gaps(think_time: float, rng: np.random.Generator, clients: int) -> list[Callable[[], float]]:
+    """Each client's exponential think times, drawn in blocks from its own stream."""
+    think = float(think_time)
+
+    def draw(generator: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+        return generator.exponential(think, shape)
+    return ClientStreams(rng, clients, draw).next_functions()
+
+
 @register
 @dataclass(frozen=True, kw_only=True)
 class Burst(Workload):
@@ -138,15 +153,10 @@ class Poisson(Workload):
         return (float(self.surge_start), float(self.surge_start + self.surge_duration), float(self.surge_factor))
 
     def start_times(self, rng: np.random.Generator, clients: int) -> list[float]:
-        # Each client's first request after one exponential gap: a steady load from the start.
-        return rng.exponential(self.think_time, clients).tolist()
+        return exponential_starts(self.think_time, rng, clients)
 
     def gaps(self, rng: np.random.Generator, clients: int) -> list[Callable[[], float]]:
-        think = float(self.think_time)
-
-        def draw(generator: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
-            return generator.exponential(think, shape)
-        return ClientStreams(rng, clients, draw).next_functions()
+        return exponential_gaps(self.think_time, rng, clients)
 
 
 @register
@@ -166,11 +176,7 @@ class Open(Workload):
         above(self, 0, "think_time")
 
     def start_times(self, rng: np.random.Generator, clients: int) -> list[float]:
-        return rng.exponential(self.think_time, clients).tolist()
+        return exponential_starts(self.think_time, rng, clients)
 
     def gaps(self, rng: np.random.Generator, clients: int) -> list[Callable[[], float]]:
-        think = float(self.think_time)
-
-        def draw(generator: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
-            return generator.exponential(think, shape)
-        return ClientStreams(rng, clients, draw).next_functions()
+        return exponential_gaps(self.think_time, rng, clients)
