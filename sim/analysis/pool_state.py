@@ -37,6 +37,7 @@ import numpy as np
 
 from sim.core import events as ev
 from sim.models.incidents import kept_slots
+from sim.models.pool import PoolServer
 from sim.spec import SimulationSpec
 
 _STATE_CODES = (ev.SERVER_ACCEPTS, ev.SERVER_QUEUES, ev.SERVER_COMPLETES, ev.SERVER_DROPS)
@@ -62,12 +63,12 @@ class PoolCapacity:
 
 def pool_capacity(spec: SimulationSpec) -> PoolCapacity | None:
     """The pool's workers over time from its spec; None unless the server is a ``PoolServer``."""
-    workers = getattr(spec.control, "workers", None)
-    if spec.control.type_name != "PoolServer" or workers is None:
+    if not isinstance(spec.control, PoolServer):
         return None
-    windows = tuple((i.start, i.start + i.duration, kept_slots(int(workers), i.capacity))
+    workers = int(spec.control.workers)
+    windows = tuple((i.start, i.start + i.duration, kept_slots(workers, i.capacity))
                     for i in spec.degradations if i.capacity is not None)
-    return PoolCapacity(int(workers), windows)
+    return PoolCapacity(workers, windows)
 
 
 def records_pool(codes: np.ndarray, details: np.ndarray) -> bool:

@@ -3,9 +3,9 @@
 A ``History`` keeps Python lists (cheap to append while the engine runs); the views need random
 access, slicing and vectorised filtering over up to millions of events, so the columns are
 converted once, in a worker, and shared read-only by every widget. What the charts draw (the
-requests' points, an overload run's time series) is derived there too, by ``sim.analysis``
-(``replay``, ``run_series``, ``policy_state``), so showing a run of a million events costs the
-UI thread nothing but drawing. Only the drawing ranks and the server lane are the app's own.
+requests' points, an overload run's time series) and a worker pool's state are derived there
+too, by ``sim.analysis`` (``replay``, ``run_series``, ``policy_state``, ``pool_state``), so
+showing a run of a million events costs the UI thread nothing but drawing. Only the drawing ranks and the server lane are the app's own.
 """
 
 from __future__ import annotations
