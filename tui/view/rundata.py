@@ -5,7 +5,8 @@ access, slicing and vectorised filtering over up to millions of events, so the c
 converted once, in a worker, and shared read-only by every widget. What the charts draw (the
 requests' points, an overload run's time series) and a worker pool's state are derived there
 too, by ``sim.analysis`` (``replay``, ``run_series``, ``policy_state``, ``pool_state``), so
-showing a run of a million events costs the UI thread nothing but drawing. Only the drawing ranks and the server lane are the app's own.
+showing a run of a million events costs the UI thread nothing but drawing. Only the drawing
+ranks and the server lane are the app's own.
 """
 
 from __future__ import annotations
