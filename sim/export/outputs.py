@@ -123,6 +123,17 @@ def _header(module: str, name: str) -> Callable[[], tuple[str, ...]]:
 
 
 _CSV, _OVERLOAD_CSV = "sim.export.csv_files", "sim.export.overload_csv"
+PROVENANCE_SUFFIX = "_provenance.json"
+
+
+def _provenance_json(job: Job, path: Path) -> Path:
+    from sim.export.atomic import atomic_write_text
+    from sim.export.provenance import provenance_text
+
+    stem = path.name[:-len(PROVENANCE_SUFFIX)]
+    files = [stem + o.suffix for o in outputs_for(job.result.spec) if o.suffix != PROVENANCE_SUFFIX]
+    return atomic_write_text(path, provenance_text(job, files))
+
 
 # In the order they are written (and listed in the help).
 OUTPUTS: tuple[Output, ...] = (
@@ -143,6 +154,8 @@ OUTPUTS: tuple[Output, ...] = (
     _csv("_latency.csv", "latency percentiles, counts, unfinished, goodput and recovery\n"
          "(repetitions recovered, median time, why some were not judged) per strategy and clients",
          _latency_csv, _OVERLOAD_CSV, "LATENCY_HEADER", needs="keeps_series"),
+    Output(PROVENANCE_SUFFIX, "what made the set: version, seed, config file and its SHA-256, the\n"
+           "command line, and a command that writes it again", _provenance_json),
 )
 
 
