@@ -137,7 +137,8 @@ def _provenance_json(job: Job, path: Path) -> Path:
 
 # In the order they are written (and listed in the help).
 OUTPUTS: tuple[Output, ...] = (
-    Output("_metrics.png", "work, duration and cost against clients, one line per strategy, 95% CI bands", _metrics_png),
+    Output("_metrics.png", "work, duration and cost against clients, one line per strategy, 95% CI bands\n"
+           "(one client count: a bar per strategy with its CI)", _metrics_png),
     Output("_scatter.png", "client write requests over time, one run at the largest client count,\n"
            "one panel per strategy", _scatter_png),
     _csv("_metrics.csv", "the metrics table, one row per strategy and client count", _metrics_csv,
