@@ -15,6 +15,7 @@ from dataclasses import MISSING, fields, is_dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from sim.config_tiers import parse_tiers
 from sim.bounds import MAX_INTEGER, MAX_SEED, MAX_TIME, MIN_SPAN
 from sim.errors import ConfigError, ParamError
 from sim.inputs import InputFileError, read_limited
@@ -43,7 +44,7 @@ _SIMULATION_KEYS = {
     "title", "max_clients", "clients", "repeat", "network_mu", "network_sigma", "incidents",
     "work_to_duration", "control", "strategies", "seed",
     "workload", "horizon", "timeout", "outages", "bucket", "backlog", "time_unit", "policies",
-    "backlog_overflow", "abandoned",
+    "backlog_overflow", "abandoned", "tiers",
 }
 _WORKLOAD_KEYS: dict[str, str] = {}  # key -> the first workload that takes it
 for _name, _cls in WORKLOADS.items():
@@ -93,6 +94,10 @@ class _Checker:
     def at(self, simulation: str | None) -> _Checker:
         """The same checker, locating its messages at another simulation."""
         return _Checker(self.file, simulation, self.errors)
+
+    def under(self, prefix: str) -> _Checker:
+        """A checker whose recorded mistakes name their keys under ``prefix`` (``tiers[0].``)."""
+        return _PrefixedChecker(self, prefix)
 
     def error(self, key: str | None, message: str, hint: str | None = None) -> ConfigError:
         return ConfigError(message, file=self.file, simulation=self.simulation, key=key, hint=hint)
@@ -233,6 +238,25 @@ class _Checker:
             return None
 
 
+class _PrefixedChecker(_Checker):
+    """``_Checker.under``: every mistake recorded (or caught by ``attempt``) is located at
+    ``prefix + key``; ``fail`` stays unprefixed, as its callers record what it raises."""
+
+    def __init__(self, parent: _Checker, prefix: str) -> None:
+        super().__init__(parent.file, parent.simulation, parent.errors)
+        self.prefix = prefix
+
+    def report(self, key: str | None, message: str, hint: str | None = None) -> None:
+        self.errors.append(self.error(self.prefix + (key or ""), message, hint))
+
+    def attempt(self, check: Callable[..., T], *args: Any, **kwargs: Any) -> T | None:
+        try:
+            return check(*args, **kwargs)
+        except ConfigError as exc:
+            self.report(exc.key, exc.message, exc.hint)
+            return None
+
+
 def load_config(path: str | Path) -> Config:
     """Read and validate a config file; raise ConfigError listing every mistake, one line each."""
     return parse_config(read_document(path), str(path))
@@ -367,6 +391,7 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
         check.report("trace_file", f"has no call before the horizon ({horizon:g}); its first starts at "
                      f"{workload.data.times[0]:g}", "times count from the run's t = 0: shift them, "
                      "or lengthen the horizon")
+    tiers = parse_tiers(check, block.get("tiers"), control, horizon, time_unit or default_time_unit)
     if len(top.errors) > before:
         return None
     return SimulationSpec(title=title, clients=clients, repeat=repeat, network_mu=network_mu,
@@ -375,7 +400,7 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
                           horizon=horizon, timeout=timeout, outages=outages, bucket=bucket,
                           backlog=backlog, backlog_overflow=overflow, abandoned=abandoned,
                           time_unit=time_unit, shared_policies=shared_policies,
-                          incidents=incidents, source=top.file,
+                          incidents=incidents, tiers=tiers, source=top.file,
                           clients_key="max_clients" if "max_clients" in block else "clients")
 
 
