@@ -122,12 +122,13 @@ class SimulationSpec:
 
     @property
     def disruptions(self) -> tuple[Outage, ...]:
-        """Every window of trouble, outages and incidents alike, overlapping ones joined, in
+        """Every window of trouble, outages and incidents alike (a tier's too), overlapping ones joined, in
         time order: the recovery verdict's baseline ends where the first starts and its judgement
         begins where the last ends, and the charts shade them (``outages`` without incidents)."""
-        if not self.incidents:
+        below = [w for tier in self.tiers for w in (*tier.outages, *tier.incidents)]
+        if not self.incidents and not below:
             return self.outages
-        windows = [(o.start, o.end) for o in self.outages] + [(i.start, i.end) for i in self.incidents]
+        windows = [(w.start, w.end) for w in (*self.outages, *self.incidents, *below)]
         return tuple(Outage(start, end - start) for start, end in merged_windows(windows))
 
     @property
