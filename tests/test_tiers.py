@@ -260,3 +260,32 @@ def test_cli_refuses_a_contention_tier_in_one_line_with_status_2(tmp_path: Path)
     line = one_error_line(out.stderr)
     assert "tiers[1].control" in line and "ThrottlingServer" in line
     assert not list(tmp_path.glob("*.csv"))
+
+
+# --- explore axes address any tier ---------------------------------------------------------------
+
+def test_explore_axes_address_a_tier_parameter_and_a_tier_incident(tmp_path: Path) -> None:
+    text = three_tiers(1.0, clients=3, repeat=1,
+                       tier2="incidents = [{ start = 10.0, duration = 5.0, slowdown = 2.0 }]") + """
+[simulation.explore]
+metric = "amplification"
+axes = [{ key = "tiers[1].failure_rate", values = [0.0, 1.0] },
+        { key = "tiers[0].incidents[0].duration", values = [5.0, 50.0] }]
+"""
+    result = sim.explore(write(tmp_path, text), workers=1)
+    rows = result.rows()
+    cells = {(r["tiers[1].failure_rate"], r["tiers[0].incidents[0].duration"]): r["amplification_mean"]
+             for r in rows}
+    # Clients make up to 4 attempts at tier 1: one when the bottom never fails, four when it
+    # always does (every call below fails for good), whatever the incident's length.
+    assert cells == {(0.0, 5.0): 1.0, (0.0, 50.0): 1.0, (1.0, 5.0): 4.0, (1.0, 50.0): 4.0}
+
+
+def test_an_explore_axis_naming_a_missing_tier_is_one_line(tmp_path: Path) -> None:
+    text = three_tiers(1.0, clients=3, repeat=1) + """
+[simulation.explore]
+axes = [{ key = "tiers[2].failure_rate", values = [0.0, 1.0] }]
+"""
+    with pytest.raises(ConfigError) as info:
+        sim.explore(write(tmp_path, text), workers=1)
+    assert "tiers[2] does not exist" in str(info.value) and "\n" not in str(info.value)
