@@ -289,3 +289,44 @@ axes = [{ key = "tiers[2].failure_rate", values = [0.0, 1.0] }]
     with pytest.raises(ConfigError) as info:
         sim.explore(write(tmp_path, text), workers=1)
     assert "tiers[2] does not exist" in str(info.value) and "\n" not in str(info.value)
+
+
+# --- events say which tier; the views keep to the clients' ----------------------------------------
+
+def test_a_tiered_events_file_names_each_events_tier_and_reads_back(tmp_path: Path) -> None:
+    from sim.export.csv_files import TIERED_EVENTS_HEADER, events_csv_text, read_events_csv
+    from sim.runs.engine import record_run
+    from tui.view.rundata import RunData
+
+    text = three_tiers(0.5, clients=3, repeat=1,
+                       tier3="incidents = [{ start = 0.5, duration = 2.0, error_rate = 0.5 }]")
+    spec = load_config(write(tmp_path, text)).simulations[0]
+    run = record_run(spec, spec.labels[0], 3, 0)
+    # Ids: clients 0-2, tier 1's 4 workers (calling tier 2) 3-6, tier 2's 4 workers 7-10.
+    assert (run.layout.starts, run.layout.ends) == ((3, 7), (7, 11))
+    csv_text = events_csv_text({spec.labels[0]: run})
+    lines = csv_text.splitlines()
+    assert tuple(lines[0].split(",")) == TIERED_EVENTS_HEADER
+    rows = [line.split(",") for line in lines[1:-1]]
+    assert {row[-1] for row in rows} == {"1", "2", "3"}
+    for row in rows:
+        assert int(row[-1]) == run.layout.tier_of(int(row[5])) if int(row[5]) >= 0 else row[-1] == "1"
+    incident = [row for row in rows if row[6].startswith("server_incident")]
+    assert [row[-1] for row in incident] == ["3", "3"]  # the bottom's, on its first caller's id
+    path = tmp_path / "Chain_events.csv"
+    path.write_text(csv_text, encoding="utf-8")
+    (history,) = read_events_csv(path).values()
+    assert len(history) == len(run.history)
+    data = RunData.from_history(history, 3)  # the app's views: the clients and tier 1
+    assert int(data.clients.max()) < 3 and len(data.times) == sum(row[-1] == "1" for row in rows)
+
+
+def test_cli_writes_the_tiers_png(tmp_path: Path) -> None:
+    from support import PNG_MAGIC
+
+    path = write(tmp_path, three_tiers(1.0, clients=2, repeat=2))
+    out = tmp_path / "out"
+    written = sim.run(path, workers=1).export(out)
+    names = {p.name for p in written}
+    assert {"Chain_tiers.csv", "Chain_tiers.png"} <= names
+    assert (out / "Chain_tiers.png").read_bytes().startswith(PNG_MAGIC)

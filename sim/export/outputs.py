@@ -106,6 +106,11 @@ def _latency_csv(job: Job) -> str:
     return latency_csv_text(job.result)
 
 
+def _tiers_png(job: Job, path: Path) -> Path:
+    from sim.export.tier_plots import write_tiers_png
+    return write_tiers_png(job.result, path, job.palette)
+
+
 def _tiers_csv(job: Job) -> str:
     from sim.export.tiers_csv import tiers_csv_text
     return tiers_csv_text(job.result)
@@ -139,7 +144,8 @@ OUTPUTS: tuple[Output, ...] = (
     _csv("_metrics.csv", "the metrics table, one row per strategy and client count", _metrics_csv,
          _CSV, "METRICS_HEADER"),
     _csv("_runs.csv", "every run of the sweep", _runs_csv, _CSV, "RUNS_HEADER"),
-    _csv("_events.csv", "the example histories (replay them: `backoff-sim replay FILE`)", _events_csv,
+    _csv("_events.csv", "the example histories (replay them: `backoff-sim replay FILE`); with\n"
+         "[[simulation.tiers]] a last column, tier", _events_csv,
          _CSV, "EVENTS_HEADER"),
     Output("_timeseries.png", "offered, retries, accepted, goodput, rejected, timed out, in service\n"
            "and queued over time, per strategy, outages shaded", _timeseries_png, needs="keeps_series"),
@@ -154,6 +160,8 @@ OUTPUTS: tuple[Output, ...] = (
            "per client call (amplification, 95% CI), requests, successes and call latency",
            _written(_tiers_csv), needs="keeps_series", columns=_header("sim.export.tiers_csv", "TIERS_HEADER"),
            text=_tiers_csv, tiered=True),
+    Output("_tiers.png", "with [[simulation.tiers]]: amplification per tier, a panel per client count,\n"
+           "a line per strategy", _tiers_png, needs="keeps_series", tiered=True),
 )
 
 

@@ -29,7 +29,7 @@ from sim.bounds import MAX_TIME
 from sim.core import events as ev
 from sim.core.events import NO_EVENT
 from sim.core.history import History
-from sim.runs.tiers import RunTiers
+from sim.runs.tiers import RunTiers, TierLayout
 from sim.models.tiers import stopping_both
 from sim.runs.resources import RUNAWAY_FACTOR, event_budget, expected_events, time_scale
 from sim.core.series import Series, extra_series
@@ -292,6 +292,9 @@ class Run:
         chain = spec.strategy(label).chain
         self._wiring, self._side = _build(spec, chain, clients, repetition)
         self._guard = _Guard(spec, chain.strategy, clients)
+        # A tiered run records its tiers' events with their callers' ids after the clients'
+        # (``TierLayout.tier_of`` says an id's tier); None without tiers.
+        self.layout: TierLayout | None = self._wiring.tiers.layout if spec.tiers else None
         self.history = History()
         self.time = 0.0
 

@@ -90,7 +90,7 @@ class RunTiers:
             wiring.net = [None] * base + wiring.net  # indexed by the processes' global ids
             wiring.jitter = [None] * base + wiring.jitter
             if tier.stops:
-                wiring.gate = OutageGate(wiring, tier.stops, AcceptQueue())
+                wiring.gate = OutageGate(wiring, tier.stops, AcceptQueue(), marker=base)
             caller = TierCaller(wiring, tier.retry, tier.timeout, tier.propagate_deadline, base, n)
             caller.install(upper, upper_waiting)
             self.callers.append(caller)
@@ -98,7 +98,8 @@ class RunTiers:
             upper, upper_waiting = wiring, caller.still_waiting
         # Every tier's downstream is installed: build the servers, tier 2 first.
         for index, (tier, wiring, caller) in enumerate(zip(spec.tiers, wirings, self.callers)):
-            incidents = Incidents(wiring, tier.degradations) if tier.degradations else None
+            marker = where.starts[index]  # recorded on the tier's first caller: its tier is known
+            incidents = Incidents(wiring, tier.degradations, marker) if tier.degradations else None
             handlers = tier.control.build(wiring)
             receive_write = handlers.receive_write
             if incidents is not None:
