@@ -330,3 +330,22 @@ def test_cli_writes_the_tiers_png(tmp_path: Path) -> None:
     names = {p.name for p in written}
     assert {"Chain_tiers.csv", "Chain_tiers.png"} <= names
     assert (out / "Chain_tiers.png").read_bytes().startswith(PNG_MAGIC)
+
+
+# --- a tier's policies: per worker or shared by the tier -----------------------------------------
+
+@pytest.mark.parametrize("scope", ["client", "shared"])
+def test_a_retry_budget_per_tier_bounds_its_retries(tmp_path: Path, scope: str) -> None:
+    # Only tier 2 retries (up to 4 attempts at a bottom that always fails), with Finagle's
+    # budget at 20% and no reserve: each call deposits 1 on its first attempt, each retry takes
+    # 1 / 20% = 5 deposits (all within the budget's 10 s ttl: the run lasts well under 1 s), so
+    # at most 1 retry per 5 calls, shared by the tier or per tier-2 worker (4 of them, each
+    # affording one retry per 5 of its own calls): 50 calls make at most 50 + 10 bottom attempts,
+    # against 4 x 50 = 200 without the budget.
+    budget = (f'policies = [{{ type = "RetryBudget", percent = 20.0, min_retries_per_s = 0, '
+              f'scope = "{scope}" }}]')
+    text = three_tiers(1.0, attempts=(1, 1, 4), clients=50, repeat=1, tier3=budget)
+    ((top, middle, bottom),) = amplification(tmp_path, text)
+    assert (top, middle) == (1.0, 1.0)
+    assert 1.0 < bottom <= 1.2
+    assert amplification(tmp_path, three_tiers(1.0, attempts=(1, 1, 4), clients=50, repeat=1)) == [[1.0, 1.0, 4.0]]
