@@ -10,6 +10,7 @@ a attempts against a failing bottom, a^k at tier k.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -18,7 +19,7 @@ import numpy as np
 from sim.analysis.stats import Estimate, estimate
 
 if TYPE_CHECKING:
-    from sim.runs.sweep import SweepResult
+    from sim.analysis.open_metrics import OpenRunMetrics
 
 
 @dataclass(frozen=True)
@@ -43,9 +44,8 @@ class TierSummary:
     p99: float
 
 
-def tier_summaries(result: SweepResult, s: int, k: int) -> list[TierSummary]:
-    """Per tier (1 = the server the clients call), strategy index ``s``, client-count index ``k``."""
-    runs = [result.open_runs[(s, k, r)] for r in range(result.spec.repeat) if (s, k, r) in result.open_runs]
+def tier_summaries(runs: Sequence[OpenRunMetrics]) -> list[TierSummary]:
+    """Per tier (1 = the server the clients call), over the repetitions ``runs`` of one cell."""
     if not runs:
         return []
     out = []

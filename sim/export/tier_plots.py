@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sim.analysis.tiers import tier_summaries
 from sim.export.atomic import atomic_save_figure
 from sim.export.figure_style import DPI, style_axes, style_figure, style_legend
 from sim.export.palette import Palette, load_palette
@@ -38,7 +37,7 @@ def tiers_figure(result: SweepResult, palette: Palette | None = None) -> Figure:
     for ax, k in zip(axes, shown):
         style_axes(ax, palette)
         for s, label in enumerate(spec.labels):
-            summaries = tier_summaries(result, s, k)
+            summaries = result.tier_summaries(s, k)
             tiers = np.array([t.tier for t in summaries])
             mean = np.array([t.amplification.mean for t in summaries])
             ci = np.nan_to_num(np.array([t.amplification.ci95 for t in summaries]), nan=0.0)

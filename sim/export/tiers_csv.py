@@ -4,7 +4,6 @@ tier saw (``sim.analysis.tiers``). Same conventions as ``csv_files``: ``format_f
 
 from __future__ import annotations
 
-from sim.analysis.tiers import tier_summaries
 from sim.export.csv_files import csv_text, format_ci, format_float
 from sim.runs.sweep import SweepResult
 
@@ -19,7 +18,7 @@ def tiers_csv_text(result: SweepResult) -> str:
     rows = []
     for s, label in enumerate(spec.labels):
         for k, n in enumerate(spec.clients):
-            for summary in tier_summaries(result, s, k):
+            for summary in result.tier_summaries(s, k):
                 rows.append([spec.title, label, str(n), str(summary.tier),
                              controls[summary.tier - 1].type_name,
                              format_float(summary.amplification.mean),

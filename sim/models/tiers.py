@@ -37,7 +37,6 @@ from sim.core import events as ev
 from sim.core.events import NO_EVENT
 from sim.models.policy_events import PolicyEvents
 from sim.outcomes import DENIED, REJECTED, SERVER_ERROR, TIMED_OUT, ChainFactory, GiveUp
-from sim.policies.seam import Chain
 
 if TYPE_CHECKING:
     from sim.core.wiring import Wiring
@@ -50,6 +49,12 @@ LATENCY_SAMPLE = 1 << 20
 
 # A call's fields (a list per call, by index: the hot path avoids attribute look-ups).
 _TRIES, _FIRST, _OWN, _UP_CLIENT, _UP_TOKEN, _FINISH, _PROC, _POOLED, _TOKEN = range(9)
+
+
+class _NoChain:
+    """A chain of no links, for the ids ``PolicyEvents`` indexes that are not this tier's callers."""
+
+    links: tuple = ()
 
 
 def stopping_both(first: Handler | None, second: Handler | None) -> Handler | None:
@@ -107,7 +112,7 @@ class TierCaller:
         new_chain = None if plain else chain.call_chains(jitter)
         idle: list[list] = ([[] for _ in range(base)] + [[new_chain(p)] for p in range(base, base + processes)]
                             if new_chain is not None else [])
-        empty = Chain(())
+        empty = _NoChain()  # the ids below ``base`` are not this tier's callers
         self.policy = policy = None if new_chain is None else PolicyEvents(
             [empty] * base + [i[0] for i in idle[base:]], heap, seq)
         current = [0] if policy is None else policy.current

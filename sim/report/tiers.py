@@ -8,7 +8,6 @@ import math
 from rich import box
 from rich.table import Table
 
-from sim.analysis.tiers import tier_summaries
 from sim.runs.sweep import SweepResult
 
 
@@ -37,7 +36,7 @@ def tier_table(result: SweepResult) -> Table | None:
         if k:
             table.add_section()
         for s, label in enumerate(spec.labels):
-            for summary in tier_summaries(result, s, k):
+            for summary in result.tier_summaries(s, k):
                 amp = summary.amplification
                 amp_text = _number(amp.mean, 2) if math.isnan(amp.ci95) else f"{_number(amp.mean, 2)} ± {_number(amp.ci95, 2)}"
                 first = summary.tier == 1
