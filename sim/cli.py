@@ -219,7 +219,7 @@ def _run(args: argparse.Namespace) -> int:
     from sim.report.tables import history_table, more_events_note
     from sim.runs.sweep import EventCount, default_workers
     from sim.export.outset import OutputSet
-    from sim.stdout import print_plain, stderr_console, stderr_line, stdout_console
+    from sim.stdout import print_plain, print_table, stderr_console, stderr_line, stdout_console
 
     err = stderr_console()
     palette = load_palette(args.theme)
@@ -278,15 +278,15 @@ def _run(args: argparse.Namespace) -> int:
                 print_plain(out, str(path))
             continue
         out.print()
-        out.print(result_table(result, palette))
+        print_table(out, result_table(result, palette))
         policies = policy_table(result)
         if policies is not None:
             out.print()
-            out.print(policies)
+            print_table(out, policies)
         tiers = tier_table(result)
         if tiers is not None:
             out.print()
-            out.print(tiers)
+            print_table(out, tiers)
         # Hundreds of clients make histories of ~10^5 events: a head of each, and where the
         # rest is (printing them all took 30 s for a 300-client sweep).
         events_file = next(p for p in written if p.name.endswith("_events.csv"))
@@ -298,8 +298,9 @@ def _run(args: argparse.Namespace) -> int:
             # The title on a line of its own: as a table title it would wrap at the table's width.
             out.print(f"{spec.title} · {label} · {run.clients} clients, repetition "
                       f"{run.repetition} · {head}", style="italic", markup=False, soft_wrap=True)
-            out.print(history_table(run.history, palette=palette, limit=shown,
-                                    time_unit=spec.time_unit))
+            if shown:  # --events 0: the title and where the events are, no empty table
+                print_table(out, history_table(run.history, palette=palette, limit=shown,
+                                               time_unit=spec.time_unit))
             note = more_events_note(total, shown, str(events_file), spec.time_unit)
             if note:
                 out.print(note, markup=False, soft_wrap=True)

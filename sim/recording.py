@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sim.core import events as ev
+from sim.extras import install_command
 
 if TYPE_CHECKING:  # pragma: no cover
     from sim.analysis.metrics import RunMetrics
@@ -32,7 +33,7 @@ def require_pandas(what: str) -> Any:
         import pandas
     except ImportError:
         raise ImportError(f"{what} needs pandas, which is optional: "
-                          "pip install 'backoff-sim[pandas]' (or pip install pandas)") from None
+                          f"{install_command('pandas')} (or pip install pandas)") from None
     return pandas
 
 

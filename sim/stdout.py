@@ -256,11 +256,19 @@ def console_width(stream: TextIO | Any) -> int | None:
     if columns is not None:
         text = columns.strip()
         return int(text) if text.isdigit() and len(text) < 6 and int(text) >= MIN_WIDTH else FALLBACK_WIDTH
+    return None if _is_tty(stream) else PIPED_WIDTH
+
+
+def _is_tty(stream: TextIO | Any) -> bool:
     try:
-        tty = bool(stream.isatty())
+        return bool(stream.isatty())
     except (AttributeError, ValueError, OSError):
-        tty = False
-    return None if tty else PIPED_WIDTH
+        return False
+
+
+# A table printed to a file or pipe (no COLUMNS) gets the width it needs: nothing wrapped or
+# left out for a screen that is not there (the prose around it still wraps at PIPED_WIDTH).
+UNBOUNDED_WIDTH = 10_000
 
 
 def stdout_console() -> Console:
@@ -268,7 +276,22 @@ def stdout_console() -> Console:
     never narrower than MIN_WIDTH."""
     from rich.console import Console
 
-    return Console(file=GuardedStdout(sys.stdout), width=console_width(sys.stdout), highlight=False)
+    console = Console(file=GuardedStdout(sys.stdout), width=console_width(sys.stdout), highlight=False)
+    console.tables_unbounded = "COLUMNS" not in os.environ and not _is_tty(sys.stdout)
+    return console
+
+
+def print_table(out: Console, table: Any) -> None:
+    """A table on ``out``: fitted to the terminal (or COLUMNS), whole to a file or pipe."""
+    if not getattr(out, "tables_unbounded", False):
+        out.print(table)
+        return
+    width = out.width  # print(width=) cannot exceed the console's own: widen it for the table
+    out.width = UNBOUNDED_WIDTH
+    try:
+        out.print(table)
+    finally:
+        out.width = width
 
 
 def stderr_console() -> Console:

@@ -129,10 +129,11 @@ def one_error_line(stderr: str) -> str:
 
 
 def sim_process(*args: str, module: str = "sim", cwd: Path | None = None,
-                timeout: float = 120) -> subprocess.CompletedProcess:
-    """``python -m sim ARGS`` in a fresh process, its output captured as text."""
+                timeout: float = 120, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """``python -m sim ARGS`` in a fresh process, its output captured as text (``env``: its whole
+    environment; a plugin may have put variables in the process's own that os.environ lacks)."""
     return subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=cwd)
+                          timeout=timeout, cwd=cwd, env=env)
 
 
 def file_bytes(folder: Path, names: Any) -> dict[str, bytes]:

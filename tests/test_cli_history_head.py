@@ -73,6 +73,15 @@ def test_events_all_prints_every_event_and_a_number_that_many(config: Path, tmp_
         assert f"… {total - 5:,} more events" in printed
 
 
+def test_events_0_prints_no_event_table_only_where_the_events_are(config: Path, tmp_path: Path,
+                                                                   capsys) -> None:
+    printed, lengths = run(config, tmp_path / "none", capsys, "--events", "0")
+    assert "time (" not in printed and "event_type" not in printed  # no empty table's header
+    for strategy, total in lengths.items():
+        assert f"first 0 of {total:,} events" in printed
+        assert f"… {total:,} more events; browse them with" in printed
+
+
 @pytest.mark.parametrize("value", ["-1", "some", "2.5"])
 def test_a_bad_events_value_is_a_usage_error(value: str, capsys) -> None:
     with pytest.raises(SystemExit) as info:

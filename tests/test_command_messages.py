@@ -109,6 +109,26 @@ def test_argument_errors_are_one_line_that_say_what_is_accepted(argv: list[str],
     assert words in err
 
 
+@pytest.mark.parametrize("typo, command", [("runn", "run"), ("explor", "explore"), ("repaly", "replay")])
+def test_a_mistyped_command_gets_did_you_mean(typo: str, command: str, tmp_path: Path, monkeypatch,
+                                              capsys) -> None:
+    from tui.main import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main([typo, "x.toml"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"did you mean `backoff-sim {command}`?" in err
+
+
+def test_a_word_far_from_any_command_is_still_a_missing_config(tmp_path: Path, monkeypatch, capsys) -> None:
+    from tui.main import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["zzz"]) == 2
+    err = capsys.readouterr().err
+    assert "zzz: no such file" in err and "did you mean" not in err
+
+
 def test_the_app_refuses_an_empty_out_too(capsys) -> None:
     from tui.main import main
 

@@ -106,7 +106,7 @@ def test_tune_without_optuna_is_one_clear_line(monkeypatch) -> None:
 
     monkeypatch.setitem(sys.modules, "optuna", None)
     plan = tune_plan(params={"base": [1, 10]}, trials=2)
-    with pytest.raises(UserError, match=r"needs Optuna.*pip install 'backoff-sim\[tune\]'"):
+    with pytest.raises(UserError, match=r"needs Optuna.*install the extra: pip install .*\[tune\]'"):
         run_tune(plan, LocalBackend(1), CellCache(None))
 
 

@@ -5,6 +5,7 @@ seed whatever the number of workers."""
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -153,3 +154,28 @@ def test_a_strategy_that_never_recovers_gets_no_star() -> None:
     assert _starred(_render(LatencyReport(_two_strategies((80.0, 50.0))), 200)) == {"stuck": 2, "backs off": 0}
     assert _starred(_render(LatencyReport(_two_strategies((math.nan, math.nan))), 200)) == {
         "stuck": 2, "backs off": 0}
+
+
+def test_a_piped_run_gets_the_whole_latency_table(tmp_path: Path) -> None:
+    """stdout to a file or pipe with no COLUMNS: nothing left out for a screen that is not there,
+    and each recovery verdict on one line."""
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    done = sim_process("run", str(FIXTURE), "--out", str(tmp_path), "--workers", "1", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "too narrow" not in done.stdout
+    header = next(line for line in done.stdout.splitlines() if line.lstrip().startswith("clients") and "p90" in line)
+    for column in ("p90", "p99", "max", "mean", "recovery"):
+        assert column in header
+    assert any("recovered, median" in line and "(" in line and ")" in line
+               for line in done.stdout.splitlines())
+
+
+def test_a_terminal_table_leaves_out_p90_mean_max_before_wrapping_a_verdict() -> None:
+    result = run_sweep(load_config(FIXTURE).simulations[0], workers=1)
+    wide = _render(LatencyReport(result), 400)
+    width = max(map(len, wide.splitlines()))
+    # Just too narrow for every column: the soft columns go and the verdicts stay whole.
+    text = _render(LatencyReport(result), width - 3)
+    assert "too narrow a terminal for:" in " ".join(text.split())
+    verdict_lines = [line for line in text.splitlines() if "recovered" in line and "(" in line]
+    assert verdict_lines and all(")" in line for line in verdict_lines)

@@ -1,6 +1,7 @@
 """Pictures of the app (pytest-textual-snapshot): the main screen at 80×24 and 120×40 in each
-theme, an overload simulation, a tick-based one, the help screen, the strategy comparison, and
-80×24 with a single client count (lanes of two clients, the bar chart). Each waits for the sweep
+theme, an overload simulation, a tick-based one, the help screen, the strategy comparison,
+80×24 with a single client count (lanes of two clients, the bar chart), and a worker pool's state
+under the timeline. Each waits for the sweep
 and the run to load, then steps the cursor to a fixed event, so the picture is the same on every machine.
 
 After a deliberate change to the screen: ``pytest tests/test_snapshots.py --snapshot-update``,
@@ -102,3 +103,10 @@ def test_policy_state_on_the_lanes(snap_compare) -> None:
     # client: ◉ open / ◐ half-open beside each client's lane, as they are at 1 s.
     assert snap_compare(make_app(FIXTURES / "policy_lanes.toml"), terminal_size=(120, 30),
                         run_before=at_event("g", *"1000", "enter"))
+
+
+def test_pool_state_under_the_timeline_80x24(snap_compare) -> None:
+    # A PoolServer at 1.5 s, inside its capacity incident (2 of 4 workers kept): the row under
+    # the timeline says the workers busy, the queue and the drops so far by reason.
+    assert snap_compare(make_app(FIXTURES / "tiny_pool.toml"), terminal_size=(80, 24),
+                        run_before=at_event("g", *"1500", "enter"))

@@ -10,6 +10,7 @@ starts; so is starting the app without a terminal (under CI or ``nohup``), which
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -104,6 +105,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return cli_main(args_list)
 
+    typo = _command_typo(args_list[0]) if args_list else None
+    if typo:
+        return _fail(typo)
+
     from sim.errors import UserError
     from sim.export.palette import available_themes
 
@@ -135,6 +140,23 @@ def main(argv: Sequence[str] | None = None) -> int:
                      freeze_gc=True, explore_cache=None if replay else args.out / CACHE_DIR)
     _run_app(app)
     return _finish(app)
+
+
+COMMANDS = ("run", "explore", "replay")
+
+
+def _command_typo(word: str) -> str | None:
+    """``runn: no such command or config file; did you mean `backoff-sim run`?`` for a first
+    argument that is no file, looks like no path, and is close to a command; else None."""
+    import difflib
+
+    if word.startswith("-") or "." in word or "/" in word or os.sep in word or os.path.exists(word):
+        return None
+    close = difflib.get_close_matches(word, COMMANDS, n=1, cutoff=0.6)
+    if not close:
+        return None
+    return (f"{word}: no such command or config file; did you mean `backoff-sim {close[0]}`? "
+            "(commands: run, explore, replay; or give a TOML config to open the app on)")
 
 
 CACHE_DIR = ".backoff-sim-cache"  # explore cells, under the output directory (as the command)

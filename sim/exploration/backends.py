@@ -24,6 +24,7 @@ from sim.analysis.metrics import RunMetrics
 from sim.runs.sweep import ShouldStop, SweepCancelled, SweepResult, default_workers, run_sweeps
 from sim.runs.engine import run_metrics
 from sim.errors import UserError
+from sim.extras import install_hint
 from sim.exploration.summary import CellResult, run_values
 from sim.spec import SimulationSpec
 from sim.teardown import kill
@@ -32,7 +33,7 @@ Progress = Callable[[int, int], None]
 OnCell = Callable[[int, CellResult], None]
 Rows = list[dict[str, float]]
 
-DASK_EXTRA_HINT = "install the extra: pip install 'backoff-sim[dask]'"
+DASK_EXTRA_HINT = install_hint("dask")
 START_GRACE_SECONDS = 0.8  # how long a stop waits for a starting cluster, under the exit deadline
 CLOSE_SECONDS = 2  # Dask's own bound on closing a client or cluster (its default is 10 s or more)
 

@@ -19,7 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from sim.exploration.summary import VERDICT_VALUES, CellResult, metric_names
-from sim.export.atomic import atomic_write_text
+from sim.export.atomic import atomic_write_text, ensure_output_dir
 from sim.spec import SimulationSpec
 
 _SIM_ROOT = Path(__file__).resolve().parent.parent
@@ -127,4 +127,6 @@ class CellCache:
         if self.directory is None:
             return
         key = cell_key(spec)
+        if not self.directory.is_dir():
+            ensure_output_dir(self.directory, git_ignored=True)  # a cache: never a source
         atomic_write_text(self.directory / f"{key}.json", _entry_text(key, result))

@@ -22,6 +22,7 @@ import numpy as np
 from sim.analysis.stats import Estimate, estimate
 from sim.runs.sweep import ShouldStop
 from sim.errors import ParamError, UserError
+from sim.extras import install_hint
 from sim.exploration.cache import CellCache
 from sim.exploration.checks import check_spec
 from sim.exploration.front import non_dominated
@@ -31,7 +32,7 @@ from sim.exploration.tune_plan import TunePlan
 from sim.spec import SimulationSpec, StrategySpec
 
 Progress = Callable[[int, int], None]
-TUNE_EXTRA_HINT = "install the extra: pip install 'backoff-sim[tune]'"
+TUNE_EXTRA_HINT = install_hint("tune")
 MAX_FRONT_VARIANTS = 4
 HELD_OUT_SEED_OFFSET = 1
 

@@ -38,13 +38,19 @@ def _why(exc: OSError) -> str:
     return exc.strerror or type(exc).__name__
 
 
-def ensure_output_dir(directory: str | Path) -> Path:
+GITIGNORE_TEXT = "# made by backoff-sim: generated files, not sources\n*\n"
+
+
+def ensure_output_dir(directory: str | Path, *, git_ignored: bool = False) -> Path:
     """Create ``directory`` (with parents) if needed and check that files can be created in it.
 
     Called before long work starts, so an unusable ``--out`` fails at once rather than after the
-    sweep.
+    sweep. ``git_ignored``: a folder the tool names itself (the app's default export folder, a
+    cache) gets a ``.gitignore`` of ``*`` when this creates it, so a run inside a repository
+    leaves ``git status`` clean; a folder the user named is theirs to track.
     """
     directory = Path(directory)
+    created = git_ignored and not directory.exists()
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except FileExistsError:
@@ -61,6 +67,8 @@ def ensure_output_dir(directory: str | Path) -> Path:
                         "(choose another output directory)") from None
     os.close(fd)
     os.unlink(probe)
+    if created:
+        atomic_write_text(directory / ".gitignore", GITIGNORE_TEXT)
     return directory
 
 

@@ -35,6 +35,8 @@ STRATEGY_MIN_WIDTH = 14
 RECOVERY_MIN_WIDTH = 14
 # Columns dropped first on narrow terminals; unfinished goes last: it says what p50 covers.
 NARROW_DROP_ORDER = ("p90", "mean", "max", "gave up", "timeouts", "p99", "goodput", "successes", "unfinished")
+# Left out before a recovery verdict is wrapped onto several lines.
+SOFT_DROPS = NARROW_DROP_ORDER[:3]
 # A ★ goes only to strategies that served at least this share of the most served (as the
 # recovery verdict's 90% of the pre-outage level).
 SERVED_SHARE = 0.9
@@ -239,12 +241,24 @@ class LatencyReport:
         # natural width, less what the strategy labels and recovery verdicts give up by wrapping.
         result = self.result
         labels = result.spec.labels
-        slack = max(map(len, labels)) - min(STRATEGY_MIN_WIDTH, max(map(len, labels)))
+        label_slack = max(map(len, labels)) - min(STRATEGY_MIN_WIDTH, max(map(len, labels)))
         verdicts = [len(recovery_text(result.recovery(s, k))) for s in range(len(labels))
                     for k in range(len(result.spec.clients))] if result.spec.disruptions else []
-        slack += max(0, max(verdicts, default=0) - RECOVERY_MIN_WIDTH)
+        verdict_slack = max(0, max(verdicts, default=0) - RECOVERY_MIN_WIDTH)
+
+        def fits(table: Table, slack: int) -> bool:
+            return Measurement.get(console, options.update(width=10_000), table).maximum - slack <= options.max_width
+
+        # A recovery verdict on one line is worth more than the least telling columns: leave
+        # those out first (p90, mean, max) if that keeps every verdict whole.
+        if verdict_slack:
+            for n in range(len(SOFT_DROPS) + 1):
+                candidate = latency_table(self.result, self.palette, SOFT_DROPS[:n]) if n else table
+                if fits(candidate, label_slack):
+                    yield candidate
+                    return
         for col in NARROW_DROP_ORDER:
-            if Measurement.get(console, options.update(width=10_000), table).maximum - slack <= options.max_width:
+            if fits(table, label_slack + verdict_slack):
                 break
             hidden += (col,)
             table = latency_table(self.result, self.palette, hidden)

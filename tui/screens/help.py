@@ -33,7 +33,11 @@ READING: tuple[tuple[str, str], ...] = (
                        "client count. ★ lowest mean cost; the others: cost difference from it "
                        "± 95% CI (percentage); ≈: not significantly worse (paired runs share "
                        "their random numbers); n/a: one run, no CI."),
-    ("Latency table", "For servers that reply: counts are means per run; p50…max are "
+    ("Pool line", "For a PoolServer, under the timeline: at the cursor, the workers busy of "
+                  "how many (fewer in a capacity incident, ┈), the queue's length and the "
+                  "requests dropped so far by reason (queue_timeout, codel, cancelled, "
+                  "limiter). A replay does not know the pool's size."),
+    ("Latency table", "For servers that reply: counts are means per run; p50…max and mean are "
                       "latencies from a request's first attempt to its success, pooled "
                       "over the runs; unfinished: clients still waiting at the end. ★ fewest "
                       "requests and lowest p50, among strategies that served at least 90% as "

@@ -38,6 +38,7 @@ from ..widgets.analysis.series_panels import SeriesPanels
 from ..widgets.analysis.strategy_table import StrategyTable
 from ..widgets.replay.event_log import EventLog
 from ..widgets.replay.log_pane import LogPane
+from ..widgets.replay.pool_line import PoolLine
 from ..widgets.replay.timeline import Timeline
 from ..widgets.status import Status, StatusLine
 from .compare import CompareScreen
@@ -95,6 +96,7 @@ class MainScreen(Screen):
         with Horizontal(id="body"):
             with Vertical(id="replay-pane"):
                 yield Timeline(id="timeline")
+                yield PoolLine(id="pool-line")
                 yield LogPane(id="log-pane")
             with Vertical(id="analysis-pane"):
                 yield MetricsTable(id="metrics")
@@ -143,6 +145,7 @@ class MainScreen(Screen):
     def _run_changed(self, data: RunData | None) -> None:
         cursor = self.app.cursor
         self.query_one(Timeline).show(data, cursor)
+        self.query_one(PoolLine).show(data, cursor)
         self.query_one(LogPane).show(data, cursor)
         unit = data.time_unit if data is not None else DEFAULT_TIME_UNIT
         time = self.app.current_time if data is not None else None
@@ -158,6 +161,7 @@ class MainScreen(Screen):
     def _cursor_changed(self, cursor: int) -> None:
         app = self.app
         self.query_one(Timeline).set_cursor(cursor, app.current_time if app.playing else None)
+        self.query_one(PoolLine).set_cursor(cursor)
         self.query_one(LogPane).set_cursor(cursor)
         self._update_status()
         self._follow_in_charts()

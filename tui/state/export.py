@@ -15,12 +15,13 @@ from pathlib import Path
 from sim.runs.sweep import SweepResult
 from sim.core.history import History
 from sim.export import spec_output_paths, stale_names, write_simulation
-from sim.export.atomic import atomic_write_text
+from sim.export.atomic import atomic_write_text, ensure_output_dir
 from sim.export.csv_files import write_history_csv
 from sim.export.names import safe_title
 from sim.export.outset import OutputSet
 from sim.export.palette import Palette
 
+from .paths import DEFAULT_OUT
 from .source import Selection
 
 Progress = Callable[[int, int, Path], None]  # (files done, files in all, the file just written)
@@ -60,6 +61,8 @@ def export_view(out_dir: Path, selection: Selection, history: History,
     ``backoff-sim run`` writes its files: staged, then moved in together, or none of them (a
     full disk left the run's events file behind); return the files, in order."""
     out_dir = Path(out_dir)
+    if out_dir == DEFAULT_OUT:  # the app's own folder, not one the user named: git ignores it
+        ensure_output_dir(out_dir, git_ignored=True)
     with OutputSet(out_dir) as output:  # the lock first: the free stem stays free
         stem = free_stem(out_dir, selection, result)
         run_name, svg_name = view_names(stem, selection)

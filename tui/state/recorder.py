@@ -18,6 +18,7 @@ from collections.abc import Callable
 import numpy as np
 
 from sim.analysis.policy_state import scopes_of
+from sim.analysis.pool_state import pool_capacity
 from sim.runs.procpool import WorkerDied, WorkerPool
 from sim.runs.engine import record_run
 from sim.spec import SimulationSpec
@@ -37,7 +38,8 @@ def record_run_data(spec: SimulationSpec, label: str, clients: int, repetition: 
                                 np.asarray(history.clients, dtype=np.int32),
                                 np.asarray(history.packed, dtype=np.int64), clients,
                                 run.open_metrics, time_unit=spec.time_unit,
-                                scopes=scopes_of(spec.strategy(label).policies))
+                                scopes=scopes_of(spec.strategy(label).policies),
+                                capacity=pool_capacity(spec))
     if geometry is not None:
         cached_grid(data, *geometry)
     return data

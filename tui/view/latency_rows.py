@@ -35,7 +35,7 @@ NEVER_GLYPH = NEVER_MARK.split()[0]  # ✗
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("strategy", "Strategy"), ("requests", "Requests"), ("successes", "Successes"),
     ("timeouts", "Timeouts"), ("gave up", "Gave up"), ("unfinished", "Unfinished"),
-    ("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("max", "max"),
+    ("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("max", "max"), ("mean", "mean"),
     ("goodput", "Goodput"), ("recovery", "Recovery"),
 )
 HEADERS = dict(COLUMNS)

@@ -3,9 +3,10 @@
 A ``History`` keeps Python lists (cheap to append while the engine runs); the views need random
 access, slicing and vectorised filtering over up to millions of events, so the columns are
 converted once, in a worker, and shared read-only by every widget. What the charts draw (the
-requests' points, an overload run's time series) is derived there too, by ``sim.analysis``
-(``replay``, ``run_series``, ``policy_state``), so showing a run of a million events costs the
-UI thread nothing but drawing. Only the drawing ranks and the server lane are the app's own.
+requests' points, an overload run's time series) and a worker pool's state are derived there
+too, by ``sim.analysis`` (``replay``, ``run_series``, ``policy_state``, ``pool_state``), so
+showing a run of a million events costs the UI thread nothing but drawing. Only the drawing
+ranks and the server lane are the app's own.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 
 from sim.analysis.open_metrics import OpenRunMetrics
 from sim.analysis.policy_state import PolicyState, Scopes, policy_kinds
+from sim.analysis.pool_state import PoolCapacity, PoolState, records_pool
 from sim.analysis.replay import (
     RequestPoints,
     RunSummary,
@@ -62,26 +64,30 @@ class RunData:
     scopes: Scopes = Scopes()
     # (start, end, kind) of each incident that does not stop the server (sim.models.incidents).
     incidents: tuple[tuple[float, float, str], ...] = ()
+    # A worker pool's state at every event (``sim.analysis.pool_state``); None for other servers.
+    pool: PoolState | None = None
 
     @classmethod
     def from_history(cls, history: History, n_clients: int | None = None,
                      open_metrics: OpenRunMetrics | None = None,
-                     time_unit: str = DEFAULT_TIME_UNIT, scopes: Scopes = Scopes()) -> RunData:
+                     time_unit: str = DEFAULT_TIME_UNIT, scopes: Scopes = Scopes(),
+                     capacity: PoolCapacity | None = None) -> RunData:
         """Convert a history's columns once (see ``from_columns``)."""
         return cls.from_columns(np.asarray(history.times, dtype=np.float64),
                                 np.asarray(history.clients, dtype=np.int32),
                                 np.asarray(history.packed, dtype=np.int64), n_clients,
-                                open_metrics, history, time_unit, scopes)
+                                open_metrics, history, time_unit, scopes, capacity)
 
     @classmethod
     def from_columns(cls, times: np.ndarray, clients: np.ndarray, packed: np.ndarray,
                      n_clients: int | None = None, open_metrics: OpenRunMetrics | None = None,
                      history: History | None = None, time_unit: str = DEFAULT_TIME_UNIT,
-                     scopes: Scopes = Scopes()) -> RunData:
+                     scopes: Scopes = Scopes(), capacity: PoolCapacity | None = None) -> RunData:
         """Derive every view's arrays; ``n_clients`` defaults to the highest client id + 1.
 
         ``open_metrics`` (a simulated overload run's) gives the exact time series; without them
-        an overload run's series are counted back from its events (a replay).
+        an overload run's series are counted back from its events (a replay). ``capacity``: a
+        worker pool's size over time (the spec's; an events file does not record it).
         """
         if n_clients is not None and len(clients) and int(clients.max()) >= n_clients:
             # A tiered run: its lower tiers' events carry their callers' ids after the clients'
@@ -106,8 +112,10 @@ class RunData:
             series = RunSeries.from_metrics(open_metrics, outages, tuple((s, e) for s, e, _ in incidents))
         elif recorded_caps(codes).keeps_series:
             series = RunSeries.from_events(times, clients, codes, details)
+        pool = PoolState(times, codes, details, capacity) if records_pool(codes, details) else None
         return cls(times, clients, codes, details, n_clients, ranks, server_mask, requests,
-                   outages, series, history, time_unit, scopes=scopes, incidents=incidents)
+                   outages, series, history, time_unit, scopes=scopes, incidents=incidents,
+                   pool=pool)
 
     @cached_property
     def history(self) -> History:
