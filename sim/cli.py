@@ -215,6 +215,7 @@ def _run(args: argparse.Namespace) -> int:
     from sim.export.palette import load_palette
     from sim.report import result_table
     from sim.report.policies import policy_table
+    from sim.report.tiers import tier_table
     from sim.report.tables import history_table, more_events_note
     from sim.runs.sweep import EventCount, default_workers
     from sim.export.outset import OutputSet
@@ -282,6 +283,10 @@ def _run(args: argparse.Namespace) -> int:
         if policies is not None:
             out.print()
             print_table(out, policies)
+        tiers = tier_table(result)
+        if tiers is not None:
+            out.print()
+            print_table(out, tiers)
         # Hundreds of clients make histories of ~10^5 events: a head of each, and where the
         # rest is (printing them all took 30 s for a 300-client sweep).
         events_file = next(p for p in written if p.name.endswith("_events.csv"))

@@ -25,10 +25,11 @@ from sim.models.outage import ABANDONED_RULES, BACKLOG_OVERFLOWS
 from sim.models.incidents import KINDS as INCIDENT_KINDS, Incident, control_problems, schedule_problems
 from sim.models.strategies import Strategy
 from sim.models.workloads import Burst, Outage, Workload
+from sim.policies.chain import ChainSpec
 from sim.policies.entries import parse_entry, parse_policies, preset_label, seconds_per_unit
 from sim.policies.presets import PRESETS
 from sim.policies.seam import Policy
-from sim.spec import Config, SimulationSpec, StrategySpec
+from sim.spec import Config, SimulationSpec, StrategySpec, TierSpec
 from sim.units import DEFAULT_TIME_UNIT, time_unit_problem
 
 if sys.version_info >= (3, 11):
@@ -43,7 +44,7 @@ _SIMULATION_KEYS = {
     "title", "max_clients", "clients", "repeat", "network_mu", "network_sigma", "incidents",
     "work_to_duration", "control", "strategies", "seed",
     "workload", "horizon", "timeout", "outages", "bucket", "backlog", "time_unit", "policies",
-    "backlog_overflow", "abandoned",
+    "backlog_overflow", "abandoned", "tiers",
 }
 _WORKLOAD_KEYS: dict[str, str] = {}  # key -> the first workload that takes it
 for _name, _cls in WORKLOADS.items():
@@ -93,6 +94,10 @@ class _Checker:
     def at(self, simulation: str | None) -> _Checker:
         """The same checker, locating its messages at another simulation."""
         return _Checker(self.file, simulation, self.errors)
+
+    def under(self, prefix: str) -> _Checker:
+        """A checker whose recorded mistakes name their keys under ``prefix`` (``tiers[0].``)."""
+        return _PrefixedChecker(self, prefix)
 
     def error(self, key: str | None, message: str, hint: str | None = None) -> ConfigError:
         return ConfigError(message, file=self.file, simulation=self.simulation, key=key, hint=hint)
@@ -233,6 +238,25 @@ class _Checker:
             return None
 
 
+class _PrefixedChecker(_Checker):
+    """``_Checker.under``: every mistake recorded (or caught by ``attempt``) is located at
+    ``prefix + key``; ``fail`` stays unprefixed, as its callers record what it raises."""
+
+    def __init__(self, parent: _Checker, prefix: str) -> None:
+        super().__init__(parent.file, parent.simulation, parent.errors)
+        self.prefix = prefix
+
+    def report(self, key: str | None, message: str, hint: str | None = None) -> None:
+        self.errors.append(self.error(self.prefix + (key or ""), message, hint))
+
+    def attempt(self, check: Callable[..., T], *args: Any, **kwargs: Any) -> T | None:
+        try:
+            return check(*args, **kwargs)
+        except ConfigError as exc:
+            self.report(exc.key, exc.message, exc.hint)
+            return None
+
+
 def load_config(path: str | Path) -> Config:
     """Read and validate a config file; raise ConfigError listing every mistake, one line each."""
     return parse_config(read_document(path), str(path))
@@ -367,6 +391,7 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
         check.report("trace_file", f"has no call before the horizon ({horizon:g}); its first starts at "
                      f"{workload.data.times[0]:g}", "times count from the run's t = 0: shift them, "
                      "or lengthen the horizon")
+    tiers = _parse_tiers(check, block.get("tiers"), control, horizon, time_unit or default_time_unit)
     if len(top.errors) > before:
         return None
     return SimulationSpec(title=title, clients=clients, repeat=repeat, network_mu=network_mu,
@@ -375,7 +400,7 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
                           horizon=horizon, timeout=timeout, outages=outages, bucket=bucket,
                           backlog=backlog, backlog_overflow=overflow, abandoned=abandoned,
                           time_unit=time_unit, shared_policies=shared_policies,
-                          incidents=incidents, source=top.file,
+                          incidents=incidents, tiers=tiers, source=top.file,
                           clients_key="max_clients" if "max_clients" in block else "clients")
 
 
@@ -605,6 +630,118 @@ def _parse_strategies(check: _Checker, raw: Any, shared_raw: Any = None,
         return None
     labelled = _label(check, built)
     return None if labelled is None else (labelled, len(shared))
+
+
+# --- [[simulation.tiers]]: the servers below the one the clients call ----------------------
+
+_TIER_KEYS = frozenset({"control", "timeout", "retry", "policies", "propagate_deadline", "incidents", "outages"})
+# A tier without ``retry`` makes one attempt per call: retrying only at the top.
+_NO_RETRY = {"type": "NoBackoff", "max_attempts": 1}
+_RETRY_EXAMPLE = '{ type = "Constant", constant = 0.0, max_attempts = 4 }'
+
+
+def _replying_controls() -> str:
+    return ", ".join(name for name, cls in CONTROLS.items() if cls.CAPS.replies)
+
+
+def _parse_tiers(check: _Checker, raw: Any, top: Control | None, horizon: float | None,
+                time_unit: str) -> tuple[TierSpec, ...]:
+    """The ``tiers`` array of a simulation (``()`` when absent or wrong; mistakes recorded)."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not raw or not all(isinstance(t, dict) for t in raw):
+        check.report("tiers", "must be an array of tables, written [[simulation.tiers]]")
+        return ()
+    before = len(check.errors)
+    if top is not None:
+        problem = top.tier_problem(calls_below=True)
+        if problem is not None:
+            check.report("control", f"{problem}; it cannot call [[simulation.tiers]]",
+                         f"a tier chain starts at a replying server: {_replying_controls()}")
+    tiers: list[TierSpec] = []
+    for i, table in enumerate(raw):
+        tier = check.under(f"tiers[{i}].")
+        control = _tier_control(tier, table, i, calls_below=i < len(raw) - 1)
+        timeout = (tier.attempt(tier.number, table, "timeout", positive=True, minimum=MIN_SPAN)
+                   if "timeout" in table else None)
+        chain = _parse_retry(tier, table, time_unit)
+        propagate = table.get("propagate_deadline", False)
+        if not isinstance(propagate, bool):
+            tier.report("propagate_deadline", f"must be true or false, got {propagate!r}")
+        outages = _parse_outages(tier, table.get("outages"), horizon)
+        incidents = _parse_incidents(tier, table.get("incidents"), horizon, outages, control)
+        if control is not None and chain is not None:
+            tiers.append(TierSpec(control=control, retry=chain, timeout=timeout,
+                                  propagate_deadline=propagate is True, incidents=incidents,
+                                  outages=outages))
+    return tuple(tiers) if len(check.errors) == before else ()
+
+
+def _tier_control(tier: _Checker, table: dict[str, Any], i: int, calls_below: bool) -> Control | None:
+    name = tier.attempt(tier.string, table, "control")
+    cls = CONTROLS.get(name) if name is not None else None
+    if name is not None and cls is None:
+        tier.report("control", f"unknown control {name!r}",
+                    _suggest(name, CONTROLS) or f"choose one of {_replying_controls()}")
+    control_keys = {f.name for f in fields(cls)} if cls is not None else set()
+    for key in table:
+        if key not in _TIER_KEYS and key not in control_keys and cls is not None:
+            tier.report(key, f"is not a tier key or a parameter of {name}",
+                        _suggest(key, _TIER_KEYS | control_keys)
+                        or f"a tier takes {', '.join(sorted(_TIER_KEYS))} and its control's keys")
+    if cls is None:
+        return None
+    if not cls.CAPS.replies:
+        tier.report("control", f"{name} is a contention control: it lets clients assume success, so it "
+                    f"cannot be tier {i + 2}", f"a tier is a replying server: {_replying_controls()}")
+        return None
+    args = tier.params(cls, {k: v for k, v in table.items() if k in control_keys}, name, skip=set())
+    if args is None:
+        return None
+    _resolve_paths(tier.file, args, getattr(cls, "PATH_KEYS", ()))
+    control = tier.build(cls, args)
+    if control is not None:
+        problem = control.tier_problem(calls_below)
+        if problem is not None:
+            tier.report("control", f"{problem}, so it cannot be tier {i + 2} of {i + 3} or more",
+                        "the last tier may be any replying server")
+            return None
+    return control
+
+
+def _parse_retry(tier: _Checker, table: dict[str, Any], time_unit: str) -> ChainSpec | None:
+    """The caller's chain: the ``retry`` entry, then the tier's own ``policies``."""
+    before = len(tier.errors)
+    unit = seconds_per_unit(time_unit)
+    shared, problems = parse_policies(table.get("policies"), unit, "policies", time_unit)
+    for p in problems:
+        tier.report(p.key, p.message, p.hint)
+    raw = table.get("retry", _NO_RETRY)
+    if not isinstance(raw, dict):
+        tier.report("retry", f"must be an inline table like {_RETRY_EXAMPLE}")
+        return None
+    if "type" not in raw and "preset" not in raw:
+        tier.report("retry", "has no 'type' (or 'preset')", f"e.g. retry = {_RETRY_EXAMPLE}")
+        return None
+    entry, problems = parse_entry(raw, unit, time_unit, tuple(shared))
+    for p in problems:
+        tier.report(f"retry.{p.key}", p.message, p.hint)
+    if entry is None:
+        return None
+    type_name = entry.strategy["type"]
+    cls = STRATEGIES.get(type_name) if isinstance(type_name, str) else None
+    if cls is None:
+        tier.report("retry.type", f"unknown strategy {type_name!r}", f"choose one of {', '.join(STRATEGIES)}")
+        return None
+    if cls.FROM_THINK_TIME:
+        tier.report("retry.type", f"{type_name} starts its backoff from a client's think time, "
+                    "and a tier has none", "choose another strategy")
+        return None
+    args = tier.params(cls, entry.strategy, type_name, skip={"type", "name"}, prefix="retry.")
+    strategy = tier.build(cls, args, prefix="retry.") if args is not None else None
+    if strategy is None or len(tier.errors) > before:
+        return None
+    return ChainSpec(strategy, entry.policies)
 
 
 # A strategy entry as built: its name, strategy, policies and (for a preset) the preset's label.

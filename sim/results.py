@@ -94,8 +94,9 @@ class Results:
 
     @property
     def kinds(self) -> tuple[str, ...]:
-        """The tables there are: ``metrics``, ``runs``, ``events``, and for simulations against
-        servers that reply ``timeseries`` and ``latency`` (the CSV files' suffixes)."""
+        """The tables there are: ``metrics``, ``runs``, ``events``, for simulations against
+        servers that reply ``timeseries`` and ``latency``, and for those with
+        ``[[simulation.tiers]]`` ``tiers`` (the CSV files' suffixes)."""
         from sim.export.outputs import outputs_for
 
         seen: dict[str, None] = {}

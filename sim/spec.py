@@ -35,6 +35,32 @@ class StrategySpec:
 
 
 @dataclass(frozen=True)
+class TierSpec:
+    """One ``[[simulation.tiers]]`` entry: a server the tier above calls for every request it
+    serves (``sim.models.tiers``), with the caller's ``retry`` chain and ``timeout`` per attempt;
+    with ``propagate_deadline`` the calls carry the caller's deadline. Its own incidents and
+    outages (``incidents`` of capacity 0 and ``outages`` stop it, as for the first tier)."""
+
+    control: Control
+    retry: ChainSpec
+    timeout: float | None = None
+    propagate_deadline: bool = False
+    incidents: tuple[Incident, ...] = ()
+    outages: tuple[Outage, ...] = ()
+
+    @property
+    def stops(self) -> tuple[Outage, ...]:
+        """The windows in which this tier stops: ``outages`` and incidents of capacity 0."""
+        stopped = [Outage(i.start, i.duration) for i in self.incidents if i.is_outage]
+        return tuple(sorted((*self.outages, *stopped), key=lambda o: o.start)) if stopped else self.outages
+
+    @property
+    def degradations(self) -> tuple[Incident, ...]:
+        """The incidents that do not stop this tier."""
+        return tuple(i for i in self.incidents if not i.is_outage)
+
+
+@dataclass(frozen=True)
 class SimulationSpec:
     """One ``[[simulation]]`` block, validated."""
 
@@ -65,6 +91,8 @@ class SimulationSpec:
     # Windows in which the server keeps part of its capacity, slows down or fails attempts
     # (sim.models.incidents); those of capacity 0 are outages (``stops``).
     incidents: tuple[Incident, ...] = ()
+    # The tiers below the server the clients call (``[[simulation.tiers]]``): tier 2 first.
+    tiers: tuple[TierSpec, ...] = ()
     # Not part of its identity: the config file it came from and the key that gave its client
     # counts (for messages), and whether the engine stops runs far beyond their estimate.
     source: str = field(default="", compare=False)
@@ -94,12 +122,13 @@ class SimulationSpec:
 
     @property
     def disruptions(self) -> tuple[Outage, ...]:
-        """Every window of trouble, outages and incidents alike, overlapping ones joined, in
+        """Every window of trouble, outages and incidents alike (a tier's too), overlapping ones joined, in
         time order: the recovery verdict's baseline ends where the first starts and its judgement
         begins where the last ends, and the charts shade them (``outages`` without incidents)."""
-        if not self.incidents:
+        below = [w for tier in self.tiers for w in (*tier.outages, *tier.incidents)]
+        if not self.incidents and not below:
             return self.outages
-        windows = [(o.start, o.end) for o in self.outages] + [(i.start, i.end) for i in self.incidents]
+        windows = [(w.start, w.end) for w in (*self.outages, *self.incidents, *below)]
         return tuple(Outage(start, end - start) for start, end in merged_windows(windows))
 
     @property

@@ -40,6 +40,8 @@ class OpenRunMetrics(RunMetrics):
     dropped: int = 0  # held arrivals dropped at a resume (their client no longer waited)
     recovery_time: float | None = None  # None: not judged (see recovery_note); nan: never recovered
     recovery_note: str = ""  # why recovery_time is None with an outage (sim.analysis.recovery)
+    # A tiered simulation's per-tier counts, tier 1 first (sim.analysis.tiers); () without tiers.
+    tiers: tuple = ()
 
     @property
     def requests(self) -> int:

@@ -62,6 +62,17 @@ class Wiring:
         self.server_hooks: Any = None
         # Set by replying servers: (in service, queued), sampled at bucket ends.
         self.server_state: Callable[[], tuple[int, int]] = lambda: (0, 0)
+        # Set when the server calls a tier below it (``sim.models.tiers.TierCaller``): a request
+        # whose own service ended is handed to it instead of completing (``after_service``).
+        self.downstream: Any = None
+        # Set by the engine on the first tier's wiring of a tiered run (``sim.runs.tiers.RunTiers``).
+        self.tiers: Any = None
+
+    def after_service(self, complete: Callable[[float, int, int], int]) -> Callable[[float, int, int], int]:
+        """The handler a server schedules when a request's own service ends: ``complete`` itself,
+        or, when the server calls a tier below, one that makes that call and runs ``complete``
+        when it is over (the request holds its place in service meanwhile)."""
+        return complete if self.downstream is None else self.downstream.after(complete)
 
     def server_stream(self, draw: Draw) -> Callable[[], float]:
         """The server's own stream (write durations); one per run."""

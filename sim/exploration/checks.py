@@ -112,6 +112,15 @@ def check_spec(spec: SimulationSpec) -> None:
     for suffix, message, hint in [*schedule_problems(spec.incidents, spec.outages, spec.horizon),
                                   *control_problems(spec.control, spec.incidents)]:
         raise ParamError(f"incidents{suffix}", message, hint)
+    for i, tier in enumerate(spec.tiers):
+        where = f"tiers[{i}]."
+        _check_model_bounds(tier.control, where)
+        _check_model_bounds(tier.retry.strategy, f"{where}retry.")
+        if tier.timeout is not None and tier.timeout < MIN_SPAN:
+            raise ParamError(f"{where}timeout", f"must be >= {MIN_SPAN:g}, got {tier.timeout!r}")
+        for suffix, message, hint in [*schedule_problems(tier.incidents, tier.outages, spec.horizon),
+                                      *control_problems(tier.control, tier.incidents)]:
+            raise ParamError(f"{where}incidents{suffix}", message, hint)
 
 
 def check_cells(plans: Sequence, *, workers: int, force: bool = False,

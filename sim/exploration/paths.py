@@ -3,7 +3,9 @@
 A path is written as in the TOML it comes from: a simulation key (``horizon``, ``repeat``), a
 parameter of the control or the workload by its bare name (``concurrency_limit``,
 ``think_time``; ``control.NAME`` and ``workload.NAME`` also work), or an element of a list
-(``outages[0].duration``, ``incidents[0].duration``, ``strategies[1].base``; indices count from 0). A policy is an element
+(``outages[0].duration``, ``incidents[0].duration``, ``strategies[1].base``; indices count from 0);
+a tier's server parameter by its bare name (``tiers[1].failure_rate``), or a tier's own key
+(``tiers[0].timeout``, ``tiers[0].incidents[0].duration``). A policy is an element
 of a strategy's chain as the strategy runs it (the preset's policies, the entry's own, then the
 simulation's: ``strategies[1].policies[0].percent``), or of the simulation's own list, which
 sets it in every strategy (``policies[0].capacity``). ``clients`` is the single client count of
@@ -21,8 +23,9 @@ from typing import Any
 
 from sim.errors import ParamError
 from sim.models.strategies import Strategy
+from sim.policies.chain import ChainSpec
 from sim.policies.seam import Policy
-from sim.spec import SimulationSpec, StrategySpec
+from sim.spec import SimulationSpec, StrategySpec, TierSpec
 
 Step = typing.Union[str, int]
 
@@ -181,12 +184,13 @@ def resolve(text: str, spec: SimulationSpec) -> KeyPath:
         else:
             known = sorted(spec_fields - {"title", "control", "workload", "strategies", "outages", "incidents", "clients",
                                           "shared_policies", "policies", "source", "clients_key",
-                                          "soft_limits", "time_unit"}
+                                          "soft_limits", "time_unit", "tiers"}
                            | set(_field_names(spec.control)) | set(_field_names(spec.workload)))
             raise PathError(f"{head!r} is not a key of this simulation",
                             f"simulation keys: {', '.join(known)}; or outages[i].start|duration, "
                             "incidents[i].start|duration|capacity|slowdown|error_rate, "
-                            "strategies[i].PARAM, strategies[i].policies[j].PARAM, policies[j].PARAM, clients")
+                            "strategies[i].PARAM, strategies[i].policies[j].PARAM, policies[j].PARAM, "
+                            "tiers[i].PARAM (its server's), tiers[i].timeout, tiers[i].incidents[j].start|duration|..., clients")
     steps: list[Step] = []
     obj: Any = spec
     owner: type = SimulationSpec
@@ -215,6 +219,12 @@ def resolve(text: str, spec: SimulationSpec) -> KeyPath:
         if isinstance(obj, StrategySpec) and step not in ("label", "policies"):
             obj = obj.strategy  # strategies[i].base means the strategy's parameter
             steps.append("strategy")
+        if isinstance(obj, ChainSpec) and step not in _field_names(obj):
+            obj = obj.strategy  # tiers[i].retry.max_attempts means the retry strategy's
+            steps.append("strategy")
+        if isinstance(obj, TierSpec) and step not in _field_names(obj):
+            obj = obj.control  # tiers[i].workers means the tier's server's parameter
+            steps.append("control")
         if isinstance(obj, tuple):
             raise PathError(f"{where!r} is a list", f"pick an element, e.g. {where}[0].{step}")
         names = _field_names(obj)

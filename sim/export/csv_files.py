@@ -25,6 +25,7 @@ from sim.analysis.versus import NOT_AVAILABLE, cost_versus_best
 from sim.bounds import MAX_CLIENT_ID, MAX_DETAIL, MAX_INTEGER, MAX_TIME
 from sim.core import events as ev
 from sim.runs.engine import Run
+from sim.runs.tiers import TierLayout
 from sim.core.history import History
 from sim.errors import UserError
 from sim.export.atomic import atomic_write_text
@@ -39,6 +40,10 @@ RUNS_HEADER = ("simulation", "strategy", "clients", "repetition", "work", "durat
                "gave_up", "retries_denied", "calls_refused", "amplification", "breaker_open_time")
 EVENTS_HEADER = ("simulation", "strategy", "clients", "repetition", "time", "client_id",
                  "event_type", "event_detail")
+# A tiered simulation's events file adds the tier each event belongs to (``TierLayout.tier_of``:
+# 1 for the clients and the server they call, k for tier k and the processes that call it, whose
+# ids follow the clients'); a simulation without tiers keeps the header above, byte for byte.
+TIERED_EVENTS_HEADER = EVENTS_HEADER + ("tier",)
 
 
 # Outages pause and resume the whole server, and incidents start and end for all of it: the
@@ -126,13 +131,17 @@ def runs_csv_text(result: SweepResult) -> str:
 
 def events_csv_text(runs: Mapping[str, Run]) -> str:
     """Every event of each recorded run, in order, one block of rows per run."""
+    layout = next((run.layout for run in runs.values()), None)
     return histories_csv_text([(run.spec.title, label, run.clients, run.repetition, run.history)
-                               for label, run in runs.items()])
+                               for label, run in runs.items()], layout)
 
 
-def histories_csv_text(blocks: list[tuple[str, str, int, int, History]]) -> str:
+def histories_csv_text(blocks: list[tuple[str, str, int, int, History]], layout: TierLayout | None = None) -> str:
     """The events file for histories given with their (simulation, strategy, clients,
-    repetition): one block of rows each, in order."""
+    repetition): one block of rows each, in order; with a tiered run's ``layout``, each row's
+    tier in a last column."""
+    if layout is not None:
+        return _tiered_histories_csv_text(blocks, layout)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(EVENTS_HEADER)
@@ -150,6 +159,23 @@ def histories_csv_text(blocks: list[tuple[str, str, int, int, History]]) -> str:
         writer.writerows((title, label, clients_text, rep_text, format_float(t), c,
                           *(labels.get(p) or describe(p)))
                          for t, c, p in zip(h.times, h.clients, h.packed))
+        rows += len(h)
+    buffer.write(END_MARKER.format(rows) + "\n")
+    return buffer.getvalue()
+
+
+def _tiered_histories_csv_text(blocks: list[tuple[str, str, int, int, History]], layout: TierLayout) -> str:
+    """``histories_csv_text`` with the ``tier`` column (server-wide events of tier 1: 1)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(TIERED_EVENTS_HEADER)
+    rows = 0
+    for title, label, clients, rep, h in blocks:
+        clients_text, rep_text = str(clients), str(rep)
+        for t, c, p in zip(h.times, h.clients, h.packed):
+            code, detail = ev.unpack(p)
+            writer.writerow((title, label, clients_text, rep_text, format_float(t), c, ev.EVENT_NAMES[code],
+                             ev.format_detail(code, detail), 1 if c < 0 else layout.tier_of(c)))
         rows += len(h)
     buffer.write(END_MARKER.format(rows) + "\n")
     return buffer.getvalue()
@@ -276,11 +302,13 @@ def read_events_csv(path: str | Path) -> dict[EventsKey, History]:
     end: int | None = None  # the line of the end marker
     # Few distinct (event_type, event_detail) pairs: parse each once (files hold millions of rows).
     packed_by_text: dict[tuple[str, str], int] = {}
-    width = len(EVENTS_HEADER)
     try:
         header = next(reader)
-        if tuple(header) != EVENTS_HEADER:
-            raise fail(1, f"wrong header: expected {','.join(EVENTS_HEADER)}, got {','.join(header)}")
+        if tuple(header) not in (EVENTS_HEADER, TIERED_EVENTS_HEADER):
+            raise fail(1, f"wrong header: expected {','.join(EVENTS_HEADER)} (and ,tier for a tiered "
+                          f"simulation), got {','.join(header)}")
+        tiered = len(header) == len(TIERED_EVENTS_HEADER)
+        width = len(header)
         for row in reader:
             if end is not None:
                 raise fail(reader.line_num, f"text after the end marker on line {end}")
@@ -296,7 +324,7 @@ def read_events_csv(path: str | Path) -> dict[EventsKey, History]:
                 continue
             if len(row) != width:
                 raise fail(reader.line_num, f"expected {width} columns, got {len(row)}")
-            simulation, strategy, clients_s, rep_s, time_s, client_s, name, detail_s = row
+            simulation, strategy, clients_s, rep_s, time_s, client_s, name, detail_s = row[:8]
             try:
                 if (simulation, strategy, clients_s, rep_s) != raw_key:
                     raw_key = (simulation, strategy, clients_s, rep_s)
@@ -321,7 +349,9 @@ def read_events_csv(path: str | Path) -> dict[EventsKey, History]:
                     raise ValueError(f"client_id {client_s!r} must be >= 0 (only the server-wide "
                                      f"events {' and '.join(ev.EVENT_NAMES[c] for c in sorted(SERVER_WIDE))} "
                                      f"have client_id {NO_CLIENT})")
-                if client >= clients:
+                # A tier below the first records its callers' ids, which follow the clients'.
+                below = tiered and _parse_int(row[8], "tier", 1, MAX_INTEGER) > 1
+                if client >= clients and not below:
                     raise ValueError(f"client_id {client} is out of range: the run has {clients} "
                                      f"clients, numbered 0 to {clients - 1}")
                 if times and t < times[-1]:

@@ -48,6 +48,8 @@ class Output:
     columns: Callable[[], tuple[str, ...]] | None = None
     # A CSV's text, as ``write`` writes it (``sim.run(...).rows(kind)`` reads it without a file).
     text: Callable[[Job], str] | None = None
+    # Only for simulations with ``[[simulation.tiers]]`` (a property of the config, not the kind).
+    tiered: bool = False
 
     @property
     def kind(self) -> str:
@@ -104,6 +106,16 @@ def _latency_csv(job: Job) -> str:
     return latency_csv_text(job.result)
 
 
+def _tiers_png(job: Job, path: Path) -> Path:
+    from sim.export.tier_plots import write_tiers_png
+    return write_tiers_png(job.result, path, job.palette)
+
+
+def _tiers_csv(job: Job) -> str:
+    from sim.export.tiers_csv import tiers_csv_text
+    return tiers_csv_text(job.result)
+
+
 def _written(text: Callable[[Job], str]) -> Writer:
     """A CSV's writer: its text (``Output.text``), written atomically."""
     def write(job: Job, path: Path) -> Path:
@@ -144,7 +156,8 @@ OUTPUTS: tuple[Output, ...] = (
     _csv("_metrics.csv", "the metrics table, one row per strategy and client count", _metrics_csv,
          _CSV, "METRICS_HEADER"),
     _csv("_runs.csv", "every run of the sweep", _runs_csv, _CSV, "RUNS_HEADER"),
-    _csv("_events.csv", "the example histories (replay them: `backoff-sim replay FILE`)", _events_csv,
+    _csv("_events.csv", "the example histories (replay them: `backoff-sim replay FILE`); with\n"
+         "[[simulation.tiers]] a last column, tier", _events_csv,
          _CSV, "EVENTS_HEADER"),
     Output("_timeseries.png", "offered, retries, accepted, goodput, rejected, timed out, in service\n"
            "and queued over time, per strategy, outages shaded", _timeseries_png, needs="keeps_series"),
@@ -155,6 +168,12 @@ OUTPUTS: tuple[Output, ...] = (
     _csv("_latency.csv", "latency percentiles, counts, unfinished, goodput and recovery\n"
          "(repetitions recovered, median time, why some were not judged) per strategy and clients",
          _latency_csv, _OVERLOAD_CSV, "LATENCY_HEADER", needs="keeps_series"),
+    Output("_tiers.csv", "with [[simulation.tiers]]: per strategy, clients and tier, attempts arriving\n"
+           "per client call (amplification, 95% CI), requests, successes and call latency",
+           _written(_tiers_csv), needs="keeps_series", columns=_header("sim.export.tiers_csv", "TIERS_HEADER"),
+           text=_tiers_csv, tiered=True),
+    Output("_tiers.png", "with [[simulation.tiers]]: amplification per tier, a panel per client count,\n"
+           "a line per strategy", _tiers_png, needs="keeps_series", tiered=True),
     Output(PROVENANCE_SUFFIX, "what made the set: version, seed, config file and its SHA-256, the\n"
            "command line, and a command that writes it again", _provenance_json),
 )
@@ -162,7 +181,7 @@ OUTPUTS: tuple[Output, ...] = (
 
 def outputs_for(spec: SimulationSpec) -> tuple[Output, ...]:
     """The outputs that apply to a simulation, in writing order."""
-    return tuple(o for o in OUTPUTS if o.applies(spec.caps))
+    return tuple(o for o in OUTPUTS if o.applies(spec.caps) and (bool(spec.tiers) or not o.tiered))
 
 
 def help_lines(needs: str | None) -> str:
@@ -189,6 +208,8 @@ def markdown_table() -> str:
         if o.needs is not None:
             kinds = ", ".join(f"`{name}`" for name, cls in CONTROLS.items() if cls.CAPS.has(o.needs))
             who = f"servers with `{o.needs}` ({kinds})"
+        if o.tiered:
+            who = "simulations with `[[simulation.tiers]]`"
         content = o.help.replace("\n", " ")
         if o.columns is not None:
             content += f": `{','.join(o.columns())}`"

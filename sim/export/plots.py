@@ -89,9 +89,10 @@ def scatter_figure(result: SweepResult, runs: Mapping[str, Run], palette: Palett
         run = runs[label]
         s = spec.labels.index(label)
         codes = run.history.codes()
-        writes = codes == ev.CLIENT_REQUESTS_WRITE
+        ids = np.asarray(run.history.clients)
+        writes = (codes == ev.CLIENT_REQUESTS_WRITE) & (ids < run.clients)  # the clients' (not a tier's)
         times = np.asarray(run.history.times)[writes]
-        clients = np.asarray(run.history.clients)[writes]
+        clients = ids[writes]
         style_axes(ax, palette)
         ax.scatter(times, clients, s=6, alpha=0.6, color=palette.series_color(s), linewidths=0)
         ax.set_title(f"{label}: {int(writes.sum())} writes by {run.clients} clients (repetition {run.repetition})",

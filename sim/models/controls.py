@@ -121,6 +121,9 @@ class Control:
     # stops every server): ``capacity`` and ``slowdown`` through the ``IncidentHooks`` its build
     # sets on ``wiring.incident_hooks``, ``error_rate`` at its door (any server that replies).
     INCIDENTS: ClassVar[frozenset[str]] = frozenset()
+    # True when the server hands each served request to ``wiring.after_service``, so that it can
+    # call a tier below it (``sim.models.tiers``) while the request holds its place in service.
+    CALLS_TIERS: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         finite_fields(self)
@@ -150,6 +153,23 @@ class Control:
     @property
     def type_name(self) -> str:
         return type(self).__name__
+
+    def tier_problem(self, calls_below: bool) -> str | None:
+        """Why this server cannot be a tier of a call chain (``calls_below``: one that calls a
+        tier below it), or None. A tier replies to its caller, and waits for the tier below
+        while a request holds its place in service."""
+        if not self.CAPS.replies:
+            return (f"{self.type_name} is a contention control: it lets clients assume success, "
+                    "so it cannot answer a calling tier")
+        if calls_below and not self.CALLS_TIERS:
+            return f"{self.type_name} cannot call a tier below it"
+        return None
+
+    @property
+    def caller_processes(self) -> int:
+        """The processes that call a tier below this server, each with its own policy state
+        (``scope = "client"``): one, for a server that serves without workers."""
+        return 1
 
 
 @dataclass(frozen=True, kw_only=True)

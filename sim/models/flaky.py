@@ -43,6 +43,7 @@ class FlakyServer(Control):
         events=frozenset({ev.SERVER_ACCEPTS, ev.SERVER_REJECTS, ev.SERVER_COMPLETES}),
         series=("accepted", "rejected"), state_sample=True)
     INCIDENTS: ClassVar[frozenset[str]] = frozenset({"slowdown", "error_rate"})
+    CALLS_TIERS: ClassVar[bool] = True
     failure_rate: float
     latency: float = 0.0
 
@@ -69,6 +70,7 @@ class FlakyServer(Control):
         accepts, rejects = ev.pack(ev.SERVER_ACCEPTS), ev.pack(ev.SERVER_REJECTS)
         completes_code, shift = ev.SERVER_COMPLETES, ev.DETAIL_SHIFT
         in_service = 0
+        calls_down = wiring.downstream is not None  # each success calls the tier below first
 
         def receive_write(t: float, c: int, token: int) -> int:
             nonlocal in_service
@@ -78,9 +80,12 @@ class FlakyServer(Control):
             else:
                 accepted_series[int(t * inv)] += 1
                 reply, code = succeeded, accepts
-            if latency:
+            if latency or calls_down:
                 in_service += 1
-                heappush(heap, (t + latency, seq(), complete, c, token if reply is succeeded else ~token))
+                if reply is succeeded:
+                    heappush(heap, (t + latency, seq(), served, c, token))
+                else:
+                    heappush(heap, (t + latency, seq(), complete, c, ~token))
             else:
                 heappush(heap, (t + net[c](), seq(), reply, c, token))
             return code
@@ -102,7 +107,9 @@ class FlakyServer(Control):
         def set_capacity(t: float, fraction: float) -> None:
             raise AssertionError("FlakyServer has no capacity incidents (refused by the config)")
 
+        served = wiring.after_service(complete)  # complete, or the call to a tier below first
         if gate is not None:
+            gate.freeze(served)
             gate.freeze(complete)
         wiring.server_state = lambda: (in_service, 0)
         wiring.incident_hooks = IncidentHooks(set_capacity, set_slowdown)

@@ -209,8 +209,9 @@ class Incidents:
     stopped (at the outage's very start) is applied at the resume."""
 
     EVENTS = frozenset({ev.SERVER_INCIDENT_STARTS, ev.SERVER_INCIDENT_ENDS})  # every event code it records
+    # ``marker``: the client id its starts and ends are recorded with, as ``OutageGate``'s.
 
-    def __init__(self, wiring: Wiring, incidents: Sequence[Incident]) -> None:
+    def __init__(self, wiring: Wiring, incidents: Sequence[Incident], marker: int = -1) -> None:
         self.capacity = 1.0
         self.slowdown = 1.0
         self.error_rate = 0.0
@@ -221,8 +222,8 @@ class Incidents:
         self._pending: float | None = None  # a capacity to apply at the resume
         heap, seq = wiring.heap, wiring.seq
         for i, incident in enumerate(self._incidents):
-            heappush(heap, (incident.start, seq(), self._begin, -1, i))
-            heappush(heap, (incident.end, seq(), self._finish, -1, i))
+            heappush(heap, (incident.start, seq(), self._begin, marker, i))
+            heappush(heap, (incident.end, seq(), self._finish, marker, i))
         if wiring.gate is not None:
             wiring.gate.on_resume(self._resumed)
 

@@ -78,9 +78,11 @@ class OutageGate:
     """
 
     EVENTS = frozenset({ev.SERVER_PAUSES, ev.SERVER_RESUMES})  # every event code it records
+    # ``marker``: the client id its pause and resume are recorded with: -1 (the whole server), or
+    # for a tier below the first one of its callers' ids, which says the tier (sim.runs.tiers).
 
     def __init__(self, wiring: Wiring, outages: tuple[Outage, ...],
-                 queue: AcceptQueue | None = None) -> None:
+                 queue: AcceptQueue | None = None, marker: int = -1) -> None:
         queue = AcceptQueue() if queue is None else queue
         self.paused = False
         self.stopped_for = 0.0
@@ -104,8 +106,8 @@ class OutageGate:
         self._markers = 2 * len(outages)  # still in the heap
         heap, seq = wiring.heap, wiring.seq
         for i, outage in enumerate(outages):
-            heappush(heap, (outage.start, seq(), self._pause, -1, i))
-            heappush(heap, (outage.end, seq(), self._resume, -1, i))
+            heappush(heap, (outage.start, seq(), self._pause, marker, i))
+            heappush(heap, (outage.end, seq(), self._resume, marker, i))
 
     def wrap(self, handler: Callable | None) -> Callable | None:
         """An entry point that holds arrivals while the server is paused."""

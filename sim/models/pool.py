@@ -126,6 +126,7 @@ class PoolServer(Control):
         events=frozenset({ev.SERVER_ACCEPTS, ev.SERVER_QUEUES, ev.SERVER_REJECTS,
                           ev.SERVER_COMPLETES, ev.SERVER_DROPS}),
         series=("accepted", "rejected", "server_drops"), state_sample=True)
+    CALLS_TIERS: ClassVar[bool] = True
     # Keys naming a file, resolved relative to the config file that gives them (sim.config).
     PATH_KEYS: ClassVar[tuple[str, ...]] = ("service_file", "load_curve_file")
 
@@ -250,6 +251,11 @@ class PoolServer(Control):
                 f"{f', load_curve={curve!r}' if curve else ''})")
 
     @property
+    def caller_processes(self) -> int:
+        """Each worker calls the tier below for the request it serves."""
+        return int(self.workers)
+
+    @property
     def samples(self) -> np.ndarray | None:
         """The service times read from ``service_file`` (``empirical``), else None."""
         return self.__dict__.get("_samples")
@@ -321,7 +327,7 @@ class PoolServer(Control):
             s = constant if service is None else service()
             if load is not None:
                 s *= load(busy)
-            heappush(heap, (t + s * slowdown, seq(), complete, c, tok))
+            heappush(heap, (t + s * slowdown, seq(), served, c, tok))
 
         def drop(t: float, c: int, a: int) -> int:
             # One dropped request: its event, and the error reply where its client may still listen.
@@ -433,7 +439,7 @@ class PoolServer(Control):
                 s = constant if service is None else service()
                 if load is not None:
                     s *= load(busy)
-                heappush(heap, (t + s * slowdown, seq(), complete, c, tok))
+                heappush(heap, (t + s * slowdown, seq(), served, c, tok))
                 accepted_series[int(t * inv)] += 1
                 return accepts | ((busy + 1) << shift)
             if capacity_limit is None or queued < capacity_limit:
@@ -501,7 +507,9 @@ class PoolServer(Control):
         def state() -> tuple[int, int]:
             return busy, queued
 
+        served = wiring.after_service(complete)  # complete, or the call to a tier below first
         if gate is not None:
+            gate.freeze(served)
             gate.freeze(complete)
             gate.on_resume(dispatch)
         wiring.server_state = state

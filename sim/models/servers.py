@@ -58,6 +58,7 @@ class QueueServer(Control):
         events=frozenset({ev.SERVER_ACCEPTS, ev.SERVER_QUEUES, ev.SERVER_REJECTS, ev.SERVER_COMPLETES}),
         series=("accepted", "rejected"), state_sample=True)
     INCIDENTS: ClassVar[frozenset[str]] = frozenset(KINDS)
+    CALLS_TIERS: ClassVar[bool] = True
     concurrency: int
     service_time: float
     queue_size: int = 0
@@ -73,6 +74,16 @@ class QueueServer(Control):
         if self.overload_rule not in OVERLOAD_RULES:
             raise ParamError("overload_rule", f"must be one of {', '.join(map(repr, OVERLOAD_RULES))}, "
                              f"got {self.overload_rule!r}")
+
+    def tier_problem(self, calls_below: bool) -> str | None:
+        if calls_below and self.ticks:
+            return 'QueueServer cannot call a tier below it under overload_rule = "per_tick" (use "at_start")'
+        return super().tier_problem(calls_below)
+
+    @property
+    def caller_processes(self) -> int:
+        """Each service slot calls the tier below for the request it serves."""
+        return int(self.concurrency)
 
     @property
     def ticks(self) -> bool:
@@ -115,7 +126,7 @@ class QueueServer(Control):
             if in_service < slots:
                 in_service += 1
                 accepted_series[int(t * inv)] += 1
-                heappush(heap, (t + work * slowdown(), seq(), complete, c, token))
+                heappush(heap, (t + work * slowdown(), seq(), served, c, token))
                 return accepts
             if len(queue) < queue_size:
                 queue.append((c, token))
@@ -139,7 +150,7 @@ class QueueServer(Control):
             if queue and in_service < slots:
                 nc, ntoken = queue.popleft()
                 in_service += 1
-                heappush(heap, (t + work * slowdown(), seq(), complete, nc, ntoken))
+                heappush(heap, (t + work * slowdown(), seq(), served, nc, ntoken))
             return completes_code | ((in_service + 1) << shift)
 
         def set_capacity(t: float, fraction: float) -> None:
@@ -149,14 +160,16 @@ class QueueServer(Control):
             while queue and in_service < slots:
                 nc, ntoken = queue.popleft()
                 in_service += 1
-                heappush(heap, (t + work * slowdown(), seq(), complete, nc, ntoken))
+                heappush(heap, (t + work * slowdown(), seq(), served, nc, ntoken))
 
         def set_slowdown(t: float, factor: float) -> None:
             nonlocal work, reject_work
             work, reject_work = service_time * factor, reject_delay * factor
 
+        served = wiring.after_service(complete)  # complete, or the call to a tier below first
         if gate is not None:
             gate.freeze(send_rejection)
+            gate.freeze(served)
             gate.freeze(complete)
         wiring.server_state = lambda: (in_service, len(queue))
         wiring.incident_hooks = IncidentHooks(set_capacity, set_slowdown)
@@ -195,6 +208,7 @@ class LatencyServer(Control):
         events=frozenset({ev.SERVER_ACCEPTS, ev.SERVER_COMPLETES}),
         series=("accepted",), state_sample=True)
     INCIDENTS: ClassVar[frozenset[str]] = frozenset(KINDS)
+    CALLS_TIERS: ClassVar[bool] = True
     base_latency: float
     concurrency_limit: int
     factor: float
@@ -280,7 +294,7 @@ class LatencyServer(Control):
             delay = latency(concurrency)
             while in_flight and t - in_flight[0][0] > delay:
                 _, client, token = in_flight.popleft()
-                heappush(heap, (t, seq(), complete, client, token))
+                heappush(heap, (t, seq(), served, client, token))
 
         def check(t: float, c: int, n: int) -> int:
             nonlocal checking
@@ -314,6 +328,7 @@ class LatencyServer(Control):
             nonlocal latency
             latency = law
 
+        served = wiring.after_service(complete)  # complete, or the call to a tier below first
         if gate is not None:
             gate.on_resume(resume)
         wiring.server_state = lambda: (concurrency, 0)
@@ -332,7 +347,7 @@ class LatencyServer(Control):
             nonlocal concurrency
             concurrency += 1
             accepted_series[int(t * inv)] += 1
-            heappush(heap, (t + latency(concurrency), seq(), complete, c, token))
+            heappush(heap, (t + latency(concurrency), seq(), served, c, token))
             return accepts_code | ((concurrency + 1) << shift)
 
         def complete(t: float, c: int, token: int) -> int:
@@ -345,7 +360,9 @@ class LatencyServer(Control):
             nonlocal latency
             latency = law
 
+        served = wiring.after_service(complete)  # complete, or the call to a tier below first
         if gate is not None:
+            gate.wall(served)
             gate.wall(complete)
         wiring.server_state = lambda: (concurrency, 0)
         self._incident_hooks(wiring, set_law)

@@ -29,6 +29,8 @@ from sim.bounds import MAX_TIME
 from sim.core import events as ev
 from sim.core.events import NO_EVENT
 from sim.core.history import History
+from sim.runs.tiers import RunTiers, TierLayout
+from sim.models.tiers import stopping_both
 from sim.runs.resources import RUNAWAY_FACTOR, event_budget, expected_events, time_scale
 from sim.core.series import Series, extra_series
 from sim.core.streams import PURPOSE_WORKLOAD, clipped_normal, generator
@@ -178,13 +180,17 @@ def _build(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int,
     side = start_clients(wiring, as_chain(strategy), control, spec.workload, spec.timeout,
                          partial(wiring._rng, PURPOSE_WORKLOAD),
                          OpenClients if spec.workload.CONCURRENT else None)
+    tiers = wiring.tiers = RunTiers(spec, wiring, clients, repetition) if spec.tiers else None
     handlers = control.build(wiring)
     receive_write = handlers.receive_write
     if incidents is not None:
         incidents.bind(wiring.incident_hooks)
         receive_write = incidents.wrap(receive_write)  # errors inside the gate: a stopped server sends none
     gate = wiring.gate
-    if gate is not None:
+    if tiers is not None:
+        receive_write = tiers.entry(receive_write if gate is None else gate.wrap(receive_write))
+        side.bind(receive_write, None, stopping_both(handlers.stopped_waiting, tiers.stopped_waiting))
+    elif gate is not None:
         side.bind(gate.wrap(receive_write), gate.wrap(handlers.receive_read),
                   handlers.stopped_waiting)
     else:
@@ -245,7 +251,8 @@ def _metrics(spec: SimulationSpec, wiring: Wiring, side: Clients, duration: floa
         latency_times=latency_times,
         attempts_per_client=np.asarray(side.attempts, dtype=np.int64), bucket=series.width,
         series=arrays, refused=gate.refused if gate else 0, dropped=gate.dropped if gate else 0,
-        recovery_time=recovery.time, recovery_note=recovery.note)
+        recovery_time=recovery.time, recovery_note=recovery.note,
+        tiers=() if wiring.tiers is None else wiring.tiers.counts(counts["successes"], latencies))
 
 
 def run_metrics(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int, repetition: int) -> RunMetrics:
@@ -285,6 +292,9 @@ class Run:
         chain = spec.strategy(label).chain
         self._wiring, self._side = _build(spec, chain, clients, repetition)
         self._guard = _Guard(spec, chain.strategy, clients)
+        # A tiered run records its tiers' events with their callers' ids after the clients'
+        # (``TierLayout.tier_of`` says an id's tier); None without tiers.
+        self.layout: TierLayout | None = self._wiring.tiers.layout if spec.tiers else None
         self.history = History()
         self.time = 0.0
 

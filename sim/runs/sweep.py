@@ -19,6 +19,7 @@ from sim.analysis.metrics import RunMetrics
 from sim.analysis.open_metrics import OpenRunMetrics, latency_summary
 from sim.analysis.recovery import UNDECIDED, RecoverySummary, summary_note
 from sim.analysis.stats import Estimate, estimate
+from sim.analysis.tiers import TierSummary, tier_summaries
 from sim.runs.procpool import WorkerPool, report_progress
 from sim.runs import engine
 from sim.runs.engine import run_metrics
@@ -107,6 +108,11 @@ class SweepResult:
 
     def _open(self, s: int, k: int) -> list[OpenRunMetrics]:
         return [self.open_runs[(s, k, r)] for r in range(self.spec.repeat) if (s, k, r) in self.open_runs]
+
+    def tier_summaries(self, s: int, k: int) -> list[TierSummary]:
+        """Per tier of a tiered simulation (tier 1 first), over the cell's repetitions; [] without tiers."""
+        runs = self._open(s, k)
+        return tier_summaries(runs) if runs and runs[0].tiers else []
 
     def recovery(self, s: int, k: int) -> RecoverySummary | None:
         """The repetitions' recovery verdicts (how many recovered, in how long, how many were too

@@ -89,6 +89,12 @@ class RunData:
         an overload run's series are counted back from its events (a replay). ``capacity``: a
         worker pool's size over time (the spec's; an events file does not record it).
         """
+        if n_clients is not None and len(clients) and int(clients.max()) >= n_clients:
+            # A tiered run: its lower tiers' events carry their callers' ids after the clients'
+            # (sim.runs.tiers.TierLayout). The views show the clients and the server they call.
+            keep = clients < n_clients
+            times, clients, packed = times[keep], clients[keep], packed[keep]
+            history = None
         codes = unpack_codes(packed).astype(np.int8)
         details = unpack_details(packed)
         if n_clients is None:

@@ -1,0 +1,59 @@
+"""Per-tier figures of a tiered simulation: what each tier of a call chain saw (issue 21).
+
+A run keeps, per tier, the attempts that arrived at it, the successes it answered and the
+latencies of its callers' successful calls (first attempt to success, retries included: what
+the tier costs the one above it; at tier 1 that is the clients' latency). Amplification at a
+tier is its arrivals per client call (calls the clients offered): with each layer making up to
+a attempts against a failing bottom, a^k at tier k.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from sim.analysis.stats import Estimate, estimate
+
+if TYPE_CHECKING:
+    from sim.analysis.open_metrics import OpenRunMetrics
+
+
+@dataclass(frozen=True)
+class TierRunCounts:
+    """One tier in one run: attempts arriving, successes answered, call latencies (a sample)."""
+
+    requests: int
+    successes: int
+    latencies: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+
+@dataclass(frozen=True)
+class TierSummary:
+    """One tier over a sweep cell's repetitions: amplification (mean, 95% CI), mean requests and
+    successes, and the latency percentiles of every repetition's calls pooled."""
+
+    tier: int
+    amplification: Estimate
+    requests: float
+    successes: float
+    p50: float
+    p99: float
+
+
+def tier_summaries(runs: Sequence[OpenRunMetrics]) -> list[TierSummary]:
+    """Per tier (1 = the server the clients call), over the repetitions ``runs`` of one cell."""
+    if not runs:
+        return []
+    out = []
+    for i in range(len(runs[0].tiers)):
+        amplification = np.array([m.tiers[i].requests / m.offered if m.offered else math.nan for m in runs])
+        pooled = np.concatenate([m.tiers[i].latencies for m in runs])
+        p50, p99 = (np.percentile(pooled, (50, 99)).tolist() if pooled.size else (math.nan, math.nan))
+        out.append(TierSummary(i + 1, estimate(amplification),
+                               float(np.mean([m.tiers[i].requests for m in runs])),
+                               float(np.mean([m.tiers[i].successes for m in runs])), float(p50), float(p99)))
+    return out

@@ -1,0 +1,49 @@
+"""The per-tier amplification table of a tiered simulation (the CLI prints it after the latency
+table): for each client count and strategy, what each tier of the call chain saw."""
+
+from __future__ import annotations
+
+import math
+
+from rich import box
+from rich.table import Table
+
+from sim.runs.sweep import SweepResult
+
+
+def _number(value: float, digits: int = 1) -> str:
+    if math.isnan(value):
+        return "—"
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.{digits}f}"
+
+
+def tier_table(result: SweepResult) -> Table | None:
+    """Clients × strategy × tier: amplification (mean ± 95% CI), requests, successes, p50, p99;
+    None for a simulation without tiers."""
+    spec = result.spec
+    if not spec.tiers:
+        return None
+    controls = [spec.control, *(t.control for t in spec.tiers)]
+    table = Table(title=f"{spec.title} · tiers · {spec.repeat} repeats", title_justify="left",
+                  header_style="bold", box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False,
+                  show_edge=False, caption_justify="left")
+    for name, justify in (("clients", "right"), ("strategy", "left"), ("tier", "right"),
+                          ("server", "left"), ("amplification", "right"), ("requests", "right"),
+                          ("successes", "right"), (f"p50 ({spec.time_unit})", "right"),
+                          (f"p99 ({spec.time_unit})", "right")):
+        table.add_column(name, justify=justify, no_wrap=True)
+    for k, n in enumerate(spec.clients):
+        if k:
+            table.add_section()
+        for s, label in enumerate(spec.labels):
+            for summary in result.tier_summaries(s, k):
+                amp = summary.amplification
+                amp_text = _number(amp.mean, 2) if math.isnan(amp.ci95) else f"{_number(amp.mean, 2)} ± {_number(amp.ci95, 2)}"
+                first = summary.tier == 1
+                table.add_row(str(n) if first and s == 0 else "", label if first else "", str(summary.tier),
+                              controls[summary.tier - 1].type_name, amp_text, _number(summary.requests),
+                              _number(summary.successes), _number(summary.p50), _number(summary.p99))
+    table.caption = ("amplification: attempts arriving at the tier per client call (mean ± 95% CI); "
+                     "tier 1 is the server the clients call; p50/p99: latency of the calls made to "
+                     "the tier, retries included (at tier 1 the clients').")
+    return table
