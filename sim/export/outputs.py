@@ -144,7 +144,7 @@ def _provenance_json(job: Job, path: Path) -> Path:
 
     stem = path.name[:-len(PROVENANCE_SUFFIX)]
     files = [stem + o.suffix for o in outputs_for(job.result.spec) if o.suffix != PROVENANCE_SUFFIX]
-    return atomic_write_text(path, provenance_text(job, files))
+    return atomic_write_text(path, provenance_text(job.result.spec, files))
 
 
 # In the order they are written (and listed in the help).

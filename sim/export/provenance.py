@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from sim.export.outputs import Job
     from sim.spec import SimulationSpec
 
 FORMAT = 1
@@ -92,6 +91,6 @@ def provenance(spec: SimulationSpec, files: list[str], argv: list[str] | None = 
     }
 
 
-def provenance_text(job: Job, files: list[str]) -> str:
+def provenance_text(spec: SimulationSpec, files: list[str]) -> str:
     """``provenance`` as the JSON file holds it."""
-    return json.dumps(provenance(job.result.spec, files), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(provenance(spec, files), indent=2, ensure_ascii=False) + "\n"
