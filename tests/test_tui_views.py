@@ -4,6 +4,7 @@ the requests chart's cursor on the playback cursor, charts that get readable roo
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -39,9 +40,34 @@ def test_status_keeps_every_word_when_it_fits_and_abbreviates_to_one_line() -> N
             # What the run is and where the cursor is, always there: the clients, the
             # repetition, the time and the speed (the outage too, when there is one).
             assert f"{status.clients} cl" in text and f"/{status.repetitions}" in text
-            assert f"{status.time:.1f}/{status.total:.1f}" in text and "ms/s" in text
+            assert f"{status.time:.1f}/{status.total:.0f}" in text and "ms/s" in text
             assert ("outage" in text) == status.outage
     assert "Constant" in layout(SHORT, 78)[0].plain  # the strategy whole when it can be
+
+
+# examples/server_outage.toml inside its outage: a run of 300 s, a million events (issue 23.2:
+# four rows at 80x24).
+OUTAGE = Status("Server_Outage", "LatencyServer", "constant 100ms", clients=1000, repetition=0,
+                repetitions=3, seed=3, time=45123.4, total=300000.0, index=123456,
+                count=1234567, speed=1000.0, outage=True)
+
+
+def test_status_stays_one_row_in_a_long_outage_giving_way_by_priority() -> None:
+    texts = {}
+    for width in range(118, 1, -1):
+        lines = layout(OUTAGE, width)
+        assert len(lines) == 1 and lines[0].cell_len <= width
+        texts[width] = lines[0].plain
+    # At 80 columns: the clients, repetition, time and the outage, in words; the speed and
+    # the run length's tenths have given way.
+    at_80 = texts[78]
+    assert "1,000 cl" in at_80 and "rep 1/3" in at_80 and "░ outage" in at_80
+    assert "45123.4/300000 ms" in at_80 and "ms/s" not in at_80
+    assert "outage" in texts[98] and "1000 ms/s" in texts[98]  # 100 columns: the speed too
+    for width in range(118, 60, -1):  # the outage's glyph stays until the time has to go
+        assert "░" in texts[width] and "45123.4/" in texts[width]
+    incident = layout(replace(OUTAGE, outage=False, incidents=("capacity",)), 78)[0].plain
+    assert "┈ incident" in incident
 
 
 @pilot_test
