@@ -10,14 +10,18 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 from textual.widgets import Static
-from tui_support import FIXTURES, fake_clock, make_app, pilot_test, settle
+from tui_support import FIXTURES, WidgetApp, fake_clock, make_app, pilot_test, settle
+
+from sim.config import load_config
+from sim.runs.sweep import run_sweep
 
 from tui.screens.main import CHART_INTERVAL
 from tui.widgets.analysis.chart_stack import MIN_CHART_ROWS, ChartStack
-from tui.widgets.analysis.charts import MetricsChart, RequestsChart, axis_ticks
+from tui.widgets.analysis.charts import MetricsChart, RequestsChart, axis_ticks, series_marker
 from tui.widgets.status import Status, StatusLine, layout
 
 ELEVEN = FIXTURES / "eleven.toml"
+SAMPLE = Path(__file__).parent.parent / "sim" / "sample.toml"
 
 
 # Status line -----------------------------------------------------------------------------------
@@ -156,6 +160,30 @@ async def test_log_scale_toggle(tmp_path: Path) -> None:
         assert ticks and all(set(t[1:]) <= {"0"} and t[0] in "125" for t in ticks)
         await pilot.press("l")
         assert not chart.log and "(log scale)" not in chart.render().plain
+
+
+@pilot_test
+async def test_lines_never_hide_the_markers_on_a_log_scale(monkeypatch) -> None:
+    # sim/sample.toml's Locking_Example (3 repetitions): on a log axis the three strategies'
+    # work bunches up and a later strategy's line used to run over the earlier ones' markers,
+    # leaving only ■ (issue 23.7). Markers are drawn over every line: as many of each show as
+    # with no lines drawn at all.
+    spec = replace(load_config(SAMPLE).simulations[0], repeat=3)
+    chart = MetricsChart(metric="work")
+    async with WidgetApp(chart).run_test(size=(60, 20)) as pilot:
+        chart.show(run_sweep(spec, workers=1), "work")
+        counts = {}
+        for lines in (True, False):
+            if not lines:
+                monkeypatch.setattr(chart.plt, "plot", lambda *args, **kwargs: None)
+            for log in (False, True):
+                chart.log = log
+                await pilot.pause()
+                inside, _ = plot_rows(chart.render().plain)
+                counts[lines, log] = [sum(row.count(series_marker(s)) for row in inside)
+                                      for s in range(3)]
+        assert counts[True, True] == counts[False, True] and counts[True, True][0] > 0
+        assert counts[True, False] == counts[False, False]
 
 
 @pilot_test
