@@ -120,8 +120,9 @@ class ComparePane(Vertical):
         self.border_title = text.replace("[", r"\[")
 
 
-class CompareScreen(ModalScreen[None]):
-    """Strategies side by side on one clock; Escape or v returns to the single run."""
+class CompareScreen(ModalScreen[float]):
+    """Strategies side by side on one clock; Escape or v returns to the single run, at the
+    clock's time (the screen's result)."""
 
     BINDINGS = compare_bindings()
     AUTO_FOCUS = ""  # nothing focused: every key reaches the bindings
@@ -150,6 +151,10 @@ class CompareScreen(ModalScreen[None]):
         self._picked: list[str] = []
         self._stops = merged_times([])
         self._span = 0.0
+        # The user's place on the clock (their last step, seek or play): the clock shows it,
+        # or the runs' end when they all end before it. Kept while other runs load, so c/C
+        # and r/R land at the same time, not at the first loaded run's end.
+        self._place = 0.0
         self._last_tick = 0.0
         self._recorder: RunRecorder | None = None
         self._panes: list[ComparePane] = []
@@ -168,7 +173,8 @@ class CompareScreen(ModalScreen[None]):
         if isinstance(app.source, ConfigSource):
             self._recorder = RunRecorder(in_process=app.sweep_workers == 1)
         self.speed = app.speed
-        self.set_reactive(CompareScreen.clock, app.current_time)  # where the single run was
+        self._place = app.place_time  # where the single run was
+        self.set_reactive(CompareScreen.clock, self._place)
         self._timer = self.set_interval(1 / MAX_FPS, self._tick, pause=True)
         self.watch(app, "selection", self._selection_changed, init=False)
         self._use(self._selection, initial_picks(self._strategies(), self._selection.strategy))
@@ -305,8 +311,8 @@ class CompareScreen(ModalScreen[None]):
         self._span = max((run.total_time for run in runs), default=0.0)
         if not self.app.animated:
             self.clock = self._span
-        elif self._stops.size:
-            self.clock = min(self.clock, self._span)
+        elif self._stops.size and len(runs) == len(self._picked):  # every run is here
+            self.clock = min(self._place, self._span)
         self._layout_panes()
 
     def on_resize(self) -> None:
@@ -463,13 +469,13 @@ class CompareScreen(ModalScreen[None]):
         elapsed = min(now - self._last_tick, MAX_FRAME_SECONDS)
         self._last_tick = now
         end = self._span
-        self.clock = min(self.clock + self.speed * elapsed, end)
+        self.clock = self._place = min(self.clock + self.speed * elapsed, end)
         if self.clock >= end:
             self.playing = False
 
     def _move(self, time: float) -> None:
         self.playing = False
-        self.clock = time
+        self.clock = self._place = time
 
     def action_toggle_play(self) -> None:
         if not self._stops.size:
@@ -479,7 +485,7 @@ class CompareScreen(ModalScreen[None]):
             self.notify("Animation is off (--no-animation): showing the whole runs.")
             return
         if not self.playing and self.clock >= self._span:
-            self.clock = float(self._stops[0])
+            self.clock = self._place = float(self._stops[0])
         self.playing = not self.playing
 
     def action_step(self, events: int) -> None:
@@ -507,4 +513,4 @@ class CompareScreen(ModalScreen[None]):
             value=f"{self.clock:.1f}", minimum=0), go)
 
     def action_close(self) -> None:
-        self.dismiss(None)
+        self.dismiss(self.clock)

@@ -476,7 +476,12 @@ class MainScreen(Screen):
             self.notify("This simulation has one strategy: nothing to compare it with.",
                         severity="warning")
             return
-        self.app.push_screen(CompareScreen(selection, self._runs.get))
+        self.app.push_screen(CompareScreen(selection, self._runs.get), self._compared)
+
+    def _compared(self, time: float | None) -> None:
+        """Back from the comparison view: at its clock's time (and ``v`` opens it there)."""
+        if time is not None:
+            self.app.seek(time)
 
     def _plan(self, table: str, in_replay: str, purpose: str, section: str):
         """The selected simulation's explore or tune plan (``table``), or None after saying why
