@@ -23,7 +23,7 @@ from sim.export.palette import DEFAULT_THEME
 from sim.teardown import start_resource_tracker
 
 from .commands import BackoffCommands
-from .keys import bindings
+from .keys import MAIN_VIEW, bindings
 from .view.rundata import RunData
 from .screens.help import HelpScreen
 from .screens.main import MainScreen
@@ -320,4 +320,5 @@ class BackoffApp(App[None]):
         self.notify(f"Theme: {self.theme}", timeout=2)
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen())
+        """The keys of the view on screen (each view declares them as ``HELP``)."""
+        self.push_screen(HelpScreen(getattr(self.screen, "HELP", MAIN_VIEW)))

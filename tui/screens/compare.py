@@ -23,7 +23,7 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.reactive import var
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
 from ..view.compare_columns import (
@@ -35,7 +35,8 @@ from ..view.compare_columns import (
     summary_headers,
     summary_line,
 )
-from ..keys import COMPARE_KEYS, KEYS, PLAYBACK, key_bindings
+from ..keys import COMPARE_APP_ACTIONS, COMPARE_VIEW, key_bindings
+from ..widgets.footer import FittedFooter
 from ..messages import CompareRunLoaded
 from ..view.rundata import RunData
 from ..state.playback import MAX_FPS, change_speed, format_speed
@@ -52,21 +53,17 @@ MAX_FRAME_SECONDS = 0.25
 
 
 def compare_bindings() -> list[Binding]:
-    """The playback keys of the main view, acting on the shared clock (not the log's search,
-    which has no log here); the comparison's own; and the app's keys that move every run
-    (clients, repetition, simulation, seed, theme)."""
-    bindings = [Binding(k.keys, k.action, k.short or k.description, show=k.footer,
-                        key_display=k.display, tooltip=k.description)
-                for k in KEYS if k.group == PLAYBACK and not k.action.startswith("screen.")]
-    bindings += [b for k in COMPARE_KEYS for b in key_bindings(k)]
-    app_actions = ("cycle('clients', 1)", "cycle('clients', -1)", "cycle('repetition', 1)",
-                   "cycle('repetition', -1)", "cycle('simulation', 1)",
-                   "cycle('simulation', -1)", "change_seed", "cycle_theme", "help")
-    for k in KEYS:
-        if k.action in app_actions:
+    """``COMPARE_VIEW``'s keys: the playback keys of the main view, acting on the shared clock
+    (not the log's search, which has no log here); the app's keys that move every run
+    (clients, repetition, simulation, seed), theme and help; and the comparison's own."""
+    bindings = []
+    for k in COMPARE_VIEW.keys:
+        if k.action in COMPARE_APP_ACTIONS:
             bindings.append(Binding(k.keys, f"app.{k.action}", k.short or k.description,
                                     show=k.footer and k.action == "help", key_display=k.display,
                                     tooltip=k.description))
+        else:
+            bindings += key_bindings(k)
     bindings.append(Binding("ctrl+p", "app.command_palette", "palette", show=False))
     return bindings
 
@@ -125,6 +122,7 @@ class CompareScreen(ModalScreen[float]):
     clock's time (the screen's result)."""
 
     BINDINGS = compare_bindings()
+    HELP = COMPARE_VIEW  # what ? lists here
     AUTO_FOCUS = ""  # nothing focused: every key reaches the bindings
 
     DEFAULT_CSS = """
@@ -166,7 +164,7 @@ class CompareScreen(ModalScreen[float]):
         yield PickTable(id="compare-table", cursor_type="row", zebra_stripes=True)
         yield Static("", id="compare-hint", markup=False)
         yield Vertical(id="compare-panes")
-        yield Footer(compact=True)
+        yield FittedFooter()
 
     def on_mount(self) -> None:
         app = self.app
@@ -420,6 +418,9 @@ class CompareScreen(ModalScreen[float]):
         strategies = self._strategies()
         if index < len(strategies):
             self.toggle(strategies[index])
+        else:
+            self.notify(f"No row {number}: this simulation has {len(strategies)} strategies.",
+                        timeout=3)
 
     def toggle(self, strategy: str) -> None:
         if not self._available(strategy):

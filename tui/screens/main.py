@@ -15,11 +15,13 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Label, ProgressBar, Static
+from textual.widgets import DataTable, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from sim import SweepResult, UserError
 
+from ..keys import MAIN_VIEW
+from ..widgets.footer import FittedFooter
 from ..messages import ExportProgress, SweepProgress, TuneProgress
 from ..view.rundata import RunData
 from ..state.explore_map import CellChoice, ExploreMap, MapState
@@ -66,6 +68,7 @@ class MainScreen(Screen):
     """
 
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW_WIDTH, "-wide")]
+    HELP = MAIN_VIEW  # what ? lists here (the app's keys and the event log's)
     AUTO_FOCUS = ""  # nothing focused: every key reaches the app's bindings
 
     pane_view: var[str] = var("both")
@@ -104,7 +107,7 @@ class MainScreen(Screen):
                 yield Static("", id="analysis-note", markup=False)
                 yield ChartStack(id="charts")
                 yield SeriesPanels(id="series")
-        yield Footer(compact=True)
+        yield FittedFooter()
 
     def on_mount(self) -> None:
         app = self.app
