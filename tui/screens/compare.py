@@ -56,14 +56,13 @@ def compare_bindings() -> list[Binding]:
     """``COMPARE_VIEW``'s keys: the playback keys of the main view, acting on the shared clock
     (not the log's search, which has no log here); the app's keys that move every run
     (clients, repetition, simulation, seed), theme and help; and the comparison's own."""
-    bindings = []
-    for k in COMPARE_VIEW.keys:
+    bindings = [b for k in COMPARE_VIEW.keys if k.action not in COMPARE_APP_ACTIONS
+                for b in key_bindings(k)]
+    for k in COMPARE_VIEW.keys:  # after the view's own: the footer lists Help last
         if k.action in COMPARE_APP_ACTIONS:
             bindings.append(Binding(k.keys, f"app.{k.action}", k.short or k.description,
                                     show=k.footer and k.action == "help", key_display=k.display,
                                     tooltip=k.description))
-        else:
-            bindings += key_bindings(k)
     bindings.append(Binding("ctrl+p", "app.command_palette", "palette", show=False))
     return bindings
 

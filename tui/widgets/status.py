@@ -111,14 +111,10 @@ def _cut(part: Text, cells: int) -> Text:
     return part
 
 
-def _whole_total(part: Text) -> Text:
-    """``45123.4/300000.0 ms`` → ``45123.4/300000 ms``: the run's length needs no tenths."""
-    plain = re.sub(r"^(\S+)/(\d+)\.\d+ ", r"\1/\2 ", part.plain[len(_state(part)):])
-    return Text.assemble((_state(part), "bold"), (plain, part.style))
-
-
-def _state(part: Text) -> str:
-    return next((p for p in ("▶ ", "❚❚ ") if part.plain.startswith(p)), "")
+def _whole_total(s: Status) -> Text:
+    """``45123.4/300000 ms``: the time, and the run's length rounded (it needs no tenths)."""
+    return Text.assemble(("▶ " if s.playing else "❚❚ ", "bold"),
+                         f"{s.time:.1f}/{s.total:.0f} {s.time_unit}")
 
 
 Floors = tuple[int, int] | None  # how short the title, then the strategy, may be cut
@@ -138,7 +134,7 @@ def _forms(status: Status) -> list[tuple[list[Text], list[Text], Floors]]:
     episode = [p for p in rest if p.plain[:1] in "░┈"]
     speed = [p for p in rest if p not in event and p not in episode]
     glyph = [Text(p.plain[:1], style=p.style) for p in episode]
-    short = [time if status.loading else _whole_total(time)]
+    short = [time if status.loading else _whole_total(status)]
     named = selection[:-1]  # without the seed
     return [(selection, clock, None),
             (named, clock, None),
