@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 from textual.widgets import Static
-from tui_support import FIXTURES, WidgetApp, fake_clock, make_app, pilot_test, settle
+from tui_support import FIXTURES, TINY_OUTAGE, WidgetApp, fake_clock, make_app, pilot_test, settle
 
 from sim.config import load_config
 from sim.runs.sweep import run_sweep
@@ -83,6 +83,21 @@ async def test_status_line_is_one_row_at_80x24(tmp_path: Path) -> None:
         assert status.size.height == 1
         line = status.render().plain
         assert "Constant" in line and "rep " in line
+
+
+@pilot_test
+async def test_speed_keys_say_the_speed_when_the_status_line_has_dropped_it(tmp_path: Path) -> None:
+    # 300 clients inside the outage, 60 columns: the status line gives the speed up first.
+    app = make_app(tmp_path, TINY_OUTAGE)
+    async with app.run_test(size=(60, 24), notifications=True) as pilot:
+        await settle(pilot)
+        await pilot.press("c", "g", *"17000", "enter")
+        await settle(pilot)
+        status = app.screen.query_one(StatusLine)
+        assert "░" in status.render().plain and not status.shows_speed
+        await pilot.press("plus")
+        await pilot.pause()
+        assert "Speed:" in app.export_screenshot().replace("&#160;", " ")
 
 
 # Requests chart cursor -------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from ..state.export import export_view
 from ..state.recorder import Cancelled, RunRecorder
 from ..state.source import ConfigSource, Selection, Source
 from ..state.sweeps import SweepBook, SweepKey, stopped
+from ..state.playback import format_speed
 from ..state.tuning import TuneOutcome, tune_variant
 from ..theme import palette_for
 from ..view.ticks import DEFAULT_TIME_UNIT
@@ -124,6 +125,7 @@ class MainScreen(Screen):
         self.watch(app, "cursor", self._cursor_changed)
         self.watch(app, "playing", self._clock_changed)
         self.watch(app, "speed", lambda _speed: self._update_status())
+        self.watch(app, "speed", self._speed_changed, init=False)
         self.watch(app, "clock", self._clock_changed)
 
     # --- state → widgets --------------------------------------------------------------------
@@ -160,6 +162,13 @@ class MainScreen(Screen):
         panels.set_cursor(time)
         self._update_status()
         self._update_timeline_title()
+
+    def _speed_changed(self, speed: float) -> None:
+        """A status line too narrow for the speed (it gives way first) cannot show + and -
+        act: say the new speed instead (not for the first run's speed, set before it shows)."""
+        status = self.query_one(StatusLine)
+        if self.app.run_data is not None and not status.shows_speed:
+            self.notify(f"Speed: {format_speed(speed, status.status.time_unit)}", timeout=2)
 
     def _cursor_changed(self, cursor: int) -> None:
         app = self.app

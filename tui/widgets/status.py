@@ -215,6 +215,12 @@ class StatusLine(Widget, can_focus=False):
     def status(self) -> Status:
         return self._status
 
+    @property
+    def shows_speed(self) -> bool:
+        """Whether the line, at its width, says the playback speed (a narrow one drops it)."""
+        speed = format_speed(self._status.speed, self._status.time_unit)
+        return speed in self.render().plain
+
     def show(self, status: Status) -> None:
         if status != self._status:
             width = self.content_size.width
