@@ -159,6 +159,8 @@ OUTPUTS: tuple[Output, ...] = (
     _csv("_events.csv", "the example histories (replay them: `backoff-sim replay FILE`); with\n"
          "[[simulation.tiers]] a last column, tier", _events_csv,
          _CSV, "EVENTS_HEADER"),
+    Output(PROVENANCE_SUFFIX, "what made the set: version, seed, config file and its SHA-256, the\n"
+           "command line, and a command that writes it again", _provenance_json),
     Output("_timeseries.png", "offered, retries, accepted, goodput, rejected, timed out, in service\n"
            "and queued over time, per strategy, outages shaded", _timeseries_png, needs="keeps_series"),
     Output("_latency.png", "latency and requests per client, sorted by latency, per strategy",
@@ -174,8 +176,6 @@ OUTPUTS: tuple[Output, ...] = (
            text=_tiers_csv, tiered=True),
     Output("_tiers.png", "with [[simulation.tiers]]: amplification per tier, a panel per client count,\n"
            "a line per strategy", _tiers_png, needs="keeps_series", tiered=True),
-    Output(PROVENANCE_SUFFIX, "what made the set: version, seed, config file and its SHA-256, the\n"
-           "command line, and a command that writes it again", _provenance_json),
 )
 
 
