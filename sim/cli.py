@@ -315,8 +315,11 @@ def _run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``backoff-sim`` (headless): dispatch ``run`` and ``explore``; print help when no command is given."""
+    from sim.export.provenance import set_command
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    set_command(["backoff-sim", *(sys.argv[1:] if argv is None else argv)])
     if args.command == "run":
         return run_command(args)
     if args.command == "explore":

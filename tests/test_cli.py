@@ -19,7 +19,7 @@ CONFIG = toml_text(
     top={"seed": 3})
 
 STEMS = ("Small_lock", "Throttle")
-KINDS = ("_metrics.png", "_scatter.png", "_metrics.csv", "_runs.csv", "_events.csv")
+KINDS = ("_metrics.png", "_scatter.png", "_metrics.csv", "_runs.csv", "_events.csv", "_provenance.json")
 CSV_KINDS = ("_metrics.csv", "_runs.csv", "_events.csv")
 
 
@@ -32,7 +32,7 @@ def _csvs(out: Path) -> dict[str, bytes]:
     return file_bytes(out, [stem + kind for stem in STEMS for kind in CSV_KINDS])
 
 
-def test_run_writes_the_five_files_per_simulation(config: Path, tmp_path: Path, capsys) -> None:
+def test_run_writes_the_six_files_per_simulation(config: Path, tmp_path: Path, capsys) -> None:
     out = tmp_path / "out" / "nested"
     assert cli.main(["run", str(config), "--out", str(out), "--workers", "1"]) == 0
     assert sorted(p.name for p in out.iterdir()) == sorted(s + k for s in STEMS for k in KINDS)
@@ -57,7 +57,7 @@ def test_run_writes_the_five_files_per_simulation(config: Path, tmp_path: Path, 
     # The representative histories: smallest client count above 2.
     assert "Small lock · Constant · 3 clients, repetition 0" in printed
     assert "Throttle · Expo · 5 clients, repetition 0" in printed
-    assert "wrote 5 files for 'Small lock'" in printed
+    assert "wrote 6 files for 'Small lock'" in printed
 
 
 def test_csv_contents_are_consistent(config: Path, tmp_path: Path) -> None:

@@ -271,7 +271,7 @@ def test_a_tiny_or_bad_columns_falls_back_to_a_readable_width(tmp_path: Path, co
     monkeypatch.setenv("COLUMNS", columns)
     assert cli.main([*argv, "--quiet"]) == 0
     assert capsys.readouterr().out == listed  # the file list never depends on the width
-    assert len(listed.splitlines()) == 10
+    assert len(listed.splitlines()) == 12  # 6 files for each of the 2 simulations
     assert cli.main(argv) == 0
     out = capsys.readouterr().out
     assert "FullJitteredExpo" in out and "client_requests_write" in out

@@ -14,7 +14,7 @@ from sim.analysis.open_metrics import OpenRunMetrics
 from sim.runs.sweep import SweepResult
 from sim.config import parse_config
 from sim.export.overload_csv import latency_csv_text
-from sim.report.latency import BEST, best_rows, latency_table, strategy_values
+from sim.report.latency import BEST, best_rows, latency_table, strategy_values, unstarred_no_retry
 from tui.view.latency_rows import latency_rows
 
 CLIENTS, HORIZON = 10, 1000.0
@@ -46,6 +46,22 @@ def test_few_served_gets_no_star_for_speed_or_requests() -> None:
     assert section[0]["p50"] < section[1]["p50"]  # "few" looks fast over the 2 it served
     assert section[0]["requests"] < section[1]["requests"]
     assert best_rows(section) == {"requests": 1, "p50": 1}
+
+
+def _row(requests: float, successes: float, p50: float, retried: bool) -> dict:
+    return {"requests": requests, "successes": successes, "p50": p50, "recovery": None, "retried": retried}
+
+
+def test_fewest_requests_is_no_star_for_a_strategy_that_never_retried() -> None:
+    # Both served enough (95 of 100); the one that never retried sent fewer requests by
+    # definition, so the star for requests goes to the fewest among those that retried.
+    section = [_row(100.0, 95.0, 10.0, False), _row(130.0, 100.0, 12.0, True), _row(120.0, 99.0, 11.0, True)]
+    assert best_rows(section) == {"requests": 2, "p50": 0}
+    assert unstarred_no_retry(section, best_rows(section))
+    # Nobody retried (a calm run): fewest requests as before.
+    calm = [_row(100.0, 95.0, 10.0, False), _row(90.0, 95.0, 12.0, False)]
+    assert best_rows(calm) == {"requests": 1, "p50": 0}
+    assert not unstarred_no_retry(calm, best_rows(calm))
 
 
 def test_latency_csv_has_unfinished_and_goodput_per_time_unit() -> None:

@@ -41,7 +41,7 @@ def _previous_set(tmp_path: Path) -> tuple[Path, Path, dict[str, bytes]]:
     out = tmp_path / "out"
     assert cli.main(["run", str(config), "--out", str(out), "--quiet", "--workers", "1"]) == 0
     before = _snapshot(out)
-    assert len(before) == 10 and all(not name.startswith(".") for name in before)
+    assert len(before) == 12 and all(not name.startswith(".") for name in before)
     return config, out, before
 
 
@@ -195,10 +195,11 @@ def test_files_of_an_earlier_overload_set_are_removed_with_it(tmp_path: Path) ->
     open_spec = make_spec("QueueServer", title="t", clients=[2], repeat=1, concurrency=1,
                           service_time=1.0, horizon=50.0)
     export_simulation(run_sweep(open_spec, workers=1), out)
-    assert len(list(out.iterdir())) == 9
+    assert len(list(out.iterdir())) == 10
     export_simulation(run_sweep(make_spec(title="t", clients=[2], repeat=1), workers=1), out)
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        f"t{k}" for k in ("_metrics.png", "_scatter.png", "_metrics.csv", "_runs.csv", "_events.csv"))
+        f"t{k}" for k in ("_metrics.png", "_scatter.png", "_metrics.csv", "_runs.csv", "_events.csv",
+                          "_provenance.json"))
 
 
 # --- file names ----------------------------------------------------------------------------------

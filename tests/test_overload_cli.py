@@ -1,4 +1,4 @@
-"""``backoff-sim run`` on a simulation against a replying server: nine files, the latency table with
+"""``backoff-sim run`` on a simulation against a replying server: ten files, the latency table with
 ``✗ never`` and ★ marks, a short history head instead of the whole history, identical CSVs for a
 seed whatever the number of workers."""
 
@@ -26,7 +26,7 @@ from sim.report.latency import NEVER_MARK, LatencyReport
 FIXTURE = Path(__file__).parent / "fixtures" / "tiny_outage.toml"
 STEM = "Tiny_outage"
 KINDS = ("_metrics.png", "_scatter.png", "_metrics.csv", "_runs.csv", "_events.csv",
-         "_timeseries.png", "_latency.png", "_timeseries.csv", "_latency.csv")
+         "_timeseries.png", "_latency.png", "_timeseries.csv", "_latency.csv", "_provenance.json")
 HEADERS = {"_metrics.csv": METRICS_HEADER, "_runs.csv": RUNS_HEADER, "_events.csv": EVENTS_HEADER,
            "_timeseries.csv": TIMESERIES_HEADER, "_latency.csv": LATENCY_HEADER}
 
@@ -35,7 +35,7 @@ def _csvs(out: Path) -> dict[str, bytes]:
     return file_bytes(out, [STEM + kind for kind in HEADERS])
 
 
-def test_run_writes_nine_files_and_prints_the_latency_table(tmp_path: Path, capsys) -> None:
+def test_run_writes_ten_files_and_prints_the_latency_table(tmp_path: Path, capsys) -> None:
     out = tmp_path / "out"
     assert cli.main(["run", str(FIXTURE), "--out", str(out), "--workers", "1"]) == 0
     assert sorted(p.name for p in out.iterdir()) == sorted(STEM + kind for kind in KINDS)
@@ -55,7 +55,7 @@ def test_run_writes_nine_files_and_prints_the_latency_table(tmp_path: Path, caps
     assert "Tiny outage · constant · 30 clients, repetition 0 · first 20 of" in printed
     events_file = out / f"{STEM}_events.csv"
     assert f"more events; browse them with: backoff-sim replay {events_file}" in printed
-    assert "wrote 9 files for 'Tiny outage'" in printed
+    assert "wrote 10 files for 'Tiny outage'" in printed
     # A head of the history, not all of it: 20 events of each of the two strategies' runs.
     events = events_file.read_text("utf-8").count("\n") - 1
     assert events > 1000

@@ -185,19 +185,19 @@ def test_pngs_open(which: str, theme: str, request, tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t_latency.png", "t_timeseries.png"]
 
 
-def test_export_writes_nine_files_for_open_simulations_and_five_otherwise(spike: SweepResult,
+def test_export_writes_ten_files_for_open_simulations_and_six_otherwise(spike: SweepResult,
                                                                           tmp_path: Path) -> None:
     written = export_simulation(spike, tmp_path / "open")
     assert written == list(output_paths("Tiny spike", tmp_path / "open").values())
     assert [p.name for p in written] == [f"Tiny_spike{kind}" for kind in (
         "_metrics.png", "_scatter.png", "_metrics.csv", "_runs.csv", "_events.csv",
-        "_timeseries.png", "_latency.png", "_timeseries.csv", "_latency.csv")]
+        "_timeseries.png", "_latency.png", "_timeseries.csv", "_latency.csv", "_provenance.json")]
     assert sorted(p.name for p in (tmp_path / "open").iterdir()) == sorted(p.name for p in written)
     # No outage: the recovery columns are empty.
     assert {tuple(row[-3:]) for row in _rows((tmp_path / "open" / "Tiny_spike_latency.csv").read_text())[1:]} == {("", "", "")}
 
     closed = run_sweep(make_spec(clients=[2, 3], repeat=1), workers=1)
-    assert len(export_simulation(closed, tmp_path / "closed")) == 5
+    assert len(export_simulation(closed, tmp_path / "closed")) == 6
     assert not any(p.name.endswith(("_timeseries.csv", "_latency.png")) for p in (tmp_path / "closed").iterdir())
 
 

@@ -18,7 +18,7 @@ from tui.main import build_app_parser, build_replay_parser
 from tui.state.source import ConfigSource
 
 README = Path(__file__).parent.parent / "README.md"
-SWEEP_FILES = ("_metrics.png", "_scatter.png", "_metrics.csv", "_runs.csv", "_events.csv")
+SWEEP_FILES = ("_metrics.png", "_scatter.png", "_metrics.csv", "_runs.csv", "_events.csv", "_provenance.json")
 
 
 def make_app(**kwargs) -> BackoffApp:
@@ -140,7 +140,8 @@ async def test_export_goes_to_backoff_sim_out_under_the_current_directory(tmp_pa
         await settle(pilot)
     folder = tmp_path / "backoff-sim-out"
     assert (folder / "Tiny_Locking_screenshot.svg").is_file()
-    assert export_notes(app) == [f"Exported 7 files to {folder.resolve()}"]
+    assert export_notes(app) == [f"Exported {len(SWEEP_FILES) + 2} files to {folder.resolve()}"]
+    assert (folder / ".gitignore").read_text(encoding="utf-8").splitlines()[-1] == "*"  # the app's own folder
 
 
 def test_readme_documents_the_apps_out_option() -> None:

@@ -108,6 +108,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     typo = _command_typo(args_list[0]) if args_list else None
     if typo:
         return _fail(typo)
+    from sim.export.provenance import set_command
+
+    set_command(["backoff-sim", *args_list])  # the app's exports say what made them
 
     from sim.errors import UserError
     from sim.export.palette import available_themes
@@ -150,7 +153,8 @@ def _command_typo(word: str) -> str | None:
     argument that is no file, looks like no path, and is close to a command; else None."""
     import difflib
 
-    if word.startswith("-") or "." in word or "/" in word or os.sep in word or os.path.exists(word):
+    if (word in COMMANDS or word.startswith("-") or "." in word or "/" in word or os.sep in word
+            or os.path.exists(word)):
         return None
     close = difflib.get_close_matches(word, COMMANDS, n=1, cutoff=0.6)
     if not close:

@@ -15,7 +15,34 @@ from sim.exploration.summary import has_verdict
 from sim.exploration.tune import TuneResult
 
 
-def _cell_text(result: ExploreResult, index: tuple[int, ...], metric: str, s: int) -> str:
+MAX_DECIMALS = 6
+
+
+def decimals_for(means: list[float], cis: list[float]) -> int:
+    """One number of decimals for a whole table, so its columns line up: three significant
+    digits of its largest mean, or more where that shows its typical 95% CI as 0 (at most two
+    more, and at most MAX_DECIMALS)."""
+    finite = [abs(m) for m in means if not math.isnan(m)]
+    largest = max(finite, default=0.0)
+    by_mean = 2 - math.floor(math.log10(largest)) if largest > 0 else 0
+    nonzero = sorted(c for c in cis if not math.isnan(c) and c > 0)
+    by_ci = 1 - math.floor(math.log10(nonzero[len(nonzero) // 2])) if nonzero else by_mean
+    return max(0, min(MAX_DECIMALS, by_mean + 2, max(by_mean, by_ci)))
+
+
+def _estimates(result: ExploreResult, metric: str, s_count: int) -> tuple[list[float], list[float]]:
+    """Every mean and CI of ``metric`` in the map (for ``decimals_for``)."""
+    means: list[float] = []
+    cis: list[float] = []
+    for cell in result.cells:
+        for s in range(s_count):
+            e = cell.estimate(metric, s)
+            means.append(e.mean)
+            cis.append(e.ci95)
+    return means, cis
+
+
+def _cell_text(result: ExploreResult, index: tuple[int, ...], metric: str, s: int, decimals: int = 3) -> str:
     cr = result.cell(index)
     if metric == "recovered":
         v = cr.verdict(s)
@@ -23,7 +50,8 @@ def _cell_text(result: ExploreResult, index: tuple[int, ...], metric: str, s: in
     e = cr.estimate(metric, s)
     if math.isnan(e.mean):
         return "n/a"
-    return format_value(e.mean) if math.isnan(e.ci95) else f"{format_value(e.mean)} ± {format_value(e.ci95)}"
+    mean = f"{e.mean:,.{decimals}f}"
+    return mean if math.isnan(e.ci95) else f"{mean} ± {e.ci95:,.{decimals}f}"
 
 
 def boundary_lines(result: ExploreResult, s: int) -> list[str]:
@@ -48,17 +76,11 @@ def explore_summary(result: ExploreResult) -> Group:
     boundary lines (where it recovers and where it collapses) as the caption."""
     plan = result.plan
     metric = plan.metric
-    what = "recovered runs" if metric == "recovered" else f"{metric}, mean ± 95% CI"
     labels = plan.base.labels
-    if len(plan.axes) == 1:
-        axis = plan.axes[0]
-        table = Table(title=f"{plan.title}: {what}", title_justify="left")
-        table.add_column(axis.name, justify="right")
-        for label in labels:
-            table.add_column(label, justify="right")
-        for i, value in enumerate(axis.values):
-            table.add_row(format_value(value), *(_cell_text(result, (i,), metric, s) for s in range(len(labels))))
-        return Group(table)
+    if len(plan.axes) == 1:  # the metric, then each of `also`, a table each
+        return Group(*(_one_axis_table(result, name) for name in (metric, *plan.also)))
+    what = _what(metric)
+    decimals = _decimals(result, metric)
     x_axis, y_axis = plan.axes
     tables: list = []
     for s, label in enumerate(labels):
@@ -67,7 +89,8 @@ def explore_summary(result: ExploreResult) -> Group:
         for x in x_axis.values:
             table.add_column(format_value(x), justify="right")
         for j, y in enumerate(y_axis.values):
-            table.add_row(format_value(y), *(_cell_text(result, (i, j), metric, s) for i in range(len(x_axis.values))))
+            table.add_row(format_value(y), *(_cell_text(result, (i, j), metric, s, decimals)
+                                             for i in range(len(x_axis.values))))
         tables.append(Text(f"{plan.title} · {label}: {what} (rows {y_axis.name}, columns {x_axis.name})",
                            style="bold"))
         tables.append(table)
@@ -75,6 +98,32 @@ def explore_summary(result: ExploreResult) -> Group:
         if lines:
             tables.append(Text(f"along {x_axis.name} ({LEGEND}):\n" + "\n".join(f"  {line}" for line in lines)))
     return Group(*tables)
+
+
+def _what(metric: str) -> str:
+    return "recovered runs" if metric == "recovered" else f"{metric}, mean ± 95% CI"
+
+
+def _decimals(result: ExploreResult, metric: str) -> int:
+    if metric == "recovered":
+        return 0
+    return decimals_for(*_estimates(result, metric, len(result.plan.base.labels)))
+
+
+def _one_axis_table(result: ExploreResult, metric: str) -> Table:
+    """Values of the one axis × strategies, for ``metric``."""
+    plan = result.plan
+    axis = plan.axes[0]
+    labels = plan.base.labels
+    decimals = _decimals(result, metric)
+    table = Table(title=f"{plan.title}: {_what(metric)}", title_justify="left")
+    table.add_column(axis.name, justify="right")
+    for label in labels:
+        table.add_column(label, justify="right")
+    for i, value in enumerate(axis.values):
+        table.add_row(format_value(value), *(_cell_text(result, (i,), metric, s, decimals)
+                                             for s in range(len(labels))))
+    return table
 
 
 def tune_summary(result: TuneResult) -> Group:

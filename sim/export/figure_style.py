@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["DPI", "style_axes", "style_figure", "style_legend"]
+__all__ = ["DPI", "SECONDS_FROM", "style_axes", "style_figure", "style_legend", "time_axis"]
 
 DPI = 100
 
@@ -44,3 +44,28 @@ def style_legend(ax: Axes, palette: Palette) -> None:
     legend = ax.legend(facecolor=palette.base["panel"], edgecolor=palette.foreground,
                        labelcolor=palette.foreground, fontsize=8)
     legend.get_frame().set_alpha(0.9)
+
+
+# Milliseconds read as seconds on an axis that spans this many or more (README, time_unit).
+SECONDS_FROM = 10_000.0
+
+
+def _number(value: float) -> str:
+    """A tick label: thousands separators, no trailing ``.0`` (``12,000``, ``2.5``)."""
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.6g}"
+
+
+def time_axis(ax: Axes, unit: str, span: float) -> str:
+    """Label ``ax``'s x axis as time and format its ticks: milliseconds as seconds when the axis
+    spans ten seconds or more, other units as given, every number with thousands separators.
+    Returns the label."""
+    from matplotlib.ticker import FuncFormatter
+
+    if unit == "ms" and span >= SECONDS_FROM:
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: _number(x / 1000.0)))
+        label = "time (s)"
+    else:
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: _number(x)))
+        label = f"time ({unit})"
+    ax.set_xlabel(label)
+    return label

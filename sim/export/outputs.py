@@ -135,10 +135,22 @@ def _header(module: str, name: str) -> Callable[[], tuple[str, ...]]:
 
 
 _CSV, _OVERLOAD_CSV = "sim.export.csv_files", "sim.export.overload_csv"
+PROVENANCE_SUFFIX = "_provenance.json"
+
+
+def _provenance_json(job: Job, path: Path) -> Path:
+    from sim.export.atomic import atomic_write_text
+    from sim.export.provenance import provenance_text
+
+    stem = path.name[:-len(PROVENANCE_SUFFIX)]
+    files = [stem + o.suffix for o in outputs_for(job.result.spec) if o.suffix != PROVENANCE_SUFFIX]
+    return atomic_write_text(path, provenance_text(job.result.spec, files))
+
 
 # In the order they are written (and listed in the help).
 OUTPUTS: tuple[Output, ...] = (
-    Output("_metrics.png", "work, duration and cost against clients, one line per strategy, 95% CI bands", _metrics_png),
+    Output("_metrics.png", "work, duration and cost against clients, one line per strategy, 95% CI bands\n"
+           "(one client count: a bar per strategy with its CI)", _metrics_png),
     Output("_scatter.png", "client write requests over time, one run at the largest client count,\n"
            "one panel per strategy", _scatter_png),
     _csv("_metrics.csv", "the metrics table, one row per strategy and client count", _metrics_csv,
@@ -162,6 +174,8 @@ OUTPUTS: tuple[Output, ...] = (
            text=_tiers_csv, tiered=True),
     Output("_tiers.png", "with [[simulation.tiers]]: amplification per tier, a panel per client count,\n"
            "a line per strategy", _tiers_png, needs="keeps_series", tiered=True),
+    Output(PROVENANCE_SUFFIX, "what made the set: version, seed, config file and its SHA-256, the\n"
+           "command line, and a command that writes it again", _provenance_json),
 )
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from sim.analysis.open_metrics import OpenRunMetrics
 from sim.runs.sweep import SweepResult
 from sim.export.atomic import atomic_save_figure
-from sim.export.figure_style import DPI, style_axes, style_figure, style_legend
+from sim.export.figure_style import DPI, style_axes, style_figure, style_legend, time_axis
 from sim.export.palette import SERIES_COLOURS, Palette, load_palette
 from sim.models.incidents import incident_label
 from sim.units import format_duration
@@ -106,14 +106,18 @@ def timeseries_figure(result: SweepResult, palette: Palette | None = None) -> Fi
     (right), against time, with outage windows shaded."""
     palette = palette or load_palette()
     spec = result.spec
-    fig, axes, labels, clients, runs = _per_strategy_figure(result, palette, 14, 2.8, 2, "col")
-    # A series that is zero in every shown run would only hide the x axis: leave it out, say so.
+    _, shown = shown_runs(result)
+    # A series that is zero in every shown run would only hide the x axis: leave it out, say so;
+    # a server that keeps no queue (FlakyServer) gets no server-state panel at all.
     silent = [label for name, label, _ in FLOW_LINES + LEVEL_LINES
-              if all(not np.any(m.series[name]) for m in runs.values())]
+              if all(not np.any(m.series[name]) for m in shown.values())]
+    with_levels = not all(line_label in silent for _, line_label, _ in LEVEL_LINES)
+    fig, axes, labels, clients, runs = _per_strategy_figure(result, palette, 14 if with_levels else 10,
+                                                            2.8, 2 if with_levels else 1, "col")
     for row, label in enumerate(labels):
-        flows, levels = axes[row]
+        flows, levels = (axes[row][0], axes[row][1]) if with_levels else (axes[row][0], None)
         m = runs.get(label)
-        for ax in (flows, levels):
+        for ax in (flows, levels) if levels is not None else (flows,):
             style_axes(ax, palette)
             _shade_outages(ax, result, palette, label_them=row == 0)
         if m is None:
@@ -121,6 +125,8 @@ def timeseries_figure(result: SweepResult, palette: Palette | None = None) -> Fi
             continue
         starts = np.arange(len(m.series["offered"])) * m.bucket
         for ax, lines in ((flows, FLOW_LINES), (levels, LEVEL_LINES)):
+            if ax is None:
+                continue
             for name, line_label, colour in lines:
                 if line_label in silent:
                     continue
@@ -129,16 +135,20 @@ def timeseries_figure(result: SweepResult, palette: Palette | None = None) -> Fi
         shown, every_run = _recovery_notes(result, label, m)
         flows.set_title(f"{label}: {m.requests:,} requests, {m.successes:,} successes, "
                         f"{m.timeouts:,} timeouts{shown}", fontsize=9, loc="left", color=palette.foreground)
-        levels.set_title(f"{label}: server state{every_run}", fontsize=9, loc="left",
-                         color=palette.foreground)
+        if levels is not None:
+            levels.set_title(f"{label}: server state{every_run}", fontsize=9, loc="left",
+                             color=palette.foreground)
+            levels.set_ylabel("requests")
+        elif every_run:
+            flows.set_title(flows.get_title(loc="left") + every_run, fontsize=9, loc="left",
+                            color=palette.foreground)
         flows.set_ylabel(f"per bucket of {format_duration(m.bucket, spec.time_unit)}")
-        levels.set_ylabel("requests")
         if row == 0:
-            for ax in (flows, levels):
+            for ax in (flows, levels) if levels is not None else (flows,):
                 if ax.get_legend_handles_labels()[0]:  # every line of a panel may be silent
                     style_legend(ax, palette)
     for ax in axes[-1]:
-        ax.set_xlabel(f"time ({spec.time_unit})")
+        time_axis(ax, spec.time_unit, float(spec.horizon))
     note = f" (always 0, not drawn: {', '.join(silent)})" if silent else ""
     fig.suptitle(f"{spec.control.type_name} · {spec.title}: requests per bucket and server state, "
                  f"{clients} clients, repetition 0{note}", color=palette.foreground)
@@ -159,9 +169,10 @@ def latency_figure(result: SweepResult, palette: Palette | None = None) -> Figur
     and the requests each of those clients sent (dots, right axis)."""
     palette = palette or load_palette()
     spec = result.spec
-    fig, axes, labels, clients, runs = _per_strategy_figure(result, palette, 10, 2.6, 1, True)
+    # Each strategy on its own latency scale: one that never recovered has latencies 1,000 times
+    # another's, which a shared axis would flatten to nothing.
+    fig, axes, labels, clients, runs = _per_strategy_figure(result, palette, 10, 2.6, 1, False)
     axes = axes[:, 0]
-    twins: list[Axes] = []
     repeats = spec.workload.REPEATS
     dots = palette.foreground
     for ax, label in zip(axes, labels):
@@ -175,9 +186,6 @@ def latency_figure(result: SweepResult, palette: Palette | None = None) -> Figur
         order = np.argsort(latency, kind="stable")  # clients that never succeeded (NaN) go last
         rank = np.arange(latency.size)
         twin = ax.twinx()
-        if twins:
-            twin.sharey(twins[0])
-        twins.append(twin)
         twin.tick_params(colors=palette.foreground)
         for spine in twin.spines.values():
             spine.set_color(palette.foreground)

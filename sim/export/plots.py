@@ -18,7 +18,7 @@ from sim.runs.sweep import SweepResult
 from sim.core import events as ev
 from sim.runs.engine import Run
 from sim.export.atomic import atomic_save_figure
-from sim.export.figure_style import DPI, style_axes, style_figure, style_legend
+from sim.export.figure_style import DPI, style_axes, style_figure, style_legend, time_axis
 from sim.export.palette import Palette, load_palette
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -40,6 +40,11 @@ def metrics_figure(result: SweepResult, palette: Palette | None = None) -> Figur
     xs = np.asarray(spec.clients)
     for ax, (name, ylabel) in zip(axes, METRIC_PANELS):
         style_axes(ax, palette)
+        spread = "mean ± 95% CI" if spec.repeat > 1 else "1 run (no CI)"
+        ax.set_ylabel(f"{ylabel.format(unit=spec.time_unit)}, {spread}")
+        if len(xs) == 1:  # one client count: a bar per strategy with its CI, not a row of dots
+            _strategy_bars(ax, result, name, palette)
+            continue
         for s, label in enumerate(spec.labels):
             color = palette.series_color(s)
             estimates = [result.summary(name, s, k) for k in range(len(xs))]
@@ -49,12 +54,24 @@ def metrics_figure(result: SweepResult, palette: Palette | None = None) -> Figur
                     marker="o" if len(xs) == 1 else None)
             ax.fill_between(xs, mean - ci, mean + ci, color=color, alpha=0.15, linewidth=0)
         ax.set_xlabel("number of clients")
-        spread = "mean ± 95% CI" if spec.repeat > 1 else "1 run (no CI)"
-        ax.set_ylabel(f"{ylabel.format(unit=spec.time_unit)}, {spread}")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         style_legend(ax, palette)
     fig.suptitle(f"{spec.control.type_name} · {spec.title}", color=palette.foreground)
     return fig
+
+
+def _strategy_bars(ax, result: SweepResult, name: str, palette: Palette) -> None:
+    """One bar per strategy at the simulation's one client count, its 95% CI as an error bar."""
+    spec = result.spec
+    estimates = [result.summary(name, s, 0) for s in range(len(spec.labels))]
+    positions = np.arange(len(spec.labels))
+    ci = np.nan_to_num(np.array([e.ci95 for e in estimates]), nan=0.0)
+    ax.bar(positions, [e.mean for e in estimates], yerr=ci if spec.repeat > 1 else None,
+           color=[palette.series_color(s) for s in range(len(spec.labels))], alpha=0.85,
+           error_kw={"ecolor": palette.foreground, "capsize": 4, "linewidth": 1.2})
+    ax.set_xticks(positions, spec.labels, rotation=20 if len(spec.labels) > 3 else 0, ha="right"
+                  if len(spec.labels) > 3 else "center")
+    ax.set_xlabel(f"strategy, at {spec.clients[0]:,} clients")
 
 
 def scatter_figure(result: SweepResult, runs: Mapping[str, Run], palette: Palette | None = None) -> Figure:
@@ -82,7 +99,8 @@ def scatter_figure(result: SweepResult, runs: Mapping[str, Run], palette: Palett
                      fontsize=9)
         ax.set_ylabel("client id")
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    axes[-1].set_xlabel(f"time ({spec.time_unit})")
+    span = max((float(np.max(r.history.times)) for r in runs.values() if len(r.history)), default=0.0)
+    time_axis(axes[-1], spec.time_unit, span)
     fig.suptitle(f"{spec.control.type_name} · {spec.title}: client write requests over time",
                  color=palette.foreground)
     return fig

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from rich import box
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.measure import Measurement
@@ -113,7 +115,15 @@ def strategy_values(result: SweepResult, k: int) -> list[dict[str, float | Recov
     (counts and goodput are means over repetitions, latencies pooled; recovery as ``recovery``)."""
     return [{**{col: result.open_mean(attr, s, k) for col, attr in COUNT_COLUMNS},
              **result.latency(s, k), "goodput": result.open_mean("goodput", s, k),
-             "recovery": result.recovery(s, k)} for s in range(len(result.spec.labels))]
+             "recovery": result.recovery(s, k), "retried": retried(result, s, k)}
+            for s in range(len(result.spec.labels))]
+
+
+def retried(result: SweepResult, s: int, k: int) -> bool:
+    """Whether strategy ``s`` made any retry at client-count index ``k`` (amplification above 1
+    in some repetition)."""
+    amplification = result.amplification[s, k]
+    return bool(np.any(amplification[~np.isnan(amplification)] > 1.0))
 
 
 def silent_columns(sections: list[list[dict[str, float | None]]]) -> list[str]:
@@ -143,8 +153,31 @@ def best_rows(section: list[dict[str, float | None]]) -> dict[str, int | None]:
     failed = [row["recovery"] is not None and not row["recovery"].all_recovered for row in section]
     eligible = [not f for f in failed] if not all(failed) else [True] * len(section)
     eligible = [ok and served for ok, served in zip(eligible, served_enough(section))]
-    return {col: _lowest([row[col] if ok else math.nan for row, ok in zip(section, eligible)])
-            for col in ("requests", "p50")}
+    # Fewest requests is no achievement for a strategy that never retried (one attempt a call is
+    # what it is): the ★ goes to the fewest among those that did, unless none did.
+    retrying = [ok and row.get("retried", True) for row, ok in zip(section, eligible)]
+    by_requests = retrying if any(retrying) else eligible
+    return {"requests": _lowest([row["requests"] if ok else math.nan for row, ok in zip(section, by_requests)]),
+            "p50": _lowest([row["p50"] if ok else math.nan for row, ok in zip(section, eligible)])}
+
+
+def unstarred_no_retry(section: list[dict[str, float | None]], best: dict[str, int | None]) -> bool:
+    """Whether a strategy that never retried sent fewer requests than the ★ for requests (the
+    caption then says why it has none)."""
+    star = best.get("requests")
+    if star is None:
+        return False
+    fewest = section[star]["requests"]
+    return any(not row.get("retried", True) and row["requests"] < fewest for row in section)
+
+
+def goodput_unit(time_unit: str, values: list[float]) -> tuple[float, str]:
+    """The factor and unit goodput reads best in: successes per second rather than 0.0025 per
+    ms (below 1 per ms, in a simulation timed in ms); otherwise per ``time_unit`` as given."""
+    finite = [v for v in values if not math.isnan(v)]
+    if time_unit == "ms" and finite and max(finite) < 1.0:
+        return 1000.0, "s"
+    return 1.0, time_unit
 
 
 def column_header(col: str, time_unit: str) -> str:
@@ -177,6 +210,7 @@ def latency_table(result: SweepResult, palette: Palette | None = None,
                if col not in silent and col not in hidden]
 
     unit = spec.time_unit
+    rate_factor, rate_unit = goodput_unit(unit, [row["goodput"] for section in sections for row in section])
     table = _table(f"{spec.title} · {spec.control.type_name} · {spec.workload.NAME} workload · "
                    f"{spec.repeat} repeats · times in {unit}")
     table.add_column("clients", justify="right", no_wrap=True)
@@ -186,7 +220,7 @@ def latency_table(result: SweepResult, palette: Palette | None = None,
         if col == "recovery":  # the verdict wraps rather than widen the table
             table.add_column(col, justify="right", min_width=RECOVERY_MIN_WIDTH)
         else:
-            table.add_column(column_header(col, unit), justify="right", no_wrap=True)
+            table.add_column(column_header(col, rate_unit), justify="right", no_wrap=True)
 
     for k, n in enumerate(spec.clients):
         if k:
@@ -196,7 +230,7 @@ def latency_table(result: SweepResult, palette: Palette | None = None,
         for s, row in enumerate(section):
             cells: list[str | Text] = [str(n) if s == 0 else "", spec.labels[s]]
             for col in columns:
-                value = row[col]
+                value = row[col] * rate_factor if col == "goodput" else row[col]
                 if col == "recovery":
                     cells.append(recovery_text(value, palette))
                 else:
@@ -204,11 +238,14 @@ def latency_table(result: SweepResult, palette: Palette | None = None,
                                          best.get(col) == s, accent))
             table.add_row(*cells)
 
+    no_retry_note = any(unstarred_no_retry(section, best_rows(section)) for section in sections)
     notes = [f"{BEST} fewest requests and lowest p50 at each client count, among strategies that "
-             f"served at least {SERVED_SHARE:.0%} as many as the best served. Counts are means over "
+             f"served at least {SERVED_SHARE:.0%} as many as the best served"
+             + (" (fewest requests: among those that retried; one attempt a call is no result for a "
+                "strategy that never retries)" if no_retry_note else "") + ". Counts are means over "
              f"repetitions (unfinished: clients still waiting at the horizon); latency (first attempt "
              f"to success, successful requests only; mean: their mean) is pooled over them; goodput is successes "
-             f"{per_unit(unit)}."]
+             f"{per_unit(rate_unit)}."]
     if has_outage:
         notes.append(f"recovery: repetitions whose goodput came back to at least 85% of its "
                      f"pre-outage level, above 80% beyond noise, and median latency to within 2x, "
