@@ -16,7 +16,7 @@ from sim.analysis.recovery import TOO_NOISY
 from sim.runs.sweep import SweepResult, run_sweep
 from sim.config import load_config, parse_config
 from sim.core.series import SERIES_NAMES
-from sim.export import export_simulation, output_paths
+from sim.export import export_simulation, spec_output_paths
 from sim.export.csv_files import format_float
 from sim.export.overload_csv import LATENCY_HEADER, TIMESERIES_HEADER, latency_csv_text, timeseries_csv_text
 from sim.export.overload_plots import per_client_latency, write_latency_png, write_timeseries_png
@@ -188,7 +188,7 @@ def test_pngs_open(which: str, theme: str, request, tmp_path: Path) -> None:
 def test_export_writes_ten_files_for_open_simulations_and_six_otherwise(spike: SweepResult,
                                                                           tmp_path: Path) -> None:
     written = export_simulation(spike, tmp_path / "open")
-    assert written == list(output_paths("Tiny spike", tmp_path / "open").values())
+    assert written == list(spec_output_paths(spike.spec, tmp_path / "open").values())
     assert [p.name for p in written] == [f"Tiny_spike{kind}" for kind in (
         "_metrics.png", "_scatter.png", "_metrics.csv", "_runs.csv", "_events.csv",
         "_timeseries.png", "_latency.png", "_timeseries.csv", "_latency.csv", "_provenance.json")]

@@ -209,7 +209,7 @@ def markdown_table() -> str:
             kinds = ", ".join(f"`{name}`" for name, cls in CONTROLS.items() if cls.CAPS.has(o.needs))
             who = f"servers with `{o.needs}` ({kinds})"
         if o.tiered:
-            who = "simulations with `[[simulation.tiers]]`"
+            who = f"simulations with `[[simulation.tiers]]` ({who})"
         content = o.help.replace("\n", " ")
         if o.columns is not None:
             content += f": `{','.join(o.columns())}`"
