@@ -25,8 +25,8 @@ from sim.report.latency import NEVER_MARK, LatencyReport
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tiny_outage.toml"
 STEM = "Tiny_outage"
-KINDS = ("_metrics.png", "_scatter.png", "_metrics.csv", "_runs.csv", "_events.csv",
-         "_timeseries.png", "_latency.png", "_timeseries.csv", "_latency.csv", "_provenance.json")
+KINDS = ("_metrics.png", "_scatter.png", "_metrics.csv", "_runs.csv", "_events.csv", "_provenance.json",
+         "_timeseries.png", "_latency.png", "_timeseries.csv", "_latency.csv")
 HEADERS = {"_metrics.csv": METRICS_HEADER, "_runs.csv": RUNS_HEADER, "_events.csv": EVENTS_HEADER,
            "_timeseries.csv": TIMESERIES_HEADER, "_latency.csv": LATENCY_HEADER}
 

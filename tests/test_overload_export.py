@@ -190,8 +190,8 @@ def test_export_writes_ten_files_for_open_simulations_and_six_otherwise(spike: S
     written = export_simulation(spike, tmp_path / "open")
     assert written == list(spec_output_paths(spike.spec, tmp_path / "open").values())
     assert [p.name for p in written] == [f"Tiny_spike{kind}" for kind in (
-        "_metrics.png", "_scatter.png", "_metrics.csv", "_runs.csv", "_events.csv",
-        "_timeseries.png", "_latency.png", "_timeseries.csv", "_latency.csv", "_provenance.json")]
+        "_metrics.png", "_scatter.png", "_metrics.csv", "_runs.csv", "_events.csv", "_provenance.json",
+        "_timeseries.png", "_latency.png", "_timeseries.csv", "_latency.csv")]
     assert sorted(p.name for p in (tmp_path / "open").iterdir()) == sorted(p.name for p in written)
     # No outage: the recovery columns are empty.
     assert {tuple(row[-3:]) for row in _rows((tmp_path / "open" / "Tiny_spike_latency.csv").read_text())[1:]} == {("", "", "")}
