@@ -149,15 +149,25 @@ class _Batch:
         self.ring = int(math.ceil(self.reach.max())) + 3
         self.mix = np.zeros((b, self.ring, self.levels))  # level mix of bins within their deadline
         self.admitted = np.zeros((b, steps + 2))  # A(i): work admitted in bins before i
+        self.adm_flat = self.admitted.reshape(-1)
         self.done = np.zeros(b)  # D: work completed
         self.front = np.zeros(b, dtype=np.int64)  # first bin not entirely completed
         self.thinking = np.where(self.closed, self.clients, 0.0)
+        self.closed_f = self.closed.astype(np.float64)
+        self.share0 = np.ones((b, steps + 1))  # per bin: the share of first attempts
+        self.age = np.zeros((b, steps + 1))  # per bin: its retried calls' mean age at the attempt
+        self.success = np.zeros((b, steps))
+        self.middle = np.zeros((b, steps), dtype=np.int64)
+        self.row_base = self.rows * (steps + 2)  # admitted, flat: case · (steps + 2) + bin
+        self.sent_base = self.rows * (steps + 1)
         budgets = [c.budget for c in cases]
         self.has_budget = np.array([bd is not None for bd in budgets])
         self.reserve = np.array([bd.reserve if bd else 0.0 for bd in budgets])
         self.share = np.array([bd.fraction if bd else 0.0 for bd in budgets])
         self.window = np.array([bd.window if bd else 1 for bd in budgets], dtype=np.int64)
         self.on_success = np.array([bool(bd and bd.on_success) for bd in budgets])
+        self.success_f = self.on_success.astype(np.float64)
+        self.any_budget = bool(self.has_budget.any())
         self.deposit_step = np.zeros((b, steps + 1))
         self.withdraw_step = np.zeros((b, steps + 1))
         self.win_deposit, self.win_withdraw = np.zeros(b), np.zeros(b)
@@ -193,7 +203,7 @@ class _Batch:
         quit_ = (mass * table.give_up).sum(axis=1)
         wanted = mass.sum(axis=1) - quit_
         allowed = wanted
-        if self.has_budget.any():
+        if self.any_budget:
             balance = self.reserve + self.share * self.win_deposit - self.win_withdraw
             allowed = np.where(self.has_budget, np.minimum(np.maximum(balance, 0.0), wanted), wanted)
             taken = np.where(self.has_budget, allowed, 0.0)
@@ -201,14 +211,14 @@ class _Batch:
             self.win_withdraw += taken
         ratio = np.where(wanted > 0, allowed / np.where(wanted > 0, wanted, 1.0), 1.0)
         refused = wanted - allowed
-        self.thinking = self.thinking + np.where(self.closed, quit_ + refused, 0.0)
+        self.thinking += (quit_ + refused) * self.closed_f
         totals["gave_up"] += quit_ + refused
         totals["retries_denied"] += refused
         scaled = mass * ratio[:, None]
         total = scaled.sum(axis=1)
         failing = total > NEGLIGIBLE
         if not failing.all():  # a trace of a client: back to thinking, not carried at every step
-            self.thinking = self.thinking + np.where(self.closed & ~failing, total, 0.0)
+            self.thinking += total * ~failing * self.closed_f
             if not failing.any():
                 return
         shift = n + 1 + extra if extra is not None else np.full(self.b, n + 1)
@@ -249,7 +259,7 @@ class _Batch:
         h, totals = self.h, self.series.totals
         calls = np.where(self.closed, self.thinking * -np.expm1(-h * self.surge[:, n] / self.think),
                          self.clients * h / self.think)
-        self.thinking = self.thinking - np.where(self.closed, calls, 0.0)
+        self.thinking -= calls * self.closed_f
         due = np.zeros((self.b, self.levels))
         for rows, _, ring, levels, orbit, _ in self.points:
             view = orbit.reshape(rows.size, ring, levels)
@@ -258,11 +268,15 @@ class _Batch:
         due[:, 0] += calls
         total = due.sum(axis=1)
         r = n % self.ring
-        self.mix[:, r, :] = due / np.where(total > 0, total, 1.0)[:, None]
+        mix = due / np.where(total > 0, total, 1.0)[:, None]
+        self.mix[:, r, :] = mix
+        self.share0[:, n] = mix[:, 0]
+        later = mix[:, 1:]
+        self.age[:, n] = (later * self.table.elapsed[:, 1:]).sum(axis=1) / np.maximum(later.sum(axis=1), 1e-300)
         self.sent[:, n] = total
         totals["work"] += total
         totals["offered"] += calls
-        if self.has_budget.any():  # the window's deposits and withdrawals: this step in, one out
+        if self.any_budget:  # the window's deposits and withdrawals: this step in, one out
             old = n - self.window
             ok = old >= 0
             idx = np.where(ok, old, 0)
@@ -310,7 +324,7 @@ class _Batch:
                 count = np.where((cut <= out.end[:, j]) & (count > out.hs[:, j]),
                                  np.minimum(count, out.hs[:, j]), count)
             self.front = np.where(active, np.maximum(self.front, count), self.front)
-            self.done = self.admitted[rows, self.front]
+            self.done = self.adm_flat[self.row_base + self.front]
 
     def complete_slots(self, n: int, run: np.ndarray) -> None:
         """Slots work at 1/S each (times threshold/outstanding when overwhelmed)."""
@@ -329,40 +343,48 @@ class _Batch:
 
     def settle(self, n: int, old_done: np.ndarray, old_front: np.ndarray) -> None:
         """Successes (work completed within its deadline) and the timeouts of step ``n``."""
-        h, rows, series = self.h, self.rows, self.series
+        series, base = self.series, self.row_base
         live_from = np.minimum(np.maximum(self.live_base + (n + 1), 0), n + 1)
-        good = np.maximum(0.0, self.done - np.maximum(old_done, self.admitted[rows, live_from]))
+        good = np.maximum(0.0, self.done - np.maximum(old_done, self.adm_flat[base + live_from]))
         if good.any():
             lo = np.maximum(old_front, live_from)
-            mid = np.rint((lo + np.maximum(self.front, lo + 1) - 1) / 2.0).astype(np.int64)
-            ring = mid % self.ring
-            mix = self.mix[rows, ring, :]
-            share = mix[:, 0]
-            # the reply arrives a network leg after completion; the request took one to come
-            attempt = (n + 1) * h - (mid + 0.5) * h + 2 * self.net
-            later = np.maximum(1.0 - share, 1e-300)
-            before = (mix[:, 1:] * self.table.elapsed[:, 1:]).sum(axis=1) / later  # retried calls' age
-            series.first[:, n] = good * share
-            series.first_latency[:, n] = np.where(good * share > 0, attempt, np.nan)
-            series.retried[:, n] = good * (1.0 - share)
-            series.retried_latency[:, n] = np.where(good * (1 - share) > 1e-12, attempt + before, np.nan)
+            # the bin in the middle of those completed: its send time and its mix of levels
+            # stand for the step's successes (latencies in ``series_of``)
+            self.success[:, n] = good
+            self.middle[:, n] = (lo + np.maximum(self.front, lo + 1) - 1) // 2
             series.totals["successes"] += good
-            self.thinking = self.thinking + np.where(self.closed, good, 0.0)
-            if self.has_budget.any():
-                dep = np.where(self.on_success, good, 0.0)
+            self.thinking += good * self.closed_f
+            if self.any_budget:
+                dep = good * self.success_f
                 self.deposit_step[:, n] += dep
                 self.win_deposit += dep
-        prev = np.minimum(np.maximum(self.live_base + n, 0), n + 1)
-        for offset in range(int((live_from - prev).max(initial=0))):
-            j = prev + offset
-            valid = j < live_from
-            jj = np.where(valid, j, 0)
-            span = self.admitted[rows, jj + 1] - self.admitted[rows, jj]
-            completed = np.minimum(np.maximum(self.done - self.admitted[rows, jj], 0.0), span)
-            waiting = np.where(valid, np.maximum(self.sent[rows, jj] - self.rejected[rows, jj] - completed, 0.0), 0.0)
+        # the bin whose deadline fell in this step (one per step: the deadline is fixed)
+        j = np.minimum(np.maximum(self.live_base + n, 0), n + 1)
+        valid = j < live_from
+        if valid.any():
+            at = base + j
+            span = self.adm_flat[at + 1] - self.adm_flat[at]
+            completed = np.minimum(np.maximum(self.done - self.adm_flat[at], 0.0), span)
+            waiting = np.maximum(self.sent.reshape(-1)[self.sent_base + j]
+                                 - self.rejected.reshape(-1)[self.sent_base + j] - completed, 0.0) * valid
             if waiting.any():
                 series.totals["timeouts"] += waiting
-                self.fail(n, waiting[:, None] * self.mix[rows, jj % self.ring, :], None)
+                self.fail(n, waiting[:, None] * self.mix[self.rows, j % self.ring, :], None)
+
+    def series_of(self) -> Series:
+        """Each step's successes split by the level mix of their bin: first attempts (their
+        latency the attempt's) and retried calls (the attempt's plus the call's age at it)."""
+        series, h = self.series, self.h
+        mid = self.middle
+        rows = self.rows[:, None]
+        share = self.share0[rows, mid]
+        good = self.success
+        attempt = (np.arange(self.steps)[None, :] + 1) * h - (mid + 0.5) * h + 2 * self.net[:, None]
+        series.first[:] = good * share
+        series.retried[:] = good * (1.0 - share)
+        series.first_latency[:] = np.where(series.first > 0, attempt, np.nan)
+        series.retried_latency[:] = np.where(series.retried > 1e-12, attempt + self.age[rows, mid], np.nan)
+        return series
 
     def run(self) -> Series:
         with np.errstate(all="ignore"):
@@ -382,4 +404,4 @@ class _Batch:
                 self.complete_slots(n, run)
             self.settle(n, old_done, old_front)
         self.series.totals["unfinished"] = np.where(self.closed, self.clients - self.thinking, np.nan)
-        return self.series
+        return self.series_of()
