@@ -95,6 +95,8 @@ def _support(delays: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """At most ``POINTS`` delays (in whole steps) and how many samples each stands for: equal
     shares of the sorted samples, each at its mean (a jitter's spread kept to 1/POINTS of its
     range, its mean exactly; the model's cost grows with the points)."""
+    if delays.size == 0:  # every client gives up here
+        return np.zeros(1, dtype=np.int64), np.zeros(1)
     ordered = np.sort(delays)
     groups = np.array_split(ordered, min(POINTS, ordered.size))
     at = np.array([max(0, int(np.rint(g.mean()))) for g in groups], dtype=np.int64)

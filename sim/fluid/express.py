@@ -155,9 +155,9 @@ def fluid_case(spec: SimulationSpec, s: int) -> FluidCase | str:
         reject, threshold = 0.0, 0
     else:
         return f"server {type(control).__name__} (fluid: LatencyServer, QueueServer, PoolServer)"
-    # A step well under both the service time and the timeout, so a request's wait is resolved
-    # to a few percent of either; longer horizons take longer steps (MAX_STEPS).
-    step = max(min(mean / 2.0, spec.timeout / 40.0), spec.horizon / MAX_STEPS)
+    # A step of at most the service time (work in service is resolved within a service) and a
+    # 40th of the timeout (a deadline to 2.5% of it); longer horizons take longer steps (MAX_STEPS).
+    step = max(min(mean, spec.timeout / 40.0), spec.horizon / MAX_STEPS)
     return FluidCase(kind="slots", step=step, steps=math.ceil(spec.horizon / step),
                      budget=_budget(budget, spec.clients[0], step) if budget else None,
                      slots=slots, service_time=mean, queue_size=queue, reject_delay=reject,
