@@ -380,6 +380,8 @@ class _Batch:
         share = self.share0[rows, mid]
         good = self.success
         attempt = (np.arange(self.steps)[None, :] + 1) * h - (mid + 0.5) * h + 2 * self.net[:, None]
+        if self.kind == "slots":  # no request is served faster than its service time
+            attempt = np.maximum(attempt, self.service[:, None] * self.slowdown[:, :-1] + 2 * self.net[:, None])
         series.first[:] = good * share
         series.retried[:] = good * (1.0 - share)
         series.first_latency[:] = np.where(series.first > 0, attempt, np.nan)
