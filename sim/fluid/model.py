@@ -154,8 +154,11 @@ class _Batch:
         self.front = np.zeros(b, dtype=np.int64)  # first bin not entirely completed
         self.thinking = np.where(self.closed, self.clients, 0.0)
         self.closed_f = self.closed.astype(np.float64)
-        self.share0 = np.ones((b, steps + 1))  # per bin: the share of first attempts
-        self.age = np.zeros((b, steps + 1))  # per bin: its retried calls' mean age at the attempt
+        self.calls = np.zeros((b, steps + 1))  # per bin: its first attempts (new calls)
+        self.aged = np.zeros((b, steps + 1))  # per bin: Σ mass × the call's mean age at the attempt
+        # new calls per step: a share of the thinkers (closed), or N·h/T whatever happens (open)
+        self.call_share = np.where(self.closed[:, None], -np.expm1(-h * self.surge / self.think[:, None]), 0.0)
+        self.open_calls = np.where(self.closed, 0.0, self.clients * h / self.think)
         self.success = np.zeros((b, steps))
         self.middle = np.zeros((b, steps), dtype=np.int64)
         self.row_base = self.rows * (steps + 2)  # admitted, flat: case · (steps + 2) + bin
@@ -256,9 +259,7 @@ class _Batch:
 
     def send(self, n: int) -> np.ndarray:
         """New calls and the retries due now form bin ``n``; returns its mass."""
-        h, totals = self.h, self.series.totals
-        calls = np.where(self.closed, self.thinking * -np.expm1(-h * self.surge[:, n] / self.think),
-                         self.clients * h / self.think)
+        calls = self.thinking * self.call_share[:, n] + self.open_calls
         self.thinking -= calls * self.closed_f
         due = np.zeros((self.b, self.levels))
         for rows, _, ring, levels, orbit, _ in self.points:
@@ -268,14 +269,10 @@ class _Batch:
         due[:, 0] += calls
         total = due.sum(axis=1)
         r = n % self.ring
-        mix = due / np.where(total > 0, total, 1.0)[:, None]
-        self.mix[:, r, :] = mix
-        self.share0[:, n] = mix[:, 0]
-        later = mix[:, 1:]
-        self.age[:, n] = (later * self.table.elapsed[:, 1:]).sum(axis=1) / np.maximum(later.sum(axis=1), 1e-300)
+        self.mix[:, r, :] = due / np.where(total > 0, total, 1.0)[:, None]
+        self.calls[:, n] = calls
+        self.aged[:, n] = (due * self.table.elapsed).sum(axis=1)  # level 0's age is 0
         self.sent[:, n] = total
-        totals["work"] += total
-        totals["offered"] += calls
         if self.any_budget:  # the window's deposits and withdrawals: this step in, one out
             old = n - self.window
             ok = old >= 0
@@ -375,9 +372,14 @@ class _Batch:
         """Each step's successes split by the level mix of their bin: first attempts (their
         latency the attempt's) and retried calls (the attempt's plus the call's age at it)."""
         series, h = self.series, self.h
+        series.totals["work"] = self.sent.sum(axis=1)
+        series.totals["offered"] = self.calls.sum(axis=1)
         mid = self.middle
         rows = self.rows[:, None]
-        share = self.share0[rows, mid]
+        sent = self.sent[rows, mid]
+        share = np.where(sent > 0, self.calls[rows, mid] / np.where(sent > 0, sent, 1.0), 1.0)
+        retried = np.maximum(sent - self.calls[rows, mid], 1e-300)
+        age = self.aged[rows, mid] / retried
         good = self.success
         attempt = (np.arange(self.steps)[None, :] + 1) * h - (mid + 0.5) * h + 2 * self.net[:, None]
         if self.kind == "slots":  # no request is served faster than its service time
@@ -385,7 +387,7 @@ class _Batch:
         series.first[:] = good * share
         series.retried[:] = good * (1.0 - share)
         series.first_latency[:] = np.where(series.first > 0, attempt, np.nan)
-        series.retried_latency[:] = np.where(series.retried > 1e-12, attempt + self.age[rows, mid], np.nan)
+        series.retried_latency[:] = np.where(series.retried > 1e-12, attempt + age, np.nan)
         return series
 
     def run(self) -> Series:
