@@ -77,6 +77,7 @@ class MethodStats:
     simulated: int = 0
     boundary: int = 0
     sample: int = 0
+    rounds: int = 0
     compared: int = 0
     disagree: list[str] = field(default_factory=list)
 
@@ -89,7 +90,8 @@ class MethodStats:
             agree = self.compared - len(self.disagree)
             where = f": {', '.join(self.disagree[:6])}{' …' if len(self.disagree) > 6 else ''}" if self.disagree else ""
             out.append(f"{title}: adaptive simulated {self.simulated} of {self.pairs} (cell, strategy) pairs "
-                       f"({self.boundary} on the boundary, {self.sample} sampled); fluid and simulation "
+                       f"({self.boundary} on the boundary, {self.sample} sampled; {self.rounds} "
+                       f"round{'s' if self.rounds != 1 else ''}); fluid and simulation "
                        f"agree on {agree} of {self.compared}, disagree on {len(self.disagree)}{where}")
         return out
 
@@ -190,6 +192,7 @@ def run_explores_by(method: str, plans: Sequence[ExplorePlan], backend, cache: C
             stats.sample = len(sample)
             todo = chosen | boundary | sample
             while todo:  # each round simulates new pairs: at most as many rounds as pairs
+                stats.rounds += 1
                 simulated.update(_simulate(plan, todo, backend, cache, progress=progress, should_stop=should_stop))
                 for (position, s), (cr, i) in simulated.items():
                     state[position, s] = recovered_state(cr.verdict(i))
