@@ -224,14 +224,17 @@ class _Batch:
             self.thinking += total * ~failing * self.closed_f
             if not failing.any():
                 return
-        shift = n + 1 + extra if extra is not None else np.full(self.b, n + 1)
         for rows, local, ring, levels, orbit, passes in self.points:
             pick = failing[rows]  # only the cases that fail now (a map's healthy cells do not)
             if not pick.any():
                 continue
-            part, at, where = scaled[rows[pick]], shift[rows[pick]][:, None], local[pick][:, None] * ring
+            chosen = rows[pick]
+            part, where = scaled[chosen], local[pick][:, None] * ring
             for source, weights, offsets, level in passes:
-                slot = (where + (at + offsets[None, :]) % ring) * levels + level[None, :]
+                if extra is None:  # a timeout: the same step for every case
+                    slot = (where + (n + 1 + offsets) % ring) * levels + level
+                else:
+                    slot = (where + (extra[chosen][:, None] + (n + 1) + offsets) % ring) * levels + level
                 orbit[slot] += part[:, source] * weights
 
     def resume(self, n: int) -> None:
@@ -364,9 +367,11 @@ class _Batch:
             completed = np.minimum(np.maximum(self.done - self.adm_flat[at], 0.0), span)
             waiting = np.maximum(self.sent.reshape(-1)[self.sent_base + j]
                                  - self.rejected.reshape(-1)[self.sent_base + j] - completed, 0.0) * valid
-            if waiting.any():
+            if waiting.max() > NEGLIGIBLE:
                 series.totals["timeouts"] += waiting
                 self.fail(n, waiting[:, None] * self.mix[self.rows, j % self.ring, :], None)
+            else:  # traces of a client: back to thinking at once (as ``fail`` does)
+                self.thinking += waiting * self.closed_f
 
     def series_of(self) -> Series:
         """Each step's successes split by the level mix of their bin: first attempts (their
