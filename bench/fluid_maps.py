@@ -14,7 +14,6 @@ collapse (grid step along the first axis) for the full, fluid and adaptive maps.
 from __future__ import annotations
 
 import argparse
-import resource
 import sys
 import time
 from pathlib import Path
@@ -30,12 +29,6 @@ from sim.exploration.methods import recovered_state, run_explores_by  # noqa: E4
 from sim.exploration.plan import load_document  # noqa: E402
 from sim.exploration.runner import run_explores  # noqa: E402
 from sim.fluid.cells import fluid_runs  # noqa: E402
-
-
-def cpu_seconds() -> float:
-    """CPU time of this process and of its finished children (the worker pools)."""
-    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def states(result) -> np.ndarray:
@@ -72,24 +65,22 @@ def main() -> int:
     fluid = np.array([[r.values["recovered"] if r.values else np.nan for r in runs[i:i + len(plan.base.strategies)]]
                       for i in range(0, len(runs), len(plan.base.strategies))])
     backend = LocalBackend(args.workers)
-    start, cpu = time.perf_counter(), cpu_seconds()
+    start = time.perf_counter()
     (adaptive,), notes = run_explores_by("adaptive", [plan], backend, CellCache(None))
-    adaptive_seconds, adaptive_cpu = time.perf_counter() - start, cpu_seconds() - cpu
+    adaptive_seconds = time.perf_counter() - start
     for note in notes:
         print(note)
     simulated = sum(m != "fluid" for tags in adaptive.methods for m in tags)
-    print(f"adaptive map: {adaptive_seconds:.1f} s ({adaptive_cpu:.0f} CPU-s), {simulated} of {len(pairs)} "
-          "pairs simulated")
+    print(f"adaptive map: {adaptive_seconds:.1f} s, {simulated} of {len(pairs)} pairs simulated")
     shape = plan.shape
     rows = {"fluid": first_collapse(fluid, shape), "adaptive": first_collapse(states(adaptive), shape)}
     if not args.skip_full:
-        start, cpu = time.perf_counter(), cpu_seconds()
+        start = time.perf_counter()
         (full,) = run_explores([plan], backend, CellCache(args.cache))
-        full_seconds, full_cpu = time.perf_counter() - start, cpu_seconds() - cpu
+        full_seconds = time.perf_counter() - start
         full_state = states(full)
         if args.cache is None:
-            print(f"full simulation: {full_seconds:.1f} s ({full_cpu:.0f} CPU-s); adaptive is "
-                  f"{full_seconds / adaptive_seconds:.1f}x faster ({full_cpu / adaptive_cpu:.1f}x in CPU time)")
+            print(f"full simulation: {full_seconds:.1f} s; adaptive is {full_seconds / adaptive_seconds:.1f}x faster")
         agree = float(np.mean(fluid == full_state))
         print(f"fluid vs simulation: the same verdict in {agree:.1%} of the pairs "
               f"({int(np.sum(fluid != full_state))} differ)")
