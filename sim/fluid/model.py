@@ -135,7 +135,6 @@ class _Batch:
         # the first live bin at the end of step n: floor(n + 1 − reach − 0.5) + 1 = live_base + n + 1
         self.live_base = np.floor(-self.reach - 0.5).astype(np.int64) + 1
         if self.kind == "slots":
-            self.base_latency = None
             self.slots, self.service, self.queue = f("slots"), f("service_time"), f("queue_size")
             self.threshold = f("overload_threshold")
             # a rejection is heard reject_delay (stretched by any slowdown) + a network leg later
