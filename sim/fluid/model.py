@@ -170,8 +170,14 @@ class _Batch:
         self.on_success = np.array([bool(bd and bd.on_success) for bd in budgets])
         self.success_f = self.on_success.astype(np.float64)
         self.any_budget = bool(self.has_budget.any())
-        self.deposit_step = np.zeros((b, steps + 1))
-        self.withdraw_step = np.zeros((b, steps + 1))
+        # per step, from column ``pad`` on (the columns before are the zeros a window reaches
+        # back to before the run began), flat: case · width + pad + step
+        self.pad = int(self.window.max())
+        width = steps + 1 + self.pad
+        self.deposit_step = np.zeros(b * width)
+        self.withdraw_step = np.zeros(b * width)
+        self.budget_now = self.rows * width + self.pad  # + n: this step's column
+        self.budget_old = self.budget_now - self.window  # + n: the column leaving the window
         self.win_deposit, self.win_withdraw = np.zeros(b), np.zeros(b)
         # The orbit: retries due per step and level, one ring buffer per distinct table (as
         # long as its longest backoff, as deep as its levels), flat:
@@ -209,7 +215,7 @@ class _Batch:
             balance = self.reserve + self.share * self.win_deposit - self.win_withdraw
             allowed = np.where(self.has_budget, np.minimum(np.maximum(balance, 0.0), wanted), wanted)
             taken = np.where(self.has_budget, allowed, 0.0)
-            self.withdraw_step[:, n] += taken
+            self.withdraw_step[self.budget_now + n] += taken
             self.win_withdraw += taken
         ratio = np.where(wanted > 0, allowed / np.where(wanted > 0, wanted, 1.0), 1.0)
         refused = wanted - allowed
@@ -276,13 +282,10 @@ class _Batch:
         self.aged[:, n] = (due * self.table.elapsed).sum(axis=1)  # level 0's age is 0
         self.sent[:, n] = total
         if self.any_budget:  # the window's deposits and withdrawals: this step in, one out
-            old = n - self.window
-            ok = old >= 0
-            idx = np.where(ok, old, 0)
-            self.win_deposit -= np.where(ok, self.deposit_step[self.rows, idx], 0.0)
-            self.win_withdraw -= np.where(ok, self.withdraw_step[self.rows, idx], 0.0)
-            dep = np.where(self.on_success, 0.0, calls)
-            self.deposit_step[:, n] += dep
+            self.win_deposit -= self.deposit_step[self.budget_old + n]
+            self.win_withdraw -= self.withdraw_step[self.budget_old + n]
+            dep = calls * (1.0 - self.success_f)
+            self.deposit_step[self.budget_now + n] += dep
             self.win_deposit += dep
         return total
 
@@ -355,7 +358,7 @@ class _Batch:
             self.thinking += good * self.closed_f
             if self.any_budget:
                 dep = good * self.success_f
-                self.deposit_step[:, n] += dep
+                self.deposit_step[self.budget_now + n] += dep
                 self.win_deposit += dep
         # the bin whose deadline fell in this step (one per step: the deadline is fixed)
         j = np.minimum(np.maximum(self.live_base + n, 0), n + 1)
@@ -378,20 +381,20 @@ class _Batch:
         series, h = self.series, self.h
         series.totals["work"] = self.sent.sum(axis=1)
         series.totals["offered"] = self.calls.sum(axis=1)
-        mid = self.middle
-        rows = self.rows[:, None]
-        sent = self.sent[rows, mid]
-        share = np.where(sent > 0, self.calls[rows, mid] / np.where(sent > 0, sent, 1.0), 1.0)
-        retried = np.maximum(sent - self.calls[rows, mid], 1e-300)
-        age = self.aged[rows, mid] / retried
-        good = self.success
-        attempt = (np.arange(self.steps)[None, :] + 1) * h - (mid + 0.5) * h + 2 * self.net[:, None]
+        r, c = np.nonzero(self.success)  # only the steps with successes
+        mid = self.middle[r, c]
+        sent, calls = self.sent[r, mid], self.calls[r, mid]
+        share = np.where(sent > 0, calls / np.where(sent > 0, sent, 1.0), 1.0)
+        age = self.aged[r, mid] / np.maximum(sent - calls, 1e-300)
+        good = self.success[r, c]
+        attempt = (c + 1) * h - (mid + 0.5) * h + 2 * self.net[r]
         if self.kind == "slots":  # no request is served faster than its service time
-            attempt = np.maximum(attempt, self.service[:, None] * self.slowdown[:, :-1] + 2 * self.net[:, None])
-        series.first[:] = good * share
-        series.retried[:] = good * (1.0 - share)
-        series.first_latency[:] = np.where(series.first > 0, attempt, np.nan)
-        series.retried_latency[:] = np.where(series.retried > 1e-12, attempt + age, np.nan)
+            attempt = np.maximum(attempt, self.service[r] * self.slowdown[r, c] + 2 * self.net[r])
+        first, retried = good * share, good * (1.0 - share)
+        series.first[r, c] = first
+        series.retried[r, c] = retried
+        series.first_latency[r, c] = np.where(first > 0, attempt, np.nan)
+        series.retried_latency[r, c] = np.where(retried > 1e-12, attempt + age, np.nan)
         return series
 
     def run(self) -> Series:
