@@ -227,7 +227,8 @@ def test_the_code_version_counts_the_simulator_and_not_the_file_writers() -> Non
     from sim.exploration.cache import _counts
 
     for counted in ("engine.py", "open_metrics.py", "core/loop.py", "models/servers.py",
-                    "explore/summary.py", "explore/verdict.py", "explore/backends.py"):
+                    "exploration/summary.py", "exploration/verdict.py", "exploration/backends.py"):
         assert _counts(P(counted)), counted
-    for ignored in ("export/plots.py", "explore/figure.py", "explore/report.py", "explore/command.py"):
+    for ignored in ("export/plots.py", "exploration/figure.py", "exploration/report.py",
+                    "exploration/command.py", "exploration/methods.py", "fluid/model.py"):
         assert not _counts(P(ignored)), ignored

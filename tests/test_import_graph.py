@@ -195,6 +195,9 @@ LAYERS: dict[str, Layer] = {
     "sim specs": Layer(("sim.spec", "sim.config"), ("sim.models", "sim.policies", "sim vocabulary")),
     # Metrics and statistics of finished runs, from arrays and specs: never runs, writes, explores.
     "sim.analysis": Layer(("sim.analysis",), ("sim.core", "sim.models", "sim.spec", "sim vocabulary")),
+    # The fluid (mean-field) estimate of a spec's runs: specs in, numbers out, no engine.
+    "sim.fluid": Layer(("sim.fluid",), ("sim.analysis", "sim.models", "sim.policies", "sim specs",
+                                        "sim vocabulary")),
     "sim.runs": Layer(("sim.runs",), ("sim.analysis", "sim.core", "sim.models", "sim.policies",
                                       "sim.spec", "sim vocabulary")),
     "sim.recording": Layer(("sim.recording",), ("sim.analysis", "sim.core", "sim.runs",
@@ -205,8 +208,8 @@ LAYERS: dict[str, Layer] = {
     "sim.report": Layer(("sim.report",), ("sim.analysis", "sim.core", "sim.export.palette",
                                           "sim.runs", "sim.spec", "sim vocabulary")),
     "sim.exploration": Layer(("sim.exploration",), ("sim.analysis", "sim specs", "sim.export",
-                                                    "sim.models", "sim.policies", "sim.runs",
-                                                    "sim vocabulary")),
+                                                    "sim.fluid", "sim.models", "sim.policies",
+                                                    "sim.runs", "sim vocabulary")),
     # The public API (sim/__init__.py re-exports sim.api's functions and the types they return)
     # and the one pipeline the commands, the API and the app share.
     "sim front door": Layer(("sim", "sim.api", "sim.pipeline", "sim.results"),

@@ -23,15 +23,18 @@ from sim.export.atomic import atomic_write_text, ensure_output_dir
 from sim.spec import SimulationSpec
 
 _SIM_ROOT = Path(__file__).resolve().parent.parent
-# Sources that cannot change a cell's numbers: the file writers and the explore package's
-# parsing and presentation. Everything else under sim/ counts, including modules added later;
-# of sim/explore only the modules that compute a cell's numbers count.
-_IGNORED_DIRS = ("export", "explore")
+# Sources that cannot change a cell's numbers: the file writers, the explore package's parsing
+# and presentation, and the fluid estimate (never cached: it is recomputed in milliseconds).
+# Everything else under sim/ counts, including modules added later; of sim/exploration only the
+# modules that compute a cell's numbers count. (The package was sim/explore when this was
+# written; under its new name the whole package had been counting, so changing a plot
+# recomputed every map.)
+_IGNORED_DIRS = ("export", "exploration", "fluid")
 _COUNTED_EXPLORE = ("summary.py", "verdict.py", "backends.py")
 
 
 def _counts(relative: Path) -> bool:
-    if relative.parts[0] == "explore":
+    if relative.parts[0] == "exploration":
         return relative.name in _COUNTED_EXPLORE
     return relative.parts[0] not in _IGNORED_DIRS
 

@@ -14,6 +14,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from sim.errors import EXIT_OK
+from sim.exploration.methods import METHODS
 
 EXPLORE_DESCRIPTION = """\
 Explore the simulations of a config that carry a [simulation.explore] or [simulation.tune]
@@ -32,6 +33,11 @@ parameters with Optuna. For each such simulation it writes:
 
 Finished cells are cached (in DIR/.backoff-sim-cache unless --cache says otherwise), so a map
 with one more value computes only the new cells, and an interrupted run resumes.
+
+--method fluid draws a map from the fluid (mean-field) estimate instead, in about a second;
+--method adaptive draws it from the fluid estimate and simulates only the cells on its
+recover/collapse boundary and a 10% sample of the others (README, "Explore methods"). Both
+add a `method` column to _explore.csv; tunes are always simulated.
 """
 
 EXPLORE_EPILOG = """\
@@ -41,6 +47,7 @@ examples:
   backoff-sim explore my.toml --dask local                # a Dask LocalCluster on this machine
   backoff-sim explore my.toml --dask tcp://10.0.0.5:8786  # an existing Dask scheduler
   backoff-sim explore examples/metastability.toml --app   # the map in the terminal app
+  backoff-sim explore examples/metastability.toml --method adaptive
 
 Results depend only on the config, never on --workers or --dask.
 """
@@ -85,6 +92,10 @@ def add_explore_subparser(subparsers, positive_int: Callable[[str], int],
     sub.add_argument("--app", action="store_true",
                      help="open the map in the terminal app instead of writing files: a cell grid "
                           "per strategy, Enter opens a cell's runs (with --dask its cells run there)")
+    sub.add_argument("--method", choices=METHODS, default="simulate",
+                     help="how each cell is computed: simulate (default), fluid (the mean-field "
+                          "estimate, simulating only what it cannot express), adaptive (fluid, then "
+                          "simulation of its boundary and a 10%% sample)")
     if add_force is not None:
         add_force(sub)  # each cell is held to the limits a simulation of `backoff-sim run` is
     sub.set_defaults(command="explore")
@@ -124,6 +135,7 @@ def _explore(args: argparse.Namespace, err) -> int:
     from sim.exploration.pareto import stale_tune_names, write_tune_files
     from sim.exploration.plan import load_document
     from sim.exploration.report import explore_summary, tune_summary
+    from sim.exploration.methods import run_explores_by
     from sim.exploration.runner import run_explores
     from sim.exploration.table import write_explore_csv
     from sim.exploration.tune import require_optuna, run_tune
@@ -138,6 +150,7 @@ def _explore(args: argparse.Namespace, err) -> int:
     from sim.exploration.checks import check_cells
     from sim.exploration.tune_checks import check_tunes
 
+    method = getattr(args, "method", "simulate")
     palette = load_palette(args.theme)
     force = getattr(args, "force", False)
     doc = load_document(args.config)
@@ -191,8 +204,15 @@ def _explore(args: argparse.Namespace, err) -> int:
             results = []
             if doc.explores:
                 cells = sum(len(p.cells) for p in doc.explores)
-                results = run_explores(doc.explores, backend, cache,
-                                       progress=tracker(f"exploring {cells} cells"), should_stop=tick)
+                if method == "simulate":
+                    results = run_explores(doc.explores, backend, cache,
+                                           progress=tracker(f"exploring {cells} cells"), should_stop=tick)
+                else:
+                    results, notes = run_explores_by(method, doc.explores, backend, cache,
+                                                     progress=tracker(f"simulating cells ({method})"),
+                                                     should_stop=tick)
+                    for note in notes:
+                        stderr_line(note)
                 for result in results:
                     staged += [write_explore_csv(result, output.staging),
                                write_explore_png(result, output.staging, palette)]

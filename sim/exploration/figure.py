@@ -151,9 +151,22 @@ def explore_figure(result: ExploreResult, palette: Palette | None = None) -> Fig
     boundary = (" · line: recovered in ≥ half the runs | fewer"
                 if len(plan.axes) == 2 and has_verdict(plan.base) else "")
     clients = "" if any(a.path.steps == ("clients",) for a in plan.axes) else f" · {plan.base.clients[0]} clients"
-    fig.suptitle(f"{plan.base.control.type_name} · {plan.title}{clients} · {plan.base.repeat} repetitions"
+    fig.suptitle(f"{plan.base.control.type_name} · {plan.title}{clients} · {_runs_text(result)}"
                  f"{boundary}", color=palette.foreground)
     return fig
+
+
+def _runs_text(result: ExploreResult) -> str:
+    """``3 repetitions``; a map made by ``--method fluid`` or ``adaptive`` says which cells are
+    fluid estimates (one deterministic run each)."""
+    text = f"{result.plan.base.repeat} repetitions"
+    if result.methods is None:
+        return text
+    tags = [m for cell in result.methods for m in cell]
+    fluid = sum(m == "fluid" for m in tags)
+    if fluid == len(tags):
+        return "fluid estimate"
+    return f"{text} · {fluid} of {len(tags)} fluid estimates" if fluid else text
 
 
 def explore_png_path(title: str, out_dir: str | Path) -> Path:

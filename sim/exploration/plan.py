@@ -121,7 +121,7 @@ def own_column(axis: Axis) -> bool:
 def _check_column_names(axes: list[Axis], base: SimulationSpec, fail: Callable[..., NoReturn]) -> None:
     """Each axis's column name (its label, else its key) must be new in ``<title>_explore.csv``:
     not another column's, not another axis's; the mistake names both."""
-    columns = set(row_columns(base))
+    columns = set(row_columns(base)) | {"method"}  # and the column of --method fluid or adaptive
     for i, axis in enumerate(axes):
         key = f"explore.axes[{i}].{'label' if axis.label else 'key'}"
         if not own_column(axis):

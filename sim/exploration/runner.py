@@ -21,10 +21,13 @@ OnCell = Callable[[int, CellResult], None]
 
 @dataclass
 class ExploreResult:
-    """A plan and one CellResult per cell, in the order of ``plan.cells``."""
+    """A plan and one CellResult per cell, in the order of ``plan.cells``; ``methods``: per
+    cell, which method produced each strategy's row (``sim.exploration.methods``; None for a
+    map simulated throughout, whose CSV has no ``method`` column)."""
 
     plan: ExplorePlan
     cells: list[CellResult]
+    methods: list[tuple[str, ...]] | None = None
 
     def cell(self, index: tuple[int, ...]) -> CellResult:
         """The result at a grid position (one index per axis)."""

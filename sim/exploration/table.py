@@ -5,6 +5,9 @@ and 95% CI half-width over the repetitions, and where a verdict exists the recov
 number of runs judged, the recovered fraction, the median recovery time of the runs that
 recovered (``sim.analysis.recovery.RecoverySummary``, as in the sweep's ``_latency.csv``), and
 ``recovery_note``: why runs were not judged (too noisy to tell 80% from 90% of the baseline).
+A map made with ``--method fluid`` or ``adaptive`` adds ``method``: which method produced the
+row (``sim.exploration.methods``), and its ``repeats`` are the runs the row rests on (1 for a
+fluid estimate).
 Numbers are ``repr`` floats (empty for NaN), as in the other CSVs, so equal results give
 byte-identical files.
 """
@@ -32,7 +35,8 @@ def _axis_columns(plan: ExplorePlan) -> list[int]:
 def explore_header(result: ExploreResult) -> tuple[str, ...]:
     plan = result.plan
     simulation, *rest = row_columns(plan.base)
-    return (simulation, *(plan.axes[i].name for i in _axis_columns(plan)), *rest)
+    method = ("method",) if result.methods is not None else ()
+    return (simulation, *(plan.axes[i].name for i in _axis_columns(plan)), *rest, *method)
 
 
 def _value(v: float | int) -> str:
@@ -45,10 +49,10 @@ def explore_csv_text(result: ExploreResult) -> str:
     verdict = has_verdict(plan.base)
     axes = _axis_columns(plan)
     rows = []
-    for cell, cr in zip(plan.cells, result.cells):
+    for position, (cell, cr) in enumerate(zip(plan.cells, result.cells)):
         for s, label in enumerate(cr.labels):
-            row = [plan.title, *(_value(cell.values[i]) for i in axes), label, str(cr.clients),
-                   str(cell.spec.repeat)]
+            runs = cr.runs(s) if hasattr(cr, "runs") else cell.spec.repeat
+            row = [plan.title, *(_value(cell.values[i]) for i in axes), label, str(cr.clients), str(runs)]
             for name in names:
                 e = cr.estimate(name, s)
                 row += [format_float(e.mean), format_float(e.ci95)]
@@ -56,6 +60,8 @@ def explore_csv_text(result: ExploreResult) -> str:
                 v = cr.verdict(s)
                 row += ([str(v.recovered), str(v.runs), format_float(v.fraction),
                          format_float(v.median)] if v else ["", "", "", ""]) + [cr.verdict_note(s)]
+            if result.methods is not None:
+                row.append(result.methods[position][s])
             rows.append(row)
     return csv_text(explore_header(result), rows)
 

@@ -1,0 +1,73 @@
+"""Fluid runs of many (spec, strategy) pairs at once: grouped into batches the model integrates
+together, each pair's numbers as one run's ``run_values`` (``sim.exploration.summary``), or the
+reason it has no fluid form."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim.fluid.delays import DelayTable, delay_table, pack
+from sim.fluid.express import FluidCase, fluid_case
+from sim.fluid.model import Series, run_batch
+from sim.fluid.verdict import fluid_recovery, weighted_quantile
+from sim.spec import SimulationSpec
+
+
+@dataclass(frozen=True)
+class FluidRun:
+    """One pair's fluid numbers (``values``, as ``run_values`` names them), or ``reason``."""
+
+    values: dict[str, float] | None
+    reason: str = ""
+
+
+def _table(case: FluidCase, tables: dict) -> DelayTable:
+    strategy = case.strategy.strategy
+    key = (repr(strategy), case.seed, case.step, case.timeout if strategy.max_elapsed is not None else None)
+    if key not in tables:
+        tables[key] = delay_table(strategy, case.seed, case.step, case.timeout)
+    return tables[key]
+
+
+def _values(case: FluidCase, series: Series, i: int) -> dict[str, float]:
+    t = {k: float(v[i]) for k, v in series.totals.items()}
+    first, retried = series.first[i], series.retried[i]
+    lat = np.concatenate([series.first_latency[i], series.retried_latency[i]])
+    weights = np.concatenate([first, retried])
+    recovered, when = fluid_recovery(first, series.first_latency[i], retried, series.retried_latency[i],
+                                     series.step, case.network, case.bucket, case.horizon, case.disruptions)
+    offered = t["offered"]
+    return {"work": t["work"], "duration": case.horizon,
+            "cost": case.work_to_duration * t["work"] + case.horizon, "gave_up": t["gave_up"],
+            "successes": t["successes"], "timeouts": t["timeouts"], "rejections": t["rejections"],
+            "unfinished": t["unfinished"], "goodput": t["successes"] / case.horizon,
+            "p50": weighted_quantile(lat, weights, 0.5), "p99": weighted_quantile(lat, weights, 0.99),
+            "amplification": t["work"] / offered if offered else math.nan,
+            "success_rate": t["successes"] / offered if offered else math.nan,
+            "retries_denied": t["retries_denied"], "calls_refused": 0.0, "breaker_open_time": 0.0,
+            "recovered": recovered, "recovery_time": when, "undecided": 0.0}
+
+
+def fluid_runs(pairs: Sequence[tuple[SimulationSpec, int]]) -> list[FluidRun]:
+    """Each (one-client-count spec, strategy index) pair's fluid run, in order."""
+    out: list[FluidRun | None] = [None] * len(pairs)
+    tables: dict = {}
+    groups: dict[tuple, list[tuple[int, FluidCase, DelayTable]]] = {}
+    for i, (spec, s) in enumerate(pairs):
+        case = fluid_case(spec, s)
+        if isinstance(case, str):
+            out[i] = FluidRun(None, case)
+            continue
+        table = _table(case, tables)
+        groups.setdefault((case.kind, case.step, case.steps), []).append((i, case, table))
+    for members in groups.values():
+        cases = [c for _, c, _ in members]
+        packed = pack([t for _, _, t in members], np.array([c.timeout for c in cases]), cases[0].step)
+        series = run_batch(cases, packed)
+        for row, (i, case, _) in enumerate(members):
+            out[i] = FluidRun(_values(case, series, row))
+    return [r for r in out if r is not None]
