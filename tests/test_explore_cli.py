@@ -50,6 +50,7 @@ def test_explore_writes_the_map_and_tune_files_only_for_simulations_that_ask(con
     assert "11 cells from the cache" in capsys.readouterr().out
 
 
+@pytest.mark.slow  # starts a Dask LocalCluster (~4 s); tests/test_explore_dask.py covers Dask by default
 def test_same_csvs_with_dask_local_as_with_the_local_pool(config: Path, tmp_path: Path) -> None:
     assert cli.main(["explore", str(config), "--out", str(tmp_path / "a"), "-q", "--no-cache"]) == 0
     assert cli.main(["explore", str(config), "--out", str(tmp_path / "b"), "-q", "--no-cache",

@@ -108,6 +108,7 @@ def check_boundary_moves_with_load(result: ExploreResult, sharp: tuple[str, ...]
     return out
 
 
+@pytest.mark.slow  # a statistical map (~5 s); the example's own checks stay in the default run
 def test_reduced_map_boundary_exists_and_moves_with_load() -> None:
     result = run_map(example_document(SCALE, outages=[1, 3, 5, 8], loads=[0, 4]))
     plan = result.plan

@@ -75,6 +75,7 @@ def test_events_file_keeps_the_full_histories(tmp_path: Path) -> None:
         assert history.packed == original.packed
 
 
+@pytest.mark.slow  # tests/test_cli.py checks the same across workers by default
 def test_same_seed_gives_byte_identical_csvs_across_workers(tmp_path: Path) -> None:
     one, two = tmp_path / "one", tmp_path / "two"
     assert cli.main(["run", str(FIXTURE), "--out", str(one), "--quiet", "--workers", "1"]) == 0
