@@ -39,6 +39,7 @@ from ..widgets.analysis.strategy_table import StrategyTable
 from ..widgets.replay.event_log import EventLog
 from ..widgets.replay.log_pane import LogPane
 from ..widgets.replay.pool_line import PoolLine
+from ..widgets.replay.tier_lanes import TierLanes
 from ..widgets.replay.timeline import Timeline
 from ..widgets.status import Status, StatusLine
 from .compare import CompareScreen
@@ -95,7 +96,9 @@ class MainScreen(Screen):
             yield ProgressBar(id="export-progress", show_eta=False)
         with Horizontal(id="body"):
             with Vertical(id="replay-pane"):
-                yield Timeline(id="timeline")
+                timeline = Timeline(id="timeline")
+                yield timeline
+                yield TierLanes(timeline, id="tier-lanes")
                 yield PoolLine(id="pool-line")
                 yield LogPane(id="log-pane")
             with Vertical(id="analysis-pane"):
@@ -144,6 +147,9 @@ class MainScreen(Screen):
 
     def _run_changed(self, data: RunData | None) -> None:
         cursor = self.app.cursor
+        tiers = self.query_one(TierLanes)
+        tiers.show(data, cursor)
+        self.query_one(Timeline).align(None, tiers.label_width())  # their columns line up
         self.query_one(Timeline).show(data, cursor)
         self.query_one(PoolLine).show(data, cursor)
         self.query_one(LogPane).show(data, cursor)
@@ -161,6 +167,7 @@ class MainScreen(Screen):
     def _cursor_changed(self, cursor: int) -> None:
         app = self.app
         self.query_one(Timeline).set_cursor(cursor, app.current_time if app.playing else None)
+        self.query_one(TierLanes).set_cursor(cursor, app.current_time if app.playing else None)
         self.query_one(PoolLine).set_cursor(cursor)
         self.query_one(LogPane).set_cursor(cursor)
         self._update_status()
@@ -170,6 +177,7 @@ class MainScreen(Screen):
         """The playback clock moved, or playback started or stopped."""
         app = self.app
         self.query_one(Timeline).set_cursor(app.cursor, app.current_time if app.playing else None)
+        self.query_one(TierLanes).set_cursor(app.cursor, app.current_time if app.playing else None)
         self._update_status()
         self._follow_in_charts()
 
@@ -440,7 +448,16 @@ class MainScreen(Screen):
         if self.app.run_data is None:
             return
         self.query_one(Timeline).zoom(steps, self.app.current_time)
+        self.query_one(TierLanes).refresh()  # it reads the timeline's window as it draws
         self._update_timeline_title()
+
+    def action_fold_tiers(self) -> None:
+        """Unfold every tier's lane group, or fold them all (a click folds or unfolds one)."""
+        tiers = self.query_one(TierLanes)
+        if not tiers.tiered:
+            self.notify("This run has no tiers ([[simulation.tiers]]): nothing to fold.", timeout=3)
+            return
+        tiers.toggle()
 
     @on(Timeline.Seek)
     @on(EventLog.Chosen)
