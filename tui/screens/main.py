@@ -36,6 +36,7 @@ from ..widgets.analysis.latency_table import LatencyTable
 from ..widgets.analysis.metrics_table import MetricsTable
 from ..widgets.analysis.series_panels import SeriesPanels
 from ..widgets.analysis.strategy_table import StrategyTable
+from ..widgets.analysis.tier_table import TierTable
 from ..widgets.replay.event_log import EventLog
 from ..widgets.replay.log_pane import LogPane
 from ..widgets.replay.pool_line import PoolLine
@@ -104,6 +105,7 @@ class MainScreen(Screen):
             with Vertical(id="analysis-pane"):
                 yield MetricsTable(id="metrics")
                 yield LatencyTable(id="latency")
+                yield TierTable(id="tiers")
                 yield Static("", id="analysis-note", markup=False)
                 yield ChartStack(id="charts")
                 yield SeriesPanels(id="series")
@@ -137,6 +139,7 @@ class MainScreen(Screen):
         index = self.app.source.strategies(selection.simulation).index(selection.strategy)
         self.query_one(MetricsTable).highlight(index)
         self.query_one(LatencyTable).highlight(index)
+        self.query_one(TierTable).highlight(selection.strategy)
         cached = self._runs.get(selection)
         if cached is not None:
             self._runs.move_to_end(selection)
@@ -253,6 +256,7 @@ class MainScreen(Screen):
         series = source.capabilities(selection.simulation).keeps_series
         if not isinstance(source, ConfigSource):
             self._set_note(SERIES_REPLAY_NOTE if series else REPLAY_NOTE)
+            self.query_one(TierTable).show(None, 0)
             return
         key = self._sweep_key(selection)
         result = self.sweeps.result(key)
@@ -261,6 +265,7 @@ class MainScreen(Screen):
             self.start_sweep(key)
         self._shown_sweep = key
         self._set_note(self.sweeps.note(key))
+        self.query_one(TierTable).show(result, clients_index)
         if series:
             self.query_one(LatencyTable).show(result, clients_index)
         else:
