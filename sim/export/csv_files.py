@@ -194,11 +194,12 @@ def write_events_csv(runs: Mapping[str, Run], path: str | Path) -> Path:
 
 
 def write_history_csv(path: str | Path, simulation: str, strategy: str, clients: int,
-                      repetition: int, history: History) -> Path:
+                      repetition: int, history: History, layout: TierLayout | None = None) -> Path:
     """One run's events file (replayable like the sweep's): the app's export of the run on
-    screen, which may be any run, not only a representative one."""
+    screen, which may be any run, not only a representative one; a tiered run's (``layout``)
+    with its ``tier`` column."""
     return atomic_write_text(path, histories_csv_text([(simulation, strategy, clients,
-                                                        repetition, history)]))
+                                                        repetition, history)], layout))
 
 
 # --- reading the events file back -------------------------------------------------------------

@@ -583,7 +583,7 @@ class MainScreen(Screen):
             self.post_message(ExportProgress(done, total, path.name))
 
         return export_view(out_dir, selection, data.history, result, svg, palette_for(theme),
-                           progress)
+                           progress, data.tiers.layout if data.tiers is not None else None)
 
     def on_export_progress(self, message: ExportProgress) -> None:
         self.query_one("#export-label", Label).update(
