@@ -22,6 +22,8 @@ from tui.state.recorder import record_run_data
 from tui.state.source import ReplaySource
 from tui.view.log_filter import parse_filter
 from tui.view.rundata import RunData
+from tui.view.tier_rows import TIER_LANES
+from tui.view.timeline_grid import even_lanes
 from tui.widgets.analysis.tier_table import TierTable
 from tui.widgets.replay.event_log import EventLog, header
 from tui.widgets.replay.tier_lanes import TierLanes
@@ -108,12 +110,19 @@ async def test_the_tiers_lane_groups_fold_and_unfold(tmp_path: Path) -> None:
         await pilot.pause()
         rows = lanes.rows()
         data = app.run_data
-        callers = [len(g.ids) for g in data.tiers.groups]
-        assert len(rows) == sum(1 + min(n, 4) for n in callers) == lanes.size.height
-        assert rows[0].label() == "▾ t2 srv"
+        # A head and caller lanes per tier, as many as the rows allowed (max-height) hold.
+        cap = lanes._height_cap()
+        assert cap is not None and len(rows) == lanes.size.height <= cap
+        assert [len(g.ids) for g in data.tiers.groups] == [4, 3]
+        room = min(TIER_LANES, (cap - 2) // 2)  # two heads, the rest shared by two tiers
+        per_tier = [even_lanes(4, room), even_lanes(3, room)]
+        assert [r.lane for r in rows] == [None, *range(per_tier[0]), None, *range(per_tier[1])]
+        assert rows[0].label() == "▾ t2 srv" and rows[1 + per_tier[0]].label() == "▾ t3 srv"
         await pilot.click(TierLanes, offset=(2, 0))  # a click on tier 2 folds it alone
         await pilot.pause()
         assert lanes.unfolded == frozenset({3})
+        # Tier 3 alone unfolded gets every caller a lane of its own.
+        assert [r.lane for r in lanes.rows()] == [None, None, 0, 1, 2]
         await pilot.press("k")
         await pilot.pause()
         assert lanes.unfolded == frozenset() and lanes.size.height == 2

@@ -34,6 +34,7 @@ class TierLanes(Widget, can_focus=False):
     DEFAULT_CSS = """
     TierLanes {
         height: auto;
+        max-height: 25%;
         & > .tier-lanes--label { color: $foreground 60%; }
         & > .tier-lanes--cursor { background: $primary 25%; }
     }
@@ -91,15 +92,29 @@ class TierLanes(Widget, can_focus=False):
             return 0
         assert self._run is not None and self._run.tiers is not None
         texts = [f"▾ t{g.tier} srv" for g in self._run.tiers.groups]
-        for group in self._run.tiers.groups:
-            texts += caller_labels(group, self._lanes(group))
+        for group in self._run.tiers.groups:  # at every number of lanes the height may allow
+            for lanes in range(1, TIER_LANES + 1):
+                texts += caller_labels(group, even_lanes(max(len(group.ids), 1), lanes))
         return max(map(len, texts)) + 1
 
     # --- rows -------------------------------------------------------------------------------
 
-    @staticmethod
-    def _lanes(group: TierGroup) -> int:
-        return even_lanes(max(len(group.ids), 1), TIER_LANES)
+    def _lanes(self, group: TierGroup) -> int:
+        """Caller lanes of an unfolded tier: up to ``TIER_LANES``, fewer when the rows CSS
+        allows (``max-height``) would not hold every unfolded tier's."""
+        room = TIER_LANES
+        cap = self._height_cap()
+        if cap is not None and self._run is not None and self._run.tiers is not None:
+            heads = len(self._run.tiers.groups)
+            room = min(room, max(1, (cap - heads) // max(len(self._unfolded), 1)))
+        return even_lanes(max(len(group.ids), 1), room)
+
+    def _height_cap(self) -> int | None:
+        """Rows CSS allows (``max-height`` less border and padding), if capped."""
+        parent, cap = self.parent, self.styles.max_height
+        if parent is None or cap is None or not parent.size.height:
+            return None
+        return int(cap.resolve(parent.size, self.app.size)) - self.styles.gutter.height
 
     def rows(self) -> list[TierRow]:
         if not self.tiered:
