@@ -152,7 +152,11 @@ class MainScreen(Screen):
         cursor = self.app.cursor
         tiers = self.query_one(TierLanes)
         tiers.show(data, cursor)
-        self.query_one(Timeline).align(None, tiers.label_width())  # their columns line up
+        timeline = self.query_one(Timeline)
+        timeline.align(None, tiers.label_width())  # their columns line up
+        # One legend for both: the marks of every tier's events (None: the run's own).
+        timeline.set_legend(True, data.codes_present if data is not None and data.tiers is not None
+                            else None)
         self.query_one(Timeline).show(data, cursor)
         self.query_one(PoolLine).show(data, cursor)
         self.query_one(LogPane).show(data, cursor)

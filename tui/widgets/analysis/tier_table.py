@@ -14,7 +14,7 @@ from rich.table import Table
 from textual.widgets import Static
 
 from sim import SweepResult
-from sim.report.tiers import TierCells, tier_cells
+from ...view.tier_cells import TierCells, tier_cells
 
 
 class TierTable(Static):

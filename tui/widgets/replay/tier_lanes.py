@@ -19,8 +19,8 @@ from textual.widget import Widget
 
 from ...theme import event_styles, palette_for
 from ...view.marks import MARKS
-from ...view.rundata import RunData
-from ...view.tier_rows import TIER_LANES, TierGroup, TierRow, caller_labels, part_cursor, tier_rows
+from ...view.rundata import RunData, part_cursor
+from ...view.tier_rows import TIER_LANES, TierGroup, TierRow, caller_labels, tier_rows
 from ...view.timeline_grid import DENSITY_LEVELS, Grid, build_grid, even_lanes
 from .timeline import (CELL_GLYPHS, DENSITY_BASE, GIVE_UP_RANK, INCIDENT_CODE, OUTAGE_CODE,
                        WAIT_CODE, Timeline)
