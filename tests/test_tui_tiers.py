@@ -203,3 +203,16 @@ async def test_a_replayed_tiered_events_file_shows_its_tiers(tmp_path: Path) -> 
         assert np.array_equal(data.tiers.tier, simulated.tiers.tier)
         assert app.screen.query_one(TierLanes).size.height == 2
         assert not app.screen.query_one(TierTable).display  # no sweep in an events file
+
+
+def test_the_apps_export_of_a_tiered_run_reads_back_with_its_tiers(tmp_path: Path) -> None:
+    from sim.export.csv_files import write_history_csv
+
+    data = record_run_data(SPEC, SPEC.labels[0], CLIENTS, 0)
+    assert data.tiers is not None
+    path = write_history_csv(tmp_path / "run_events.csv", SPEC.title, SPEC.labels[0], CLIENTS, 0,
+                             data.history, data.tiers.layout)
+    layouts: dict = {}
+    (key, history), = read_events_csv(path, layouts).items()
+    assert len(history) == len(data)
+    assert layouts[key].tiers_of(np.asarray(history.clients)).tolist() == data.tiers.tier.tolist()

@@ -157,7 +157,7 @@ class MainScreen(Screen):
         # One legend for both: the marks of every tier's events (None: the run's own).
         timeline.set_legend(True, data.codes_present if data is not None and data.tiers is not None
                             else None)
-        self.query_one(Timeline).show(data, cursor)
+        timeline.show(data, cursor)
         self.query_one(PoolLine).show(data, cursor)
         self.query_one(LogPane).show(data, cursor)
         unit = data.time_unit if data is not None else DEFAULT_TIME_UNIT
