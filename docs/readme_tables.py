@@ -5,12 +5,14 @@
 
 ``tests/test_readme_tables.py`` runs the check. A table is generated here when the code holds
 its one list: the output files (``sim.export.outputs.OUTPUTS``) and the app's keys
-(``tui.keys``, grouped as the help screen shows them).
+(``tui.keys``, grouped as the help screen shows them); the contents list is README's own
+``##`` and ``###`` headings.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -20,12 +22,31 @@ README = ROOT / "README.md"
 COMMAND = "python docs/readme_tables.py"
 
 
-def _outputs() -> str:
+def _outputs(_readme: str) -> str:
     from sim.export.outputs import markdown_table
     return markdown_table()
 
 
-def _keys() -> str:
+def anchor(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def _contents(readme: str) -> str:
+    """README's sections (``##``) and their parts (``###``), outside code blocks, as links."""
+    rows, in_code = [], False
+    for line in readme.splitlines():
+        if line.startswith("```"):
+            in_code = not in_code
+            continue
+        match = None if in_code else re.match(r"^(##|###) (.+)$", line)
+        if match:
+            indent = "  " if match.group(1) == "###" else ""
+            rows.append(f"{indent}- [{match.group(2).replace('`', '')}](#{anchor(match.group(2))})")
+    return "\n".join(rows) + "\n"
+
+
+def _keys(_readme: str) -> str:
     from tui.screens.help import key_groups
 
     rows = ["| keys | action |", "|---|---|"]
@@ -36,7 +57,7 @@ def _keys() -> str:
 
 
 # Each table's name (in its markers) and what makes it.
-TABLES: dict[str, Callable[[], str]] = {"outputs": _outputs, "keys": _keys}
+TABLES: dict[str, Callable[[str], str]] = {"contents": _contents, "outputs": _outputs, "keys": _keys}
 
 
 def begin_marker(name: str) -> str:
@@ -55,7 +76,7 @@ def rewrite(text: str) -> str:
             raise ValueError(f"README.md needs one {begin!r} and one {end!r} line around the {name} table")
         head, rest = text.split(begin + "\n")
         _, tail = rest.split(end)
-        text = f"{head}{begin}\n{make()}{end}{tail}"
+        text = f"{head}{begin}\n{make(text)}{end}{tail}"
     return text
 
 

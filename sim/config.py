@@ -24,7 +24,7 @@ from sim.models.controls import Control
 from sim.models.outage import ABANDONED_RULES, BACKLOG_OVERFLOWS
 from sim.models.incidents import KINDS as INCIDENT_KINDS, Incident, control_problems, schedule_problems
 from sim.models.strategies import Strategy
-from sim.models.workloads import Burst, Outage, Workload
+from sim.models.workloads import Outage, Workload
 from sim.policies.chain import ChainSpec
 from sim.policies.entries import parse_entry, parse_policies, preset_label, seconds_per_unit
 from sim.policies.presets import PRESETS
@@ -522,7 +522,7 @@ def _parse_outages(check: _Checker, raw: Any, horizon: float | None) -> tuple[Ou
         check.report("outages", "must be a list of tables like { start = 20000.0, duration = 10000.0 }")
         return ()
     outages: list[Outage] = []
-    for position, table in enumerate(raw, start=1):
+    for position, table in enumerate(raw):
         key = f"outages[{position}]"
         extra = set(table) - {"start", "duration"}
         if extra:
@@ -557,7 +557,7 @@ def _parse_incidents(check: _Checker, raw: Any, horizon: float | None, outages: 
         return ()
     before = len(check.errors)
     incidents: list[Incident] = []
-    for position, table in enumerate(raw, start=1):
+    for position, table in enumerate(raw):
         key = f"incidents[{position}]"
         extra = set(table) - {"start", "duration", *INCIDENT_KINDS}
         if extra:
@@ -575,10 +575,10 @@ def _parse_incidents(check: _Checker, raw: Any, horizon: float | None, outages: 
             check.report(f"{key}.{exc.key}", exc.message, exc.hint)
     if len(check.errors) > before:
         return ()
-    for suffix, message, hint in schedule_problems(incidents, outages, horizon, base=1):
+    for suffix, message, hint in schedule_problems(incidents, outages, horizon):
         check.report(f"incidents{suffix}", message, hint)
     if control is not None:
-        for suffix, message, hint in control_problems(control, incidents, base=1):
+        for suffix, message, hint in control_problems(control, incidents):
             check.report(f"incidents{suffix}", message, hint)
     return tuple(incidents) if len(check.errors) == before else ()
 
@@ -600,7 +600,7 @@ def _parse_strategies(check: _Checker, raw: Any, shared_raw: Any = None,
         check.report("strategies", "must be a non-empty list of inline tables like { type = \"Expo\", base = 2.0, cap = 100.0 }")
         return None
     built: list[_Built] = []
-    for position, table in enumerate(raw, start=1):
+    for position, table in enumerate(raw):
         key = f"strategies[{position}]"
         if "type" not in table and "preset" not in table:
             check.report(key, "has no 'type' (or 'preset')",
@@ -767,7 +767,7 @@ def _label(check: _Checker, built: list[_Built]) -> tuple[StrategySpec, ...] | N
             labels.append(s.type_name)
     seen: set[str] = set()
     duplicated = False
-    for position, label in enumerate(labels, start=1):
+    for position, label in enumerate(labels):
         if label in seen:
             check.report(f"strategies[{position}]", f"duplicates the strategy labelled {label!r}",
                          'remove it or give it a distinct name = "..."')

@@ -88,6 +88,32 @@ async def test_the_clock_starts_where_the_single_run_was(tmp_path: Path) -> None
 
 
 @pilot_test
+async def test_the_place_is_kept_across_client_counts_and_leaving_the_view(tmp_path: Path) -> None:
+    # Issue 23.4: C or c used to land at the first loaded run's end, and Esc then v at the
+    # single run's time, not the comparison's.
+    app = make_app(tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await open_compare(pilot)
+        await pilot.press("end")
+        end = screen.clock
+        await pilot.press("C")  # fewer clients: shorter runs, the clock at the end of them all
+        await settle(pilot)
+        assert screen.clock == max(pane.timeline.data.total_time for pane in screen.panes) < end
+        await pilot.press("c")  # and back where it was
+        await settle(pilot)
+        assert screen.clock == end
+        await pilot.press("home", "right", "right", "right")
+        place = screen.clock
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.place_time == place  # the single run at the comparison's time
+        assert app.cursor == app.run_data.index_at_time(place)
+        await pilot.press("v")
+        await settle(pilot)
+        assert app.screen.clock == place
+
+
+@pilot_test
 async def test_one_clock_steps_and_plays_every_run(tmp_path: Path) -> None:
     app = make_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -178,8 +204,9 @@ async def test_compare_is_in_the_palette_and_the_help(tmp_path: Path) -> None:
         assert isinstance(app.screen, CompareScreen)
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
-        text = help_keys_text(app)
-        assert "Compare strategies side by side" in text and "Back to the single run" in text
+        text = help_keys_text(app)  # the comparison's keys, not the single run's (issue 23.3)
+        assert "Back to the single run" in text and "More clients" in text
+        assert "Compare strategies side by side" not in text and "Zoom" not in text
 
 
 @pilot_test

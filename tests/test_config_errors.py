@@ -69,27 +69,27 @@ def test_unknown_control_suggests_the_closest(tmp_path: Path) -> None:
 
 def test_unknown_strategy_suggests_the_closest(tmp_path: Path) -> None:
     assert_located(tmp_path, table(strategies=[{"type": "FullJitterExpo", "base": 2.0, "cap": 9.0}]),
-                   key="strategies[1].type", contains="did you mean 'FullJitteredExpo'")
+                   key="strategies[0].type", contains="did you mean 'FullJitteredExpo'")
 
 
 def test_unknown_strategy_without_a_close_match_lists_the_choices(tmp_path: Path) -> None:
-    assert_located(tmp_path, table(strategies=[{"type": "Zzz"}]), key="strategies[1].type",
+    assert_located(tmp_path, table(strategies=[{"type": "Zzz"}]), key="strategies[0].type",
                    contains="DecorrelatedJitter")
 
 
 def test_unknown_strategy_parameter(tmp_path: Path) -> None:
     strategies = [{"type": "Constant", "constant": 1.0}, {"type": "Expo", "base": 2.0, "cap": 9.0, "bsae": 1.0}]
-    assert_located(tmp_path, table(strategies=strategies), key="strategies[2].bsae",
+    assert_located(tmp_path, table(strategies=strategies), key="strategies[1].bsae",
                    contains="did you mean 'base'")
 
 
 def test_parameter_given_to_a_strategy_that_takes_none(tmp_path: Path) -> None:
     assert_located(tmp_path, table(strategies=[{"type": "NoBackoff", "base": 1.0}]),
-                   key="strategies[1].base", contains="NoBackoff")
+                   key="strategies[0].base", contains="NoBackoff")
 
 
 def test_strategy_without_type(tmp_path: Path) -> None:
-    assert_located(tmp_path, table(strategies=[{"base": 1.0}]), key="strategies[1]", contains="type")
+    assert_located(tmp_path, table(strategies=[{"base": 1.0}]), key="strategies[0]", contains="type")
 
 
 # --- missing keys ---------------------------------------------------------------------------
@@ -123,7 +123,7 @@ def test_missing_throttling_parameter(tmp_path: Path, key: str) -> None:
     ({"type": "CsmaBinaryExponential"}, "slot"),
 ])
 def test_missing_strategy_parameter(tmp_path: Path, strategy: dict, key: str) -> None:
-    assert_located(tmp_path, table(strategies=[strategy]), key=f"strategies[1].{key}",
+    assert_located(tmp_path, table(strategies=[strategy]), key=f"strategies[0].{key}",
                    contains="missing")
 
 
@@ -158,7 +158,7 @@ def test_wrong_type_of_control_parameter(tmp_path: Path) -> None:
     ({"type": "CsmaBinaryExponential", "slot": 1.0, "truncate": 3.0}, "truncate", "integer"),
 ])
 def test_wrong_type_of_strategy_parameter(tmp_path: Path, strategy: dict, key: str, expected: str) -> None:
-    assert_located(tmp_path, table(strategies=[strategy]), key=f"strategies[1].{key}", contains=expected)
+    assert_located(tmp_path, table(strategies=[strategy]), key=f"strategies[0].{key}", contains=expected)
 
 
 @pytest.mark.parametrize("key", ["network_sigma", "write_sigma", "network_mu", "write_mu",
@@ -183,36 +183,36 @@ def test_non_positive_throttling_parameter(tmp_path: Path, key: str, value: floa
 @pytest.mark.parametrize("cap", [0.0, -5.0])
 def test_non_positive_cap(tmp_path: Path, cap: float) -> None:
     assert_located(tmp_path, table(strategies=[{"type": "FullJitteredExpo", "base": 2.0, "cap": cap}]),
-                   key="strategies[1].cap", contains="> 0")
+                   key="strategies[0].cap", contains="> 0")
 
 
 @pytest.mark.parametrize("kind", ["Expo", "FullJitteredExpo", "EqualJitteredExpo", "DecorrelatedJitter"])
 def test_a_cap_below_the_base_is_refused(tmp_path: Path, kind: str) -> None:
     # Every delay would be the cap; README calls it a broken rule (a tune's failed trial).
     assert_located(tmp_path, table(strategies=[{"type": kind, "base": 10.0, "cap": 5.0}]),
-                   key="strategies[1].cap", contains="must be >= base (10.0), got 5.0")
+                   key="strategies[0].cap", contains="must be >= base (10.0), got 5.0")
 
 
 def test_a_deadline_of_zero_is_refused_as_max_elapsed_zero_is(tmp_path: Path) -> None:
-    for policy, key in (({"type": "Deadline", "total": 0.0}, "policies[1].total"),
-                        ({"type": "MaxElapsed", "max_elapsed": 0.0}, "policies[1].max_elapsed")):
+    for policy, key in (({"type": "Deadline", "total": 0.0}, "policies[0].total"),
+                        ({"type": "MaxElapsed", "max_elapsed": 0.0}, "policies[0].max_elapsed")):
         assert_located(tmp_path, table(strategies=[{"type": "Constant", "constant": 1.0, "policies": [policy]}]),
-                       key=f"strategies[1].{key}", contains="must be > 0")
+                       key=f"strategies[0].{key}", contains="must be > 0")
 
 
 def test_negative_constant(tmp_path: Path) -> None:
     assert_located(tmp_path, table(strategies=[{"type": "Constant", "constant": -0.5}]),
-                   key="strategies[1].constant", contains=">= 0")
+                   key="strategies[0].constant", contains=">= 0")
 
 
 def test_negative_retry_limit(tmp_path: Path) -> None:
     assert_located(tmp_path, table(strategies=[{"type": "NoBackoff", "max_attempts": 0}]),
-                   key="strategies[1].max_attempts")
+                   key="strategies[0].max_attempts")
 
 
 def test_empty_strategy_name(tmp_path: Path) -> None:
     assert_located(tmp_path, table(strategies=[{"type": "NoBackoff", "name": " "}]),
-                   key="strategies[1].name")
+                   key="strategies[0].name")
 
 
 def test_strategies_not_a_list_of_tables(tmp_path: Path) -> None:
@@ -237,13 +237,13 @@ def test_bad_clients_list(tmp_path: Path, clients: Any) -> None:
 def test_duplicate_identical_strategies(tmp_path: Path) -> None:
     same = {"type": "Expo", "base": 2.0, "cap": 9.0}
     assert_located(tmp_path, table(strategies=[same, {"type": "NoBackoff"}, same]),
-                   key="strategies[3]", contains="duplicates")
+                   key="strategies[2]", contains="duplicates")
 
 
 def test_duplicate_names(tmp_path: Path) -> None:
     strategies = [{"type": "Expo", "base": 2.0, "cap": 9.0, "name": "mine"},
                   {"type": "NoBackoff", "name": "mine"}]
-    assert_located(tmp_path, table(strategies=strategies), key="strategies[2]", contains="'mine'")
+    assert_located(tmp_path, table(strategies=strategies), key="strategies[1]", contains="'mine'")
 
 
 # --- file-level mistakes --------------------------------------------------------------------
@@ -439,8 +439,8 @@ def test_every_mistake_is_reported_at_once_one_line_each(tmp_path: Path) -> None
         load_config(write(tmp_path, toml_text(bad, second)))
     lines = info.value.lines()
     assert str(info.value).splitlines() == lines
-    keys = [("Busy", "netwrk_mu"), ("Busy", "repeat"), ("Busy", "strategies[1].base"),
-            ("Busy", "strategies[1].cap"), ("Busy", "strategies[2].type"), ("Other", "control")]
+    keys = [("Busy", "netwrk_mu"), ("Busy", "repeat"), ("Busy", "strategies[0].base"),
+            ("Busy", "strategies[0].cap"), ("Busy", "strategies[1].type"), ("Other", "control")]
     assert len(lines) == len(keys), lines
     for line, (title, key) in zip(lines, keys):
         assert f"simulation {title!r}: key {key!r}" in line
@@ -476,7 +476,7 @@ def test_seed_outside_its_range_names_the_range(tmp_path: Path, seed: int) -> No
     ("work_to_duration", {"work_to_duration": 1e308}),
     ("write_mu", {"write_mu": 1e308}),
     ("network_sigma", {"network_sigma": 10**400}),  # an integer too big for a float
-    ("strategies[1].constant", {"strategies": [{"type": "Constant", "constant": 1e308}]}),
+    ("strategies[0].constant", {"strategies": [{"type": "Constant", "constant": 1e308}]}),
 ])
 def test_values_whose_use_overflows_are_refused(tmp_path: Path, key: str, overrides: dict) -> None:
     # 1e15 is the bound (sim.bounds.MAX_TIME): beyond it a delay of 1 no longer moves the clock.

@@ -277,7 +277,7 @@ def test_labels_say_what_each_incident_does() -> None:
 # --- validation ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("incidents,words", [
-    ([{"start": 1.0, "duration": 1.0}], "incidents[1].capacity': an incident sets exactly one of"),
+    ([{"start": 1.0, "duration": 1.0}], "incidents[0].capacity': an incident sets exactly one of"),
     ([{"start": 1.0, "duration": 1.0, "capacity": 0.5, "slowdown": 2.0}], "got capacity and slowdown"),
     ([{"start": 1.0, "duration": 1.0, "capacity": 1.5}], "capacity': must be between 0 and 1"),
     ([{"start": 1.0, "duration": 1.0, "error_rate": -0.1}], "error_rate': must be >= 0"),
@@ -286,9 +286,9 @@ def test_labels_say_what_each_incident_does() -> None:
     ([{"start": 1.0, "duration": 1.0, "eror_rate": 0.3}], "did you mean 'error_rate'?"),
     ([{"start": 1.0, "duration": "x", "capacity": 0.5}], "duration': must be a number"),
     ([{"start": 10.0, "duration": 10.0, "capacity": 0.5}, {"start": 15.0, "duration": 5.0, "capacity": 0.2}],
-     "incidents[2].start': overlaps an earlier capacity incident (10 to 20)"),
+     "incidents[1].start': overlaps an earlier capacity incident (10 to 20)"),
     ([{"start": 10.0, "duration": 10.0, "capacity": 0.5}, {"start": 5.0, "duration": 1.0, "slowdown": 2.0}],
-     "incidents[2].start': precedes the previous incident's start"),
+     "incidents[1].start': precedes the previous incident's start"),
     ([{"start": 5000.0, "duration": 1.0, "slowdown": 2.0}], "is at or after the horizon (3000)"),
     ("often", "incidents': must be a list of tables"),
 ])

@@ -149,7 +149,7 @@ def test_huge_horizon_or_outage_start(tmp_path: Path, key: str) -> None:
     if key == "horizon":
         error(tmp_path, LATENCY, "horizon", "at most 1e+15", horizon=1e308)
     else:
-        error(tmp_path, LATENCY, "outages[1].start", "at most 1e+15",
+        error(tmp_path, LATENCY, "outages[0].start", "at most 1e+15",
               outages=[{"start": 1e308, "duration": 10.0}])
 
 
@@ -166,39 +166,39 @@ def test_outages_not_a_list_of_tables(tmp_path: Path, value: Any) -> None:
 
 
 def test_unknown_outage_key(tmp_path: Path) -> None:
-    error(tmp_path, LATENCY, "outages[1].stop", "not an outage key",
+    error(tmp_path, LATENCY, "outages[0].stop", "not an outage key",
           outages=[{"start": 1000.0, "duration": 10.0, "stop": 1010.0}])
 
 
 def test_missing_outage_duration(tmp_path: Path) -> None:
-    error(tmp_path, LATENCY, "outages[1].duration", "missing", outages=[{"start": 1000.0}])
+    error(tmp_path, LATENCY, "outages[0].duration", "missing", outages=[{"start": 1000.0}])
 
 
 def test_negative_outage_start(tmp_path: Path) -> None:
-    error(tmp_path, LATENCY, "outages[1].start", ">= 0", outages=[{"start": -1.0, "duration": 10.0}])
+    error(tmp_path, LATENCY, "outages[0].start", ">= 0", outages=[{"start": -1.0, "duration": 10.0}])
 
 
 @pytest.mark.parametrize("duration", [0.0, -5.0])
 def test_non_positive_outage_duration(tmp_path: Path, duration: float) -> None:
-    error(tmp_path, LATENCY, "outages[1].duration", "> 0", outages=[{"start": 100.0, "duration": duration}])
+    error(tmp_path, LATENCY, "outages[0].duration", "> 0", outages=[{"start": 100.0, "duration": duration}])
 
 
 def test_outage_start_must_be_a_number(tmp_path: Path) -> None:
-    error(tmp_path, LATENCY, "outages[1].start", "must be a number", outages=[{"start": "soon", "duration": 1.0}])
+    error(tmp_path, LATENCY, "outages[0].start", "must be a number", outages=[{"start": "soon", "duration": 1.0}])
 
 
 def test_overlapping_outages(tmp_path: Path) -> None:
-    error(tmp_path, LATENCY, "outages[2].start", "overlaps",
+    error(tmp_path, LATENCY, "outages[1].start", "overlaps",
           outages=[{"start": 100.0, "duration": 50.0}, {"start": 120.0, "duration": 10.0}])
 
 
 def test_outages_out_of_order(tmp_path: Path) -> None:
-    error(tmp_path, LATENCY, "outages[2].start", "time order",
+    error(tmp_path, LATENCY, "outages[1].start", "time order",
           outages=[{"start": 500.0, "duration": 50.0}, {"start": 100.0, "duration": 10.0}])
 
 
 def test_outage_starting_after_the_horizon(tmp_path: Path) -> None:
-    error(tmp_path, LATENCY, "outages[1].start", "horizon", outages=[{"start": 200000.0, "duration": 10.0}])
+    error(tmp_path, LATENCY, "outages[0].start", "horizon", outages=[{"start": 200000.0, "duration": 10.0}])
 
 
 def test_an_outage_may_start_at_zero(tmp_path: Path) -> None:
@@ -264,7 +264,7 @@ def test_missing_queue_server_parameter(tmp_path: Path) -> None:
 
 def test_normal_jitter_expo_parameter(tmp_path: Path) -> None:
     strategies = [{"type": "NormalJitterExpo", "min_delay": 100.0, "factor": 2.0, "max_delay": 10.0}]
-    error(tmp_path, LATENCY, "strategies[1].max_delay", "min_delay", strategies=strategies)
+    error(tmp_path, LATENCY, "strategies[0].max_delay", "min_delay", strategies=strategies)
 
 
 # --- the CLI turns them into one line and status 2 -------------------------------------------

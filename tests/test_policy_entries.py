@@ -51,7 +51,7 @@ def test_policies_in_seconds_take_the_simulation_s_unit() -> None:
 
 def test_a_unit_without_seconds_needs_unit_seconds_where_it_matters() -> None:
     _, problems = parse_policies([{"type": "RateLimit"}], None, time_unit="tick")
-    assert [p.key for p in problems] == ["policies[1].unit_seconds"]
+    assert [p.key for p in problems] == ["policies[0].unit_seconds"]
     assert "tick" in problems[0].message
     # The brooker breaker counts calls, not time: nothing to convert.
     policies, problems = parse_policies([{"type": "CircuitBreaker", "kind": "brooker"}], None, time_unit="tick")
@@ -65,7 +65,7 @@ def test_a_unit_without_seconds_needs_unit_seconds_where_it_matters() -> None:
 def test_every_mistake_is_named_by_its_key() -> None:
     _, problems = parse_entry({"type": "Constant", "constant": 1.0, "policies": [
         {"type": "TokenBucket", "capacity": -1}, {"type": "Nope"}, {"type": "GrpcThrottle", "tokens": 3}]}, 0.001)
-    assert [p.key for p in problems] == ["policies[1].capacity", "policies[2].type", "policies[3].tokens"]
+    assert [p.key for p in problems] == ["policies[0].capacity", "policies[1].type", "policies[2].tokens"]
     _, problems = parse_entry({"type": "Constant", "policies": {"type": "TokenBucket"}}, 0.001)
     assert [p.key for p in problems] == ["policies"]
 

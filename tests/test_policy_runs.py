@@ -62,7 +62,7 @@ def test_a_preset_s_times_follow_time_unit() -> None:
     spec = spec_of([{"preset": "grpc"}], time_unit="s")
     assert spec.strategies[0].strategy.initial_backoff == pytest.approx(0.1)
     lines = config_error(sim_table(strategies=[{"preset": "grpc"}], **{**FLAKY, "time_unit": "tick"}))
-    assert lines == ["p.toml: simulation 't': key 'strategies[1].unit_seconds': is needed: time_unit 'tick' has "
+    assert lines == ["p.toml: simulation 't': key 'strategies[0].unit_seconds': is needed: time_unit 'tick' has "
                      "no length in seconds (give unit_seconds = seconds per time unit in the preset entry)"]
 
 
@@ -72,8 +72,8 @@ def test_every_policy_mistake_is_one_line_naming_its_key() -> None:
                       **{**FLAKY, "policies": [{"type": "Breaker"}]})
     lines = config_error(table)
     keys = [line.split("key '")[1].split("'")[0] for line in lines]
-    assert keys == ["policies[1].type", "strategies[1].policies[1].capacity", "strategies[2].preset",
-                    "strategies[3]"]
+    assert keys == ["policies[0].type", "strategies[0].policies[0].capacity", "strategies[1].preset",
+                    "strategies[2]"]
     assert all(line.startswith("p.toml: simulation 't': ") for line in lines)
 
 

@@ -39,3 +39,14 @@ def test_a_missing_marker_is_named() -> None:
     text = tables.README.read_text(encoding="utf-8").replace(tables.end_marker("outputs"), "")
     with pytest.raises(ValueError, match="end of the outputs table"):
         tables.rewrite(text)
+
+
+def test_the_contents_link_every_section_to_its_anchor() -> None:
+    tables = _script()
+    text = tables.README.read_text(encoding="utf-8")
+    contents = text.split(tables.begin_marker("contents"))[1].split(tables.end_marker("contents"))[0]
+    assert "- [Quick start (Python 3.10+)](#quick-start-python-310)" in contents
+    assert "  - [Incidents](#incidents)" in contents  # a part, under its section
+    assert tables.anchor("Python: `import sim`") == "python-import-sim"
+    sections = [line for line in text.splitlines() if line.startswith("## ")]
+    assert len([line for line in contents.splitlines() if line.startswith("- [")]) == len(sections)

@@ -110,3 +110,44 @@ def test_pool_state_under_the_timeline_80x24(snap_compare) -> None:
     # the timeline says the workers busy, the queue and the drops so far by reason.
     assert snap_compare(make_app(FIXTURES / "tiny_pool.toml"), terminal_size=(80, 24),
                         run_before=at_event("g", *"1500", "enter"))
+
+
+# Issue 23's second pass: each view it touched at 80×24 and 120×36.
+
+def test_status_line_inside_an_outage_80x24(snap_compare) -> None:
+    # 300 clients inside the outage (15-30 s): the status line on one row.
+    assert snap_compare(make_app(TINY_OUTAGE), terminal_size=(80, 24),
+                        run_before=at_event("c", "g", *"17000", "enter"))
+
+
+def test_event_log_focused_80x24(snap_compare) -> None:
+    # The log's keys first in the footer, then as many of the others as fit, Help kept.
+    assert snap_compare(make_app(), terminal_size=(80, 24),
+                        run_before=at_event("right_square_bracket", "tab", "up"))
+
+
+def test_log_scale_chart_120x36(snap_compare) -> None:
+    # The duration chart (m twice from cost) on a log scale: every marker over the lines;
+    # without the notifications m and l show (they would fade while the picture is taken).
+    keys = at_event("m", "m", "l", "right_square_bracket")
+
+    async def run_before(pilot) -> None:
+        await keys(pilot)
+        pilot.app.clear_notifications()
+        await pilot.pause()
+    assert snap_compare(make_app(), terminal_size=(120, 36), run_before=run_before)
+
+
+@pytest.mark.parametrize("size", ((80, 24), (120, 36)), ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("view", ("main", "compare"))
+def test_help_of_each_view(snap_compare, view: str, size: tuple[int, int]) -> None:
+    keys = ("question_mark",) if view == "main" else ("v", "question_mark")
+    assert snap_compare(make_app(), terminal_size=size, run_before=at_event(*keys))
+
+
+def test_explore_map_120x36(snap_compare) -> None:
+    from tui.main import _config_source
+
+    app = BackoffApp(_config_source(FIXTURES / "tiny_map.toml", None, Path("."), 1, False),
+                     sweep_workers=1, out_dir=".", open_map=True)
+    assert snap_compare(app, terminal_size=(120, 36), run_before=at_event("right", "s"))

@@ -247,7 +247,7 @@ def test_a_bad_retry_entry_is_named(tmp_path: Path) -> None:
 
 def test_a_tier_incident_is_located_under_its_tier(tmp_path: Path) -> None:
     message = config_message(tmp_path, three_tiers(1.0, tier3="incidents = [{ start = 10.0, duration = 5.0, capacity = 0.5 }]"))
-    assert "key 'tiers[1].incidents[1]" in message and "FlakyServer" in message
+    assert "key 'tiers[1].incidents[0]" in message and "FlakyServer" in message
 
 
 def test_cli_refuses_a_contention_tier_in_one_line_with_status_2(tmp_path: Path) -> None:

@@ -4,19 +4,24 @@ the requests chart's cursor on the playback cursor, charts that get readable roo
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from rich.console import Console
 from textual.widgets import Static
-from tui_support import FIXTURES, fake_clock, make_app, pilot_test, settle
+from tui_support import FIXTURES, TINY_OUTAGE, WidgetApp, fake_clock, make_app, pilot_test, settle
+
+from sim.config import load_config
+from sim.runs.sweep import run_sweep
 
 from tui.screens.main import CHART_INTERVAL
 from tui.widgets.analysis.chart_stack import MIN_CHART_ROWS, ChartStack
-from tui.widgets.analysis.charts import MetricsChart, RequestsChart, axis_ticks
+from tui.widgets.analysis.charts import MetricsChart, RequestsChart, axis_ticks, series_marker
 from tui.widgets.status import Status, StatusLine, layout
 
 ELEVEN = FIXTURES / "eleven.toml"
+SAMPLE = Path(__file__).parent.parent / "sim" / "sample.toml"
 
 
 # Status line -----------------------------------------------------------------------------------
@@ -39,9 +44,34 @@ def test_status_keeps_every_word_when_it_fits_and_abbreviates_to_one_line() -> N
             # What the run is and where the cursor is, always there: the clients, the
             # repetition, the time and the speed (the outage too, when there is one).
             assert f"{status.clients} cl" in text and f"/{status.repetitions}" in text
-            assert f"{status.time:.1f}/{status.total:.1f}" in text and "ms/s" in text
+            assert f"{status.time:.1f}/{status.total:.0f}" in text and "ms/s" in text
             assert ("outage" in text) == status.outage
     assert "Constant" in layout(SHORT, 78)[0].plain  # the strategy whole when it can be
+
+
+# examples/server_outage.toml inside its outage: a run of 300 s, a million events (issue 23.2:
+# four rows at 80x24).
+OUTAGE = Status("Server_Outage", "LatencyServer", "constant 100ms", clients=1000, repetition=0,
+                repetitions=3, seed=3, time=45123.4, total=300000.0, index=123456,
+                count=1234567, speed=1000.0, outage=True)
+
+
+def test_status_stays_one_row_in_a_long_outage_giving_way_by_priority() -> None:
+    texts = {}
+    for width in range(118, 1, -1):
+        lines = layout(OUTAGE, width)
+        assert len(lines) == 1 and lines[0].cell_len <= width
+        texts[width] = lines[0].plain
+    # At 80 columns: the clients, repetition, time and the outage, in words; the speed and
+    # the run length's tenths have given way.
+    at_80 = texts[78]
+    assert "1,000 cl" in at_80 and "rep 1/3" in at_80 and "░ outage" in at_80
+    assert "45123.4/300000 ms" in at_80 and "ms/s" not in at_80
+    assert "outage" in texts[98] and "1000 ms/s" in texts[98]  # 100 columns: the speed too
+    for width in range(118, 60, -1):  # the outage's glyph stays until the time has to go
+        assert "░" in texts[width] and "45123.4/" in texts[width]
+    incident = layout(replace(OUTAGE, outage=False, incidents=("capacity",)), 78)[0].plain
+    assert "┈ incident" in incident
 
 
 @pilot_test
@@ -53,6 +83,21 @@ async def test_status_line_is_one_row_at_80x24(tmp_path: Path) -> None:
         assert status.size.height == 1
         line = status.render().plain
         assert "Constant" in line and "rep " in line
+
+
+@pilot_test
+async def test_speed_keys_say_the_speed_when_the_status_line_has_dropped_it(tmp_path: Path) -> None:
+    # 300 clients inside the outage, 60 columns: the status line gives the speed up first.
+    app = make_app(tmp_path, TINY_OUTAGE)
+    async with app.run_test(size=(60, 24), notifications=True) as pilot:
+        await settle(pilot)
+        await pilot.press("c", "g", *"17000", "enter")
+        await settle(pilot)
+        status = app.screen.query_one(StatusLine)
+        assert "░" in status.render().plain and not status.shows_speed
+        await pilot.press("plus")
+        await pilot.pause()
+        assert "Speed:" in app.export_screenshot().replace("&#160;", " ")
 
 
 # Requests chart cursor -------------------------------------------------------------------------
@@ -130,6 +175,30 @@ async def test_log_scale_toggle(tmp_path: Path) -> None:
         assert ticks and all(set(t[1:]) <= {"0"} and t[0] in "125" for t in ticks)
         await pilot.press("l")
         assert not chart.log and "(log scale)" not in chart.render().plain
+
+
+@pilot_test
+async def test_lines_never_hide_the_markers_on_a_log_scale(monkeypatch) -> None:
+    # sim/sample.toml's Locking_Example (3 repetitions): on a log axis the three strategies'
+    # work bunches up and a later strategy's line used to run over the earlier ones' markers,
+    # leaving only ■ (issue 23.7). Markers are drawn over every line: as many of each show as
+    # with no lines drawn at all.
+    spec = replace(load_config(SAMPLE).simulations[0], repeat=3)
+    chart = MetricsChart(metric="work")
+    async with WidgetApp(chart).run_test(size=(60, 20)) as pilot:
+        chart.show(run_sweep(spec, workers=1), "work")
+        counts = {}
+        for lines in (True, False):
+            if not lines:
+                monkeypatch.setattr(chart.plt, "plot", lambda *args, **kwargs: None)
+            for log in (False, True):
+                chart.log = log
+                await pilot.pause()
+                inside, _ = plot_rows(chart.render().plain)
+                counts[lines, log] = [sum(row.count(series_marker(s)) for row in inside)
+                                      for s in range(3)]
+        assert counts[True, True] == counts[False, True] and counts[True, True][0] > 0
+        assert counts[True, False] == counts[False, False]
 
 
 @pilot_test

@@ -23,7 +23,7 @@ from sim.export.palette import DEFAULT_THEME
 from sim.teardown import start_resource_tracker
 
 from .commands import BackoffCommands
-from .keys import bindings
+from .keys import MAIN_VIEW, bindings
 from .view.rundata import RunData
 from .screens.help import HelpScreen
 from .screens.main import MainScreen
@@ -191,6 +191,21 @@ class BackoffApp(App[None]):
             self.clock = float(self.run_data.times[self.cursor])
             self._place = Place.of_event(self.run_data.times, self.cursor)
 
+    @property
+    def place_time(self) -> float:
+        """Where the user is, in simulated time: their last move's (a seek keeps its exact
+        time, even between events or past this run's end), else the cursor's."""
+        return self._place.time if self._place is not None else self.current_time
+
+    def seek(self, time: float) -> None:
+        """Put the cursor on the last event at or before ``time`` and keep ``time`` itself as
+        the place: the comparison view's clock when the user leaves it, so the next run shown
+        and the view opened again are at that time, not at this run's event before it."""
+        data = self.run_data
+        if data is not None and len(data):
+            self._move(data.index_at_time(time))
+        self._place = Place(time)
+
     def go_to_event(self, index: int) -> None:
         """Put the cursor on event ``index`` of the run on screen (a click, the log's Enter)."""
         self._move(index)
@@ -305,4 +320,5 @@ class BackoffApp(App[None]):
         self.notify(f"Theme: {self.theme}", timeout=2)
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen())
+        """The keys of the view on screen (each view declares them as ``HELP``)."""
+        self.push_screen(HelpScreen(getattr(self.screen, "HELP", MAIN_VIEW)))

@@ -133,6 +133,36 @@ EXPLORE_KEYS: tuple[Key, ...] = (
 )
 
 
+# The app's keys the comparison view and the explore map answer too (bound there as ``app.``
+# actions): in the comparison they move every run shown.
+COMPARE_APP_ACTIONS = ("cycle('clients', 1)", "cycle('clients', -1)", "cycle('repetition', 1)",
+                       "cycle('repetition', -1)", "cycle('simulation', 1)",
+                       "cycle('simulation', -1)", "change_seed", "cycle_theme", "help")
+EXPLORE_APP_ACTIONS = ("cycle_theme", "help")
+
+
+@dataclass(frozen=True)
+class ViewKeys:
+    """The keys one view answers, in the order its help lists them, and what it says first."""
+
+    name: str
+    keys: tuple[Key, ...]
+    note: str = ""
+
+
+MAIN_VIEW = ViewKeys("Main view", (*KEYS, *LOG_KEYS),
+                     "v (strategies side by side) and p (explore map) open views with keys of "
+                     "their own: ? there lists them.")
+COMPARE_VIEW = ViewKeys(
+    COMPARE,
+    (*(k for k in KEYS if k.group == PLAYBACK and not k.action.startswith("screen.")),
+     *(k for k in KEYS if k.action in COMPARE_APP_ACTIONS), *COMPARE_KEYS),
+    "The playback keys step and play every run on one clock; the run keys move every run. "
+    "Esc goes back to the single run at this time.")
+EXPLORE_VIEW = ViewKeys(EXPLORE, (*EXPLORE_KEYS, *(k for k in KEYS
+                                                   if k.action in EXPLORE_APP_ACTIONS)))
+
+
 def key_bindings(key: Key) -> list[Binding]:
     """One key's Textual bindings; a numbered action gets one binding per digit, the number as
     its parameter (only the first is shown in the footer, as the range ``display``)."""

@@ -32,6 +32,14 @@ class Wiring:
     def __init__(self, rng: Callable[[int], np.random.Generator], clients: int, network: Draw,
                  series: Series | None) -> None:
         self.heap: list[tuple] = []
+        # A second heap of the same items for those due within about a network delay (a reply,
+        # a request on its way, a drop at this instant), pushed there by the open-arrival
+        # clients and the worker pool: the engine pops whichever head is due first, so the order
+        # is the one heap's, but an item due soon sifts through a handful of items rather than
+        # the whole run's (its 1,000 clients' next arrivals, work in service, timeouts), which
+        # made a PoolServer run ~15% faster. Only items no outage moves (``OutageGate.freeze``,
+        # ``wall``) go there: the gate shifts those in ``heap`` alone.
+        self.near: list[tuple] = []
         self.seq: Callable[[], int] = count().__next__
         self._rng = rng  # the run's generator for a purpose (sim.core.streams.PURPOSE_*)
         self.net: list[Callable[[], float]] = ClientStreams(

@@ -140,14 +140,14 @@ Problem = tuple[str, str, "str | None"]  # (key suffix such as "[2].start", mess
 
 
 def schedule_problems(incidents: Sequence[Incident], outages: Sequence[Outage],
-                      horizon: float | None, base: int = 0) -> list[Problem]:
+                      horizon: float | None) -> list[Problem]:
     """What is wrong with the list's windows, each as ``([i].key, message, hint)`` (``i`` counted
-    from ``base``): out of time order, overlapping one of the same kind (an outage is a capacity
+    from 0, as every key path): out of time order, overlapping one of the same kind (an outage is a capacity
     window), at or after the horizon, or ending after ``MAX_TIME``."""
     problems: list[Problem] = []
     previous: Incident | None = None
     for i, incident in enumerate(incidents):
-        where = f"[{i + base}]"
+        where = f"[{i}]"
         if previous is not None and incident.start < previous.start:
             problems.append((f"{where}.start", f"precedes the previous incident's start ({previous.start:g})",
                              "list incidents in time order"))
@@ -177,7 +177,7 @@ def _overlap(incident: Incident, earlier: Sequence[Incident], outages: Iterable[
     return None
 
 
-def control_problems(control: Control, incidents: Sequence[Incident], base: int = 0) -> list[Problem]:
+def control_problems(control: Control, incidents: Sequence[Incident]) -> list[Problem]:
     """Incidents the server kind cannot run (``Control.incident_problem``), as ``schedule_problems``."""
     problems: list[Problem] = []
     for i, incident in enumerate(incidents):
@@ -185,7 +185,7 @@ def control_problems(control: Control, incidents: Sequence[Incident], base: int 
             continue  # an outage stops any server
         problem = control.incident_problem(incident.kind)
         if problem is not None:
-            problems.append((f"[{i + base}].{incident.kind}", problem[0], problem[1]))
+            problems.append((f"[{i}].{incident.kind}", problem[0], problem[1]))
     return problems
 
 

@@ -61,6 +61,7 @@ class OpenClients(Clients):
                              'use workload = "burst" or "spike" with a contention control')
         n = len(wiring.net)
         heap, seq, net, jitter, series = wiring.heap, wiring.seq, wiring.net, wiring.jitter, wiring.series
+        near = wiring.near
         self.attempts = attempts = [0] * n
         self.counts = counts = {"successes": 0, "rejections": 0, "timeouts": 0, "gave_up": 0, "late": 0}
         self._refused = refused = [0]
@@ -108,35 +109,45 @@ class OpenClients(Clients):
         self.policy = policy = None if new_chain is None else PolicyEvents([i[0] for i in idle], heap, seq)
         current = [0] if policy is None else policy.current
 
-        def new_call(t: float, c: int, a: int) -> int:
-            # An arrival: the client's next one is due whatever becomes of this call.
-            heappush(heap, (t + gaps[c](), seq(), new_call, c, 0))
-            if free:
-                s = free.pop()
-            else:
-                s = len(tries)
-                tries.append(0)
-                first.append(0.0)
-                own.append(None)
+        def new_slot() -> int:
+            # A slot for a call when every earlier one is still in flight (the slots only grow).
+            tries.append(0)
+            first.append(0.0)
+            own.append(None)
+            return len(tries) - 1
+
+        def plain_call(t: float, c: int, a: int) -> int:
+            # An arrival: the client's next one is due whatever becomes of this call. Its first
+            # attempt is sent at once (``sends``, inline: the common case); the call's backoff
+            # sequence is made at its first failure (making it draws nothing).
+            heappush(heap, (t + gaps[c](), seq(), plain_call, c, 0))
+            s = free.pop() if free else new_slot()
             first[s] = t
             offered[int(t * inv)] += 1
-            if plain:
-                # The first attempt, sent at once (``sends``, inline: the common case); the
-                # call's backoff sequence is made at its first failure (making it draws nothing).
-                tries[s] = 1
-                tok = next_token()
-                waiting[tok] = s
-                attempts[c] += 1
-                heappush(heap, (t + net[c](), seq(), receive[0], c, tok))
-                if timeout is not None:
-                    due.append((t + timeout, c, tok))
-                    if len(due) == 1:
-                        heappush(heap, (t + timeout, seq(), on_timeout, c, tok))
-                return first_write
+            tries[s] = 1
+            tok = next_token()
+            waiting[tok] = s
+            attempts[c] += 1
+            heappush(near, (t + net[c](), seq(), receive[0], c, tok))
+            if timeout is not None:
+                if not due:  # the only timeout due: it gets the heap item (see ``on_timeout``)
+                    heappush(heap, (t + timeout, seq(), on_timeout, c, tok))
+                due.append((t + timeout, c, tok))
+            return first_write
+
+        def chain_call(t: float, c: int, a: int) -> int:
+            # An arrival with a chain: the call takes one of its client's idle chains, which
+            # decides its first attempt (``asked``).
+            heappush(heap, (t + gaps[c](), seq(), chain_call, c, 0))
+            s = free.pop() if free else new_slot()
+            first[s] = t
+            offered[int(t * inv)] += 1
             tries[s] = 0
             spare = idle[c]
             own[s] = spare.pop() if spare else new_chain(c)
             return send(t, c, s)
+
+        new_call = plain_call if plain else chain_call
 
         def sends(t: float, c: int, s: int) -> int:
             tok = next_token()
@@ -146,11 +157,11 @@ class OpenClients(Clients):
             attempts[c] += 1
             if k > 1:
                 retries[int(t * inv)] += 1
-            heappush(heap, (t + net[c](), seq(), receive[0], c, tok))
+            heappush(near, (t + net[c](), seq(), receive[0], c, tok))
             if timeout is not None:
-                due.append((t + timeout, c, tok))
-                if len(due) == 1:
+                if not due:
                     heappush(heap, (t + timeout, seq(), on_timeout, c, tok))
+                due.append((t + timeout, c, tok))
             return write_code | ((k + 1) << shift)
 
         def call_ends(c: int, s: int) -> None:
@@ -178,7 +189,8 @@ class OpenClients(Clients):
             goodput[int(t * inv)] += 1
             k = tries[s]
             if plain:
-                own[s] = None
+                # The slot's backoff sequence, if any, stays until a later call's first failure
+                # replaces it (``after_failure``): nothing reads it before.
                 free.append(s)
             else:
                 current[0] = c
@@ -213,7 +225,7 @@ class OpenClients(Clients):
             timed_out[int(t * inv)] += 1
             if receive[2] is not None:
                 receive[2](t, c, tok)
-            heappush(heap, (t, seq(), after_failure, c, s << KIND_BITS | TIMED_OUT))
+            heappush(near, (t, seq(), after_failure, c, s << KIND_BITS | TIMED_OUT))
             return times_out_code | ((tries[s] + 1) << shift)
 
         if plain:
@@ -248,7 +260,7 @@ class OpenClients(Clients):
                     if hold.__class__ is GiveUp:
                         tries[s] += 1
                         refused[0] += 1
-                        heappush(heap, (t, seq(), after_failure, c, s << KIND_BITS | DENIED))
+                        heappush(near, (t, seq(), after_failure, c, s << KIND_BITS | DENIED))
                         return policy.refused(hold.reason, tries[s])
                     if hold:
                         heappush(heap, (t + hold, seq(), asked, c, ~s))

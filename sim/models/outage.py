@@ -163,7 +163,7 @@ class OutageGate:
 
     def _has_work(self) -> bool:
         """True while anything but outage markers is scheduled or held."""
-        return len(self._wiring.heap) > self._markers or bool(self._held)
+        return len(self._wiring.heap) + len(self._wiring.near) > self._markers or bool(self._held)
 
     def _pause(self, t: float, c: int, i: int) -> int:
         self._markers -= 1

@@ -272,6 +272,7 @@ class PoolServer(Control):
 
     def build(self, wiring: Wiring) -> ServerHandlers:
         heap, seq, net, gate, series = wiring.heap, wiring.seq, wiring.net, wiring.gate, wiring.series
+        near = wiring.near
         rejected, succeeded = wiring.client_rejected, wiring.client_succeeded
         still_waiting = wiring.still_waiting
         draw = service_draw(self.service_distribution, self.service_time, self.service_p99, self.samples)
@@ -336,7 +337,7 @@ class PoolServer(Control):
             if limiter is not None:
                 release(t, c, a >> _REASON_BITS, True)
             if reason != _CANCELLED:
-                heappush(heap, (t + net[c](), seq(), rejected, c, a >> _REASON_BITS))
+                heappush(near, (t + net[c](), seq(), rejected, c, a >> _REASON_BITS))
             return drops_code | ((reason + 1) << shift)
 
         def take(t: float) -> tuple[float, int, int] | None:
@@ -361,9 +362,9 @@ class PoolServer(Control):
                     last_empty = t
                     queue.clear()  # only taken-back entries are left, if any
                 if checks_waiting and not still_waiting(c, tok):
-                    heappush(heap, (t, seq(), drop, c, tok << _REASON_BITS | _CANCELLED))
+                    heappush(near, (t, seq(), drop, c, tok << _REASON_BITS | _CANCELLED))
                 elif queue_timeout is not None and t - arrived > queue_timeout:
-                    heappush(heap, (t, seq(), drop, c, tok << _REASON_BITS | _QUEUE_TIMEOUT))
+                    heappush(near, (t, seq(), drop, c, tok << _REASON_BITS | _QUEUE_TIMEOUT))
                 else:
                     return item
             return None
@@ -376,7 +377,7 @@ class PoolServer(Control):
                 if not ok_to_drop:
                     dropping = False
                 while dropping and item is not None and t >= drop_next:
-                    heappush(heap, (t, seq(), drop, item[1], item[2] << _REASON_BITS | _CODEL))
+                    heappush(near, (t, seq(), drop, item[1], item[2] << _REASON_BITS | _CODEL))
                     count += 1
                     item, ok_to_drop = codel_peek(t)
                     if not ok_to_drop:
@@ -384,7 +385,7 @@ class PoolServer(Control):
                     else:
                         drop_next = drop_next + interval / sqrt(count)
             elif ok_to_drop and item is not None:
-                heappush(heap, (t, seq(), drop, item[1], item[2] << _REASON_BITS | _CODEL))
+                heappush(near, (t, seq(), drop, item[1], item[2] << _REASON_BITS | _CODEL))
                 item, ok_to_drop = codel_peek(t)
                 dropping = True
                 delta = count - last_count
@@ -452,7 +453,7 @@ class PoolServer(Control):
                 accepted_series[int(t * inv)] += 1
                 return queues_code | ((queued + 1) << shift)
             rejected_series[int(t * inv)] += 1
-            heappush(heap, (t + net[c](), seq(), rejected, c, tok))
+            heappush(near, (t + net[c](), seq(), rejected, c, tok))
             if limiter is not None:
                 release(t, c, tok, True)  # at once: rtt 0, released without a sample
             return rejects
@@ -465,7 +466,7 @@ class PoolServer(Control):
                     return NO_EVENT  # aborted when its client stopped waiting
                 serving_set.discard(key)
             busy -= 1
-            heappush(heap, (t + net[c](), seq(), succeeded, c, tok))
+            heappush(near, (t + net[c](), seq(), succeeded, c, tok))
             if limiter is not None:
                 release(t, c, tok, False)
             if queued:
@@ -492,7 +493,7 @@ class PoolServer(Control):
             return drop(t, c, tok << _REASON_BITS | _CANCELLED)
 
         def stopped_waiting(t: float, c: int, tok: int) -> int:
-            heappush(heap, (t, seq(), cancel_now, c, tok))
+            heappush(near, (t, seq(), cancel_now, c, tok))
             return NO_EVENT
 
         def set_workers(t: float, n: int) -> None:

@@ -68,7 +68,7 @@ def parse_policies(raw: Any, unit_seconds: float | None, key: str = "policies",
         return [], [ParamError(key, 'must be a list of inline tables like { type = "TokenBucket" }')]
     policies: list[Policy] = []
     problems: list[ParamError] = []
-    for position, table in enumerate(raw, start=1):
+    for position, table in enumerate(raw):
         where = f"{key}[{position}]"
         table = dict(table)
         if "unit_seconds" not in table and _needs_seconds(table):

@@ -115,7 +115,8 @@ class RunTiers:
             caps = tier.control.CAPS
             series = Series(spec.horizon, spec.bucket_width, extra_series(caps.series))
             wiring = Wiring(rng, n, network, series)
-            wiring.heap, wiring.seq = top.heap, top.seq  # one run: one heap, one order
+            # One run: one order (the heap, the near items of ``Wiring.near``, the sequence).
+            wiring.heap, wiring.near, wiring.seq = top.heap, top.near, top.seq
             wiring.net = [None] * base + wiring.net  # indexed by the processes' global ids
             wiring.jitter = [None] * base + wiring.jitter
             if tier.stops:

@@ -23,7 +23,7 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.reactive import var
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
 from ..view.compare_columns import (
@@ -35,7 +35,8 @@ from ..view.compare_columns import (
     summary_headers,
     summary_line,
 )
-from ..keys import COMPARE_KEYS, KEYS, PLAYBACK, key_bindings
+from ..keys import COMPARE_APP_ACTIONS, COMPARE_VIEW, key_bindings
+from ..widgets.footer import FittedFooter
 from ..messages import CompareRunLoaded
 from ..view.rundata import RunData
 from ..state.playback import MAX_FPS, change_speed, format_speed
@@ -52,18 +53,13 @@ MAX_FRAME_SECONDS = 0.25
 
 
 def compare_bindings() -> list[Binding]:
-    """The playback keys of the main view, acting on the shared clock (not the log's search,
-    which has no log here); the comparison's own; and the app's keys that move every run
-    (clients, repetition, simulation, seed, theme)."""
-    bindings = [Binding(k.keys, k.action, k.short or k.description, show=k.footer,
-                        key_display=k.display, tooltip=k.description)
-                for k in KEYS if k.group == PLAYBACK and not k.action.startswith("screen.")]
-    bindings += [b for k in COMPARE_KEYS for b in key_bindings(k)]
-    app_actions = ("cycle('clients', 1)", "cycle('clients', -1)", "cycle('repetition', 1)",
-                   "cycle('repetition', -1)", "cycle('simulation', 1)",
-                   "cycle('simulation', -1)", "change_seed", "cycle_theme", "help")
-    for k in KEYS:
-        if k.action in app_actions:
+    """``COMPARE_VIEW``'s keys: the playback keys of the main view, acting on the shared clock
+    (not the log's search, which has no log here); the app's keys that move every run
+    (clients, repetition, simulation, seed), theme and help; and the comparison's own."""
+    bindings = [b for k in COMPARE_VIEW.keys if k.action not in COMPARE_APP_ACTIONS
+                for b in key_bindings(k)]
+    for k in COMPARE_VIEW.keys:  # after the view's own: the footer lists Help last
+        if k.action in COMPARE_APP_ACTIONS:
             bindings.append(Binding(k.keys, f"app.{k.action}", k.short or k.description,
                                     show=k.footer and k.action == "help", key_display=k.display,
                                     tooltip=k.description))
@@ -120,10 +116,12 @@ class ComparePane(Vertical):
         self.border_title = text.replace("[", r"\[")
 
 
-class CompareScreen(ModalScreen[None]):
-    """Strategies side by side on one clock; Escape or v returns to the single run."""
+class CompareScreen(ModalScreen[float]):
+    """Strategies side by side on one clock; Escape or v returns to the single run, at the
+    clock's time (the screen's result)."""
 
     BINDINGS = compare_bindings()
+    HELP = COMPARE_VIEW  # what ? lists here
     AUTO_FOCUS = ""  # nothing focused: every key reaches the bindings
 
     DEFAULT_CSS = """
@@ -150,6 +148,10 @@ class CompareScreen(ModalScreen[None]):
         self._picked: list[str] = []
         self._stops = merged_times([])
         self._span = 0.0
+        # The user's place on the clock (their last step, seek or play): the clock shows it,
+        # or the runs' end when they all end before it. Kept while other runs load, so c/C
+        # and r/R land at the same time, not at the first loaded run's end.
+        self._place = 0.0
         self._last_tick = 0.0
         self._recorder: RunRecorder | None = None
         self._panes: list[ComparePane] = []
@@ -161,14 +163,15 @@ class CompareScreen(ModalScreen[None]):
         yield PickTable(id="compare-table", cursor_type="row", zebra_stripes=True)
         yield Static("", id="compare-hint", markup=False)
         yield Vertical(id="compare-panes")
-        yield Footer(compact=True)
+        yield FittedFooter()
 
     def on_mount(self) -> None:
         app = self.app
         if isinstance(app.source, ConfigSource):
             self._recorder = RunRecorder(in_process=app.sweep_workers == 1)
         self.speed = app.speed
-        self.set_reactive(CompareScreen.clock, app.current_time)  # where the single run was
+        self._place = app.place_time  # where the single run was
+        self.set_reactive(CompareScreen.clock, self._place)
         self._timer = self.set_interval(1 / MAX_FPS, self._tick, pause=True)
         self.watch(app, "selection", self._selection_changed, init=False)
         self._use(self._selection, initial_picks(self._strategies(), self._selection.strategy))
@@ -305,8 +308,8 @@ class CompareScreen(ModalScreen[None]):
         self._span = max((run.total_time for run in runs), default=0.0)
         if not self.app.animated:
             self.clock = self._span
-        elif self._stops.size:
-            self.clock = min(self.clock, self._span)
+        elif self._stops.size and len(runs) == len(self._picked):  # every run is here
+            self.clock = min(self._place, self._span)
         self._layout_panes()
 
     def on_resize(self) -> None:
@@ -414,6 +417,9 @@ class CompareScreen(ModalScreen[None]):
         strategies = self._strategies()
         if index < len(strategies):
             self.toggle(strategies[index])
+        else:
+            self.notify(f"No row {number}: this simulation has {len(strategies)} strategies.",
+                        timeout=3)
 
     def toggle(self, strategy: str) -> None:
         if not self._available(strategy):
@@ -463,13 +469,13 @@ class CompareScreen(ModalScreen[None]):
         elapsed = min(now - self._last_tick, MAX_FRAME_SECONDS)
         self._last_tick = now
         end = self._span
-        self.clock = min(self.clock + self.speed * elapsed, end)
+        self.clock = self._place = min(self.clock + self.speed * elapsed, end)
         if self.clock >= end:
             self.playing = False
 
     def _move(self, time: float) -> None:
         self.playing = False
-        self.clock = time
+        self.clock = self._place = time
 
     def action_toggle_play(self) -> None:
         if not self._stops.size:
@@ -479,7 +485,7 @@ class CompareScreen(ModalScreen[None]):
             self.notify("Animation is off (--no-animation): showing the whole runs.")
             return
         if not self.playing and self.clock >= self._span:
-            self.clock = float(self._stops[0])
+            self.clock = self._place = float(self._stops[0])
         self.playing = not self.playing
 
     def action_step(self, events: int) -> None:
@@ -507,4 +513,4 @@ class CompareScreen(ModalScreen[None]):
             value=f"{self.clock:.1f}", minimum=0), go)
 
     def action_close(self) -> None:
-        self.dismiss(None)
+        self.dismiss(self.clock)

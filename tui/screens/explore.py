@@ -15,12 +15,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, ScrollableContainer
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Label, ProgressBar, Static
+from textual.widgets import Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from sim import UserError
 
-from ..keys import EXPLORE_KEYS, KEYS, key_bindings
+from ..keys import EXPLORE_APP_ACTIONS, EXPLORE_VIEW, key_bindings
+from ..widgets.footer import FittedFooter
 from ..messages import MapCellDone, MapProgress
 from ..state.explore_map import CellChoice, CellResult, ExploreMap, ExplorePlan, MapCell, MapState
 from ..state.sweeps import stopped
@@ -31,12 +32,14 @@ from ..widgets.map_grid import MapGrid
 
 
 def explore_bindings() -> list[Binding]:
-    """The map's keys, and the app's help, theme and palette."""
-    bindings = [b for k in EXPLORE_KEYS for b in key_bindings(k)]
-    for k in KEYS:
-        if k.action in ("help", "cycle_theme"):
+    """``EXPLORE_VIEW``'s keys: the map's, and the app's help and theme; and the palette."""
+    bindings = []
+    for k in EXPLORE_VIEW.keys:
+        if k.action in EXPLORE_APP_ACTIONS:
             bindings.append(Binding(k.keys, f"app.{k.action}", k.short or k.description,
                                     show=k.footer, key_display=k.display, tooltip=k.description))
+        else:
+            bindings += key_bindings(k)
     bindings.append(Binding("ctrl+p", "app.command_palette", "palette", show=False))
     return bindings
 
@@ -45,6 +48,7 @@ class ExploreScreen(ModalScreen[CellChoice | None]):
     """One simulation's map; dismissed with a ``CellChoice`` (Enter) or None (Escape)."""
 
     BINDINGS = explore_bindings()
+    HELP = EXPLORE_VIEW  # what ? lists here
     AUTO_FOCUS = ""  # every key reaches the bindings
 
     DEFAULT_CSS = """
@@ -79,7 +83,7 @@ class ExploreScreen(ModalScreen[CellChoice | None]):
             yield MapGrid(palette_for(self.app.theme), id="map-grid")
         yield Static("", id="map-legend", markup=False)
         yield Static("", id="map-detail", markup=False)
-        yield Footer(compact=True)
+        yield FittedFooter()
 
     def on_mount(self) -> None:
         self.watch(self.app, "theme", lambda _theme: self._draw(), init=False)

@@ -1,4 +1,5 @@
-"""The help screen: every key, grouped, from the same table the footer and palette use."""
+"""The help screen: the keys of the view it was opened from, grouped, from the same table the
+footer and palette use (``tui.keys``: a view lists the keys it answers, so none is dead)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from ..keys import COMPARE, COMPARE_KEYS, EXPLORE, EXPLORE_KEYS, KEYS, LOG_KEYS
+from ..keys import COMPARE, COMPARE_KEYS, EXPLORE, EXPLORE_KEYS, KEYS, LOG_KEYS, MAIN_VIEW, Key, ViewKeys
 from ..view.log_filter import __doc__ as FILTER_HELP
 
 # What each part of the screen shows, and what its marks mean.
@@ -78,23 +79,25 @@ EXTRA_KEYS = (("ctrl+p", "Command palette: every action, and the theme picker"),
               ("ctrl+q", "Quit"))
 
 
-def key_groups() -> list[tuple[str, str, list[tuple[str, str]]]]:
-    """Every key by group in order, as (group, its note, [(keys, action)]): the help screen's
-    table and README's (``docs/readme_tables.py``)."""
+def key_groups(keys: tuple[Key, ...] = (*KEYS, *LOG_KEYS, *COMPARE_KEYS, *EXPLORE_KEYS),
+               notes: bool = True) -> list[tuple[str, str, list[tuple[str, str]]]]:
+    """``keys`` (every key of every view: README's table, ``docs/readme_tables.py``) by group
+    in order, as (group, its note, [(keys, action)]), then the keys that work anywhere."""
     groups: list[tuple[str, str, list[tuple[str, str]]]] = []
-    for key in (*KEYS, *LOG_KEYS, *COMPARE_KEYS, *EXPLORE_KEYS):
+    for key in keys:
         if not groups or groups[-1][0] != key.group:
-            groups.append((key.group, GROUP_NOTES.get(key.group, ""), []))
+            groups.append((key.group, GROUP_NOTES.get(key.group, "") if notes else "", []))
         groups[-1][2].append((key.key_names, key.description))
     groups.append(("Anywhere", "", list(EXTRA_KEYS)))
     return groups
 
 
-def keys_table() -> Table:
+def keys_table(view: ViewKeys = MAIN_VIEW) -> Table:
+    """One view's keys by group."""
     table = Table(box=None, show_header=False, padding=(0, 2, 0, 0), expand=False)
     table.add_column("key", style="bold", no_wrap=True)
     table.add_column("action")
-    for i, (group, note, keys) in enumerate(key_groups()):
+    for i, (group, note, keys) in enumerate(key_groups(view.keys, notes=False)):
         if i:
             table.add_row("", "")
         table.add_row(f"[u]{group}[/u]", note)
@@ -104,7 +107,7 @@ def keys_table() -> Table:
 
 
 class HelpScreen(ModalScreen[None]):
-    """Lists every binding; any of Escape, q, ? closes it."""
+    """Lists one view's bindings; any of Escape, q, ? closes it."""
 
     BINDINGS = [Binding("escape,q,question_mark,f1", "dismiss", "Close help")]
 
@@ -123,13 +126,20 @@ class HelpScreen(ModalScreen[None]):
     }
     """
 
+    def __init__(self, view: ViewKeys = MAIN_VIEW) -> None:
+        super().__init__()
+        self.view = view
+
     def compose(self) -> ComposeResult:
         scroll = VerticalScroll()
-        scroll.border_title = "Keys"
+        scroll.border_title = f"Keys · {self.view.name}"
         scroll.border_subtitle = "Esc closes"
         with scroll:
-            yield Static(keys_table(), id="help-keys")
-            yield Static("[u]Event log filter[/u]\n" + _filter_syntax(), id="help-filter")
+            if self.view.note:
+                yield Static(self.view.note + "\n", id="help-note", markup=False)
+            yield Static(keys_table(self.view), id="help-keys")
+            if any(k.action == "screen.filter_log" for k in self.view.keys):  # a log here
+                yield Static("[u]Event log filter[/u]\n" + _filter_syntax(), id="help-filter")
             yield Static("\n[u]What the screen shows[/u]", id="help-reading-title")
             yield Static(reading_table(), id="help-reading")
 

@@ -15,11 +15,13 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Label, ProgressBar, Static
+from textual.widgets import DataTable, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from sim import SweepResult, UserError
 
+from ..keys import MAIN_VIEW
+from ..widgets.footer import FittedFooter
 from ..messages import ExportProgress, SweepProgress, TuneProgress
 from ..view.rundata import RunData
 from ..state.explore_map import CellChoice, ExploreMap, MapState
@@ -27,6 +29,7 @@ from ..state.export import export_view
 from ..state.recorder import Cancelled, RunRecorder
 from ..state.source import ConfigSource, Selection, Source
 from ..state.sweeps import SweepBook, SweepKey, stopped
+from ..state.playback import format_speed
 from ..state.tuning import TuneOutcome, tune_variant
 from ..theme import palette_for
 from ..view.ticks import DEFAULT_TIME_UNIT
@@ -68,6 +71,7 @@ class MainScreen(Screen):
     """
 
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW_WIDTH, "-wide")]
+    HELP = MAIN_VIEW  # what ? lists here (the app's keys and the event log's)
     AUTO_FOCUS = ""  # nothing focused: every key reaches the app's bindings
 
     pane_view: var[str] = var("both")
@@ -109,7 +113,7 @@ class MainScreen(Screen):
                 yield Static("", id="analysis-note", markup=False)
                 yield ChartStack(id="charts")
                 yield SeriesPanels(id="series")
-        yield Footer(compact=True)
+        yield FittedFooter()
 
     def on_mount(self) -> None:
         app = self.app
@@ -126,6 +130,7 @@ class MainScreen(Screen):
         self.watch(app, "cursor", self._cursor_changed)
         self.watch(app, "playing", self._clock_changed)
         self.watch(app, "speed", lambda _speed: self._update_status())
+        self.watch(app, "speed", self._speed_changed, init=False)
         self.watch(app, "clock", self._clock_changed)
 
     # --- state → widgets --------------------------------------------------------------------
@@ -170,6 +175,13 @@ class MainScreen(Screen):
         panels.set_cursor(time)
         self._update_status()
         self._update_timeline_title()
+
+    def _speed_changed(self, speed: float) -> None:
+        """A status line too narrow for the speed (it gives way first) cannot show + and -
+        act: say the new speed instead (not for the first run's speed, set before it shows)."""
+        status = self.query_one(StatusLine)
+        if self.app.run_data is not None and not status.shows_speed:
+            self.notify(f"Speed: {format_speed(speed, status.status.time_unit)}", timeout=2)
 
     def _cursor_changed(self, cursor: int) -> None:
         app = self.app
@@ -502,7 +514,12 @@ class MainScreen(Screen):
             self.notify("This simulation has one strategy: nothing to compare it with.",
                         severity="warning")
             return
-        self.app.push_screen(CompareScreen(selection, self._runs.get))
+        self.app.push_screen(CompareScreen(selection, self._runs.get), self._compared)
+
+    def _compared(self, time: float | None) -> None:
+        """Back from the comparison view: at its clock's time (and ``v`` opens it there)."""
+        if time is not None:
+            self.app.seek(time)
 
     def _plan(self, table: str, in_replay: str, purpose: str, section: str):
         """The selected simulation's explore or tune plan (``table``), or None after saying why

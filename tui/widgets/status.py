@@ -1,7 +1,8 @@
 """The header line: which run is on screen and where the cursor is in it.
 
 It shows data it is given and nothing else: the screen builds a ``Status`` from the app's state
-on every change, and the line lays it out on one row when it fits, else on two.
+on every change, and the line lays it out on one row, in shorter words the narrower the
+terminal (the longest form that fits, as the pool line under the timeline does).
 """
 
 from __future__ import annotations
@@ -110,46 +111,91 @@ def _cut(part: Text, cells: int) -> Text:
     return part
 
 
-def compact_line(status: Status, width: int) -> Text | None:
-    """The status on one line in ``width`` cells, abbreviated: without the control (the help
-    and the tables name it) and in shorter words, then without the seed, then without the
-    event number (the time says where), then with the title and the strategy cut with "…"
-    (the title first); None when even that does not fit."""
+def _whole_total(s: Status) -> Text:
+    """``45123.4/300000 ms``: the time, and the run's length rounded (it needs no tenths)."""
+    return Text.assemble(("▶ " if s.playing else "❚❚ ", "bold"),
+                         f"{s.time:.1f}/{s.total:.0f} {s.time_unit}")
+
+
+Floors = tuple[int, int] | None  # how short the title, then the strategy, may be cut
+
+
+def _forms(status: Status) -> list[tuple[list[Text], list[Text], Floors]]:
+    """The abbreviated line's forms, longest first: (selection parts, clock parts, how short
+    the title and the strategy may be cut; None: not at all). Each form gives up the least
+    telling word left: the control (the help and the tables name it), the seed, the event
+    number (the time says where), the run length's tenths, the title's and the strategy's
+    tails, more of the title, the speed (``+``/``-`` show it), the words after the outage's or
+    incident's glyph, then more of the strategy."""
     selection = [_abbreviate(p) for i, p in enumerate(selection_parts(status)) if i != 1]
     clock = [_abbreviate(p) for p in clock_parts(status)]
-    without_event = [p for p in clock if not p.plain.startswith("#")]
-    tries = ((selection, clock), (selection[:-1], clock), (selection[:-1], without_event))
-    for parts, right_parts in tries:
-        left, right = pack(parts, 10**6)[0], pack(right_parts, 10**6)[0]
-        excess = left.cell_len + right.cell_len + 2 - width
-        if excess <= 0:
-            break
+    time, rest = clock[0], clock[1:]
+    event = [p for p in rest if p.plain.startswith("#")]
+    episode = [p for p in rest if p.plain[:1] in "░┈"]
+    speed = [p for p in rest if p not in event and p not in episode]
+    glyph = [Text(p.plain[:1], style=p.style) for p in episode]
+    short = [time if status.loading else _whole_total(status)]
+    named = selection[:-1]  # without the seed
+    return [(selection, clock, None),
+            (named, clock, None),
+            (named, [time, *episode, *speed], None),
+            (named, [*short, *episode, *speed], None),
+            (named, [*short, *episode, *speed], (MIN_NAME, MIN_NAME)),
+            (named, [*short, *episode, *speed], (SHORTEST_NAME, MIN_NAME)),
+            (named, [*short, *episode], (SHORTEST_NAME, MIN_NAME)),
+            (named, [*short, *glyph], (SHORTEST_NAME, MIN_NAME)),
+            (named, [*short, *glyph], (SHORTEST_NAME, SHORTEST_NAME))]
+
+
+def _fit(parts: list[Text], right_parts: list[Text], floors: Floors, width: int,
+         force: bool = False) -> Text | None:
+    """The form on one line of ``width`` cells, the title then the strategy cut down to their
+    ``floors`` if need be; None when it does not fit, unless ``force``: then the line cut
+    with "…"."""
+    left, right = pack(parts, 10**6)[0], pack(right_parts, 10**6)[0]
+    excess = left.cell_len + right.cell_len + 2 - width
     names = parts[:2]  # title, strategy
-    for i, shortest in ((0, MIN_NAME), (1, MIN_NAME), (0, SHORTEST_NAME), (1, SHORTEST_NAME)):
-        if excess > 0:  # the title gives way first
-            cut = min(excess, max(0, names[i].cell_len - shortest))
+    for i, floor in enumerate(floors or ()):
+        if excess > 0:
+            cut = min(excess, max(0, names[i].cell_len - floor))
             names[i] = _cut(names[i], names[i].cell_len - cut)
             excess -= cut
-    if excess > 0:
+    if excess > 0 and not force:
         return None
     left = pack([*names, *parts[2:]], 10**6)[0]
-    return Text.assemble(left, " " * (width - left.cell_len - right.cell_len), right)
+    line = Text.assemble(left, " " * max(2, width - left.cell_len - right.cell_len), right)
+    line.truncate(max(width, 0), overflow="ellipsis")
+    return line
+
+
+def compact_line(status: Status, width: int) -> Text | None:
+    """The status on one line in ``width`` cells, in the longest of its abbreviated forms that
+    fits (``_forms``); None when even the shortest does not."""
+    for parts, right_parts, floors in _forms(status):
+        line = _fit(parts, right_parts, floors, width)
+        if line is not None:
+            return line
+    return None
 
 
 def layout(status: Status, width: int) -> list[Text]:
-    """One line (selection left, clock right) when it fits, abbreviated if need be; on a
-    terminal too narrow even for that, the two wrapped in turn."""
+    """One line, always (selection left, clock right): every word when it fits, else the
+    longest abbreviated form that does, else the shortest cut with "…" (a terminal narrower
+    than any form)."""
     left, right = pack(selection_parts(status), 10**6)[0], pack(clock_parts(status), 10**6)[0]
     if left.cell_len + right.cell_len + 3 <= width:
         return [Text.assemble(left, " " * (width - left.cell_len - right.cell_len), right)]
     compact = compact_line(status, width)
     if compact is not None:
         return [compact]
-    return pack(selection_parts(status), width) + pack(clock_parts(status), width)
+    parts, right_parts, floors = _forms(status)[-1]
+    line = _fit(parts, right_parts, floors, width, force=True)
+    assert line is not None  # forced
+    return [line]
 
 
 class StatusLine(Widget, can_focus=False):
-    """Selection on the left, clock on the right; wraps onto more rows on narrow terminals."""
+    """Selection on the left, clock on the right, on one row at any width (``layout``)."""
 
     DEFAULT_CSS = """
     StatusLine {
@@ -168,6 +214,12 @@ class StatusLine(Widget, can_focus=False):
     @property
     def status(self) -> Status:
         return self._status
+
+    @property
+    def shows_speed(self) -> bool:
+        """Whether the line, at its width, says the playback speed (a narrow one drops it)."""
+        speed = format_speed(self._status.speed, self._status.time_unit)
+        return speed in self.render().plain
 
     def show(self, status: Status) -> None:
         if status != self._status:

@@ -305,14 +305,18 @@ class MetricsChart(PaletteChart):
             plt.xticks([float(s + 1) for s in range(n)], [series_marker(s) for s in range(n)])
         else:
             xs = [float(n) for n in result.spec.clients]
+            points = []
             for s in range(len(result.spec.labels)):
-                color = hex_to_rgb(palette.series_color(s))
                 keep = means[s] > 0 if log else np.ones(len(xs), dtype=bool)
-                px = [x for x, k in zip(xs, keep) if k]
-                py = y(means[s][keep])
+                points.append(([x for x, k in zip(xs, keep) if k], y(means[s][keep])))
+            # Every line first, then every marker: a later strategy's line drawn over an
+            # earlier one's markers would erase them where the lines run close (as on a log
+            # axis, where large values bunch up).
+            for s, (px, py) in enumerate(points):
                 if len(px) > 1:
-                    plt.plot(px, py, marker="braille", color=color)
-                plt.scatter(px, py, marker=series_marker(s), color=color)
+                    plt.plot(px, py, marker="braille", color=hex_to_rgb(palette.series_color(s)))
+            for s, (px, py) in enumerate(points):
+                plt.scatter(px, py, marker=series_marker(s), color=hex_to_rgb(palette.series_color(s)))
             ticks = thin_ticks(list(result.spec.clients), width - 6,
                                len(f"{max(result.spec.clients):,}"))
             plt.xticks([float(t) for t in ticks], [f"{t:,}" for t in ticks])
