@@ -32,7 +32,7 @@ RUN_KEYS = [(key, ()) for key in "cCrRnN"] + [("z", ("escape",)), ("t", ()),
                                               ("question_mark", ("escape",)), ("f1", ("escape",))]
 MAIN_WALK = [*PLAYBACK, ("f", ()), ("F", ()), *RUN_KEYS, ("s", ()), ("S", ()), ("w", ()),
              ("x", ()), ("u", ()), ("slash", ("escape",)), ("i", ()), ("o", ()), ("i", ()),
-             ("0", ()), ("a", ()), ("a", ()), ("m", ()), ("l", ()), ("e", ()),
+             ("0", ()), ("k", ()), ("a", ()), ("a", ()), ("m", ()), ("l", ()), ("e", ()),
              ("v", ("escape",)), ("p", ())]
 # The event log's keys, focused (Tab) with the cursor on event 21: its selection moves.
 LOG_WALK = [(key, ()) for key in ("up", "down", "pageup", "pagedown", "home", "end", "up",

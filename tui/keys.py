@@ -71,6 +71,8 @@ KEYS: tuple[Key, ...] = (
     Key("i", "screen.zoom(1)", "Zoom the timeline in around the cursor", VIEW),
     Key("o", "screen.zoom(-1)", "Zoom the timeline out", VIEW),
     Key("0", "screen.zoom(0)", "Show the whole run on the timeline (reset the zoom)", VIEW),
+    Key("k", "screen.fold_tiers", "Tiers: unfold or fold every tier's lanes (a click: one tier)",
+        VIEW),
     Key("a", "screen.cycle_panes", "Panes: both, analysis alone, timeline and log alone", VIEW),
     Key("m", "screen.cycle_metric", "Next chart: another metric, or time-series panel", VIEW),
     Key("l", "screen.toggle_log", "Chart scale: linear or log", VIEW),

@@ -262,7 +262,9 @@ def _replay_source(path: Path, time_unit: str = "ms"):
 
     from .state.source import ReplaySource
 
-    return ReplaySource(read_events_csv(path), path, time_unit)
+    layouts: dict = {}
+    runs = read_events_csv(path, layouts)
+    return ReplaySource(runs, path, time_unit, layouts)
 
 
 if __name__ == "__main__":  # pragma: no cover - as the console script runs it (``tui.entry``)

@@ -194,11 +194,12 @@ def write_events_csv(runs: Mapping[str, Run], path: str | Path) -> Path:
 
 
 def write_history_csv(path: str | Path, simulation: str, strategy: str, clients: int,
-                      repetition: int, history: History) -> Path:
+                      repetition: int, history: History, layout: TierLayout | None = None) -> Path:
     """One run's events file (replayable like the sweep's): the app's export of the run on
-    screen, which may be any run, not only a representative one."""
+    screen, which may be any run, not only a representative one; a tiered run's (``layout``)
+    with its ``tier`` column."""
     return atomic_write_text(path, histories_csv_text([(simulation, strategy, clients,
-                                                        repetition, history)]))
+                                                        repetition, history)], layout))
 
 
 # --- reading the events file back -------------------------------------------------------------
@@ -263,8 +264,12 @@ def _parse_time(text: str) -> float:
     return value
 
 
-def read_events_csv(path: str | Path) -> dict[EventsKey, History]:
+def read_events_csv(path: str | Path,
+                    layouts: dict[EventsKey, TierLayout] | None = None) -> dict[EventsKey, History]:
     """Read an ``*_events.csv`` back into one ``History`` per run, in file order.
+
+    ``layouts``, when given, receives each tiered run's ``TierLayout`` as far as the file's
+    ``tier`` column shows it (``TierLayout.seen``): the app's tier lanes need it.
 
     The whole file is validated before anything uses it: every value within the range the app
     can show (client ids below the run's client count, details and times bounded), and the end
@@ -302,6 +307,8 @@ def read_events_csv(path: str | Path) -> dict[EventsKey, History]:
     end: int | None = None  # the line of the end marker
     # Few distinct (event_type, event_detail) pairs: parse each once (files hold millions of rows).
     packed_by_text: dict[tuple[str, str], int] = {}
+    # Per tiered run, per tier below the first: the lowest and highest caller id recorded.
+    tier_ids: dict[EventsKey, dict[int, tuple[int, int]]] = {}
     try:
         header = next(reader)
         if tuple(header) not in (EVENTS_HEADER, TIERED_EVENTS_HEADER):
@@ -350,7 +357,12 @@ def read_events_csv(path: str | Path) -> dict[EventsKey, History]:
                                      f"events {' and '.join(ev.EVENT_NAMES[c] for c in sorted(SERVER_WIDE))} "
                                      f"have client_id {NO_CLIENT})")
                 # A tier below the first records its callers' ids, which follow the clients'.
-                below = tiered and _parse_int(row[8], "tier", 1, MAX_INTEGER) > 1
+                tier = _parse_int(row[8], "tier", 1, MAX_INTEGER) if tiered else 1
+                below = tier > 1
+                if below and layouts is not None:
+                    seen = tier_ids.setdefault(key, {})
+                    low, high = seen.get(tier, (client, client))
+                    seen[tier] = (min(low, client), max(high, client))
                 if client >= clients and not below:
                     raise ValueError(f"client_id {client} is out of range: the run has {clients} "
                                      f"clients, numbered 0 to {clients - 1}")
@@ -368,4 +380,7 @@ def read_events_csv(path: str | Path) -> dict[EventsKey, History]:
     if end is None:
         raise fail(reader.line_num, f"no end marker ('{END_MARKER.format(rows)}') after the last "
                                     "event: the file is cut short (or was not written by backoff-sim)")
+    if layouts is not None and tiered:
+        for key in out:
+            layouts[key] = TierLayout.seen(key.clients, tier_ids.get(key, {}))
     return out

@@ -4,6 +4,7 @@ table): for each client count and strategy, what each tier of the call chain saw
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from rich import box
 from rich.table import Table
@@ -17,13 +18,42 @@ def _number(value: float, digits: int = 1) -> str:
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.{digits}f}"
 
 
+@dataclass(frozen=True)
+class TierCells:
+    """One strategy × tier row of the table as text (the app's tier table shows the same)."""
+
+    strategy: str
+    tier: int
+    server: str
+    amplification: str
+    requests: str
+    successes: str
+    p50: str
+    p99: str
+
+
+def tier_cells(result: SweepResult, k: int) -> list[TierCells]:
+    """Every strategy's tiers at the ``k``-th client count, tier 1 first ([] without tiers)."""
+    spec = result.spec
+    controls = [spec.control, *(t.control for t in spec.tiers)]
+    rows = []
+    for s, label in enumerate(spec.labels):
+        for summary in result.tier_summaries(s, k):
+            amp = summary.amplification
+            amp_text = (_number(amp.mean, 2) if math.isnan(amp.ci95)
+                        else f"{_number(amp.mean, 2)} ± {_number(amp.ci95, 2)}")
+            rows.append(TierCells(label, summary.tier, controls[summary.tier - 1].type_name, amp_text,
+                                  _number(summary.requests), _number(summary.successes),
+                                  _number(summary.p50), _number(summary.p99)))
+    return rows
+
+
 def tier_table(result: SweepResult) -> Table | None:
     """Clients × strategy × tier: amplification (mean ± 95% CI), requests, successes, p50, p99;
     None for a simulation without tiers."""
     spec = result.spec
     if not spec.tiers:
         return None
-    controls = [spec.control, *(t.control for t in spec.tiers)]
     table = Table(title=f"{spec.title} · tiers · {spec.repeat} repeats", title_justify="left",
                   header_style="bold", box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False,
                   show_edge=False, caption_justify="left")
@@ -35,14 +65,12 @@ def tier_table(result: SweepResult) -> Table | None:
     for k, n in enumerate(spec.clients):
         if k:
             table.add_section()
-        for s, label in enumerate(spec.labels):
-            for summary in result.tier_summaries(s, k):
-                amp = summary.amplification
-                amp_text = _number(amp.mean, 2) if math.isnan(amp.ci95) else f"{_number(amp.mean, 2)} ± {_number(amp.ci95, 2)}"
-                first = summary.tier == 1
-                table.add_row(str(n) if first and s == 0 else "", label if first else "", str(summary.tier),
-                              controls[summary.tier - 1].type_name, amp_text, _number(summary.requests),
-                              _number(summary.successes), _number(summary.p50), _number(summary.p99))
+        first_strategy = spec.labels[0] if spec.labels else None
+        for row in tier_cells(result, k):
+            first = row.tier == 1
+            table.add_row(str(n) if first and row.strategy == first_strategy else "",
+                          row.strategy if first else "", str(row.tier), row.server, row.amplification,
+                          row.requests, row.successes, row.p50, row.p99)
     table.caption = ("amplification: attempts arriving at the tier per client call (mean ± 95% CI); "
                      "tier 1 is the server the clients call; p50/p99: latency of the calls made to "
                      "the tier, retries included (at tier 1 the clients').")

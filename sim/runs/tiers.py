@@ -46,6 +46,35 @@ class TierLayout:
                 return i + 2
         return 1
 
+    def tiers_of(self, ids: np.ndarray) -> np.ndarray:
+        """``tier_of`` for an array of ids at once (int8; a server-wide id, -1, is tier 1's)."""
+        tiers = np.searchsorted(np.asarray(self.starts, dtype=np.int64), ids, side="right") + 1
+        return np.where(ids < self.clients, 1, tiers).astype(np.int8)
+
+    def callers(self, tier: int) -> range:
+        """The ids of the processes that call ``tier`` (2 or more): the workers of the tier above."""
+        return range(self.starts[tier - 2], self.ends[tier - 2])
+
+    @classmethod
+    def seen(cls, clients: int, ids_by_tier: dict[int, tuple[int, int]]) -> TierLayout:
+        """The layout an events file shows: ``ids_by_tier`` maps each tier below the first to
+        the lowest and highest caller id recorded at it. Tier 2's callers start after the
+        clients and a tier's range ends where the next one's begins (the lowest id seen there);
+        a lower tier whose callers recorded nothing gets no ids, and the bottom tier's range
+        ends after the highest id seen (callers that recorded nothing are not known)."""
+        top = max(ids_by_tier, default=1)
+        starts: list[int] = []
+        ends: list[int] = []
+        for tier in range(top, 1, -1):  # bottom up: an empty tier ends where the next begins
+            low, high = ids_by_tier.get(tier, (starts[0] if starts else clients,) * 2)
+            if tier not in ids_by_tier:
+                high = low - 1
+            ends.insert(0, starts[0] if starts else high + 1)
+            starts.insert(0, low)
+        if starts:
+            starts[0] = clients
+        return cls(clients, tuple(starts), tuple(ends))
+
     @property
     def ids(self) -> int:
         """Every id of the run: clients and every tier's processes."""

@@ -39,9 +39,11 @@ from ..widgets.analysis.latency_table import LatencyTable
 from ..widgets.analysis.metrics_table import MetricsTable
 from ..widgets.analysis.series_panels import SeriesPanels
 from ..widgets.analysis.strategy_table import StrategyTable
+from ..widgets.analysis.tier_table import TierTable
 from ..widgets.replay.event_log import EventLog
 from ..widgets.replay.log_pane import LogPane
 from ..widgets.replay.pool_line import PoolLine
+from ..widgets.replay.tier_lanes import TierLanes
 from ..widgets.replay.timeline import Timeline
 from ..widgets.status import Status, StatusLine
 from .compare import CompareScreen
@@ -99,12 +101,15 @@ class MainScreen(Screen):
             yield ProgressBar(id="export-progress", show_eta=False)
         with Horizontal(id="body"):
             with Vertical(id="replay-pane"):
-                yield Timeline(id="timeline")
+                timeline = Timeline(id="timeline")
+                yield timeline
+                yield TierLanes(timeline, id="tier-lanes")
                 yield PoolLine(id="pool-line")
                 yield LogPane(id="log-pane")
             with Vertical(id="analysis-pane"):
                 yield MetricsTable(id="metrics")
                 yield LatencyTable(id="latency")
+                yield TierTable(id="tiers")
                 yield Static("", id="analysis-note", markup=False)
                 yield ChartStack(id="charts")
                 yield SeriesPanels(id="series")
@@ -139,6 +144,7 @@ class MainScreen(Screen):
         index = self.app.source.strategies(selection.simulation).index(selection.strategy)
         self.query_one(MetricsTable).highlight(index)
         self.query_one(LatencyTable).highlight(index)
+        self.query_one(TierTable).highlight(selection.strategy)
         cached = self._runs.get(selection)
         if cached is not None:
             self._runs.move_to_end(selection)
@@ -149,7 +155,14 @@ class MainScreen(Screen):
 
     def _run_changed(self, data: RunData | None) -> None:
         cursor = self.app.cursor
-        self.query_one(Timeline).show(data, cursor)
+        tiers = self.query_one(TierLanes)
+        tiers.show(data, cursor)
+        timeline = self.query_one(Timeline)
+        timeline.align(None, tiers.label_width())  # their columns line up
+        # One legend for both: the marks of every tier's events (None: the run's own).
+        timeline.set_legend(True, data.codes_present if data is not None and data.tiers is not None
+                            else None)
+        timeline.show(data, cursor)
         self.query_one(PoolLine).show(data, cursor)
         self.query_one(LogPane).show(data, cursor)
         unit = data.time_unit if data is not None else DEFAULT_TIME_UNIT
@@ -173,6 +186,7 @@ class MainScreen(Screen):
     def _cursor_changed(self, cursor: int) -> None:
         app = self.app
         self.query_one(Timeline).set_cursor(cursor, app.current_time if app.playing else None)
+        self.query_one(TierLanes).set_cursor(cursor, app.current_time if app.playing else None)
         self.query_one(PoolLine).set_cursor(cursor)
         self.query_one(LogPane).set_cursor(cursor)
         self._update_status()
@@ -182,6 +196,7 @@ class MainScreen(Screen):
         """The playback clock moved, or playback started or stopped."""
         app = self.app
         self.query_one(Timeline).set_cursor(app.cursor, app.current_time if app.playing else None)
+        self.query_one(TierLanes).set_cursor(app.cursor, app.current_time if app.playing else None)
         self._update_status()
         self._follow_in_charts()
 
@@ -257,6 +272,7 @@ class MainScreen(Screen):
         series = source.capabilities(selection.simulation).keeps_series
         if not isinstance(source, ConfigSource):
             self._set_note(SERIES_REPLAY_NOTE if series else REPLAY_NOTE)
+            self.query_one(TierTable).show(None, 0)
             return
         key = self._sweep_key(selection)
         result = self.sweeps.result(key)
@@ -265,6 +281,7 @@ class MainScreen(Screen):
             self.start_sweep(key)
         self._shown_sweep = key
         self._set_note(self.sweeps.note(key))
+        self.query_one(TierTable).show(result, clients_index)
         if series:
             self.query_one(LatencyTable).show(result, clients_index)
         else:
@@ -452,7 +469,16 @@ class MainScreen(Screen):
         if self.app.run_data is None:
             return
         self.query_one(Timeline).zoom(steps, self.app.current_time)
+        self.query_one(TierLanes).refresh()  # it reads the timeline's window as it draws
         self._update_timeline_title()
+
+    def action_fold_tiers(self) -> None:
+        """Unfold every tier's lane group, or fold them all (a click folds or unfolds one)."""
+        tiers = self.query_one(TierLanes)
+        if not tiers.tiered:
+            self.notify("This run has no tiers ([[simulation.tiers]]): nothing to fold.", timeout=3)
+            return
+        tiers.toggle()
 
     @on(Timeline.Seek)
     @on(EventLog.Chosen)
@@ -578,7 +604,7 @@ class MainScreen(Screen):
             self.post_message(ExportProgress(done, total, path.name))
 
         return export_view(out_dir, selection, data.history, result, svg, palette_for(theme),
-                           progress)
+                           progress, data.tiers.layout if data.tiers is not None else None)
 
     def on_export_progress(self, message: ExportProgress) -> None:
         self.query_one("#export-label", Label).update(

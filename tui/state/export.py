@@ -17,6 +17,7 @@ from sim.core.history import History
 from sim.export import spec_output_paths, stale_names, write_simulation
 from sim.export.atomic import atomic_write_text, ensure_output_dir
 from sim.export.csv_files import write_history_csv
+from sim.runs.tiers import TierLayout
 from sim.export.names import safe_title
 from sim.export.outset import OutputSet
 from sim.export.palette import Palette
@@ -56,7 +57,7 @@ def free_stem(out_dir: Path, selection: Selection, result: SweepResult | None) -
 
 def export_view(out_dir: Path, selection: Selection, history: History,
                 result: SweepResult | None, svg: str, palette: Palette,
-                progress: Progress | None = None) -> list[Path]:
+                progress: Progress | None = None, layout: TierLayout | None = None) -> list[Path]:
     """Write the export into ``out_dir`` (created if needed) as one output set, as
     ``backoff-sim run`` writes its files: staged, then moved in together, or none of them (a
     full disk left the run's events file behind); return the files, in order."""
@@ -76,7 +77,7 @@ def export_view(out_dir: Path, selection: Selection, history: History,
 
         s = selection
         done(write_history_csv(output.staging / run_name, s.simulation, s.strategy, s.clients,
-                               s.repetition, history))
+                               s.repetition, history, layout))
         stale: list[str] = []
         if result is not None:
             files = write_simulation(result, output.staging, palette=palette, stem=stem,

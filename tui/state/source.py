@@ -19,6 +19,7 @@ from sim.exploration.plan import ExplorePlan
 from sim.exploration.tune_plan import TunePlan
 from sim.models import recorded_capabilities
 from sim.models.controls import Capabilities
+from sim.runs.tiers import TierLayout
 from sim.spec import Config, SimulationSpec, StrategySpec
 from sim.units import DEFAULT_TIME_UNIT
 
@@ -80,6 +81,10 @@ class Source(ABC):
         """What the simulation's times are in, for every label (``ms`` unless told)."""
         return DEFAULT_TIME_UNIT
 
+    def layout(self, selection: Selection) -> TierLayout | None:
+        """A tiered run's numbering of clients and tier callers (None: no tiers)."""
+        return None
+
     def variant(self, simulation: str) -> str | None:
         """Which explore cell stands in for the simulation (``ConfigSource.with_cell``), if any."""
         return None
@@ -90,9 +95,10 @@ class Source(ABC):
         """The selected run, converted for the views and binned for the timeline's
         ``geometry`` (blocking: call it from a worker)."""
         data = RunData.from_history(self.history(selection), selection.clients,
-                                    time_unit=self.time_unit(selection.simulation))
+                                    time_unit=self.time_unit(selection.simulation),
+                                    layout=self.layout(selection))
         if geometry is not None:
-            cached_grid(data, *geometry)
+            cached_grid(data.top, *geometry)  # the timeline bins the clients' part
         return data
 
     def options(self, selection: Selection, axis: str) -> list:
@@ -249,10 +255,13 @@ class ReplaySource(Source):
     replay = True
 
     def __init__(self, runs: Mapping[RunCoordinates, History], path: Path,
-                 time_unit: str = DEFAULT_TIME_UNIT) -> None:
+                 time_unit: str = DEFAULT_TIME_UNIT,
+                 layouts: Mapping[RunCoordinates, TierLayout] | None = None) -> None:
         if not runs:
             raise ValueError("a replay needs at least one run")
         self.runs = dict(runs)
+        # A tiered events file's runs: their tiers as its ``tier`` column shows them.
+        self.layouts = {tuple(k): v for k, v in (layouts or {}).items()}
         self.path = path
         self._time_unit = time_unit  # an events file does not say; ``replay --time-unit`` does
         # Scanned once, before the app starts: what each simulation's server kind offers, as
@@ -296,6 +305,10 @@ class ReplaySource(Source):
 
     def capabilities(self, simulation: str) -> Capabilities:
         return self._caps[simulation]
+
+    def layout(self, selection: Selection) -> TierLayout | None:
+        s = selection
+        return self.layouts.get((s.simulation, s.strategy, s.clients, s.repetition))
 
     def time_unit(self, simulation: str) -> str:
         return self._time_unit

@@ -4,8 +4,9 @@ Syntax, tokens separated by spaces or commas:
 - client ids: ``7``, ``c7``, ranges ``10-19``;
 - event types: a kind (``request``, ``backoff``, ``success``, ``failure``, ``give_up``,
   ``server``) or any part of an event name (``reject``, ``commits``, ``version``).
-Clients are OR-ed, types are OR-ed, and the two groups AND-ed: ``3 5 reject`` shows the
-rejections of clients 3 and 5.
+- tiers (a tiered run): ``t2`` (the events of tier 2 and its callers), ``t1`` (the clients').
+Clients are OR-ed, types are OR-ed, tiers are OR-ed, and the groups AND-ed: ``3 5 reject``
+shows the rejections of clients 3 and 5, ``t3 reject`` tier 3's rejections.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from sim.core import events as ev
 from sim.export.palette import CODE_KINDS, KIND_GIVE_UP
 
 _CLIENT = re.compile(r"^c?(\d+)(?:-(\d+))?$")
+_TIER = re.compile(r"^t(\d+)$")
 
 
 class FilterError(ValueError):
@@ -32,13 +34,16 @@ class LogFilter:
     text: str = ""
     client_ranges: tuple[tuple[int, int], ...] = ()
     codes: frozenset[int] = frozenset()
+    tiers: frozenset[int] = frozenset()
 
     @property
     def active(self) -> bool:
-        return bool(self.client_ranges or self.codes)
+        return bool(self.client_ranges or self.codes or self.tiers)
 
-    def mask(self, clients: np.ndarray, codes: np.ndarray) -> np.ndarray | None:
-        """Boolean mask of the events that pass, or None when everything passes."""
+    def mask(self, clients: np.ndarray, codes: np.ndarray,
+             tiers: np.ndarray | None = None) -> np.ndarray | None:
+        """Boolean mask of the events that pass, or None when everything passes; ``tiers``:
+        each event's tier (a tiered run), else every event is tier 1's."""
         if not self.active:
             return None
         keep = np.ones(len(clients), dtype=bool)
@@ -54,6 +59,11 @@ class LogFilter:
             allowed_codes = np.zeros(len(ev.EVENT_NAMES), dtype=bool)
             allowed_codes[list(self.codes)] = True
             keep &= allowed_codes[codes]
+        if self.tiers:
+            if tiers is None:
+                keep &= 1 in self.tiers
+            else:
+                keep &= np.isin(tiers, list(self.tiers))
         return keep
 
 
@@ -71,6 +81,7 @@ def parse_filter(text: str) -> LogFilter:
     """Parse a filter text; raise FilterError naming the token that is not understood."""
     ranges: list[tuple[int, int]] = []
     codes: set[int] = set()
+    tiers: set[int] = set()
     for token in re.split(r"[\s,]+", text.strip()):
         if not token:
             continue
@@ -82,12 +93,16 @@ def parse_filter(text: str) -> LogFilter:
                 raise FilterError(f"client range {token!r} runs backwards: write {hi}-{lo}")
             ranges.append((lo, hi))
             continue
+        tier = _TIER.match(token.lower())
+        if tier:
+            tiers.add(int(tier.group(1)))
+            continue
         found = _codes_for(token)
         if not found:
             raise FilterError(f"{token!r} is neither a client id (7, 10-19) nor an event type "
                               "(request, backoff, success, failure, give_up, server, reject…)")
         codes |= found
-    return LogFilter(text.strip(), tuple(ranges), frozenset(codes))
+    return LogFilter(text.strip(), tuple(ranges), frozenset(codes), frozenset(tiers))
 
 
 def next_match(matching: np.ndarray, cursor: int, direction: int) -> int | None:

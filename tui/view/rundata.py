@@ -18,7 +18,7 @@ import numpy as np
 
 from sim.analysis.open_metrics import OpenRunMetrics
 from sim.analysis.policy_state import PolicyState, Scopes, policy_kinds
-from sim.analysis.pool_state import PoolCapacity, PoolState, records_pool
+from sim.analysis.pool_state import PoolCapacity, PoolSnapshot, PoolState, records_pool
 from sim.analysis.replay import (
     RequestPoints,
     RunSummary,
@@ -33,6 +33,7 @@ from sim.analysis.run_series import RunSeries
 from sim.core import events as ev
 from sim.core.history import History, unpack_codes, unpack_details
 from sim.models.controls import Capabilities
+from sim.runs.tiers import TierLayout
 from sim.units import DEFAULT_TIME_UNIT
 
 from .marks import CODE_RANK
@@ -40,6 +41,57 @@ from .marks import CODE_RANK
 # A cell of the timeline that holds several events shows the one with the highest rank (a
 # give-up matters more than a backoff in the same cell): see ``marks``.
 IS_SERVER_CODE = np.array([ev.is_server_event(code) for code in range(len(ev.EVENT_NAMES))])
+# A tier's pauses and incidents are recorded on its first caller's id (``sim.runs.tiers``); in
+# the tier's own part they are server-wide (id -1), as tier 1's are.
+SERVER_WIDE_CODES = np.zeros(len(ev.EVENT_NAMES), dtype=bool)
+SERVER_WIDE_CODES[[ev.SERVER_PAUSES, ev.SERVER_RESUMES, ev.SERVER_INCIDENT_STARTS,
+                   ev.SERVER_INCIDENT_ENDS]] = True
+
+
+# --- a tiered run's parts ----------------------------------------------------------------------
+# A tiered run records every tier's events in one stream, a tier's with its callers' ids after
+# the clients' (``sim.runs.tiers.TierLayout``). The cursor, the log and the playback walk that
+# whole stream; the timeline's client lanes, the charts, the pool line and the policy state read
+# the clients' part as before, and each tier's lane group (``tier_rows``) reads its own part.
+# Each part keeps the indices of its events in the whole run, so a run's cursor maps to a part's.
+
+
+def part_cursor(index: np.ndarray, cursor: int) -> int:
+    """The last event of a part (``index``: its events' indices in the whole run) at or before
+    the run's event ``cursor``; -1 when none is."""
+    return int(np.searchsorted(index, cursor, side="right")) - 1
+
+
+@dataclass(frozen=True, eq=False)
+class TierGroup:
+    """One tier below the first: its callers' ids in the run, and its events as a run of those
+    callers numbered from 0 (its pauses and incidents as server-wide events, id -1)."""
+
+    tier: int
+    ids: range
+    index: np.ndarray   # indices in the whole run of the tier's events
+    run: RunData
+
+    def label(self, lo: int, hi: int) -> str:
+        """A lane's label: the callers' ids in the whole run (as the log and the CSV give them)."""
+        lo, hi = self.ids.start + lo, self.ids.start + hi
+        return f"{lo}" if lo >= hi else f"{lo}-{hi}"
+
+
+@dataclass(frozen=True, eq=False)
+class TierParts:
+    """A tiered run's parts: the tier of each event, the clients' part and every lower tier's."""
+
+    layout: TierLayout
+    tier: np.ndarray        # int8, the tier of each event of the run (1: the clients')
+    top_index: np.ndarray   # indices of the clients' part's events in the run
+    top: RunData            # the clients and the server they call, as an untiered run
+    groups: tuple[TierGroup, ...]
+
+    def top_cursor(self, cursor: int) -> int:
+        """The clients' part's cursor for the run's ``cursor`` (0 before its first event)."""
+        return max(part_cursor(self.top_index, cursor), 0)
+
 
 
 @dataclass(frozen=True, eq=False)
@@ -66,29 +118,38 @@ class RunData:
     incidents: tuple[tuple[float, float, str], ...] = ()
     # A worker pool's state at every event (``sim.analysis.pool_state``); None for other servers.
     pool: PoolState | None = None
+    # A tiered run's parts (``tier_rows``): the arrays above hold every tier's events, the
+    # derived views (requests, series, pool, outages) the clients' part's; None without tiers.
+    tiers: TierParts | None = None
 
     @classmethod
     def from_history(cls, history: History, n_clients: int | None = None,
                      open_metrics: OpenRunMetrics | None = None,
                      time_unit: str = DEFAULT_TIME_UNIT, scopes: Scopes = Scopes(),
-                     capacity: PoolCapacity | None = None) -> RunData:
+                     capacity: PoolCapacity | None = None,
+                     layout: TierLayout | None = None) -> RunData:
         """Convert a history's columns once (see ``from_columns``)."""
         return cls.from_columns(np.asarray(history.times, dtype=np.float64),
                                 np.asarray(history.clients, dtype=np.int32),
                                 np.asarray(history.packed, dtype=np.int64), n_clients,
-                                open_metrics, history, time_unit, scopes, capacity)
+                                open_metrics, history, time_unit, scopes, capacity, layout)
 
     @classmethod
     def from_columns(cls, times: np.ndarray, clients: np.ndarray, packed: np.ndarray,
                      n_clients: int | None = None, open_metrics: OpenRunMetrics | None = None,
                      history: History | None = None, time_unit: str = DEFAULT_TIME_UNIT,
-                     scopes: Scopes = Scopes(), capacity: PoolCapacity | None = None) -> RunData:
+                     scopes: Scopes = Scopes(), capacity: PoolCapacity | None = None,
+                     layout: TierLayout | None = None) -> RunData:
         """Derive every view's arrays; ``n_clients`` defaults to the highest client id + 1.
 
         ``open_metrics`` (a simulated overload run's) gives the exact time series; without them
         an overload run's series are counted back from its events (a replay). ``capacity``: a
         worker pool's size over time (the spec's; an events file does not record it).
+        ``layout``: a tiered run's numbering; its tiers' events are kept (``tiers``).
         """
+        if layout is not None and n_clients is not None and layout.starts:
+            return cls._tiered(times, clients, packed, n_clients, open_metrics, history,
+                               time_unit, scopes, capacity, layout)
         if n_clients is not None and len(clients) and int(clients.max()) >= n_clients:
             # A tiered run: its lower tiers' events carry their callers' ids after the clients'
             # (sim.runs.tiers.TierLayout). The views show the clients and the server they call.
@@ -117,6 +178,55 @@ class RunData:
                    outages, series, history, time_unit, scopes=scopes, incidents=incidents,
                    pool=pool)
 
+    @classmethod
+    def _tiered(cls, times: np.ndarray, clients: np.ndarray, packed: np.ndarray, n_clients: int,
+                open_metrics: OpenRunMetrics | None, history: History | None, time_unit: str,
+                scopes: Scopes, capacity: PoolCapacity | None, layout: TierLayout) -> RunData:
+        """A tiered run: every event kept, the clients' part and each lower tier's split off
+        (``tier_rows``); the derived views are the clients' part's."""
+        tier = layout.tiers_of(clients)
+        top_index = np.flatnonzero(tier == 1)
+        top = cls.from_columns(times[top_index], clients[top_index], packed[top_index], n_clients,
+                               open_metrics, None, time_unit, scopes, capacity)
+        codes_all = unpack_codes(packed)
+        groups = []
+        for number in range(2, len(layout.starts) + 2):
+            ids = layout.callers(number)
+            index = np.flatnonzero(tier == number)
+            own = clients[index] - np.int32(ids.start)
+            own[SERVER_WIDE_CODES[codes_all[index]] & (own == 0)] = -1
+            part = cls.from_columns(times[index], own, packed[index], max(len(ids), 1),
+                                    time_unit=time_unit)
+            groups.append(TierGroup(number, ids, index, part))
+        codes = codes_all.astype(np.int8)
+        details = unpack_details(packed)
+        ranks = CODE_RANK[codes]
+        server_mask = IS_SERVER_CODE[codes]
+        for array in (times, clients, codes, details, ranks, server_mask, tier, top_index):
+            array.flags.writeable = False
+        parts = TierParts(layout, tier, top_index, top, tuple(groups))
+        return cls(times, clients, codes, details, n_clients, ranks, server_mask, top.requests,
+                   top.outages, top.series, history, time_unit, scopes=scopes,
+                   incidents=top.incidents, pool=top.pool, tiers=parts)
+
+    @property
+    def top(self) -> RunData:
+        """The clients and the server they call (the whole run when it has no tiers)."""
+        return self if self.tiers is None else self.tiers.top
+
+    def top_cursor(self, cursor: int) -> int:
+        """The clients' part's event at or before the run's event ``cursor``."""
+        return cursor if self.tiers is None else self.tiers.top_cursor(cursor)
+
+    def pool_at(self, cursor: int) -> PoolSnapshot:
+        """The worker pool's state at the run's event ``cursor`` (``pool`` must be set)."""
+        assert self.pool is not None
+        return self.pool.at(self.top_cursor(cursor))
+
+    def tier_at(self, i: int) -> int:
+        """The tier event ``i`` belongs to (1 without tiers)."""
+        return 1 if self.tiers is None else int(self.tiers.tier[i])
+
     @cached_property
     def history(self) -> History:
         """The run as a ``History`` (the one converted, or rebuilt from the columns)."""
@@ -126,18 +236,25 @@ class RunData:
 
     def summary(self, caps: Capabilities) -> RunSummary:
         """The run's totals for a server kind offering ``caps`` (``sim.analysis.replay``)."""
+        if self.tiers is not None:
+            return self.tiers.top.summary(caps)
         recovery = self.series.recovery_time if self.series is not None else None
         note = self.series.recovery_note if self.series is not None else ""
         return summarize(self.times, self.clients, self.codes, self.details, caps,
                          recovery=recovery, time_unit=self.time_unit, recovery_note=note)
 
     def policy_state(self) -> PolicyState:
-        """A fresh reader of the run's policy state (each view keeps its own cursor in it)."""
+        """A fresh reader of the run's policy state (each view keeps its own cursor in it); the
+        clients' part's in a tiered run."""
+        if self.tiers is not None:
+            return self.tiers.top.policy_state()
         return PolicyState(self.codes, self.clients, self.details, self.n_clients, self.scopes)
 
     @cached_property
     def policy_kinds(self) -> tuple[bool, bool]:
         """(tokens, breaker): does the run record a budget's tokens, a breaker's transitions?"""
+        if self.tiers is not None:
+            return self.tiers.top.policy_kinds
         return policy_kinds(self.codes, self.details)
 
     @cached_property
@@ -148,6 +265,8 @@ class RunData:
     @cached_property
     def waits(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Each backoff's wait as (start time, end time, client) (``replay.backoff_waits``)."""
+        if self.tiers is not None:
+            return self.tiers.top.waits
         return backoff_waits(self.times, self.clients, self.codes)
 
     def __len__(self) -> int:

@@ -38,10 +38,15 @@ SERVER_NOTES: dict[int, str] = {ev.SERVER_PAUSES: "outage: the server stops",
                                 ev.SERVER_RESUMES: "outage over: the server resumes"}
 
 
-def header(time_unit: str = "ms") -> str:
-    """The log's column titles, the time column's in the run's unit (``time ms``, ``time tick``)."""
+TIER_WIDTH = 5  # "  t2 ": a tiered run's rows say which tier (1: the clients and their server)
+
+
+def header(time_unit: str = "ms", tiered: bool = False) -> str:
+    """The log's column titles, the time column's in the run's unit (``time ms``, ``time tick``);
+    a tiered run's have a tier column after the client's."""
     time = f"time {time_unit}"[:TIME_WIDTH]
-    return f"{time:>{TIME_WIDTH}} {'client':>{CLIENT_WIDTH}}   {'event':<{NAME_WIDTH}} detail"
+    tier = f"{'tier':>{TIER_WIDTH}}" if tiered else ""
+    return f"{time:>{TIME_WIDTH}} {'client':>{CLIENT_WIDTH}}{tier}   {'event':<{NAME_WIDTH}} detail"
 
 
 HEADER = header()
@@ -224,7 +229,9 @@ class EventLog(ScrollView, can_focus=True):
         if self._invalid:
             self._rows = np.empty(0, dtype=np.intp)
             return
-        mask = None if data is None else self._filter.mask(data.clients, data.codes)
+        mask = (None if data is None else
+                self._filter.mask(data.clients, data.codes,
+                                  data.tiers.tier if data.tiers is not None else None))
         self._rows = None if mask is None else np.flatnonzero(mask)
 
     def _restyle(self) -> None:
@@ -290,6 +297,10 @@ class EventLog(ScrollView, can_focus=True):
         segments = [
             Segment(time_text, dim),
             Segment(f"{client if client >= 0 else WHOLE_SERVER:>{CLIENT_WIDTH}} ", base),
+        ]
+        if self._data.tiers is not None:
+            segments.append(Segment(f"{f't{self._data.tier_at(index)}':>{TIER_WIDTH - 1}} ", dim))
+        segments += [
             Segment(f" {CODE_GLYPHS[code]} {name:<{NAME_WIDTH}} ", colour),
             Segment(detail, base),
         ]

@@ -48,7 +48,7 @@ class PoolLine(Widget, can_focus=False):
         data = self._data
         if data is None or data.pool is None:
             return ""
-        return pool_line(data.pool.at(self._cursor), self.content_size.width)
+        return pool_line(data.pool_at(self._cursor), self.content_size.width)
 
     def render(self) -> Text:
         return Text(self.text, no_wrap=True, overflow="ellipsis")

@@ -95,7 +95,8 @@ class Timeline(Widget, can_focus=False):
     def __init__(self, *, name: str | None = None, id: str | None = None,
                  classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
-        self._data: RunData | None = None
+        self._data: RunData | None = None  # the clients' part of the run shown (``RunData.top``)
+        self._run: RunData | None = None   # the run shown, every tier's events (cursors index it)
         self._cursor = 0  # -1: before the run's first event (a shared clock can be there)
         self._time: float | None = None
         self._grid: Grid | None = None
@@ -159,6 +160,10 @@ class Timeline(Widget, can_focus=False):
         return self._cursor
 
     def show(self, data: RunData | None, cursor: int = 0) -> None:
+        """Show a run; a tiered one's clients' part (its tiers have lanes of their own,
+        ``TierLanes``), its cursor mapped from the run's."""
+        self._run = data
+        data = data.top if data is not None else None
         self._data = data
         self._grid = None
         self._partial = None
@@ -199,6 +204,8 @@ class Timeline(Widget, can_focus=False):
         """Show events up to ``cursor``; while playing, ``time`` (the playback clock, at or
         after the cursor's event) places the cursor column, so it moves between events too.
         Zoomed in, the shown stretch of time follows the cursor."""
+        if self._run is not None:
+            cursor = self._run.top_cursor(cursor)
         n = len(self._data) if self._data is not None else 0
         cursor = min(max(cursor, 0), max(n - 1, 0))
         if (cursor, time) != (self._cursor, self._time):
@@ -252,7 +259,11 @@ class Timeline(Widget, can_focus=False):
         column = offset.x - geometry[2]
         if 0 <= column < grid.columns:
             # Everything up to the clicked column: its last event, or the last one before it.
-            self.post_message(self.Seek(max(int(grid.column_start[column + 1]) - 1, 0)))
+            index = max(int(grid.column_start[column + 1]) - 1, 0)
+            tiers = self._run.tiers if self._run is not None else None
+            if tiers is not None and len(tiers.top_index):  # the run's index of that event
+                index = int(tiers.top_index[min(index, len(tiers.top_index) - 1)])
+            self.post_message(self.Seek(index))
 
     # --- geometry ---------------------------------------------------------------------------
 
