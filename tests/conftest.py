@@ -1,0 +1,85 @@
+"""The default run's budget (5 minutes on 2 cores, DEVELOPERS.md): these tests run with
+``-m slow`` instead. Each is a variant of a behaviour another default test checks (another
+entry point, signal, theme, size or parameter of the same code path), a statistical check, or a
+long walk whose main case stays in the default run. ``pytest -m slow`` runs them; they must pass.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+SLOW_FOR_THE_BUDGET = frozenset({
+    # help key walks: the main view's walk stays in the default run
+    "test_help_keys.py::test_every_key_of_the_comparison_view_acts_and_its_footer_fits",
+    "test_help_keys.py::test_every_key_of_the_explore_map_acts_and_its_footer_fits",
+    "test_compare_view.py::test_compare_is_in_the_palette_and_the_help",
+    "test_compare_view.py::test_clients_and_repetition_keys_move_every_run",
+    "test_compare_view.py::test_strategies_are_picked_by_number_or_click",
+    # statistical findings at small scale (the examples' own tests stay)
+    "test_study_findings.py::test_server_outage_example",
+    "test_study_findings.py::test_spike_queue_orderings_at_the_corners[0.0-0.18]",
+    "test_study_findings.py::test_spike_queue_orderings_at_the_corners[1.0-0.22]",
+    "test_study_findings.py::test_backoff_recovers_after_outages_from_5_s_to_2_minutes",
+    "test_queue_ticks.py::test_at_start_fixes_the_time_when_the_request_starts",
+    "test_queue_ticks.py::test_mean_progress_per_tick_is_one_over_the_slowdown[10]",
+    # the same output handling through a second or third entry point (backoff-sim's stays)
+    "test_command_messages.py::test_a_tiny_or_bad_columns_falls_back_to_a_readable_width[wide]",
+    "test_command_messages.py::test_a_tiny_or_bad_columns_falls_back_to_a_readable_width[0]",
+    "test_command_messages.py::test_matplotlib_s_layout_warnings_stay_off_stderr[explore]",
+    "test_command_messages.py::test_an_ascii_only_stdout_gets_ascii_glyphs[backoff-simulator]",
+    "test_command_messages.py::test_an_ascii_only_stdout_gets_ascii_glyphs[explore]",
+    "test_command_messages.py::test_a_full_stdout_is_one_line_and_exit_1[backoff-simulator]",
+    "test_command_messages.py::test_a_full_stdout_is_one_line_and_exit_1[explore]",
+    "test_command_messages.py::test_a_closed_pipe_is_not_an_error[backoff-simulator]",
+    "test_command_messages.py::test_a_closed_pipe_is_not_an_error[explore]",
+    "test_command_messages.py::test_a_closed_stdout_is_one_line_and_exit_1[backoff-simulator]",
+    "test_command_messages.py::test_a_closed_stdout_is_one_line_and_exit_1[explore]",
+    # one signal of each path stays (SIGHUP: a terminal that goes away; SIGTERM for the app)
+    "test_signals.py::test_a_stop_signal_ends_the_run_cleanly[SIGINT]",
+    "test_tui_main.py::test_the_app_closes_cleanly_on_a_stop_signal[SIGTERM]",
+    # sizes and themes: one of each stays
+    "test_tui_app.py::test_small_terminals_do_not_crash[size1]",
+    "test_tui_app.py::test_small_terminals_do_not_crash[size2]",
+    "test_tui_app.py::test_small_terminals_do_not_crash[size3]",
+    "test_tui_app.py::test_theme_key_cycles_our_themes",
+    "test_tui_app.py::test_command_palette_runs_actions",
+    "test_snapshots.py::test_main_screen[backoff-light-80x24]",
+    "test_snapshots.py::test_main_screen[backoff-contrast-120x40]",
+    "test_snapshots.py::test_main_screen[backoff-light-120x40]",
+    "test_snapshots.py::test_main_screen[backoff-contrast-80x24]",
+    "test_snapshots.py::test_help_of_each_view[compare-80x24]",
+    "test_snapshots.py::test_help_of_each_view[main-120x36]",
+    "test_snapshots.py::test_help_of_each_view[compare-120x36]",
+    "test_tui_time_units.py::test_a_tick_config_never_says_ms[(120, 40)-('v',)]",
+    "test_tui_time_units.py::test_a_tick_config_never_says_ms[(120, 40)-('a',)]",
+    "test_tui_time_units.py::test_a_tick_config_never_says_ms[(80, 24)-('a',)]",
+    # navigation and regression checks whose main paths other default tests walk
+    "test_tui_navigation.py::test_without_animation_the_footer_does_not_offer_play",
+    "test_tui_navigation.py::test_client_counts_stop_at_their_ends",
+    "test_tui_navigation.py::test_n_then_shift_n_returns_to_the_same_run_and_event",
+    "test_tui_navigation.py::test_zoom_in_and_out_around_the_cursor_and_reset",
+    "test_tui_navigation.py::test_f_and_shift_f_jump_between_the_events_the_filter_matches",
+    "test_tui_fixes.py::test_go_to_time_prefilled_with_the_current_time_stays_on_the_current_event",
+    "test_tui_fixes.py::test_a_sweep_that_lands_before_the_final_width_is_laid_out_again",
+    "test_tui_fixes.py::test_the_seed_dialog_keeps_every_digit",
+    "test_tui_fixes.py::test_an_invalid_filter_shows_no_stale_rows_and_its_whole_message",
+    "test_tui_fixes.py::test_a_resize_round_trip_restores_the_strategy_table_and_every_pane",
+    "test_tui_explore.py::test_the_map_runs_on_dask_in_the_app_with_the_local_pools_cells",
+    "test_tui_explore.py::test_the_map_runs_in_a_worker_that_x_cancels_and_w_resumes",
+    "test_tui_explore.py::test_the_seed_dialog_reseeds_the_map",
+    "test_tui_explore.py::test_a_one_axis_map_without_a_verdict_shows_the_metrics_mean",
+    "test_tui_explore.py::test_the_cursor_moves_over_the_cells_and_the_detail_follows",
+    "test_tui_explore.py::test_a_click_on_a_cell_selects_it",
+    "test_tui_export.py::test_export_shows_its_progress_while_the_worker_writes",
+    "test_overload_cli.py::test_events_file_keeps_the_full_histories",
+    "test_overload_cli.py::test_server_wide_events_alone_have_no_client",
+})
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by mark
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    slow = pytest.mark.slow
+    for item in items:
+        name = item.nodeid.split("tests/", 1)[-1]
+        if name in SLOW_FOR_THE_BUDGET:
+            item.add_marker(slow)
