@@ -2,6 +2,8 @@
 ``-m slow`` instead. Each is a variant of a behaviour another default test checks (another
 entry point, signal, theme, size or parameter of the same code path), a statistical check, or a
 long walk whose main case stays in the default run. ``pytest -m slow`` runs them; they must pass.
+Some are snapshot tests: update snapshots with ``pytest -m "slow or not slow" --snapshot-update``
+(in the default run their snapshots count as unused, and an update there would delete them).
 """
 
 from __future__ import annotations
