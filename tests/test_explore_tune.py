@@ -145,3 +145,40 @@ def test_any_valid_seed_tunes_optunas_own_is_derived_from_it() -> None:
     one = run_tune(plan, LocalBackend(1), CellCache(None))
     two = run_tune(plan, LocalBackend(1), CellCache(None))
     assert len(one.trials) == 3 and tune_csv_text(one) == tune_csv_text(two)
+
+
+def test_pareto_csv_names_each_column_once_and_keeps_infeasible_points_off_the_front() -> None:
+    """Issue 23, item 5: with the objective among the Pareto metrics its columns come once; a
+    candidate that breaks a constraint on the held-out draws says so (``feasible``) and is on no
+    front, and the command's summary says what it broke."""
+    from sim.exploration.pareto import held_out_violations
+    from sim.exploration.report import tune_summary
+
+    plan = tune_plan(params={"base": {"low": 0.5, "high": 50.0, "log": True}}, trials=4,
+                     objective="work", constraints=["duration <= 100"])
+    result = run_tune(plan, LocalBackend(1), CellCache(None))
+    header = pareto_csv_text(result).splitlines()[0].split(",")
+    assert len(header) == len(set(header)) and "feasible" in header
+    table = rows(pareto_csv_text(result))
+    # Seed 4: every trial met it, but the best ran 121 on the held-out draws (measured).
+    assert [row["feasible"] for row in table].count("no") >= 1
+    for s, row in enumerate(table):
+        broken = held_out_violations(result, s)
+        assert row["feasible"] == ("no" if broken else "yes")
+        if broken:
+            assert row["pareto"] == "no" and "duration <= 100 (mean " in broken[0]
+    text = " ".join(str(part) for part in tune_summary(result).renderables)
+    for s, row in enumerate(table):
+        if row["feasible"] == "no":
+            assert f"{row['strategy']} breaks duration <= 100" in text
+
+
+def test_a_tune_no_trial_of_which_meets_the_constraints_says_which_broke_them() -> None:
+    from sim.exploration.report import tune_summary
+
+    plan = tune_plan(params={"base": {"low": 0.5, "high": 50.0, "log": True}}, trials=3,
+                     constraints=["cost <= 0.001"])
+    result = run_tune(plan, LocalBackend(1), CellCache(None))
+    assert result.best is None
+    text = " ".join(str(part) for part in tune_summary(result).renderables)
+    assert "cost <= 0.001: broken by 3 of 3 trials" in text

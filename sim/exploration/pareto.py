@@ -9,7 +9,6 @@ means of the metrics it was judged on, and whether it met the constraints.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +42,28 @@ def _candidates(result: TuneResult) -> list[tuple[str, str, list[float], list[fl
     return rows
 
 
+def held_out_violations(result: TuneResult, s: int) -> list[str]:
+    """The constraints held-out candidate ``s`` breaks, each with its mean
+    (``gave_up == 0 (mean 3.5)``); empty when it meets them all."""
+    from sim.exploration.tune import run_metric
+
+    plan = result.plan
+    broken = []
+    for c in plan.constraints:
+        mean = float(np.mean(run_metric(plan, result.final, c.metric, s)))
+        if not c.holds(mean):
+            broken.append(f"{c} (mean {format_float(mean)})")
+    return broken
+
+
+def _front(result: TuneResult, rows: list[tuple[str, str, list[float], list[float]]]) -> list[int]:
+    """The candidates no other feasible one beats on both Pareto metrics, among those that meet
+    the constraints on the held-out draws (an infeasible point is on no front)."""
+    feasible = [s for s in range(len(rows)) if not held_out_violations(result, s)]
+    front = non_dominated([(rows[s][2][0], rows[s][2][1]) for s in feasible])
+    return [feasible[i] for i in front]
+
+
 def _param_text(entry: StrategySpec, steps: tuple[Step, ...]) -> str:
     """A tuned parameter's value in one candidate, read along the parameter's path below its
     strategy entry (``strategy.max_attempts``, ``policies[0].percent``): whole numbers as
@@ -64,11 +85,12 @@ def pareto_csv_text(result: TuneResult) -> str:
 
     plan = result.plan
     a, b = plan.pareto
+    # The objective's columns once: not again when it is one of the Pareto metrics.
+    objective = () if plan.objective in plan.pareto else (f"{plan.objective}_mean", f"{plan.objective}_ci95")
     header = ("simulation", "strategy", "kind", "clients", "repeats", "seed", f"{a}_mean", f"{a}_ci95",
-              f"{b}_mean", f"{b}_ci95", f"{plan.objective}_mean", f"{plan.objective}_ci95", "pareto",
-              *(p.name for p in plan.params))
+              f"{b}_mean", f"{b}_ci95", *objective, "feasible", "pareto", *(p.name for p in plan.params))
     rows = _candidates(result)
-    front = set(non_dominated([(m[0], m[1]) for _, _, m, _ in rows]))
+    front = set(_front(result, rows))
     lines = []
     for s, (label, kind, means, cis) in enumerate(rows):
         spec = result.final_spec
@@ -76,7 +98,8 @@ def pareto_csv_text(result: TuneResult) -> str:
         params = [_param_text(spec.strategies[s], p.path.steps[2:]) for p in plan.params]
         lines.append([plan.title, label, kind, str(spec.clients[0]), str(spec.repeat), str(spec.seed),
                       format_float(means[0]), format_float(cis[0]), format_float(means[1]), format_float(cis[1]),
-                      format_float(obj.mean), format_float(obj.ci95), "yes" if s in front else "no", *params])
+                      *((format_float(obj.mean), format_float(obj.ci95)) if objective else ()),
+                      "no" if held_out_violations(result, s) else "yes", "yes" if s in front else "no", *params])
     return csv_text(header, lines)
 
 
@@ -104,7 +127,7 @@ def pareto_figure(result: TuneResult, palette: Palette | None = None) -> Figure:
     palette = palette or load_palette()
     plan = result.plan
     rows = _candidates(result)
-    front = non_dominated([(m[0], m[1]) for _, _, m, _ in rows])
+    front = _front(result, rows)
     fig = Figure(figsize=(7.5, 5.5), dpi=DPI, layout="constrained")
     style_figure(fig, palette)
     ax = fig.subplots()
@@ -113,7 +136,10 @@ def pareto_figure(result: TuneResult, palette: Palette | None = None) -> Figure:
         color = palette.series_color(s)
         ax.errorbar([means[0]], [means[1]], xerr=[np.nan_to_num(cis[0])], yerr=[np.nan_to_num(cis[1])],
                     fmt="*" if kind == "tuned" else "o", markersize=11 if kind == "tuned" else 7,
-                    color=color, ecolor=color, capsize=3, label=f"{label}{' ◆ front' if s in front else ''}")
+                    color=color, ecolor=color, capsize=3,
+                    label=f"{label}{' ◆ front' if s in front else ''}"
+                          f"{' (breaks a constraint)' if held_out_violations(result, s) else ''}",
+                    alpha=0.45 if held_out_violations(result, s) else 1.0)
     if len(front) > 1:
         pts = sorted((rows[i][2][0], rows[i][2][1]) for i in front)
         ax.step([p[0] for p in pts], [p[1] for p in pts], where="post", color=palette.foreground,

@@ -10,6 +10,7 @@ from rich.text import Text
 
 from sim.exploration.axes import format_value
 from sim.exploration.grid import fraction_grid, row_story
+from sim.exploration.pareto import held_out_violations
 from sim.exploration.runner import ExploreResult
 from sim.exploration.summary import has_verdict
 from sim.exploration.tune import TuneResult
@@ -134,13 +135,21 @@ def tune_summary(result: TuneResult) -> Group:
             f"({plan.sampler}, seed {plan.seed}); {feasible} met the constraints"
             + (f" ({', '.join(map(str, plan.constraints))})" if plan.constraints else ""))
     if result.best is None:
-        return Group(head, "no trial met the constraints: widen the bounds or relax the constraints")
+        trials = result.trials
+        why = [f"{c}: broken by {sum(not c.holds(t.means.get(c.metric, math.nan)) for t in trials)} of "
+               f"{len(trials)} trials" for c in plan.constraints]
+        return Group(head, "no trial met the constraints: widen the bounds or relax the constraints"
+                     + (f" ({'; '.join(why)})" if why else ""))
     params = ", ".join(f"{k} = {v:g}" for k, v in result.best.params.items())
     table = Table(title=f"held out (seed {result.final_spec.seed}, {result.final_spec.repeat} repetitions)",
                   title_justify="left")
     table.add_column("strategy")
     table.add_column(f"{plan.objective}, mean ± 95% CI", justify="right")
+    broken = []
     for s, label in enumerate(result.final.labels):
         e = result.objective_estimate(s)
-        table.add_row(label, e.format(3) if not math.isnan(e.mean) else "n/a")
-    return Group(head, f"best: {params}", table)
+        violations = held_out_violations(result, s)
+        table.add_row(label + (" ✗" if violations else ""), e.format(3) if not math.isnan(e.mean) else "n/a")
+        if violations:
+            broken.append(f"✗ {label} breaks {'; '.join(violations)} on these draws")
+    return Group(head, f"best: {params}", table, *broken)
