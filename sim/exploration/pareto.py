@@ -56,10 +56,10 @@ def held_out_violations(result: TuneResult, s: int) -> list[str]:
     return broken
 
 
-def _front(result: TuneResult, rows: list[tuple[str, str, list[float], list[float]]]) -> list[int]:
+def _front(rows: list[tuple[str, str, list[float], list[float]]], broken: list[list[str]]) -> list[int]:
     """The candidates no other feasible one beats on both Pareto metrics, among those that meet
-    the constraints on the held-out draws (an infeasible point is on no front)."""
-    feasible = [s for s in range(len(rows)) if not held_out_violations(result, s)]
+    the constraints on the held-out draws (``broken[s]`` empty: an infeasible point is on no front)."""
+    feasible = [s for s in range(len(rows)) if not broken[s]]
     front = non_dominated([(rows[s][2][0], rows[s][2][1]) for s in feasible])
     return [feasible[i] for i in front]
 
@@ -90,7 +90,8 @@ def pareto_csv_text(result: TuneResult) -> str:
     header = ("simulation", "strategy", "kind", "clients", "repeats", "seed", f"{a}_mean", f"{a}_ci95",
               f"{b}_mean", f"{b}_ci95", *objective, "feasible", "pareto", *(p.name for p in plan.params))
     rows = _candidates(result)
-    front = set(_front(result, rows))
+    broken = [held_out_violations(result, s) for s in range(len(rows))]
+    front = set(_front(rows, broken))
     lines = []
     for s, (label, kind, means, cis) in enumerate(rows):
         spec = result.final_spec
@@ -99,7 +100,7 @@ def pareto_csv_text(result: TuneResult) -> str:
         lines.append([plan.title, label, kind, str(spec.clients[0]), str(spec.repeat), str(spec.seed),
                       format_float(means[0]), format_float(cis[0]), format_float(means[1]), format_float(cis[1]),
                       *((format_float(obj.mean), format_float(obj.ci95)) if objective else ()),
-                      "no" if held_out_violations(result, s) else "yes", "yes" if s in front else "no", *params])
+                      "no" if broken[s] else "yes", "yes" if s in front else "no", *params])
     return csv_text(header, lines)
 
 
@@ -127,7 +128,8 @@ def pareto_figure(result: TuneResult, palette: Palette | None = None) -> Figure:
     palette = palette or load_palette()
     plan = result.plan
     rows = _candidates(result)
-    front = _front(result, rows)
+    broken = [held_out_violations(result, s) for s in range(len(rows))]
+    front = _front(rows, broken)
     fig = Figure(figsize=(7.5, 5.5), dpi=DPI, layout="constrained")
     style_figure(fig, palette)
     ax = fig.subplots()
@@ -138,8 +140,8 @@ def pareto_figure(result: TuneResult, palette: Palette | None = None) -> Figure:
                     fmt="*" if kind == "tuned" else "o", markersize=11 if kind == "tuned" else 7,
                     color=color, ecolor=color, capsize=3,
                     label=f"{label}{' ◆ front' if s in front else ''}"
-                          f"{' (breaks a constraint)' if held_out_violations(result, s) else ''}",
-                    alpha=0.45 if held_out_violations(result, s) else 1.0)
+                          f"{' (breaks a constraint)' if broken[s] else ''}",
+                    alpha=0.45 if broken[s] else 1.0)
     if len(front) > 1:
         pts = sorted((rows[i][2][0], rows[i][2][1]) for i in front)
         ax.step([p[0] for p in pts], [p[1] for p in pts], where="post", color=palette.foreground,

@@ -222,11 +222,13 @@ def latency_table(result: SweepResult, palette: Palette | None = None,
         else:
             table.add_column(column_header(col, rate_unit), justify="right", no_wrap=True)
 
+    no_retry_note = False
     for k, n in enumerate(spec.clients):
         if k:
             table.add_section()
         section = sections[k]
         best = best_rows(section)
+        no_retry_note = no_retry_note or unstarred_no_retry(section, best)
         for s, row in enumerate(section):
             cells: list[str | Text] = [str(n) if s == 0 else "", spec.labels[s]]
             for col in columns:
@@ -238,7 +240,6 @@ def latency_table(result: SweepResult, palette: Palette | None = None,
                                          best.get(col) == s, accent))
             table.add_row(*cells)
 
-    no_retry_note = any(unstarred_no_retry(section, best_rows(section)) for section in sections)
     notes = [f"{BEST} fewest requests and lowest p50 at each client count, among strategies that "
              f"served at least {SERVED_SHARE:.0%} as many as the best served"
              + (" (fewest requests: among those that retried; one attempt a call is no result for a "
