@@ -349,3 +349,20 @@ def test_a_retry_budget_per_tier_bounds_its_retries(tmp_path: Path, scope: str) 
     assert (top, middle) == (1.0, 1.0)
     assert 1.0 < bottom <= 1.2
     assert amplification(tmp_path, three_tiers(1.0, attempts=(1, 1, 4), clients=50, repeat=1)) == [[1.0, 1.0, 4.0]]
+
+
+# --- the resource estimate counts the tiers ------------------------------------------------------
+
+def test_the_event_estimate_counts_each_tier_and_stays_a_lower_bound(tmp_path: Path) -> None:
+    # With p = 0 every call succeeds at once, so each client call passes down the chain exactly
+    # once: 4 recorded events at the top (request, accept, complete, success) and at least 3 per
+    # tier call (request, accept, reply; the FlakyServer bottom has no complete), against the 4
+    # the estimate gave before it knew of tiers.
+    from sim.runs.resources import recorded_events
+
+    spec = load_config(write(tmp_path, three_tiers(0.0, clients=5, repeat=1))).simulations[0]
+    estimate = recorded_events(spec, 5)
+    assert estimate == (4 + 3 * 2) * 5
+    recorded = sim.record(write(tmp_path, three_tiers(0.0, clients=5, repeat=1)), simulation="Chain",
+                          strategy=spec.strategies[0].label, clients=5)
+    assert len(recorded["time"]) >= estimate
