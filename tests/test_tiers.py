@@ -366,3 +366,21 @@ def test_the_event_estimate_counts_each_tier_and_stays_a_lower_bound(tmp_path: P
     recorded = sim.record(write(tmp_path, three_tiers(0.0, clients=5, repeat=1)), simulation="Chain",
                           strategy=spec.strategies[0].label, clients=5)
     assert len(recorded["time"]) >= estimate
+
+
+def test_a_tier_reports_the_retries_its_callers_policy_denied(tmp_path: Path) -> None:
+    # Every bottom attempt fails (p = 1), so tier 2's workers want 3 retries per call to tier 3;
+    # a shared retry budget of 10% lets few of them through. Tier 1's calls to tier 2 have no
+    # policy: no retry of theirs is denied.
+    budget = 'policies = [{ type = "RetryBudget", percent = 10.0, min_retries_per_s = 1, scope = "shared" }]\n'
+    spec = load_config(write(tmp_path, three_tiers(1.0, tier3=budget, repeat=1))).simulations[0]
+    m = run_metrics(spec, spec.strategies[0].chain, spec.clients[0], 0)
+    assert m.tiers[0].retries_denied == m.retries_denied == 0
+    assert m.tiers[1].retries_denied == 0
+    calls_to_bottom = m.tiers[2].requests
+    assert m.tiers[2].retries_denied > 0
+    # Each denied retry is one attempt at the bottom that did not happen: with none denied, each
+    # of tier 2's calls makes 4 attempts (derived above), so attempts + denied <= 4 per call.
+    assert calls_to_bottom + m.tiers[2].retries_denied <= 4 * m.tiers[1].requests
+    from sim.export.tiers_csv import TIERS_HEADER
+    assert TIERS_HEADER[-1] == "retries_denied"

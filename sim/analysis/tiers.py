@@ -24,17 +24,21 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class TierRunCounts:
-    """One tier in one run: attempts arriving, successes answered, call latencies (a sample)."""
+    """One tier in one run: attempts arriving, successes answered, call latencies (a sample),
+    and the retries of calls to it that its callers' policies denied (a retry budget, a
+    breaker: at tier 1 the clients' ``retries_denied``)."""
 
     requests: int
     successes: int
     latencies: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    retries_denied: int = 0
 
 
 @dataclass(frozen=True)
 class TierSummary:
     """One tier over a sweep cell's repetitions: amplification (mean, 95% CI), mean requests and
-    successes, and the latency percentiles of every repetition's calls pooled."""
+    successes, the latency percentiles of every repetition's calls pooled, and the mean retries
+    of calls to the tier that a policy denied."""
 
     tier: int
     amplification: Estimate
@@ -42,6 +46,7 @@ class TierSummary:
     successes: float
     p50: float
     p99: float
+    retries_denied: float = 0.0
 
 
 def tier_summaries(runs: Sequence[OpenRunMetrics]) -> list[TierSummary]:
@@ -55,5 +60,6 @@ def tier_summaries(runs: Sequence[OpenRunMetrics]) -> list[TierSummary]:
         p50, p99 = (np.percentile(pooled, (50, 99)).tolist() if pooled.size else (math.nan, math.nan))
         out.append(TierSummary(i + 1, estimate(amplification),
                                float(np.mean([m.tiers[i].requests for m in runs])),
-                               float(np.mean([m.tiers[i].successes for m in runs])), float(p50), float(p99)))
+                               float(np.mean([m.tiers[i].successes for m in runs])), float(p50), float(p99),
+                               float(np.mean([m.tiers[i].retries_denied for m in runs]))))
     return out

@@ -8,7 +8,7 @@ from sim.export.csv_files import csv_text, format_ci, format_float
 from sim.runs.sweep import SweepResult
 
 TIERS_HEADER = ("simulation", "strategy", "clients", "tier", "control", "amplification",
-                "amplification_ci95", "requests", "successes", "p50", "p99")
+                "amplification_ci95", "requests", "successes", "p50", "p99", "retries_denied")
 
 
 def tiers_csv_text(result: SweepResult) -> str:
@@ -24,5 +24,6 @@ def tiers_csv_text(result: SweepResult) -> str:
                              format_float(summary.amplification.mean),
                              format_ci(summary.amplification.ci95, spec.repeat),
                              format_float(summary.requests), format_float(summary.successes),
-                             format_float(summary.p50), format_float(summary.p99)])
+                             format_float(summary.p50), format_float(summary.p99),
+                             format_float(summary.retries_denied)])
     return csv_text(TIERS_HEADER, rows)

@@ -30,6 +30,7 @@ class TierCells:
     successes: str
     p50: str
     p99: str
+    denied: str = "0.0"
 
 
 def tier_cells(result: SweepResult, k: int) -> list[TierCells]:
@@ -44,8 +45,15 @@ def tier_cells(result: SweepResult, k: int) -> list[TierCells]:
                         else f"{_number(amp.mean, 2)} ± {_number(amp.ci95, 2)}")
             rows.append(TierCells(label, summary.tier, controls[summary.tier - 1].type_name, amp_text,
                                   _number(summary.requests), _number(summary.successes),
-                                  _number(summary.p50), _number(summary.p99)))
+                                  _number(summary.p50), _number(summary.p99),
+                                  _number(summary.retries_denied)))
     return rows
+
+
+def any_denied(result: SweepResult) -> bool:
+    """Whether a policy denied some retry at some tier (the tables then show ``denied``)."""
+    return any(summary.retries_denied > 0 for s in range(len(result.spec.labels))
+               for k in range(len(result.spec.clients)) for summary in result.tier_summaries(s, k))
 
 
 def tier_table(result: SweepResult) -> Table | None:
@@ -62,6 +70,9 @@ def tier_table(result: SweepResult) -> Table | None:
                           ("successes", "right"), (f"p50 ({spec.time_unit})", "right"),
                           (f"p99 ({spec.time_unit})", "right")):
         table.add_column(name, justify=justify, no_wrap=True)
+    denied = any_denied(result)
+    if denied:
+        table.add_column("denied", justify="right", no_wrap=True)
     for k, n in enumerate(spec.clients):
         if k:
             table.add_section()
@@ -70,8 +81,10 @@ def tier_table(result: SweepResult) -> Table | None:
             first = row.tier == 1
             table.add_row(str(n) if first and row.strategy == first_strategy else "",
                           row.strategy if first else "", str(row.tier), row.server, row.amplification,
-                          row.requests, row.successes, row.p50, row.p99)
+                          row.requests, row.successes, row.p50, row.p99, *([row.denied] if denied else []))
     table.caption = ("amplification: attempts arriving at the tier per client call (mean ± 95% CI); "
                      "tier 1 is the server the clients call; p50/p99: latency of the calls made to "
-                     "the tier, retries included (at tier 1 the clients').")
+                     "the tier, retries included (at tier 1 the clients')"
+                     + ("; denied: retries of calls to the tier that a policy refused (mean per run)."
+                        if denied else "."))
     return table

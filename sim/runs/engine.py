@@ -255,7 +255,8 @@ def _metrics(spec: SimulationSpec, wiring: Wiring, side: Clients, duration: floa
         attempts_per_client=np.asarray(side.attempts, dtype=np.int64), bucket=series.width,
         series=arrays, refused=gate.refused if gate else 0, dropped=gate.dropped if gate else 0,
         recovery_time=recovery.time, recovery_note=recovery.note,
-        tiers=() if wiring.tiers is None else wiring.tiers.counts(counts["successes"], latencies))
+        tiers=() if wiring.tiers is None else wiring.tiers.counts(counts["successes"], latencies,
+                                                                      side.retries_denied))
 
 
 def run_metrics(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int, repetition: int) -> RunMetrics:

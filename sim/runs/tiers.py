@@ -157,8 +157,11 @@ class RunTiers:
             return receive_write(t, c, tok)
         return arrives
 
-    def counts(self, successes: int, latencies: np.ndarray) -> tuple[TierRunCounts, ...]:
-        """Every tier's counts, tier 1 first (its successes and latencies are the clients')."""
-        top = TierRunCounts(self.top_requests[0], successes, latencies)
+    def counts(self, successes: int, latencies: np.ndarray, retries_denied: int) -> tuple[TierRunCounts, ...]:
+        """Every tier's counts, tier 1 first (its successes, latencies and denied retries are the
+        clients'; a lower tier's denied retries are its callers' policy's)."""
+        top = TierRunCounts(self.top_requests[0], successes, latencies, retries_denied)
         return (top, *(TierRunCounts(c.requests, c.counts["successes"],
-                                     np.asarray(c.latencies, dtype=np.float64)) for c in self.callers))
+                                     np.asarray(c.latencies, dtype=np.float64),
+                                     0 if c.policy is None else c.policy.retries_denied)
+                       for c in self.callers))

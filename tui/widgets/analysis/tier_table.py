@@ -14,7 +14,7 @@ from rich.table import Table
 from textual.widgets import Static
 
 from sim import SweepResult
-from ...view.tier_cells import TierCells, tier_cells
+from ...view.tier_cells import TierCells, any_denied, tier_cells
 
 
 class TierTable(Static):
@@ -36,12 +36,14 @@ class TierTable(Static):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__("", id=id, markup=False)
         self.rows: list[TierCells] = []
+        self._denied = False
         self._highlight: str | None = None
 
     def show(self, result: SweepResult | None, clients_index: int) -> None:
         """The rows of ``result`` at its ``clients_index``-th client count (none: hidden)."""
         tiered = result is not None and bool(result.spec.tiers)
         self.rows = tier_cells(result, clients_index) if tiered and result is not None else []
+        self._denied = tiered and result is not None and any_denied(result)
         if tiered and result is not None:
             clients = result.spec.clients[clients_index]
             # p50 and p99 are in the latency table's unit (its caption names it)
@@ -57,7 +59,7 @@ class TierTable(Static):
         table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True,
                       header_style="bold", expand=False)
         table.add_column("Strategy", no_wrap=True, overflow="ellipsis")
-        for name in ("Amplif.", "Req.", "Succ.", "p50", "p99"):
+        for name in ("Amplif.", "Req.", "Succ.", "p50", "p99", *(("Denied",) if self._denied else ())):
             table.add_column(name, justify="right", no_wrap=True, overflow="ellipsis")
         for row in self.rows:
             style = "bold" if row.strategy == self._highlight else ""
@@ -65,5 +67,5 @@ class TierTable(Static):
                 marker = "▶ " if style else "  "  # the strategy on screen, without colour too
                 table.add_row(f"{marker}{row.strategy}", style=style)
             table.add_row(f"  tier {row.tier}", row.amplification, row.requests, row.successes, row.p50,
-                          row.p99, style=style)
+                          row.p99, *((row.denied,) if self._denied else ()), style=style)
         self.update(table if self.rows else "")
