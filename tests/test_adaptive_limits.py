@@ -250,3 +250,65 @@ def test_bad_tables_are_refused_naming_the_key(kwargs: dict, key: str, words: st
     with pytest.raises(ParamError) as info:
         AdaptiveLimit(**kwargs)
     assert info.value.key == key and words in str(info.value)
+
+
+# Why Vegas at its defaults sheds work a pool could do when service times vary (issue 20's
+# untraced finding). Its no-load RTT is the smallest RTT seen; with exponential service that
+# minimum is near 0 (the least of n exponential draws has mean 1/n of theirs), so it reads a
+# queue of ceil(limit × (1 − noload / rtt)) ≈ limit at any load. Below a limit of 100,
+# log10_root is 1: alpha = 3, beta = 6, and the limit falls by 1 while that queue is over 6 and
+# holds from 3 to 6, so it settles at 6 in flight whatever the pool's size. With a constant
+# service time the minimum is the RTT itself, the queue reads 0 and the limit grows instead.
+
+
+def settled_vegas_limit(rtts) -> int:
+    limit = VegasLimit(never_probes)
+    for rtt in rtts:
+        limit.on_sample(float(rtt), limit.limit, False)  # always at its limit: it may move
+    return limit.limit
+
+
+def test_vegas_settles_at_beta_when_the_no_load_rtt_is_near_zero() -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    assert settled_vegas_limit(rng.exponential(10.0, 5_000)) == 6
+    assert settled_vegas_limit(np.full(5_000, 10.0)) > 6
+
+
+def test_vegas_caps_a_16_worker_pool_at_6_in_flight_with_exponential_service(tmp_path) -> None:
+    # 128 clients, a call each 100 ms on average, 16 workers of mean 10 ms: 1.28 calls/ms offered
+    # against 1.6/ms. Held at 6 in flight, the pool serves at most 6/16 of 1.6/ms = 0.6/ms, under
+    # half the offered; with a constant service time Vegas refuses almost nothing.
+    from sim.config import load_config
+    from sim.runs.engine import run_metrics
+
+    served = {}
+    for distribution in ("constant", "exponential"):
+        path = tmp_path / f"{distribution}.toml"
+        path.write_text(f"""seed = 0
+[[simulation]]
+title = "Vegas"
+clients = [128]
+repeat = 1
+network_mu = 1.0
+network_sigma = 0.2
+control = "PoolServer"
+workers = 16
+service_time = 10.0
+service_distribution = "{distribution}"
+workload = "open"
+think_time = 100.0
+horizon = 10000.0
+timeout = 1000.0
+concurrency_limit = {{ algorithm = "vegas" }}
+strategies = [{{ type = "Constant", constant = 0.0, max_attempts = 1 }}]
+""", encoding="utf-8")
+        spec = load_config(path).simulations[0]
+        m = run_metrics(spec, spec.strategies[0].chain, 128, 0)
+        served[distribution] = m.successes / m.offered
+        rate = m.successes / float(spec.horizon)
+        if distribution == "exponential":
+            assert rate <= 0.6 * 1.05  # the 6-in-flight cap, 5% for the run's noise
+    assert served["constant"] > 0.99
+    assert served["exponential"] < 0.5
