@@ -94,12 +94,15 @@ def _backend(workers: int | None, tasks: int | None, dask: str | None) -> LocalB
 
 def explore(source: Source, *, simulation: str | None = None, workers: int | None = None,
             cache: str | Path | None = None, progress: Progress | None = None,
-            force: bool = False, dask: str | None = None) -> ExploreResults:
+            force: bool = False, dask: str | None = None, method: str | None = None) -> ExploreResults:
     """Compute the maps of a config's ``[simulation.explore]`` tables (of one ``simulation``, or
-    all), as ``backoff-sim explore``: every cell a full sweep; ``cache`` a directory of finished
-    cells (none by default); ``dask`` a scheduler address or ``"local"``."""
+    all), as ``backoff-sim explore``: ``method`` ``"simulate"`` (every cell a full sweep),
+    ``"fluid"`` or ``"adaptive"``, by default the command's (adaptive for maps with a
+    recover/collapse verdict, else simulate); ``cache`` a directory of finished cells (none by
+    default); ``dask`` a scheduler address or ``"local"``."""
     from sim.exploration.cache import CellCache
     from sim.exploration.checks import check_cells
+    from sim.exploration.methods import METHODS, default_method, run_explores_by
     from sim.exploration.runner import run_explores
     from sim.results import ExploreResults
     from sim.runs.sweep import default_workers
@@ -108,11 +111,18 @@ def explore(source: Source, *, simulation: str | None = None, workers: int | Non
     if force:
         config = config.with_soft_limits(False)
     plans = _plans_of(config, "explore", simulation)
+    if method is None:
+        method = default_method(plans)
+    elif method not in METHODS:
+        raise UserError(f"unknown method {method!r}: choose one of {', '.join(METHODS)}")
     check_cells(plans, workers=workers or default_workers(), force=force)
     tasks = sum(len(c.spec.strategies) for p in plans for c in p.cells)
+    cells = CellCache(Path(cache) if cache is not None else None)
     with _backend(workers, tasks, dask) as backend:
-        results = run_explores(plans, backend, CellCache(Path(cache) if cache is not None else None),
-                               progress=progress)
+        if method == "simulate":
+            results = run_explores(plans, backend, cells, progress=progress)
+        else:
+            results, _ = run_explores_by(method, plans, backend, cells, progress=progress)
     return ExploreResults(config, tuple(results))
 
 

@@ -223,7 +223,8 @@ def test_explore_method_fluid_writes_the_columns_and_simulates_what_it_cannot_ex
                                                                                       capsys) -> None:
     config = tmp_path / "small.toml"
     config.write_text(SMALL)
-    assert cli.main(["explore", str(config), "--out", str(tmp_path / "sim"), "-q", "--no-cache", "-j", "1"]) == 0
+    assert cli.main(["explore", str(config), "--out", str(tmp_path / "sim"), "-q", "--no-cache", "-j", "1",
+                     "--method", "simulate"]) == 0
     assert cli.main(["explore", str(config), "--out", str(tmp_path / "fluid"), "-q", "--no-cache", "-j", "1",
                      "--method", "fluid"]) == 0
     err = capsys.readouterr().err
@@ -287,3 +288,15 @@ def test_the_fluid_map_agrees_with_the_simulation(config: str) -> None:
                 assert not np.isnan(row).any()
             first = [int(np.argmax(row == 0)) if (row == 0).any() else shape[0] for row in (f[:, j], m[:, j])]
             assert abs(first[0] - first[1]) <= 1, (plan.base.labels[s], plan.axes[1].values[j], first)
+
+
+def test_adaptive_is_the_default_for_a_map_with_a_verdict_and_simulate_otherwise(tmp_path: Path) -> None:
+    from sim.exploration.methods import default_method
+    from sim.exploration.plan import load_document
+
+    config = tmp_path / "small.toml"
+    config.write_text(SMALL)
+    assert default_method(load_document(config).explores) == "adaptive"  # SMALL has an outage
+    root = Path(__file__).resolve().parent.parent
+    # A FlakyServer's failure-rate map has no outage or incident: no boundary to refine.
+    assert default_method(load_document(root / "examples" / "retry_budgets.toml").explores) == "simulate"

@@ -176,7 +176,7 @@ def _explore_app(argv: list[str]) -> int:
     args = build_parser().parse_args(["explore", *argv])
     if args.theme not in available_themes():
         return _fail(f"unknown theme {args.theme!r}: choose one of {', '.join(available_themes())}")
-    if args.method != "simulate":
+    if args.method not in (None, "simulate"):
         return _fail(f"--method {args.method} writes the map's files; the app shows simulated maps "
                      f"(drop --app, or drop --method {args.method})")
     try:

@@ -14,7 +14,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from sim.errors import EXIT_OK
-from sim.exploration.methods import METHODS
+from sim.exploration.methods import METHODS, default_method
 
 EXPLORE_DESCRIPTION = """\
 Explore the simulations of a config that carry a [simulation.explore] or [simulation.tune]
@@ -36,7 +36,7 @@ with one more value computes only the new cells, and an interrupted run resumes.
 
 --method fluid draws a map from the fluid (mean-field) estimate instead, in about a second;
 --method adaptive draws it from the fluid estimate and simulates only the cells on its
-recover/collapse boundary and a 10% sample of the others (README, "Explore methods"). Both
+recover/collapse boundary and a 5% sample of the others (README, "Explore methods"). Both
 add a `method` column to _explore.csv; tunes are always simulated.
 """
 
@@ -92,10 +92,12 @@ def add_explore_subparser(subparsers, positive_int: Callable[[str], int],
     sub.add_argument("--app", action="store_true",
                      help="open the map in the terminal app instead of writing files: a cell grid "
                           "per strategy, Enter opens a cell's runs (with --dask its cells run there)")
-    sub.add_argument("--method", choices=METHODS, default="simulate",
-                     help="how each cell is computed: simulate (default), fluid (the mean-field "
+    sub.add_argument("--method", choices=METHODS, default=None,
+                     help="how each cell is computed: simulate (every cell), fluid (the mean-field "
                           "estimate, simulating only what it cannot express), adaptive (fluid, then "
-                          "simulation of its boundary and a 10%% sample)")
+                          "simulation of its boundary and a 5%% sample elsewhere). Default: adaptive for maps "
+                          "with a recover/collapse verdict (an outage or incident), else simulate; "
+                          "the app (--app) always simulates")
     if add_force is not None:
         add_force(sub)  # each cell is held to the limits a simulation of `backoff-sim run` is
     sub.set_defaults(command="explore")
@@ -150,12 +152,12 @@ def _explore(args: argparse.Namespace, err) -> int:
     from sim.exploration.checks import check_cells
     from sim.exploration.tune_checks import check_tunes
 
-    method = getattr(args, "method", "simulate")
     palette = load_palette(args.theme)
     force = getattr(args, "force", False)
     doc = load_document(args.config)
     if force:
         doc = doc.with_soft_limits(False)
+    method = default_method(doc.explores) if getattr(args, "method", None) is None else args.method
     if not doc.explores and not doc.tunes:
         raise UserError(f"{args.config}: no simulation has a [simulation.explore] or [simulation.tune] "
                         "table (add one under a [[simulation]]; see README, \"Explore\")")

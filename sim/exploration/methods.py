@@ -41,6 +41,17 @@ SAMPLE_SHARE = 0.05  # adaptive: the share of off-boundary pairs simulated as a 
 SAMPLE_TAG = 0xADA  # the sample's stream: (seed, SAMPLE_TAG)
 
 
+def default_method(plans: Sequence[ExplorePlan]) -> str:
+    """``explore``'s method when ``--method`` is not given: adaptive when some map has a
+    recover/collapse verdict (the fluid estimate's boundary is what it refines), else simulate.
+
+    Adaptive became the default once it agreed with full simulation on every shipped map
+    (bench/fluid_maps.py: the same verdict in 288 of 288 (cell, strategy) pairs of
+    examples/metastability.toml and 60 of 60 of bench/fluid_pool_map.toml, the same first
+    collapse in every row); a map without a verdict has no boundary to refine."""
+    return "adaptive" if any(has_verdict(plan.base) for plan in plans) else "simulate"
+
+
 class MixedCell(CellResult):
     """A cell whose strategies' runs come from different sources (a fluid run, a simulated
     cell of that one strategy, or a strategy of a simulated full cell): each strategy's
