@@ -33,6 +33,7 @@ class ClientsPrompt(NumberPrompt):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
+        event.prevent_default()  # NumberPrompt's handler would ask for a number
         try:
             ids = parse_clients(event.value, self._n_clients)
         except ValueError as error:

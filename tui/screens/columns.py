@@ -45,7 +45,7 @@ class ColumnPicker(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         box = Vertical()
         box.border_title = "Columns of the strategy table"
-        box.border_subtitle = "space shows/hides · r fits the width · Esc closes"
+        box.border_subtitle = "space: show/hide · r: fit · Esc: close"
         with box:
             yield SelectionList[str](*((header, key, shown)
                                        for key, header, shown in self._table.column_choices()),

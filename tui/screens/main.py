@@ -20,7 +20,6 @@ from textual.widgets import DataTable, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from sim import SweepResult, UserError
-from sim.analysis.client_trace import ClientTrace
 
 from ..keys import MAIN_VIEW
 from ..widgets.footer import FittedFooter
@@ -658,7 +657,7 @@ class MainScreen(Screen):
             if timeline.trace is None:
                 return
         client = timeline.trace.client
-        trace = ClientTrace.of(data.clients, data.codes, client)  # the whole run's indices
+        trace = data.client_trace(client)  # the whole run's indices (the timeline's: its part's)
         target = trace.next(self.app.cursor, direction)
         if target is None:
             way = "after" if direction > 0 else "before"

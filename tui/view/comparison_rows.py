@@ -97,5 +97,5 @@ def comparison_caption(result: SweepResult, clients_index: int, rows: list[Strat
     if silent:
         notes.append(f"always 0: {', '.join(silent).lower()}")
     if hidden:
-        notes.append(f"{hidden} more columns: {more_hint}")
+        notes.append(f"{count(hidden, 'more column')}: {more_hint}")
     return " · ".join(notes)

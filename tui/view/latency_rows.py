@@ -142,5 +142,5 @@ def latency_caption(result: SweepResult, clients_index: int, rows: list[LatencyR
     if silent:
         notes.append(f"always 0: {', '.join(silent)}")
     if hidden:
-        notes.append(f"{hidden} more columns: {more_hint}")
+        notes.append(f"{count(hidden, 'more column')}: {more_hint}")
     return " · ".join(notes)

@@ -23,14 +23,12 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from ...view.policy_labels import BREAKER_GLYPHS, REFUSED_GLYPH, PolicyLabels
-from ...view.rundata import RunData
+from ...view.rundata import ClientTrace, RunData
 from ...theme import event_styles, palette_for
 from ...view.legend import (DENSITY_GLYPHS, INCIDENT_GLYPH, OUTAGE_GLYPH, WAIT_GLYPH, LegendEntry, fit_legend,
                             timeline_legend)
 from ...view.marks import MARK_RANK, MARKS
 from ...view.ticks import nice_ticks, time_scale
-from sim.analysis.client_trace import ClientTrace
-
 from ...view.timeline_grid import (DENSITY_LEVELS, Grid, build_grid, cached_grid, even_lanes,
                                    label_width, lane_members)
 from ...view.zoom import TimeWindow
@@ -213,7 +211,7 @@ class Timeline(Widget, can_focus=False):
         if client is None or data is None or not 0 <= client < data.n_clients:
             self._trace = None
         else:
-            self._trace = ClientTrace.of(data.clients, data.codes, client)
+            self._trace = data.client_trace(client)
         self.refresh()
 
     def lane_of_client(self, client: int) -> int | None:
