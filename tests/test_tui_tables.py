@@ -17,6 +17,10 @@ from tui.widgets.analysis.metrics_table import MetricsTable
 
 STRATEGIES = [{"type": "Constant", "constant": 0.5, "name": "constant half a millisecond"},
               {"type": "FullJitteredExpo", "base": 2.0, "cap": 1000.0}]
+# The same strategy without and with a shared gRPC throttle (a retry policy: policy columns).
+THROTTLED = [{"type": "Constant", "constant": 0.5, "name": "plain"},
+             {"type": "Constant", "constant": 0.5, "name": "throttled",
+              "policies": [{"type": "GrpcThrottle", "scope": "shared"}]}]
 
 
 def test_metrics_table_drops_columns_then_shortens_names() -> None:
@@ -107,10 +111,7 @@ def test_a_simulation_with_policies_shows_what_they_did_in_both_tables() -> None
     from sim.report.policies import policy_table
     from tui.widgets.analysis.latency_table import LatencyTable
 
-    spec = make_spec(strategies=[
-        {"type": "Constant", "constant": 0.5, "name": "plain"},
-        {"type": "Constant", "constant": 0.5, "name": "throttled",
-         "policies": [{"type": "GrpcThrottle", "scope": "shared"}]}], clients=[20], repeat=2)
+    spec = make_spec(strategies=THROTTLED, clients=[20], repeat=2)
     sweep = run_sweep(spec, workers=1)
     assert sweep.retries_denied[1].sum() > 0 and not sweep.calls_refused.any()
     flaky = make_spec("FlakyServer", strategies=[
@@ -202,13 +203,10 @@ def test_sorting_orders_rows_by_a_column_with_its_arrow_and_keeps_the_cursor_on_
 
 
 def test_the_column_picker_brings_back_a_hidden_column_and_r_fits_the_width_again() -> None:
-    """At 120 columns the policy columns give way; the picker (T) shows them whatever the width."""
+    """At 100 columns the policy columns give way; the picker (T) shows them whatever the width."""
     from tui.screens.columns import ColumnPicker
 
-    spec = make_spec(strategies=[
-        {"type": "Constant", "constant": 0.5, "name": "plain"},
-        {"type": "Constant", "constant": 0.5, "name": "throttled",
-         "policies": [{"type": "GrpcThrottle", "scope": "shared"}]}], clients=[20], repeat=2)
+    spec = make_spec(strategies=THROTTLED, clients=[20], repeat=2)
     sweep = run_sweep(spec, workers=1)
 
     async def body() -> None:

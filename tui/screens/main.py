@@ -434,7 +434,7 @@ class MainScreen(Screen):
         analysis is."""
         narrow = self.size.width < NARROW_WIDTH
         full = self.pane_view == "analysis" or narrow
-        hint = "T picks them" if full else "press a, or T to pick"
+        hint = "press T" if full else "press a or T"
         for table in (self.query_one(MetricsTable), self.query_one(LatencyTable)):
             table.set_more_hint(hint)
         self._update_timeline_title()
