@@ -59,11 +59,38 @@ def test_a_grid_of_picked_clients_gives_lanes_to_them_alone() -> None:
     assert lane_members(6, 1, 0, np.array([1, 4])).tolist() == [1, 4]
 
 
+async def pick_by_typing(pilot) -> None:
+    """L: a range past the last client keeps the dialog open and says the run's range; ids and
+    ranges pick those clients; an emptied line gives every client back."""
+    app = pilot.app
+    timeline = app.screen.query_one(Timeline)
+    await pilot.press("L")
+    await pilot.pause()
+    assert isinstance(app.screen, ClientsPrompt)
+    await pilot.press(*"3-99", "enter")
+    await pilot.pause()
+    assert isinstance(app.screen, ClientsPrompt)
+    assert "clients 0-10" in str(app.screen.query_one("#prompt-hint").render())
+    await pilot.press(*["backspace"] * 4, *"3, 7-9", "enter")
+    await pilot.pause()
+    assert not isinstance(app.screen, ClientsPrompt)
+    assert timeline.picked.tolist() == [3, 7, 8, 9]
+    assert timeline.grid.lane_labels == ("c3", "c7", "c8", "c9")
+    await pilot.press("L")
+    await pilot.pause()
+    await pilot.press(*["backspace"] * 10, "enter")  # the dialog starts with "3, 7-9"
+    await pilot.pause()
+    assert timeline.picked is None and timeline.grid.lane_labels[-1] == "c10"
+
+
 @pilot_test
-async def test_expand_follow_and_jump_at_80x24(tmp_path: Path) -> None:
+async def test_pick_expand_follow_and_jump_at_80x24(tmp_path: Path) -> None:
+    """One app (its sweep is most of the time): L with a mistake then a pick, L emptied; E on a
+    lane of two, E again; d, j, J, d."""
     app = make_app(tmp_path, ELEVEN)
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
         await settle(pilot)
+        await pick_by_typing(pilot)
         await pilot.press(*["right_square_bracket"] * 3)
         await settle(pilot)
         data, timeline = app.run_data, app.screen.query_one(Timeline)
@@ -100,28 +127,3 @@ async def test_expand_follow_and_jump_at_80x24(tmp_path: Path) -> None:
         await pilot.press("d")  # on its own event again: stop following
         await pilot.pause()
         assert timeline.trace is None and FOLLOW_MARK not in timeline.render_line(1 + lane).text
-
-
-@pilot_test
-async def test_l_picks_clients_by_typing_and_keeps_the_dialog_open_on_a_mistake(tmp_path: Path) -> None:
-    app = make_app(tmp_path, ELEVEN)
-    async with app.run_test(size=(80, 24), notifications=True) as pilot:
-        await settle(pilot)
-        timeline = app.screen.query_one(Timeline)
-        await pilot.press("L")
-        await pilot.pause()
-        assert isinstance(app.screen, ClientsPrompt)
-        await pilot.press(*"3-99", "enter")
-        await pilot.pause()
-        assert isinstance(app.screen, ClientsPrompt)
-        assert "clients 0-10" in str(app.screen.query_one("#prompt-hint").render())
-        await pilot.press(*["backspace"] * 4, *"3, 7-9", "enter")
-        await pilot.pause()
-        assert not isinstance(app.screen, ClientsPrompt)
-        assert timeline.picked.tolist() == [3, 7, 8, 9]
-        assert timeline.grid.lane_labels == ("c3", "c7", "c8", "c9")
-        await pilot.press("L")
-        await pilot.pause()
-        await pilot.press(*["backspace"] * 10, "enter")  # the dialog starts with "3, 7-9"
-        await pilot.pause()
-        assert timeline.picked is None and timeline.grid.lane_labels[-1] == "c10"
