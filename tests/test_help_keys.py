@@ -32,8 +32,8 @@ RUN_KEYS = [(key, ()) for key in "cCrRnN"] + [("z", ("escape",)), ("t", ()),
                                               ("question_mark", ("escape",)), ("f1", ("escape",))]
 MAIN_WALK = [*PLAYBACK, ("f", ()), ("F", ()), *RUN_KEYS, ("s", ()), ("S", ()), ("w", ()),
              ("x", ()), ("u", ()), ("slash", ("escape",)), ("i", ()), ("o", ()), ("i", ()),
-             ("0", ()), ("k", ()), ("a", ()), ("a", ()), ("m", ()), ("l", ()), ("e", ()),
-             ("v", ("escape",)), ("p", ())]
+             ("0", ()), ("d", ()), ("j", ()), ("J", ()), ("E", ()), ("L", ("escape",)), ("k", ()), ("a", ()), ("a", ()), ("m", ()), ("l", ()), ("e", ()),
+             ("T", ("escape",)), ("O", ()), ("D", ("a",)), ("v", ("escape",)), ("p", ())]
 # The event log's keys, focused (Tab) with the cursor on event 21: its selection moves.
 LOG_WALK = [(key, ()) for key in ("up", "down", "pageup", "pagedown", "home", "end", "up",
                                   "enter", "escape")]

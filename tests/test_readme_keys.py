@@ -8,6 +8,7 @@ from tui.keys import COMPARE_KEYS, EXPLORE_KEYS, KEYS, LOG_KEYS
 from tui.screens.help import EXTRA_KEYS
 
 README = Path(__file__).parent.parent / "README.md"
+CONFIG_REFERENCE = README.parent / "docs" / "config-reference.md"  # README links to it
 
 
 def keys_section() -> list[str]:
@@ -35,15 +36,22 @@ def test_readme_shows_the_screenshot() -> None:
 
 
 def config_keys_section() -> dict[str, str]:
-    """The README's config key table: key -> its default as written."""
-    lines = README.read_text(encoding="utf-8").splitlines()
+    """The config reference's key table (docs/config-reference.md): key -> its default as
+    written."""
+    lines = CONFIG_REFERENCE.read_text(encoding="utf-8").splitlines()
     start = lines.index("### Every key and its default")
     end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("#"))
     rows = [line.split("|") for line in lines[start:end] if line.startswith("| `")]
     return {cells[1].strip().strip("`"): cells[2].strip().strip("`") for cells in rows}
 
 
-def test_readme_lists_every_config_key_with_its_default() -> None:
+def test_readme_links_the_reference_parts_moved_to_docs() -> None:
+    text = README.read_text(encoding="utf-8")
+    for name in ("models.md", "config-reference.md", "study-notes.md"):
+        assert f"](docs/{name})" in text and (README.parent / "docs" / name).is_file(), name
+
+
+def test_the_config_reference_lists_every_config_key_with_its_default() -> None:
     from dataclasses import MISSING, fields
 
     from support import toml_value

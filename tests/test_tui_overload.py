@@ -135,6 +135,25 @@ def test_latency_rows_flag_runs_that_never_recover(sweep: SweepResult) -> None:
     assert rows[1].cells["requests"].endswith("★") and "requests" in rows[1].best
 
 
+def test_latency_rows_sort_values_and_success(sweep: SweepResult) -> None:
+    """What the latency table's sort compares: a strategy that never recovered after one that
+    did (recovery), the pooled p50, and the success rate: successes over the calls offered, as
+    its cell says."""
+    from tui.view.latency_rows import sort_values
+    from tui.view.table_sort import sort_order
+
+    k = sweep.spec.clients.index(300)
+    values = sort_values(sweep, k)
+    assert values[0]["recovery"] == math.inf and values[1]["recovery"] < math.inf
+    assert sort_order([v["recovery"] for v in values]) == [1, 0]
+    assert values[1]["p50"] == strategy_values(sweep, k)[1]["p50"]
+    rates = [[sweep.open_run(s, k, r).successes / sweep.open_run(s, k, r).offered
+              for r in range(sweep.spec.repeat)] for s in range(2)]
+    assert [v["success"] for v in values] == pytest.approx([np.mean(r) for r in rates])
+    rows, _ = latency_rows(sweep, k)
+    assert [row.cells["success"] for row in rows] == [f"{np.mean(r):.1%}" for r in rates]
+
+
 def test_runs_too_noisy_to_judge_read_as_a_dash_and_say_why(sweep: SweepResult) -> None:
     """At 30 clients the fixture's 7.5 s baseline holds ~20 successes: no verdict (—), and the
     caption, like the CSV, says why; a run's chart title says it too."""
@@ -172,7 +191,7 @@ def test_latency_table_fits_its_width_and_marks_with_glyphs(sweep: SweepResult) 
             narrow = table.columns
             assert {"strategy", "requests", "p50", "recovery"} <= set(narrow) < set(wide)
             caption = str(table.query_one("#latency-caption").render())
-            assert f"{len(wide) - len(narrow)} more columns" in caption
+            assert f"{len(table.column_widths()) - len(narrow)} more columns" in caption
             table.show(None, 0)
             await pilot.pause()
             assert table.table.row_count == 0

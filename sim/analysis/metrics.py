@@ -26,3 +26,10 @@ class RunMetrics:
     def amplification(self) -> float:
         """Attempts per unique call (1: no retries); NaN without calls."""
         return self.work / self.calls if self.calls else math.nan
+
+    @property
+    def success_rate(self) -> float:
+        """Share of the unique calls that succeeded in the end (whatever their retries): a call
+        of a run that drains either succeeds or gives up (a call an open breaker refused gives
+        up too); NaN without calls."""
+        return (self.calls - self.gave_up) / self.calls if self.calls else math.nan

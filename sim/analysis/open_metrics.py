@@ -48,6 +48,12 @@ class OpenRunMetrics(RunMetrics):
         return self.work
 
     @property
+    def success_rate(self) -> float:
+        """Share of the calls offered that succeeded by the horizon: a call still under way
+        there (``unfinished``) or refused during an outage has not; NaN without calls."""
+        return self.successes / self.calls if self.calls else math.nan
+
+    @property
     def goodput(self) -> float:
         """Successful requests per time unit over the horizon."""
         return self.successes / self.horizon if self.horizon else math.nan

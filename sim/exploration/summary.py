@@ -89,7 +89,7 @@ def run_values(spec: SimulationSpec, m: RunMetrics) -> dict[str, float]:
                    rejections=float(m.rejections), unfinished=float(m.unfinished),
                    goodput=float(m.goodput), p50=pct["p50"], p99=pct["p99"],
                    amplification=float(m.work / m.offered) if m.offered else math.nan,
-                   success_rate=float(m.successes / m.offered) if m.offered else math.nan,
+                   success_rate=float(m.success_rate),  # calls: the requests offered
                    retries_denied=float(m.retries_denied), calls_refused=float(m.calls_refused),
                    breaker_open_time=float(m.breaker_open_time))
     recovered, when, undecided = run_verdict(m)

@@ -46,6 +46,7 @@ class SweepResult:
     amplification: np.ndarray = None  # type: ignore[assignment]
     breaker_open_time: np.ndarray = None  # type: ignore[assignment]
     calls_refused: np.ndarray = None  # type: ignore[assignment]
+    success_rate: np.ndarray = None  # type: ignore[assignment]  # share of calls that succeeded
     # Runs against replying servers keep their full overload metrics, keyed (strategy, clients, rep).
     open_runs: dict[tuple[int, int, int], OpenRunMetrics] = field(default_factory=dict, repr=False)
     _summary: dict = field(default_factory=dict, repr=False)
@@ -55,7 +56,8 @@ class SweepResult:
         shape = (len(spec.strategies), len(spec.clients), spec.repeat)
         return cls(spec, np.zeros(shape, np.int64), np.zeros(shape, np.float64),
                    np.zeros(shape, np.int64), np.zeros(shape, np.int64), np.zeros(shape, np.int64),
-                   np.zeros(shape, np.float64), np.zeros(shape, np.float64), np.zeros(shape, np.int64))
+                   np.zeros(shape, np.float64), np.zeros(shape, np.float64), np.zeros(shape, np.int64),
+                   np.zeros(shape, np.float64))
 
     @property
     def cost(self) -> np.ndarray:
@@ -75,12 +77,13 @@ class SweepResult:
             self.amplification[s, k, r] = m.amplification
             self.breaker_open_time[s, k, r] = m.breaker_open_time
             self.calls_refused[s, k, r] = m.calls_refused
+            self.success_rate[s, k, r] = m.success_rate
             if isinstance(m, OpenRunMetrics):
                 self.open_runs[(s, k, r)] = m
 
     def metric(self, name: str) -> np.ndarray:
         """``work``, ``duration``, ``cost``, ``gave_up``, ``retries_denied``, ``calls_refused``,
-        ``amplification`` or ``breaker_open_time`` as an array [strategy, clients, rep]."""
+        ``amplification``, ``breaker_open_time`` or ``success_rate`` as an array [strategy, clients, rep]."""
         return self.cost if name == "cost" else getattr(self, name)
 
     def summary(self, name: str, s: int, k: int) -> Estimate:

@@ -26,14 +26,18 @@ READING: tuple[tuple[str, str], ...] = (
                  "beside each label the policy state at the cursor: a budget's tokens after "
                  "its last granted retry (⊖: it refused one since), ◉ a breaker open, ◐ "
                  "half-open; state shared by all clients beside the server lane (a lane of "
-                 "several clients: the most drained, the worst breaker)."),
+                 "several clients: the most drained, the worst breaker). L picks the clients "
+                 "with lanes, E expands the cursor's lane group, d follows the cursor's client "
+                 "(▸ on its lane, its attempts highlighted; j/J: its next/previous attempt)."),
     ("Event log", "Every event up to the cursor, times in the simulation's time unit "
                   "(time_unit in the config, ms unless it says otherwise). Client — is the "
                   "whole server (an outage's start and end)."),
     ("Strategy table", "For a burst of writes: mean ± 95% CI over the runs at the selected "
                        "client count. ★ lowest mean cost; the others: cost difference from it "
                        "± 95% CI (percentage); ≈: not significantly worse (paired runs share "
-                       "their random numbers); n/a: one run, no CI."),
+                       "their random numbers); n/a: one run, no CI. Success: the share of calls that "
+                       "succeeded in the end. T picks the columns, O sorts by the next column "
+                       "(▲ smallest first), D reverses (▼)."),
     ("Pool line", "For a PoolServer, under the timeline: at the cursor, the workers busy of "
                   "how many (fewer in a capacity incident, ┈), the queue's length and the "
                   "requests dropped so far by reason (queue_timeout, codel, cancelled, "
@@ -57,7 +61,7 @@ READING: tuple[tuple[str, str], ...] = (
                     "runs that recovered (✓ at least 90%, ◐ some, ✗ at most 10%, · running) or, "
                     "with m, a metric's mean; Enter shows that cell's runs here."),
     ("Narrow panes", "Tables leave out columns (the caption says how many): a gives the "
-                     "analysis the whole width."),
+                     "analysis the whole width, T picks the columns."),
 )
 
 

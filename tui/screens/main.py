@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from pathlib import Path
 
+import numpy as np
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -32,6 +33,8 @@ from ..state.sweeps import SweepBook, SweepKey, stopped
 from ..state.playback import format_speed
 from ..state.tuning import TuneOutcome, tune_variant
 from ..theme import palette_for
+from ..view.client_picks import describe_clients
+from ..view.table_sort import Sort
 from ..view.ticks import DEFAULT_TIME_UNIT
 from ..widgets.analysis.chart_stack import ChartStack
 from ..widgets.analysis.charts import MetricsChart, RequestsChart
@@ -46,6 +49,8 @@ from ..widgets.replay.pool_line import PoolLine
 from ..widgets.replay.tier_lanes import TierLanes
 from ..widgets.replay.timeline import Timeline
 from ..widgets.status import Status, StatusLine
+from .clients_prompt import ClientsPrompt
+from .columns import ColumnPicker
 from .compare import CompareScreen
 from .explore import ExploreScreen
 
@@ -191,6 +196,8 @@ class MainScreen(Screen):
         self.query_one(LogPane).set_cursor(cursor)
         self._update_status()
         self._follow_in_charts()
+        if self.query_one(Timeline).trace is not None:  # its attempt count moved
+            self._update_timeline_title()
 
     def _clock_changed(self, _value: object) -> None:
         """The playback clock moved, or playback started or stopped."""
@@ -427,7 +434,7 @@ class MainScreen(Screen):
         analysis is."""
         narrow = self.size.width < NARROW_WIDTH
         full = self.pane_view == "analysis" or narrow
-        hint = "widen the terminal" if full else "press a"
+        hint = "press T" if full else "press a or T"
         for table in (self.query_one(MetricsTable), self.query_one(LatencyTable)):
             table.set_more_hint(hint)
         self._update_timeline_title()
@@ -441,6 +448,11 @@ class MainScreen(Screen):
         if timeline.window.zoomed and data is not None:
             parts.append(f"zoom ×{timeline.window.magnification(data.total_time):,.0f} "
                          "(o out, 0 whole run)")
+        if timeline.picked is not None:
+            parts.append(f"clients {describe_clients(timeline.picked)}")
+        trace = timeline.trace
+        if trace is not None:
+            parts.append(f"c{trace.client}▸ attempt {trace.seen(timeline.cursor)}/{trace.total}")
         if self.size.width < NARROW_WIDTH:
             parts += ["a: strategy table", "v: side by side"]
         else:
@@ -560,6 +572,135 @@ class MainScreen(Screen):
         title = choice.plan.title
         app.source = source.with_cell(title, spec, choice.plan.cell_label(choice.position))
         app.selection = app.source.complete(title, choice.strategy, spec.clients[0], 0)
+
+    # --- the timeline's clients: pick, expand, follow --------------------------------------
+
+    def _cursor_client(self) -> int | None:
+        """The client of the event at the cursor (None: a server's or a lower tier's event)."""
+        data = self.app.run_data
+        if data is None or not len(data):
+            return None
+        client = int(data.clients[self.app.cursor])
+        return client if 0 <= client < data.n_clients else None
+
+    def _show_replay(self) -> None:
+        """Bring the timeline into view (it may be hidden behind the analysis pane)."""
+        if self.pane_view == "analysis":
+            self.pane_view = "replay" if self.has_class("-narrow") else "both"
+
+    def _pick(self, ids: np.ndarray | None, say: str) -> None:
+        self._show_replay()
+        self.query_one(Timeline).pick_clients(ids)
+        self._update_timeline_title()
+        self.notify(say, timeout=3, markup=False)
+
+    def action_pick_clients(self) -> None:
+        """Type the clients that get lanes (ids and ranges; empty: every client)."""
+        data = self.app.run_data
+        if data is None:
+            return
+        picked = self.query_one(Timeline).picked
+
+        def chosen(ids: np.ndarray | None) -> None:
+            if ids is not None and self.app.run_data is data:
+                self._pick(ids if len(ids) else None, f"Timeline: clients {describe_clients(ids)}"
+                           if len(ids) else "Timeline: every client")
+
+        self.app.push_screen(ClientsPrompt(data.n_clients, describe_clients(picked)
+                                           if picked is not None else ""), chosen)
+
+    def action_expand_lane(self) -> None:
+        """Give the clients of the lane group that holds the followed client (or the cursor's)
+        a lane each; when lanes hold one client already, show every client again."""
+        timeline = self.query_one(Timeline)
+        trace = timeline.trace
+        client = trace.client if trace is not None else self._cursor_client()
+        if client is None:
+            self.notify("The cursor is on a server event: step to a client's event (or L picks "
+                        "clients).", timeout=3)
+            return
+        lane = timeline.lane_of_client(client)
+        members = timeline.lane_clients(lane) if lane is not None else np.zeros(0, np.int64)
+        if len(members) > 1:
+            self._pick(members, f"Timeline: clients {describe_clients(members)} (E again: every "
+                                "client)")
+        elif timeline.picked is not None:
+            self._pick(None, "Timeline: every client")
+        else:
+            self.notify("Each lane holds one client already: nothing to expand.", timeout=3)
+
+    def action_follow_client(self) -> None:
+        """Follow the cursor's client (its attempts highlighted; j/J jump between them), or
+        stop following."""
+        timeline = self.query_one(Timeline)
+        client, trace = self._cursor_client(), timeline.trace
+        if trace is not None and client in (None, trace.client):
+            timeline.follow(None)
+            self.notify(f"Stopped following c{trace.client}.", timeout=2)
+        elif client is None:
+            self.notify("The cursor is on a server event: step to a client's event to follow "
+                        "its client.", timeout=3)
+        else:
+            self._show_replay()
+            timeline.follow(client)
+            self.notify(f"Following c{client}: j/J jump to its next/previous attempt.", timeout=3)
+        self._update_timeline_title()
+
+    def action_jump_attempt(self, direction: int) -> None:
+        """The cursor to the followed client's next (1) or previous (-1) attempt; with nobody
+        followed, follow the cursor's client first."""
+        data, timeline = self.app.run_data, self.query_one(Timeline)
+        if data is None:
+            return
+        if timeline.trace is None:
+            self.action_follow_client()
+            if timeline.trace is None:
+                return
+        client = timeline.trace.client
+        trace = data.client_trace(client)  # the whole run's indices (the timeline's: its part's)
+        target = trace.next(self.app.cursor, direction)
+        if target is None:
+            way = "after" if direction > 0 else "before"
+            self.notify(f"c{client} makes no attempt {way} this event ({trace.total} in all).",
+                        timeout=3)
+            return
+        self.app.go_to_event(target)
+
+    # --- the strategy table: columns and sort ------------------------------------------
+
+    def _strategy_table(self) -> StrategyTable | None:
+        """The strategy table this simulation shows (None in a replay: no sweep)."""
+        if self.app.source.replay:
+            self.notify("A replay has no sweep: no strategy table.", severity="warning")
+            return None
+        return self.query_one(LatencyTable if self.has_class("-series") else MetricsTable)
+
+    def _show_analysis(self) -> None:
+        """Bring the analysis pane into view (a narrow terminal shows one pane at a time)."""
+        if self.pane_view == "replay" or (self.has_class("-narrow") and self.pane_view != "analysis"):
+            self.pane_view = "analysis"
+
+    def action_pick_columns(self) -> None:
+        table = self._strategy_table()
+        if table is not None:
+            self._show_analysis()
+            self.app.push_screen(ColumnPicker(table))
+
+    def action_sort_table(self) -> None:
+        table = self._strategy_table()
+        if table is not None:
+            self._show_analysis()
+            self._say_sort(table, table.sort_by_next())
+
+    def action_reverse_sort(self) -> None:
+        table = self._strategy_table()
+        if table is not None:
+            self._show_analysis()
+            self._say_sort(table, table.reverse_sort())
+
+    def _say_sort(self, table: StrategyTable, sort: Sort | None) -> None:
+        text = "config order" if sort is None else sort.describe(table.header(sort.column))
+        self.notify(f"Strategies: {text}", timeout=2, markup=False)
 
     @on(StrategyTable.StrategySelected)
     def _strategy_selected(self, message: StrategyTable.StrategySelected) -> None:

@@ -15,8 +15,10 @@ from sim.analysis.versus import BEST, TIED, TIED_MARK, ci_note, cost_versus_best
 from sim.runs.sweep import SweepResult
 
 from .plural import count
+from .success_cells import SUCCESS_HEADER, success_cell
 
-COLUMNS: tuple[str, ...] = ("Strategy", "Work", "Duration", "Cost", "Gave up", "Cost vs best")
+COLUMNS: tuple[str, ...] = ("Strategy", "Work", "Duration", "Cost", "Gave up", SUCCESS_HEADER,
+                            "Cost vs best")
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,7 @@ class StrategyRow:
     duration: str
     cost: str
     gave_up: str
+    success: str  # share of calls that succeeded (``success_cells``)
     versus_best: str
     best: bool
     same_as_best: bool
@@ -35,7 +38,8 @@ class StrategyRow:
     def cells(self) -> dict[str, str]:
         """The row's text by column (the strategy's name after its chart marker's place)."""
         return {"Strategy": f"● {self.label}", "Work": self.work, "Duration": self.duration,
-                "Cost": self.cost, "Gave up": self.gave_up, "Cost vs best": self.versus_best}
+                "Cost": self.cost, "Gave up": self.gave_up, SUCCESS_HEADER: self.success,
+                "Cost vs best": self.versus_best}
 
 
 def comparison_rows(result: SweepResult, clients_index: int) -> list[StrategyRow]:
@@ -50,11 +54,27 @@ def comparison_rows(result: SweepResult, clients_index: int) -> list[StrategyRow
             duration=result.summary("duration", s, k).format(1),
             cost=result.summary("cost", s, k).format(1),
             gave_up=f"{float(result.gave_up[s, k, :].mean()):,.1f}",
+            success=success_cell(result, s, k),
             versus_best=versus.text,
             best=versus.verdict == BEST,
             same_as_best=versus.verdict == TIED,
         ))
     return rows
+
+
+# The sweep metric behind each numeric column (``SweepResult.metric``).
+METRICS = {"Work": "work", "Duration": "duration", "Cost": "cost", "Gave up": "gave_up",
+           SUCCESS_HEADER: "success_rate"}
+
+
+def sort_value(result: SweepResult, s: int, k: int, column: str) -> float | str:
+    """Strategy ``s``'s value in ``column`` as the table's sort compares it: the mean behind the
+    cell (the paired difference from the best for "Cost vs best"), the name for "Strategy"."""
+    if column == "Strategy":
+        return result.spec.labels[s]
+    if column == "Cost vs best":
+        return cost_versus_best(result, s, k).difference.mean
+    return result.summary(METRICS[column], s, k).mean
 
 
 def silent_columns(rows: list[StrategyRow]) -> list[str]:
@@ -77,5 +97,5 @@ def comparison_caption(result: SweepResult, clients_index: int, rows: list[Strat
     if silent:
         notes.append(f"always 0: {', '.join(silent).lower()}")
     if hidden:
-        notes.append(f"{hidden} more columns: {more_hint}")
+        notes.append(f"{count(hidden, 'more column')}: {more_hint}")
     return " · ".join(notes)

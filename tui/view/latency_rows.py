@@ -11,6 +11,7 @@ repetition could be told (the caption says why: a baseline too noisy to tell 80%
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from sim.analysis.recovery import RecoverySummary
@@ -29,6 +30,7 @@ from sim.units import DEFAULT_TIME_UNIT
 
 from .plural import count
 from .policy_columns import POLICY_KEYS
+from .success_cells import SUCCESS_HEADER, success_cell
 
 NEVER_GLYPH = NEVER_MARK.split()[0]  # ✗
 # (column key, header)
@@ -36,13 +38,13 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("strategy", "Strategy"), ("requests", "Requests"), ("successes", "Successes"),
     ("timeouts", "Timeouts"), ("gave up", "Gave up"), ("unfinished", "Unfinished"),
     ("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("max", "max"), ("mean", "mean"),
-    ("goodput", "Goodput"), ("recovery", "Recovery"),
+    ("goodput", "Goodput"), ("success", SUCCESS_HEADER), ("recovery", "Recovery"),
 )
 HEADERS = dict(COLUMNS)
 MARKED = ("requests", "p50")
 # The optional columns, most wanted first: the CLI's drop order reversed; a simulation's policy
 # columns give way first.
-COLUMN_PRIORITY: tuple[str, ...] = (*reversed(NARROW_DROP_ORDER), *POLICY_KEYS)
+COLUMN_PRIORITY: tuple[str, ...] = (*reversed(NARROW_DROP_ORDER), "success", *POLICY_KEYS)
 
 
 @dataclass(frozen=True)
@@ -89,8 +91,10 @@ def latency_rows(result: SweepResult, clients_index: int) -> tuple[list[LatencyR
     for s, values in enumerate(section):
         cells = {"strategy": spec.labels[s]}
         for key, _ in COLUMNS[1:]:
-            value = values[key]
-            if key == "recovery":
+            value = values.get(key)
+            if key == "success":  # the app's own column: a mean, as the counts (no CI)
+                cells[key] = success_cell(result, s, clients_index, ci=False)
+            elif key == "recovery":
                 cells[key] = format_recovery(value, spec.time_unit)
             elif key == "goodput":
                 cells[key] = format_goodput(value)
@@ -102,6 +106,23 @@ def latency_rows(result: SweepResult, clients_index: int) -> tuple[list[LatencyR
                                recovery is not None and recovery.never,
                                result.recovery_note(s, clients_index)))
     return rows, silent
+
+
+def sort_values(result: SweepResult, clients_index: int) -> list[dict[str, float | str | None]]:
+    """Per strategy, the value behind each cell as the table's sort compares it: the means and
+    pooled latencies, the name, the success rate, and for recovery the median time (a strategy
+    that did not recover in every repetition after every one that did; None: not judged)."""
+    spec = result.spec
+    rows = []
+    for s, values in enumerate(strategy_values(result, clients_index)):
+        row: dict[str, float | str | None] = {key: values.get(key) for key, _ in COLUMNS[1:]}
+        recovery = values["recovery"]
+        row["recovery"] = (None if recovery is None else
+                           recovery.median if recovery.all_recovered else math.inf)
+        row["success"] = result.summary("success_rate", s, clients_index).mean
+        row["strategy"] = spec.labels[s]
+        rows.append(row)
+    return rows
 
 
 def latency_caption(result: SweepResult, clients_index: int, rows: list[LatencyRow],
@@ -121,5 +142,5 @@ def latency_caption(result: SweepResult, clients_index: int, rows: list[LatencyR
     if silent:
         notes.append(f"always 0: {', '.join(silent)}")
     if hidden:
-        notes.append(f"{hidden} more columns: {more_hint}")
+        notes.append(f"{count(hidden, 'more column')}: {more_hint}")
     return " · ".join(notes)

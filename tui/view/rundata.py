@@ -16,6 +16,7 @@ from functools import cached_property
 
 import numpy as np
 
+from sim.analysis.client_trace import ClientTrace
 from sim.analysis.open_metrics import OpenRunMetrics
 from sim.analysis.policy_state import PolicyState, Scopes, policy_kinds
 from sim.analysis.pool_state import PoolCapacity, PoolSnapshot, PoolState, records_pool
@@ -268,6 +269,11 @@ class RunData:
         if self.tiers is not None:
             return self.tiers.top.waits
         return backoff_waits(self.times, self.clients, self.codes)
+
+    def client_trace(self, client: int) -> ClientTrace:
+        """``client``'s attempts in this run (``sim.analysis.client_trace``): what following a
+        client highlights and jumps between."""
+        return ClientTrace.of(self.clients, self.codes, client)
 
     def __len__(self) -> int:
         return len(self.times)

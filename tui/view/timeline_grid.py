@@ -73,14 +73,35 @@ def clients_per_lane(n_clients: int, lanes: int) -> int:
     return math.ceil(n_clients / max(lanes, 1))
 
 
-def lane_labels(n_clients: int, lanes: int) -> tuple[str, ...]:
-    """``c7`` for a lane of one client, ``c10-19`` for a lane holding a range of clients."""
+def lane_labels(n_clients: int, lanes: int, ids: np.ndarray | None = None) -> tuple[str, ...]:
+    """``c7`` for a lane of one client, ``c10-19`` for a lane holding a range of clients; with
+    ``ids`` (the clients picked, ``n_clients`` of them) the lane's first and last picked ids."""
     per = clients_per_lane(n_clients, lanes)
     labels = []
     for i in range(lanes):
         lo, hi = i * per, min((i + 1) * per, n_clients) - 1
+        if ids is not None:
+            lo, hi = int(ids[lo]), int(ids[hi])
         labels.append(f"c{lo}" if lo >= hi else f"c{lo}-{hi}")
     return tuple(labels)
+
+
+def client_slots(n_clients: int, ids: np.ndarray | None) -> np.ndarray | None:
+    """Each client's place among the picked ``ids`` (-1: not picked), one more entry for the
+    server's id -1; None when every client is shown."""
+    if ids is None:
+        return None
+    slots = np.full(n_clients + 1, -1, dtype=np.int32)
+    slots[ids] = np.arange(len(ids), dtype=np.int32)
+    return slots
+
+
+def lane_members(n_clients: int, lanes: int, lane: int, ids: np.ndarray | None = None) -> np.ndarray:
+    """The client ids in ``lane`` (of ``lanes``, over the ``ids`` picked or every client)."""
+    n = len(ids) if ids is not None else n_clients
+    per = clients_per_lane(n, lanes)
+    places = np.arange(lane * per, min((lane + 1) * per, n))
+    return ids[places] if ids is not None else places
 
 
 def _highest(counts: np.ndarray, levels: int) -> np.ndarray:
@@ -103,7 +124,7 @@ def density_bounds(counts: np.ndarray) -> tuple[int, ...]:
 
 
 def _waiting(data: RunData, per: int, lanes: int, columns: int, start: float,
-             span: float) -> np.ndarray:
+             span: float, slots: np.ndarray | None = None) -> np.ndarray:
     """Cells over which a client of the lane waits out a backoff, after the backoff's own
     column and up to the retry's (a difference array per lane, summed along time); a wait
     that began before the window covers it from its first column."""
@@ -117,7 +138,11 @@ def _waiting(data: RunData, per: int, lanes: int, columns: int, start: float,
     # A wait within its backoff's column shows as the backoff alone; one outside the window
     # not at all.
     keep = (first <= last) & (first <= columns - 1) & (last >= 0)
-    lane = np.minimum(clients[keep].astype(np.int64) // per, lanes - 1) * (columns + 1)
+    place = clients.astype(np.int64)
+    if slots is not None:  # only the picked clients' waits, at their places
+        place = slots[place]
+        keep &= place >= 0
+    lane = np.minimum(place[keep] // per, lanes - 1) * (columns + 1)
     size = lanes * (columns + 1)
     steps = (np.bincount(lane + first[keep], minlength=size)
              - np.bincount(lane + last[keep] + 1, minlength=size))
@@ -125,16 +150,19 @@ def _waiting(data: RunData, per: int, lanes: int, columns: int, start: float,
 
 
 def build_grid(data: RunData, lanes: int, columns: int,
-               window: tuple[float, float] | None = None) -> Grid:
+               window: tuple[float, float] | None = None, ids: np.ndarray | None = None) -> Grid:
     """Bin every event into its cell; each cell keeps the highest rank that falls in it.
 
     ``window`` (start, end) bins only that stretch of time (the timeline zoomed in): events
     before it get column -1 and events after it column ``columns``, in no cell.
     ``lanes`` is rounded down to even lanes (``even_lanes``). One ``bincount`` over (cell, rank)
-    pairs: linear in the events, no Python loop over them.
+    pairs: linear in the events, no Python loop over them. ``ids`` (ascending): only these
+    clients get lanes, in that order; the others' events show on the server lane alone.
     """
-    per = clients_per_lane(data.n_clients, lanes)
-    lanes = math.ceil(data.n_clients / per)
+    n_shown = len(ids) if ids is not None else data.n_clients
+    slots = client_slots(data.n_clients, ids)
+    per = clients_per_lane(n_shown, lanes)
+    lanes = math.ceil(n_shown / per)
     start, end = window if window is not None else (0.0, data.total_time)
     span = end - start if end > start else 1.0
     # int32 and in-place arithmetic: a million events make several arrays of this size, and
@@ -153,9 +181,13 @@ def build_grid(data: RunData, lanes: int, columns: int,
         column[first:last] = np.minimum(inside, columns - 1)
         shown = slice(first, last)
     # Events of the server alone (client -1, e.g. an outage) get lane -1: server lane only.
-    lane = data.clients // np.int32(per)
-    np.minimum(lane, lanes - 1, out=lane)
-    lane[data.clients < 0] = -1
+    if slots is None:
+        lane = data.clients // np.int32(per)
+        np.minimum(lane, lanes - 1, out=lane)
+        lane[data.clients < 0] = -1
+    else:
+        place = slots[data.clients]  # the server's -1 reads the last entry: -1
+        lane = np.where(place >= 0, np.minimum(place // np.int32(per), lanes - 1), -1).astype(np.int32)
     levels = len(MARKS) + 1
     lane_in, column_in, ranks = lane[shown], column[shown], data.ranks[shown]
     on_lane = lane_in >= 0
@@ -176,8 +208,9 @@ def build_grid(data: RunData, lanes: int, columns: int,
                 if data.incidents else None)
     bounds = density_bounds(counts) if per >= DENSITY_CLIENTS else ()
     return Grid(lanes, columns, span, lane, column, column_start, client_cells, server_cells,
-                lane_labels(data.n_clients, lanes), outage, counts,
-                _waiting(data, per, lanes, columns, start, span), start, per, bounds, incident)
+                lane_labels(n_shown, lanes, ids), outage, counts,
+                _waiting(data, per, lanes, columns, start, span, slots), start, per, bounds,
+                incident)
 
 
 def _window_columns(windows, columns: int, start: float, span: float, zoomed: bool) -> np.ndarray:
@@ -201,6 +234,7 @@ def cached_grid(data: RunData, lanes: int, columns: int) -> Grid:
     return grid
 
 
-def label_width(n_clients: int, lanes: int) -> int:
-    """Cells for the lane labels column (the longest label, or "server", plus a space)."""
-    return max(len(s) for s in (*lane_labels(n_clients, lanes), "server")) + 1
+def label_width(n_clients: int, lanes: int, ids: np.ndarray | None = None) -> int:
+    """Cells for the lane labels column (the longest label, or "server", plus a space, where a
+    followed client's lane puts its mark)."""
+    return max(len(s) for s in (*lane_labels(n_clients, lanes, ids), "server")) + 1

@@ -22,7 +22,8 @@ from ...view.latency_rows import (
     latency_caption,
     latency_rows,
 )
-from ...view.policy_columns import policy_header, policy_rows
+from ...view.latency_rows import sort_values
+from ...view.policy_columns import POLICY_METRICS, policy_header, policy_rows
 from ...view.table_fit import column_width
 from .strategy_table import StrategyTable
 
@@ -41,14 +42,21 @@ class LatencyTable(StrategyTable):
         self.silent: list[str] = []
         self.policy_keys: list[str] = []
         self.policy_cells: list[dict[str, str]] = []
+        self.values: list[dict[str, float | str | None]] = []  # what the sort compares
 
     def set_rows(self, result: SweepResult | None, clients_index: int) -> None:
         self.rows, self.silent = latency_rows(result, clients_index) if result else ([], [])
+        self.values = sort_values(result, clients_index) if result else []
         self.policy_keys, self.policy_cells = policy_rows(result, clients_index)
 
     @property
     def row_count(self) -> int:
         return len(self.rows)
+
+    def sort_value(self, index: int, key: str) -> float | str | None:
+        if key in POLICY_METRICS and self._result is not None:
+            return self._result.summary(POLICY_METRICS[key], index, self._clients_index).mean
+        return self.values[index].get(key)
 
     def header(self, key: str) -> str:
         if key == "goodput" and self._result is not None:

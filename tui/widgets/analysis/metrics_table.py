@@ -12,8 +12,9 @@ from rich.text import Text
 from sim import SweepResult
 
 from ...theme import Palette
-from ...view.comparison_rows import COLUMNS, StrategyRow, comparison_caption, comparison_rows, silent_columns
-from ...view.policy_columns import POLICY_KEYS, policy_header, policy_rows
+from ...view.comparison_rows import (COLUMNS, StrategyRow, comparison_caption, comparison_rows, silent_columns,
+                                     sort_value)
+from ...view.policy_columns import POLICY_KEYS, POLICY_METRICS, policy_header, policy_rows
 from ...view.table_fit import column_width
 from .charts import series_marker
 from .strategy_table import StrategyTable
@@ -23,7 +24,7 @@ class MetricsTable(StrategyTable):
     """Work, duration, cost and give-ups per strategy, with the paired comparison to the best."""
 
     REQUIRED = ("Strategy", "Cost", "Cost vs best")
-    PRIORITY = ("Work", "Duration", "Gave up", *POLICY_KEYS)  # policy columns give way first
+    PRIORITY = ("Work", "Duration", "Gave up", "Success", *POLICY_KEYS)  # policy columns give way first
 
     def __init__(self, *, name: str | None = None, id: str | None = None,
                  classes: str | None = None) -> None:
@@ -42,6 +43,14 @@ class MetricsTable(StrategyTable):
     @property
     def row_count(self) -> int:
         return len(self.rows)
+
+    def sort_value(self, index: int, key: str) -> float | str | None:
+        result = self._result
+        if result is None:
+            return None
+        if key in POLICY_METRICS:
+            return result.summary(POLICY_METRICS[key], index, self._clients_index).mean
+        return sort_value(result, index, self._clients_index, key)
 
     def column_widths(self) -> dict[str, int]:
         silent = silent_columns(self.rows)

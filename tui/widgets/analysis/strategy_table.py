@@ -4,7 +4,10 @@ even the required ones overflow, strategy names that end in "…").
 
 Subclasses say which rows a sweep gives, how wide each column is, and what a row and the caption
 say; this class lays them out. The least telling columns are left out when the pane is narrow
-(the caption says how many, and how to see them) rather than cut off at the right edge.
+(the caption says how many, and how to see them) rather than cut off at the right edge, unless
+the user picked the columns (``choose_columns``: those then, whatever the width). The rows may
+be sorted by any column shown (``sort_by_next``, ``reverse_sort``; the header says ▲ or ▼).
+Nothing is kept on disk: a new app starts in config order with the columns that fit.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from sim import SweepResult
 
 from ...theme import Palette, palette_for
 from ...view.table_fit import CELL_PADDING, fit_columns
+from ...view.table_sort import Sort, SortValue, next_sort, sort_order
 
 PLACEHOLDER = "running sweep…"
 MIN_LABEL = 8  # a strategy name is never cut shorter than this
@@ -63,6 +67,9 @@ class StrategyTable(Vertical):
         self._laid_out: tuple[tuple[str, ...], int | None] | None = None
         # How to see the columns a narrow pane hides (the screen knows which view is on).
         self.more_hint = "press a"
+        self._chosen: frozenset[str] | None = None  # the user's columns (None: those that fit)
+        self._sort: Sort | None = None  # None: config order
+        self._order: list[int] = []  # strategy indices, top row first
 
     # --- hooks ------------------------------------------------------------------------------
 
@@ -89,6 +96,10 @@ class StrategyTable(Vertical):
     def row_count(self) -> int:
         raise NotImplementedError
 
+    def sort_value(self, index: int, key: str) -> SortValue:
+        """Row ``index``'s value in column ``key``, as the sort compares it (None: missing)."""
+        raise NotImplementedError
+
     # --- layout -----------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
@@ -103,6 +114,56 @@ class StrategyTable(Vertical):
     def columns(self) -> list[str]:
         """The column keys shown now."""
         return list(self._columns)
+
+    @property
+    def sort(self) -> Sort | None:
+        return self._sort
+
+    @property
+    def chosen(self) -> frozenset[str] | None:
+        """The columns the user picked (None: those that fit the width)."""
+        return self._chosen
+
+    def column_choices(self) -> list[tuple[str, str, bool]]:
+        """(key, header, shown now) of every column but the strategy's, for the picker."""
+        return [(key, self.header(key), key in self._columns)
+                for key in self.column_widths() if key != self.REQUIRED[0]]
+
+    def choose_columns(self, keys: frozenset[str] | None) -> None:
+        """Show these columns (and the strategy's) whatever the width; None: those that fit.
+        A sort by a column no longer shown is dropped."""
+        self._chosen = keys
+        if self._sort is not None and keys is not None and self._sort.column not in keys:
+            self._sort = None
+        self._refill()
+
+    def sort_by_next(self) -> Sort | None:
+        """Sort by the next column shown (after the last: config order again)."""
+        self._sort = next_sort(self._columns, self._sort)
+        self._refill()
+        return self._sort
+
+    def reverse_sort(self) -> Sort | None:
+        """Flip the sort's direction (with no sort yet: by the first column, largest first)."""
+        current = self._sort or next_sort(self._columns, None)
+        self._sort = Sort(current.column, not current.descending) if current else None
+        self._refill()
+        return self._sort
+
+    def _refill(self) -> None:
+        self._laid_out = None
+        if self.is_mounted:
+            self._fill()
+
+    def _row_order(self) -> list[int]:
+        """Strategy indices in display order (config order without a sort)."""
+        sort, n = self._sort, self.row_count
+        if sort is None or sort.column not in self._columns:
+            return list(range(n))
+        return sort_order([self.sort_value(i, sort.column) for i in range(n)], sort.descending)
+
+    def _row_of(self, strategy_index: int) -> int:
+        return self._order.index(strategy_index) if strategy_index in self._order else -1
 
     def on_mount(self) -> None:
         self._fill()
@@ -137,8 +198,9 @@ class StrategyTable(Vertical):
     def highlight(self, strategy_index: int) -> None:
         """Put the row cursor on a strategy (kept across later ``show`` calls)."""
         self._highlighted = strategy_index
-        if self.is_mounted and 0 <= strategy_index < self.table.row_count:
-            self.table.move_cursor(row=strategy_index)
+        row = self._row_of(strategy_index)
+        if self.is_mounted and 0 <= row < self.table.row_count:
+            self.table.move_cursor(row=row)
             self._show_chain()
 
     def _room(self) -> int:
@@ -149,6 +211,8 @@ class StrategyTable(Vertical):
         widths = self.column_widths()
         if self.size.width <= 0:
             return list(widths)
+        if self._chosen is not None:
+            return [key for key in widths if key in self._chosen or key == self.REQUIRED[0]]
         required = [key for key in self.REQUIRED if key in widths]
         return fit_columns(widths, required, self.PRIORITY, self._room())
 
@@ -180,16 +244,20 @@ class StrategyTable(Vertical):
         self._columns = columns = list(layout[0])
         result = self._result
         rows: list[list[Text]] = []
+        self._order = self._row_order() if result is not None else []
         if result is not None:
             palette = palette_for(self.app.theme)
             label_room = layout[1]
-            for s in range(self.row_count):
+            for s in self._order:
                 cells = self.row_cells(s, columns, palette)
                 if label_room is not None:
                     cells[0].truncate(label_room, overflow="ellipsis")
                 rows.append(cells)
+        sort = self._sort
         for i, key in enumerate(columns):
             header = self.header(key)
+            if sort is not None and sort.column == key:
+                header = f"{header} {sort.glyph}"
             width = max([cell_len(header), *(row[i].cell_len for row in rows)])
             table.add_column(header, key=key, width=width)
         caption = self.query_one(f"#{self.CAPTION_ID}", Static)
@@ -197,10 +265,11 @@ class StrategyTable(Vertical):
             caption.update(PLACEHOLDER)
             return
         caption.update(self.caption(result, len(self.column_widths()) - len(columns)))
-        for s, cells in enumerate(rows):
+        for s, cells in zip(self._order, rows):
             table.add_row(*cells, key=str(s))
-        if 0 <= self._highlighted < table.row_count:
-            table.move_cursor(row=self._highlighted)
+        row = self._row_of(self._highlighted)
+        if 0 <= row < table.row_count:
+            table.move_cursor(row=row)
         self._show_chain()
 
     def chain_text(self, strategy_index: int) -> str | None:
@@ -223,11 +292,14 @@ class StrategyTable(Vertical):
         the user's."""
         event.stop()
         row = event.cursor_row
-        if row != self.table.cursor_row or row == self._highlighted or row < 0:
+        if row != self.table.cursor_row or row < 0 or row >= len(self._order):
             return
-        self._highlighted = row
+        index = self._order[row]
+        if index == self._highlighted:
+            return
+        self._highlighted = index
         self._show_chain()
-        self.post_message(self.StrategySelected(row))
+        self.post_message(self.StrategySelected(index))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

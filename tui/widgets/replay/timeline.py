@@ -6,6 +6,10 @@ a run bins it for the size the timeline will have): every event gets a (lane, co
 rank of its kind, and a cell shows its highest-ranked event (a give-up outranks a backoff), so a
 thousand clients fit in twenty lanes. Events are sorted by time, so every column left of the
 cursor's is complete; only the cursor's own column is recomputed as the cursor moves.
+
+The user may pick which clients get lanes (``pick_clients``: a lane group expanded to its
+clients is such a pick) and follow one client (``follow``): its lane's label gets a ▸ and the
+cells of its attempts so far a highlight (``sim.analysis.client_trace``).
 """
 
 from __future__ import annotations
@@ -19,13 +23,14 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from ...view.policy_labels import BREAKER_GLYPHS, REFUSED_GLYPH, PolicyLabels
-from ...view.rundata import RunData
+from ...view.rundata import ClientTrace, RunData
 from ...theme import event_styles, palette_for
 from ...view.legend import (DENSITY_GLYPHS, INCIDENT_GLYPH, OUTAGE_GLYPH, WAIT_GLYPH, LegendEntry, fit_legend,
                             timeline_legend)
 from ...view.marks import MARK_RANK, MARKS
 from ...view.ticks import nice_ticks, time_scale
-from ...view.timeline_grid import DENSITY_LEVELS, Grid, build_grid, cached_grid, even_lanes, label_width
+from ...view.timeline_grid import (DENSITY_LEVELS, Grid, build_grid, cached_grid, even_lanes,
+                                   label_width, lane_members)
 from ...view.zoom import TimeWindow
 
 # What a cell can show (index = display code): nothing, a mark by rank, the server lane's
@@ -52,14 +57,18 @@ def rows_for(height: int, legend: bool = True) -> tuple[int, bool]:
     return height - 2 - int(legend), legend
 
 
-def geometry_for(n_clients: int, width: int, height: int,
-                 legend: bool = True) -> tuple[int, int, int] | None:
-    """(lanes, columns, label width) at a size, or None when it is too small to draw lanes."""
+FOLLOW_MARK = "▸"  # after the followed client's lane label
+
+
+def geometry_for(n_clients: int, width: int, height: int, legend: bool = True,
+                 ids: np.ndarray | None = None) -> tuple[int, int, int] | None:
+    """(lanes, columns, label width) at a size, or None when it is too small to draw lanes;
+    ``ids``: the clients picked (``n_clients`` of them) when not every client has a lane."""
     room, _ = rows_for(height, legend)
     if room < 1:
         return None
     lanes = even_lanes(n_clients, room)
-    labels = label_width(n_clients, lanes)
+    labels = label_width(n_clients, lanes, ids)
     columns = width - labels
     return (lanes, columns, labels) if columns >= 2 else None
 
@@ -80,7 +89,7 @@ class Timeline(Widget, can_focus=False):
         that shades several timelines on one scale recomputes that scale."""
 
     COMPONENT_CLASSES = {"timeline--cursor", "timeline--current", "timeline--label",
-                         "timeline--ruler"}
+                         "timeline--ruler", "timeline--follow"}
 
     DEFAULT_CSS = """
     Timeline {
@@ -89,6 +98,7 @@ class Timeline(Widget, can_focus=False):
         & > .timeline--current { background: $accent 60%; text-style: bold; }
         & > .timeline--label { color: $foreground 60%; }
         & > .timeline--ruler { color: $foreground 60%; }
+        & > .timeline--follow { background: $warning 45%; text-style: bold; }
     }
     """
 
@@ -115,6 +125,8 @@ class Timeline(Widget, can_focus=False):
         # texts at the cursor they were last computed for: (cursor, lanes, lane texts, server).
         self._policy: PolicyLabels | None = None
         self._policy_texts: tuple[int, int, list[str], str] | None = None
+        self._picked: np.ndarray | None = None  # the clients with lanes (None: every one)
+        self._trace: ClientTrace | None = None  # the client followed, and its attempts
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self.refresh())
@@ -136,12 +148,14 @@ class Timeline(Widget, can_focus=False):
         grid = self._grid
         if window is None and self._span is not None:
             window = (0.0, self._span)  # one axis shared with other timelines
-        key = (lanes, columns, window)
+        picked = self._picked
+        key = (lanes, columns, window, None if picked is None else picked.tobytes())
         if grid is None or self._grid_key != key:
-            # The whole run's binning is kept with the run; a zoomed one only here (each
-            # stretch of time would be another array the size of the run).
-            grid = self._grid = (cached_grid(self._data, lanes, columns) if window is None
-                                 else build_grid(self._data, lanes, columns, window))
+            # The whole run's binning is kept with the run; a zoomed one or one of picked
+            # clients only here (each would be another array the size of the run).
+            grid = self._grid = (cached_grid(self._data, lanes, columns)
+                                 if window is None and picked is None
+                                 else build_grid(self._data, lanes, columns, window, picked))
             self._grid_key = key
             self._partial = None
         return grid
@@ -159,12 +173,79 @@ class Timeline(Widget, can_focus=False):
         """The last event shown (-1: none yet, on a shared clock before the run's first)."""
         return self._cursor
 
+    # --- clients picked and followed ---------------------------------------------------------
+
+    @property
+    def picked(self) -> np.ndarray | None:
+        """The clients with lanes, ascending (None: every client)."""
+        return self._picked
+
+    @property
+    def trace(self) -> ClientTrace | None:
+        """The client followed and its attempts in the shown run (None: nobody followed)."""
+        return self._trace
+
+    @property
+    def n_shown(self) -> int:
+        """How many clients have lanes."""
+        if self._picked is not None:
+            return len(self._picked)
+        return self._data.n_clients if self._data is not None else 1
+
+    def pick_clients(self, ids: np.ndarray | None) -> None:
+        """Give lanes to these clients only (ids of the run's clients; None or all: every one)."""
+        if ids is not None and self._data is not None:
+            ids = np.unique(ids[(ids >= 0) & (ids < self._data.n_clients)]).astype(np.int64)
+            if not len(ids) or len(ids) == self._data.n_clients:
+                ids = None
+        self._picked = ids
+        self._grid = None
+        self._partial = None
+        self._geometry_cache = None
+        self._policy_texts = None
+        self.refresh(layout=True)
+
+    def follow(self, client: int | None) -> None:
+        """Highlight ``client``'s attempts and mark its lane (None: follow nobody)."""
+        data = self._data
+        if client is None or data is None or not 0 <= client < data.n_clients:
+            self._trace = None
+        else:
+            self._trace = data.client_trace(client)
+        self.refresh()
+
+    def lane_of_client(self, client: int) -> int | None:
+        """The lane that holds ``client`` at the current size (None: it has none)."""
+        grid = self.grid
+        if grid is None:
+            return None
+        place = client
+        if self._picked is not None:
+            found = np.flatnonzero(self._picked == client)
+            if not len(found):
+                return None
+            place = int(found[0])
+        return min(place // grid.per_lane, grid.lanes - 1)
+
+    def lane_clients(self, lane: int) -> np.ndarray:
+        """The ids of the clients in ``lane`` at the current size."""
+        grid = self.grid
+        if grid is None or self._data is None:
+            return np.zeros(0, dtype=np.int64)
+        return lane_members(self._data.n_clients, grid.lanes, lane, self._picked)
+
     def show(self, data: RunData | None, cursor: int = 0) -> None:
         """Show a run; a tiered one's clients' part (its tiers have lanes of their own,
-        ``TierLanes``), its cursor mapped from the run's."""
+        ``TierLanes``), its cursor mapped from the run's. Clients picked and followed stay so
+        where the new run has them."""
         self._run = data
         data = data.top if data is not None else None
         self._data = data
+        if self._picked is not None:
+            self.pick_clients(self._picked)
+        followed = self._trace.client if self._trace is not None else None
+        self._trace = None
+        self.follow(followed)
         self._grid = None
         self._partial = None
         policy = (PolicyLabels(data.policy_state()) if data is not None and any(data.policy_kinds)
@@ -270,7 +351,7 @@ class Timeline(Widget, can_focus=False):
     def get_content_height(self, container, viewport, width: int) -> int:
         """A lane per client plus ruler, server lane and legend; when CSS caps the height, lanes
         merge into even ones (``even_lanes``) and the height shrinks to fit them exactly."""
-        n = self._data.n_clients if self._data is not None else 1
+        n = self.n_shown
         cap = self._height_cap()
         if cap is None or n + 2 + int(self._show_legend) <= cap:
             return n + 2 + int(self._show_legend)
@@ -307,11 +388,12 @@ class Timeline(Widget, can_focus=False):
         """(lanes, columns, label width), or None when the widget is too small to draw lanes."""
         if self._data is None:
             return None
-        key = (id(self._data), self.size, self._min_label)
+        key = (id(self._data), self.size, self._min_label,
+               None if self._picked is None else self._picked.tobytes())
         if self._geometry_cache is not None and self._geometry_cache[0] == key:
             return self._geometry_cache[1]
-        geometry = self._with_state(geometry_for(self._data.n_clients, self.size.width,
-                                                 self.size.height, self._show_legend))
+        geometry = self._with_state(geometry_for(self.n_shown, self.size.width,
+                                                 self.size.height, self._show_legend, self._picked))
         if geometry is not None and geometry[2] < self._min_label:
             lanes, columns, labels = geometry
             columns -= self._min_label - labels
@@ -331,15 +413,16 @@ class Timeline(Widget, can_focus=False):
         """Cells the lane labels take at the current size (0 before a run is shown)."""
         geometry = None
         if self._data is not None:
-            geometry = self._with_state(geometry_for(self._data.n_clients, self.size.width,
-                                                     self.size.height, self._show_legend))
+            geometry = self._with_state(geometry_for(self.n_shown, self.size.width,
+                                                     self.size.height, self._show_legend,
+                                                     self._picked))
         return geometry[2] if geometry is not None else 0
 
     def policy_texts(self, grid: Grid) -> tuple[list[str], str]:
         """The policy state at the cursor beside each lane's label and the server's (blanks
         without policy state); computed once per cursor."""
         policy = self._policy
-        if policy is None:
+        if policy is None or self._picked is not None:  # its lanes are the clients in order
             return [""] * grid.lanes, ""
         cached = self._policy_texts
         if cached is None or cached[:2] != (self._cursor, grid.lanes):
@@ -478,10 +561,15 @@ class Timeline(Widget, can_focus=False):
         label_style = base + self.get_component_rich_style("timeline--label")
         lane_texts, server_text = self.policy_texts(grid)
         state = server_text if lane is None else lane_texts[lane]
+        followed = self._followed_columns(grid, lane, cursor_col)
+        if followed is not None:
+            label += FOLLOW_MARK
         segments = [Segment(label.ljust(label_width - len(state)), label_style)]
         if state:
             segments += self._state_segments(state, label_style, styles)
-        segments += self._runs(row[:cursor_col], styles)
+        follow = self.get_component_rich_style("timeline--follow")
+        segments += self._runs(row[:cursor_col], styles,
+                               None if followed is None else followed[:cursor_col], follow)
         cursor = self.get_component_rich_style(
             "timeline--current" if is_current else "timeline--cursor")
         code = int(row[cursor_col])
@@ -500,15 +588,31 @@ class Timeline(Widget, can_focus=False):
                        REFUSED_GLYPH: styles[MARK_RANK["denied"]]}
         return [Segment(ch, glyph_style.get(ch, label_style)) for ch in state]
 
+    def _followed_columns(self, grid: Grid, lane: int | None, cursor_col: int) -> np.ndarray | None:
+        """bool per column up to the cursor's: the followed client's attempts so far, when
+        ``lane`` is its lane (None otherwise)."""
+        trace = self._trace
+        if trace is None or lane is None or self.lane_of_client(trace.client) != lane:
+            return None
+        marked = np.zeros(cursor_col + 1, dtype=bool)
+        columns = grid.column_of_event[trace.up_to(self._cursor)]
+        marked[columns[(columns >= 0) & (columns <= cursor_col)]] = True
+        return marked
+
     @staticmethod
-    def _runs(row: np.ndarray, styles: list[Style]) -> list[Segment]:
-        """Segments for a row of display codes, one per run of equal codes."""
+    def _runs(row: np.ndarray, styles: list[Style], marked: np.ndarray | None = None,
+              mark: Style | None = None) -> list[Segment]:
+        """Segments for a row of display codes, one per run of equal codes (and equal
+        ``marked``: those cells get the ``mark`` style over their own)."""
         if not len(row):
             return []
-        bounds = np.flatnonzero(np.diff(row)) + 1
+        keys = row.astype(np.int32) * 2 + (marked if marked is not None else 0)
+        bounds = np.flatnonzero(np.diff(keys)) + 1
         starts = np.concatenate(([0], bounds))
         ends = np.concatenate((bounds, [len(row)]))
-        return [Segment(CELL_GLYPHS[int(row[s])] * int(e - s), styles[int(row[s])])
+        return [Segment(CELL_GLYPHS[int(row[s])] * int(e - s),
+                        styles[int(row[s])] + mark if mark is not None and marked is not None
+                        and marked[s] else styles[int(row[s])])
                 for s, e in zip(starts, ends)]
 
     def _code_styles(self, base: Style) -> list[Style]:
