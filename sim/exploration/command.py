@@ -34,10 +34,11 @@ parameters with Optuna. For each such simulation it writes:
 Finished cells are cached (in DIR/.backoff-sim-cache unless --cache says otherwise), so a map
 with one more value computes only the new cells, and an interrupted run resumes.
 
---method fluid draws a map from the fluid (mean-field) estimate instead, in about a second;
---method adaptive draws it from the fluid estimate and simulates only the cells on its
-recover/collapse boundary and a 5% sample of the others (README, "Explore methods"). Both
-add a `method` column to _explore.csv; tunes are always simulated.
+A map with an outage or incident is drawn adaptively by default (--method adaptive): from the
+fluid (mean-field) estimate, simulating only the cells on its recover/collapse boundary and a
+5% sample of the others (README, "Explore methods"); --method simulate simulates every cell,
+--method fluid uses the estimate alone, in about a second. Fluid and adaptive add a `method`
+column to _explore.csv; maps without a verdict and tunes are always simulated.
 """
 
 EXPLORE_EPILOG = """\
