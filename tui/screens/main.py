@@ -404,6 +404,9 @@ class MainScreen(Screen):
     def action_filter_log(self) -> None:
         self.query_one(LogPane).open_filter()
 
+    def action_search_log(self) -> None:
+        self.query_one(LogPane).open_search()
+
     def action_cycle_panes(self) -> None:
         """Wide: both panes → analysis alone → timeline and log alone; narrow: one or the other."""
         view = self.pane_view
