@@ -18,6 +18,7 @@ from pathlib import Path
 from sim.cli import OneLineParser, add_force, add_version, output_dir, positive_int, seed_value
 from sim.errors import EXIT_USER_ERROR
 from tui.state.paths import DEFAULT_OUT
+from tui.state.start import add_start_options, resolve_start
 
 DESCRIPTION = """\
 Simulate clients retrying against a contended server with different backoff strategies, and
@@ -62,6 +63,7 @@ def build_app_parser() -> argparse.ArgumentParser:
     parser.add_argument("--workers", "-j", metavar="N", type=positive_int, default=None,
                         help="worker processes for sweeps (default: all cores)")
     add_force(parser)
+    add_start_options(parser)
     return parser
 
 
@@ -75,6 +77,7 @@ def build_replay_parser() -> argparse.ArgumentParser:
                         help="what the file's times are in, for the labels (an events file does "
                              "not say; default: ms, e.g. tick for examples/spike_queue.toml)")
     _add_view_options(parser)
+    add_start_options(parser)
     return parser
 
 
@@ -129,6 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         source = (_replay_source(args.file, args.time_unit) if replay else
                   _config_source(args.config, args.seed, args.out, args.workers, args.force))
+        start = resolve_start(source, args)
     except UserError as exc:
         return _fail(*exc.lines())
     if not has_terminal():
@@ -140,7 +144,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     app = BackoffApp(source, theme=args.theme, animated=not args.no_animation,
                      sweep_workers=getattr(args, "workers", None), out_dir=args.out,
-                     freeze_gc=True, explore_cache=None if replay else args.out / CACHE_DIR)
+                     freeze_gc=True, explore_cache=None if replay else args.out / CACHE_DIR,
+                     start=start)
     _run_app(app)
     return _finish(app)
 
