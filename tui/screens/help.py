@@ -195,6 +195,7 @@ class HelpScreen(ModalScreen[None]):
     def _search(self, event: Input.Changed) -> None:
         """Only the keys and parts that contain what is typed; the rest hidden."""
         needle = event.value
+        self.query_one(VerticalScroll).scroll_home(animate=False)  # the box and the first rows
         keys = keys_table(self.view, needle)
         self.query_one("#help-keys", Static).update(
             keys if keys is not None else Text(f"No key of this view matches {needle.strip()!r}."))

@@ -52,7 +52,8 @@ def spans(text: str, needle: str) -> list[tuple[int, int]]:
     return found
 
 
-def next_alike(values: np.ndarray, rows: np.ndarray | None, index: int, direction: int) -> int | None:
+def next_alike(values: np.ndarray, rows: np.ndarray | None, index: int,
+               direction: int) -> int | None:
     """The next (``direction`` 1) or previous (-1) event listed (``rows``: the event indices
     the filter passes, None all) whose value in ``values`` is ``values[index]``; None if none."""
     want = values[index]

@@ -411,7 +411,8 @@ class EventLog(ScrollView, can_focus=True):
             base = base + self.get_component_rich_style("event-log--current")
         if ahead:  # not happened yet at the cursor: every column greyed, the glyph kept
             base = base + Style(color=self.get_component_rich_style("event-log--ahead").color)
-        dim = base if ahead else base + Style(color=self.get_component_rich_style("event-log--dim").color)
+        grey = self.get_component_rich_style("event-log--dim").color
+        dim = base if ahead else base + Style(color=grey)
         colour = base if ahead else base + event_styles(palette_for(self.app.theme))[kind]
         time_text = f"{t:>{TIME_WIDTH}.3f} "
         mark = SELECTED_MARK if selected else CURSOR_MARK if current else ""
