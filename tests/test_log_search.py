@@ -92,3 +92,18 @@ async def test_typing_in_the_help_narrows_its_keys(tmp_path: Path) -> None:
         assert help_keys_text(app) == everything
         await pilot.press("q")  # the box empty: q closes
         assert not isinstance(app.screen, HelpScreen)
+
+
+@pilot_test
+async def test_the_search_follows_the_user_to_another_run(tmp_path: Path) -> None:
+    app = make_app(tmp_path, SNAPSHOT)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", *"accept", "enter", "escape", "s")
+        await settle(pilot)  # the new run loaded, then its matches searched in a worker
+        data = app.run_data
+        assert app.selection.strategy != "Constant"
+        log = app.screen.query_one(EventLog)
+        assert log.data is data and log.search == "accept"
+        assert np.array_equal(log.hits, np.flatnonzero(data.codes == ev.SERVER_ACCEPTS))
+        assert status_line(app).startswith(f"/accept: {len(log.hits)} matches")

@@ -2,8 +2,8 @@
 type or a client: numpy over the whole run, no loop over its events.
 
 A row reads ``name detail``; the search matches either part, ignoring case. Details repeat
-(a run of a million events has a few thousand distinct ``(type, detail)`` pairs), so each
-distinct pair is formatted and tested once and the answer spread back over the events.
+(a run of a million events has a few thousand distinct details per event type), so each
+distinct one is formatted and tested once and the answer spread back over the events.
 """
 
 from __future__ import annotations
@@ -27,15 +27,22 @@ def search_mask(codes: np.ndarray, details: np.ndarray, clients: np.ndarray,
                 text: str) -> np.ndarray:
     """True for the events whose name or detail contains ``text`` (any case)."""
     needle = text.strip().lower()
+    hit = np.zeros(len(codes), dtype=bool)
     if not needle or not len(codes):
-        return np.zeros(len(codes), dtype=bool)
-    server = (clients < 0).astype(np.int64)
-    keys = np.stack([codes.astype(np.int64), details.astype(np.int64), server], axis=1)
-    unique, inverse = np.unique(keys, axis=0, return_inverse=True)
-    hit = np.array([needle in ev.EVENT_NAMES[code].lower()
-                    or needle in detail_text(int(code), int(detail), -int(srv)).lower()
-                    for code, detail, srv in unique], dtype=bool)
-    return hit[inverse.reshape(-1)]
+        return hit
+    for code in np.unique(codes).tolist():
+        of_code = codes == code
+        if needle in ev.EVENT_NAMES[code].lower():
+            hit |= of_code
+            continue
+        values, inverse = np.unique(details[of_code], return_inverse=True)
+        found = np.array([needle in ev.format_detail(code, value).lower()
+                          for value in values.tolist()], dtype=bool)
+        hit[of_code] = found[inverse.reshape(-1)]
+        note = SERVER_NOTES.get(code)
+        if note is not None and needle in note.lower():  # the whole server's, with no detail
+            hit |= of_code & (clients < 0) & (details == ev.NO_DETAIL)
+    return hit
 
 
 def spans(text: str, needle: str) -> list[tuple[int, int]]:

@@ -164,7 +164,8 @@ class EventLog(ScrollView, can_focus=True):
         return self._rows
 
     def show(self, data: RunData | None, cursor: int = 0) -> None:
-        """Show another run (the filter and the search are kept and re-applied)."""
+        """Show another run (the filter is kept and re-applied; the search's text is kept and
+        highlighted, its matches unknown until ``set_search`` gives them)."""
         self._data = data
         self._cache.clear()
         self._apply_filter()
@@ -234,21 +235,28 @@ class EventLog(ScrollView, can_focus=True):
         """The events listed that the search matches, in order."""
         return self._hits
 
-    def set_search(self, text: str) -> None:
-        """Highlight ``text`` in the rows (name or detail, any case); "" ends the search."""
+    @property
+    def search_known(self) -> bool:
+        """False while the search's matches in this run are not known yet."""
+        return not self._search or self._found is not None
+
+    def set_search(self, text: str, found: np.ndarray | None = None) -> None:
+        """Highlight ``text`` in the rows (name or detail, any case); "" ends the search.
+        ``found``: the events of the run it matches (``log_search.search_mask``, which the
+        caller may compute off the UI thread); None: computed here."""
         self._search = text.strip()
-        self._found = None
+        data = self._data
+        if found is None and self._search and data is not None:
+            found = search_mask(data.codes, data.details, data.clients, self._search)
+        self._found = found if self._search else None
         self._apply_search()
         self._cache.clear()
         self.refresh()
 
     def _apply_search(self) -> None:
-        data = self._data
-        if not self._search or data is None:
+        if self._found is None:
             self._hits = np.empty(0, dtype=np.intp)
             return
-        if self._found is None:
-            self._found = search_mask(data.codes, data.details, data.clients, self._search)
         found = self._found if self._rows is None else self._found[self._rows]
         listed = np.flatnonzero(found)
         self._hits = listed if self._rows is None else self._rows[listed]

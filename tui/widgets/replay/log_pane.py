@@ -11,14 +11,17 @@ wires keys to it.
 
 from __future__ import annotations
 
-from textual import on
+import numpy as np
+from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.markup import escape
 from textual.widgets import Input, Static
+from textual.worker import get_current_worker
 
 from ...view.rundata import RunData
 from ...view.log_filter import FilterError, next_match, parse_filter
+from ...view.log_search import search_mask
 from ...view.ticks import DEFAULT_TIME_UNIT
 from .event_log import HEADER, EventLog, header
 from .filter_input import FilterInput
@@ -73,6 +76,9 @@ class LogPane(Vertical):
 
     def show(self, data: RunData | None, cursor: int) -> None:
         self.log.show(data, cursor)
+        if self.log.search and data is not None:  # the new run's matches
+            self._search(data, self.log.search, select=False)
+            self._show_search_status()
         # the time column's title names the run's unit (time ms, time tick)
         self.query_one("#log-header", Static).update(
             header(data.time_unit if data is not None else DEFAULT_TIME_UNIT,
@@ -151,18 +157,33 @@ class LogPane(Vertical):
         event.stop()
         self.remove_class("-searching")
         log = self.log
-        if not event.submitted:
+        text = event.box.value.strip()
+        if not event.submitted or not text or log.data is None:
+            if event.submitted:
+                log.set_search("")
+                self._show_search_status()
             self.screen.set_focus(None)
             return
-        log.set_search(event.box.value)
-        if not log.search:
-            self._show_search_status()
-            self.screen.set_focus(None)
+        self._search(log.data, text, select=True)
+        self._set_status(f"/{text}: searching…")
+        log.focus()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="log-search")
+    def _search(self, data: RunData, text: str, select: bool) -> None:
+        """The run's matches, off the UI thread (half a second over a million events with
+        many distinct details), then shown: ``select``, the first from the cursor."""
+        found = search_mask(data.codes, data.details, data.clients, text)
+        if not get_current_worker().is_cancelled:  # (a newer search replaced this one)
+            self.app.call_from_thread(self._searched, data, text, found, select)
+
+    def _searched(self, data: RunData, text: str, found: np.ndarray, select: bool) -> None:
+        log = self.log
+        if log.data is not data:  # another run came meanwhile (it searches for itself)
             return
-        if log.find(1, inclusive=True) is None:  # none from here on: the last one before
+        log.set_search(text, found)
+        if select and log.find(1, inclusive=True) is None:  # none from here on: the last before
             log.find(-1)
         self._show_search_status()
-        log.focus()
 
     @on(EventLog.Jumped)
     def _jumped(self, event: EventLog.Jumped) -> None:
@@ -178,14 +199,18 @@ class LogPane(Vertical):
     def _show_search_status(self, missed: str = "") -> None:
         """The status line under the log: the search's, or a jump that found nothing."""
         log = self.log
-        line = self.query_one("#search-status", Static)
-        if log.search:
+        if log.search and not log.search_known:
+            text = f"/{log.search}: searching…"
+        elif log.search:
             selected = log.selected
             number = None if selected is None else log.hit_number(selected)
             text = search_status(log.search, number, len(log.hits), missed)
         else:
             text = missed
-        line.update(text)
+        self._set_status(text)
+
+    def _set_status(self, text: str) -> None:
+        self.query_one("#search-status", Static).update(text)
         self.set_class(bool(text), "-search-status")
 
     # --- jumps over the filter's events ------------------------------------------------------
