@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tui_support import FIXTURES, make_app, pilot_test, settle
+from tui_support import FIXTURES, TINY, make_app, pilot_test, settle
 
 from tui.app import BackoffApp
 from tui.main import _config_source, build_app_parser, main
@@ -76,3 +76,29 @@ def test_a_start_the_config_does_not_have_is_one_line(flags: list[str], words: s
     assert status == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and words in err and "Traceback" not in err
+
+
+@pilot_test
+async def test_in_a_replay_y_copies_the_replay_command(tmp_path: Path) -> None:
+    from sim.config import load_config
+    from sim.export.csv_files import write_events_csv
+    from sim.export.runs import representative_runs
+    from tui.main import _replay_source, build_replay_parser
+
+    path = tmp_path / "Tiny_Locking_events.csv"
+    write_events_csv(representative_runs(load_config(TINY).simulation("Tiny_Locking")), path)
+    app = make_app(tmp_path, source=_replay_source(path))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("s", *["right"] * 4, "y")
+        await settle(pilot)
+        selection, cursor, line = app.selection, app.cursor, app.clipboard
+    words = shlex.split(line)
+    assert words[:5] == ["backoff-sim", "replay", str(path), "--time-unit", "ms"]
+    assert "--seed" not in words  # a replay has none
+    args = build_replay_parser().parse_args(words[2:])
+    source = _replay_source(args.file, args.time_unit)
+    again = BackoffApp(source, sweep_workers=1, out_dir=tmp_path, start=resolve_start(source, args))
+    async with again.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        assert again.selection == selection and again.cursor == cursor == 4

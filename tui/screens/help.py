@@ -181,7 +181,7 @@ class HelpScreen(ModalScreen[None]):
                 yield Static(self.view.note + "\n", id="help-note", markup=False)
             yield Static(keys_table(self.view), id="help-keys")
             if any(k.action == "screen.filter_log" for k in self.view.keys):  # a log here
-                yield Static("[u]Event log filter[/u]\n" + _filter_syntax(), id="help-filter")
+                yield Static("[u]Event log filter (&)[/u]\n" + _filter_syntax(), id="help-filter")
             yield Static("\n[u]What the screen shows[/u]", id="help-reading-title")
             yield Static(reading_table(), id="help-reading")
 
