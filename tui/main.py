@@ -10,15 +10,16 @@ starts; so is starting the app without a terminal (under CI or ``nohup``), which
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from sim.cli import OneLineParser, add_force, add_version, output_dir, positive_int, seed_value
+from sim.cli import (OneLineParser, add_force, add_version, int_at_least, output_dir, positive_int,
+                     seed_value)
 from sim.errors import EXIT_USER_ERROR
 from tui.state.paths import DEFAULT_OUT
-from tui.state.start import add_start_options, resolve_start
 
 DESCRIPTION = """\
 Simulate clients retrying against a contended server with different backoff strategies, and
@@ -49,6 +50,32 @@ def _add_view_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", "-o", metavar="DIR", type=output_dir, default=DEFAULT_OUT,
                         help="directory the export key (e) writes to, created when first "
                              f"needed (default: ./{DEFAULT_OUT})")
+
+
+def _time_value(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a time ≥ 0, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"expected a time ≥ 0, got {text!r}")
+    return value
+
+
+def add_start_options(parser: argparse.ArgumentParser) -> None:
+    """The options that open the app on a run and a time (what ``y`` copies)."""
+    group = parser.add_argument_group("where the app opens (y in the app copies them)")
+    group.add_argument("--simulation", metavar="TITLE", help="the simulation shown first")
+    group.add_argument("--strategy", metavar="LABEL", help="its strategy shown first")
+    group.add_argument("--clients", metavar="N", type=int_at_least(1, None),
+                       help="its client count shown first")
+    group.add_argument("--repetition", metavar="N", type=int_at_least(1, None),
+                       help="its repetition shown first (counted from 1, as the app shows it)")
+    place = group.add_mutually_exclusive_group()
+    place.add_argument("--at", metavar="TIME", type=_time_value,
+                       help="the cursor on the last event at or before TIME (the run's unit)")
+    place.add_argument("--event", metavar="N", type=int_at_least(1, None),
+                       help="the cursor on the run's event N (counted from 1)")
 
 
 def build_app_parser() -> argparse.ArgumentParser:
@@ -132,6 +159,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         source = (_replay_source(args.file, args.time_unit) if replay else
                   _config_source(args.config, args.seed, args.out, args.workers, args.force))
+        from tui.state.start import resolve_start
+
         start = resolve_start(source, args)
     except UserError as exc:
         return _fail(*exc.lines())

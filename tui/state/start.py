@@ -1,6 +1,7 @@
 """Where the app opens: a run (simulation, strategy, clients, repetition) and a place in it, as
-``--simulation --strategy --clients --repetition --at/--event`` ask, and the command that asks
-for what is on screen (``y``: copy reproduction), so that the two round-trip.
+``--simulation --strategy --clients --repetition --at/--event`` ask (``tui.main`` parses them),
+and the command that asks for what is on screen (``y``: copy reproduction), so the two
+round-trip.
 
 Repetitions and events are counted from 1, as the app shows them (``rep 1 of 3``,
 ``event 12 of 340``); ``Selection.repetition`` and the cursor count from 0.
@@ -9,13 +10,12 @@ Repetitions and events are counted from 1, as the app shows them (``rep 1 of 3``
 from __future__ import annotations
 
 import argparse
-import math
 import shlex
 from dataclasses import dataclass
 
 import numpy as np
 
-from sim.cli import int_at_least
+from sim.config import SAMPLE_CONFIG
 from sim.errors import UserError
 
 from .source import ConfigSource, ReplaySource, Selection, Source
@@ -29,32 +29,6 @@ class Start:
     selection: Selection
     time: float | None = None
     event: int | None = None
-
-
-def _time_value(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a time ≥ 0, got {text!r}") from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"expected a time ≥ 0, got {text!r}")
-    return value
-
-
-def add_start_options(parser: argparse.ArgumentParser) -> None:
-    """The options that open the app on a run and a time (what ``y`` copies)."""
-    group = parser.add_argument_group("where the app opens (y in the app copies them)")
-    group.add_argument("--simulation", metavar="TITLE", help="the simulation shown first")
-    group.add_argument("--strategy", metavar="LABEL", help="its strategy shown first")
-    group.add_argument("--clients", metavar="N", type=int_at_least(1, None),
-                       help="its client count shown first")
-    group.add_argument("--repetition", metavar="N", type=int_at_least(1, None),
-                       help="its repetition shown first (counted from 1, as the app shows it)")
-    place = group.add_mutually_exclusive_group()
-    place.add_argument("--at", metavar="TIME", type=_time_value,
-                       help="the cursor on the last event at or before TIME (the run's unit)")
-    place.add_argument("--event", metavar="N", type=int_at_least(1, None),
-                       help="the cursor on the run's event N (counted from 1)")
 
 
 def _choose(what: str, flag: str, value: object, options: list, where: str) -> None:
@@ -95,10 +69,8 @@ def command_words(source: Source, selection: Selection, times: np.ndarray,
         words = ["backoff-sim", "replay", str(source.path), "--time-unit", source.time_unit("")]
     else:
         assert isinstance(source, ConfigSource)
-        from sim.pipeline import sample_path
-
         path = source.config.path
-        words = ["backoff-sim"] + ([] if path == str(sample_path()) else [path])
+        words = ["backoff-sim"] + ([] if path == str(SAMPLE_CONFIG) else [path])
         words += ["--seed", str(selection.seed)]
         if selection.variant is not None:
             caveat = (f"it opens the config's own {selection.simulation!r}, not the explore cell "
