@@ -52,6 +52,7 @@ SLOW_FOR_THE_BUDGET = frozenset({
     "test_snapshots.py::test_help_of_each_view[compare-80x24]",
     "test_snapshots.py::test_help_of_each_view[main-120x36]",
     "test_snapshots.py::test_help_of_each_view[compare-120x36]",
+    "test_snapshots.py::test_event_log_whole_run_and_a_search[120x36]",
     "test_tui_time_units.py::test_a_tick_config_never_says_ms[(120, 40)-('v',)]",
     "test_tui_time_units.py::test_a_tick_config_never_says_ms[(120, 40)-('a',)]",
     "test_tui_time_units.py::test_a_tick_config_never_says_ms[(80, 24)-('a',)]",

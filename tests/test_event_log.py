@@ -16,7 +16,7 @@ from sim.export.palette import CODE_KINDS, KIND_SERVER
 from tui.view.rundata import RunData
 from tui.theme import register_themes
 from tui.view.log_filter import FilterError, parse_filter
-from tui.widgets.replay.event_log import EventLog
+from tui.widgets.replay.event_log import CURSOR_MARK, EventLog
 
 N_EVENTS = 1_000_000
 N_CLIENTS = 1_000
@@ -55,29 +55,34 @@ def test_a_million_events_render_and_scroll_to_the_end(big_run: RunData) -> None
             log = app.query_one(EventLog)
             log.show(big_run, 0)
             await pilot.pause()
-            assert log.line_count == 1
+            # The whole run is listed from the start; only the first event has happened.
+            assert log.line_count == log.virtual_size.height == N_EVENTS
+            assert log.upto_cursor == 1 and log.cursor_line == 0
             first = visible_lines(log)
-            assert first[0].split()[:2] == ["0.001", str(big_run.clients[0])] or \
-                float(first[0].split()[0]) == pytest.approx(big_run.times[0], abs=1e-3)
-            assert first[1].strip() == ""
+            assert first[0].startswith(CURSOR_MARK)
+            assert float(first[0].split()[1]) == pytest.approx(big_run.times[0], abs=1e-3)
+            assert float(first[1].split()[0]) == pytest.approx(big_run.times[1], abs=1e-3)
+            ahead = app.query_one(EventLog).get_component_rich_style("event-log--ahead").color
+            assert {seg.style.color for seg in log.render_line(1) if seg.text.strip()} == {ahead}
+            assert ahead not in {seg.style.color for seg in log.render_line(0)}
 
             log.set_cursor(N_EVENTS - 1)
             await pilot.pause()
-            assert log.line_count == N_EVENTS
-            assert log.virtual_size.height == N_EVENTS
             assert log.scroll_y == log.max_scroll_y > 0
             lines = visible_lines(log)
             last = lines[-1].split()
-            assert float(last[0]) == pytest.approx(big_run.times[-1], abs=1e-3)
-            assert int(last[1]) == big_run.clients[-1]
-            assert last[3] == ev.EVENT_NAMES[big_run.codes[-1]]
+            assert last[0] == CURSOR_MARK
+            assert float(last[1]) == pytest.approx(big_run.times[-1], abs=1e-3)
+            assert int(last[2]) == big_run.clients[-1]
+            assert last[4] == ev.EVENT_NAMES[big_run.codes[-1]]
             # Only what was on screen was ever rendered (the strip cache holds visible lines).
             assert len(log._cache) <= 2 * log.size.height
 
             log.set_cursor(N_EVENTS // 2)
             await pilot.pause()
-            index = log.event_index(int(log.scroll_y) + log.size.height - 1)
-            assert index == N_EVENTS // 2  # stepping back keeps the current event in view
+            # Stepping back keeps the current event in view, a few events ahead under it.
+            shown = [log.event_index(int(log.scroll_y) + y) for y in range(log.size.height)]
+            assert N_EVENTS // 2 in shown and shown[-1] > N_EVENTS // 2
     asyncio.run(scenario())
 
 
@@ -92,10 +97,56 @@ def test_filtering_a_million_events(big_run: RunData) -> None:
             wanted = np.isin(big_run.clients, [7, 10, 11, 12]) & (big_run.codes == ev.SERVER_REJECTS)
             assert log.line_count == np.count_nonzero(wanted) > 0
             for line in visible_lines(log):
-                fields = line.split()
+                fields = line.lstrip(CURSOR_MARK).split()
                 assert int(fields[1]) in (7, 10, 11, 12) and fields[3] == "server_rejects"
             log.set_cursor(1000)
-            assert log.line_count == np.count_nonzero(wanted[:1001])
+            assert log.line_count == np.count_nonzero(wanted)  # the whole run's, still
+            assert log.upto_cursor == np.count_nonzero(wanted[:1001])
+    asyncio.run(scenario())
+
+
+def test_searching_a_million_events_selects_and_highlights_the_matches(big_run: RunData) -> None:
+    async def scenario() -> None:
+        app = LogApp()
+        async with app.run_test(size=(80, 20)) as pilot:
+            log = app.query_one(EventLog)
+            log.show(big_run, 5000)
+            log.set_search("ACCEPTS")  # any case, in the event's name or its detail
+            accepts = np.flatnonzero(big_run.codes == ev.SERVER_ACCEPTS)
+            assert np.array_equal(log.hits, accepts)
+            found = log.find(1)
+            assert found == accepts[np.searchsorted(accepts, 5000, side="right")]
+            assert log.selected == found and log.hit_number(found) == \
+                np.searchsorted(accepts, found) + 1
+            assert log.find(-1) < found
+            await pilot.pause()
+            line = log.render_line(log.line_of(log.selected) - int(log.scroll_y))
+            match = log.get_component_rich_style("event-log--match").bgcolor
+            assert [seg.text for seg in line if seg.style.bgcolor == match] == ["accepts"]
+            # Under a filter, only the matches it lists.
+            log.set_filter(parse_filter("7"))
+            assert np.array_equal(log.hits, accepts[big_run.clients[accepts] == 7])
+            log.set_search("")
+            assert not len(log.hits) and log.find(1) is None
+    asyncio.run(scenario())
+
+
+def test_jumps_to_the_next_event_of_the_selected_type_or_client(big_run: RunData) -> None:
+    async def scenario() -> None:
+        app = LogApp()
+        async with app.run_test(size=(80, 20)) as pilot:
+            log = app.query_one(EventLog)
+            log.show(big_run, 100)
+            log.select_event(100)
+            client, code = big_run.clients[100], big_run.codes[100]
+            after = np.flatnonzero(big_run.clients[101:] == client)[0] + 101
+            assert log.jump_alike("clients", 1) == after == log.selected
+            assert log.jump_alike("clients", -1) == 100
+            same = np.flatnonzero(big_run.codes[:100] == code)
+            assert log.jump_alike("codes", -1) == same[-1]
+            log.select_event(int(np.flatnonzero(big_run.codes == code)[0]))
+            assert log.jump_alike("codes", -1) is None  # none before the first
+            await pilot.pause()
     asyncio.run(scenario())
 
 

@@ -31,12 +31,15 @@ PLAYBACK = [(key, ()) for key in (
 RUN_KEYS = [(key, ()) for key in "cCrRnN"] + [("z", ("escape",)), ("t", ()),
                                               ("question_mark", ("escape",)), ("f1", ("escape",))]
 MAIN_WALK = [*PLAYBACK, ("f", ()), ("F", ()), *RUN_KEYS, ("s", ()), ("S", ()), ("w", ()),
-             ("x", ()), ("u", ()), ("slash", ("escape",)), ("i", ()), ("o", ()), ("i", ()),
+             ("x", ()), ("u", ()), ("slash", ("escape",)), ("ampersand", ("escape",)), ("y", ()),
+             ("i", ()), ("o", ()), ("i", ()),
              ("0", ()), ("d", ()), ("j", ()), ("J", ()), ("E", ()), ("L", ("escape",)), ("k", ()), ("a", ()), ("a", ()), ("m", ()), ("l", ()), ("e", ()),
              ("T", ("escape",)), ("O", ()), ("D", ("a",)), ("v", ("escape",)), ("p", ())]
-# The event log's keys, focused (Tab) with the cursor on event 21: its selection moves.
-LOG_WALK = [(key, ()) for key in ("up", "down", "pageup", "pagedown", "home", "end", "up",
-                                  "enter", "escape")]
+# The event log's keys, focused (Tab) with the cursor on event 21 and a search for "commit"
+# (n at the end finds none after: the status line says so): its selection moves.
+LOG_WALK = [(key, ()) for key in ("up", "down", "pageup", "pagedown", "home", "end", "up", "n",
+                                  "N", "greater_than_sign", "less_than_sign",
+                                  "right_parenthesis", "left_parenthesis", "enter", "escape")]
 COMPARE_WALK = [*PLAYBACK, *RUN_KEYS, *[(digit, ()) for digit in "123456789"], ("1", ()),
                 ("escape", ("v",)), ("v", ("v",)), ("q", ())]
 EXPLORE_WALK = [(key, ()) for key in ("right", "left", "down", "up", "s", "S", "m", "x", "w",
@@ -112,6 +115,8 @@ async def test_every_key_of_the_main_view_and_the_event_log_acts_and_the_footer_
         assert_footer_fits(app)
         footer = app.screen.query_one(Footer)
         assert [key.key for key in footer.children if key.display][:3] == ["up", "enter", "escape"]
+        await pilot.press("slash", *"commit", "enter")
+        await settle(pilot)
         pressed |= await walk(pilot, watch, LOG_WALK)
         await pilot.press("q")
         await pilot.pause()

@@ -126,6 +126,16 @@ def test_event_log_focused_80x24(snap_compare) -> None:
                         run_before=at_event("right_square_bracket", "tab", "up"))
 
 
+@pytest.mark.parametrize("size", ((80, 24), (120, 36)), ids=lambda s: f"{s[0]}x{s[1]}")
+def test_event_log_whole_run_and_a_search(snap_compare, size: tuple[int, int]) -> None:
+    # The whole run listed, the events ahead of the cursor (event 11) greyed; / then Enter
+    # selects the first match from the cursor (ahead of it: greyed), highlighted, its number
+    # in the status line.
+    assert snap_compare(make_app(), terminal_size=size,
+                        run_before=at_event("right_square_bracket", "slash", *"commit",
+                                            "enter"))
+
+
 def test_log_scale_chart_120x36(snap_compare) -> None:
     # The duration chart (m twice from cost) on a log scale: every marker over the lines;
     # without the notifications m and l show (they would fade while the picture is taken).

@@ -70,7 +70,7 @@ async def test_an_invalid_filter_shows_no_stale_rows_and_its_whole_message(tmp_p
     app = make_app(tmp_path)
     async with app.run_test(size=(200, 50)) as pilot:
         await settle(pilot)
-        await pilot.press("end", "slash", *"request")
+        await pilot.press("end", "ampersand", *"request")
         await pilot.pause()
         log = app.screen.query_one(EventLog)
         assert log.line_count > 0
@@ -102,7 +102,7 @@ async def test_a_filter_without_matches_says_0_of_n(tmp_path: Path) -> None:
     app = make_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await pilot.press("end", "slash", *"99")  # the run has 3 clients: 0, 1 and 2
+        await pilot.press("end", "ampersand", *"99")  # the run has 3 clients: 0, 1 and 2
         await pilot.pause()
         n = len(app.run_data)
         assert app.screen.query_one(EventLog).line_count == 0

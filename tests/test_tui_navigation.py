@@ -85,7 +85,8 @@ async def test_a_click_on_a_log_row_moves_the_cursor_to_that_event(tmp_path: Pat
         await pilot.click(EventLog, offset=(5, 2))
         await pilot.pause()
         assert app.cursor == wanted and wanted < len(app.run_data) - 1
-        assert log.line_count == wanted + 1  # the log lists events up to the cursor
+        assert log.upto_cursor == wanted + 1  # the events after it are listed, greyed
+        assert log.line_count == len(app.run_data)
 
 
 async def scroll(pilot, widget, down: bool, times: int = 1) -> None:
@@ -169,7 +170,7 @@ async def test_f_and_shift_f_jump_between_the_events_the_filter_matches(tmp_path
         await pilot.press("f")
         assert any("Set a filter first" in m for m in messages(app))
         assert app.cursor == 0
-        await pilot.press("slash", *"commit", "enter")
+        await pilot.press("ampersand", *"commit", "enter")
         await pilot.pause()
         assert "Find" in footer()
         commits = [i for i, code in enumerate(app.run_data.codes)

@@ -155,7 +155,7 @@ async def test_the_log_says_which_tier(tmp_path: Path) -> None:
         lines = [log._render_event(i, 80, log.rich_style, False).text for i in range(len(data))]
         for i, line in enumerate(lines):
             assert line.split()[2] == f"t{data.tier_at(i)}"
-        await pilot.press("slash", "t", "3", "enter")
+        await pilot.press("ampersand", "t", "3", "enter")
         await settle(pilot)
         matching = log.matching
         assert matching is not None and len(matching) == int((data.tiers.tier == 3).sum()) > 0

@@ -32,6 +32,7 @@ from .state.paths import DEFAULT_OUT
 from .state.place import Place
 from .state.playback import MAX_FPS, advance, change_speed, clamp, initial_speed
 from .state.source import ConfigSource, Selection, Source
+from .state.start import Start
 from .theme import register_themes
 
 # A frame that comes late (a busy machine, a suspended terminal) advances at most this much.
@@ -60,8 +61,9 @@ class BackoffApp(App[None]):
     def __init__(self, source: Source, *, theme: str = DEFAULT_THEME, animated: bool = True,
                  sweep_workers: int | None = None, out_dir: Path | str = DEFAULT_OUT,
                  freeze_gc: bool = False, explore_cache: Path | None = None,
-                 open_map: bool = False, explore_backend=None) -> None:
+                 open_map: bool = False, explore_backend=None, start: Start | None = None) -> None:
         super().__init__()
+        self._start = start  # the run and place the command line asked for (--simulation...)
         # Where map cells and tune trials run: a backend the caller entered and closes (a Dask
         # cluster, `explore --app --dask`), else this machine's process pool.
         self.explore_backend = explore_backend
@@ -117,7 +119,7 @@ class BackoffApp(App[None]):
         elif self.theme_names:
             self.theme = self.theme_names[0]
         self._timer = self.set_interval(1 / MAX_FPS, self._tick, pause=True)
-        self.selection = self.source.initial()
+        self.selection = self.source.initial() if self._start is None else self._start.selection
         if self._open_map and isinstance(self.source, ConfigSource) and self.source.explores:
             first = next(t for t in self.source.simulations() if t in self.source.explores)
             if first != self.selection.simulation:
@@ -153,7 +155,14 @@ class BackoffApp(App[None]):
         run) and at the same playback speed (the first run's speed suits its length)."""
         if self.run_data is None:
             self.speed = initial_speed(data.total_time)
-        if not self.animated:
+        start, self._start = self._start, None
+        if start is not None and start.event is not None and len(data):  # --event N: that one
+            cursor = clamp(start.event, len(data))
+            self._place = Place.of_event(data.times, cursor)
+        elif start is not None and start.time is not None:  # --at T: the last event by then
+            cursor = data.index_at_time(start.time)
+            self._place = Place(start.time)
+        elif not self.animated:
             cursor = len(data) - 1
         elif self._place is None or not len(data):
             cursor = 0

@@ -31,7 +31,9 @@ class Key:
                  "left_square_bracket": "[", "right_square_bracket": "]",
                  "left_curly_bracket": "{", "right_curly_bracket": "}", "f1": "F1",
                  "up": "↑", "down": "↓", "pageup": "PgUp", "pagedown": "PgDn",
-                 "enter": "Enter", "escape": "Esc"}
+                 "enter": "Enter", "escape": "Esc", "ampersand": "&",
+                 "greater_than_sign": ">", "less_than_sign": "<", "left_parenthesis": "(",
+                 "right_parenthesis": ")"}
         return " ".join(names.get(k, k) for k in self.keys.split(","))
 
 
@@ -70,8 +72,10 @@ KEYS: tuple[Key, ...] = (
     Key("w", "screen.run_sweep", "Run the sweep again", SELECTION),
     Key("x", "screen.cancel_sweep", "Cancel the running sweep or tune", SELECTION),
     Key("u", "screen.tune", "Tune: the tuned strategy's best variant joins the table", SELECTION),
-    Key("slash", "screen.filter_log", "Filter the event log", VIEW, footer=True, display="/",
-        short="Filter"),
+    Key("slash", "screen.search_log", "Search the event log (then n/N in the log)", VIEW,
+        footer=True, display="/", short="Search"),
+    Key("ampersand", "screen.filter_log", "Filter the event log (client ids, event types)", VIEW),
+    Key("y", "screen.copy_command", "Copy the command that opens this run at this time", VIEW),
     Key("i", "screen.zoom(1)", "Zoom the timeline in around the cursor", VIEW),
     Key("o", "screen.zoom(-1)", "Zoom the timeline out", VIEW),
     Key("0", "screen.zoom(0)", "Show the whole run on the timeline (reset the zoom)", VIEW),
@@ -112,6 +116,14 @@ LOG_KEYS: tuple[Key, ...] = (
     Key("end", "select_last", "Select the last event listed", LOG),
     Key("enter", "choose", "Move the cursor to the selected event", LOG, footer=True,
         short="Go to event"),
+    Key("n", "find(1)", "Select the search's next match (Enter moves the cursor there)", LOG),
+    Key("N", "find(-1)", "Select the search's previous match", LOG),
+    Key("greater_than_sign", "alike('codes', 1)", "Select the next event of the selected type",
+        LOG),
+    Key("less_than_sign", "alike('codes', -1)", "Select the previous event of that type", LOG),
+    Key("right_parenthesis", "alike('clients', 1)", "Select the selected client's next event",
+        LOG),
+    Key("left_parenthesis", "alike('clients', -1)", "Select that client's previous event", LOG),
     Key("escape", "leave", "Leave the event log", LOG, footer=True, short="Leave log"),
 )
 

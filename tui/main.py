@@ -10,12 +10,14 @@ starts; so is starting the app without a terminal (under CI or ``nohup``), which
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from sim.cli import OneLineParser, add_force, add_version, output_dir, positive_int, seed_value
+from sim.cli import (OneLineParser, add_force, add_version, int_at_least, output_dir, positive_int,
+                     seed_value)
 from sim.errors import EXIT_USER_ERROR
 from tui.state.paths import DEFAULT_OUT
 
@@ -50,6 +52,32 @@ def _add_view_options(parser: argparse.ArgumentParser) -> None:
                              f"needed (default: ./{DEFAULT_OUT})")
 
 
+def _time_value(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a time ≥ 0, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"expected a time ≥ 0, got {text!r}")
+    return value
+
+
+def add_start_options(parser: argparse.ArgumentParser) -> None:
+    """The options that open the app on a run and a time (what ``y`` copies)."""
+    group = parser.add_argument_group("where the app opens (y in the app copies them)")
+    group.add_argument("--simulation", metavar="TITLE", help="the simulation shown first")
+    group.add_argument("--strategy", metavar="LABEL", help="its strategy shown first")
+    group.add_argument("--clients", metavar="N", type=int_at_least(1, None),
+                       help="its client count shown first")
+    group.add_argument("--repetition", metavar="N", type=int_at_least(1, None),
+                       help="its repetition shown first (counted from 1, as the app shows it)")
+    place = group.add_mutually_exclusive_group()
+    place.add_argument("--at", metavar="TIME", type=_time_value,
+                       help="the cursor on the last event at or before TIME (the run's unit)")
+    place.add_argument("--event", metavar="N", type=int_at_least(1, None),
+                       help="the cursor on the run's event N (counted from 1)")
+
+
 def build_app_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="backoff-sim", description=DESCRIPTION, epilog=EPILOG,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -62,6 +90,7 @@ def build_app_parser() -> argparse.ArgumentParser:
     parser.add_argument("--workers", "-j", metavar="N", type=positive_int, default=None,
                         help="worker processes for sweeps (default: all cores)")
     add_force(parser)
+    add_start_options(parser)
     return parser
 
 
@@ -75,6 +104,7 @@ def build_replay_parser() -> argparse.ArgumentParser:
                         help="what the file's times are in, for the labels (an events file does "
                              "not say; default: ms, e.g. tick for examples/spike_queue.toml)")
     _add_view_options(parser)
+    add_start_options(parser)
     return parser
 
 
@@ -129,6 +159,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         source = (_replay_source(args.file, args.time_unit) if replay else
                   _config_source(args.config, args.seed, args.out, args.workers, args.force))
+        from tui.state.start import resolve_start
+
+        start = resolve_start(source, args)
     except UserError as exc:
         return _fail(*exc.lines())
     if not has_terminal():
@@ -140,7 +173,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     app = BackoffApp(source, theme=args.theme, animated=not args.no_animation,
                      sweep_workers=getattr(args, "workers", None), out_dir=args.out,
-                     freeze_gc=True, explore_cache=None if replay else args.out / CACHE_DIR)
+                     freeze_gc=True, explore_cache=None if replay else args.out / CACHE_DIR,
+                     start=start)
     _run_app(app)
     return _finish(app)
 

@@ -29,6 +29,7 @@ from ..state.explore_map import CellChoice, ExploreMap, MapState
 from ..state.export import export_view
 from ..state.recorder import Cancelled, RunRecorder
 from ..state.source import ConfigSource, Selection, Source
+from ..state.start import command_line, command_words
 from ..state.sweeps import SweepBook, SweepKey, stopped
 from ..state.playback import format_speed
 from ..state.tuning import TuneOutcome, tune_variant
@@ -410,6 +411,22 @@ class MainScreen(Screen):
 
     def action_filter_log(self) -> None:
         self.query_one(LogPane).open_filter()
+
+    def action_search_log(self) -> None:
+        self.query_one(LogPane).open_search()
+
+    def action_copy_command(self) -> None:
+        """Copy reproduction: the command that opens this run at this event, on the clipboard
+        (OSC 52, through the terminal, over SSH too) and in a notification."""
+        app = self.app
+        if app.run_data is None or app.selection is None:
+            self.notify("No run on screen yet: nothing to copy.", timeout=3)
+            return
+        words, caveat = command_words(app.source, app.selection, app.run_data.times, app.cursor)
+        line = command_line(words)
+        app.copy_to_clipboard(line)
+        self.notify(line + (f"\n(but {caveat})" if caveat else ""), markup=False, timeout=10,
+                    title="Copied to the clipboard (OSC 52)")
 
     def action_cycle_panes(self) -> None:
         """Wide: both panes → analysis alone → timeline and log alone; narrow: one or the other."""

@@ -1,4 +1,4 @@
-"""The event log's filter box: typed filters apply as you type; Enter or Escape closes it."""
+"""The event log's one-line boxes (its filter, its search): Enter or Escape closes them."""
 
 from __future__ import annotations
 
@@ -6,22 +6,33 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Input
 
+FILTER_PLACEHOLDER = "filter: client ids (3 10-19) and/or event types (reject give_up)…"
+
 
 class FilterInput(Input):
-    """An ``Input`` that says when the user is done with it."""
+    """An ``Input`` that says when the user is done with it, and how."""
 
-    BINDINGS = [Binding("escape", "close", "Close filter", show=False)]
+    BINDINGS = [Binding("escape", "close", "Close", show=False)]
 
     class Closed(Message):
-        """The user pressed Enter or Escape: hide the box, keep the filter."""
+        """The user pressed Enter (``submitted``) or Escape: hide the box."""
 
-    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
-        super().__init__(placeholder="filter: client ids (3 10-19) and/or event types (reject give_up)…",
-                         id=id, classes=classes, compact=True)
+        def __init__(self, box: FilterInput, submitted: bool) -> None:
+            super().__init__()
+            self.box = box
+            self.submitted = submitted
+
+        @property
+        def control(self) -> FilterInput:
+            return self.box
+
+    def __init__(self, *, placeholder: str = FILTER_PLACEHOLDER, id: str | None = None,
+                 classes: str | None = None) -> None:
+        super().__init__(placeholder=placeholder, id=id, classes=classes, compact=True)
 
     def action_close(self) -> None:
-        self.post_message(self.Closed())
+        self.post_message(self.Closed(self, submitted=False))
 
     async def action_submit(self) -> None:
         await super().action_submit()
-        self.post_message(self.Closed())
+        self.post_message(self.Closed(self, submitted=True))
