@@ -41,6 +41,7 @@ class Replicate:
     work: int
     orbit: int
     returned_at: float | None
+    final: tuple[int, int] = (0, 0)  # the state when the run stopped (returned, cut off or at the limit)
 
 
 def phase_spec(spec: SimulationSpec, limit: float) -> SimulationSpec:
@@ -58,7 +59,7 @@ def replicate(spec: SimulationSpec, label: str, clients: int, state: InitialStat
     a collapsed run would otherwise go on, ever costlier, to the time limit."""
     wiring, side = start_run(spec, spec.strategy(label).chain, clients, REPETITION_BASE + number, state)
     heap, near, seq = wiring.heap, wiring.near, wiring.seq
-    found: list = [None, None, None]  # work and orbit at the horizon, first healthy time
+    found: list = [None, None, None, (0, 0)]  # work and orbit at the horizon, first healthy time, last state
     end = horizon if healthy is None else limit
 
     at_horizon = max(1, round(horizon / step))  # the sample that gives the drift
@@ -66,6 +67,7 @@ def replicate(spec: SimulationSpec, label: str, clients: int, state: InitialStat
 
     def sample(t: float, c: int, k: int) -> int:
         work, orbit = sum(wiring.server_state()), side.in_backoff
+        found[3] = (work, orbit)
         if k == at_horizon:
             found[0], found[1] = work, orbit
         if healthy is not None and found[2] is None and healthy.holds(work, orbit):
@@ -87,7 +89,7 @@ def replicate(spec: SimulationSpec, label: str, clients: int, state: InitialStat
         handler(t, c, a)
     if found[0] is None:  # the run ended (nothing left to happen) before the horizon
         found[0], found[1] = sum(wiring.server_state()), side.in_backoff
-    return Replicate(found[0], found[1], found[2])
+    return Replicate(found[0], found[1], found[2], found[3])
 
 
 @dataclass(frozen=True)
@@ -120,17 +122,27 @@ class CellResult:
     d_orbit: tuple[float, ...]
     returned: tuple[bool, ...]
     return_times: tuple[float, ...]
+    finals: tuple[tuple[int, int], ...] = ()  # where the runs that did not return ended
 
 
 def run_cell(task: CellTask) -> CellResult:
-    """Every replicate of one cell. Replicate numbers are the cell's index times the runs per
-    cell plus the replicate's, so a cell's random numbers depend on its place alone."""
+    """One cell's replicates: first half of ``runs`` (at least two), and the rest only when
+    those disagree on returning, so cells deep in a basin cost half. Replicate numbers are the
+    cell's index times the runs per cell plus the replicate's, so a cell's random numbers
+    depend on its place alone."""
     state = InitialState(task.work, task.orbit, task.attempt)
-    outs = [replicate(task.spec, task.label, task.clients, state, task.index * task.runs + r,
-                      task.horizon, task.limit, task.step, task.healthy, task.beyond)
-            for r in range(task.runs)]
+
+    def run(r: int) -> Replicate:
+        return replicate(task.spec, task.label, task.clients, state, task.index * task.runs + r,
+                         task.horizon, task.limit, task.step, task.healthy, task.beyond)
+
+    first = min(task.runs, max(2, task.runs // 2))
+    outs = [run(r) for r in range(first)]
+    if len({o.returned_at is None for o in outs}) > 1:
+        outs += [run(r) for r in range(first, task.runs)]
     return CellResult(task.index, task.work, task.orbit,
                       tuple((o.work - task.work) / task.horizon for o in outs),
                       tuple((o.orbit - task.orbit) / task.horizon for o in outs),
                       tuple(o.returned_at is not None for o in outs),
-                      tuple(o.returned_at for o in outs if o.returned_at is not None))
+                      tuple(o.returned_at for o in outs if o.returned_at is not None),
+                      tuple(o.final for o in outs if o.returned_at is None))

@@ -17,6 +17,7 @@ import numpy as np
 from sim.analysis.stats import Estimate, estimate
 from sim.errors import UserError
 from sim.models.initial import InitialState
+from sim.phase.attempt import delay_after, outage_attempt
 from sim.phase.estimate import CellResult, CellTask, Healthy, phase_spec, replicate, run_cell
 from sim.phase.grid import PhaseGrid
 from sim.spec import SimulationSpec
@@ -36,7 +37,7 @@ class PhaseSettings:
     runs: int = 8
     horizon: float | None = None
     limit: float | None = None
-    attempt: int = 6
+    attempt: int | None = None  # None: where the config's outage leaves a call (``outage_attempt``)
     clients: int | None = None
     work_max: int | None = None
     orbit_max: int | None = None
@@ -56,14 +57,18 @@ class Resolved:
     grid: PhaseGrid
 
 
-def resolve(spec: SimulationSpec, settings: PhaseSettings) -> Resolved:
-    """The settings' values for ``spec``: the horizon half the timeout (a client's reaction to
-    a state shows within it), the time limit fifteen timeouts (or a tenth and a quarter of the
-    simulation's horizon without a timeout), both axes up to the largest client count."""
+def resolve(spec: SimulationSpec, settings: PhaseSettings, label: str) -> Resolved:
+    """The settings' values for ``spec`` and strategy ``label``: the horizon half the timeout (a
+    client's reaction to a state shows within it); the time limit fifteen timeouts or four times
+    the backoff after the state's attempt, whichever is longer (an orbit's clients must have
+    had time to send again, and those that fail once more to wait the next, longer backoff), at most the simulation's horizon (without a timeout, a
+    tenth and a quarter of that horizon); both axes up to the largest client count."""
     span = float(spec.horizon or 0.0)
     timeout = spec.timeout
+    attempt = settings.attempt if settings.attempt is not None else outage_attempt(spec, label)
     horizon = settings.horizon or (timeout / 2 if timeout else span / 100)
-    limit = settings.limit or (min(15 * timeout, span) if timeout else span / 4)
+    limit = settings.limit or (min(max(15 * timeout, 4 * delay_after(spec, label, attempt)), span)
+                               if timeout else span / 4)
     if horizon <= 0 or not math.isfinite(horizon):
         raise UserError(f"phase: --horizon must be a positive time, got {horizon:g}")
     if limit < horizon:
@@ -73,7 +78,7 @@ def resolve(spec: SimulationSpec, settings: PhaseSettings) -> Resolved:
     grid = PhaseGrid(settings.size, settings.work_max if settings.work_max is not None else clients,
                      settings.orbit_max if settings.orbit_max is not None else clients)
     return Resolved(settings.size, settings.runs, float(horizon), float(limit), float(horizon) / 2,
-                    settings.attempt, clients, grid)
+                    attempt, clients, grid)
 
 
 def replying_problem(spec: SimulationSpec) -> str | None:
@@ -100,6 +105,7 @@ class Cell:
     returned: int
     runs: int
     median_return: float
+    finals: tuple[tuple[int, int], ...] = ()
 
     @property
     def return_probability(self) -> float:
@@ -130,19 +136,18 @@ class Portrait:
                 np.array([c.drift_orbit.mean for c in self.cells]).reshape(n, n))
 
     def collapsed_state(self) -> tuple[int, int] | None:
-        """The cell that does not return whose drift moves it least (in grid steps over the
-        horizon), if that is under one step: a collapsed equilibrium on the grid. None when
-        every non-returning cell moves on (the collapse lies beyond the grid) or all return."""
-        sw, so = self.settings.grid.steps
-        h = self.settings.horizon
-        best, moved = None, 1.0
-        for c in self.cells:
-            if c.return_probability >= 0.5:
-                continue
-            m = math.hypot(c.drift_work.mean * h / sw, c.drift_orbit.mean * h / so)
-            if m < moved:
-                best, moved = (c.work, c.orbit), m
-        return best
+        """Where the runs that did not return were at the end (their mean state), when that is
+        on the grid: a collapsed equilibrium. None when they left the grid (the collapse grows
+        without bound: work piles up beyond the top) or every run returned."""
+        finals = [f for c in self.cells for f in c.finals]
+        if not finals:
+            return None
+        work = float(np.mean([f[0] for f in finals]))
+        orbit = float(np.mean([f[1] for f in finals]))
+        grid = self.settings.grid
+        if work > grid.work_max or orbit > grid.orbit_max:
+            return None
+        return round(work), round(orbit)
 
     @property
     def basins(self) -> int:
@@ -178,7 +183,8 @@ def summarise(results: list[CellResult], runs: int) -> tuple[Cell, ...]:
     for res in sorted(results, key=lambda c: c.index):
         times = res.return_times
         cells.append(Cell(res.work, res.orbit, estimate(np.array(res.d_work)), estimate(np.array(res.d_orbit)),
-                          sum(res.returned), runs, float(np.median(times)) if times else math.nan))
+                          sum(res.returned), len(res.returned), float(np.median(times)) if times else math.nan,
+                          res.finals))
     return tuple(cells)
 
 
@@ -189,7 +195,7 @@ def compute_portrait(spec: SimulationSpec, label: str, settings: PhaseSettings,
     problem = replying_problem(spec)
     if problem:
         raise UserError(problem)
-    r = resolve(spec, settings)
+    r = resolve(spec, settings, label)
     runnable = phase_spec(spec, r.limit)
     state, healthy = healthy_state(runnable, label, r)
     todo = tasks(runnable, label, r, healthy)
