@@ -173,3 +173,23 @@ def test_server_outage_constant_retries_have_two_basins_and_backoff_a_larger_hea
     assert constant.basins == 2
     assert constant.probabilities[0, 0] == 1.0 and constant.probabilities[-1, -1] == 0.0
     assert (expo.probabilities >= 0.5).mean() > (constant.probabilities >= 0.5).mean() + 0.3
+
+
+def test_the_path_of_a_run_is_the_engines_own_state_at_every_event() -> None:
+    # Stepping a run with an outage: after each event, the counted work is the server's and
+    # the counted orbit the clients in backoff (but at a timeout, whose backoff is the next
+    # event at the same instant: the engine counts the client as not waiting already).
+    from sim.analysis.phase_path import phase_path
+    from sim.core import events as ev
+
+    spec = load_config(OUTAGE).simulations[0]
+    run = Run(spec, "constant", 30, 0)
+    seen = []
+    while len(run.history) < 3000 and (step := run.step()) is not None:
+        seen.append((step[2], sum(run._wiring.server_state()), run._side.in_backoff))
+    path = phase_path(run.history)
+    for i, (code, work, orbit) in enumerate(seen):
+        assert path.work[i] == work
+        if code != ev.CLIENT_TIMES_OUT:
+            assert path.orbit[i] == orbit
+    assert path.upto(len(seen) - 1, 10)[-1][1:] == (seen[-1][1], seen[-1][2])
