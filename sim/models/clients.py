@@ -413,7 +413,8 @@ class Clients:
         policy) -- the retry orbit of a phase portrait. 0 without replies."""
         if self._active is None:
             return 0
-        return sum(a and not w for a, w in zip(self._active, self._waiting))
+        # A waiting client is always in a call, so those in a call less those waiting.
+        return self._active.count(True) - self._waiting.count(True)
 
     def bind(self, receive_write: Callable, receive_read: Callable | None,
              stopped_waiting: Callable | None = None) -> None:

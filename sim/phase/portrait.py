@@ -34,7 +34,7 @@ class PhaseSettings:
     """What ``backoff-sim phase`` was asked for (``None``: derived from the simulation)."""
 
     size: int = 20
-    runs: int = 8
+    runs: int = 4
     horizon: float | None = None
     limit: float | None = None
     attempt: int | None = None  # None: where the config's outage leaves a call (``outage_attempt``)
@@ -77,7 +77,7 @@ def resolve(spec: SimulationSpec, settings: PhaseSettings, label: str) -> Resolv
     clients = settings.clients or max(spec.clients)
     grid = PhaseGrid(settings.size, settings.work_max if settings.work_max is not None else clients,
                      settings.orbit_max if settings.orbit_max is not None else clients)
-    return Resolved(settings.size, settings.runs, float(horizon), float(limit), float(horizon) / 2,
+    return Resolved(settings.size, settings.runs, float(horizon), float(limit), float(horizon),
                     attempt, clients, grid)
 
 
