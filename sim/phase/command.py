@@ -30,7 +30,8 @@ simulation it writes:
                                  return time, whether the cell is healthy
   <title>_phase.png              a panel per strategy: drift arrows, return probability
                                  as shading, the boundary (half the runs return), the
-                                 healthy equilibrium and a collapsed one on the grid
+                                 healthy equilibrium and a collapsed one when it lies
+                                 on the grid
   <title>_phase_provenance.json  the seed, the config's hash and this command
 
 The calls in backoff (and the requests of the work) are each on their --attempt-th
@@ -85,7 +86,8 @@ def add_phase_subparser(subparsers, int_at_least: Callable, seed_value: Callable
                      help="time over which the drift is measured (default: half the timeout)")
     sub.add_argument("--limit", metavar="T", type=positive_time, default=None,
                      help="time within which a run must return to the healthy state "
-                          "(default: 15 timeouts, at most the simulation's horizon)")
+                          "(default: 15 timeouts, or 4 times the backoff after --attempt if "
+                          "longer; at most the simulation's horizon)")
     sub.add_argument("--attempt", metavar="K", type=int_at_least(1, 1000), default=None,
                      help="the attempt every call of the state is on (default: the one a call "
                           "that began with the config's first outage is on when it ends; 1 "

@@ -43,14 +43,14 @@ def phase_figure(portraits: list[Portrait], palette: Palette):
         norm = np.hypot(u, v)
         with np.errstate(invalid="ignore", divide="ignore"):
             uu, vv = np.where(norm > 0, u / norm, 0), np.where(norm > 0, v / norm, 0)
-        ax.quiver(work, orbit, uu * sw, vv * so, angles="xy", scale_units="xy", scale=1 / 0.4,
+        ax.quiver(work, orbit, uu * sw, vv * so, angles="xy", scale_units="xy", scale=1 / 0.7,
                   color=palette.foreground, width=0.004)
         if (prob >= 0.5).any() and (prob < 0.5).any():
             ax.contour(work, orbit, prob, levels=[0.5], colors=[palette.base["warning"]], linewidths=2)
             ax.plot([], [], color=palette.base["warning"], linewidth=2, label="boundary (half return)")
         hw, ho = p.healthy_state
-        ax.plot([hw], [ho], "o", color=palette.base["success"], markeredgecolor=palette.foreground,
-                markersize=10, label=f"healthy ({hw:.0f}, {ho:.0f})")
+        ax.plot([hw], [ho], "o", color=palette.background, markeredgecolor=palette.base["success"],
+                markeredgewidth=2.5, markersize=11, label=f"healthy ({hw:.0f}, {ho:.0f})")
         collapsed = p.collapsed_state()
         if collapsed is not None:
             ax.plot([collapsed[0]], [collapsed[1]], "X", color=palette.base["error"],
@@ -61,12 +61,12 @@ def phase_figure(portraits: list[Portrait], palette: Palette):
         ax.set_ylim(orbit[0] - so / 2, orbit[-1] + so / 2)
         ax.set_xlabel("work at the server (queued + in service)")
         ax.set_ylabel(f"calls in backoff (attempt {p.settings.attempt})")
-        ax.set_title(f"{p.title}: {p.label}", fontsize=10)
+        ax.set_title(f"{p.title}: {p.label} (returns within {p.settings.limit:,.0f} {p.time_unit})",
+                     fontsize=10)
         style_legend(ax, palette)
     if mesh is not None:
         bar = fig.colorbar(mesh, ax=fig.axes, shrink=0.9)
-        bar.set_label(f"returns to healthy within {portraits[0].settings.limit:g} {portraits[0].time_unit}",
-                      color=palette.foreground)
+        bar.set_label("fraction of runs back to healthy within the time limit", color=palette.foreground)
         bar.ax.tick_params(colors=palette.foreground)
     return fig
 
