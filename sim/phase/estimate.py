@@ -14,7 +14,7 @@ from heapq import heappop, heappush
 
 from sim.core.events import NO_EVENT
 from sim.models.initial import InitialState
-from sim.runs.engine import start_run
+from sim.runs.engine import STALL_EVENTS, guard_for, start_run
 from sim.spec import SimulationSpec
 
 # The replicates of phase runs are numbered from here, so no run of a sweep (repetitions from 0)
@@ -57,7 +57,9 @@ def replicate(spec: SimulationSpec, label: str, clients: int, state: InitialStat
     numbers. Without ``healthy`` the run goes to ``horizon`` only. A run whose work passes
     ``beyond`` after the horizon (far above the grid) stops there, counted as not returning:
     a collapsed run would otherwise go on, ever costlier, to the time limit."""
-    wiring, side = start_run(spec, spec.strategy(label).chain, clients, REPETITION_BASE + number, state)
+    chain = spec.strategy(label).chain
+    wiring, side = start_run(spec, chain, clients, REPETITION_BASE + number, state)
+    guard, check = guard_for(spec, chain, clients), STALL_EVENTS  # a stall or a runaway: one line
     heap, near, seq = wiring.heap, wiring.near, wiring.seq
     found: list = [None, None, None, (0, 0)]  # work and orbit at the horizon, first healthy time, last state
     end = horizon if healthy is None else limit
@@ -83,9 +85,12 @@ def replicate(spec: SimulationSpec, label: str, clients: int, state: InitialStat
     heappush(heap, (step, seq(), sample, -1, 1))
     while heap or near:
         if near and (not heap or near[0] < heap[0]):
-            t, _, handler, c, a = heappop(near)
+            t, s, handler, c, a = heappop(near)
         else:
-            t, _, handler, c, a = heappop(heap)
+            t, s, handler, c, a = heappop(heap)
+        if s >= check:
+            guard.check(t, s)
+            check = s + STALL_EVENTS
         handler(t, c, a)
     if found[0] is None:  # the run ended (nothing left to happen) before the horizon
         found[0], found[1] = sum(wiring.server_state()), side.in_backoff

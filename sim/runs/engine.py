@@ -48,7 +48,7 @@ from sim.policies.chain import ChainSpec
 from sim.policies.entries import seconds_per_unit
 from sim.spec import SimulationSpec
 
-__all__ = ["Run", "build_wiring", "record_run", "run_metrics", "start_run"]
+__all__ = ["STALL_EVENTS", "Run", "build_wiring", "guard_for", "record_run", "run_metrics", "start_run"]
 
 
 # Every this many scheduled events a run checks that its clock moves (see ``_Guard``).
@@ -208,6 +208,12 @@ def start_run(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int
     """A run built in ``initial`` at t = 0 (work at the server, clients in backoff), not yet run:
     the phase portrait drives its heap itself (``sim.phase.estimate``)."""
     return _build(spec, strategy, clients, repetition, initial)
+
+
+def guard_for(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int) -> _Guard:
+    """The checks a loop driving a run (``start_run``'s) makes every ``STALL_EVENTS`` items:
+    time stalled or creeping, a runaway past its event budget or ``MAX_TIME``."""
+    return _Guard(spec, as_chain(strategy).strategy, clients)
 
 
 def _schedule_sampling(wiring: Wiring, horizon: float) -> None:
