@@ -166,20 +166,30 @@ def _phase(args: argparse.Namespace) -> int:
     chosen = [(spec, _labels(spec, args.strategy)) for spec in specs]
     workers = args.workers or default_workers()
     err = stderr_console()
-    lines = None if args.quiet else ProgressLines(stderr_line, unit="cells",
-                                                  interval=None if not err.is_terminal else 1.0)
+    # A bar on a terminal; else a plain line every few seconds; nothing with --quiet.
+    lines = None if args.quiet or err.is_terminal else ProgressLines(stderr_line, unit="cells")
     out = stdout_console()
     start = time.perf_counter()
     notes: list[str] = []
     with ExitStack() as stack:
         output = stack.enter_context(OutputSet(args.out))
-        run_all = stack.enter_context(cell_runner(workers, lines))
+        bar = None if args.quiet or not err.is_terminal else stack.enter_context(_progress_bar(err))
+        shown = [None]  # the bar's task of the portrait being computed
+
+        def on_progress(done: int, total: int) -> None:
+            if bar is not None and shown[0] is not None:
+                bar.update(shown[0], completed=done, total=total)
+
+        run_all = stack.enter_context(cell_runner(workers, lines, on_progress))
         staged: list[Path] = []
         for spec, labels in chosen:
             portraits = []
             for label in labels:
+                what = f"phase portrait of {spec.title}, {label!r}"
                 if lines is not None:
-                    lines.phase(f"phase portrait of {spec.title}, {label!r}", "cells")
+                    lines.phase(what, "cells")
+                if bar is not None:
+                    shown[0] = bar.add_task(what, total=None)
                 portrait = compute_portrait(spec, label, settings, run_all)
                 portraits.append(portrait)
                 notes.append(_summary(portrait))
@@ -198,6 +208,14 @@ def _phase(args: argparse.Namespace) -> int:
     for path in written:
         print_plain(out, f"  {path.name}" if not args.quiet else str(path))
     return EXIT_OK
+
+
+def _progress_bar(err):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TextColumn("cells"), TimeElapsedColumn(), console=err, transient=True,
+                    redirect_stdout=False, redirect_stderr=False)
 
 
 def _summary(p) -> str:
