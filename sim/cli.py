@@ -185,6 +185,9 @@ def build_parser() -> argparse.ArgumentParser:
     from sim.exploration.command import add_explore_subparser
 
     add_explore_subparser(subparsers, positive_int, add_force, output_dir)
+    from sim.phase.command import add_phase_subparser
+
+    add_phase_subparser(subparsers, int_at_least, seed_value, add_force, output_dir)
     return parser
 
 
@@ -314,7 +317,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``backoff-sim`` (headless): dispatch ``run`` and ``explore``; print help when no command is given."""
+    """``backoff-sim`` (headless): dispatch ``run``, ``explore`` and ``phase``; print help when no command is given."""
     from sim.export.provenance import set_command
 
     parser = build_parser()
@@ -326,6 +329,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from sim.exploration.command import explore_command
 
         return explore_command(args)
+    if args.command == "phase":
+        from sim.phase.command import phase_command
+
+        return phase_command(args)
     parser.print_help()
     return EXIT_OK
 

@@ -25,10 +25,13 @@ from sim.stdout import ASCII_ERRORS, FALLBACK_WIDTH, PIPED_WIDTH, console_width
 
 TINY = Path(__file__).parent / "fixtures" / "tiny.toml"
 TINY_MAP = Path(__file__).parent / "fixtures" / "tiny_map.toml"
+TINY_OUTAGE = Path(__file__).parent / "fixtures" / "tiny_outage.toml"
 COMMANDS = {
     "backoff-sim": [sys.executable, "-m", "sim", "run", str(TINY), "--workers", "1"],
     "backoff-simulator": [sys.executable, "-m", "sim.compat", "--config-file", str(TINY)],
     "explore": [sys.executable, "-m", "sim", "explore", str(TINY_MAP), "--workers", "1"],
+    "phase": [sys.executable, "-m", "sim", "phase", str(TINY_OUTAGE), "--workers", "1", "--grid", "2",
+              "--runs", "1", "--clients", "30"],
 }
 SCRIPTS = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text("utf-8"))["project"]["scripts"]
 
@@ -109,7 +112,8 @@ def test_argument_errors_are_one_line_that_say_what_is_accepted(argv: list[str],
     assert words in err
 
 
-@pytest.mark.parametrize("typo, command", [("runn", "run"), ("explor", "explore"), ("repaly", "replay")])
+@pytest.mark.parametrize("typo, command", [("runn", "run"), ("explor", "explore"), ("phas", "phase"),
+                                                 ("repaly", "replay")])
 def test_a_mistyped_command_gets_did_you_mean(typo: str, command: str, tmp_path: Path, monkeypatch,
                                               capsys) -> None:
     from tui.main import main
@@ -238,6 +242,7 @@ def test_python_m_sim_too(tmp_path: Path) -> None:
 @pytest.mark.parametrize("argv", [
     script("backoff-sim", "--help"), script("backoff-sim", "--version"),
     script("backoff-sim", "run", "--help"), script("backoff-sim", "explore", "--help"),
+    script("backoff-sim", "phase", "--help"),
     script("backoff-simulator", "--help"), [sys.executable, "-m", "sim", "--help"],
 ])
 @pytest.mark.parametrize("buffered", [True, False])

@@ -210,14 +210,17 @@ LAYERS: dict[str, Layer] = {
     "sim.exploration": Layer(("sim.exploration",), ("sim.analysis", "sim specs", "sim.export",
                                                     "sim.fluid", "sim.models", "sim.policies",
                                                     "sim.runs", "sim vocabulary")),
+    # Phase portraits: runs started from a state, their drift and return estimates, the files.
+    "sim.phase": Layer(("sim.phase",), ("sim.analysis", "sim.core", "sim specs", "sim.export",
+                                        "sim.models", "sim.runs", "sim vocabulary")),
     # The public API (sim/__init__.py re-exports sim.api's functions and the types they return)
     # and the one pipeline the commands, the API and the app share.
     "sim front door": Layer(("sim", "sim.api", "sim.pipeline", "sim.results"),
                             ("sim.exploration", "sim.export", "sim.recording", "sim.runs",
                              "sim specs", "sim vocabulary")),
     "sim commands": Layer(("sim.cli", "sim.compat", "sim.entry", "sim.__main__"),
-                          ("sim front door", "sim.exploration", "sim.export", "sim.report",
-                           "sim.runs", "sim vocabulary")),
+                          ("sim front door", "sim.exploration", "sim.export", "sim.phase",
+                           "sim.report", "sim.runs", "sim vocabulary")),
     # --- tui/ ------------------------------------------------------------------------------
     # View maths: what to draw, from sim's results and runs (no Textual): a recorded run as the
     # views index it (RunData), plot dots, policy labels, table rows, ticks, zoom.

@@ -130,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] == ["explore"] and "--app" in args_list[1:]:
         return _explore_app(args_list[1:])
-    if args_list[:1] in (["run"], ["explore"]):
+    if args_list[:1] in (["run"], ["explore"], ["phase"]):
         from sim.cli import main as cli_main
 
         return cli_main(args_list)
@@ -179,7 +179,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _finish(app)
 
 
-COMMANDS = ("run", "explore", "replay")
+COMMANDS = ("run", "explore", "phase", "replay")
 
 
 def _command_typo(word: str) -> str | None:
@@ -194,7 +194,7 @@ def _command_typo(word: str) -> str | None:
     if not close:
         return None
     return (f"{word}: no such command or config file; did you mean `backoff-sim {close[0]}`? "
-            "(commands: run, explore, replay; or give a TOML config to open the app on)")
+            "(commands: run, explore, phase, replay; or give a TOML config to open the app on)")
 
 
 CACHE_DIR = ".backoff-sim-cache"  # explore cells, under the output directory (as the command)

@@ -25,6 +25,7 @@ PURPOSE_SERVER = 3
 PURPOSE_WORKLOAD = 4
 PURPOSE_INCIDENTS = 5  # an incident's error draws (sim.models.incidents): no other stream moves
 PURPOSE_LIMITER = 6  # a server's admission limiter (Vegas's probe jitter)
+PURPOSE_STATE = 7  # a run started from a state: its orbit's backoff left (sim.models.initial)
 
 # Per-client block widths: small first (most clients need few draws), then larger.
 _BLOCK_WIDTHS = (8, 16, 32, 64)

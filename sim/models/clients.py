@@ -30,20 +30,23 @@ attempt number, one to a replying server carries it, so histories stay byte-iden
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from heapq import heappush
 from typing import TYPE_CHECKING
 
 from sim.core import events as ev
 from sim.core.events import NO_EVENT
-from sim.errors import ParamError
+from sim.core.streams import PURPOSE_STATE
+from sim.errors import ParamError, UserError
 from sim.outcomes import DENIED, REJECTED, SERVER_ERROR, TIMED_OUT, ChainFactory, GiveUp
 from sim.models.policy_events import PolicyEvents
 from sim.models.workloads import Workload
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from sim.models.initial import InitialState
 
     from sim.core.wiring import Wiring
     from sim.models.controls import Capabilities, Control
@@ -89,7 +92,8 @@ class Clients:
 
     def __init__(self, wiring: Wiring, chain: ChainFactory, control: Control, workload: Workload,
                  timeout: float | None, start_times: list[float],
-                 gaps: list[Callable[[], float]] | None) -> None:
+                 gaps: list[Callable[[], float]] | None, initial: InitialState | None = None,
+                 residuals: Sequence[float] = ()) -> None:
         caps = control.CAPS
         problem = workload_problem(caps, workload)
         if problem is not None:
@@ -245,6 +249,51 @@ class Clients:
                 heappush(heap, (t, seq(), after_failure, c, TIMED_OUT))
                 return times_out_code | ((tries[c] + 1) << shift)
 
+            def deliver(t: float, c: int, tok: int) -> int:
+                # A request already at the server when the run starts (``InitialState``).
+                return receive[0](t, c, tok)
+
+            def fresh_backoff(c: int, failed: int) -> None:
+                # A fresh sequence of delays, ``failed`` of them already used (plain strategies).
+                backoff[c] = (delays(jitter[c]) if think_delays is None
+                              else think_delays(jitter[c], last_think[c])).__next__
+                for _ in range(failed):
+                    backoff[c]()
+
+            def seed_at_server(c: int, live: bool, attempt: int) -> None:
+                # A live request is the client's current attempt (number ``attempt`` of its call,
+                # sent just before t = 0); an orphan one (token 0, never a live token) is
+                # abandoned work the server still holds, whose reply nobody waits for.
+                tok = 0
+                if live:
+                    active[c] = waiting[c] = True
+                    tok = token[c] = token[c] + 1
+                    tries[c] = attempt
+                    attempts[c] += 1
+                    if plain:
+                        fresh_backoff(c, attempt - 1)
+                    if timeout is not None:
+                        heappush(heap, (timeout, seq(), on_timeout, c, tok))
+                heappush(heap, (0.0, seq(), deliver, c, tok))
+
+            def seed_in_orbit(c: int, residual: float, attempt: int) -> None:
+                # A client whose attempt number ``attempt`` failed just before t = 0, ``residual``
+                # (a fraction in [0, 1)) of the backoff after it left to wait.
+                active[c] = True
+                tries[c] = attempt
+                if plain:
+                    fresh_backoff(c, attempt - 1)
+                    heappush(heap, (backoff[c]() * residual, seq(), send, c, 0))
+                    return
+                verdict = chains[c].on_failure(0.0, TIMED_OUT, attempt, 0.0)
+                if verdict.__class__ is GiveUp:
+                    active[c] = False
+                    next_call(0.0, c)
+                else:
+                    heappush(heap, (verdict * residual, seq(), send, c, HELD))
+
+            self._seed_at_server, self._seed_in_orbit = seed_at_server, seed_in_orbit
+            self._waiting = waiting
             wiring.client_succeeded = succeeded
             wiring.client_server_error = failure_reply(SERVER_ERROR)
             wiring.still_waiting = lambda c, tok: waiting[c] and token[c] == tok
@@ -335,8 +384,37 @@ class Clients:
         wiring.client_rejected = rejected if replies else after_failure
         wiring.client_committed = None if replies else heard
         self._attempts_count_refused = not replies  # ``tries`` is ``attempts`` (see ``work``)
-        for c, t0 in enumerate(start_times):
-            heappush(heap, (t0, seq(), new_call, c, 0))
+        if initial is None:
+            for c, t0 in enumerate(start_times):
+                heappush(heap, (t0, seq(), new_call, c, 0))
+        else:
+            self._start_in(initial, residuals, start_times, replies, new_call, heap, seq)
+
+    def _start_in(self, initial: InitialState, residuals: Sequence[float], start_times: list[float],
+                  replies: bool, new_call: Callable, heap: list, seq: Callable[[], int]) -> None:
+        """Put the run in ``initial`` at t = 0: its orbit's clients in backoff, its work at the
+        server (live requests of the next clients, then orphans), and the other clients thinking
+        until their usual first start."""
+        if not replies:
+            raise UserError("a run can start from a state only against a server that replies")
+        n = len(start_times)
+        orbit = min(initial.orbit, n)
+        live = min(initial.work, n - orbit)
+        for c in range(orbit):
+            self._seed_in_orbit(c, residuals[c], initial.attempt)
+        for i in range(initial.work):
+            self._seed_at_server((orbit + i) if i < live else i % n, i < live, initial.attempt)
+        for c in range(orbit + live, n):
+            heappush(heap, (start_times[c], seq(), new_call, c, 0))
+
+    @property
+    def in_backoff(self) -> int:
+        """Clients in a call and not waiting for an attempt's reply: backing off (or held by a
+        policy) -- the retry orbit of a phase portrait. 0 without replies."""
+        if self._active is None:
+            return 0
+        # A waiting client is always in a call, so those in a call less those waiting.
+        return self._active.count(True) - self._waiting.count(True)
 
     def bind(self, receive_write: Callable, receive_read: Callable | None,
              stopped_waiting: Callable | None = None) -> None:
@@ -379,12 +457,20 @@ class Clients:
 
 def start_clients(wiring: Wiring, chain: ChainFactory, control: Control, workload: Workload,
                   timeout: float | None, stream: Callable[[], np.random.Generator],
-                  model: type[Clients] | None = None) -> Clients:
+                  model: type[Clients] | None = None, initial: InitialState | None = None) -> Clients:
     """The run's clients, their first calls at the workload's start times, drawn from the run's
     workload stream (``stream()``; not made for a workload that draws nothing), then each
     client's think times where the workload repeats. ``model``: another client model (the
-    engine passes ``OpenClients`` where calls overlap, ``Workload.CONCURRENT``)."""
+    engine passes ``OpenClients`` where calls overlap, ``Workload.CONCURRENT``). ``initial``: a
+    state to start from (``InitialState``) instead of every client at its first start."""
     n = len(wiring.net)
     rng = stream() if workload.DRAWS else None
-    return (model or Clients)(wiring, chain, control, workload, timeout, workload.start_times(rng, n),
-                   workload.gaps(rng, n))
+    if initial is None:
+        return (model or Clients)(wiring, chain, control, workload, timeout, workload.start_times(rng, n),
+                       workload.gaps(rng, n))
+    if model is not None:
+        raise UserError(f"a run can start from a state only with clients that make one call at a "
+                        f"time, and workload {workload.NAME!r} overlaps calls")
+    residuals = wiring._rng(PURPOSE_STATE).random(min(initial.orbit, n)).tolist()
+    return Clients(wiring, chain, control, workload, timeout, workload.start_times(rng, n),
+                   workload.gaps(rng, n), initial, residuals)

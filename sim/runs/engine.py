@@ -40,6 +40,7 @@ from sim.core.wiring import Wiring
 from sim.errors import UserError
 from sim.models.clients import Clients, start_clients
 from sim.models.incidents import Incidents
+from sim.models.initial import InitialState
 from sim.models.open_clients import OpenClients
 from sim.models.outage import AcceptQueue, OutageGate
 from sim.models.strategies import Strategy
@@ -47,7 +48,7 @@ from sim.policies.chain import ChainSpec
 from sim.policies.entries import seconds_per_unit
 from sim.spec import SimulationSpec
 
-__all__ = ["Run", "build_wiring", "record_run", "run_metrics"]
+__all__ = ["STALL_EVENTS", "Run", "build_wiring", "guard_for", "record_run", "run_metrics", "start_run"]
 
 
 # Every this many scheduled events a run checks that its clock moves (see ``_Guard``).
@@ -172,7 +173,7 @@ def as_chain(strategy: Strategy | ChainSpec) -> ChainSpec:
 
 
 def _build(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int,
-           repetition: int) -> tuple[Wiring, Clients]:
+           repetition: int, initial: InitialState | None = None) -> tuple[Wiring, Clients]:
     wiring = build_wiring(spec, clients, repetition)
     control = spec.control
     stops, degradations = spec.stops, spec.degradations
@@ -181,7 +182,7 @@ def _build(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int,
     incidents = Incidents(wiring, degradations) if degradations else None
     side = start_clients(wiring, as_chain(strategy), control, spec.workload, spec.timeout,
                          partial(wiring._rng, PURPOSE_WORKLOAD),
-                         OpenClients if spec.workload.CONCURRENT else None)
+                         OpenClients if spec.workload.CONCURRENT else None, initial)
     tiers = wiring.tiers = RunTiers(spec, wiring, clients, repetition) if spec.tiers else None
     handlers = control.build(wiring)
     receive_write = handlers.receive_write
@@ -200,6 +201,19 @@ def _build(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int,
     if wiring.series is not None:
         _schedule_sampling(wiring, float(spec.horizon))
     return wiring, side
+
+
+def start_run(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int, repetition: int,
+              initial: InitialState) -> tuple[Wiring, Clients]:
+    """A run built in ``initial`` at t = 0 (work at the server, clients in backoff), not yet run:
+    the phase portrait drives its heap itself (``sim.phase.estimate``)."""
+    return _build(spec, strategy, clients, repetition, initial)
+
+
+def guard_for(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int) -> _Guard:
+    """The checks a loop driving a run (``start_run``'s) makes every ``STALL_EVENTS`` items:
+    time stalled or creeping, a runaway past its event budget or ``MAX_TIME``."""
+    return _Guard(spec, as_chain(strategy).strategy, clients)
 
 
 def _schedule_sampling(wiring: Wiring, horizon: float) -> None:

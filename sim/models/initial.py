@@ -1,0 +1,36 @@
+"""A state for a run to start from, instead of every client at its first start (phase portraits).
+
+The state of a simulation against a replying server, as the phase portrait sees it: the work at
+the server (requests queued or in service) and the retry orbit (clients backing off, waiting to
+send their call again). ``Clients`` puts a run in it at t = 0; without one (the default) nothing
+of a run changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sim.errors import UserError
+
+
+@dataclass(frozen=True)
+class InitialState:
+    """``work`` requests at the server and ``orbit`` clients in backoff at t = 0.
+
+    The orbit's clients come first; the work's requests are the current attempts of the next
+    clients, and beyond the clients left, orphan requests (abandoned work the server still
+    holds, whose replies nobody waits for). Each orbit client has a uniform random fraction of
+    its backoff left, as a client caught at a random moment of it would. Every client of the
+    state is on its call's ``attempt``-th attempt: a backoff strategy remembers how many failed
+    before (the backoff after the state's failures is that of the ``attempt``-th).
+    """
+
+    work: int
+    orbit: int
+    attempt: int = 1
+
+    def __post_init__(self) -> None:
+        for name, low in (("work", 0), ("orbit", 0), ("attempt", 1)):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < low:
+                raise UserError(f"initial state: {name} must be a whole number, {low} or more, got {value!r}")

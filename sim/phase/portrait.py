@@ -1,0 +1,207 @@
+"""A whole phase portrait: the healthy state first, then every cell's runs, on the workers.
+
+The healthy equilibrium is where runs from the empty state (no work, no orbit) settle: its
+mean over a few runs, and the healthy region around it (``Healthy``), is what a cell's runs
+must return to. Cells then run on all cores (``sim.runs.procpool``), each cell's random
+numbers fixed by its place, so a portrait depends only on the config, the seed and the flags.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from sim.analysis.stats import Estimate, estimate
+from sim.errors import UserError
+from sim.models.initial import InitialState
+from sim.phase.attempt import delay_after, outage_attempt
+from sim.phase.estimate import CellResult, CellTask, Healthy, phase_spec, replicate, run_cell
+from sim.phase.grid import PhaseGrid
+from sim.spec import SimulationSpec
+
+# The pilot runs from the empty state are numbered after every cell's (a cell's are below
+# cells x runs), so none shares a cell's random numbers.
+PILOT_BASE = 1 << 19
+# A cell's run whose work passes this many times the grid's top counts as not returning.
+BEYOND_FACTOR = 2
+
+
+@dataclass(frozen=True)
+class PhaseSettings:
+    """What ``backoff-sim phase`` was asked for (``None``: derived from the simulation)."""
+
+    size: int = 20
+    runs: int = 4
+    horizon: float | None = None
+    limit: float | None = None
+    attempt: int | None = None  # None: where the config's outage leaves a call (``outage_attempt``)
+    clients: int | None = None
+    work_max: int | None = None
+    orbit_max: int | None = None
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """``PhaseSettings`` with every value decided for one simulation."""
+
+    size: int
+    runs: int
+    horizon: float
+    limit: float
+    step: float
+    attempt: int
+    clients: int
+    grid: PhaseGrid
+
+
+def resolve(spec: SimulationSpec, settings: PhaseSettings, label: str) -> Resolved:
+    """The settings' values for ``spec`` and strategy ``label``: the horizon half the timeout (a
+    client's reaction to a state shows within it); the time limit fifteen timeouts or four times
+    the backoff after the state's attempt, whichever is longer (an orbit's clients must have
+    had time to send again, and those that fail once more to wait the next, longer backoff), at most the simulation's horizon (without a timeout, a
+    tenth and a quarter of that horizon); both axes up to the largest client count."""
+    span = float(spec.horizon or 0.0)
+    timeout = spec.timeout
+    attempt = settings.attempt if settings.attempt is not None else outage_attempt(spec, label)
+    horizon = settings.horizon or (timeout / 2 if timeout else span / 100)
+    limit = settings.limit or (min(max(15 * timeout, 4 * delay_after(spec, label, attempt)), span)
+                               if timeout else span / 4)
+    if horizon <= 0 or not math.isfinite(horizon):
+        raise UserError(f"phase: --horizon must be a positive time, got {horizon:g}")
+    if limit < horizon:
+        raise UserError(f"phase: the time limit ({limit:g}) is shorter than the horizon ({horizon:g}); "
+                        "pass a longer --limit or a shorter --horizon")
+    clients = settings.clients or max(spec.clients)
+    grid = PhaseGrid(settings.size, settings.work_max if settings.work_max is not None else clients,
+                     settings.orbit_max if settings.orbit_max is not None else clients)
+    return Resolved(settings.size, settings.runs, float(horizon), float(limit), float(horizon),
+                    attempt, clients, grid)
+
+
+def replying_problem(spec: SimulationSpec) -> str | None:
+    """Why ``spec`` has no phase portrait, or None."""
+    if not spec.control.CAPS.replies:
+        return (f"simulation {spec.title!r}: a phase portrait needs a server that replies "
+                f"(QueueServer, LatencyServer, PoolServer...), and {spec.control.type_name} does not")
+    if spec.workload.CONCURRENT:
+        return (f"simulation {spec.title!r}: a phase portrait needs clients that make one call at a "
+                f"time, and workload {spec.workload.NAME!r} overlaps calls")
+    if spec.tiers:
+        return f"simulation {spec.title!r}: a phase portrait of a tiered simulation is not supported"
+    return None
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One cell's estimates: drift of work and orbit per time unit, and return probability."""
+
+    work: int
+    orbit: int
+    drift_work: Estimate
+    drift_orbit: Estimate
+    returned: int
+    runs: int
+    median_return: float
+    finals: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def return_probability(self) -> float:
+        return self.returned / self.runs
+
+
+@dataclass(frozen=True)
+class Portrait:
+    """A strategy's phase portrait of one simulation."""
+
+    title: str
+    label: str
+    settings: Resolved
+    healthy_state: tuple[float, float]
+    healthy: Healthy
+    cells: tuple[Cell, ...]  # in grid order (``PhaseGrid.cells``)
+    time_unit: str
+
+    @property
+    def probabilities(self) -> np.ndarray:
+        """Return probability per cell as a size x size array, rows the orbit values."""
+        n = self.settings.size
+        return np.array([c.return_probability for c in self.cells]).reshape(n, n)
+
+    def drifts(self) -> tuple[np.ndarray, np.ndarray]:
+        n = self.settings.size
+        return (np.array([c.drift_work.mean for c in self.cells]).reshape(n, n),
+                np.array([c.drift_orbit.mean for c in self.cells]).reshape(n, n))
+
+    def collapsed_state(self) -> tuple[int, int] | None:
+        """Where the runs that did not return were at the end (their mean state), when that is
+        on the grid: a collapsed equilibrium. None when they left the grid (the collapse grows
+        without bound: work piles up beyond the top) or every run returned."""
+        finals = [f for c in self.cells for f in c.finals]
+        if not finals:
+            return None
+        work = float(np.mean([f[0] for f in finals]))
+        orbit = float(np.mean([f[1] for f in finals]))
+        grid = self.settings.grid
+        if work > grid.work_max or orbit > grid.orbit_max:
+            return None
+        return round(work), round(orbit)
+
+    @property
+    def basins(self) -> int:
+        """How many basins the grid shows: 2 when some cells return and some do not (by more
+        than half their runs each way), else 1."""
+        p = self.probabilities
+        return 2 if (p >= 0.5).any() and (p < 0.5).any() else 1
+
+
+def healthy_state(spec: SimulationSpec, label: str, r: Resolved) -> tuple[tuple[float, float], Healthy]:
+    """Where runs from the empty state are after half the time limit (the mean of ``r.runs``
+    runs), and the healthy region: that state plus three standard deviations of the runs or
+    one grid step, whichever is more, on each axis."""
+    outs = [replicate(spec, label, r.clients, InitialState(0, 0, 1), PILOT_BASE + i, r.limit / 2,
+                      r.limit, r.step, None) for i in range(r.runs)]
+    work = np.array([o.work for o in outs], dtype=float)
+    orbit = np.array([o.orbit for o in outs], dtype=float)
+    sw, so = r.grid.steps
+    spread = (lambda v: 3 * float(v.std(ddof=1))) if len(outs) > 1 else (lambda v: 0.0)
+    return ((float(work.mean()), float(orbit.mean())),
+            Healthy(float(work.mean()) + max(spread(work), sw), float(orbit.mean()) + max(spread(orbit), so)))
+
+
+def tasks(spec: SimulationSpec, label: str, r: Resolved, healthy: Healthy) -> list[CellTask]:
+    beyond = BEYOND_FACTOR * max(r.grid.work_max, r.clients)
+    return [CellTask(spec, label, r.clients, i, w, o, r.attempt, r.runs, r.horizon, r.limit, r.step,
+                     healthy, beyond) for i, (w, o) in enumerate(r.grid.cells)]
+
+
+def summarise(results: list[CellResult], runs: int) -> tuple[Cell, ...]:
+    """Each cell's estimates, in grid order."""
+    cells = []
+    for res in sorted(results, key=lambda c: c.index):
+        times = res.return_times
+        cells.append(Cell(res.work, res.orbit, estimate(np.array(res.d_work)), estimate(np.array(res.d_orbit)),
+                          sum(res.returned), len(res.returned), float(np.median(times)) if times else math.nan,
+                          res.finals))
+    return tuple(cells)
+
+
+def compute_portrait(spec: SimulationSpec, label: str, settings: PhaseSettings,
+                     run_all: Callable[[list[CellTask]], list[CellResult]] | None = None) -> Portrait:
+    """The portrait of ``spec``'s strategy ``label``; ``run_all`` runs the cells' tasks (on a
+    pool, with progress; default: here, one after the other)."""
+    problem = replying_problem(spec)
+    if problem:
+        raise UserError(problem)
+    r = resolve(spec, settings, label)
+    runnable = phase_spec(spec, r.limit)
+    state, healthy = healthy_state(runnable, label, r)
+    todo = tasks(runnable, label, r, healthy)
+    results = run_all(todo) if run_all is not None else [run_cell(t) for t in todo]
+    return Portrait(spec.title, label, r, state, healthy, summarise(results, r.runs), spec.time_unit)
+
+
+def with_seed(spec: SimulationSpec, seed: int | None) -> SimulationSpec:
+    return spec if seed is None else replace(spec, seed=seed)
