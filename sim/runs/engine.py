@@ -286,7 +286,7 @@ def run_metrics(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: i
                 last = t
     guard.final(t)
     # Every item was scheduled once; those left when the horizon cleared the heap never ran.
-    events = wiring.seq() - wiring.dropped_at_end - silent
+    events = wiring.seq() - wiring.dropped_at_end - silent - wiring.unscheduled()
     return _metrics(spec, wiring, side, t if spec.runs_to_horizon else last, events)
 
 
