@@ -1,7 +1,7 @@
 """Before/after table: whole commands run from a git revision and from the working tree, paired.
 
-Usage: python bench/speedup.py --base REV [--runs N] [--explore | --explore-config CONFIG]
-                               [--only NAME ...]
+Usage: python bench/speedup.py --base REV [--runs N] [--no-warmup]
+                               [--explore | --explore-config CONFIG] [--only NAME ...]
 
 Checks REV out into a temporary ``git worktree`` and runs each command there (``before``) and in
 this working tree (``after``), alternately, ``--runs`` times each (default 3), every run in a
@@ -64,12 +64,13 @@ def median_ratio(after: list[float], before: list[float]) -> float:
     return statistics.median(b / a for a, b in zip(after, before))
 
 
-def compare(name: str, args: list[str], base: Path, runs: int) -> str:
+def compare(name: str, args: list[str], base: Path, runs: int, warmup: bool) -> str:
     """Run the command alternately in the base tree and here; one row of the table."""
     before: list[Sample] = []
     after: list[Sample] = []
-    run_once(base, args)  # warm-up (file caches, byte-compiled modules), not counted
-    run_once(ROOT, args)
+    if warmup:  # file caches, byte-compiled modules: not counted
+        run_once(base, args)
+        run_once(ROOT, args)
     for _ in range(runs):
         before.append(run_once(base, args))
         after.append(run_once(ROOT, args))
@@ -96,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3, help="paired runs per command (default 3)")
     parser.add_argument("--explore", action="store_true", help="also the metastability map (slow)")
     parser.add_argument("--explore-config", help="an explore config to time instead of the metastability map")
+    parser.add_argument("--no-warmup", action="store_true",
+                        help="count every run (by default one run of each tree first is not counted)")
     parser.add_argument("--only", nargs="+", help="only these commands (sample, server_outage, explore)")
     options = parser.parse_args(argv)
     if options.runs < 1:
@@ -121,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'':<16} {'before':>8} {'after':>8} {'':>7} {'before':>8} {'after':>8} {'':>7} "
               f"{'before':>8} {'after':>8}")
         for name, args in chosen:
-            print(compare(name, args, base, options.runs), flush=True)
+            print(compare(name, args, base, options.runs, not options.no_warmup), flush=True)
     finally:
         subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)], check=False)
     return 0
