@@ -25,7 +25,7 @@ STRATEGIES = [
 ]
 # Light load (20 clients, one request each 10 s, 30 in service at once): nothing fails.
 CALM = dict(base_latency=100.0, concurrency_limit=30, factor=1.05, k=15.0, workload="poisson",
-            think_time=10000.0, horizon=60000.0, timeout=2000.0, clients=[20], repeat=2)
+            think_time=10000.0, horizon=30000.0, timeout=2000.0, clients=[20], repeat=2)
 
 
 def _same(a, b) -> None:
