@@ -248,3 +248,41 @@ def test_a_file_over_the_limit_is_refused_unread(tmp_path: Path, monkeypatch: py
     monkeypatch.setattr(csv_files, "MAX_EVENTS_FILE_BYTES", 1024)
     with pytest.raises(UserError, match="larger than"):
         read_events_csv(path)
+
+
+def _row_by_row(blocks, layout=None) -> str:
+    """The events file as ``csv.writer`` writes it one row at a time (what the chunked writer
+    must match byte for byte)."""
+    from sim.core import events as ev
+    from sim.export.csv_files import END_MARKER, TIERED_EVENTS_HEADER, format_float
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(EVENTS_HEADER if layout is None else TIERED_EVENTS_HEADER)
+    for title, label, clients, rep, h in blocks:
+        for t, c, p in zip(h.times, h.clients, h.packed):
+            code, detail = ev.unpack(p)
+            row = [title, label, clients, rep, format_float(t), c, ev.EVENT_NAMES[code],
+                   ev.format_detail(code, detail)]
+            writer.writerows([row + ([] if layout is None else [1 if c < 0 else layout.tier_of(c)])])
+    buffer.write(END_MARKER.format(sum(len(b[4]) for b in blocks)) + "\n")
+    return buffer.getvalue()
+
+
+def test_the_chunked_writer_writes_what_csv_writer_writes_row_by_row() -> None:
+    """Times a ``%.12g`` prints with an exponent or no point, quoted titles, a ``%`` in a name,
+    server-wide events and a tier column: the same bytes as a ``csv.writer`` row by row."""
+    from sim.core import events as ev
+    from sim.core.history import History
+    from sim.export.csv_files import histories_csv_text
+    from sim.runs.tiers import TierLayout
+    history = History()
+    times = [0.0, 2.0, 1480.449999999999, 1 / 3, 3e-21, 1e-5, 123456789012345.0, 1.5e13, 9.99e15,
+             2.5e16, 7.000000000001, 0.1 + 0.2]
+    for i, t in enumerate(times):
+        history.append(t, i % 5 - 1, ev.pack(ev.SERVER_PAUSES) if i % 5 == 0 else
+                       ev.pack(ev.SERVER_DROPS, 1) if i % 2 else ev.pack(ev.CLIENT_REQUESTS_WRITE, i))
+    blocks = [("Round, \"trip\"", "100% on", 4, 0, history), ("plain", "b", 4, 1, History()),
+              ("plain", "c", 4, 2, history)]
+    assert histories_csv_text(blocks) == _row_by_row(blocks)
+    layout = TierLayout(2, (2,), (4,))
+    assert histories_csv_text(blocks, layout) == _row_by_row(blocks, layout)

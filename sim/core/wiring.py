@@ -54,6 +54,10 @@ class Wiring:
         # Set by servers that honour capacity and slowdown incidents (sim.models.incidents.IncidentHooks).
         self.incident_hooks: Any = None
         self.dropped_at_end = 0
+        # Sequence numbers taken by items that never entered a queue (a client's timeouts of
+        # attempts answered in time, ``sim.models.clients``): not events, like the stale items
+        # they stand for.
+        self.unscheduled: Callable[[], int] = lambda: 0
         # Set by the client side before the control builds its handlers.
         self.client_rejected: Callable[[float, int, int], int]
         # Clients of replying servers: a transient server error (``sim.outcomes.SERVER_ERROR``).

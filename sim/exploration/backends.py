@@ -81,8 +81,12 @@ class LocalBackend:
             result.open_runs.clear()  # a cell keeps only its summary: free the latencies and series
 
         if specs:
+            # A task per cell (all its strategies) when there are cells enough to keep every
+            # worker busy: runs in which no attempt failed then stand for the other strategies'.
+            workers = self.workers or default_workers()
             run_sweeps(list(specs), workers=self.workers, progress=progress,
-                       should_stop=should_stop, on_complete=complete)
+                       should_stop=should_stop, on_complete=complete,
+                       whole_cells=len(specs) >= 4 * workers)
 
 
 class DaskBackend:

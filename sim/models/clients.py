@@ -30,6 +30,7 @@ attempt number, one to a replying server carries it, so histories stay byte-iden
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Sequence
 from functools import partial
 from heapq import heappush
@@ -194,7 +195,11 @@ class Clients:
                     retries[int(t * inv)] += 1
                 heappush(heap, (t + net[c](), seq(), receive[0], c, tok))
                 if timeout is not None:
-                    heappush(heap, (t + timeout, seq(), on_timeout, c, tok))
+                    due_at = t + timeout
+                    s = seq()
+                    if not due:  # the only timeout due: it gets the heap item (see ``timeout_due``)
+                        heappush(heap, (due_at, s, timeout_due, c, tok))
+                    due.append((due_at, s, c, tok))
                 return write_code | ((k + 1) << shift)
 
             def call_ends(t: float, c: int) -> None:
@@ -237,6 +242,31 @@ class Clients:
                 return failed
 
             rejected = failure_reply(REJECTED)
+
+            # Every attempt's timeout, in the order sent, which (one timeout for the run) is the
+            # order they fall due: only the oldest has a heap item, with the key it was given when
+            # its attempt was sent, so the heap's order is the one it would be with an item each;
+            # an attempt answered in time costs the heap nothing (a stale item's push, pop and
+            # handler were ~20% of server_outage's events). ``wiring.unscheduled`` counts the
+            # keys taken by timeouts that never reach the heap, which the engine's count of
+            # events leaves out as it leaves out the stale timeouts they were.
+            due: deque[tuple[float, int, int, int]] = deque()
+            skipped = 0
+
+            def timeout_due(t: float, c: int, tok: int) -> int:
+                nonlocal skipped
+                due.popleft()
+                while due:
+                    nxt = due[0]
+                    c2, tok2 = nxt[2], nxt[3]
+                    if waiting[c2] and token[c2] == tok2:
+                        heappush(heap, (nxt[0], nxt[1], timeout_due, c2, tok2))
+                        break
+                    due.popleft()
+                    skipped += 1
+                return on_timeout(t, c, tok)
+
+            wiring.unscheduled = lambda: skipped + max(len(due) - 1, 0)
 
             def on_timeout(t: float, c: int, tok: int) -> int:
                 if tok != token[c] or not waiting[c]:

