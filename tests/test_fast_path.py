@@ -26,7 +26,9 @@ from sim.runs.sweep import run_sweep
 # FIFO, a bounded queue, a queue timeout, client timeouts and the plain strategies with and
 # without jitter, one simulation per service distribution: 4 workers of mean 10 ms take 12
 # clients' calls, one per 40 ms each (75% load), so queues form, overflow and time out; a
-# queue of 0 rejects at once. ~4,000 events a run.
+# queue of 0 rejects at once; outages (and an incident of capacity 0) hold arrivals at the door
+# and pause service, the held requests whose clients gave up dropped at the resume.
+# ~4,000 events a run.
 CONFIG = """
 seed = 7
 
@@ -90,6 +92,30 @@ workload = "open"
 think_time = 40.0
 horizon = 2000.0
 strategies = [{ type = "FullJitteredExpo", base = 5.0, cap = 100.0, name = "jitter" }]
+
+[[simulation]]
+title = "Fast outages"
+clients = [12]
+repeat = 2
+network_mu = 1.0
+network_sigma = 0.2
+work_to_duration = 0.0
+control = "PoolServer"
+workers = 4
+service_time = 10.0
+service_distribution = "exponential"
+queue_timeout = 80.0
+workload = "open"
+think_time = 40.0
+horizon = 3000.0
+timeout = 60.0
+outages = [{ start = 800.0, duration = 300.0 }, { start = 2000.0, duration = 100.0 }]
+incidents = [{ start = 1500.0, duration = 50.0, capacity = 0.0 }]
+abandoned = "drop"
+strategies = [
+  { type = "FullJitteredExpo", base = 5.0, cap = 200.0, name = "full jitter" },
+  { type = "Constant", constant = 3.0, name = "constant" },
+]
 """
 
 
@@ -111,7 +137,7 @@ def _csvs(spec) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("kernel", ["as the engine runs it", "plain source"])
-@pytest.mark.parametrize("index", [0, 1, 2])
+@pytest.mark.parametrize("index", [0, 1, 2, 3])
 def test_kernel_writes_the_reference_csvs_byte_for_byte(specs, index, kernel, monkeypatch):
     spec = specs[index]
     assert all(fast.kernel_expresses(spec, s.chain) for s in spec.strategies)
@@ -165,14 +191,16 @@ def test_the_engine_takes_the_kernel_only_for_what_it_expresses(specs, monkeypat
     assert fast.kernel_fits(spec, chain) == jit.COMPILED
 
 
-def test_outages_and_incidents_take_the_reference(specs):
-    spec = specs[0]
+def test_a_bounded_accept_queue_and_other_incidents_take_the_reference(specs):
+    spec = specs[3]
     chain = spec.strategies[0].chain
-    raw = CONFIG.replace('timeout = 60.0\n', 'timeout = 60.0\noutages = [{ start = 1000.0, duration = 200.0 }]\n', 1)
-    assert raw != CONFIG
+    assert spec.stops and fast.kernel_expresses(spec, chain)
+    assert not fast.kernel_expresses(replace(spec, backlog=10), chain)
     from sim.config import parse_config, parse_toml
-    with_outage = parse_config(parse_toml(raw)).simulations[0]
-    assert not fast.kernel_expresses(with_outage, chain)
+    raw = CONFIG.replace("capacity = 0.0", "capacity = 0.5")
+    assert raw != CONFIG
+    degraded = parse_config(parse_toml(raw)).simulations[3]
+    assert degraded.degradations and not fast.kernel_expresses(degraded, chain)
 
 
 def test_the_product_runs_without_numba(tmp_path):

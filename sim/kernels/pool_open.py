@@ -1,5 +1,6 @@
 """Open arrivals against a PoolServer, over arrays: ``sim.models.open_clients`` (plain strategies)
-and ``sim.models.pool`` (FIFO, ``queue_size``, ``queue_timeout``) transcribed handler by handler.
+and ``sim.models.pool`` (FIFO, ``queue_size``, ``queue_timeout``), with ``sim.models.outage``'s
+gate for outages (an unbounded accept queue), transcribed handler by handler.
 
 The reference is those two modules; this is the same model, written so numba can compile it:
 one heap of ``(time, seq)`` keys with integer handler codes (``H_*``) instead of tuples of
@@ -33,6 +34,8 @@ H_AFTER_FAILURE = 7  # open_clients.after_failure (plain)
 H_SEND = 8  # open_clients.sends
 H_SAMPLE = 9  # engine._schedule_sampling.sample
 H_END = 10  # engine._schedule_sampling.end
+H_PAUSE = 11  # outage.OutageGate._pause (arg: the outage's index)
+H_RESUME = 12  # outage.OutageGate._resume
 
 # Why ``run`` returned.
 DONE = 0
@@ -62,7 +65,8 @@ C_JITTER = 7  # the strategy draws jitter
 C_LAST_BUCKET = 8
 C_RECORD = 9
 C_LATENCY_SAMPLE = 10
-C_SIZE = 11
+C_DROP_ABANDONED = 11  # abandoned = "drop": a held request nobody waits for is dropped at the resume
+C_SIZE = 12
 # Float configuration (``cfg_f``).
 G_TIMEOUT = 0
 G_QUEUE_TIMEOUT = 1
@@ -99,7 +103,11 @@ I_REJECTIONS = 22
 I_TIMEOUTS = 23
 I_LATE = 24
 I_DROPPED_AT_END = 25
-I_SIZE = 26
+I_PAUSED = 26  # the outage gate's state (sim.models.outage)
+I_MARKERS = 27  # pause and resume items still in the heap
+I_HELD = 28  # arrivals held while paused
+I_GATE_DROPPED = 29  # held requests dropped at a resume (abandoned = "drop")
+I_SIZE = 30
 # Float state (``st_f``).
 F_TIME = 0  # the last popped item's time
 F_LAST = 1  # the last recorded event's time
@@ -121,6 +129,8 @@ _ACCEPTS = ev.SERVER_ACCEPTS
 _QUEUES = ev.SERVER_QUEUES
 _COMPLETES = ev.SERVER_COMPLETES
 _DROPS = ev.SERVER_DROPS
+_PAUSES = ev.pack(ev.SERVER_PAUSES)
+_RESUMES = ev.pack(ev.SERVER_RESUMES)
 _NO_EVENT = ev.NO_EVENT
 
 
@@ -188,6 +198,76 @@ def pop(hf, hi, st_i):
 
 
 @maybe_njit
+def heapify(hf, hi, n):
+    """Restore the heap order of the first ``n`` items (after an outage moved some)."""
+    for start in range(n // 2 - 1, -1, -1):
+        i = start
+        t = hf[i]
+        s = hi[i, 0]
+        h = hi[i, 1]
+        c = hi[i, 2]
+        a = hi[i, 3]
+        while True:
+            child = 2 * i + 1
+            if child >= n:
+                break
+            right = child + 1
+            if right < n and (hf[right] < hf[child] or (hf[right] == hf[child] and hi[right, 0] < hi[child, 0])):
+                child = right
+            ct = hf[child]
+            if ct < t or (ct == t and hi[child, 0] < s):
+                hf[i] = ct
+                hi[i, 0] = hi[child, 0]
+                hi[i, 1] = hi[child, 1]
+                hi[i, 2] = hi[child, 2]
+                hi[i, 3] = hi[child, 3]
+                i = child
+            else:
+                break
+        hf[i] = t
+        hi[i, 0] = s
+        hi[i, 1] = h
+        hi[i, 2] = c
+        hi[i, 3] = a
+
+
+@maybe_njit
+def dispatch(cfg_i, cfg_f, hf, hi, st_i, st_f, qf, qi, service, t):
+    """pool.dispatch (FIFO): free workers take queued requests, past those that waited too long
+    (each dropped one is an event of its own at this instant)."""
+    workers = cfg_i[C_WORKERS]
+    has_qt = cfg_i[C_HAS_QUEUE_TIMEOUT] != 0
+    queue_timeout = cfg_f[G_QUEUE_TIMEOUT]
+    queue_cap = qf.shape[0]
+    while st_i[I_BUSY] < workers and st_i[I_QUEUED] > 0:
+        started = False
+        while st_i[I_QUEUED] > 0:  # pool.take
+            head = st_i[I_Q_HEAD]
+            arrived = qf[head]
+            qc = qi[head, 0]
+            qtok = qi[head, 1]
+            st_i[I_Q_HEAD] = (head + 1) % queue_cap
+            st_i[I_QUEUED] -= 1
+            if st_i[I_QUEUED] == 0:
+                st_f[F_LAST_EMPTY] = t
+                st_i[I_Q_HEAD] = 0
+            if has_qt and t - arrived > queue_timeout:
+                push(hf, hi, st_i, t, H_DROP, qc, (qtok << _REASON_BITS) | _QUEUE_TIMEOUT)
+            else:  # pool.start
+                st_i[I_BUSY] += 1
+                if cfg_i[C_DRAWS_SERVICE] != 0:
+                    d = service[st_i[I_SERVICE_POS]]
+                    st_i[I_SERVICE_POS] += 1
+                else:
+                    d = cfg_f[G_SERVICE]
+                push(hf, hi, st_i, t + d, H_SERVED, qc, qtok)
+                started = True
+                break
+        if not started:
+            return
+
+
+@maybe_njit
 def backoff(cfg_i, cfg_f, bo, s, jitter, jitter_pos, c):
     """The slot's next delay (the plain strategy's ``delays`` generator, one step)."""
     kind = cfg_i[C_STRATEGY]
@@ -214,20 +294,18 @@ def backoff(cfg_i, cfg_f, bo, s, jitter, jitter_pos, c):
 @maybe_njit
 def run(cfg_i, cfg_f, st_i, st_f, hf, hi, qf, qi, df, di, waiting, tries, first, bo, free,
         attempts, series, lat_v, lat_c, lat_t, net, net_pos, jitter, jitter_pos, gaps, gap_pos,
-        service, rec_t, rec_c, rec_p):
+        service, rec_t, rec_c, rec_p, outages, held):
     """Process events until the heap is empty (``DONE``) or Python must step in."""
     n_clients = cfg_i[C_CLIENTS]
     workers = cfg_i[C_WORKERS]
     queue_size = cfg_i[C_QUEUE_SIZE]
     has_timeout = cfg_i[C_HAS_TIMEOUT] != 0
-    has_qt = cfg_i[C_HAS_QUEUE_TIMEOUT] != 0
     draws_service = cfg_i[C_DRAWS_SERVICE] != 0
     uses_jitter = cfg_i[C_JITTER] != 0
     last_bucket = cfg_i[C_LAST_BUCKET]
     record = cfg_i[C_RECORD] != 0
     latency_sample = cfg_i[C_LATENCY_SAMPLE]
     timeout = cfg_f[G_TIMEOUT]
-    queue_timeout = cfg_f[G_QUEUE_TIMEOUT]
     constant = cfg_f[G_SERVICE]
     width = cfg_f[G_WIDTH]
     inv = cfg_f[G_INVERSE_WIDTH]
@@ -242,9 +320,10 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, qf, qi, df, di, waiting, tries, first,
     while st_i[I_HEAP] > 0:
         # Room and draws for the next event, checked before it is popped (see the docstring).
         queued = st_i[I_QUEUED]
-        if (st_i[I_HEAP] + queued + 4 > heap_cap or queued + 2 > queue_cap
+        if (st_i[I_HEAP] + queued + st_i[I_HELD] + 4 > heap_cap or queued + 2 > queue_cap
                 or st_i[I_DUE] + 2 > due_cap or st_i[I_TOKEN] + 2 > waiting.shape[0]
                 or st_i[I_SLOTS] + 2 > tries.shape[0] or st_i[I_LATENCIES] + 2 > lat_v.shape[0]
+                or st_i[I_HELD] + 2 > held.shape[0]
                 or (record and st_i[I_RECORDED] + 2 > rec_t.shape[0])):
             return NEED_ROOM
         c = hi[0, 2]
@@ -302,7 +381,12 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, qf, qi, df, di, waiting, tries, first,
         elif handler == H_RECEIVE:
             tok = a
             busy = st_i[I_BUSY]
-            if busy < workers:
+            if st_i[I_PAUSED] != 0:  # OutageGate.wrap: held at the door until the resume
+                n_held = st_i[I_HELD]
+                held[n_held, 0] = c
+                held[n_held, 1] = tok
+                st_i[I_HELD] = n_held + 1
+            elif busy < workers:
                 busy += 1
                 st_i[I_BUSY] = busy
                 if draws_service:
@@ -334,33 +418,8 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, qf, qi, df, di, waiting, tries, first,
             st_i[I_BUSY] = busy
             push(hf, hi, st_i, t + net[c, net_pos[c]], H_SUCCEEDED, c, a)
             net_pos[c] += 1
-            # dispatch(t): a free worker takes the next request, past those that waited too long.
-            while st_i[I_BUSY] < workers and st_i[I_QUEUED] > 0:
-                started = False
-                while st_i[I_QUEUED] > 0:
-                    head = st_i[I_Q_HEAD]
-                    arrived = qf[head]
-                    qc = qi[head, 0]
-                    qtok = qi[head, 1]
-                    st_i[I_Q_HEAD] = (head + 1) % queue_cap
-                    st_i[I_QUEUED] -= 1
-                    if st_i[I_QUEUED] == 0:
-                        st_f[F_LAST_EMPTY] = t
-                        st_i[I_Q_HEAD] = 0
-                    if has_qt and t - arrived > queue_timeout:
-                        push(hf, hi, st_i, t, H_DROP, qc, (qtok << _REASON_BITS) | _QUEUE_TIMEOUT)
-                    else:
-                        st_i[I_BUSY] += 1
-                        if draws_service:
-                            d = service[st_i[I_SERVICE_POS]]
-                            st_i[I_SERVICE_POS] += 1
-                        else:
-                            d = constant
-                        push(hf, hi, st_i, t + d, H_SERVED, qc, qtok)
-                        started = True
-                        break
-                if not started:
-                    break
+            if st_i[I_QUEUED] > 0:
+                dispatch(cfg_i, cfg_f, hf, hi, st_i, st_f, qf, qi, service, t)
             p = _COMPLETES | ((st_i[I_BUSY] + 1) << _SHIFT)  # after dispatch, as the reference's
         elif handler == H_DROP:
             reason = a & ((1 << _REASON_BITS) - 1)
@@ -428,6 +487,32 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, qf, qi, df, di, waiting, tries, first,
             series[R_QUEUED, a] = st_i[I_QUEUED]
             if a < last_bucket:
                 push(hf, hi, st_i, (a + 2) * width, H_SAMPLE, -1, a + 1)
+        elif handler == H_PAUSE:
+            st_i[I_MARKERS] -= 1
+            st_i[I_PAUSED] = 1
+            shift = outages[a, 1]
+            moved = False
+            for j in range(st_i[I_HEAP]):  # service waits out the pause (OutageGate.freeze)
+                if hi[j, 1] == H_SERVED and hf[j] >= t:
+                    hf[j] = hf[j] + shift
+                    moved = True
+            if moved:
+                heapify(hf, hi, st_i[I_HEAP])
+            if st_i[I_HEAP] > st_i[I_MARKERS] or st_i[I_HELD] > 0:
+                p = _PAUSES
+        elif handler == H_RESUME:
+            st_i[I_MARKERS] -= 1
+            st_i[I_PAUSED] = 0
+            if st_i[I_QUEUED] > 0:  # the pool's resume hook
+                dispatch(cfg_i, cfg_f, hf, hi, st_i, st_f, qf, qi, service, t)
+            if st_i[I_HEAP] > st_i[I_MARKERS] or st_i[I_HELD] > 0:
+                p = _RESUMES
+            for j in range(st_i[I_HELD]):
+                if cfg_i[C_DROP_ABANDONED] != 0 and waiting[held[j, 1]] < 0:
+                    st_i[I_GATE_DROPPED] += 1
+                else:
+                    push(hf, hi, st_i, t, H_RECEIVE, held[j, 0], held[j, 1])
+            st_i[I_HELD] = 0
         else:  # H_END: the horizon; what is left never runs
             series[R_IN_SERVICE, last_bucket] = st_i[I_BUSY]
             series[R_QUEUED, last_bucket] = st_i[I_QUEUED]

@@ -1,8 +1,9 @@
 """The compiled fast path: which runs it takes (``kernel_fits``), and running them by the kernel.
 
 The engine asks ``kernel_fits`` before each run; a run the kernel expresses (open arrivals, a
-PoolServer with FIFO, ``queue_size``, ``queue_timeout``, a plain strategy; no outage, incident,
-tier, policy, CoDel, limiter, cancellation or load curve) goes to ``sim.kernels.pool_open`` when
+PoolServer with FIFO, ``queue_size``, ``queue_timeout``, a plain strategy, outages with an
+unbounded accept queue; no other incident, no tier, policy, CoDel, limiter, cancellation or load
+curve) goes to ``sim.kernels.pool_open`` when
 numba is installed and ``BACKOFF_SIM_PURE`` is not set; every other run takes the reference
 models. The kernel's results are the reference's, byte for byte (tests/test_fast_path.py).
 This module imports neither numba nor the kernel until a run takes it (``sim.runs.fast_run``).
@@ -25,7 +26,7 @@ def kernel_expresses(spec: SimulationSpec, chain: ChainSpec) -> bool:
     """True when ``sim.kernels.pool_open`` runs exactly this model (see the module docstring)."""
     control, strategy = spec.control, chain.strategy
     return (type(control) is PoolServer and type(spec.workload) is Open and chain.plain
-            and type(strategy) in STRATEGIES and not spec.stops and not spec.degradations
+            and type(strategy) in STRATEGIES and (not spec.stops or spec.backlog is None) and not spec.degradations
             and not spec.tiers and control.discipline == "fifo" and control.cancel == "none"
             and control.codel_target is None and control.concurrency_limit is None
             and control.load_multiplier() is None)

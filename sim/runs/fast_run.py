@@ -6,6 +6,8 @@ draws and the engine's guard checks. Imported only when a run takes the fast pat
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from sim.core.series import Series, extra_series
@@ -66,14 +68,22 @@ class KernelSide:
         return 0.0
 
 
+class GateCounts(NamedTuple):
+    """What ``engine._metrics`` reads of an outage gate (``OutageGate``): an unbounded accept
+    queue refuses nothing."""
+
+    refused: int
+    dropped: int
+
+
 class KernelWiring:
     """What ``engine._metrics`` and ``Run`` read of a run's wiring, once the kernel is done."""
 
-    gate = None
     tiers = None
 
-    def __init__(self, series: Series) -> None:
+    def __init__(self, series: Series, gate: GateCounts | None) -> None:
         self.series = series
+        self.gate = gate
         self.heap: list = []
         self.near: list = []
 
@@ -116,6 +126,7 @@ class PoolOpenRun:
         cfg_i[k.C_LAST_BUCKET] = buckets - 1
         cfg_i[k.C_RECORD] = record
         cfg_i[k.C_LATENCY_SAMPLE] = LATENCY_SAMPLE
+        cfg_i[k.C_DROP_ABANDONED] = spec.abandoned == "drop"
         cfg_f = np.zeros(k.G_SIZE, dtype=np.float64)
         cfg_f[k.G_TIMEOUT] = 0.0 if timeout is None else float(timeout)
         cfg_f[k.G_QUEUE_TIMEOUT] = 0.0 if control.queue_timeout is None else float(control.queue_timeout)
@@ -151,9 +162,18 @@ class PoolOpenRun:
         self.rec_t = np.zeros(size, dtype=np.float64)
         self.rec_c = np.zeros(size, dtype=np.int64)
         self.rec_p = np.zeros(size, dtype=np.int64)
-        # The first items, in the reference's order: each client's first call, then the
-        # bucket sampling and the horizon (engine._schedule_sampling).
+        stops = spec.stops
+        self.outages = np.array([[o.start, o.duration] for o in stops], dtype=np.float64).reshape(len(stops), 2)
+        self.held = np.zeros((_START, 2), dtype=np.int64)
+        self.has_gate = bool(stops)
+        # The first items, in the reference's order: the outages' pauses and resumes
+        # (OutageGate), each client's first call, then the bucket sampling and the horizon
+        # (engine._schedule_sampling).
         push = plain(k.push)  # a few items: not worth a compiled variant per Python type
+        for i, outage in enumerate(stops):
+            push(self.hf, self.hi, self.st_i, float(outage.start), k.H_PAUSE, -1, i)
+            push(self.hf, self.hi, self.st_i, float(outage.end), k.H_RESUME, -1, i)
+        self.st_i[k.I_MARKERS] = 2 * len(stops)
         for c, t0 in enumerate(starts):
             push(self.hf, self.hi, self.st_i, float(t0), k.H_CALL, c, 0)
         push(self.hf, self.hi, self.st_i, self.series_spec.width, k.H_SAMPLE, -1, 0)
@@ -174,7 +194,8 @@ class PoolOpenRun:
                 self.series, self.lat_v, self.lat_c, self.lat_t, self.net.values, self.net.pos,
                 self.jitter.values if self.jitter is not None else self.net.values,
                 self.jitter.pos if self.jitter is not None else self.net.pos,
-                self.gaps.values, self.gaps.pos, self.service.values, self.rec_t, self.rec_c, self.rec_p)
+                self.gaps.values, self.gaps.pos, self.service.values, self.rec_t, self.rec_c, self.rec_p,
+                self.outages, self.held)
             if status == k.DONE:
                 return
             if status == k.NEED_DRAWS:
@@ -196,8 +217,6 @@ class PoolOpenRun:
 
     def _grow(self) -> None:
         st = self.st_i
-        if st[k.I_HEAP] + st[k.I_QUEUED] + 4 > self.hf.shape[0]:
-            self.hf, self.hi = _grown(self.hf), _grown(self.hi)
         if st[k.I_QUEUED] + 2 > self.qf.shape[0]:
             head, count = int(st[k.I_Q_HEAD]), int(st[k.I_QUEUED])
             self.qf, self.qi = _unrolled(self.qf, head, count), _unrolled(self.qi, head, count)
@@ -213,6 +232,10 @@ class PoolOpenRun:
                 _grown(self.tries), _grown(self.first), _grown(self.bo), _grown(self.free))
         if st[k.I_LATENCIES] + 2 > self.lat_v.shape[0]:
             self.lat_v, self.lat_c, self.lat_t = _grown(self.lat_v), _grown(self.lat_c), _grown(self.lat_t)
+        if st[k.I_HELD] + 2 > self.held.shape[0]:
+            self.held = _grown(self.held)
+        if st[k.I_HEAP] + st[k.I_QUEUED] + st[k.I_HELD] + 4 > self.hf.shape[0]:
+            self.hf, self.hi = _grown(self.hf), _grown(self.hi)
         if self.cfg_i[k.C_RECORD] and st[k.I_RECORDED] + 2 > self.rec_t.shape[0]:
             self.rec_t, self.rec_c, self.rec_p = _grown(self.rec_t), _grown(self.rec_c), _grown(self.rec_p)
 
@@ -231,7 +254,8 @@ class PoolOpenRun:
         series = self.series_spec
         for row, name in enumerate(series.names):
             setattr(series, name, self.series[row].tolist())
-        return KernelWiring(series)
+        gate = GateCounts(0, int(self.st_i[k.I_GATE_DROPPED])) if self.has_gate else None
+        return KernelWiring(series, gate)
 
     def history(self) -> History:
         history = History()
