@@ -74,7 +74,7 @@ horizon = 3000.0
 timeout = 50.0
 strategies = [
   { type = "Constant", constant = 3.0, name = "constant" },
-  { type = "NoBackoff", name = "none" },
+  { type = "NoBackoff", max_attempts = 3, name = "none, 3 attempts" },
 ]
 
 [[simulation]]
@@ -113,8 +113,8 @@ outages = [{ start = 800.0, duration = 300.0 }, { start = 2000.0, duration = 100
 incidents = [{ start = 1500.0, duration = 50.0, capacity = 0.0 }]
 abandoned = "drop"
 strategies = [
-  { type = "FullJitteredExpo", base = 5.0, cap = 200.0, name = "full jitter" },
-  { type = "Constant", constant = 3.0, name = "constant" },
+  { type = "FullJitteredExpo", base = 5.0, cap = 200.0, max_attempts = 4, name = "full jitter, 4 attempts" },
+  { type = "Constant", constant = 3.0, max_elapsed = 150.0, name = "constant, 150 ms" },
 ]
 """
 
@@ -184,7 +184,9 @@ def test_the_engine_takes_the_kernel_only_for_what_it_expresses(specs, monkeypat
                   replace(control, codel_target=5.0, codel_interval=100.0)):
         assert not fast.kernel_expresses(replace(spec, control=other), chain)
     limited = replace(chain, strategy=replace(chain.strategy, max_attempts=3))
-    assert not fast.kernel_expresses(spec, limited)
+    assert fast.kernel_expresses(spec, limited)
+    from sim.policies.token_bucket import TokenBucket
+    assert not fast.kernel_expresses(spec, replace(chain, policies=(TokenBucket(),)))
     monkeypatch.setenv(jit.PURE_ENV, "1")
     assert not fast.kernel_fits(spec, chain)
     monkeypatch.setenv(jit.PURE_ENV, "0")

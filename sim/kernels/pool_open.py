@@ -66,7 +66,9 @@ C_LAST_BUCKET = 8
 C_RECORD = 9
 C_LATENCY_SAMPLE = 10
 C_DROP_ABANDONED = 11  # abandoned = "drop": a held request nobody waits for is dropped at the resume
-C_SIZE = 12
+C_MAX_ATTEMPTS = 12  # the strategy's max_attempts (0: none)
+C_HAS_MAX_ELAPSED = 13
+C_SIZE = 14
 # Float configuration (``cfg_f``).
 G_TIMEOUT = 0
 G_QUEUE_TIMEOUT = 1
@@ -75,7 +77,8 @@ G_WIDTH = 3
 G_INVERSE_WIDTH = 4
 G_BASE = 5  # the strategy's base (or constant)
 G_CAP = 6
-G_SIZE = 7
+G_MAX_ELAPSED = 7
+G_SIZE = 8
 # Integer state (``st_i``).
 I_HEAP = 0  # items in the heap
 I_SEQ = 1  # the next seq
@@ -107,7 +110,8 @@ I_PAUSED = 26  # the outage gate's state (sim.models.outage)
 I_MARKERS = 27  # pause and resume items still in the heap
 I_HELD = 28  # arrivals held while paused
 I_GATE_DROPPED = 29  # held requests dropped at a resume (abandoned = "drop")
-I_SIZE = 30
+I_GAVE_UP = 30
+I_SIZE = 31
 # Float state (``st_f``).
 F_TIME = 0  # the last popped item's time
 F_LAST = 1  # the last recorded event's time
@@ -121,6 +125,7 @@ _QUEUE_TIMEOUT = ev.DROP_REASON_INDEX["queue_timeout"]
 _TIMED_OUT_KIND = TIMED_OUT
 _FIRST_WRITE = ev.pack(ev.CLIENT_REQUESTS_WRITE, 1)
 _BACKS_OFF = ev.pack(ev.CLIENT_BACKS_OFF)
+_GIVES_UP = ev.CLIENT_GIVES_UP
 _REJECTS = ev.pack(ev.SERVER_REJECTS)
 _WRITE = ev.CLIENT_REQUESTS_WRITE
 _SUCCEEDS = ev.CLIENT_SUCCEEDS
@@ -309,7 +314,6 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, qf, qi, df, di, waiting, tries, first,
     constant = cfg_f[G_SERVICE]
     width = cfg_f[G_WIDTH]
     inv = cfg_f[G_INVERSE_WIDTH]
-    base = cfg_f[G_BASE]
     heap_cap = hf.shape[0]
     queue_cap = qf.shape[0]
     due_cap = df.shape[0]
@@ -460,8 +464,8 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, qf, qi, df, di, waiting, tries, first,
                     p = _SUCCEEDS | ((tries[slot] + 1) << _SHIFT)
                 else:
                     st_i[I_REJECTIONS] += 1
-                    p = _after_failure(cfg_i, cfg_f, hf, hi, st_i, tries, bo, slot, jitter, jitter_pos,
-                                       c, t, base)
+                    p = _after_failure(cfg_i, cfg_f, hf, hi, st_i, tries, first, bo, free, slot, jitter,
+                                       jitter_pos, c, t)
         elif handler == H_TIMEOUT:
             st_i[I_DUE_HEAD] = (st_i[I_DUE_HEAD] + 1) % due_cap
             st_i[I_DUE] -= 1
@@ -480,8 +484,8 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, qf, qi, df, di, waiting, tries, first,
                 push(hf, hi, st_i, t, H_AFTER_FAILURE, c, (slot << _KIND_BITS) | _TIMED_OUT_KIND)
                 p = _TIMES_OUT | ((tries[slot] + 1) << _SHIFT)
         elif handler == H_AFTER_FAILURE:
-            p = _after_failure(cfg_i, cfg_f, hf, hi, st_i, tries, bo, a >> _KIND_BITS, jitter, jitter_pos,
-                               c, t, base)
+            p = _after_failure(cfg_i, cfg_f, hf, hi, st_i, tries, first, bo, free, a >> _KIND_BITS, jitter,
+                               jitter_pos, c, t)
         elif handler == H_SAMPLE:
             series[R_IN_SERVICE, a] = st_i[I_BUSY]
             series[R_QUEUED, a] = st_i[I_QUEUED]
@@ -532,10 +536,19 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, qf, qi, df, di, waiting, tries, first,
 
 
 @maybe_njit
-def _after_failure(cfg_i, cfg_f, hf, hi, st_i, tries, bo, slot, jitter, jitter_pos, c, t, base):
-    """open_clients.after_failure (plain): a fresh delay sequence at the call's first failure,
-    then the retry after the next delay."""
-    if tries[slot] == 1:
-        bo[slot] = base
+def _after_failure(cfg_i, cfg_f, hf, hi, st_i, tries, first, bo, free, slot, jitter, jitter_pos, c, t):
+    """open_clients.after_failure: the strategy's own limits first (``MaxAttempts``, then
+    ``MaxElapsed``: the call gives up and its slot is free), else a fresh delay sequence at the
+    call's first failure and the retry after the next delay."""
+    k = tries[slot]
+    max_attempts = cfg_i[C_MAX_ATTEMPTS]
+    if ((max_attempts > 0 and k >= max_attempts)
+            or (cfg_i[C_HAS_MAX_ELAPSED] != 0 and t - first[slot] > cfg_f[G_MAX_ELAPSED])):
+        st_i[I_GAVE_UP] += 1
+        free[st_i[I_FREE]] = slot
+        st_i[I_FREE] += 1
+        return _GIVES_UP | ((k + 1) << _SHIFT)
+    if k == 1:
+        bo[slot] = cfg_f[G_BASE]
     push(hf, hi, st_i, t + backoff(cfg_i, cfg_f, bo, slot, jitter, jitter_pos, c), H_SEND, c, slot)
     return _BACKS_OFF

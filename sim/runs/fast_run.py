@@ -49,7 +49,6 @@ class KernelSide:
 
     retries_denied = 0
     calls_refused = 0
-    gave_up = 0
 
     def __init__(self, run: PoolOpenRun) -> None:
         st = run.st_i
@@ -61,7 +60,9 @@ class KernelSide:
         self.latency_clients = run.lat_c[:n].copy()
         self.latency_times = run.lat_t[:n].copy()
         self.counts = {"successes": int(st[k.I_SUCCESSES]), "rejections": int(st[k.I_REJECTIONS]),
-                       "timeouts": int(st[k.I_TIMEOUTS]), "gave_up": 0, "late": int(st[k.I_LATE])}
+                       "timeouts": int(st[k.I_TIMEOUTS]), "gave_up": int(st[k.I_GAVE_UP]),
+                       "late": int(st[k.I_LATE])}
+        self.gave_up = self.counts["gave_up"]
         self.unfinished = int(st[k.I_SLOTS] - st[k.I_FREE])
 
     def breaker_open_time(self, end: float) -> float:
@@ -115,6 +116,7 @@ class PoolOpenRun:
         buckets = self.series_spec.buckets
         timeout = spec.timeout
         cfg_i = np.zeros(k.C_SIZE, dtype=np.int64)
+        cfg_f = np.zeros(k.G_SIZE, dtype=np.float64)
         cfg_i[k.C_CLIENTS] = n
         cfg_i[k.C_WORKERS] = int(control.workers)
         cfg_i[k.C_QUEUE_SIZE] = -1 if control.queue_size is None else int(control.queue_size)
@@ -127,7 +129,9 @@ class PoolOpenRun:
         cfg_i[k.C_RECORD] = record
         cfg_i[k.C_LATENCY_SAMPLE] = LATENCY_SAMPLE
         cfg_i[k.C_DROP_ABANDONED] = spec.abandoned == "drop"
-        cfg_f = np.zeros(k.G_SIZE, dtype=np.float64)
+        cfg_i[k.C_MAX_ATTEMPTS] = strategy.max_attempts or 0
+        cfg_i[k.C_HAS_MAX_ELAPSED] = strategy.max_elapsed is not None
+        cfg_f[k.G_MAX_ELAPSED] = float(strategy.max_elapsed or 0.0)
         cfg_f[k.G_TIMEOUT] = 0.0 if timeout is None else float(timeout)
         cfg_f[k.G_QUEUE_TIMEOUT] = 0.0 if control.queue_timeout is None else float(control.queue_timeout)
         cfg_f[k.G_SERVICE] = float(control.service_time or 0.0)
