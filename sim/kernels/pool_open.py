@@ -1,6 +1,7 @@
 """Open arrivals against a PoolServer, over arrays: ``sim.models.open_clients`` (plain strategies)
 and ``sim.models.pool`` (FIFO, ``queue_size``, ``queue_timeout``), with ``sim.models.outage``'s
-gate for outages (an unbounded accept queue), transcribed handler by handler.
+gate for outages (an unbounded accept queue) and ``sim.models.incidents`` (capacity, slowdown,
+error rate), transcribed handler by handler.
 
 The reference is those two modules; this is the same model, written so numba can compile it:
 one heap of ``(time, seq)`` keys with integer handler codes (``H_*``) instead of tuples of
@@ -36,6 +37,13 @@ H_SAMPLE = 9  # engine._schedule_sampling.sample
 H_END = 10  # engine._schedule_sampling.end
 H_PAUSE = 11  # outage.OutageGate._pause (arg: the outage's index)
 H_RESUME = 12  # outage.OutageGate._resume
+H_INCIDENT_BEGINS = 13  # incidents.Incidents._begin (arg: the incident's index)
+H_INCIDENT_ENDS = 14  # incidents.Incidents._finish
+
+# Incident kinds (``events.INCIDENT_KINDS``' indices).
+K_CAPACITY = ev.INCIDENT_KINDS.index("capacity")
+K_SLOWDOWN = ev.INCIDENT_KINDS.index("slowdown")
+K_ERROR_RATE = ev.INCIDENT_KINDS.index("error_rate")
 
 # Why ``run`` returned.
 DONE = 0
@@ -68,7 +76,8 @@ C_LATENCY_SAMPLE = 10
 C_DROP_ABANDONED = 11  # abandoned = "drop": a held request nobody waits for is dropped at the resume
 C_MAX_ATTEMPTS = 12  # the strategy's max_attempts (0: none)
 C_HAS_MAX_ELAPSED = 13
-C_SIZE = 14
+C_ERRORS = 14  # an error-rate incident: its draws (incidents.Incidents.wrap)
+C_SIZE = 15
 # Float configuration (``cfg_f``).
 G_TIMEOUT = 0
 G_QUEUE_TIMEOUT = 1
@@ -111,12 +120,18 @@ I_MARKERS = 27  # pause and resume items still in the heap
 I_HELD = 28  # arrivals held while paused
 I_GATE_DROPPED = 29  # held requests dropped at a resume (abandoned = "drop")
 I_GAVE_UP = 30
-I_SIZE = 31
+I_WORKERS = 31  # the pool's workers now (capacity incidents change them)
+I_PENDING_WORKERS = 32  # a capacity change that fell in an outage, for the resume (-1: none)
+I_ERROR_POS = 33
+I_ERROR_HAVE = 34
+I_SIZE = 35
 # Float state (``st_f``).
 F_TIME = 0  # the last popped item's time
 F_LAST = 1  # the last recorded event's time
 F_LAST_EMPTY = 2  # when the queue was last empty (the reference keeps it; FIFO never reads it)
-F_SIZE = 3
+F_SLOWDOWN = 3  # service that starts now takes this many times longer (slowdown incidents)
+F_ERROR_RATE = 4  # attempts fail with this probability (error-rate incidents)
+F_SIZE = 5
 
 _SHIFT = ev.DETAIL_SHIFT
 _REASON_BITS = 3  # pool._REASON_BITS
@@ -136,6 +151,8 @@ _COMPLETES = ev.SERVER_COMPLETES
 _DROPS = ev.SERVER_DROPS
 _PAUSES = ev.pack(ev.SERVER_PAUSES)
 _RESUMES = ev.pack(ev.SERVER_RESUMES)
+_INCIDENT_STARTS = ev.SERVER_INCIDENT_STARTS
+_INCIDENT_ENDS = ev.SERVER_INCIDENT_ENDS
 _NO_EVENT = ev.NO_EVENT
 
 
@@ -240,11 +257,10 @@ def heapify(hf, hi, n):
 def dispatch(cfg_i, cfg_f, hf, hi, st_i, st_f, qf, qi, service, t):
     """pool.dispatch (FIFO): free workers take queued requests, past those that waited too long
     (each dropped one is an event of its own at this instant)."""
-    workers = cfg_i[C_WORKERS]
     has_qt = cfg_i[C_HAS_QUEUE_TIMEOUT] != 0
     queue_timeout = cfg_f[G_QUEUE_TIMEOUT]
     queue_cap = qf.shape[0]
-    while st_i[I_BUSY] < workers and st_i[I_QUEUED] > 0:
+    while st_i[I_BUSY] < st_i[I_WORKERS] and st_i[I_QUEUED] > 0:
         started = False
         while st_i[I_QUEUED] > 0:  # pool.take
             head = st_i[I_Q_HEAD]
@@ -265,11 +281,19 @@ def dispatch(cfg_i, cfg_f, hf, hi, st_i, st_f, qf, qi, service, t):
                     st_i[I_SERVICE_POS] += 1
                 else:
                     d = cfg_f[G_SERVICE]
-                push(hf, hi, st_i, t + d, H_SERVED, qc, qtok)
+                push(hf, hi, st_i, t + d * st_f[F_SLOWDOWN], H_SERVED, qc, qtok)
                 started = True
                 break
         if not started:
             return
+
+
+@maybe_njit
+def next_error(errors, st_i):
+    """The next uniform of the incidents' stream (one per attempt while an error rate is set)."""
+    u = errors[st_i[I_ERROR_POS]]
+    st_i[I_ERROR_POS] += 1
+    return u
 
 
 @maybe_njit
@@ -299,13 +323,13 @@ def backoff(cfg_i, cfg_f, bo, s, jitter, jitter_pos, c):
 @maybe_njit
 def run(cfg_i, cfg_f, st_i, st_f, hf, hi, qf, qi, df, di, waiting, tries, first, bo, free,
         attempts, series, lat_v, lat_c, lat_t, net, net_pos, jitter, jitter_pos, gaps, gap_pos,
-        service, rec_t, rec_c, rec_p, outages, held):
+        service, rec_t, rec_c, rec_p, outages, held, incidents_kind, incidents_level, errors):
     """Process events until the heap is empty (``DONE``) or Python must step in."""
     n_clients = cfg_i[C_CLIENTS]
-    workers = cfg_i[C_WORKERS]
     queue_size = cfg_i[C_QUEUE_SIZE]
     has_timeout = cfg_i[C_HAS_TIMEOUT] != 0
     draws_service = cfg_i[C_DRAWS_SERVICE] != 0
+    draws_errors = cfg_i[C_ERRORS] != 0
     uses_jitter = cfg_i[C_JITTER] != 0
     last_bucket = cfg_i[C_LAST_BUCKET]
     record = cfg_i[C_RECORD] != 0
@@ -335,6 +359,8 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, qf, qi, df, di, waiting, tries, first,
                        or (uses_jitter and jitter_pos[c] >= jitter_have)):
             return NEED_DRAWS
         if draws_service and st_i[I_SERVICE_POS] >= service_have:
+            return NEED_DRAWS
+        if draws_errors and st_i[I_ERROR_POS] >= st_i[I_ERROR_HAVE]:
             return NEED_DRAWS
         s = hi[0, 0]
         if s >= st_i[I_CHECK]:
@@ -390,7 +416,13 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, qf, qi, df, di, waiting, tries, first,
                 held[n_held, 0] = c
                 held[n_held, 1] = tok
                 st_i[I_HELD] = n_held + 1
-            elif busy < workers:
+            elif st_f[F_ERROR_RATE] != 0.0 and next_error(errors, st_i) < st_f[F_ERROR_RATE]:
+                # Incidents.wrap: an error reply (SERVER_ERROR), heard as a rejection
+                series[R_REJECTED, int(t * inv)] += 1
+                push(hf, hi, st_i, t + net[c, net_pos[c]], H_REJECTED, c, tok)
+                net_pos[c] += 1
+                p = _REJECTS
+            elif busy < st_i[I_WORKERS]:
                 busy += 1
                 st_i[I_BUSY] = busy
                 if draws_service:
@@ -398,7 +430,7 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, qf, qi, df, di, waiting, tries, first,
                     st_i[I_SERVICE_POS] += 1
                 else:
                     d = constant
-                push(hf, hi, st_i, t + d, H_SERVED, c, tok)
+                push(hf, hi, st_i, t + d * st_f[F_SLOWDOWN], H_SERVED, c, tok)
                 series[R_ACCEPTED, int(t * inv)] += 1
                 p = _ACCEPTS | ((busy + 1) << _SHIFT)
             elif queue_size < 0 or queued < queue_size:
@@ -507,7 +539,11 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, qf, qi, df, di, waiting, tries, first,
         elif handler == H_RESUME:
             st_i[I_MARKERS] -= 1
             st_i[I_PAUSED] = 0
-            if st_i[I_QUEUED] > 0:  # the pool's resume hook
+            if st_i[I_PENDING_WORKERS] >= 0:  # the incidents' resume hook, then the pool's
+                st_i[I_WORKERS] = st_i[I_PENDING_WORKERS]
+                st_i[I_PENDING_WORKERS] = -1
+                dispatch(cfg_i, cfg_f, hf, hi, st_i, st_f, qf, qi, service, t)
+            if st_i[I_QUEUED] > 0:
                 dispatch(cfg_i, cfg_f, hf, hi, st_i, st_f, qf, qi, service, t)
             if st_i[I_HEAP] > st_i[I_MARKERS] or st_i[I_HELD] > 0:
                 p = _RESUMES
@@ -517,6 +553,21 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, qf, qi, df, di, waiting, tries, first,
                 else:
                     push(hf, hi, st_i, t, H_RECEIVE, held[j, 0], held[j, 1])
             st_i[I_HELD] = 0
+        elif handler == H_INCIDENT_BEGINS or handler == H_INCIDENT_ENDS:
+            kind = incidents_kind[a]
+            level = incidents_level[a, 0] if handler == H_INCIDENT_BEGINS else incidents_level[a, 1]
+            if kind == K_CAPACITY:  # the pool's set_workers, or at the resume if stopped now
+                if st_i[I_PAUSED] != 0:
+                    st_i[I_PENDING_WORKERS] = int(level)
+                else:
+                    st_i[I_WORKERS] = int(level)
+                    dispatch(cfg_i, cfg_f, hf, hi, st_i, st_f, qf, qi, service, t)
+            elif kind == K_SLOWDOWN:
+                st_f[F_SLOWDOWN] = level
+            else:
+                st_f[F_ERROR_RATE] = level
+            code = _INCIDENT_STARTS if handler == H_INCIDENT_BEGINS else _INCIDENT_ENDS
+            p = code | ((kind + 1) << _SHIFT)
         else:  # H_END: the horizon; what is left never runs
             series[R_IN_SERVICE, last_bucket] = st_i[I_BUSY]
             series[R_QUEUED, last_bucket] = st_i[I_QUEUED]

@@ -3,7 +3,7 @@
 The engine asks ``kernel_fits`` before each run; a run the kernel expresses (open arrivals, a
 PoolServer with FIFO, ``queue_size``, ``queue_timeout``, a strategy with its own limits
 (``max_attempts``, ``max_elapsed``) and no other policy, outages with an
-unbounded accept queue; no other incident, no tier, policy, CoDel, limiter, cancellation or load
+unbounded accept queue, incidents; no tier, other policy, CoDel, limiter, cancellation or load
 curve) goes to ``sim.kernels.pool_open`` when
 numba is installed and ``BACKOFF_SIM_PURE`` is not set; every other run takes the reference
 models. The kernel's results are the reference's, byte for byte (tests/test_fast_path.py).
@@ -27,7 +27,7 @@ def kernel_expresses(spec: SimulationSpec, chain: ChainSpec) -> bool:
     """True when ``sim.kernels.pool_open`` runs exactly this model (see the module docstring)."""
     control, strategy = spec.control, chain.strategy
     return (type(control) is PoolServer and type(spec.workload) is Open and not chain.policies
-            and type(strategy) in STRATEGIES and (not spec.stops or spec.backlog is None) and not spec.degradations
+            and type(strategy) in STRATEGIES and (not spec.stops or spec.backlog is None)
             and not spec.tiers and control.discipline == "fifo" and control.cancel == "none"
             and control.codel_target is None and control.concurrency_limit is None
             and control.load_multiplier() is None)

@@ -11,13 +11,14 @@ from typing import NamedTuple
 import numpy as np
 
 from sim.core.series import Series, extra_series
-from sim.core.streams import (PURPOSE_JITTER, PURPOSE_NETWORK, PURPOSE_SERVER, PURPOSE_WORKLOAD,
+from sim.core.streams import (PURPOSE_INCIDENTS, PURPOSE_JITTER, PURPOSE_NETWORK, PURPOSE_SERVER, PURPOSE_WORKLOAD,
                               clipped_normal, generator, uniform01)
 from sim.core.history import History
 from sim.kernels import pool_open as k
 from sim.kernels.jit import plain
 from sim.kernels.blocks import ClientBlocks, SerialBlocks
 from sim.models.clients import LATENCY_SAMPLE
+from sim.models.incidents import NORMAL, Incident, kept_slots
 from sim.models.service_times import service_draw
 from sim.models.strategies import Constant, EqualJitteredExpo, Expo, FullJitteredExpo, NoBackoff
 from sim.policies.chain import ChainSpec
@@ -27,6 +28,15 @@ STRATEGY_CODES = {Constant: k.S_CONSTANT, NoBackoff: k.S_NO_BACKOFF, Expo: k.S_E
                   FullJitteredExpo: k.S_FULL_JITTER, EqualJitteredExpo: k.S_EQUAL_JITTER}
 JITTERED = (k.S_FULL_JITTER, k.S_EQUAL_JITTER)
 _START = 1024  # first size of every growing array
+
+
+def _levels(incident: Incident, workers: int) -> tuple[float, float]:
+    """An incident's knob at its start and at its end, as the kernel sets it: a capacity as the
+    pool's workers (``PoolServer.build``'s hook: ``kept_slots``), the others as they are."""
+    if incident.kind == "capacity":
+        kept = workers if incident.level >= 1.0 else kept_slots(workers, incident.level)
+        return float(kept), float(workers)
+    return incident.level, NORMAL[incident.kind]
 
 
 def _grown(array: np.ndarray, fill: float | int = 0) -> np.ndarray:
@@ -145,6 +155,9 @@ class PoolOpenRun:
         self.st_i = np.zeros(k.I_SIZE, dtype=np.int64)
         self.st_i[k.I_STRIDE] = 1
         self.st_f = np.zeros(k.F_SIZE, dtype=np.float64)
+        self.st_i[k.I_WORKERS] = int(control.workers)
+        self.st_i[k.I_PENDING_WORKERS] = -1
+        self.st_f[k.F_SLOWDOWN] = 1.0
         self.hf = np.zeros(max(_START, 2 * n + 8), dtype=np.float64)
         self.hi = np.zeros((self.hf.shape[0], 4), dtype=np.int64)
         self.qf = np.zeros(_START, dtype=np.float64)
@@ -170,6 +183,16 @@ class PoolOpenRun:
         self.outages = np.array([[o.start, o.duration] for o in stops], dtype=np.float64).reshape(len(stops), 2)
         self.held = np.zeros((_START, 2), dtype=np.int64)
         self.has_gate = bool(stops)
+        degradations = spec.degradations
+        full = int(control.workers)
+        self.incidents_kind = np.array([k.K_CAPACITY if i.kind == "capacity" else
+                                        k.K_SLOWDOWN if i.kind == "slowdown" else k.K_ERROR_RATE
+                                        for i in degradations], dtype=np.int64)
+        self.incidents_level = np.array([_levels(i, full) for i in degradations],
+                                        dtype=np.float64).reshape(len(degradations), 2)
+        erring = any(i.kind == "error_rate" for i in degradations)
+        self.errors = SerialBlocks(rng(PURPOSE_INCIDENTS) if erring else None, uniform01 if erring else None)
+        cfg_i[k.C_ERRORS] = erring
         # The first items, in the reference's order: the outages' pauses and resumes
         # (OutageGate), each client's first call, then the bucket sampling and the horizon
         # (engine._schedule_sampling).
@@ -178,6 +201,9 @@ class PoolOpenRun:
             push(self.hf, self.hi, self.st_i, float(outage.start), k.H_PAUSE, -1, i)
             push(self.hf, self.hi, self.st_i, float(outage.end), k.H_RESUME, -1, i)
         self.st_i[k.I_MARKERS] = 2 * len(stops)
+        for i, incident in enumerate(degradations):  # Incidents: built after the gate
+            push(self.hf, self.hi, self.st_i, float(incident.start), k.H_INCIDENT_BEGINS, -1, i)
+            push(self.hf, self.hi, self.st_i, float(incident.end), k.H_INCIDENT_ENDS, -1, i)
         for c, t0 in enumerate(starts):
             push(self.hf, self.hi, self.st_i, float(t0), k.H_CALL, c, 0)
         push(self.hf, self.hi, self.st_i, self.series_spec.width, k.H_SAMPLE, -1, 0)
@@ -192,6 +218,7 @@ class PoolOpenRun:
             st[k.I_JITTER_HAVE] = self.jitter.have if self.jitter is not None else 0
             st[k.I_GAP_HAVE] = self.gaps.have
             st[k.I_SERVICE_HAVE] = self.service.values.shape[0]
+            st[k.I_ERROR_HAVE] = self.errors.values.shape[0]
             status = self.kernel(
                 self.cfg_i, self.cfg_f, st, self.st_f, self.hf, self.hi, self.qf, self.qi, self.df,
                 self.di, self.waiting, self.tries, self.first, self.bo, self.free, self.attempts,
@@ -199,7 +226,7 @@ class PoolOpenRun:
                 self.jitter.values if self.jitter is not None else self.net.values,
                 self.jitter.pos if self.jitter is not None else self.net.pos,
                 self.gaps.values, self.gaps.pos, self.service.values, self.rec_t, self.rec_c, self.rec_p,
-                self.outages, self.held)
+                self.outages, self.held, self.incidents_kind, self.incidents_level, self.errors.values)
             if status == k.DONE:
                 return
             if status == k.NEED_DRAWS:
@@ -218,6 +245,8 @@ class PoolOpenRun:
         st = self.st_i
         if self.cfg_i[k.C_DRAWS_SERVICE] and st[k.I_SERVICE_POS] >= self.service.values.shape[0]:
             st[k.I_SERVICE_POS] = self.service.refill(int(st[k.I_SERVICE_POS]))
+        if self.cfg_i[k.C_ERRORS] and st[k.I_ERROR_POS] >= self.errors.values.shape[0]:
+            st[k.I_ERROR_POS] = self.errors.refill(int(st[k.I_ERROR_POS]))
 
     def _grow(self) -> None:
         st = self.st_i
