@@ -183,19 +183,15 @@ def push(hf, hi, st_i, t, handler, c, a):
 
 
 @maybe_njit
-def pop(hf, hi, st_i):
-    """heappop: removes the first item (read it at index 0 before calling)."""
-    n = st_i[I_HEAP] - 1
-    st_i[I_HEAP] = n
-    if n == 0:
-        return
-    t = hf[n]
-    s = hi[n, 0]
-    h = hi[n, 1]
-    c = hi[n, 2]
-    a = hi[n, 3]
-    i = 0
-    while True:  # sift down
+def sift_down(hf, hi, n, i):
+    """Move the item at ``i`` down to its place among the first ``n`` (heapq's order: the
+    smaller ``(time, seq)`` first)."""
+    t = hf[i]
+    s = hi[i, 0]
+    h = hi[i, 1]
+    c = hi[i, 2]
+    a = hi[i, 3]
+    while True:
         child = 2 * i + 1
         if child >= n:
             break
@@ -220,37 +216,24 @@ def pop(hf, hi, st_i):
 
 
 @maybe_njit
+def pop(hf, hi, st_i):
+    """heappop: removes the first item (read it at index 0 before calling)."""
+    n = st_i[I_HEAP] - 1
+    st_i[I_HEAP] = n
+    if n > 0:
+        hf[0] = hf[n]
+        hi[0, 0] = hi[n, 0]
+        hi[0, 1] = hi[n, 1]
+        hi[0, 2] = hi[n, 2]
+        hi[0, 3] = hi[n, 3]
+        sift_down(hf, hi, n, 0)
+
+
+@maybe_njit
 def heapify(hf, hi, n):
     """Restore the heap order of the first ``n`` items (after an outage moved some)."""
-    for start in range(n // 2 - 1, -1, -1):
-        i = start
-        t = hf[i]
-        s = hi[i, 0]
-        h = hi[i, 1]
-        c = hi[i, 2]
-        a = hi[i, 3]
-        while True:
-            child = 2 * i + 1
-            if child >= n:
-                break
-            right = child + 1
-            if right < n and (hf[right] < hf[child] or (hf[right] == hf[child] and hi[right, 0] < hi[child, 0])):
-                child = right
-            ct = hf[child]
-            if ct < t or (ct == t and hi[child, 0] < s):
-                hf[i] = ct
-                hi[i, 0] = hi[child, 0]
-                hi[i, 1] = hi[child, 1]
-                hi[i, 2] = hi[child, 2]
-                hi[i, 3] = hi[child, 3]
-                i = child
-            else:
-                break
-        hf[i] = t
-        hi[i, 0] = s
-        hi[i, 1] = h
-        hi[i, 2] = c
-        hi[i, 3] = a
+    for i in range(n // 2 - 1, -1, -1):
+        sift_down(hf, hi, n, i)
 
 
 @maybe_njit
