@@ -135,7 +135,7 @@ def pool_rate(quick: bool) -> None:
     before = os.environ.get(PURE_ENV)
     for s in spec.strategies:
         os.environ[PURE_ENV] = "0"
-        fits = kernel_fits(spec, s.chain)
+        fits = kernel_fits(spec, s.chain, spec.max_clients)
         if fits:
             run_metrics(spec, s.chain, 10, 0)  # load (or compile) the kernel outside the timing
         rates = {}

@@ -151,10 +151,10 @@ def test_kernel_writes_the_reference_csvs_byte_for_byte(specs, index, kernel, mo
     spec = specs[index]
     assert all(fast.kernel_expresses(spec, s.chain) for s in spec.strategies)
     if index not in _REFERENCE:
-        monkeypatch.setattr(fast, "kernel_fits", lambda spec, chain: False)
+        monkeypatch.setattr(fast, "kernel_fits", lambda spec, chain, clients: False)
         _REFERENCE[index] = _csvs(spec)
     reference = _REFERENCE[index]
-    monkeypatch.setattr(fast, "kernel_fits", fast.kernel_expresses)
+    monkeypatch.setattr(fast, "kernel_fits", lambda spec, chain, clients: fast.kernel_expresses(spec, chain))
     chosen = jit.plain(pool_open.run) if kernel == "plain source" else pool_open.run
     calls = []
 
@@ -198,10 +198,12 @@ def test_the_engine_takes_the_kernel_only_for_what_it_expresses(specs, monkeypat
     assert fast.kernel_expresses(spec, limited)
     from sim.policies.token_bucket import TokenBucket
     assert not fast.kernel_expresses(spec, replace(chain, policies=(TokenBucket(),)))
+    large = 2000  # clients: 150,000 calls over the horizon, ~600,000 events: above MIN_EVENTS
     monkeypatch.setenv(jit.PURE_ENV, "1")
-    assert not fast.kernel_fits(spec, chain)
+    assert not fast.kernel_fits(spec, chain, large)
     monkeypatch.setenv(jit.PURE_ENV, "0")
-    assert fast.kernel_fits(spec, chain) == jit.COMPILED
+    assert fast.kernel_fits(spec, chain, large) == jit.COMPILED
+    assert not fast.kernel_fits(spec, chain, 12)  # over before the kernel would have loaded
 
 
 def test_a_bounded_accept_queue_takes_the_reference(specs):
@@ -219,7 +221,7 @@ def test_the_product_runs_without_numba(tmp_path):
              "from sim.kernels import jit; assert not jit.COMPILED\n"
              "from sim.config import load_config; from sim.runs import engine, fast\n"
              "spec = load_config(sys.argv[1]).simulations[2]\n"
-             "assert not fast.kernel_fits(spec, spec.strategies[0].chain)\n"
+             "assert not fast.kernel_fits(spec, spec.strategies[0].chain, 10**6)\n"
              "print(engine.run_metrics(spec, spec.strategies[0].chain, 12, 0).events)\n")
     done = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

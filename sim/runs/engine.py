@@ -262,7 +262,7 @@ def run_metrics(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: i
     """Run to completion keeping only metrics: the sweep's hot path. ``strategy``: a strategy
     entry's chain (``StrategySpec.chain``) or a bare strategy."""
     from sim.runs import fast  # the compiled fast path, for the runs it expresses
-    if fast.kernel_fits(spec, as_chain(strategy)):
+    if fast.kernel_fits(spec, as_chain(strategy), clients):
         return fast.run_metrics(spec, as_chain(strategy), clients, repetition)
     wiring, side = _build(spec, strategy, clients, repetition)
     heap, near = wiring.heap, wiring.near
@@ -382,6 +382,6 @@ class Run:
 def record_run(spec: SimulationSpec, label: str, clients: int, repetition: int) -> Run:
     """Run to completion with the full history recorded."""
     from sim.runs import fast  # the compiled fast path, for the runs it expresses
-    if fast.kernel_fits(spec, spec.strategy(label).chain):
+    if fast.kernel_fits(spec, spec.strategy(label).chain, clients):
         return fast.record_run(spec, label, clients, repetition)
     return Run(spec, label, clients, repetition).run()
