@@ -60,7 +60,8 @@ class SerialBlocks:
         self.values = np.empty(0, dtype=np.float64)
 
     def refill(self, pos: int) -> int:
-        """Drop the values before ``pos``, append the next block; returns the new position (0)."""
+        """Drop the values before ``pos``, append the next block; returns the new position (0).
+        Drawing ahead of the reference changes no value: the k-th block is the k-th draw."""
         block = np.asarray(self._draw(self._rng, (_SERIAL_BLOCK,)), dtype=np.float64)
         self.values = np.concatenate([self.values[pos:], block])
         return 0

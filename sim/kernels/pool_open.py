@@ -341,8 +341,8 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, qf, qi, df, di, waiting, tries, first,
         if c >= 0 and (net_pos[c] >= net_have or gap_pos[c] >= gap_have
                        or (uses_jitter and jitter_pos[c] >= jitter_have)):
             return NEED_DRAWS
-        if draws_service and st_i[I_SERVICE_POS] >= service_have:
-            return NEED_DRAWS
+        if draws_service and service_have - st_i[I_SERVICE_POS] < cfg_i[C_WORKERS]:
+            return NEED_DRAWS  # an event may start every worker (a resume, a capacity regained)
         if draws_errors and st_i[I_ERROR_POS] >= st_i[I_ERROR_HAVE]:
             return NEED_DRAWS
         s = hi[0, 0]

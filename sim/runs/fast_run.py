@@ -243,8 +243,9 @@ class PoolOpenRun:
             if blocks is not None and blocks.exhausted:
                 blocks.refill()
         st = self.st_i
-        if self.cfg_i[k.C_DRAWS_SERVICE] and st[k.I_SERVICE_POS] >= self.service.values.shape[0]:
-            st[k.I_SERVICE_POS] = self.service.refill(int(st[k.I_SERVICE_POS]))
+        if self.cfg_i[k.C_DRAWS_SERVICE]:  # a service time for every worker, as the kernel asks
+            while self.service.values.shape[0] - st[k.I_SERVICE_POS] < self.cfg_i[k.C_WORKERS]:
+                st[k.I_SERVICE_POS] = self.service.refill(int(st[k.I_SERVICE_POS]))
         if self.cfg_i[k.C_ERRORS] and st[k.I_ERROR_POS] >= self.errors.values.shape[0]:
             st[k.I_ERROR_POS] = self.errors.refill(int(st[k.I_ERROR_POS]))
 
