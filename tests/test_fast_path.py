@@ -200,7 +200,7 @@ def test_a_capacity_regained_starts_more_workers_than_a_block_of_draws():
              "incidents": [{"start": 100.0, "duration": 300.0, "capacity": 0.1}],
              "strategies": [{"type": "Constant", "constant": 10.0, "max_attempts": 2, "name": "two"}]}
     spec = parse_config({"seed": 3, "simulation": [table]}).simulations[0]
-    ours = fast.record_run(spec, "two", 60, 0, kernel=jit.plain(pool_open.run)).history
+    ours = engine.kernel_record(spec, "two", 60, 0, kernel=jit.plain(pool_open.run)).history
     run = engine.Run(spec, "two", 60, 0).run(until=399.999)
     assert run._wiring.server_state() == (30, 699)  # busy, queued: 270 start at t = 400
     reference = run.run().history
@@ -212,7 +212,7 @@ def test_kernel_metrics_equal_the_reference_run_by_run(specs):
     spec = specs[0]
     for s in spec.strategies:
         for r in range(spec.repeat):
-            ours = fast.run_metrics(spec, s.chain, 12, r, kernel=jit.plain(pool_open.run))
+            ours = engine.kernel_metrics(spec, s.chain, 12, r, kernel=jit.plain(pool_open.run))
             reference = engine.Run(spec, s.label, 12, r).run().metrics()
             assert ours.events == reference.events > 1000
             for field in ("offered", "successes", "rejections", "timeouts", "unfinished", "work"):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.core.streams import _BLOCK_WIDTHS, _SERIAL_BLOCK, Draw
+from sim.core.streams import BLOCK_WIDTHS, SERIAL_BLOCK, Draw
 
 
 class ClientBlocks:
@@ -40,7 +40,7 @@ class ClientBlocks:
     def refill(self) -> None:
         """Drop the columns every client has read, then append the next block."""
         read = int(self.pos.min()) if self._n else 0
-        width = _BLOCK_WIDTHS[min(self._drawn, len(_BLOCK_WIDTHS) - 1)]
+        width = BLOCK_WIDTHS[min(self._drawn, len(BLOCK_WIDTHS) - 1)]
         block = np.asarray(self._draw(self._rng, (self._n, width)), dtype=np.float64)
         self._drawn += 1
         kept = self.have - read
@@ -52,7 +52,7 @@ class ClientBlocks:
 
 
 class SerialBlocks:
-    """The server's stream, as ``sim.core.streams.serial_stream``: blocks of ``_SERIAL_BLOCK``."""
+    """The server's stream, as ``sim.core.streams.serial_stream``: blocks of ``SERIAL_BLOCK``."""
 
     def __init__(self, rng: np.random.Generator | None, draw: Draw | None) -> None:
         self._rng = rng
@@ -62,6 +62,6 @@ class SerialBlocks:
     def refill(self, pos: int) -> int:
         """Drop the values before ``pos``, append the next block; returns the new position (0).
         Drawing ahead of the reference changes no value: the k-th block is the k-th draw."""
-        block = np.asarray(self._draw(self._rng, (_SERIAL_BLOCK,)), dtype=np.float64)
+        block = np.asarray(self._draw(self._rng, (SERIAL_BLOCK,)), dtype=np.float64)
         self.values = np.concatenate([self.values[pos:], block])
         return 0

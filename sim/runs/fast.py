@@ -7,7 +7,8 @@ unbounded accept queue, incidents; no tier, other policy, CoDel, limiter, cancel
 curve) goes to ``sim.kernels.pool_open`` when
 numba is installed and ``BACKOFF_SIM_PURE`` is not set; every other run takes the reference
 models. The kernel's results are the reference's, byte for byte (tests/test_fast_path.py).
-This module imports neither numba nor the kernel until a run takes it (``sim.runs.fast_run``).
+This module imports neither numba nor the kernel; the engine does when a run takes it
+(``engine.kernel_metrics``, ``engine.kernel_record``, over ``sim.runs.fast_run``).
 """
 
 from __future__ import annotations
@@ -44,34 +45,3 @@ def kernel_fits(spec: SimulationSpec, chain: ChainSpec, clients: int) -> bool:
     the kernel (``MIN_EVENTS``)."""
     return (jit.COMPILED and not jit.pure_requested() and kernel_expresses(spec, chain)
             and expected_events(spec, clients) >= MIN_EVENTS)
-
-
-def run_metrics(spec: SimulationSpec, chain: ChainSpec, clients: int, repetition: int, kernel=None):
-    """``engine.run_metrics`` by the kernel."""
-    from sim.runs import engine
-    from sim.runs.fast_run import KernelSide, PoolOpenRun
-
-    run = PoolOpenRun(spec, chain, clients, repetition, record=False, kernel=kernel)
-    guard = engine._Guard(spec, chain.strategy, clients, report=True)
-    run.drive(guard, engine.STALL_EVENTS)
-    guard.final(run.time)
-    return engine._metrics(spec, run.wiring(), KernelSide(run), run.time, run.events)
-
-
-def record_run(spec: SimulationSpec, label: str, clients: int, repetition: int, kernel=None):
-    """``engine.record_run`` by the kernel: a finished ``Run`` holding the whole history."""
-    from sim.runs import engine
-    from sim.runs.fast_run import KernelSide, PoolOpenRun
-
-    chain = spec.strategy(label).chain
-    run = PoolOpenRun(spec, chain, clients, repetition, record=True, kernel=kernel)
-    guard = engine._Guard(spec, chain.strategy, clients)
-    run.drive(guard, engine.STALL_EVENTS)
-    guard.final(run.time)
-    done = engine.Run.__new__(engine.Run)
-    done.spec, done.label, done.clients, done.repetition = spec, label, clients, repetition
-    done._wiring, done._side, done._guard = run.wiring(), KernelSide(run), guard
-    done.layout = None
-    done.history = run.history()
-    done.time = run.time
-    return done
