@@ -157,6 +157,26 @@ _NO_EVENT = ev.NO_EVENT
 
 
 @maybe_njit
+def move(hf, hi, to, frm):
+    """Copy the heap item at ``frm`` to ``to``."""
+    hf[to] = hf[frm]
+    hi[to, 0] = hi[frm, 0]
+    hi[to, 1] = hi[frm, 1]
+    hi[to, 2] = hi[frm, 2]
+    hi[to, 3] = hi[frm, 3]
+
+
+@maybe_njit
+def put(hf, hi, i, t, s, handler, c, a):
+    """Write the item ``(t, s, handler, c, a)`` at ``i``."""
+    hf[i] = t
+    hi[i, 0] = s
+    hi[i, 1] = handler
+    hi[i, 2] = c
+    hi[i, 3] = a
+
+
+@maybe_njit
 def push(hf, hi, st_i, t, handler, c, a):
     """heappush of ``(t, seq, handler, c, a)``; the item takes the next seq."""
     n = st_i[I_HEAP]
@@ -167,19 +187,11 @@ def push(hf, hi, st_i, t, handler, c, a):
         parent = (n - 1) >> 1
         pt = hf[parent]
         if t < pt or (t == pt and s < hi[parent, 0]):
-            hf[n] = pt
-            hi[n, 0] = hi[parent, 0]
-            hi[n, 1] = hi[parent, 1]
-            hi[n, 2] = hi[parent, 2]
-            hi[n, 3] = hi[parent, 3]
+            move(hf, hi, n, parent)
             n = parent
         else:
             break
-    hf[n] = t
-    hi[n, 0] = s
-    hi[n, 1] = handler
-    hi[n, 2] = c
-    hi[n, 3] = a
+    put(hf, hi, n, t, s, handler, c, a)
 
 
 @maybe_njit
@@ -200,19 +212,11 @@ def sift_down(hf, hi, n, i):
             child = right
         ct = hf[child]
         if ct < t or (ct == t and hi[child, 0] < s):
-            hf[i] = ct
-            hi[i, 0] = hi[child, 0]
-            hi[i, 1] = hi[child, 1]
-            hi[i, 2] = hi[child, 2]
-            hi[i, 3] = hi[child, 3]
+            move(hf, hi, i, child)
             i = child
         else:
             break
-    hf[i] = t
-    hi[i, 0] = s
-    hi[i, 1] = h
-    hi[i, 2] = c
-    hi[i, 3] = a
+    put(hf, hi, i, t, s, h, c, a)
 
 
 @maybe_njit
@@ -221,11 +225,7 @@ def pop(hf, hi, st_i):
     n = st_i[I_HEAP] - 1
     st_i[I_HEAP] = n
     if n > 0:
-        hf[0] = hf[n]
-        hi[0, 0] = hi[n, 0]
-        hi[0, 1] = hi[n, 1]
-        hi[0, 2] = hi[n, 2]
-        hi[0, 3] = hi[n, 3]
+        move(hf, hi, 0, n)
         sift_down(hf, hi, n, 0)
 
 
