@@ -128,6 +128,7 @@ def pool_rate(quick: bool) -> None:
     and by the reference engine (``BACKOFF_SIM_PURE=1``), alternately, and their ratio."""
     from sim.config import parse_config, parse_toml
     from sim.kernels.jit import PURE_ENV
+    from sim.runs.engine import kernel_metrics
     from sim.runs.fast import kernel_fits
 
     spec = parse_config(parse_toml(POOL_CONFIG)).simulations[0]
@@ -137,7 +138,7 @@ def pool_rate(quick: bool) -> None:
         os.environ[PURE_ENV] = "0"
         fits = kernel_fits(spec, s.chain, spec.max_clients)
         if fits:
-            run_metrics(spec, s.chain, 10, 0)  # load (or compile) the kernel outside the timing
+            kernel_metrics(spec, s.chain, 10, 0)  # load (or compile) the kernel outside the timing
         rates = {}
         for path in ("fast path", "reference") if fits else ("reference",):
             os.environ[PURE_ENV] = "1" if path == "reference" else "0"
