@@ -123,19 +123,39 @@ strategies = [{ type = "FullJitteredExpo", base = 50.0, cap = 2000.0, name = "ji
 
 
 def pool_rate(quick: bool) -> None:
-    """Events per second of open arrivals against a PoolServer with timeouts and an outage, one core."""
+    """Events per second of open arrivals against a PoolServer with timeouts and an outage, one
+    core: by the compiled fast path where it takes the run (``sim.runs.fast``; numba installed)
+    and by the reference engine (``BACKOFF_SIM_PURE=1``), alternately, and their ratio."""
     from sim.config import parse_config, parse_toml
+    from sim.kernels.jit import PURE_ENV
+    from sim.runs.engine import kernel_metrics
+    from sim.runs.fast import kernel_fits
 
     spec = parse_config(parse_toml(POOL_CONFIG)).simulations[0]
     repeats = 1 if quick else spec.repeat
+    before = os.environ.get(PURE_ENV)
     for s in spec.strategies:
-        events = 0
-        start = time.perf_counter()
-        for r in range(repeats):
-            events += run_metrics(spec, s.chain, spec.max_clients, r).events
-        seconds = time.perf_counter() - start
-        print(f"pool    {s.label:<22} {events:>10,} events  {seconds:6.2f} s  "
-              f"{events / seconds / 1e6:5.2f} M recorded events/s (1 core, open + PoolServer)")
+        os.environ[PURE_ENV] = "0"
+        fits = kernel_fits(spec, s.chain, spec.max_clients)
+        if fits:
+            kernel_metrics(spec, s.chain, 10, 0)  # load (or compile) the kernel outside the timing
+        rates = {}
+        for path in ("fast path", "reference") if fits else ("reference",):
+            os.environ[PURE_ENV] = "1" if path == "reference" else "0"
+            events = 0
+            start = time.perf_counter()
+            for r in range(repeats):
+                events += run_metrics(spec, s.chain, spec.max_clients, r).events
+            seconds = time.perf_counter() - start
+            rates[path] = events / seconds
+            print(f"pool    {s.label:<22} {events:>10,} events  {seconds:6.2f} s  "
+                  f"{events / seconds / 1e6:5.2f} M recorded events/s (1 core, open + PoolServer, {path})")
+        if fits:
+            print(f"pool    {s.label:<22} fast path / reference: {rates['fast path'] / rates['reference']:.1f}x")
+    if before is None:
+        os.environ.pop(PURE_ENV, None)
+    else:
+        os.environ[PURE_ENV] = before
 
 
 def explore_time(path: Path) -> None:

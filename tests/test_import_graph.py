@@ -198,8 +198,11 @@ LAYERS: dict[str, Layer] = {
     # The fluid (mean-field) estimate of a spec's runs: specs in, numbers out, no engine.
     "sim.fluid": Layer(("sim.fluid",), ("sim.analysis", "sim.models", "sim.policies", "sim specs",
                                         "sim vocabulary")),
-    "sim.runs": Layer(("sim.runs",), ("sim.analysis", "sim.core", "sim.models", "sim.policies",
-                                      "sim.spec", "sim vocabulary")),
+    # Compiled fast paths: models transcribed over arrays (numba when installed), draws and codes
+    # from sim.core; the reference models stay in sim.models.
+    "sim.kernels": Layer(("sim.kernels",), ("sim.core", "sim vocabulary")),
+    "sim.runs": Layer(("sim.runs",), ("sim.analysis", "sim.core", "sim.kernels", "sim.models",
+                                      "sim.policies", "sim.spec", "sim vocabulary")),
     "sim.recording": Layer(("sim.recording",), ("sim.analysis", "sim.core", "sim.runs",
                                                 "sim vocabulary")),
     # Files (CSV, PNG, output sets) and the theme palettes the PNGs, tables and app share.

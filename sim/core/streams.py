@@ -30,8 +30,8 @@ PURPOSE_LIMITER = 6  # a server's admission limiter (Vegas's probe jitter)
 PURPOSE_STATE = 7  # a run started from a state: its orbit's backoff left (sim.models.initial)
 
 # Per-client block widths: small first (most clients need few draws), then larger.
-_BLOCK_WIDTHS = (8, 16, 32, 64)
-_SERIAL_BLOCK = 256
+BLOCK_WIDTHS = (8, 16, 32, 64)
+SERIAL_BLOCK = 256
 
 Draw = Callable[[np.random.Generator, "tuple[int, ...]"], np.ndarray]
 
@@ -114,7 +114,7 @@ class ClientStreams:
     def _row(self, k: int, i: int) -> list[float]:
         blocks = self._blocks
         while self._drawn <= k:
-            width = _BLOCK_WIDTHS[min(self._drawn, len(_BLOCK_WIDTHS) - 1)]
+            width = BLOCK_WIDTHS[min(self._drawn, len(BLOCK_WIDTHS) - 1)]
             blocks[self._drawn] = self._draw(self._rng, (self._n, width))
             self._untaken[self._drawn] = self._n
             self._drawn += 1
@@ -147,5 +147,5 @@ def serial_stream(rng: np.random.Generator, draw: Draw) -> Callable[[], float]:
     when the previous is used up (as a generator would), but iterated in C (a generator's
     resumption per draw was ~4% of a PoolServer run's time)."""
     def block(_: int) -> list[float]:
-        return draw(rng, (_SERIAL_BLOCK,)).tolist()
+        return draw(rng, (SERIAL_BLOCK,)).tolist()
     return chain.from_iterable(map(block, count())).__next__

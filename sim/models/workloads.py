@@ -26,7 +26,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from sim.core.streams import ClientStreams
+from sim.core.streams import ClientStreams, Draw
 from sim.errors import ParamError
 from sim.params import above, at_least
 
@@ -89,13 +89,18 @@ def exponential_starts(think_time: float, rng: np.random.Generator, clients: int
     return rng.exponential(think_time, clients).tolist()
 
 
-def exponential_gaps(think_time: float, rng: np.random.Generator, clients: int) -> list[Callable[[], float]]:
-    """Each client's exponential think times, drawn in blocks from its own stream."""
+def exponential_draw(think_time: float) -> Draw:
+    """Blocks of exponential think times of mean ``think_time``."""
     think = float(think_time)
 
     def draw(generator: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
         return generator.exponential(think, shape)
-    return ClientStreams(rng, clients, draw).next_functions()
+    return draw
+
+
+def exponential_gaps(think_time: float, rng: np.random.Generator, clients: int) -> list[Callable[[], float]]:
+    """Each client's exponential think times, drawn in blocks from its own stream."""
+    return ClientStreams(rng, clients, exponential_draw(think_time)).next_functions()
 
 
 @register
@@ -180,3 +185,7 @@ class Open(Workload):
 
     def gaps(self, rng: np.random.Generator, clients: int) -> list[Callable[[], float]]:
         return exponential_gaps(self.think_time, rng, clients)
+
+    def gap_draw(self) -> Draw:
+        """How ``gaps`` draws its blocks (the compiled fast path draws the same, ``sim.kernels``)."""
+        return exponential_draw(self.think_time)

@@ -31,6 +31,7 @@ from sim.bounds import MAX_TIME
 from sim.core import events as ev
 from sim.core.events import NO_EVENT
 from sim.core.history import History
+from sim.runs import fast
 from sim.runs.tiers import RunTiers, TierLayout
 from sim.models.tiers import stopping_both
 from sim.runs.resources import RUNAWAY_FACTOR, event_budget, expected_events, time_scale
@@ -48,7 +49,8 @@ from sim.policies.chain import ChainSpec
 from sim.policies.entries import seconds_per_unit
 from sim.spec import SimulationSpec
 
-__all__ = ["STALL_EVENTS", "Run", "build_wiring", "guard_for", "record_run", "run_metrics", "start_run"]
+__all__ = ["STALL_EVENTS", "Run", "build_wiring", "guard_for", "kernel_metrics", "kernel_record", "record_run",
+           "run_metrics", "start_run"]
 
 
 # Every this many scheduled events a run checks that its clock moves (see ``_Guard``).
@@ -276,6 +278,8 @@ def _metrics(spec: SimulationSpec, wiring: Wiring, side: Clients, duration: floa
 def run_metrics(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int, repetition: int) -> RunMetrics:
     """Run to completion keeping only metrics: the sweep's hot path. ``strategy``: a strategy
     entry's chain (``StrategySpec.chain``) or a bare strategy."""
+    if fast.kernel_fits(spec, as_chain(strategy), clients):
+        return kernel_metrics(spec, as_chain(strategy), clients, repetition)
     wiring, side = _build(spec, strategy, clients, repetition)
     heap, near = wiring.heap, wiring.near
     pop = heappop
@@ -404,4 +408,39 @@ class Run:
 
 def record_run(spec: SimulationSpec, label: str, clients: int, repetition: int) -> Run:
     """Run to completion with the full history recorded."""
+    if fast.kernel_fits(spec, spec.strategy(label).chain, clients):
+        return kernel_record(spec, label, clients, repetition)
     return Run(spec, label, clients, repetition).run()
+
+
+# --- the compiled fast path (sim.runs.fast): the same results, by sim.kernels.pool_open ---------
+
+def kernel_metrics(spec: SimulationSpec, chain: ChainSpec, clients: int, repetition: int,
+                   kernel: Callable | None = None) -> RunMetrics:
+    """``run_metrics`` by the compiled kernel (``kernel``: another build of it, for the tests)."""
+    from sim.runs.fast_run import KernelSide, PoolOpenRun  # imports numba: only when needed
+
+    run = PoolOpenRun(spec, chain, clients, repetition, record=False, kernel=kernel)
+    guard = _Guard(spec, chain.strategy, clients, report=True)
+    run.drive(guard, STALL_EVENTS)
+    guard.final(run.time)
+    return _metrics(spec, run.wiring(), KernelSide(run), run.time, run.events)
+
+
+def kernel_record(spec: SimulationSpec, label: str, clients: int, repetition: int,
+                  kernel: Callable | None = None) -> Run:
+    """``record_run`` by the compiled kernel: a finished ``Run`` holding the whole history."""
+    from sim.runs.fast_run import KernelSide, PoolOpenRun
+
+    chain = spec.strategy(label).chain
+    run = PoolOpenRun(spec, chain, clients, repetition, record=True, kernel=kernel)
+    guard = _Guard(spec, chain.strategy, clients)
+    run.drive(guard, STALL_EVENTS)
+    guard.final(run.time)
+    done = Run.__new__(Run)  # its state set here: nothing left to step
+    done.spec, done.label, done.clients, done.repetition = spec, label, clients, repetition
+    done._wiring, done._side, done._guard = run.wiring(), KernelSide(run), guard
+    done.layout = None
+    done.history = run.history()
+    done.time = run.time
+    return done

@@ -1,0 +1,302 @@
+"""One run by the compiled kernel (``sim.kernels.pool_open``): its arrays, built as
+``engine._build`` builds the reference's objects, and the loop that gives the kernel room,
+draws and the engine's guard checks. Imported only when a run takes the fast path
+(``sim.runs.fast``).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from sim.core.series import Series, extra_series
+from sim.core.streams import (PURPOSE_INCIDENTS, PURPOSE_JITTER, PURPOSE_NETWORK, PURPOSE_SERVER, PURPOSE_WORKLOAD,
+                              clipped_normal, generator, uniform01)
+from sim.core.history import History
+from sim.kernels import pool_open as k
+from sim.kernels.jit import plain
+from sim.kernels.blocks import ClientBlocks, SerialBlocks
+from sim.models.clients import LATENCY_SAMPLE
+from sim.models.incidents import NORMAL, Incident, kept_slots
+from sim.models.service_times import service_draw
+from sim.models.strategies import Constant, EqualJitteredExpo, Expo, FullJitteredExpo, NoBackoff
+from sim.policies.chain import ChainSpec
+from sim.spec import SimulationSpec
+
+STRATEGY_CODES = {Constant: k.S_CONSTANT, NoBackoff: k.S_NO_BACKOFF, Expo: k.S_EXPO,
+                  FullJitteredExpo: k.S_FULL_JITTER, EqualJitteredExpo: k.S_EQUAL_JITTER}
+JITTERED = (k.S_FULL_JITTER, k.S_EQUAL_JITTER)
+_START = 1024  # first size of every growing array
+
+
+def _levels(incident: Incident, workers: int) -> tuple[float, float]:
+    """An incident's knob at its start and at its end, as the kernel sets it: a capacity as the
+    pool's workers (``PoolServer.build``'s hook: ``kept_slots``), the others as they are."""
+    if incident.kind == "capacity":
+        kept = workers if incident.level >= 1.0 else kept_slots(workers, incident.level)
+        return float(kept), float(workers)
+    return incident.level, NORMAL[incident.kind]
+
+
+def _grown(array: np.ndarray, fill: float | int = 0) -> np.ndarray:
+    """``array`` with twice the rows; the new ones hold ``fill``."""
+    bigger = np.full((2 * array.shape[0], *array.shape[1:]), fill, dtype=array.dtype)
+    bigger[:array.shape[0]] = array
+    return bigger
+
+
+def _unrolled(values: np.ndarray, head: int, count: int) -> np.ndarray:
+    """A ring buffer's ``count`` items from ``head`` on, at twice the size, starting at 0."""
+    index = (head + np.arange(count)) % values.shape[0]
+    bigger = np.zeros((2 * values.shape[0], *values.shape[1:]), dtype=values.dtype)
+    bigger[:count] = values[index]
+    return bigger
+
+
+class KernelSide:
+    """What ``engine._metrics`` reads of a run's clients, from the kernel's arrays."""
+
+    retries_denied = 0
+    calls_refused = 0
+
+    def __init__(self, run: PoolOpenRun) -> None:
+        st = run.st_i
+        self.attempts = run.attempts.tolist()
+        self.work = int(run.attempts.sum())
+        self.calls = len(self.attempts)
+        n = int(st[k.I_LATENCIES])
+        self.latencies = run.lat_v[:n].copy()
+        self.latency_clients = run.lat_c[:n].copy()
+        self.latency_times = run.lat_t[:n].copy()
+        self.counts = {"successes": int(st[k.I_SUCCESSES]), "rejections": int(st[k.I_REJECTIONS]),
+                       "timeouts": int(st[k.I_TIMEOUTS]), "gave_up": int(st[k.I_GAVE_UP]),
+                       "late": int(st[k.I_LATE])}
+        self.gave_up = self.counts["gave_up"]
+        self.unfinished = int(st[k.I_SLOTS] - st[k.I_FREE])
+
+    def breaker_open_time(self, end: float) -> float:
+        return 0.0
+
+
+class GateCounts(NamedTuple):
+    """What ``engine._metrics`` reads of an outage gate (``OutageGate``): an unbounded accept
+    queue refuses nothing."""
+
+    refused: int
+    dropped: int
+
+
+class KernelWiring:
+    """What ``engine._metrics`` and ``Run`` read of a run's wiring, once the kernel is done."""
+
+    tiers = None
+
+    def __init__(self, series: Series, gate: GateCounts | None) -> None:
+        self.series = series
+        self.gate = gate
+        self.heap: list = []
+        self.near: list = []
+
+
+class PoolOpenRun:
+    """One run of ``sim.kernels.pool_open``: its arrays, built as ``engine._build`` builds the
+    reference's objects (the same streams, the same first items in the same order)."""
+
+    def __init__(self, spec: SimulationSpec, chain: ChainSpec, clients: int, repetition: int,
+                 record: bool, kernel=None) -> None:
+        self.spec = spec
+        self.kernel = kernel or k.run
+        control, strategy = spec.control, chain.strategy
+
+        def rng(purpose: int) -> np.random.Generator:
+            return generator(spec.seed, spec.title, clients, repetition, purpose)
+
+        n = clients
+        code = STRATEGY_CODES[type(strategy)]
+        self.net = ClientBlocks(rng(PURPOSE_NETWORK), n, clipped_normal(spec.network_mu, spec.network_sigma))
+        self.jitter = ClientBlocks(rng(PURPOSE_JITTER), n, uniform01) if code in JITTERED else None
+        workload = rng(PURPOSE_WORKLOAD)
+        starts = spec.workload.start_times(workload, n)
+        self.gaps = ClientBlocks(workload, n, spec.workload.gap_draw())
+        draw = service_draw(control.service_distribution, control.service_time, control.service_p99,
+                            control.samples)
+        self.service = SerialBlocks(rng(PURPOSE_SERVER) if draw is not None else None, draw)
+        self.series_spec = Series(spec.horizon, spec.bucket_width, extra_series(control.CAPS.series))
+        buckets = self.series_spec.buckets
+        timeout = spec.timeout
+        cfg_i = np.zeros(k.C_SIZE, dtype=np.int64)
+        cfg_f = np.zeros(k.G_SIZE, dtype=np.float64)
+        cfg_i[k.C_CLIENTS] = n
+        cfg_i[k.C_WORKERS] = int(control.workers)
+        cfg_i[k.C_QUEUE_SIZE] = -1 if control.queue_size is None else int(control.queue_size)
+        cfg_i[k.C_HAS_TIMEOUT] = timeout is not None
+        cfg_i[k.C_HAS_QUEUE_TIMEOUT] = control.queue_timeout is not None
+        cfg_i[k.C_DRAWS_SERVICE] = draw is not None
+        cfg_i[k.C_STRATEGY] = code
+        cfg_i[k.C_JITTER] = code in JITTERED
+        cfg_i[k.C_LAST_BUCKET] = buckets - 1
+        cfg_i[k.C_RECORD] = record
+        cfg_i[k.C_LATENCY_SAMPLE] = LATENCY_SAMPLE
+        cfg_i[k.C_DROP_ABANDONED] = spec.abandoned == "drop"
+        cfg_i[k.C_MAX_ATTEMPTS] = strategy.max_attempts or 0
+        cfg_i[k.C_HAS_MAX_ELAPSED] = strategy.max_elapsed is not None
+        cfg_f[k.G_MAX_ELAPSED] = float(strategy.max_elapsed or 0.0)
+        cfg_f[k.G_TIMEOUT] = 0.0 if timeout is None else float(timeout)
+        cfg_f[k.G_QUEUE_TIMEOUT] = 0.0 if control.queue_timeout is None else float(control.queue_timeout)
+        cfg_f[k.G_SERVICE] = float(control.service_time or 0.0)
+        cfg_f[k.G_WIDTH] = self.series_spec.width
+        cfg_f[k.G_INVERSE_WIDTH] = self.series_spec.inverse_width
+        if code == k.S_CONSTANT:
+            cfg_f[k.G_BASE] = float(strategy.constant)
+        elif code != k.S_NO_BACKOFF:
+            cfg_f[k.G_BASE], cfg_f[k.G_CAP] = float(strategy.base), float(strategy.cap)
+        self.cfg_i, self.cfg_f = cfg_i, cfg_f
+        self.st_i = np.zeros(k.I_SIZE, dtype=np.int64)
+        self.st_i[k.I_STRIDE] = 1
+        self.st_f = np.zeros(k.F_SIZE, dtype=np.float64)
+        self.st_i[k.I_WORKERS] = int(control.workers)
+        self.st_i[k.I_PENDING_WORKERS] = -1
+        self.st_f[k.F_SLOWDOWN] = 1.0
+        self.hf = np.zeros(max(_START, 2 * n + 8), dtype=np.float64)
+        self.hi = np.zeros((self.hf.shape[0], 4), dtype=np.int64)
+        self.qf = np.zeros(_START, dtype=np.float64)
+        self.qi = np.zeros((_START, 2), dtype=np.int64)
+        self.df = np.zeros(_START, dtype=np.float64)
+        self.di = np.zeros((_START, 2), dtype=np.int64)
+        self.waiting = np.full(_START, -1, dtype=np.int64)
+        self.st_i[k.I_TOKEN] = 1  # tokens start at 1 (open_clients: count(1))
+        self.tries = np.zeros(_START, dtype=np.int64)
+        self.first = np.zeros(_START, dtype=np.float64)
+        self.bo = np.zeros(_START, dtype=np.float64)
+        self.free = np.zeros(_START, dtype=np.int64)
+        self.attempts = np.zeros(n, dtype=np.int64)
+        self.series = np.zeros((len(self.series_spec.names), buckets + 1), dtype=np.int64)
+        self.lat_v = np.zeros(_START, dtype=np.float64)
+        self.lat_c = np.zeros(_START, dtype=np.int64)
+        self.lat_t = np.zeros(_START, dtype=np.float64)
+        size = _START if record else 1
+        self.rec_t = np.zeros(size, dtype=np.float64)
+        self.rec_c = np.zeros(size, dtype=np.int64)
+        self.rec_p = np.zeros(size, dtype=np.int64)
+        stops = spec.stops
+        self.outages = np.array([[o.start, o.duration] for o in stops], dtype=np.float64).reshape(len(stops), 2)
+        self.held = np.zeros((_START, 2), dtype=np.int64)
+        self.has_gate = bool(stops)
+        degradations = spec.degradations
+        full = int(control.workers)
+        self.incidents_kind = np.array([k.K_CAPACITY if i.kind == "capacity" else
+                                        k.K_SLOWDOWN if i.kind == "slowdown" else k.K_ERROR_RATE
+                                        for i in degradations], dtype=np.int64)
+        self.incidents_level = np.array([_levels(i, full) for i in degradations],
+                                        dtype=np.float64).reshape(len(degradations), 2)
+        erring = any(i.kind == "error_rate" for i in degradations)
+        self.errors = SerialBlocks(rng(PURPOSE_INCIDENTS) if erring else None, uniform01 if erring else None)
+        cfg_i[k.C_ERRORS] = erring
+        # The first items, in the reference's order: the outages' pauses and resumes
+        # (OutageGate), each client's first call, then the bucket sampling and the horizon
+        # (engine._schedule_sampling).
+        push = plain(k.push)  # a few items: not worth a compiled variant per Python type
+        for i, outage in enumerate(stops):
+            push(self.hf, self.hi, self.st_i, float(outage.start), k.H_PAUSE, -1, i)
+            push(self.hf, self.hi, self.st_i, float(outage.end), k.H_RESUME, -1, i)
+        self.st_i[k.I_MARKERS] = 2 * len(stops)
+        for i, incident in enumerate(degradations):  # Incidents: built after the gate
+            push(self.hf, self.hi, self.st_i, float(incident.start), k.H_INCIDENT_BEGINS, -1, i)
+            push(self.hf, self.hi, self.st_i, float(incident.end), k.H_INCIDENT_ENDS, -1, i)
+        for c, t0 in enumerate(starts):
+            push(self.hf, self.hi, self.st_i, float(t0), k.H_CALL, c, 0)
+        push(self.hf, self.hi, self.st_i, self.series_spec.width, k.H_SAMPLE, -1, 0)
+        push(self.hf, self.hi, self.st_i, float(spec.horizon), k.H_END, -1, 0)
+
+    def drive(self, guard, stall_events: int) -> None:
+        """Run the kernel to the end, giving it room, draws and the guard's checks on the way."""
+        st = self.st_i
+        st[k.I_CHECK] = stall_events
+        while True:
+            st[k.I_NET_HAVE] = self.net.have
+            st[k.I_JITTER_HAVE] = self.jitter.have if self.jitter is not None else 0
+            st[k.I_GAP_HAVE] = self.gaps.have
+            st[k.I_SERVICE_HAVE] = self.service.values.shape[0]
+            st[k.I_ERROR_HAVE] = self.errors.values.shape[0]
+            status = self.kernel(
+                self.cfg_i, self.cfg_f, st, self.st_f, self.hf, self.hi, self.qf, self.qi, self.df,
+                self.di, self.waiting, self.tries, self.first, self.bo, self.free, self.attempts,
+                self.series, self.lat_v, self.lat_c, self.lat_t, self.net.values, self.net.pos,
+                self.jitter.values if self.jitter is not None else self.net.values,
+                self.jitter.pos if self.jitter is not None else self.net.pos,
+                self.gaps.values, self.gaps.pos, self.service.values, self.rec_t, self.rec_c, self.rec_p,
+                self.outages, self.held, self.incidents_kind, self.incidents_level, self.errors.values)
+            if status == k.DONE:
+                return
+            if status == k.NEED_DRAWS:
+                self._refill()
+            elif status == k.NEED_ROOM:
+                self._grow()
+            else:  # GUARD
+                s = int(self.hi[0, 0])
+                guard.check(float(self.hf[0]), s)
+                st[k.I_CHECK] = s + stall_events
+
+    def _refill(self) -> None:
+        for blocks in (self.net, self.jitter, self.gaps):
+            if blocks is not None and blocks.exhausted:
+                blocks.refill()
+        st = self.st_i
+        if self.cfg_i[k.C_DRAWS_SERVICE]:  # a service time for every worker, as the kernel asks
+            while self.service.values.shape[0] - st[k.I_SERVICE_POS] < self.cfg_i[k.C_WORKERS]:
+                st[k.I_SERVICE_POS] = self.service.refill(int(st[k.I_SERVICE_POS]))
+        if self.cfg_i[k.C_ERRORS] and st[k.I_ERROR_POS] >= self.errors.values.shape[0]:
+            st[k.I_ERROR_POS] = self.errors.refill(int(st[k.I_ERROR_POS]))
+
+    def _grow(self) -> None:
+        st = self.st_i
+        if st[k.I_QUEUED] + 2 > self.qf.shape[0]:
+            head, count = int(st[k.I_Q_HEAD]), int(st[k.I_QUEUED])
+            self.qf, self.qi = _unrolled(self.qf, head, count), _unrolled(self.qi, head, count)
+            st[k.I_Q_HEAD] = 0
+        if st[k.I_DUE] + 2 > self.df.shape[0]:
+            head, count = int(st[k.I_DUE_HEAD]), int(st[k.I_DUE])
+            self.df, self.di = _unrolled(self.df, head, count), _unrolled(self.di, head, count)
+            st[k.I_DUE_HEAD] = 0
+        if st[k.I_TOKEN] + 2 > self.waiting.shape[0]:
+            self.waiting = _grown(self.waiting, -1)
+        if st[k.I_SLOTS] + 2 > self.tries.shape[0]:
+            self.tries, self.first, self.bo, self.free = (
+                _grown(self.tries), _grown(self.first), _grown(self.bo), _grown(self.free))
+        if st[k.I_LATENCIES] + 2 > self.lat_v.shape[0]:
+            self.lat_v, self.lat_c, self.lat_t = _grown(self.lat_v), _grown(self.lat_c), _grown(self.lat_t)
+        if st[k.I_HELD] + 2 > self.held.shape[0]:
+            self.held = _grown(self.held)
+        if st[k.I_HEAP] + st[k.I_QUEUED] + st[k.I_HELD] + 4 > self.hf.shape[0]:
+            self.hf, self.hi = _grown(self.hf), _grown(self.hi)
+        if self.cfg_i[k.C_RECORD] and st[k.I_RECORDED] + 2 > self.rec_t.shape[0]:
+            self.rec_t, self.rec_c, self.rec_p = _grown(self.rec_t), _grown(self.rec_c), _grown(self.rec_p)
+
+    @property
+    def time(self) -> float:
+        return float(self.st_f[k.F_TIME])
+
+    @property
+    def events(self) -> int:
+        """Recorded events: every item scheduled, less those the horizon cleared and the silent."""
+        st = self.st_i
+        return int(st[k.I_SEQ] - st[k.I_DROPPED_AT_END] - st[k.I_SILENT])
+
+    def wiring(self) -> KernelWiring:
+        """The run's series, as the reference's ``Wiring.series`` holds them."""
+        series = self.series_spec
+        for row, name in enumerate(series.names):
+            setattr(series, name, self.series[row].tolist())
+        gate = GateCounts(0, int(self.st_i[k.I_GATE_DROPPED])) if self.has_gate else None
+        return KernelWiring(series, gate)
+
+    def history(self) -> History:
+        history = History()
+        n = int(self.st_i[k.I_RECORDED])
+        history.times = self.rec_t[:n].tolist()
+        history.clients = self.rec_c[:n].tolist()
+        history.packed = self.rec_p[:n].tolist()
+        return history
+
+
