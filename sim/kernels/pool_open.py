@@ -308,7 +308,6 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, qf, qi, df, di, waiting, tries, first,
         attempts, series, lat_v, lat_c, lat_t, net, net_pos, jitter, jitter_pos, gaps, gap_pos,
         service, rec_t, rec_c, rec_p, outages, held, incidents_kind, incidents_level, errors):
     """Process events until the heap is empty (``DONE``) or Python must step in."""
-    n_clients = cfg_i[C_CLIENTS]
     queue_size = cfg_i[C_QUEUE_SIZE]
     has_timeout = cfg_i[C_HAS_TIMEOUT] != 0
     draws_service = cfg_i[C_DRAWS_SERVICE] != 0
