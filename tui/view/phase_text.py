@@ -1,0 +1,67 @@
+"""The phase pane's picture as Rich text: the portrait's arrows coloured by return probability,
+the run's trail and current state over them, the axes and a legend line.
+
+The glyphs, bands and the trajectory's cells come from ``sim.phase.glyphs``; this module only
+chooses colours and lays the characters out.
+"""
+
+from __future__ import annotations
+
+from rich.style import Style
+from rich.text import Text
+
+from sim.phase.glyphs import BANDS, GlyphCell, Trajectory, band
+from sim.phase.grid import PhaseGrid
+
+from ..theme import Palette
+
+CURRENT = "●"
+# Each band's theme colour (a base colour of the palette).
+BAND_COLOURS = {"returns": "success", "likely": "primary", "unlikely": "warning", "stays": "error"}
+BAND_WORDS = {"returns": "≥0.9", "likely": "≥0.5", "unlikely": ">0.1", "stays": "≤0.1"}
+
+
+def band_style(palette: Palette, probability: float) -> Style:
+    return Style(color=palette.base[BAND_COLOURS[band(probability)]])
+
+
+def phase_text(rows: list[list[GlyphCell]], grid: PhaseGrid, palette: Palette,
+               path: Trajectory | None) -> Text:
+    """The grid (top row: the largest orbit), two characters a cell, with the orbit's values on
+    the left, the work's under it; the trail's cells reversed, the current state a ``●``."""
+    trail = set(path.trail) if path is not None else set()
+    width = max(len(str(grid.orbit_max)), 1)
+    orbit_values = grid.orbit.tolist()[::-1]
+    text = Text(no_wrap=True, overflow="crop")
+    text.append("calls in backoff ↑\n", style="dim")
+    for r, row in enumerate(rows):
+        label = str(orbit_values[r]) if r in (0, len(rows) - 1, len(rows) // 2) else ""
+        text.append(f"{label:>{width}} ", style="dim")
+        for c, cell in enumerate(row):
+            style = band_style(palette, cell.probability)
+            if path is not None and (c, r) == path.current:
+                text.append(CURRENT, style=style + Style(bold=True, reverse=True))
+            elif (c, r) in trail:
+                text.append(cell.glyph, style=style + Style(reverse=True))
+            else:
+                text.append(cell.glyph, style=style)
+            text.append(" ")
+        text.append("\n")
+    span = 2 * grid.size - 1
+    low, high = "0", str(grid.work_max)
+    text.append(" " * (width + 1) + low + high.rjust(span - len(low)) + "\n", style="dim")
+    text.append(" " * (width + 1) + "work at the server →\n", style="dim")
+    text.append("return: ", style="dim")
+    for _lowest, name in BANDS:
+        text.append("■", style=Style(color=palette.base[BAND_COLOURS[name]]))
+        text.append(f"{BAND_WORDS[name]} ", style="dim")
+    text.append(f"{CURRENT} now, reversed: trail", style="dim")
+    return text
+
+
+def state_line(path: Trajectory | None, unit_words: str = "") -> str:
+    """The current state in words (the pane's subtitle)."""
+    if path is None:
+        return ""
+    where = " (beyond the grid)" if path.off_grid else ""
+    return f"now: work {path.work}, in backoff {path.orbit}{where}{unit_words}"
