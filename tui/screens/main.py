@@ -544,6 +544,7 @@ class MainScreen(Screen):
         run's path over it up to the cursor); hiding it stops a portrait being computed."""
         pane, app = self.query_one(PhasePane), self.app
         pane.display = not pane.display
+        self.set_class(pane.display, "-phase")
         if pane.display:
             self._show_replay()
             pane.show(app.selection, app.source, app.run_data, app.cursor)

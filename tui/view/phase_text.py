@@ -28,12 +28,11 @@ def band_style(palette: Palette, probability: float) -> Style:
 def phase_text(rows: list[list[GlyphCell]], grid: PhaseGrid, palette: Palette,
                path: Trajectory | None) -> Text:
     """The grid (top row: the largest orbit), two characters a cell, with the orbit's values on
-    the left, the work's under it; the trail's cells reversed, the current state a ``●``."""
+    the left, the work's under it with the axes' names, and a legend line; the trail's cells reversed, the current state a ``●``."""
     trail = set(path.trail) if path is not None else set()
     width = max(len(str(grid.orbit_max)), 1)
     orbit_values = grid.orbit.tolist()[::-1]
     text = Text(no_wrap=True, overflow="crop")
-    text.append("calls in backoff ↑\n", style="dim")
     for r, row in enumerate(rows):
         label = str(orbit_values[r]) if r in (0, len(rows) - 1, len(rows) // 2) else ""
         text.append(f"{label:>{width}} ", style="dim")
@@ -49,19 +48,19 @@ def phase_text(rows: list[list[GlyphCell]], grid: PhaseGrid, palette: Palette,
         text.append("\n")
     span = 2 * grid.size - 1
     low, high = "0", str(grid.work_max)
-    text.append(" " * (width + 1) + low + high.rjust(span - len(low)) + "\n", style="dim")
-    text.append(" " * (width + 1) + "work at the server →\n", style="dim")
-    text.append("return: ", style="dim")
+    text.append(" " * (width + 1) + low + high.rjust(span - len(low)), style="dim")
+    text.append("  → work at the server, ↑ calls in backoff\n", style="dim")
+    text.append("return ", style="dim")
     for _lowest, name in BANDS:
         text.append("■", style=Style(color=palette.base[BAND_COLOURS[name]]))
         text.append(f"{BAND_WORDS[name]} ", style="dim")
-    text.append(f"{CURRENT} now, reversed: trail", style="dim")
+    text.append(f"{CURRENT} now, reversed: its trail", style="dim")
     return text
 
 
-def state_line(path: Trajectory | None, unit_words: str = "") -> str:
-    """The current state in words (the pane's subtitle)."""
+def state_line(path: Trajectory | None) -> str:
+    """The current state in words (in the pane's title)."""
     if path is None:
         return ""
     where = " (beyond the grid)" if path.off_grid else ""
-    return f"now: work {path.work}, in backoff {path.orbit}{where}{unit_words}"
+    return f"now: work {path.work}, in backoff {path.orbit}{where}"

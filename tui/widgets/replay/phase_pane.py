@@ -33,12 +33,11 @@ class PhasePane(Widget, can_focus=False):
     DEFAULT_CSS = """
     PhasePane {
         height: auto;
-        max-height: 16;
+        max-height: 13;
         padding: 0 1;
         display: none;
         border-top: solid $primary 40%;
         border-title-color: $primary;
-        border-subtitle-color: $foreground 70%;
     }
     """
 
@@ -52,6 +51,7 @@ class PhasePane(Widget, can_focus=False):
         self._data: RunData | None = None
         self._path: PhasePath | None = None
         self._cursor = 0
+        self._title = "Phase portrait"
 
     # --- what is shown ----------------------------------------------------------------------
 
@@ -68,7 +68,7 @@ class PhasePane(Widget, can_focus=False):
                 self._path = phase_path(data.history)
         self._cursor = cursor
         key = phase_key(selection, source)
-        self.border_title = f"Phase portrait · {selection.strategy} · {selection.clients} clients"
+        self._title = f"Phase portrait · {selection.strategy} · {selection.clients} clients"
         if key != self._key:
             self._key = key
             self._portrait, self._progress = None, None
@@ -105,8 +105,8 @@ class PhasePane(Widget, can_focus=False):
         return trajectory(self._path, self._cursor, self._portrait.settings.grid)
 
     def _redraw(self) -> None:
-        path = self._trajectory()
-        self.border_subtitle = state_line(path)
+        line = state_line(self._trajectory())
+        self.border_title = f"{self._title} · {line}" if line else self._title
         self.refresh(layout=True)
 
     def render(self) -> Text:
