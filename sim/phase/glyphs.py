@@ -22,8 +22,10 @@ STILL = "·"
 # A drift that moves the state less than this many cells over the horizon is drawn still.
 STILL_CELLS = 0.1
 
-# Return-probability bands, best first: (lowest probability in the band, its name).
-BANDS = ((0.9, "returns"), (0.5, "likely"), (0.1, "unlikely"), (0.0, "stays"))
+# Return-probability bands, best first: (name, whether a probability is in it), the pane's
+# legend says: ≥ 0.9, ≥ 0.5, > 0.1, ≤ 0.1.
+BANDS = (("returns", lambda p: p >= 0.9), ("likely", lambda p: p >= 0.5),
+         ("unlikely", lambda p: p > 0.1), ("stays", lambda p: True))
 
 
 def arrow(d_work: float, d_orbit: float, steps: tuple[float, float], horizon: float) -> str:
@@ -38,11 +40,8 @@ def arrow(d_work: float, d_orbit: float, steps: tuple[float, float], horizon: fl
 
 
 def band(probability: float) -> str:
-    """The name of the band a return probability falls in (``BANDS``)."""
-    for lowest, name in BANDS:
-        if probability >= lowest:
-            return name
-    return BANDS[-1][1]
+    """The name of the first band (``BANDS``) a return probability falls in."""
+    return next(name for name, holds in BANDS if holds(probability))
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,7 @@ def phase_text(rows: list[list[GlyphCell]], grid: PhaseGrid, palette: Palette,
     text.append(" " * (width + 1) + low + high.rjust(span - len(low)), style="dim")
     text.append("  → work at the server, ↑ calls in backoff\n", style="dim")
     text.append("return ", style="dim")
-    for _lowest, name in BANDS:
+    for name, _holds in BANDS:
         text.append("■", style=Style(color=palette.base[BAND_COLOURS[name]]))
         text.append(f"{BAND_WORDS[name]} ", style="dim")
     text.append(f"{CURRENT} now, reversed: its trail", style="dim")
