@@ -20,6 +20,8 @@ from sim.phase.pool import cell_runner
 from sim.phase.portrait import PhaseSettings, compute_portrait
 from sim.runs.sweep import SweepCancelled
 from sim.phase.glyphs import ARROWS, grid_cell
+from tui.state.phase import no_portrait
+from tui.state.source import ConfigSource, Selection
 from tui.view.phase_text import CURRENT
 from tui.widgets.replay.phase_pane import PhasePane
 
@@ -55,16 +57,12 @@ async def test_the_pane_shows_arrows_and_the_state_at_the_cursor(tmp_path: Path)
         assert not pane.display and not app.screen.has_class("-phase")
 
 
-@pilot_test
-async def test_a_config_without_a_replying_server_says_so_in_one_line(tmp_path: Path) -> None:
-    app = make_app(tmp_path, FIXTURES / "snapshot.toml")
-    async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        await pilot.press("P")
-        await settle(pilot)
-        text = pane_text(app.screen.query_one(PhasePane)).strip()
-        assert text.startswith("No phase portrait:") and "replies" in text
-        assert not app.workers or all(w.group != "phase" for w in app.workers)
+def test_a_config_without_a_replying_server_says_so_in_one_line() -> None:
+    source = ConfigSource(load_config(FIXTURES / "snapshot.toml"))  # a LockingServer
+    note = no_portrait(Selection("Snapshot", source.strategies("Snapshot")[0], 2, 0), source)
+    assert note.startswith("No phase portrait:") and "replies" in note and "\n" not in note
+    assert no_portrait(Selection("Tiny outage", "constant", 30, 0),
+                       ConfigSource(load_config(TINY_OUTAGE))) == ""
 
 
 def waits_for_cancel(selection, source, progress, cancelled):
