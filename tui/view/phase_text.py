@@ -10,10 +10,16 @@ from __future__ import annotations
 from rich.style import Style
 from rich.text import Text
 
-from sim.phase.glyphs import BANDS, GlyphCell, Trajectory, band
+from sim.analysis.phase_path import PhasePath, phase_path
+from sim.export.palette import Palette
+from sim.phase.glyphs import BANDS, GlyphCell, Trajectory, band, glyph_rows, trajectory
 from sim.phase.grid import PhaseGrid
+from sim.phase.portrait import Portrait
 
-from ..theme import Palette
+from .rundata import RunData
+
+__all__ = ["PhasePath", "Portrait", "Trajectory", "portrait_text", "run_path", "run_trajectory",
+           "state_line"]
 
 CURRENT = "●"
 # Each band's theme colour (a base colour of the palette).
@@ -64,3 +70,23 @@ def state_line(path: Trajectory | None) -> str:
         return ""
     where = " (beyond the grid)" if path.off_grid else ""
     return f"now: work {path.work}, in backoff {path.orbit}{where}"
+
+
+def run_path(data: RunData | None) -> PhasePath | None:
+    """The run's (work, orbit) after each event; None without a run or for a tiered one (its
+    portrait is not drawn)."""
+    if data is None or data.tiers is not None:
+        return None
+    return phase_path(data.history)
+
+
+def run_trajectory(portrait: Portrait | None, path: PhasePath | None, cursor: int) -> Trajectory | None:
+    """The run's path on the portrait's grid up to ``cursor``."""
+    if portrait is None or path is None:
+        return None
+    return trajectory(path, cursor, portrait.settings.grid)
+
+
+def portrait_text(portrait: Portrait, path: Trajectory | None, palette: Palette) -> Text:
+    """The whole picture of ``portrait`` with the run's path (``phase_text``)."""
+    return phase_text(glyph_rows(portrait), portrait.settings.grid, palette, path)

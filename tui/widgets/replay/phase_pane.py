@@ -11,24 +11,30 @@ from __future__ import annotations
 from functools import partial
 
 from rich.text import Text
+from textual.message import Message
 from textual.widget import Widget
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from sim.analysis.phase_path import PhasePath, phase_path
-from sim.phase.glyphs import glyph_rows, trajectory
-from sim.phase.portrait import Portrait
-
-from ...messages import PhaseProgress
 from ...state.phase import PhaseCache, PhaseKey, compute, no_portrait, phase_key
 from ...state.source import ConfigSource, Selection, Source
 from ...state.sweeps import stopped
 from ...theme import palette_for
-from ...view.phase_text import phase_text, state_line
+from ...view.phase_text import PhasePath, Portrait, portrait_text, run_path, run_trajectory, state_line
 from ...view.rundata import RunData
 
 
 class PhasePane(Widget, can_focus=False):
     """The portrait and the run's path; ``display`` is off until P shows it."""
+
+    class Progress(Message):
+        """Cells done so far in a portrait; a newer one replaces an unprocessed older one."""
+
+        def __init__(self, key: PhaseKey, done: int, total: int) -> None:
+            super().__init__()
+            self.key, self.done, self.total = key, done, total
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, PhasePane.Progress) and message.key == self.key
 
     DEFAULT_CSS = """
     PhasePane {
@@ -52,6 +58,7 @@ class PhasePane(Widget, can_focus=False):
         self._path: PhasePath | None = None
         self._cursor = 0
         self._title = "Phase portrait"
+        self._started: dict[Worker, PhaseKey] = {}  # each running worker's portrait
 
     # --- what is shown ----------------------------------------------------------------------
 
@@ -63,9 +70,7 @@ class PhasePane(Widget, can_focus=False):
             return
         if data is not self._data:
             self._data = data
-            self._path = None
-            if data is not None and data.tiers is None:
-                self._path = phase_path(data.history)
+            self._path = run_path(data)
         self._cursor = cursor
         key = phase_key(selection, source)
         self._title = f"Phase portrait · {selection.strategy} · {selection.clients} clients"
@@ -75,9 +80,8 @@ class PhasePane(Widget, can_focus=False):
             self._note = no_portrait(selection, source)
             self.workers.cancel_group(self, "phase")
             if not self._note and key is not None:
-                self._portrait = self.cache.get(key)
-                self._note = self.cache.failure(key)
-                if self._portrait is None and not self._note:
+                self._portrait = self.cache.get(key)  # a failed one is tried again
+                if self._portrait is None:
                     assert isinstance(source, ConfigSource)
                     self._progress = (0, 0)
                     self._start(key, selection, source)
@@ -100,9 +104,7 @@ class PhasePane(Widget, can_focus=False):
         return path.current if path is not None else None
 
     def _trajectory(self):
-        if self._portrait is None or self._path is None:
-            return None
-        return trajectory(self._path, self._cursor, self._portrait.settings.grid)
+        return run_trajectory(self._portrait, self._path, self._cursor)
 
     def _redraw(self) -> None:
         line = state_line(self._trajectory())
@@ -116,27 +118,26 @@ class PhasePane(Widget, can_focus=False):
             done, total = self._progress or (0, 0)
             count = f" {done}/{total} cells" if total else "…"
             return Text(f"computing phase portrait{count} (P hides it and stops)")
-        p = self._portrait
-        return phase_text(glyph_rows(p), p.settings.grid, palette_for(self.app.theme),
-                          self._trajectory())
+        return portrait_text(self._portrait, self._trajectory(), palette_for(self.app.theme))
 
     # --- the worker -------------------------------------------------------------------------
 
     def _start(self, key: PhaseKey, selection: Selection, source: ConfigSource) -> None:
-        self.run_worker(partial(self._compute, key, selection, source), thread=True,
-                        exclusive=True, group="phase", exit_on_error=False,
-                        description=f"phase portrait {key}")
+        worker = self.run_worker(partial(self._compute, key, selection, source), thread=True,
+                                 exclusive=True, group="phase", exit_on_error=False,
+                                 description=f"phase portrait {key}")
+        self._started[worker] = key
 
     def _compute(self, key: PhaseKey, selection: Selection, source: ConfigSource
                  ) -> tuple[PhaseKey, Portrait]:
         worker = get_current_worker()
 
         def progress(done: int, total: int) -> None:
-            self.post_message(PhaseProgress(key, done, total))
+            self.post_message(PhasePane.Progress(key, done, total))
 
         return key, compute(selection, source, progress, lambda: worker.is_cancelled)
 
-    def on_phase_progress(self, message: PhaseProgress) -> None:
+    def on_phase_pane_progress(self, message: PhasePane.Progress) -> None:
         if message.key == self._key and self._portrait is None:
             self._progress = (message.done, message.total)
             self.refresh()
@@ -153,8 +154,11 @@ class PhasePane(Widget, can_focus=False):
                 self._portrait, self._progress = portrait, None
                 self._redraw()
         elif event.state == WorkerState.ERROR and not stopped(worker.error):
-            key = self._key
+            key = self._started.get(worker)
             if key is not None:
                 self.cache.failed(key, worker.error)
-                self._note = self.cache.failure(key)
-                self.refresh(layout=True)
+                if key == self._key:
+                    self._note = self.cache.failure(key)
+                    self.refresh(layout=True)
+        if event.state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED):
+            self._started.pop(worker, None)
