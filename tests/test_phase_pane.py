@@ -16,6 +16,7 @@ from tui_support import FIXTURES, TINY_OUTAGE, make_app, pause_until, pilot_test
 
 from sim.analysis.phase_path import phase_path
 from sim.config import load_config
+from sim.errors import UserError
 from sim.phase.pool import cell_runner
 from sim.phase.portrait import PhaseSettings, compute_portrait
 from sim.runs.sweep import SweepCancelled
@@ -73,23 +74,6 @@ def waits_for_cancel(selection, source, progress, cancelled):
     raise SweepCancelled("phase portrait cancelled")
 
 
-@pilot_test
-async def test_hiding_the_pane_cancels_the_portrait(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr("tui.widgets.replay.phase_pane.compute", waits_for_cancel)
-    app = make_app(tmp_path, TINY_OUTAGE)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await pilot.press("P")
-        pane = app.screen.query_one(PhasePane)
-        await pause_until(pilot, lambda: "1/100 cells" in pane_text(pane))
-        assert "computing phase portrait 1/100 cells" in pane_text(pane)
-        worker = next(w for w in app.workers if w.group == "phase")
-        await pilot.press("P")
-        await settle(pilot)
-        assert worker.state in (WorkerState.CANCELLED, WorkerState.ERROR)
-        assert worker.result is None and pane.cache.get(("Tiny outage", None, 3, "constant", 30)) is None
-
-
 def test_a_portrait_asked_to_stop_stops_before_its_next_cell() -> None:
     spec = load_config(TINY_OUTAGE).simulations[0]
     asked = []
@@ -102,3 +86,34 @@ def test_a_portrait_asked_to_stop_stops_before_its_next_cell() -> None:
         with pytest.raises(SweepCancelled):
             compute_portrait(spec, "constant", PhaseSettings(size=3, runs=2, clients=30), run_all)
     assert len(asked) == 4  # three cells ran, the fourth was not started
+
+
+def fails(selection, source, progress, cancelled):
+    raise UserError("phase: the time limit (1) is shorter than the horizon (2)")
+
+
+@pilot_test
+async def test_a_failure_is_one_line_hiding_cancels_and_showing_again_retries(tmp_path: Path,
+                                                                             monkeypatch) -> None:
+    monkeypatch.setattr("tui.widgets.replay.phase_pane.compute", fails)
+    app = make_app(tmp_path, TINY_OUTAGE)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("P")
+        await settle(pilot)
+        pane = app.screen.query_one(PhasePane)
+        assert pane_text(pane).strip() == ("The phase portrait failed: phase: the time limit (1) is "
+                                           "shorter than the horizon (2)")
+        monkeypatch.setattr("tui.widgets.replay.phase_pane.compute", waits_for_cancel)
+        await pilot.press("P", "P")
+        await pause_until(pilot, lambda: "1/100 cells" in pane_text(pane))
+        assert "computing phase portrait 1/100 cells" in pane_text(pane)
+        worker = next(w for w in app.workers if w.group == "phase")
+        await pilot.press("P")
+        await settle(pilot)
+        assert worker.state in (WorkerState.CANCELLED, WorkerState.ERROR)
+        assert worker.result is None and pane.cache.get(("Tiny outage", None, 3, "constant", 30)) is None
+        monkeypatch.undo()
+        await pilot.press("P")
+        await settle(pilot)
+        assert pane.marker is not None and CURRENT in pane_text(pane)
