@@ -33,14 +33,19 @@ def pane_text(pane: PhasePane) -> str:
     return console.file.getvalue()
 
 
+async def open_pane(pilot) -> PhasePane:
+    """Wait for the run, press P and wait for the portrait's worker to end."""
+    await settle(pilot)
+    await pilot.press("P")
+    await settle(pilot)
+    return pilot.app.screen.query_one(PhasePane)
+
+
 @pilot_test
 async def test_the_pane_shows_arrows_and_the_state_at_the_cursor(tmp_path: Path) -> None:
     app = make_app(tmp_path, TINY_OUTAGE)
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await pilot.press("P")
-        await settle(pilot)
-        pane = app.screen.query_one(PhasePane)
+        pane = await open_pane(pilot)
         assert pane.display and app.screen.has_class("-phase")
         text = pane_text(pane)
         assert sum(text.count(a) for a in ARROWS) > 50 and CURRENT in text
@@ -98,10 +103,7 @@ async def test_a_failure_is_one_line_hiding_cancels_and_showing_again_retries(tm
     monkeypatch.setattr("tui.widgets.replay.phase_pane.compute", fails)
     app = make_app(tmp_path, TINY_OUTAGE)
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await pilot.press("P")
-        await settle(pilot)
-        pane = app.screen.query_one(PhasePane)
+        pane = await open_pane(pilot)
         assert pane_text(pane).strip() == ("The phase portrait failed: phase: the time limit (1) is "
                                            "shorter than the horizon (2)")
         monkeypatch.setattr("tui.widgets.replay.phase_pane.compute", waits_for_cancel)

@@ -87,16 +87,3 @@ class CompareRunLoaded(Message):
         self.selection = selection
         self.data = data
         self.summary = summary
-
-
-class PhaseProgress(Message):
-    """Cells done so far in a phase portrait; a newer one replaces an unprocessed older one."""
-
-    def __init__(self, key: tuple, done: int, total: int) -> None:
-        super().__init__()
-        self.key = key
-        self.done = done
-        self.total = total
-
-    def can_replace(self, message: Message) -> bool:
-        return isinstance(message, PhaseProgress) and message.key == self.key
