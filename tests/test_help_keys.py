@@ -34,7 +34,7 @@ MAIN_WALK = [*PLAYBACK, ("f", ()), ("F", ()), *RUN_KEYS, ("s", ()), ("S", ()), (
              ("x", ()), ("u", ()), ("slash", ("escape",)), ("ampersand", ("escape",)), ("y", ()),
              ("i", ()), ("o", ()), ("i", ()),
              ("0", ()), ("d", ()), ("j", ()), ("J", ()), ("E", ()), ("L", ("escape",)), ("k", ()), ("a", ()), ("a", ()), ("m", ()), ("l", ()), ("e", ()),
-             ("T", ("escape",)), ("O", ()), ("D", ("a",)), ("v", ("escape",)), ("p", ())]
+             ("T", ("escape",)), ("O", ()), ("D", ("a",)), ("v", ("escape",)), ("P", ("P",)), ("p", ())]
 # The event log's keys, focused (Tab) with the cursor on event 21 and a search for "commit"
 # (n at the end finds none after: the status line says so): its selection moves.
 LOG_WALK = [(key, ()) for key in ("up", "down", "pageup", "pagedown", "home", "end", "up", "n",

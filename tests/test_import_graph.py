@@ -228,12 +228,14 @@ LAYERS: dict[str, Layer] = {
     # View maths: what to draw, from sim's results and runs (no Textual): a recorded run as the
     # views index it (RunData), plot dots, policy labels, table rows, ticks, zoom.
     "tui.view": Layer(("tui.view",), ("sim", "sim.analysis", "sim.core", "sim.exploration",
-                                      "sim.export.palette", "sim.models", "sim.report", "sim.runs",
+                                      "sim.export.palette", "sim.models", "sim.phase", "sim.report",
+                                      "sim.runs",
                                       "sim.spec", "sim vocabulary")),
     # App state and navigation: sources of runs, sweeps, tunes, maps, playback, exports (no
     # Textual; the blocking calls the screens' workers make). The app's gateway to sim.
     "tui.state": Layer(("tui.state",), ("sim", "sim.analysis", "sim.core", "sim.exploration",
-                                        "sim.export", "sim.models", "sim.runs", "sim specs",
+                                        "sim.export", "sim.models", "sim.phase", "sim.runs",
+                                        "sim specs",
                                         "sim vocabulary", "tui.view")),
     # The key table and the themes every widget and screen uses.
     "tui keys and themes": Layer(("tui.keys", "tui.theme"), (TEXTUAL, "sim.export.palette",

@@ -99,6 +99,8 @@ KEYS: tuple[Key, ...] = (
         short="Export"),
     Key("question_mark,f1", "help", "Help: every key", VIEW, footer=True, display="?", short="Help"),
     Key("v", "screen.compare", "Compare strategies side by side", VIEW),
+    Key("P", "screen.toggle_phase", "Phase pane: the portrait (work at the server, calls in "
+        "backoff) with this run's path to the cursor, in the log's place (again: hide)", VIEW),
     Key("p", "screen.explore", "Explore map: where the simulation recovers, per strategy", VIEW),
     Key("q", "quit", "Quit", VIEW),
 )

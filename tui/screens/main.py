@@ -46,6 +46,7 @@ from ..widgets.analysis.strategy_table import StrategyTable
 from ..widgets.analysis.tier_table import TierTable
 from ..widgets.replay.event_log import EventLog
 from ..widgets.replay.log_pane import LogPane
+from ..widgets.replay.phase_pane import PhasePane
 from ..widgets.replay.pool_line import PoolLine
 from ..widgets.replay.tier_lanes import TierLanes
 from ..widgets.replay.timeline import Timeline
@@ -111,6 +112,7 @@ class MainScreen(Screen):
                 yield timeline
                 yield TierLanes(timeline, id="tier-lanes")
                 yield PoolLine(id="pool-line")
+                yield PhasePane(id="phase-pane")
                 yield LogPane(id="log-pane")
             with Vertical(id="analysis-pane"):
                 yield MetricsTable(id="metrics")
@@ -147,6 +149,7 @@ class MainScreen(Screen):
         self.set_class(self.app.source.capabilities(selection.simulation).keeps_series, "-series")
         self._update_status(loading=True)
         self._show_sweep(selection)
+        self.query_one(PhasePane).show(selection, self.app.source, None, 0)  # the run follows
         index = self.app.source.strategies(selection.simulation).index(selection.strategy)
         self.query_one(MetricsTable).highlight(index)
         self.query_one(LatencyTable).highlight(index)
@@ -170,6 +173,7 @@ class MainScreen(Screen):
                             else None)
         timeline.show(data, cursor)
         self.query_one(PoolLine).show(data, cursor)
+        self.query_one(PhasePane).show(self.app.selection, self.app.source, data, cursor)
         self.query_one(LogPane).show(data, cursor)
         unit = data.time_unit if data is not None else DEFAULT_TIME_UNIT
         time = self.app.current_time if data is not None else None
@@ -194,6 +198,7 @@ class MainScreen(Screen):
         self.query_one(Timeline).set_cursor(cursor, app.current_time if app.playing else None)
         self.query_one(TierLanes).set_cursor(cursor, app.current_time if app.playing else None)
         self.query_one(PoolLine).set_cursor(cursor)
+        self.query_one(PhasePane).set_cursor(cursor)
         self.query_one(LogPane).set_cursor(cursor)
         self._update_status()
         self._follow_in_charts()
@@ -533,6 +538,18 @@ class MainScreen(Screen):
         chart = self.query_one(MetricsChart)
         chart.log = not chart.log
         self.notify(f"Chart: {'log' if chart.log else 'linear'} scale", timeout=2)
+
+    def action_toggle_phase(self) -> None:
+        """Show or hide the phase pane (the portrait of the run's simulation and strategy, the
+        run's path over it up to the cursor); hiding it stops a portrait being computed."""
+        pane, app = self.query_one(PhasePane), self.app
+        pane.display = not pane.display
+        self.set_class(pane.display, "-phase")
+        if pane.display:
+            self._show_replay()
+            pane.show(app.selection, app.source, app.run_data, app.cursor)
+        else:
+            pane.hide()
 
     def action_compare(self) -> None:
         """Strategies side by side at the current clients and repetition (``CompareScreen``)."""
