@@ -216,6 +216,7 @@ def _run(args: argparse.Namespace) -> int:
 
     from sim.pipeline import commit_staged, prepare, stage_simulation, sweep
     from sim.export.palette import load_palette
+    from sim.export.plots import preload as preload_figures
     from sim.report import result_table
     from sim.report.policies import policy_table
     from sim.report.tiers import tier_table
@@ -234,7 +235,7 @@ def _run(args: argparse.Namespace) -> int:
 
     staged = {}
     events = EventCount()
-    reporter = tick = None  # a rich progress bar on a terminal, else plain lines; none with --quiet
+    reporter = tick = bar = None  # a rich progress bar on a terminal, else plain lines; none with --quiet
 
     with ExitStack() as stack:
         output = stack.enter_context(OutputSet(args.out))
@@ -259,15 +260,39 @@ def _run(args: argparse.Namespace) -> int:
             def phase(text: str) -> None:
                 pass
 
+        last: list[int] = []
+
         def export(i: int, result) -> None:
-            # Called as each simulation finishes, while the pool works on the next ones. Recording
-            # the example runs and writing the files takes seconds for big open simulations: say so.
+            # Called as each simulation finishes, while the pool works on the next ones: its files
+            # are written here meanwhile (seconds for big open simulations: say so). The last one's
+            # wait until the pool is gone, to be written on every core.
+            if len(staged) + 1 == len(specs):
+                last.append(i)
+                return
             phase(f"writing {result.spec.title}")
             staged[i] = stage_simulation(result, output.staging, palette)
             phase("simulating")
 
+        preloaded = False
+
+        def tick_and_preload() -> None:
+            # First thing while the workers sweep: matplotlib's import, this process's idle time.
+            nonlocal preloaded
+            if not preloaded:
+                preloaded = True
+                preload_figures()
+            if tick is not None:
+                tick()
+
         results = sweep(config, workers=workers, progress=reporter, on_complete=export,
-                        events=events, tick=tick)
+                        events=events, tick=tick_and_preload, record=True)
+        if bar is not None:
+            # Its refresh thread would keep the files' workers from being forked (``sim.export.parallel``).
+            bar.stop()
+            err.print(f"writing {results[last[0]].spec.title}…", markup=False, highlight=False)
+        for i in last:
+            phase(f"writing {results[i].spec.title}")
+            staged[i] = stage_simulation(results[i], output.staging, palette, workers=workers)
         # Every simulation is done and staged: only now do the files replace the previous ones.
         commit_staged(output, specs, staged, last=True)
 

@@ -74,14 +74,14 @@ def _run(config_file: Path, force: bool, out: GuardedStdout) -> int:
                      suffixes=PNG_SUFFIXES)
     palette = load_palette()
     with OutputSet(".") as output:
-        results = sweep(config)
+        results = sweep(config, record=True)
         tables = []
         for result, stem in zip(results, stems):
             spec = result.spec
             atomic_save_figure(metrics_figure(result, palette), output.staging / f"{stem}_metrics.png")
-            atomic_save_figure(scatter_figure(result, scatter_runs(spec), palette),
+            atomic_save_figure(scatter_figure(result, scatter_runs(spec, result.recorded), palette),
                                output.staging / f"{stem}_scatter.png")
-            tables.append((spec, representative_runs(spec)))
+            tables.append((spec, representative_runs(spec, result.recorded)))
         output.commit([stem + suffix for stem in stems for suffix in PNG_SUFFIXES], last=True)
     for spec, runs in tables:
         for label in sorted(runs):

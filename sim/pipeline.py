@@ -104,12 +104,14 @@ def prepare(source: Source | None, *, seed: int | None = None, force: bool = Fal
 
 def sweep(config: Config, *, workers: int | None = None, progress: Progress | None = None,
           on_complete: Callable[[int, SweepResult], None] | None = None,
-          events: EventCount | None = None, tick: Callable[[], None] | None = None) -> list[SweepResult]:
-    """Every simulation's sweep on all cores (``sim.runs.sweep.run_sweeps``)."""
+          events: EventCount | None = None, tick: Callable[[], None] | None = None,
+          record: bool = False) -> list[SweepResult]:
+    """Every simulation's sweep on all cores (``sim.runs.sweep.run_sweeps``); ``record``: with
+    the example runs the files show (``SweepResult.recorded``), when they will be written."""
     from sim.runs.sweep import run_sweeps
 
     return run_sweeps(config.simulations, workers=workers, progress=progress,
-                      on_complete=on_complete, events=events, tick=tick)
+                      on_complete=on_complete, events=events, tick=tick, record=record)
 
 
 @dataclass(frozen=True)
@@ -120,13 +122,15 @@ class Staged:
     written: list[Path]
 
 
-def stage_simulation(result: SweepResult, staging: Path, palette: Palette) -> Staged:
-    """Write one simulation's files (``backoff-sim run``'s) into ``staging``."""
+def stage_simulation(result: SweepResult, staging: Path, palette: Palette, workers: int = 1) -> Staged:
+    """Write one simulation's files (``backoff-sim run``'s) into ``staging``, on ``workers``
+    forked processes when it can (``sim.export.write_simulation``)."""
     from sim.export import write_simulation
     from sim.export.runs import representative_runs
 
-    representative = representative_runs(result.spec)
-    written = write_simulation(result, staging, palette=palette, representative=representative)
+    representative = representative_runs(result.spec, result.recorded)
+    written = write_simulation(result, staging, palette=palette, representative=representative,
+                               workers=workers)
     return Staged(representative, written)
 
 

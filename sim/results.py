@@ -111,7 +111,8 @@ class Results:
         from sim.export.runs import representative_runs
 
         if index not in self._recorded:
-            self._recorded[index] = representative_runs(self.simulations[index].spec)
+            result = self.simulations[index]
+            self._recorded[index] = representative_runs(result.spec, result.recorded)
         return self._recorded[index]
 
     def csv_text(self, kind: str, simulation: str | int = 0) -> str:

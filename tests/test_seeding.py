@@ -166,9 +166,9 @@ def test_order_of_specs_and_tasks_does_not_change_results() -> None:
                  for k in range(len(spec.clients))]
         order = np.random.default_rng(99).permutation(len(tasks))
         for j in order:
-            _, k, by_strategy = sweep._run_task(tasks[j])
+            _, k, first, by_strategy, _ = sweep._run_task(tasks[j])
             for s, runs in by_strategy:
-                result.store(s, k, runs)
+                result.store(s, k, runs, first)
         _assert_same(result, reference[i])
 
 

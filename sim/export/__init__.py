@@ -78,25 +78,35 @@ def export_simulation(result: SweepResult, out_dir: str | Path, *, palette: Pale
 def write_simulation(result: SweepResult, out_dir: str | Path, *, palette: Palette | None = None,
                      representative: Mapping[str, Run] | None = None,
                      scatter: Mapping[str, Run] | None = None, stem: str | None = None,
-                     written_one: Callable[[Path], None] | None = None) -> list[Path]:
+                     written_one: Callable[[Path], None] | None = None, workers: int = 1) -> list[Path]:
     """Write all files for one simulation into ``out_dir`` (each atomically); return their paths.
 
     ``representative`` and ``scatter`` are the recorded runs to use when the caller already has
-    them (the CLI prints the representative ones); otherwise they are recorded here. ``stem``
-    names the files instead of the title (see ``output_paths``); ``written_one`` is called with
-    each file as it is written (the app's progress).
+    them (the CLI prints the representative ones); otherwise the sweep's (``SweepResult.recorded``)
+    or, without those, recorded here. ``stem`` names the files instead of the title (see
+    ``output_paths``); ``written_one`` is called with each file as it is written (the app's
+    progress). ``workers`` > 1 writes them on that many forked workers when this process can fork
+    safely (``sim.export.parallel``), else here, one after another.
     """
     palette = palette or load_palette()
     spec = result.spec
     paths = spec_output_paths(spec, out_dir, stem=stem)
-    representative = representative if representative is not None else representative_runs(spec)
+    if representative is None:
+        representative = representative_runs(spec, result.recorded)
     if scatter is None:
         # Often the same client count (e.g. clients = [800]): record each run once, not twice.
         same = spec.representative_clients() == spec.max_clients
-        scatter = representative if same else scatter_runs(spec)
+        scatter = representative if same else scatter_runs(spec, result.recorded)
     job = Job(result, representative, scatter, palette)
+    outputs = outputs_for(spec)
+    if workers > 1:
+        from sim.export.parallel import write_outputs
+
+        in_parallel = write_outputs(job, outputs, paths, workers, written_one)
+        if in_parallel is not None:
+            return in_parallel
     written = []
-    for output in outputs_for(spec):
+    for output in outputs:
         written.append(output.write(job, paths[output.kind]))
         if written_one is not None:
             written_one(written[-1])

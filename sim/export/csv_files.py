@@ -85,11 +85,21 @@ def float_texts(values: list[float]) -> list[str]:
     if not values:
         return []
     texts = ((f"%.{SIGNIFICANT_DIGITS}g," * len(values)) % tuple(values))[:-1].split(",")
-    return [s if "." in s and "e" not in s else format_float(v) for s, v in zip(texts, values)]
+    # A whole number without an exponent (a time of 5 ms: "5") reads back as itself, and Python
+    # writes that float "5.0"; only exponents, nan and inf need the slow path.
+    return [s if "." in s and "e" not in s else s + ".0" if s.lstrip("-").isdigit() else format_float(v)
+            for s, v in zip(texts, values)]
+
+
+_NEEDS_QUOTES = frozenset(',"\r\n')
 
 
 def csv_row_text(fields: tuple[str, ...]) -> str:
     """One row as ``csv.writer`` writes it (quoted where needed), without its newline."""
+    if len(fields) > 1 and not _NEEDS_QUOTES.intersection("".join(fields)):
+        # Nothing to quote (a lone empty field would be): the fields and commas, as csv.writer
+        # writes them, without making one (~3 us; an events file has a row per (type, detail) pair).
+        return ",".join(fields)
     buffer = io.StringIO()
     csv.writer(buffer, lineterminator="\n").writerow(fields)
     return buffer.getvalue()[:-1]

@@ -318,6 +318,16 @@ def _due_first(wiring: Wiring) -> list[tuple] | None:
     return heap or None
 
 
+class _Drained:
+    """The wiring of a finished run unpickled in another process: both queues empty."""
+
+    heap: tuple = ()
+    near: tuple = ()
+
+
+_DRAINED = _Drained()
+
+
 class Run:
     """A recorded run that can be stepped one event at a time (what the TUI replays)."""
 
@@ -334,6 +344,22 @@ class Run:
         self.layout: TierLayout | None = self._wiring.tiers.layout if spec.tiers else None
         self.history = History()
         self.time = 0.0
+        self._final: RunMetrics | None = None  # set once the run crossed a process (``__getstate__``)
+
+    def __getstate__(self) -> dict:
+        """A finished run pickles as its history and final metrics (a sweep worker records the
+        example runs and sends them back, ``sim.runs.sweep``); its wiring (closures) stays behind."""
+        if not self.done:
+            raise TypeError("a run that is still going cannot be pickled; run it to its end first")
+        state = {name: getattr(self, name) for name in ("spec", "label", "clients", "repetition",
+                                                         "layout", "history", "time")}
+        state["_final"] = self.metrics()
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._wiring = _DRAINED
+        self._side = self._guard = None
 
     @property
     def done(self) -> bool:
@@ -360,6 +386,8 @@ class Run:
 
     def run(self, until: float | None = None) -> Run:
         """Process events up to and including time ``until`` (or to the end); callable again."""
+        if self._final is not None:  # finished in another process: nothing left to run
+            return self
         wiring = self._wiring
         times, clients, packed = self.history.times, self.history.clients, self.history.packed
         t = self.time
@@ -395,6 +423,8 @@ class Run:
 
     def metrics(self) -> RunMetrics:
         """Metrics of the events processed so far (final once ``done``); equal to ``run_metrics``."""
+        if self._final is not None:
+            return self._final
         times = self.history.times
         duration = self.time if self.spec.runs_to_horizon else (times[-1] if times else 0.0)
         return _metrics(self.spec, self._wiring, self._side, duration, len(self.history))
@@ -443,4 +473,5 @@ def kernel_record(spec: SimulationSpec, label: str, clients: int, repetition: in
     done.layout = None
     done.history = run.history()
     done.time = run.time
+    done._final = None
     return done

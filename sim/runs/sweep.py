@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -22,7 +22,7 @@ from sim.analysis.stats import Estimate, estimate
 from sim.analysis.tiers import TierSummary, tier_summaries
 from sim.runs.procpool import WorkerPool, report_progress
 from sim.runs import engine
-from sim.runs.engine import run_metrics
+from sim.runs.engine import Run, record_run, run_metrics
 from sim.runs.shared_runs import no_attempt_failed, stands_for
 from sim.policies.chain import ChainSpec
 from sim.spec import SimulationSpec
@@ -51,6 +51,9 @@ class SweepResult:
     success_rate: np.ndarray = None  # type: ignore[assignment]  # share of calls that succeeded
     # Runs against replying servers keep their full overload metrics, keyed (strategy, clients, rep).
     open_runs: dict[tuple[int, int, int], OpenRunMetrics] = field(default_factory=dict, repr=False)
+    # Example runs recorded by the sweep itself (``run_sweeps(record=True)``), keyed (label,
+    # clients): repetition 0 at the client counts the exports show (``recorded_clients``).
+    recorded: dict[tuple[str, int], Run] = field(default_factory=dict, repr=False)
     _summary: dict = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -69,8 +72,10 @@ class SweepResult:
     def total_events(self) -> int:
         return int(self.events.sum())
 
-    def store(self, s: int, k: int, runs: Sequence[RunMetrics]) -> None:
-        for r, m in enumerate(runs):
+    def store(self, s: int, k: int, runs: Sequence[RunMetrics], first: int = 0) -> None:
+        """Keep the metrics of runs ``first``, ``first + 1``, ... of strategy ``s`` at client-count
+        index ``k``."""
+        for r, m in enumerate(runs, start=first):
             self.work[s, k, r] = m.work
             self.duration[s, k, r] = m.duration
             self.gave_up[s, k, r] = m.gave_up
@@ -145,30 +150,77 @@ class _Task:
     # Strategies ``strategy``, ``strategy + 1``, ... run in this one task (a whole cell of an
     # explore: a run in which no attempt failed then stands for the other strategies' runs).
     strategies: int = 1
+    # Record repetition 0 of each strategy with its history (the exports' example runs), rather
+    # than running it again for them once the sweep is over.
+    record: bool = False
+    # The repetitions run, ``range(*repetitions)``; None: all of them.
+    repetitions: tuple[int, int] | None = None
+
+    @property
+    def reps(self) -> range:
+        return range(*self.repetitions) if self.repetitions else range(self.spec.repeat)
 
     @property
     def runs(self) -> int:
-        return self.spec.repeat * self.strategies
+        return len(self.reps) * self.strategies
 
 
-def _run_task(task: _Task) -> tuple[int, int, list[tuple[int, list[RunMetrics]]]]:
+# (simulation, client-count index, first repetition, runs by strategy, runs recorded)
+Outcome = tuple[int, int, int, list[tuple[int, list[RunMetrics]]], list[Run]]
+
+
+def recorded_clients(spec: SimulationSpec) -> frozenset[int]:
+    """The client counts whose repetition 0 the exports show: the example histories'
+    (``SimulationSpec.representative_clients``) and the scatter plot's (the largest)."""
+    return frozenset((spec.representative_clients(), spec.max_clients))
+
+
+def _run_task(task: _Task) -> Outcome:
     spec = task.spec
     n = spec.clients[task.clients_index]
     chosen = range(task.strategy, task.strategy + task.strategies)
     runs: dict[int, list[RunMetrics]] = {s: [] for s in chosen}
-    for r in range(spec.repeat):
+    recorded: list[Run] = []
+    for r in task.reps:
         template: tuple[ChainSpec, RunMetrics] | None = None
         for s in chosen:
             chain = spec.strategies[s].chain
             if template is not None and stands_for(template[0], chain):
                 runs[s].append(template[1])  # the same run, event for event (``shared_runs``)
                 continue
-            m = run_metrics(spec, chain, n, r)
+            if task.record and r == 0:
+                # The same run as ``run_metrics``'s (``Run.metrics`` equals it), its history kept.
+                run = record_run(spec, spec.strategies[s].label, n, r)
+                recorded.append(run)
+                m = run.metrics()
+            else:
+                m = run_metrics(spec, chain, n, r)
             _counting.settle(m.events)
             runs[s].append(m)
             if template is None and task.strategies > 1 and no_attempt_failed(m):
                 template = (chain, m)
-    return task.sim, task.clients_index, list(runs.items())
+    return task.sim, task.clients_index, task.reps.start, list(runs.items()), recorded
+
+
+# Fewer tasks than this many per worker are split by repetition: server_outage's three (one per
+# strategy, 3 runs each) left one worker idle for most of the sweep, its constant-retry runs 4x
+# the others' events.
+TASKS_PER_WORKER = 4
+
+
+def _split_by_repetition(tasks: list[_Task], workers: int) -> list[_Task]:
+    """``tasks`` cut into pieces of contiguous repetitions, so that there are about
+    ``TASKS_PER_WORKER`` per worker (as many as repetitions allow): the same runs, in more tasks."""
+    if len(tasks) >= TASKS_PER_WORKER * workers:
+        return tasks
+    pieces = -(-TASKS_PER_WORKER * workers // len(tasks))  # ceil
+    out = []
+    for task in tasks:
+        reps = task.reps
+        n = min(pieces, len(reps))
+        bounds = [reps.start + len(reps) * j // n for j in range(n + 1)]
+        out += [replace(task, repetitions=(a, b)) for a, b in zip(bounds, bounds[1:])]
+    return out
 
 
 class EventCount:
@@ -237,7 +289,7 @@ def run_sweeps(specs: Sequence[SimulationSpec], *, workers: int | None = None,
                on_complete: Callable[[int, SweepResult], None] | None = None,
                events: EventCount | None = None,
                tick: Callable[[], None] | None = None,
-               whole_cells: bool = False) -> list[SweepResult]:
+               whole_cells: bool = False, record: bool = False) -> list[SweepResult]:
     """Run every simulation's sweep and return one ``SweepResult`` per spec, in order.
 
     ``on_complete(i, result)`` is called in the caller's thread as soon as simulation ``i`` is
@@ -247,25 +299,33 @@ def run_sweeps(specs: Sequence[SimulationSpec], *, workers: int | None = None,
     run in this process. ``whole_cells`` runs all strategies of a client count in one task (an
     explore's many cells: a run in which no attempt failed then stands for the other
     strategies', ``sim.runs.shared_runs``); otherwise each strategy is a task of its own.
+    ``record`` keeps the histories of the runs the exports show (``recorded_clients``, repetition
+    0) in ``SweepResult.recorded``, so exporting does not run them again (not with ``whole_cells``).
     """
     results = [SweepResult.empty(spec) for spec in specs]
-    # Simulation by simulation (so the first finishes early), biggest tasks first within each.
-    tasks = sorted((_Task(i, 0, k, spec, len(spec.strategies)) if whole_cells else _Task(i, s, k, spec)
-                    for i, spec in enumerate(specs)
-                    for s in range(1 if whole_cells else len(spec.strategies)) for k in range(len(spec.clients))),
-                   key=lambda t: (t.sim, -t.spec.clients[t.clients_index] * t.spec.repeat))
-    remaining = [(1 if whole_cells else len(spec.strategies)) * len(spec.clients) for spec in specs]
-    total = sum(t.runs for t in tasks)
-    done = 0
+    shown = [recorded_clients(spec) if record and not whole_cells else frozenset() for spec in specs]
     # Never more processes than cores (the work is CPU-bound) nor than tasks.
     workers = default_workers() if workers is None else max(1, min(workers, default_workers()))
+    tasks = [_Task(i, 0, k, spec, len(spec.strategies)) if whole_cells
+             else _Task(i, s, k, spec, record=spec.clients[k] in shown[i])
+             for i, spec in enumerate(specs)
+             for s in range(1 if whole_cells else len(spec.strategies)) for k in range(len(spec.clients))]
+    if workers > 1:
+        tasks = _split_by_repetition(tasks, workers)
+    # Simulation by simulation (so the first finishes early), biggest tasks first within each.
+    tasks.sort(key=lambda t: (t.sim, -t.spec.clients[t.clients_index] * len(t.reps)))
+    remaining = [sum(t.sim == i for t in tasks) for i in range(len(specs))]
+    total = sum(t.runs for t in tasks)
+    done = 0
 
-    def finish(outcome: tuple[int, int, list[tuple[int, list[RunMetrics]]]]) -> None:
+    def finish(outcome: Outcome) -> None:
         nonlocal done
-        i, k, by_strategy = outcome
+        i, k, first, by_strategy, recorded = outcome
         for s, runs in by_strategy:
-            results[i].store(s, k, runs)
+            results[i].store(s, k, runs, first)
             done += len(runs)
+        for run in recorded:
+            results[i].recorded[(run.label, run.clients)] = run
         if progress:
             progress(done, total)
         remaining[i] -= 1

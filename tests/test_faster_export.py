@@ -1,0 +1,133 @@
+"""What makes ``backoff-sim run`` faster gives the same files: example runs recorded by the sweep,
+tasks split by repetition, a simulation's files written by forked workers, and the events file's
+faster formatting."""
+
+from __future__ import annotations
+
+import csv
+import io
+import pickle
+import random
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+from support import make_spec
+
+from sim.export import write_simulation
+from sim.export import parallel
+from sim.export.csv_files import csv_row_text, float_texts, format_float
+from sim.export.runs import representative_runs, scatter_runs
+from sim.runs import sweep
+from sim.runs.engine import record_run
+from sim.runs.sweep import run_sweeps
+
+# An open simulation (its files include the overload ones) small enough for a default test run.
+OPEN = dict(base_latency=100.0, concurrency_limit=30, factor=1.05, k=15.0, workload="poisson",
+            think_time=2000.0, horizon=6000.0, timeout=2000.0, clients=[4, 12], repeat=3,
+            outages=[{"start": 2000.0, "duration": 1000.0}])
+STRATEGIES = [{"type": "Constant", "constant": 100.0, "name": "constant"},
+              {"type": "NormalJitterExpo", "min_delay": 100.0, "factor": 2.718, "max_delay": 30000.0,
+               "jitter": 0.1, "name": "expo"}]
+
+
+def _open_spec():
+    return make_spec("LatencyServer", STRATEGIES, title="Open", **OPEN)
+
+
+def test_a_finished_run_crosses_a_process_as_its_history_and_metrics() -> None:
+    spec = _open_spec()
+    run = record_run(spec, "expo", 12, 0)
+    back = pickle.loads(pickle.dumps(run))
+    assert back.done and back.step() is None and back.peek() is None
+    assert back.run() is back
+    assert (back.history.times, back.history.clients, back.history.packed) == \
+        (run.history.times, run.history.clients, run.history.packed)
+    before, after = run.metrics(), back.metrics()
+    assert (after.events, after.work, after.duration, after.successes) == \
+        (before.events, before.work, before.duration, before.successes)
+    assert np.array_equal(after.latencies, before.latencies)
+    going = sweep.Run(spec, "expo", 12, 0)
+    with pytest.raises(TypeError, match="still going"):
+        pickle.dumps(going)
+
+
+def test_the_sweep_records_the_runs_the_files_show_and_the_metrics_do_not_change() -> None:
+    spec = _open_spec()
+    plain = run_sweeps([spec], workers=1)[0]
+    recorded = run_sweeps([spec], workers=2, record=True)[0]
+    for name in ("work", "duration", "events", "gave_up", "success_rate"):
+        assert np.array_equal(plain.metric(name), recorded.metric(name)), name
+    # The example histories (4 clients) and the scatter plot's (12), repetition 0, per strategy.
+    assert sorted(recorded.recorded) == [("constant", 4), ("constant", 12), ("expo", 4), ("expo", 12)]
+    for (label, n), run in recorded.recorded.items():
+        again = record_run(spec, label, n, 0)
+        assert run.history.packed == again.history.packed and run.history.times == again.history.times
+    assert representative_runs(spec, recorded.recorded)["expo"] is recorded.recorded[("expo", 4)]
+    assert scatter_runs(spec, recorded.recorded)["constant"] is recorded.recorded[("constant", 12)]
+
+
+def test_few_tasks_are_split_by_repetition_into_contiguous_pieces() -> None:
+    spec = make_spec("LatencyServer", STRATEGIES[:1], **{**OPEN, "clients": [4], "repeat": 7})
+    tasks = sweep._split_by_repetition([sweep._Task(0, 0, 0, spec)], workers=2)
+    # Four tasks a worker wanted: 8 pieces, but no more than the 7 repetitions.
+    assert [t.repetitions for t in tasks] == [(r, r + 1) for r in range(7)]
+    three = sweep._split_by_repetition([sweep._Task(0, s, 0, spec) for s in range(3)], workers=2)
+    assert [t.repetitions for t in three if t.strategy == 0] == [(0, 2), (2, 4), (4, 7)]
+    many = [sweep._Task(0, 0, k, spec) for k in range(8)]
+    assert sweep._split_by_repetition(many, workers=2) == many
+
+
+def _written(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in folder.iterdir()}
+
+
+def test_files_written_by_forked_workers_are_the_same_bytes(tmp_path: Path) -> None:
+    spec = _open_spec()
+    result = run_sweeps([spec], workers=1, record=True)[0]
+    alone, forked = tmp_path / "alone", tmp_path / "forked"
+    alone.mkdir()
+    forked.mkdir()
+    serial = write_simulation(result, alone)
+    assert parallel.can_fork()
+    done: list[Path] = []
+    in_parallel = write_simulation(result, forked, workers=2, written_one=done.append)
+    assert [p.name for p in in_parallel] == [p.name for p in serial]  # in the outputs' order
+    assert sorted(done) == sorted(in_parallel)
+    a, b = _written(alone), _written(forked)
+    assert a.keys() == b.keys() and len(a) == 10
+    assert a == b
+
+
+def test_with_another_thread_running_the_files_are_written_here(tmp_path: Path, monkeypatch) -> None:
+    spec = _open_spec()
+    result = run_sweeps([spec], workers=1, record=True)[0]
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        assert not parallel.can_fork()
+        monkeypatch.setattr(parallel, "WorkerPool", None)  # would fail if it were used
+        written = write_simulation(result, tmp_path, workers=2)
+    finally:
+        release.set()
+        other.join()
+    assert len(written) == 10 and all(p.exists() for p in written)
+
+
+def test_fast_text_paths_match_the_csv_module_and_repr() -> None:
+    def reference(fields: tuple[str, ...]) -> str:
+        buffer = io.StringIO()
+        csv.writer(buffer, lineterminator="\n").writerow(fields)
+        return buffer.getvalue()[:-1]
+
+    for fields in [("a", "b"), ("", ""), ("a", ""), ("a,b", "c"), ('x"y', "z"), ("a\nb", "c"),
+                   ("a\rb", "c"), (" a ", "b"), ("",), ("a",), ("a", "b", "c")]:
+        assert csv_row_text(fields) == reference(fields), fields
+    rng = random.Random(1)
+    values = [0.0, -0.0, 5.0, -5.0, 1e11, 1e12, 123456789012.0, 1234567890123.0, 1e-5, 1.5e-7,
+              float("nan"), float("inf"), -float("inf"), 1e300, 2.5, 0.1 + 0.2]
+    values += [float(rng.randint(-10**13, 10**13)) for _ in range(2000)]
+    values += [rng.random() * 10 ** rng.randint(-20, 20) for _ in range(2000)]
+    assert float_texts(values) == [format_float(v) for v in values]
