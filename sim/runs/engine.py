@@ -117,6 +117,8 @@ class _Guard:
         if t - self.checked_at <= self.creep:
             raise StalledRun(self.spec, t, self.creep)
         self.final(t)
+        if not gc.isenabled():  # paused for the loop (``_collector_paused``): young cycles, if any
+            gc.collect(0)
         if self.budget is not None and s > self.budget:
             raise RunawayRun(self.spec, self.clients,
                              f"passed {s:,} events, {RUNAWAY_FACTOR:,} times its estimate of "
@@ -136,22 +138,29 @@ class _Guard:
 
 
 @contextmanager
-def _collector_skips_what_exists() -> Iterator[None]:
-    """While a run's loop goes: Python's cyclic garbage collector, which every few hundred heap
-    tuples allocated examines its generations and now and then every object, leaves alone what
-    existed before (the program and the run's own structure: ``gc.freeze``), and sees only what
-    the run makes. Garbage is collected as before; a run is ~15% faster (bench/bench.py's pool
-    case 0.47 -> 0.53 M events/s, Poisson/LatencyServer 0.73 -> 0.88: medians of 4 alternating
-    runs on a shared 2-core machine). Left as it is when something else froze objects (this
-    would unfreeze them) or the collector is off."""
+def _collector_paused() -> Iterator[None]:
+    """While a run's loop goes, Python's cyclic garbage collector is off. Every few hundred heap
+    tuples allocated it would examine its young objects (the run's live tuples among them), and
+    now and then every object of the program. A run's items are tuples its reference counts free;
+    what only the collector frees, the run's structure (closures that reference each other),
+    becomes garbage when the run ends, young, and the first collection after it frees it. The
+    ``_Guard`` collects the young objects every ``STALL_EVENTS`` items meanwhile, in case a model
+    makes cycles as it goes.
+
+    This replaced ``gc.freeze`` around the loop, which excluded what existed from collections
+    but at ``unfreeze`` moved it all, the run's own structure included, to the oldest generation,
+    where only a rare full collection freed it: a sweep worker grew to ~240 MB (441 MB for the
+    sample's whole sweep in one process, 39 MB now), and the sweep is no slower. Left as it is
+    when something else froze objects (the app, which collects on its own clock) or the
+    collector is off."""
     if gc.get_freeze_count() or not gc.isenabled():
         yield
         return
-    gc.freeze()
+    gc.disable()
     try:
         yield
     finally:
-        gc.unfreeze()
+        gc.enable()
 
 
 def build_wiring(spec: SimulationSpec, clients: int, repetition: int) -> Wiring:
@@ -280,15 +289,15 @@ def run_metrics(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: i
     entry's chain (``StrategySpec.chain``) or a bare strategy."""
     if fast.kernel_fits(spec, as_chain(strategy), clients):
         return kernel_metrics(spec, as_chain(strategy), clients, repetition)
-    wiring, side = _build(spec, strategy, clients, repetition)
-    heap, near = wiring.heap, wiring.near
-    pop = heappop
-    t = last = 0.0
-    silent = 0
-    guard = _Guard(spec, as_chain(strategy).strategy, clients, report=True)
-    check = STALL_EVENTS
-    no_event = NO_EVENT  # a local: read once per event
-    with _collector_skips_what_exists():
+    with _collector_paused():  # its set-up too: thousands of objects, which the collector would examine
+        wiring, side = _build(spec, strategy, clients, repetition)
+        heap, near = wiring.heap, wiring.near
+        pop = heappop
+        t = last = 0.0
+        silent = 0
+        guard = _Guard(spec, as_chain(strategy).strategy, clients, report=True)
+        check = STALL_EVENTS
+        no_event = NO_EVENT  # a local: read once per event
         while True:
             if near:
                 t, s, handler, c, a = pop(heap if heap and heap[0] < near[0] else near)
@@ -303,10 +312,15 @@ def run_metrics(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: i
                 silent += 1
             else:
                 last = t
-    guard.final(t)
-    # Every item was scheduled once; those left when the horizon cleared the heap never ran.
-    events = wiring.seq() - wiring.dropped_at_end - silent - wiring.unscheduled()
-    return _metrics(spec, wiring, side, t if spec.runs_to_horizon else last, events)
+        guard.final(t)
+        # Every item was scheduled once; those left when the horizon cleared the heap never ran.
+        events = wiring.seq() - wiring.dropped_at_end - silent - wiring.unscheduled()
+        metrics = _metrics(spec, wiring, side, t if spec.runs_to_horizon else last, events)
+        # The run's structure is garbage before the collector is back: its first (young)
+        # collection frees it. Held a moment longer, it would outlive that one, into an older
+        # generation, whose collections cost more (~6% of a sweep).
+        del wiring, side, heap, near, handler
+    return metrics
 
 
 def _due_first(wiring: Wiring) -> list[tuple] | None:
@@ -396,7 +410,7 @@ class Run:
         check = queue[0][1] + STALL_EVENTS if queue else 0
         heap, near = wiring.heap, wiring.near
         no_event, pop = NO_EVENT, heappop
-        with _collector_skips_what_exists():
+        with _collector_paused():
             while True:
                 # ``_due_first`` inlined (a call per event): recording server_outage's three
                 # histories ~4% faster (median of 7 paired runs on a loaded machine).
