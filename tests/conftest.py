@@ -53,6 +53,12 @@ SLOW_FOR_THE_BUDGET = frozenset({
     "test_queue_ticks.py::test_at_start_fixes_the_time_when_the_request_starts",
     "test_queue_ticks.py::test_mean_progress_per_tick_is_one_over_the_slowdown[10]",
     # the same output handling through a second or third entry point (backoff-sim's stays)
+    "test_command_messages.py::test_an_ascii_only_stdout_gets_ascii_glyphs[phase]",
+    "test_command_messages.py::test_a_closed_stdout_is_one_line_and_exit_1[phase]",
+    "test_command_messages.py::test_a_full_stdout_is_one_line_and_exit_1[phase]",
+    "test_command_messages.py::test_a_closed_pipe_is_not_an_error[phase]",
+    # a second stop signal for the same clean stop (SIGHUP's stays; test_teardown has SIGTERM's)
+    "test_signals.py::test_a_stop_signal_ends_the_run_cleanly[SIGTERM]",
     "test_command_messages.py::test_a_tiny_or_bad_columns_falls_back_to_a_readable_width[wide]",
     "test_command_messages.py::test_a_tiny_or_bad_columns_falls_back_to_a_readable_width[0]",
     "test_command_messages.py::test_matplotlib_s_layout_warnings_stay_off_stderr[explore]",
