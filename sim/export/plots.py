@@ -24,6 +24,7 @@ from sim.export.palette import Palette, load_palette
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
+
 def preload() -> None:
     """Import what drawing a PNG takes (~0.45 s) ahead of the first one: ``backoff-sim run`` does
     it while the sweep's workers run, so it is not in the time after the sweep, and the workers
