@@ -22,7 +22,7 @@ from sim.export.palette import load_palette
 from sim.export.csv_files import csv_row_text, float_texts, format_float
 from sim.export.runs import representative_runs, scatter_runs
 from sim.runs import sweep
-from sim.runs.engine import record_run
+from sim.runs.engine import Run, record_run
 from sim.runs.sweep import run_sweeps
 
 # An open simulation (its files include the overload ones) small enough for a default test run.
@@ -50,7 +50,7 @@ def test_a_finished_run_crosses_a_process_as_its_history_and_metrics() -> None:
     assert (after.events, after.work, after.duration, after.successes) == \
         (before.events, before.work, before.duration, before.successes)
     assert np.array_equal(after.latencies, before.latencies)
-    going = sweep.Run(spec, "expo", 12, 0)
+    going = Run(spec, "expo", 12, 0)
     with pytest.raises(TypeError, match="still going"):
         pickle.dumps(going)
 
@@ -58,6 +58,7 @@ def test_a_finished_run_crosses_a_process_as_its_history_and_metrics() -> None:
 def test_the_sweep_records_the_runs_the_files_show_and_the_metrics_do_not_change() -> None:
     spec = _open_spec()
     plain = run_sweeps([spec], workers=1)[0]
+    # Two workers: its 4 tasks are also split by repetition (fewer than 4 a worker), in 8.
     recorded = run_sweeps([spec], workers=2, record=True)[0]
     for name in ("work", "duration", "events", "gave_up", "success_rate"):
         assert np.array_equal(plain.metric(name), recorded.metric(name)), name
