@@ -313,8 +313,8 @@ def test_server_outage_recovery_is_dated_from_the_events() -> None:
 
 # --- study 003's tipping points: 20 runs a cell (seeds 1-10 x 2 repetitions), as README quotes ---
 
-SEEDS, REPETITIONS = range(1, 11), range(2)
-RUNS = len(SEEDS) * len(REPETITIONS)
+OUTAGE_SEEDS, OUTAGE_REPETITIONS = range(1, 11), range(2)
+RUNS = len(OUTAGE_SEEDS) * len(OUTAGE_REPETITIONS)
 TABLE_AFTER, TIPPING_AFTER = 300_000.0, 180_000.0  # README's horizons after the outage
 UNBOUNDED_SERVE = {"backlog": None}
 FORMER = {"backlog": None, "abandoned": "drop"}  # the model before issue 19 (no bound, drops)
@@ -338,7 +338,7 @@ def _verdict(job: tuple) -> str:
 
 def verdict_counts(cells: list[Cell]) -> list[dict[str, int]]:
     """Runs recovered, never recovered and undecided of ``RUNS`` for each cell."""
-    jobs = [(cell, seed, r) for cell in cells for seed in SEEDS for r in REPETITIONS]
+    jobs = [(cell, seed, r) for cell in cells for seed in OUTAGE_SEEDS for r in OUTAGE_REPETITIONS]
     with multiprocessing.get_context("fork").Pool(2) as pool:
         outcomes = pool.map(_verdict, jobs, chunksize=4)
     return [{k: outcomes[i * RUNS:(i + 1) * RUNS].count(k) for k in ("recovered", "never", "undecided")}
@@ -347,7 +347,7 @@ def verdict_counts(cells: list[Cell]) -> list[dict[str, int]]:
 
 def recovered_counts(cells: list[Cell]) -> list[int]:
     """Runs recovered of ``RUNS`` for each cell, on two worker processes."""
-    jobs = [(cell, seed, r) for cell in cells for seed in SEEDS for r in REPETITIONS]
+    jobs = [(cell, seed, r) for cell in cells for seed in OUTAGE_SEEDS for r in OUTAGE_REPETITIONS]
     with multiprocessing.get_context("fork").Pool(2) as pool:
         outcomes = pool.map(_recovered, jobs, chunksize=4)
     return [sum(outcomes[i * RUNS:(i + 1) * RUNS]) for i in range(len(cells))]
