@@ -218,6 +218,23 @@ def test_client_stream_values_do_not_depend_on_draw_order(purpose: int, draw) ->
     assert len({tuple(v[:10]) for v in in_turn}) == n
 
 
+@pytest.mark.parametrize("n", [3, 200])  # every block listed (3 x 64 values); the wide ones arrays
+def test_client_streams_are_rows_of_successive_blocks(n: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Client i's values are row i of block 0, then of block 1, ...: the same numbers whether a
+    block is kept as lists of floats (``LISTED_BLOCK``) or as an array."""
+    from sim.core import streams as streams_module
+
+    per_client = sum(streams_module.BLOCK_WIDTHS) + 50  # into the second block of the widest
+    rng = generator(7, "t", n, 0, PURPOSE_NETWORK)
+    expected = np.concatenate([clipped_normal(10.0, 2.0)(rng, (n, width)) for width in
+                               (*streams_module.BLOCK_WIDTHS, streams_module.BLOCK_WIDTHS[-1])], axis=1)
+    for listed in (streams_module.LISTED_BLOCK, 0):  # as configured, then never listed
+        monkeypatch.setattr(streams_module, "LISTED_BLOCK", listed)
+        draws = ClientStreams(generator(7, "t", n, 0, PURPOSE_NETWORK), n, clipped_normal(10.0, 2.0)).next_functions()
+        got = [[draws[i]() for _ in range(per_client)] for i in (n - 1, 0)]
+        assert got == [expected[n - 1, :per_client].tolist(), expected[0, :per_client].tolist()]
+
+
 def test_client_stream_prefix_is_stable() -> None:
     """Client i's first values are the same whether or not other clients ever draw."""
     lone = ClientStreams(generator(7, "t", 4, 0, PURPOSE_JITTER), 4, uniform01).next_functions()

@@ -14,7 +14,7 @@ however the clients interleave; and a run creates three Generators, not three pe
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from functools import lru_cache
 from itertools import chain, count, repeat
 
@@ -32,6 +32,9 @@ PURPOSE_STATE = 7  # a run started from a state: its orbit's backoff left (sim.m
 # Per-client block widths: small first (most clients need few draws), then larger.
 BLOCK_WIDTHS = (8, 16, 32, 64)
 SERIAL_BLOCK = 256
+# Blocks of up to this many values are kept as lists of floats (~32 bytes a value, not 8): 256 KB
+# at most each, and converted in one call (``ClientStreams._row``).
+LISTED_BLOCK = 8192
 
 Draw = Callable[[np.random.Generator, "tuple[int, ...]"], np.ndarray]
 
@@ -107,7 +110,7 @@ class ClientStreams:
         self._rng = rng
         self._n = n
         self._draw = draw
-        self._blocks: dict[int, np.ndarray] = {}
+        self._blocks: dict[int, np.ndarray | list[list[float]]] = {}
         self._untaken: dict[int, int] = {}  # rows of each live block not yet copied out
         self._drawn = 0
 
@@ -115,10 +118,15 @@ class ClientStreams:
         blocks = self._blocks
         while self._drawn <= k:
             width = BLOCK_WIDTHS[min(self._drawn, len(BLOCK_WIDTHS) - 1)]
-            blocks[self._drawn] = self._draw(self._rng, (self._n, width))
+            block = self._draw(self._rng, (self._n, width))
+            # A small block becomes Python floats at once, a row per client: one call, where a
+            # row at a time costs ~1 us each (a view, then its copy), ~8% of the sample's sweep.
+            blocks[self._drawn] = block.tolist() if block.size <= LISTED_BLOCK else block
             self._untaken[self._drawn] = self._n
             self._drawn += 1
-        row = blocks[k][i].tolist()
+        row = blocks[k][i]
+        if row.__class__ is not list:
+            row = row.tolist()
         left = self._untaken[k] - 1
         if left:
             self._untaken[k] = left
@@ -131,15 +139,13 @@ class ClientStreams:
         """Blocks drawn and not yet freed (for tests of bounded memory)."""
         return len(self._blocks)
 
-    def _stream(self, i: int) -> Iterator[float]:
-        # Client i's rows of blocks 0, 1, 2, ..., each fetched when the previous is used up: the
-        # same lazy sequence as a generator, iterated in C (a generator's frame per draw was ~9%
-        # of a Poisson run's time).
-        return chain.from_iterable(map(self._row, count(), repeat(i)))
-
     def next_functions(self) -> list[Callable[[], float]]:
-        """One zero-argument callable per client; each call returns that client's next variate."""
-        return [self._stream(i).__next__ for i in range(self._n)]
+        """One zero-argument callable per client; each call returns that client's next variate.
+        Client i's are its rows of blocks 0, 1, 2, ..., each fetched when the previous is used
+        up: the same lazy sequence as a generator, iterated in C (a generator's frame per draw
+        was ~9% of a Poisson run's time)."""
+        row, iterate = self._row, chain.from_iterable  # built per client of each run: kept lean
+        return [iterate(map(row, count(), repeat(i))).__next__ for i in range(self._n)]
 
 
 def serial_stream(rng: np.random.Generator, draw: Draw) -> Callable[[], float]:

@@ -30,6 +30,9 @@ logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
 DRAWING_MODULES = r"sim\.(export\.(atomic|plots|overload_plots)|explore\.(figure|pareto))\Z"
 warnings.filterwarnings("ignore", category=UserWarning, module=DRAWING_MODULES)
 
+# zlib's compression level for PNG charts (``atomic_save_figure``): 1, the fastest.
+PNG_COMPRESS_LEVEL = 1
+
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
@@ -110,5 +113,9 @@ def atomic_save_figure(figure: Figure, path: str | Path, **savefig_kwargs: Any) 
     path = Path(path)
     buffer = io.BytesIO()
     savefig_kwargs.setdefault("format", path.suffix.lstrip(".") or "png")
+    if savefig_kwargs["format"] == "png":
+        # The same pixels, compressed faster: zlib's level 1, not Pillow's default 6, is ~20 ms
+        # less per chart (a quarter of its encoding) for files ~15-35% larger.
+        savefig_kwargs.setdefault("pil_kwargs", {"compress_level": PNG_COMPRESS_LEVEL})
     figure.savefig(buffer, **savefig_kwargs)
     return atomic_write_bytes(path, buffer.getvalue())

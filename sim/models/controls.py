@@ -186,6 +186,13 @@ class _WritingControl(Control):
     def write_durations(self, wiring: Wiring) -> Callable[[], float]:
         return wiring.server_stream(folded_normal(float(self.write_mu), float(self.write_sigma)))
 
+    @staticmethod
+    def instant_queue(wiring: Wiring) -> list[tuple]:
+        """Where a write that takes no time (``write_mu = 0``) is scheduled: the small heap of
+        items due soon (``Wiring.near``), or the heap when outages may move it (the gate moves
+        a frozen step in the heap alone)."""
+        return wiring.near if wiring.gate is None else wiring.heap
+
 
 @register
 @dataclass(frozen=True, kw_only=True)
@@ -199,7 +206,7 @@ class LockingServer(_WritingControl):
     def build(self, wiring: Wiring) -> ServerHandlers:
         heap, seq, net, rejected = wiring.heap, wiring.seq, wiring.net, wiring.client_rejected
         committed = wiring.client_committed
-        write = self.write_durations(wiring)
+        write, instant = self.write_durations(wiring), self.instant_queue(wiring)
         available = True
         accepts = ev.pack(ev.SERVER_ACCEPTS)
         rejects = ev.pack(ev.SERVER_REJECTS)
@@ -209,7 +216,8 @@ class LockingServer(_WritingControl):
             nonlocal available
             if available:
                 available = False
-                heappush(heap, (t + write(), seq(), free, c, 0))
+                duration = write()
+                heappush(heap if duration else instant, (t + duration, seq(), free, c, 0))
                 return accepts
             heappush(heap, (t + net[c](), seq(), rejected, c, REJECTED))
             return rejects
@@ -236,7 +244,7 @@ class _OCCControl(_WritingControl):
         rejected, version_reply = wiring.client_rejected, wiring.client_version_reply
         committed = wiring.client_committed
         reads_version = self.READS_VERSION
-        write = self.write_durations(wiring)
+        write, instant = self.write_durations(wiring), self.instant_queue(wiring)
         version = 0
         tentative = ev.pack(ev.SERVER_TENTATIVELY_WRITES)
         aborts = ev.pack(ev.SERVER_ABORTS)
@@ -249,7 +257,8 @@ class _OCCControl(_WritingControl):
 
         def receive_write(t: float, c: int, read_version: int) -> int:
             based_on = read_version if reads_version else version
-            heappush(heap, (t + write(), seq(), maybe_commit, c, based_on))
+            duration = write()
+            heappush(heap if duration else instant, (t + duration, seq(), maybe_commit, c, based_on))
             return tentative
 
         def maybe_commit(t: float, c: int, based_on: int) -> int:

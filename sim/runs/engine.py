@@ -103,15 +103,23 @@ class _Guard:
     def __init__(self, spec: SimulationSpec, strategy: Strategy, clients: int,
                  report: bool = False) -> None:
         self.spec = spec
+        self.strategy = strategy
         self.clients = clients
         self.report = report  # metrics-only runs report their progress (the sweep's)
-        # Only an exact stall when limits are off (--force): the creep check is a judgement.
-        self.creep = time_scale(spec, strategy) * CREEP_FRACTION if spec.soft_limits else 0.0
-        self.budget = event_budget(spec, clients) if spec.soft_limits else None
         self.checked_at = -1.0
         self.checked_seq = 0
 
+    def _limits(self) -> None:
+        """The creep and the event budget, worked out at the first check: most runs (the sample's
+        every one) end before it, and a sweep builds thousands."""
+        spec = self.spec
+        # Only an exact stall when limits are off (--force): the creep check is a judgement.
+        self.creep = time_scale(spec, self.strategy) * CREEP_FRACTION if spec.soft_limits else 0.0
+        self.budget = event_budget(spec, self.clients) if spec.soft_limits else None
+
     def check(self, t: float, s: int) -> None:
+        if self.checked_seq == 0:
+            self._limits()
         if t == self.checked_at:
             raise StalledRun(self.spec, t)
         if t - self.checked_at <= self.creep:
@@ -317,6 +325,7 @@ def run_metrics(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: i
         # Every item was scheduled once; those left when the horizon cleared the heap never ran.
         events = wiring.seq() - wiring.dropped_at_end - silent - wiring.unscheduled()
         metrics = _metrics(spec, wiring, side, t if spec.runs_to_horizon else last, events)
+        side.release()
         # The run's structure is garbage before the collector is back: its first (young)
         # collection frees it. Held a moment longer, it would outlive that one, into an older
         # generation, whose collections cost more (~6% of a sweep).
