@@ -26,7 +26,7 @@ from sim.core.wiring import Wiring
 from sim.errors import ConfigError
 from sim.models.outage import SYN_GIVE_UP_GAP_S, SYN_RETRY_GAPS_S, AcceptQueue, OutageGate
 from sim.models.workloads import Outage
-from sim.runs.engine import _build, run_metrics
+from sim.runs.engine import _build, _due_first, run_metrics
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -145,11 +145,11 @@ def test_syn_retries_bring_refused_clients_back_within_their_timeout() -> None:
     for overflow in ("syn-retry", "drop"):
         spec = outage_example(8, backlog=128, backlog_overflow=overflow, bucket=100.0)
         wiring, side = _build(spec, spec.strategies[0].chain, 1000, 0)
-        heap, gate, series = wiring.heap, wiring.gate, wiring.series
+        gate, series = wiring.gate, wiring.series
         end = spec.outages[0].end
         refused_before = None
-        while heap:
-            t, _, handler, c, a = heappop(heap)
+        while (queue := _due_first(wiring)) is not None:  # the heap and ``near``, as the engine pops them
+            t, _, handler, c, a = heappop(queue)
             if refused_before is None and t >= end - MS:
                 refused_before = gate.refused
             handler(t, c, a)

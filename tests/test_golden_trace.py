@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from sim.config import parse_config
-from sim.runs.engine import _build, record_run
+from sim.runs.engine import _build, _due_first, record_run
 from sim.export.csv_files import format_float
 
 GOLDEN_DIR = Path(__file__).with_name("golden")
@@ -144,10 +144,10 @@ def test_golden_outages_drop_and_refuse_held_requests() -> None:
     assert metrics["golden_latency_poisson"].refused > 0 and metrics["golden_latency_poisson"].dropped > 0
     spec = CONFIG.simulation("golden_latency_syn_retry")
     wiring, _ = _build(spec, spec.strategies[0].chain, spec.clients[0], 0)
-    heap, gate = wiring.heap, wiring.gate
+    gate = wiring.gate
     served_after_resume = 0
-    while heap:
-        t, _, handler, c, a = heappop(heap)
+    while (queue := _due_first(wiring)) is not None:  # the heap and ``near``, as the engine pops them
+        t, _, handler, c, a = heappop(queue)
         if handler.__name__ == "syn_again" and not gate.paused and gate.still_waiting(c, a >> 3):
             served_after_resume += 1
         handler(t, c, a)

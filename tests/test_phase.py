@@ -17,7 +17,7 @@ from sim.phase.attempt import outage_attempt
 from sim.phase.csv import COLUMNS
 from sim.phase.estimate import CellTask, Healthy, phase_spec, replicate, run_cell
 from sim.phase.portrait import PhaseSettings, compute_portrait
-from sim.runs.engine import Run, run_metrics, start_run
+from sim.runs.engine import Run, _due_first, run_metrics, start_run
 from support import PNG_MAGIC, one_error_line
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -52,9 +52,8 @@ def md1():
 def state_at_zero(spec, state: InitialState) -> tuple[int, int]:
     """The server's work and the clients in backoff once every item due at t = 0 has run."""
     wiring, side = start_run(spec, spec.strategies[0].chain, max(spec.clients), 0, state)
-    heap = wiring.heap
-    while heap and heap[0][0] == 0.0:
-        _, _, handler, c, a = heappop(heap)
+    while (queue := _due_first(wiring)) is not None and queue[0][0] == 0.0:  # heap and ``near``
+        _, _, handler, c, a = heappop(queue)
         handler(0.0, c, a)
     return sum(wiring.server_state()), side.in_backoff
 

@@ -102,6 +102,9 @@ class Clients:
                              'use workload = "burst" or "spike" with a contention control')
         n = len(wiring.net)
         heap, seq, net, jitter = wiring.heap, wiring.seq, wiring.net, wiring.jitter
+        # Messages on their way and decisions due at once go to the small heap of items due
+        # soon (``Wiring.near``): a client's (no outage moves them).
+        near = wiring.near
         replies = caps.replies
         self.attempts = attempts = [0] * n
         # The current call's attempt number (refused ones included) and when it began. Without
@@ -193,7 +196,7 @@ class Clients:
                 attempts[c] += 1
                 if k > 1:
                     retries[int(t * inv)] += 1
-                heappush(heap, (t + net[c](), seq(), receive[0], c, tok))
+                heappush(near, (t + net[c](), seq(), receive[0], c, tok))  # on its way: ``Wiring.near``
                 if timeout is not None:
                     due_at = t + timeout
                     s = seq()
@@ -276,7 +279,7 @@ class Clients:
                 timed_out[int(t * inv)] += 1
                 if receive[2] is not None:  # a server that cancels abandoned work hears of it
                     receive[2](t, c, tok)
-                heappush(heap, (t, seq(), after_failure, c, TIMED_OUT))
+                heappush(near, (t, seq(), after_failure, c, TIMED_OUT))
                 return times_out_code | ((tries[c] + 1) << shift)
 
             def deliver(t: float, c: int, tok: int) -> int:
@@ -363,8 +366,6 @@ class Clients:
 
         # --- the decision after a failure, and before each attempt with a chain -----------------
         if plain:
-            near = wiring.near  # a retry at once (no backoff) is due now: the small heap (``Wiring``)
-
             def after_failure(t: float, c: int, kind: int) -> int:
                 delay = backoff[c]()
                 heappush(heap if delay else near, (t + delay, seq(), send, c, 0))

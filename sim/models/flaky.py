@@ -63,6 +63,7 @@ class FlakyServer(Control):
 
     def build(self, wiring: Wiring) -> ServerHandlers:
         heap, seq, net, gate = wiring.heap, wiring.seq, wiring.net, wiring.gate
+        near = wiring.near  # replies on their way (``Wiring.near``: no outage moves them)
         rejected, succeeded, series = wiring.client_server_error, wiring.client_succeeded, wiring.series
         draw = wiring.server_stream(uniform01)
         failure_rate, latency, normal = float(self.failure_rate), float(self.latency), float(self.latency)
@@ -87,7 +88,7 @@ class FlakyServer(Control):
                 else:
                     heappush(heap, (t + latency, seq(), complete, c, ~token))
             else:
-                heappush(heap, (t + net[c](), seq(), reply, c, token))
+                heappush(near, (t + net[c](), seq(), reply, c, token))
             return code
 
         def complete(t: float, c: int, token: int) -> int:
@@ -95,9 +96,9 @@ class FlakyServer(Control):
             nonlocal in_service
             in_service -= 1
             if token < 0:
-                heappush(heap, (t + net[c](), seq(), rejected, c, ~token))
+                heappush(near, (t + net[c](), seq(), rejected, c, ~token))
             else:
-                heappush(heap, (t + net[c](), seq(), succeeded, c, token))
+                heappush(near, (t + net[c](), seq(), succeeded, c, token))
             return completes_code | ((in_service + 1) << shift)
 
         def set_slowdown(t: float, factor: float) -> None:

@@ -48,7 +48,7 @@ _SLACK = 1e-9
 def build_per_tick(wiring: Wiring, concurrency: int, service_time: float, queue_size: int,
                    reject_delay: float, threshold: int, tick: float) -> ServerHandlers:
     """The handlers of one run of a ``QueueServer`` whose overload acts per tick (threshold > 0)."""
-    heap, seq, net, gate = wiring.heap, wiring.seq, wiring.net, wiring.gate
+    heap, seq, net, gate, near = wiring.heap, wiring.seq, wiring.net, wiring.gate, wiring.near
     rejected, succeeded, series = wiring.client_rejected, wiring.client_succeeded, wiring.series
     uniform = wiring.server_stream(uniform01)
     queue: deque[tuple[int, int]] = deque()
@@ -118,7 +118,8 @@ def build_per_tick(wiring: Wiring, concurrency: int, service_time: float, queue_
     def finish(t: float, c: int, rid: int) -> int:
         nonlocal in_service, rejecting
         _, _, _, token, service, _ = active.pop(rid)
-        heappush(heap, (t + net[c](), seq(), succeeded if service else rejected, c, token))
+        reply = succeeded if service else rejected  # on its way: ``Wiring.near`` (no outage moves it)
+        heappush(near, (t + net[c](), seq(), reply, c, token))
         if not service:
             rejecting -= 1
             return NO_EVENT

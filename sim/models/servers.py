@@ -103,7 +103,7 @@ class QueueServer(Control):
             return build_per_tick(wiring, int(self.concurrency), float(self.service_time),
                                   int(self.queue_size), float(self.reject_delay),
                                   int(self.overload_threshold), float(self.overload_tick))
-        heap, seq, net = wiring.heap, wiring.seq, wiring.net
+        heap, seq, net, near = wiring.heap, wiring.seq, wiring.net, wiring.near  # near: replies
         rejected, succeeded, gate, series = wiring.client_rejected, wiring.client_succeeded, wiring.gate, wiring.series
         concurrency, service_time = int(self.concurrency), float(self.service_time)
         queue_size, reject_delay = int(self.queue_size), float(self.reject_delay)
@@ -140,13 +140,13 @@ class QueueServer(Control):
         def send_rejection(t: float, c: int, token: int) -> int:
             nonlocal rejecting
             rejecting -= 1
-            heappush(heap, (t + net[c](), seq(), rejected, c, token))
+            heappush(near, (t + net[c](), seq(), rejected, c, token))
             return NO_EVENT
 
         def complete(t: float, c: int, token: int) -> int:
             nonlocal in_service
             in_service -= 1
-            heappush(heap, (t + net[c](), seq(), succeeded, c, token))
+            heappush(near, (t + net[c](), seq(), succeeded, c, token))
             if queue and in_service < slots:
                 nc, ntoken = queue.popleft()
                 in_service += 1
@@ -268,7 +268,9 @@ class LatencyServer(Control):
     def build(self, wiring: Wiring) -> ServerHandlers:
         if self.latency_rule == "at_start":
             return self._build_at_start(wiring)
-        heap, seq, net = wiring.heap, wiring.seq, wiring.net
+        # Replies and the completions a check makes at its instant go to ``Wiring.near`` (no
+        # outage moves them); the next check, due an interval away, to the heap.
+        heap, seq, net, near = wiring.heap, wiring.seq, wiring.net, wiring.near
         succeeded, gate, series = wiring.client_succeeded, wiring.gate, wiring.series
         latency, interval = self.law(), float(self.check_interval)
         in_flight: deque[tuple[float, int, int]] = deque()  # (start, client, token), oldest first
@@ -294,7 +296,7 @@ class LatencyServer(Control):
             delay = latency(concurrency)
             while in_flight and t - in_flight[0][0] > delay:
                 _, client, token = in_flight.popleft()
-                heappush(heap, (t, seq(), served, client, token))
+                heappush(near, (t, seq(), served, client, token))
 
         def check(t: float, c: int, n: int) -> int:
             nonlocal checking
@@ -311,7 +313,7 @@ class LatencyServer(Control):
         def complete(t: float, c: int, token: int) -> int:
             nonlocal concurrency
             concurrency -= 1
-            heappush(heap, (t + net[c](), seq(), succeeded, c, token))
+            heappush(near, (t + net[c](), seq(), succeeded, c, token))
             return completes_code | ((concurrency + 1) << shift)
 
         def resume(t: float) -> None:
@@ -336,7 +338,7 @@ class LatencyServer(Control):
         return ServerHandlers(receive_write)
 
     def _build_at_start(self, wiring: Wiring) -> ServerHandlers:
-        heap, seq, net = wiring.heap, wiring.seq, wiring.net
+        heap, seq, net, near = wiring.heap, wiring.seq, wiring.net, wiring.near  # near: replies
         succeeded, gate, series = wiring.client_succeeded, wiring.gate, wiring.series
         latency = self.law()
         concurrency = 0
@@ -353,7 +355,7 @@ class LatencyServer(Control):
         def complete(t: float, c: int, token: int) -> int:
             nonlocal concurrency
             concurrency -= 1
-            heappush(heap, (t + net[c](), seq(), succeeded, c, token))
+            heappush(near, (t + net[c](), seq(), succeeded, c, token))
             return completes_code | ((concurrency + 1) << shift)
 
         def set_law(law: Callable[[int], float]) -> None:
