@@ -190,6 +190,21 @@ def test_random_number_blocks_are_freed_once_every_client_took_its_row() -> None
     assert streams.live_blocks <= 2
 
 
+def test_blocks_kept_by_clients_that_stopped_drawing_stay_arrays() -> None:
+    """Rows nobody takes keep a block alive; kept as lists of floats they would take four times
+    the memory, so at most ``LISTED_LIVE`` live blocks are lists."""
+    from sim.core import streams as streams_module
+
+    streams = ClientStreams(np.random.Generator(np.random.PCG64(1)), 128, uniform01)
+    draws = streams.next_functions()
+    for _ in range(20_000):  # one client draws; the other 127 never take a row
+        draws[0]()
+    blocks = streams._blocks.values()
+    assert streams.live_blocks > 300
+    assert sum(isinstance(b, list) for b in blocks) <= streams_module.LISTED_LIVE
+    assert sum(b.nbytes for b in blocks if isinstance(b, np.ndarray)) < 25e6  # 8 bytes a value
+
+
 def test_the_blocks_are_the_same_numbers_as_before() -> None:
     """Freeing blocks does not change a single draw (the golden traces check whole runs)."""
     rng = np.random.Generator(np.random.PCG64(7))

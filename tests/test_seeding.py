@@ -218,7 +218,7 @@ def test_client_stream_values_do_not_depend_on_draw_order(purpose: int, draw) ->
     assert len({tuple(v[:10]) for v in in_turn}) == n
 
 
-@pytest.mark.parametrize("n", [3, 200])  # every block listed (3 x 64 values); the wide ones arrays
+@pytest.mark.parametrize("n", [3, 200])  # 3: four blocks listed (LISTED_LIVE), then arrays
 def test_client_streams_are_rows_of_successive_blocks(n: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Client i's values are row i of block 0, then of block 1, ...: the same numbers whether a
     block is kept as lists of floats (``LISTED_BLOCK``) or as an array."""

@@ -33,8 +33,10 @@ PURPOSE_STATE = 7  # a run started from a state: its orbit's backoff left (sim.m
 BLOCK_WIDTHS = (8, 16, 32, 64)
 SERIAL_BLOCK = 256
 # Blocks of up to this many values are kept as lists of floats (~32 bytes a value, not 8): 256 KB
-# at most each, and converted in one call (``ClientStreams._row``).
+# at most each, and converted in one call (``ClientStreams._row``); only while fewer than
+# LISTED_LIVE blocks are alive, so a stream holds 1 MB more than its arrays at most.
 LISTED_BLOCK = 8192
+LISTED_LIVE = 4
 
 Draw = Callable[[np.random.Generator, "tuple[int, ...]"], np.ndarray]
 
@@ -121,7 +123,10 @@ class ClientStreams:
             block = self._draw(self._rng, (self._n, width))
             # A small block becomes Python floats at once, a row per client: one call, where a
             # row at a time costs ~1 us each (a view, then its copy), ~8% of the sample's sweep.
-            blocks[self._drawn] = block.tolist() if block.size <= LISTED_BLOCK else block
+            # Not while others are alive: rows nobody takes (clients that stopped drawing) keep
+            # a block alive, and a list of them takes four times the memory.
+            listed = block.size <= LISTED_BLOCK and len(blocks) < LISTED_LIVE
+            blocks[self._drawn] = block.tolist() if listed else block
             self._untaken[self._drawn] = self._n
             self._drawn += 1
         row = blocks[k][i]
