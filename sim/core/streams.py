@@ -103,8 +103,8 @@ class ClientStreams:
     """``n`` independent-looking per-client streams carved out of one Generator.
 
     Block ``k`` (``n`` rows of one width) is drawn when the first client needs it; each client
-    copies out its own row when it reaches that block, and the block is freed once all ``n``
-    rows are taken. So a long run holds only the blocks between its slowest and fastest client,
+    takes its own row as a list of floats when it reaches that block (a small block is turned
+    into lists whole, ``LISTED_BLOCK``), and the block is freed once all ``n`` rows are taken. So a long run holds only the blocks between its slowest and fastest client,
     not every number ever drawn: memory does not grow with the horizon.
     """
 
@@ -113,7 +113,7 @@ class ClientStreams:
         self._n = n
         self._draw = draw
         self._blocks: dict[int, np.ndarray | list[list[float]]] = {}
-        self._untaken: dict[int, int] = {}  # rows of each live block not yet copied out
+        self._untaken: dict[int, int] = {}  # rows of each live block not yet taken
         self._drawn = 0
 
     def _row(self, k: int, i: int) -> list[float]:

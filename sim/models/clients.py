@@ -102,8 +102,8 @@ class Clients:
                              'use workload = "burst" or "spike" with a contention control')
         n = len(wiring.net)
         heap, seq, net, jitter = wiring.heap, wiring.seq, wiring.net, wiring.jitter
-        # Messages on their way and decisions due at once go to the small heap of items due
-        # soon (``Wiring.near``): a client's (no outage moves them).
+        # A client's messages on their way and its decisions due at once go to the small heap of
+        # items due soon (``Wiring.near``): no outage moves a client's steps.
         near = wiring.near
         replies = caps.replies
         self.attempts = attempts = [0] * n

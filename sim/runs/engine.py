@@ -20,7 +20,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from functools import partial
+from functools import cached_property, partial
 from heapq import heappop, heappush
 
 import numpy as np
@@ -109,17 +109,18 @@ class _Guard:
         self.checked_at = -1.0
         self.checked_seq = 0
 
-    def _limits(self) -> None:
-        """The creep and the event budget, worked out at the first check: most runs (the sample's
-        every one) end before it, and a sweep builds thousands."""
-        spec = self.spec
+    # The creep and the event budget are worked out at the first check that needs them: most
+    # runs (the sample's every one) end before it, and a sweep builds thousands of guards.
+    @cached_property
+    def creep(self) -> float:
         # Only an exact stall when limits are off (--force): the creep check is a judgement.
-        self.creep = time_scale(spec, self.strategy) * CREEP_FRACTION if spec.soft_limits else 0.0
-        self.budget = event_budget(spec, self.clients) if spec.soft_limits else None
+        return time_scale(self.spec, self.strategy) * CREEP_FRACTION if self.spec.soft_limits else 0.0
+
+    @cached_property
+    def budget(self) -> int | None:
+        return event_budget(self.spec, self.clients) if self.spec.soft_limits else None
 
     def check(self, t: float, s: int) -> None:
-        if self.checked_seq == 0:
-            self._limits()
         if t == self.checked_at:
             raise StalledRun(self.spec, t)
         if t - self.checked_at <= self.creep:
