@@ -64,6 +64,16 @@ class Wiring:
         # Clients of replying servers: a transient server error (``sim.outcomes.SERVER_ERROR``).
         self.client_server_error: Callable[[float, int, int], int]
         self.client_version_reply: Callable[[float, int, int], int]
+        # A run that keeps no history may let the clients of a contention control take their own
+        # steps ahead of time (set by the engine, ``ahead``; see ``Clients``): a failure or a
+        # version read the server sends client c, arriving at T, is then
+        # ``client_rejected_at(T, c, kind)`` / ``client_version_at(T, c, version)``, taken at once,
+        # instead of an item. None: the server pushes the item. ``taken_ahead[0]`` counts the
+        # events so taken, which the engine counts as it counts the items.
+        self.ahead = False
+        self.client_rejected_at: Callable[[float, int, int], None] | None = None
+        self.client_version_at: Callable[[float, int, int], None] | None = None
+        self.taken_ahead = [0]
         self.client_succeeded: Callable[[float, int, int], int]
         # Clients of a contention control that keep a policy chain hear a commit here (None:
         # nobody listens).

@@ -417,6 +417,28 @@ class Clients:
         # and a success is heard from it at once, by a chain if any listens.
         wiring.client_rejected = rejected if replies else after_failure
         wiring.client_committed = None if replies else heard
+        if wiring.ahead and plain and not replies:
+            # A run that keeps no history (``run_metrics``, ``Wiring.ahead``): what a contention
+            # control's client does when a failure or a version read arrives touches only its
+            # own state and streams (its attempts, its rows of the network and jitter streams,
+            # which nothing else draws while its one message is on its way), so it is done when
+            # the server sends the message, at the message's arrival time, instead of as items of
+            # its own: a failed attempt against the sample's LockingServer is one item, not three.
+            # Only the next request's seq changes (taken earlier), which would change the order
+            # only on an exact tie of its time with another item's (``engine.ahead_is_exact``).
+            taken = wiring.taken_ahead
+
+            def failure_ahead(t: float, c: int, kind: int) -> None:
+                # The failure heard at t (backs off: an event), the next attempt sent after the
+                # delay (an event), as ``after_failure`` then ``send`` would.
+                sends(t + backoff[c](), c, 0)
+                taken[0] += 2
+
+            def version_ahead(t: float, c: int, version: int) -> None:
+                write(t, c, version)  # the version heard and the write sent: one event
+                taken[0] += 1
+
+            wiring.client_rejected_at, wiring.client_version_at = failure_ahead, version_ahead
         self._attempts_count_refused = not replies  # ``tries`` is ``attempts`` (see ``work``)
         if initial is None:
             for c, t0 in enumerate(start_times):

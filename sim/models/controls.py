@@ -205,7 +205,7 @@ class LockingServer(_WritingControl):
 
     def build(self, wiring: Wiring) -> ServerHandlers:
         heap, seq, net, rejected = wiring.heap, wiring.seq, wiring.net, wiring.client_rejected
-        committed = wiring.client_committed
+        committed, rejected_at = wiring.client_committed, wiring.client_rejected_at
         write, instant = self.write_durations(wiring), self.instant_queue(wiring)
         available = True
         accepts = ev.pack(ev.SERVER_ACCEPTS)
@@ -219,7 +219,10 @@ class LockingServer(_WritingControl):
                 duration = write()
                 heappush(heap if duration else instant, (t + duration, seq(), free, c, 0))
                 return accepts
-            heappush(heap, (t + net[c](), seq(), rejected, c, REJECTED))
+            if rejected_at is None:
+                heappush(heap, (t + net[c](), seq(), rejected, c, REJECTED))
+            else:  # the client hears it ahead of time (``Wiring.ahead``)
+                rejected_at(t + net[c](), c, REJECTED)
             return rejects
 
         def free(t: float, c: int, a: int) -> int:
@@ -242,9 +245,11 @@ class _OCCControl(_WritingControl):
     def build(self, wiring: Wiring) -> ServerHandlers:
         heap, seq, net = wiring.heap, wiring.seq, wiring.net
         rejected, version_reply = wiring.client_rejected, wiring.client_version_reply
+        rejected_at, version_at = wiring.client_rejected_at, wiring.client_version_at
         committed = wiring.client_committed
         reads_version = self.READS_VERSION
         write, instant = self.write_durations(wiring), self.instant_queue(wiring)
+        near, ahead, taken = wiring.near, wiring.ahead, wiring.taken_ahead
         version = 0
         tentative = ev.pack(ev.SERVER_TENTATIVELY_WRITES)
         aborts = ev.pack(ev.SERVER_ABORTS)
@@ -252,19 +257,31 @@ class _OCCControl(_WritingControl):
         commits, reports = ev.SERVER_COMMITS, ev.SERVER_REPORTS_VERSION
 
         def receive_read(t: float, c: int, a: int) -> int:
-            heappush(heap, (t + net[c](), seq(), version_reply, c, version))
+            if version_at is None:
+                heappush(heap, (t + net[c](), seq(), version_reply, c, version))
+            else:  # the client hears it ahead of time (``Wiring.ahead``)
+                version_at(t + net[c](), c, version)
             return reports | ((version + 1) << shift)
 
         def receive_write(t: float, c: int, read_version: int) -> int:
             based_on = read_version if reads_version else version
             duration = write()
-            heappush(heap if duration else instant, (t + duration, seq(), maybe_commit, c, based_on))
+            if duration or not ahead or (heap and heap[0][0] == t) or (near and near[0][0] == t):
+                heappush(heap if duration else instant, (t + duration, seq(), maybe_commit, c, based_on))
+            else:
+                # A write of no duration, in a run that keeps no history (``Wiring.ahead``), and
+                # nothing else due at t: the engine would pop its item next, so it is done now.
+                taken[0] += 1
+                maybe_commit(t, c, based_on)
             return tentative
 
         def maybe_commit(t: float, c: int, based_on: int) -> int:
             nonlocal version
             if version != based_on:
-                heappush(heap, (t + net[c](), seq(), rejected, c, ABORTED))
+                if rejected_at is None:
+                    heappush(heap, (t + net[c](), seq(), rejected, c, ABORTED))
+                else:  # the client hears it ahead of time (``Wiring.ahead``)
+                    rejected_at(t + net[c](), c, ABORTED)
                 return aborts
             version += 1
             if committed is not None:
@@ -316,7 +333,7 @@ class ThrottlingServer(Control):
 
     def build(self, wiring: Wiring) -> ServerHandlers:
         heap, seq, net, rejected = wiring.heap, wiring.seq, wiring.net, wiring.client_rejected
-        committed = wiring.client_committed
+        committed, rejected_at = wiring.client_committed, wiring.client_rejected_at
         window, limit = float(self.window), int(self.limit)
         count = 0
         rejects = ev.pack(ev.SERVER_REJECTS)
@@ -326,7 +343,10 @@ class ThrottlingServer(Control):
         def receive_write(t: float, c: int, a: int) -> int:
             nonlocal count
             if count >= limit:
-                heappush(heap, (t + net[c](), seq(), rejected, c, REJECTED))
+                if rejected_at is None:
+                    heappush(heap, (t + net[c](), seq(), rejected, c, REJECTED))
+                else:  # the client hears it ahead of time (``Wiring.ahead``)
+                    rejected_at(t + net[c](), c, REJECTED)
                 return rejects
             count += 1
             heappush(heap, (t + window, seq(), decrement, c, 0))

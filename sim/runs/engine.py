@@ -193,9 +193,31 @@ def as_chain(strategy: Strategy | ChainSpec) -> ChainSpec:
     return strategy if isinstance(strategy, ChainSpec) else ChainSpec(strategy)
 
 
+# Clients may take their own steps ahead of time in a run that keeps no history (``Wiring.ahead``,
+# ``Clients``) only where that keeps every event's order: the request a client sends early takes
+# its seq earlier, which matters only on an exact tie of its time with another item's. Its time
+# ends in a fresh network draw, continuous unless clipped to 0 by max(0, N(mu, sigma)), which
+# happens with probability Phi(-mu/sigma): Phi(-4.75) = 1.0e-6. A tie then needs the other parts
+# of the time to vanish as well (the failure's own network delay, clipped too, and no backoff):
+# under 1e-12 per attempt, so a sweep of millions of attempts meets none. With sigma = 0 times
+# tie exactly everywhere, so clients take nothing ahead there.
+AHEAD_SIGMAS = 4.75
+
+
+def ahead_is_exact(spec: SimulationSpec, initial: InitialState | None = None) -> bool:
+    """Whether clients may take their steps ahead of time in a run of ``spec`` that keeps no
+    history (``Wiring.ahead``): its network delays have no mass at 0 to speak of (above), and
+    nothing else holds or moves a step (outages, incidents, tiers, a starting state)."""
+    sigma = spec.network_sigma
+    return (sigma > 0 and spec.network_mu >= AHEAD_SIGMAS * sigma and not spec.stops
+            and not spec.degradations and not spec.tiers and initial is None)
+
+
 def _build(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int,
-           repetition: int, initial: InitialState | None = None) -> tuple[Wiring, Clients]:
+           repetition: int, initial: InitialState | None = None,
+           ahead: bool = False) -> tuple[Wiring, Clients]:
     wiring = build_wiring(spec, clients, repetition)
+    wiring.ahead = ahead and ahead_is_exact(spec, initial)
     control = spec.control
     stops, degradations = spec.stops, spec.degradations
     if stops:
@@ -300,8 +322,8 @@ def run_metrics(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: i
     if fast.kernel_fits(spec, as_chain(strategy), clients):
         return kernel_metrics(spec, as_chain(strategy), clients, repetition)
     with _collector_paused():  # its set-up too: thousands of objects, which the collector would examine
-        wiring, side = _build(spec, strategy, clients, repetition)
-        heap, near = wiring.heap, wiring.near
+        wiring, side = _build(spec, strategy, clients, repetition, ahead=True)
+        heap, near, taken = wiring.heap, wiring.near, wiring.taken_ahead
         pop = heappop
         t = last = 0.0
         silent = 0
@@ -315,8 +337,8 @@ def run_metrics(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: i
                 t, s, handler, c, a = pop(heap)
             else:
                 break
-            if s >= check:  # about every STALL_EVENTS events: is the run still sound?
-                guard.check(t, s)
+            if s >= check:  # about every STALL_EVENTS items: is the run still sound?
+                guard.check(t, s + taken[0])  # events (items and steps taken ahead)
                 check = s + STALL_EVENTS
             if handler(t, c, a) == no_event:
                 silent += 1
@@ -324,7 +346,8 @@ def run_metrics(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: i
                 last = t
         guard.final(t)
         # Every item was scheduled once; those left when the horizon cleared the heap never ran.
-        events = wiring.seq() - wiring.dropped_at_end - silent - wiring.unscheduled()
+        # Steps clients took ahead of time were events without items.
+        events = wiring.seq() - wiring.dropped_at_end - silent - wiring.unscheduled() + taken[0]
         metrics = _metrics(spec, wiring, side, t if spec.runs_to_horizon else last, events)
         side.release()
         # The run's structure is garbage before the collector is back: its first (young)
