@@ -10,7 +10,10 @@ request held through an outage), which is not recorded and not counted:
 ``RunMetrics.events`` is the number of recorded events.
 
 The same run serves two uses:
-- ``run_metrics`` (sweeps): drains the heap keeping only counters; no history.
+- ``run_metrics`` (sweeps): drains the heap keeping only counters; no history. Where nothing can
+  change the order of events (``ahead_is_exact``), a contention control's clients take the steps
+  only they see (a failure heard, the backoff, the next request) when the server sends the
+  message, without items of their own, and count them as events (``Wiring.ahead``).
 - ``Run`` (the TUI and exports): ``step()`` one event at a time or ``run()`` to the end,
   appending each event to a ``History`` from which any earlier state can be rebuilt.
 """
