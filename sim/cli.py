@@ -15,6 +15,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import NoReturn
 
+from sim import collector
 from sim import progress as progress_lines
 from sim.errors import EXIT_OK, EXIT_USER_ERROR
 from sim.export.outputs import help_lines
@@ -206,12 +207,13 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def out_of_collection() -> None:
-    """Take what is loaded by now (modules, matplotlib, the sweep's results), which lives as long
-    as the command, out of the garbage collector's passes: writing the charts makes many objects,
-    and the collector's passes over the rest were ~8% of writing the files. Called between runs
-    (the last one's cycles, if any, collected first), never inside one."""
+    """Take what is loaded by now (modules, matplotlib, the sweep's results), which lives until
+    the files are written, out of the garbage collector's passes: writing the charts makes many
+    objects, and the collector's passes over the rest were ~8% of writing the files. Called
+    between runs (the last one's cycles, if any, collected first), never inside one; ``_run``
+    unfreezes when its files are in place (a test or a script may call it in its own process)."""
     gc.collect(0)
-    gc.freeze()
+    collector.freeze()
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -249,6 +251,7 @@ def _run(args: argparse.Namespace) -> int:
 
     with ExitStack() as stack:
         output = stack.enter_context(OutputSet(args.out))
+        stack.callback(collector.unfreeze)  # ``out_of_collection``'s, undone for a caller's process
         if not args.quiet and err.is_terminal:
             bar = stack.enter_context(Progress(
                 TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),

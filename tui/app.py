@@ -17,6 +17,7 @@ from textual.binding import Binding
 from textual.reactive import var
 from textual.screen import Screen
 
+from sim import collector
 from sim.exploration.backends import LocalBackend
 from sim.exploration.cache import CellCache
 from sim.export.palette import DEFAULT_THEME
@@ -100,7 +101,7 @@ class BackoffApp(App[None]):
         # collector decides, so each collection has a second's garbage only (~10 ms). Off in
         # tests, where many apps share one process and frozen cycles would never be freed.
         if self._freeze_gc:
-            gc.freeze()
+            collector.freeze()
             young, middle, _ = gc.get_threshold()
             gc.set_threshold(young, middle, 10_000)  # full collections: ours, below
             self.set_interval(GC_INTERVAL, self._collect_garbage)
