@@ -185,10 +185,10 @@ LAYERS: dict[str, Layer] = {
     # not even the vocabulary beside it, so it reads (and tests) alone.
     "sim.core": Layer(("sim.core",)),
     # Words every layer shares: one-line errors, time units, bounds, outcomes, parameter checks,
-    # CSV inputs, progress, teardown and stop handling, stdout, install hints.
+    # CSV inputs, progress, teardown and stop handling, stdout, install hints, the collector's state.
     "sim vocabulary": Layer(("sim.errors", "sim.units", "sim.bounds", "sim.outcomes", "sim.params",
                              "sim.inputs", "sim.progress", "sim.teardown", "sim.interrupt",
-                             "sim.stdout", "sim.extras")),
+                             "sim.stdout", "sim.extras", "sim.collector")),
     "themes": Layer(("themes",)),
     "sim.models": Layer(("sim.models",), ("sim.core", "sim vocabulary")),
     "sim.policies": Layer(("sim.policies",), ("sim.core", "sim.models", "sim vocabulary")),
