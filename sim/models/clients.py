@@ -428,14 +428,24 @@ class Clients:
             # only on an exact tie of its time with another item's (``engine.ahead_is_exact``).
             taken = wiring.taken_ahead
 
+            reads = control.READS_VERSION
+
             def failure_ahead(t: float, c: int, kind: int) -> None:
                 # The failure heard at t (backs off: an event), the next attempt sent after the
-                # delay (an event), as ``after_failure`` then ``send`` would.
-                sends(t + backoff[c](), c, 0)
+                # delay (an event), as ``after_failure`` then ``send`` (``read`` or ``write``)
+                # would: its request arrives a network delay later.
+                sent = t + backoff[c]()
+                if reads:
+                    heappush(heap, (sent + net[c](), seq(), receive[1], c, 0))
+                else:
+                    attempts[c] += 1
+                    heappush(heap, (sent + net[c](), seq(), receive[0], c, 0))
                 taken[0] += 2
 
             def version_ahead(t: float, c: int, version: int) -> None:
-                write(t, c, version)  # the version heard and the write sent: one event
+                # The version heard and the write sent (one event), as ``write`` would.
+                attempts[c] += 1
+                heappush(heap, (t + net[c](), seq(), receive[0], c, version))
                 taken[0] += 1
 
             wiring.client_rejected_at, wiring.client_version_at = failure_ahead, version_ahead
