@@ -137,6 +137,13 @@ SLOW_FOR_THE_BUDGET = frozenset({
     "test_snapshots.py::test_comparison_view",
     "test_snapshots.py::test_80x24_single_client_count[replay]",
     "test_command_messages.py::test_replay_without_a_terminal_too",
+    "test_teardown.py::test_a_command_stops_cleanly_at_any_moment[run-workers-SIGTERM-group]",
+    "test_teardown.py::test_a_command_stops_cleanly_at_any_moment[run-staged-SIGINT-group]",
+    "test_overload_export.py::test_pngs_open[spike-backoff-dark]",
+    "test_tui_time_units.py::test_a_tick_config_never_says_ms[(120, 40)-()]",
+    "test_tui_tune.py::test_a_simulation_without_the_table_says_so[u-tune]",
+    *(f"test_command_messages.py::test_help_and_version_to_a_full_stdout_fail[False-argv{i}]"
+      for i in range(1, 7)),
 })
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,13 +47,19 @@ def _targets(name: str, modules: dict, importer: str) -> set[str]:
     return out
 
 
+@lru_cache(maxsize=None)
+def _tree(path: Path) -> ast.Module:
+    """A file's syntax tree, parsed once for all the checks here (they only read it)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def import_graph() -> dict[str, set[str]]:
     modules = _modules()
     graph: dict[str, set[str]] = {}
     for mod, (path, is_pkg) in modules.items():
         package = mod.split(".") if is_pkg else mod.split(".")[:-1]
         edges: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(_tree(path)):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     edges |= _targets(alias.name, modules, mod)
@@ -318,7 +325,7 @@ def _imports_of(mod: str, path: Path, is_pkg: bool, modules: dict) -> list[Impor
                 return ".".join(parts[:i])
         return None
 
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 target = named(alias.name)
@@ -394,11 +401,10 @@ def private_imports(imports: list[Import]) -> list[str]:
             for name in imp.names if name.startswith("_") and not name.startswith("__")]
 
 
-def private_attributes(mod: str, source: str, is_pkg: bool, modules: dict) -> list[str]:
+def private_attributes(mod: str, tree: ast.Module, is_pkg: bool, modules: dict) -> list[str]:
     """``module._name`` in ``mod``'s ``source``, where ``module`` is a name an import bound to
     another module of ours (``import sim.x as m``, ``from sim import x``, ``import sim.x``)."""
     package = mod.split(".") if is_pkg else mod.split(".")[:-1]
-    tree = ast.parse(source)
     bound: dict[str, str] = {}  # local name -> module
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -483,7 +489,7 @@ def test_no_module_imports_another_modules_private_names():
     modules = _modules()
     found = private_imports(all_imports())
     for mod, (path, is_pkg) in sorted(modules.items()):
-        found += private_attributes(mod, path.read_text(encoding="utf-8"), is_pkg, modules)
+        found += private_attributes(mod, _tree(path), is_pkg, modules)
     assert not found, "private names used across modules:\n" + "\n".join(found)
 
 
@@ -507,7 +513,7 @@ def test_the_checks_name_the_offending_import():
     source = ("import sim.export.plots as plots\nfrom sim.core import history\nimport sim.units\n"
               "plots._legend(); history._unpack; sim.units._SCALES; history.__doc__; self._x\n")
     assert sorted(f.split(" uses ")[1].split(":")[0]
-                  for f in private_attributes("sim.cli", source, False, modules)) == [
+                  for f in private_attributes("sim.cli", ast.parse(source), False, modules)) == [
         "sim.core.history._unpack", "sim.export.plots._legend", "sim.units._SCALES"]
     assert layer_table_of("sim") == "sim front door" and layer_table_of("sim.nope") is None
 
