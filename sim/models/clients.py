@@ -426,9 +426,7 @@ class Clients:
             # its own: a failed attempt against the sample's LockingServer is one item, not three.
             # Only the next request's seq changes (taken earlier), which would change the order
             # only on an exact tie of its time with another item's (``engine.ahead_is_exact``).
-            taken = wiring.taken_ahead
-
-            reads = control.READS_VERSION
+            taken, reads = wiring.taken_ahead, control.READS_VERSION
 
             def failure_ahead(t: float, c: int, kind: int) -> None:
                 # The failure heard at t (backs off: an event), the next attempt sent after the
