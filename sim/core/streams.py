@@ -104,8 +104,9 @@ class ClientStreams:
 
     Block ``k`` (``n`` rows of one width) is drawn when the first client needs it; each client
     takes its own row as a list of floats when it reaches that block (a small block is turned
-    into lists whole, ``LISTED_BLOCK``), and the block is freed once all ``n`` rows are taken. So a long run holds only the blocks between its slowest and fastest client,
-    not every number ever drawn: memory does not grow with the horizon.
+    into lists whole, ``LISTED_BLOCK``), and the block is freed once all ``n`` rows are taken.
+    So a long run holds only the blocks between its slowest and fastest client, not every number
+    ever drawn: memory does not grow with the horizon.
     """
 
     def __init__(self, rng: np.random.Generator, n: int, draw: Draw) -> None:

@@ -68,8 +68,9 @@ class Wiring:
         # steps ahead of time (set by the engine, ``ahead``; see ``Clients``): a failure or a
         # version read the server sends client c, arriving at T, is then
         # ``client_rejected_at(T, c, kind)`` / ``client_version_at(T, c, version)``, taken at once,
-        # instead of an item. None: the server pushes the item. ``taken_ahead[0]`` counts the
-        # events so taken, which the engine counts as it counts the items.
+        # instead of an item (``controls.message_to_client``). None: the server pushes the item.
+        # ``taken_ahead[0]`` counts the events so taken, which the engine counts as it counts
+        # the items.
         self.ahead = False
         self.client_rejected_at: Callable[[float, int, int], None] | None = None
         self.client_version_at: Callable[[float, int, int], None] | None = None

@@ -172,6 +172,21 @@ class Control:
         return 1
 
 
+def message_to_client(wiring: Wiring, handler: Handler,
+                      ahead: Callable[[float, int, int], None] | None) -> Callable[[float, int, int], None]:
+    """How a contention control sends client c a message that arrives at T, ``send(T, c, arg)``:
+    an item for the client's ``handler``, or, where the client takes its steps ahead of time
+    (``Wiring.ahead``: ``ahead`` not None), those steps at once. The arrival time is worked out
+    (its network draw taken) before the item's seq, as a pushed item's always was."""
+    if ahead is not None:
+        return ahead
+    heap, seq = wiring.heap, wiring.seq
+
+    def push(t: float, c: int, arg: int) -> None:
+        heappush(heap, (t, seq(), handler, c, arg))
+    return push
+
+
 @dataclass(frozen=True, kw_only=True)
 class _WritingControl(Control):
     """Controls whose writes take ``|N(write_mu, write_sigma)|``, as the reference's code draws
@@ -204,8 +219,8 @@ class LockingServer(_WritingControl):
         events=frozenset({ev.SERVER_ACCEPTS, ev.SERVER_REJECTS, ev.SERVER_COMMITS}))
 
     def build(self, wiring: Wiring) -> ServerHandlers:
-        heap, seq, net, rejected = wiring.heap, wiring.seq, wiring.net, wiring.client_rejected
-        committed, rejected_at = wiring.client_committed, wiring.client_rejected_at
+        heap, seq, net, committed = wiring.heap, wiring.seq, wiring.net, wiring.client_committed
+        reject = message_to_client(wiring, wiring.client_rejected, wiring.client_rejected_at)
         write, instant = self.write_durations(wiring), self.instant_queue(wiring)
         available = True
         accepts = ev.pack(ev.SERVER_ACCEPTS)
@@ -219,10 +234,7 @@ class LockingServer(_WritingControl):
                 duration = write()
                 heappush(heap if duration else instant, (t + duration, seq(), free, c, 0))
                 return accepts
-            if rejected_at is None:
-                heappush(heap, (t + net[c](), seq(), rejected, c, REJECTED))
-            else:  # the client hears it ahead of time (``Wiring.ahead``)
-                rejected_at(t + net[c](), c, REJECTED)
+            reject(t + net[c](), c, REJECTED)
             return rejects
 
         def free(t: float, c: int, a: int) -> int:
@@ -244,8 +256,8 @@ class _OCCControl(_WritingControl):
 
     def build(self, wiring: Wiring) -> ServerHandlers:
         heap, seq, net = wiring.heap, wiring.seq, wiring.net
-        rejected, version_reply = wiring.client_rejected, wiring.client_version_reply
-        rejected_at, version_at = wiring.client_rejected_at, wiring.client_version_at
+        abort = message_to_client(wiring, wiring.client_rejected, wiring.client_rejected_at)
+        report = message_to_client(wiring, wiring.client_version_reply, wiring.client_version_at)
         committed = wiring.client_committed
         reads_version = self.READS_VERSION
         write, instant = self.write_durations(wiring), self.instant_queue(wiring)
@@ -257,10 +269,7 @@ class _OCCControl(_WritingControl):
         commits, reports = ev.SERVER_COMMITS, ev.SERVER_REPORTS_VERSION
 
         def receive_read(t: float, c: int, a: int) -> int:
-            if version_at is None:
-                heappush(heap, (t + net[c](), seq(), version_reply, c, version))
-            else:  # the client hears it ahead of time (``Wiring.ahead``)
-                version_at(t + net[c](), c, version)
+            report(t + net[c](), c, version)
             return reports | ((version + 1) << shift)
 
         def receive_write(t: float, c: int, read_version: int) -> int:
@@ -278,10 +287,7 @@ class _OCCControl(_WritingControl):
         def maybe_commit(t: float, c: int, based_on: int) -> int:
             nonlocal version
             if version != based_on:
-                if rejected_at is None:
-                    heappush(heap, (t + net[c](), seq(), rejected, c, ABORTED))
-                else:  # the client hears it ahead of time (``Wiring.ahead``)
-                    rejected_at(t + net[c](), c, ABORTED)
+                abort(t + net[c](), c, ABORTED)
                 return aborts
             version += 1
             if committed is not None:
@@ -332,8 +338,8 @@ class ThrottlingServer(Control):
         at_least(self, 1, "limit")
 
     def build(self, wiring: Wiring) -> ServerHandlers:
-        heap, seq, net, rejected = wiring.heap, wiring.seq, wiring.net, wiring.client_rejected
-        committed, rejected_at = wiring.client_committed, wiring.client_rejected_at
+        heap, seq, net, committed = wiring.heap, wiring.seq, wiring.net, wiring.client_committed
+        reject = message_to_client(wiring, wiring.client_rejected, wiring.client_rejected_at)
         window, limit = float(self.window), int(self.limit)
         count = 0
         rejects = ev.pack(ev.SERVER_REJECTS)
@@ -343,10 +349,7 @@ class ThrottlingServer(Control):
         def receive_write(t: float, c: int, a: int) -> int:
             nonlocal count
             if count >= limit:
-                if rejected_at is None:
-                    heappush(heap, (t + net[c](), seq(), rejected, c, REJECTED))
-                else:  # the client hears it ahead of time (``Wiring.ahead``)
-                    rejected_at(t + net[c](), c, REJECTED)
+                reject(t + net[c](), c, REJECTED)
                 return rejects
             count += 1
             heappush(heap, (t + window, seq(), decrement, c, 0))
