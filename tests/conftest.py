@@ -154,3 +154,26 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         name = item.nodeid.split("tests/", 1)[-1]
         if name in SLOW_FOR_THE_BUDGET:
             item.add_marker(slow)
+
+
+def _export_csvs(spec) -> dict[str, str]:
+    """Every CSV the export writes for ``spec``, by suffix, as written (the PNGs are left out:
+    drawn from the same numbers, they cost most of the time); its sweep in this process."""
+    from sim.export.outputs import Job, outputs_for
+    from sim.export.palette import load_palette
+    from sim.export.runs import representative_runs, scatter_runs
+    from sim.runs.sweep import run_sweep
+
+    result = run_sweep(spec, workers=1)
+    runs = representative_runs(spec)
+    scatter = runs if spec.representative_clients() == spec.max_clients else scatter_runs(spec)
+    job = Job(result, runs, scatter, load_palette())
+    return {o.suffix: o.text(job) for o in outputs_for(spec) if o.text is not None}
+
+
+@pytest.fixture
+def export_csvs():
+    """``export_csvs(spec)``: the CSVs a simulation's export writes (the fast-path tests compare
+    the compiled kernels' with the reference engine's byte for byte)."""
+    return _export_csvs
+

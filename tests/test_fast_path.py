@@ -16,13 +16,9 @@ from pathlib import Path
 import pytest
 
 from sim.config import load_config
-from sim.export.outputs import Job, outputs_for
-from sim.export.palette import load_palette
-from sim.export.runs import representative_runs, scatter_runs
 from sim.kernels import jit
 from sim.kernels import pool_open
 from sim.runs import engine, fast
-from sim.runs.sweep import run_sweep
 
 # FIFO, a bounded queue, a queue timeout, client timeouts and the plain strategies with and
 # without jitter, one simulation per service distribution: 4 workers of mean 10 ms take 12
@@ -133,27 +129,17 @@ def specs(tmp_path_factory: pytest.TempPathFactory):
     return load_config(path).simulations
 
 
-def _csvs(spec) -> dict[str, str]:
-    """Every CSV the export writes for ``spec``, by suffix, as written (the PNGs are left out:
-    drawn from the same numbers, they cost most of the time)."""
-    result = run_sweep(spec, workers=1)
-    runs = representative_runs(spec)
-    scatter = runs if spec.representative_clients() == spec.max_clients else scatter_runs(spec)
-    job = Job(result, runs, scatter, load_palette())
-    return {o.suffix: o.text(job) for o in outputs_for(spec) if o.text is not None}
-
-
 _REFERENCE: dict[int, dict[str, str]] = {}  # the reference's CSVs by simulation, made once
 
 
 @pytest.mark.parametrize("kernel", ["as the engine runs it", "plain source"])
 @pytest.mark.parametrize("index", [0, 1, 2, 3])
-def test_kernel_writes_the_reference_csvs_byte_for_byte(specs, index, kernel, monkeypatch):
+def test_kernel_writes_the_reference_csvs_byte_for_byte(specs, index, kernel, monkeypatch, export_csvs):
     spec = specs[index]
     assert all(fast.kernel_expresses(spec, s.chain) for s in spec.strategies)
     if index not in _REFERENCE:
         monkeypatch.setattr(fast, "kernel_fits", lambda spec, chain, clients: False)
-        _REFERENCE[index] = _csvs(spec)
+        _REFERENCE[index] = export_csvs(spec)
     reference = _REFERENCE[index]
     monkeypatch.setattr(fast, "kernel_fits", lambda spec, chain, clients: fast.kernel_expresses(spec, chain))
     chosen = jit.plain(pool_open.run) if kernel == "plain source" else pool_open.run
@@ -163,7 +149,7 @@ def test_kernel_writes_the_reference_csvs_byte_for_byte(specs, index, kernel, mo
         calls.append(1)
         return chosen(*args)
     monkeypatch.setattr(pool_open, "run", counted)
-    fastest = _csvs(spec)
+    fastest = export_csvs(spec)
     assert calls  # the kernel did run (in this process: the sweep has one worker)
     assert set(reference) == {f"_{kind}.csv" for kind in ("events", "latency", "metrics", "runs", "timeseries")}
     assert fastest.keys() == reference.keys()
@@ -176,7 +162,7 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 @pytest.mark.slow
 @pytest.mark.parametrize("example", ["service_incident.toml", "your_service.toml"])
-def test_the_shipped_examples_within_its_scope_write_the_same_csvs(example, monkeypatch):
+def test_the_shipped_examples_within_its_scope_write_the_same_csvs(example, monkeypatch, export_csvs):
     # Their runs are below MIN_EVENTS, so the engine leaves them to the reference; forced here.
     # The strategies the kernel does not express (policies) take the reference in both.
     specs = [spec for spec in load_config(EXAMPLES / example).simulations
@@ -184,9 +170,9 @@ def test_the_shipped_examples_within_its_scope_write_the_same_csvs(example, monk
     assert specs
     for spec in specs:
         monkeypatch.setattr(fast, "kernel_fits", lambda spec, chain, clients: False)
-        reference = _csvs(spec)
+        reference = export_csvs(spec)
         monkeypatch.setattr(fast, "kernel_fits", lambda spec, chain, clients: fast.kernel_expresses(spec, chain))
-        assert _csvs(spec) == reference, spec.title
+        assert export_csvs(spec) == reference, spec.title
 
 
 def test_a_capacity_regained_starts_more_workers_than_a_block_of_draws():
@@ -240,6 +226,7 @@ def test_the_engine_takes_the_kernel_only_for_what_it_expresses(specs, monkeypat
     assert not fast.kernel_fits(spec, chain, large)
     monkeypatch.setenv(jit.PURE_ENV, "0")
     assert fast.kernel_fits(spec, chain, large) == jit.COMPILED
+    monkeypatch.setattr(fast, "_warm", False)  # as in a process that has not loaded the kernels
     assert not fast.kernel_fits(spec, chain, 12)  # over before the kernel would have loaded
 
 

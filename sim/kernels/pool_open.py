@@ -20,6 +20,7 @@ called again (``sim.runs.fast`` drives it).
 from __future__ import annotations
 
 from sim.core import events as ev
+from sim.kernels.heap import I_HEAP, heapify, pop, push
 from sim.kernels.jit import maybe_njit
 from sim.outcomes import TIMED_OUT
 
@@ -89,8 +90,7 @@ G_CAP = 6
 G_MAX_ELAPSED = 7
 G_SIZE = 8
 # Integer state (``st_i``).
-I_HEAP = 0  # items in the heap
-I_SEQ = 1  # the next seq
+# I_HEAP = 0, I_SEQ = 1: the heap's (``sim.kernels.heap``)
 I_Q_HEAD = 2
 I_QUEUED = 3
 I_DUE_HEAD = 4
@@ -154,86 +154,6 @@ _RESUMES = ev.pack(ev.SERVER_RESUMES)
 _INCIDENT_STARTS = ev.SERVER_INCIDENT_STARTS
 _INCIDENT_ENDS = ev.SERVER_INCIDENT_ENDS
 _NO_EVENT = ev.NO_EVENT
-
-
-@maybe_njit
-def move(hf, hi, to, frm):
-    """Copy the heap item at ``frm`` to ``to``."""
-    hf[to] = hf[frm]
-    hi[to, 0] = hi[frm, 0]
-    hi[to, 1] = hi[frm, 1]
-    hi[to, 2] = hi[frm, 2]
-    hi[to, 3] = hi[frm, 3]
-
-
-@maybe_njit
-def put(hf, hi, i, t, s, handler, c, a):
-    """Write the item ``(t, s, handler, c, a)`` at ``i``."""
-    hf[i] = t
-    hi[i, 0] = s
-    hi[i, 1] = handler
-    hi[i, 2] = c
-    hi[i, 3] = a
-
-
-@maybe_njit
-def push(hf, hi, st_i, t, handler, c, a):
-    """heappush of ``(t, seq, handler, c, a)``; the item takes the next seq."""
-    n = st_i[I_HEAP]
-    s = st_i[I_SEQ]
-    st_i[I_SEQ] = s + 1
-    st_i[I_HEAP] = n + 1
-    while n > 0:  # sift up
-        parent = (n - 1) >> 1
-        pt = hf[parent]
-        if t < pt or (t == pt and s < hi[parent, 0]):
-            move(hf, hi, n, parent)
-            n = parent
-        else:
-            break
-    put(hf, hi, n, t, s, handler, c, a)
-
-
-@maybe_njit
-def sift_down(hf, hi, n, i):
-    """Move the item at ``i`` down to its place among the first ``n`` (heapq's order: the
-    smaller ``(time, seq)`` first)."""
-    t = hf[i]
-    s = hi[i, 0]
-    h = hi[i, 1]
-    c = hi[i, 2]
-    a = hi[i, 3]
-    while True:
-        child = 2 * i + 1
-        if child >= n:
-            break
-        right = child + 1
-        if right < n and (hf[right] < hf[child] or (hf[right] == hf[child] and hi[right, 0] < hi[child, 0])):
-            child = right
-        ct = hf[child]
-        if ct < t or (ct == t and hi[child, 0] < s):
-            move(hf, hi, i, child)
-            i = child
-        else:
-            break
-    put(hf, hi, i, t, s, h, c, a)
-
-
-@maybe_njit
-def pop(hf, hi, st_i):
-    """heappop: removes the first item (read it at index 0 before calling)."""
-    n = st_i[I_HEAP] - 1
-    st_i[I_HEAP] = n
-    if n > 0:
-        move(hf, hi, 0, n)
-        sift_down(hf, hi, n, 0)
-
-
-@maybe_njit
-def heapify(hf, hi, n):
-    """Restore the heap order of the first ``n`` items (after an outage moved some)."""
-    for i in range(n // 2 - 1, -1, -1):
-        sift_down(hf, hi, n, i)
 
 
 @maybe_njit

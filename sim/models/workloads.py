@@ -163,6 +163,10 @@ class Poisson(Workload):
     def gaps(self, rng: np.random.Generator, clients: int) -> list[Callable[[], float]]:
         return exponential_gaps(self.think_time, rng, clients)
 
+    def gap_draw(self) -> Draw:
+        """How ``gaps`` draws its blocks (the compiled fast path draws the same, ``sim.kernels``)."""
+        return exponential_draw(self.think_time)
+
 
 @register
 @dataclass(frozen=True, kw_only=True)

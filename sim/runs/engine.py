@@ -494,33 +494,35 @@ def record_run(spec: SimulationSpec, label: str, clients: int, repetition: int) 
     return Run(spec, label, clients, repetition).run()
 
 
-# --- the compiled fast path (sim.runs.fast): the same results, by sim.kernels.pool_open ---------
+# --- the compiled fast paths (sim.runs.fast): the same results, by the kernels of sim.kernels ---
+
+def _kernel_run(spec: SimulationSpec, chain: ChainSpec, clients: int, repetition: int, record: bool,
+                kernel: Callable | None, guard: _Guard):
+    """A run by the kernel that expresses it (``fast.kernel_name``), driven to its end."""
+    run = fast.run_class(fast.kernel_name(spec, chain))(spec, chain, clients, repetition, record=record,
+                                                        kernel=kernel)
+    run.drive(guard, STALL_EVENTS)
+    guard.final(run.time)
+    return run
+
 
 def kernel_metrics(spec: SimulationSpec, chain: ChainSpec, clients: int, repetition: int,
                    kernel: Callable | None = None) -> RunMetrics:
-    """``run_metrics`` by the compiled kernel (``kernel``: another build of it, for the tests)."""
-    from sim.runs.fast_run import KernelSide, PoolOpenRun  # imports numba: only when needed
-
-    run = PoolOpenRun(spec, chain, clients, repetition, record=False, kernel=kernel)
+    """``run_metrics`` by a compiled kernel (``kernel``: another build of it, for the tests)."""
     guard = _Guard(spec, chain.strategy, clients, report=True)
-    run.drive(guard, STALL_EVENTS)
-    guard.final(run.time)
-    return _metrics(spec, run.wiring(), KernelSide(run), run.time, run.events)
+    run = _kernel_run(spec, chain, clients, repetition, False, kernel, guard)
+    return _metrics(spec, run.wiring(), run.side(), run.time, run.events)
 
 
 def kernel_record(spec: SimulationSpec, label: str, clients: int, repetition: int,
                   kernel: Callable | None = None) -> Run:
-    """``record_run`` by the compiled kernel: a finished ``Run`` holding the whole history."""
-    from sim.runs.fast_run import KernelSide, PoolOpenRun
-
+    """``record_run`` by a compiled kernel: a finished ``Run`` holding the whole history."""
     chain = spec.strategy(label).chain
-    run = PoolOpenRun(spec, chain, clients, repetition, record=True, kernel=kernel)
     guard = _Guard(spec, chain.strategy, clients)
-    run.drive(guard, STALL_EVENTS)
-    guard.final(run.time)
+    run = _kernel_run(spec, chain, clients, repetition, True, kernel, guard)
     done = Run.__new__(Run)  # its state set here: nothing left to step
     done.spec, done.label, done.clients, done.repetition = spec, label, clients, repetition
-    done._wiring, done._side, done._guard = run.wiring(), KernelSide(run), guard
+    done._wiring, done._side, done._guard = run.wiring(), run.side(), guard
     done.layout = None
     done.history = run.history()
     done.time = run.time

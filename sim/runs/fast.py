@@ -13,24 +13,33 @@ This module imports neither numba nor the kernel; the engine does when a run tak
 
 from __future__ import annotations
 
+import importlib
+
 from sim.kernels import jit
 from sim.models.pool import PoolServer
-from sim.models.strategies import Constant, EqualJitteredExpo, Expo, FullJitteredExpo, NoBackoff
-from sim.models.workloads import Open
+from sim.models.servers import LatencyServer
+from sim.models.strategies import Constant, EqualJitteredExpo, Expo, FullJitteredExpo, NoBackoff, NormalJitterExpo
+from sim.models.workloads import Open, Poisson
 from sim.policies.chain import ChainSpec
 from sim.runs.resources import expected_events
 from sim.spec import SimulationSpec
 
 # A run expected to record fewer events takes the reference engine: it is over in about the
 # time a fresh process takes to load the compiled kernel (numba's import and its cache: ~1.5 s
-# on an idle 2-core machine, the reference's time for ~0.5 M events).
+# on an idle 2-core machine, the reference's time for ~0.5 M events), unless the kernels are
+# loaded in this process already (``warm_up``: a sweep's workers, whose runs share the cost).
 MIN_EVENTS = 500_000
-# The plain strategies the kernel draws delays for (``pool_open.backoff``).
+# The plain strategies the kernels draw delays for (``pool_open.backoff``, ``latency_closed.backoff``).
 STRATEGIES = (Constant, NoBackoff, Expo, FullJitteredExpo, EqualJitteredExpo)
+LATENCY_STRATEGIES = STRATEGIES + (NormalJitterExpo,)
+# The kernels (modules of ``sim.kernels``) and the classes that drive a run of each.
+POOL_OPEN = "pool_open"
+LATENCY_CLOSED = "latency_closed"
+_RUNS = {POOL_OPEN: "sim.runs.fast_run:PoolOpenRun", LATENCY_CLOSED: "sim.runs.fast_latency:LatencyClosedRun"}
+_warm = False  # the kernels are loaded in this process (``warm_up``)
 
 
-def kernel_expresses(spec: SimulationSpec, chain: ChainSpec) -> bool:
-    """True when ``sim.kernels.pool_open`` runs exactly this model (see the module docstring)."""
+def _pool_open_expresses(spec: SimulationSpec, chain: ChainSpec) -> bool:
     control, strategy = spec.control, chain.strategy
     return (type(control) is PoolServer and type(spec.workload) is Open and not chain.policies
             and type(strategy) in STRATEGIES and (not spec.stops or spec.backlog is None)
@@ -39,9 +48,68 @@ def kernel_expresses(spec: SimulationSpec, chain: ChainSpec) -> bool:
             and control.load_multiplier() is None)
 
 
+def _latency_closed_expresses(spec: SimulationSpec, chain: ChainSpec) -> bool:
+    control = spec.control
+    return (type(control) is LatencyServer and control.latency_rule == "current"
+            and type(spec.workload) is Poisson and chain.plain and type(chain.strategy) in LATENCY_STRATEGIES
+            and (not spec.stops or spec.backlog is None) and not spec.degradations and not spec.tiers)
+
+
+def kernel_name(spec: SimulationSpec, chain: ChainSpec) -> str | None:
+    """The kernel that runs exactly this model, or None (see the module docstring)."""
+    if _pool_open_expresses(spec, chain):
+        return POOL_OPEN
+    if _latency_closed_expresses(spec, chain):
+        return LATENCY_CLOSED
+    return None
+
+
+def kernel_expresses(spec: SimulationSpec, chain: ChainSpec) -> bool:
+    """True when a kernel runs exactly this model (see the module docstring)."""
+    return kernel_name(spec, chain) is not None
+
+
+def available() -> bool:
+    """numba is installed and the compiled fast paths are not switched off."""
+    return jit.COMPILED and not jit.pure_requested()
+
+
 def kernel_fits(spec: SimulationSpec, chain: ChainSpec, clients: int) -> bool:
-    """True when the engine should run this with the compiled kernel: numba is installed, not
-    switched off, the kernel expresses the run, and the run is large enough to pay for loading
-    the kernel (``MIN_EVENTS``)."""
-    return (jit.COMPILED and not jit.pure_requested() and kernel_expresses(spec, chain)
-            and expected_events(spec, clients) >= MIN_EVENTS)
+    """True when the engine should run this with a compiled kernel: numba is installed, not
+    switched off, a kernel expresses the run, and the run is large enough to pay for loading
+    the kernel (``MIN_EVENTS``) or the kernels are loaded already (``warm_up``)."""
+    return (available() and kernel_expresses(spec, chain)
+            and (_warm or expected_events(spec, clients) >= MIN_EVENTS))
+
+
+def run_class(name: str) -> type:
+    """The class that builds and drives a run of kernel ``name`` (imports numba)."""
+    module, _, attribute = _RUNS[name].partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+def worth_warming(specs, clients_of=None) -> bool:
+    """Whether a sweep of ``specs`` (every strategy at every client count and repetition) has
+    enough events for the kernels to pay for loading them once in each process."""
+    if not available():
+        return False
+    total = 0.0
+    for spec in specs:
+        chains = [s.chain for s in spec.strategies if kernel_expresses(spec, s.chain)]
+        if chains:
+            total += len(chains) * spec.repeat * sum(expected_events(spec, n) for n in spec.clients)
+            if total >= MIN_EVENTS:
+                return True
+    return False
+
+
+def warm_up() -> None:
+    """Load the compiled kernels in this process (from numba's cache; compiled the first time),
+    so that every run a kernel expresses takes it from now on. Called where many runs follow: a
+    sweep's pool, before it forks its workers, or in each worker it starts otherwise."""
+    global _warm
+    if _warm or not available():
+        return
+    for name in _RUNS:
+        run_class(name).warm_up()
+    _warm = True

@@ -14,13 +14,16 @@ from sim.core.series import Series, extra_series
 from sim.core.streams import (PURPOSE_INCIDENTS, PURPOSE_JITTER, PURPOSE_NETWORK, PURPOSE_SERVER, PURPOSE_WORKLOAD,
                               clipped_normal, generator, uniform01)
 from sim.core.history import History
+from sim.kernels import heap
 from sim.kernels import pool_open as k
 from sim.kernels.jit import plain
 from sim.kernels.blocks import ClientBlocks, SerialBlocks
 from sim.models.clients import LATENCY_SAMPLE
 from sim.models.incidents import NORMAL, Incident, kept_slots
 from sim.models.service_times import service_draw
+from sim.models.pool import PoolServer
 from sim.models.strategies import Constant, EqualJitteredExpo, Expo, FullJitteredExpo, NoBackoff
+from sim.models.workloads import Open, Outage
 from sim.policies.chain import ChainSpec
 from sim.spec import SimulationSpec
 
@@ -39,14 +42,14 @@ def _levels(incident: Incident, workers: int) -> tuple[float, float]:
     return incident.level, NORMAL[incident.kind]
 
 
-def _grown(array: np.ndarray, fill: float | int = 0) -> np.ndarray:
+def grown(array: np.ndarray, fill: float | int = 0) -> np.ndarray:
     """``array`` with twice the rows; the new ones hold ``fill``."""
     bigger = np.full((2 * array.shape[0], *array.shape[1:]), fill, dtype=array.dtype)
     bigger[:array.shape[0]] = array
     return bigger
 
 
-def _unrolled(values: np.ndarray, head: int, count: int) -> np.ndarray:
+def unrolled(values: np.ndarray, head: int, count: int) -> np.ndarray:
     """A ring buffer's ``count`` items from ``head`` on, at twice the size, starting at 0."""
     index = (head + np.arange(count)) % values.shape[0]
     bigger = np.zeros((2 * values.shape[0], *values.shape[1:]), dtype=values.dtype)
@@ -55,28 +58,32 @@ def _unrolled(values: np.ndarray, head: int, count: int) -> np.ndarray:
 
 
 class KernelSide:
-    """What ``engine._metrics`` reads of a run's clients, from the kernel's arrays."""
+    """What ``engine._metrics`` reads of a run's clients, from a kernel's arrays."""
 
     retries_denied = 0
     calls_refused = 0
 
-    def __init__(self, run: PoolOpenRun) -> None:
-        st = run.st_i
-        self.attempts = run.attempts.tolist()
-        self.work = int(run.attempts.sum())
+    def __init__(self, attempts: np.ndarray, counts: dict[str, int], latencies: np.ndarray,
+                 latency_clients: np.ndarray, latency_times: np.ndarray, unfinished: int) -> None:
+        self.attempts = attempts.tolist()
+        self.work = int(attempts.sum())
         self.calls = len(self.attempts)
-        n = int(st[k.I_LATENCIES])
-        self.latencies = run.lat_v[:n].copy()
-        self.latency_clients = run.lat_c[:n].copy()
-        self.latency_times = run.lat_t[:n].copy()
-        self.counts = {"successes": int(st[k.I_SUCCESSES]), "rejections": int(st[k.I_REJECTIONS]),
-                       "timeouts": int(st[k.I_TIMEOUTS]), "gave_up": int(st[k.I_GAVE_UP]),
-                       "late": int(st[k.I_LATE])}
-        self.gave_up = self.counts["gave_up"]
-        self.unfinished = int(st[k.I_SLOTS] - st[k.I_FREE])
+        self.latencies = latencies.copy()
+        self.latency_clients = latency_clients.copy()
+        self.latency_times = latency_times.copy()
+        self.counts = counts
+        self.gave_up = counts["gave_up"]
+        self.unfinished = unfinished
 
     def breaker_open_time(self, end: float) -> float:
         return 0.0
+
+
+class NoGuard:
+    """The guard of a warm-up run (``warm_up``): nothing to check in a run of a few events."""
+
+    def check(self, t: float, s: int) -> None:
+        return None
 
 
 class GateCounts(NamedTuple):
@@ -196,7 +203,7 @@ class PoolOpenRun:
         # The first items, in the reference's order: the outages' pauses and resumes
         # (OutageGate), each client's first call, then the bucket sampling and the horizon
         # (engine._schedule_sampling).
-        push = plain(k.push)  # a few items: not worth a compiled variant per Python type
+        push = plain(heap.push)  # a few items: not worth a compiled variant per Python type
         for i, outage in enumerate(stops):
             push(self.hf, self.hi, self.st_i, float(outage.start), k.H_PAUSE, -1, i)
             push(self.hf, self.hi, self.st_i, float(outage.end), k.H_RESUME, -1, i)
@@ -208,6 +215,16 @@ class PoolOpenRun:
             push(self.hf, self.hi, self.st_i, float(t0), k.H_CALL, c, 0)
         push(self.hf, self.hi, self.st_i, self.series_spec.width, k.H_SAMPLE, -1, 0)
         push(self.hf, self.hi, self.st_i, float(spec.horizon), k.H_END, -1, 0)
+
+    @classmethod
+    def warm_up(cls) -> None:
+        """Load the compiled kernel (``sim.runs.fast.warm_up``): a tiny run of two clients."""
+        spec = SimulationSpec(title="warm-up", clients=(2,), repeat=1, network_mu=1.0, network_sigma=0.2,
+                              work_to_duration=0.0, strategies=(), workload=Open(think_time=20.0),
+                              control=PoolServer(workers=1, service_time=5.0, service_distribution="exponential"),
+                              horizon=200.0, timeout=30.0, outages=(Outage(start=50.0, duration=20.0),))
+        run = cls(spec, ChainSpec(FullJitteredExpo(base=5.0, cap=50.0)), 2, 0, record=True)
+        run.drive(NoGuard(), 1 << 40)
 
     def drive(self, guard, stall_events: int) -> None:
         """Run the kernel to the end, giving it room, draws and the guard's checks on the way."""
@@ -253,35 +270,45 @@ class PoolOpenRun:
         st = self.st_i
         if st[k.I_QUEUED] + 2 > self.qf.shape[0]:
             head, count = int(st[k.I_Q_HEAD]), int(st[k.I_QUEUED])
-            self.qf, self.qi = _unrolled(self.qf, head, count), _unrolled(self.qi, head, count)
+            self.qf, self.qi = unrolled(self.qf, head, count), unrolled(self.qi, head, count)
             st[k.I_Q_HEAD] = 0
         if st[k.I_DUE] + 2 > self.df.shape[0]:
             head, count = int(st[k.I_DUE_HEAD]), int(st[k.I_DUE])
-            self.df, self.di = _unrolled(self.df, head, count), _unrolled(self.di, head, count)
+            self.df, self.di = unrolled(self.df, head, count), unrolled(self.di, head, count)
             st[k.I_DUE_HEAD] = 0
         if st[k.I_TOKEN] + 2 > self.waiting.shape[0]:
-            self.waiting = _grown(self.waiting, -1)
+            self.waiting = grown(self.waiting, -1)
         if st[k.I_SLOTS] + 2 > self.tries.shape[0]:
             self.tries, self.first, self.bo, self.free = (
-                _grown(self.tries), _grown(self.first), _grown(self.bo), _grown(self.free))
+                grown(self.tries), grown(self.first), grown(self.bo), grown(self.free))
         if st[k.I_LATENCIES] + 2 > self.lat_v.shape[0]:
-            self.lat_v, self.lat_c, self.lat_t = _grown(self.lat_v), _grown(self.lat_c), _grown(self.lat_t)
+            self.lat_v, self.lat_c, self.lat_t = grown(self.lat_v), grown(self.lat_c), grown(self.lat_t)
         if st[k.I_HELD] + 2 > self.held.shape[0]:
-            self.held = _grown(self.held)
-        if st[k.I_HEAP] + st[k.I_QUEUED] + st[k.I_HELD] + 4 > self.hf.shape[0]:
-            self.hf, self.hi = _grown(self.hf), _grown(self.hi)
+            self.held = grown(self.held)
+        if st[heap.I_HEAP] + st[k.I_QUEUED] + st[k.I_HELD] + 4 > self.hf.shape[0]:
+            self.hf, self.hi = grown(self.hf), grown(self.hi)
         if self.cfg_i[k.C_RECORD] and st[k.I_RECORDED] + 2 > self.rec_t.shape[0]:
-            self.rec_t, self.rec_c, self.rec_p = _grown(self.rec_t), _grown(self.rec_c), _grown(self.rec_p)
+            self.rec_t, self.rec_c, self.rec_p = grown(self.rec_t), grown(self.rec_c), grown(self.rec_p)
 
     @property
     def time(self) -> float:
         return float(self.st_f[k.F_TIME])
 
+    def side(self) -> KernelSide:
+        """The clients' outcomes, as ``engine._metrics`` reads them."""
+        st = self.st_i
+        n = int(st[k.I_LATENCIES])
+        counts = {"successes": int(st[k.I_SUCCESSES]), "rejections": int(st[k.I_REJECTIONS]),
+                  "timeouts": int(st[k.I_TIMEOUTS]), "gave_up": int(st[k.I_GAVE_UP]),
+                  "late": int(st[k.I_LATE])}
+        return KernelSide(self.attempts, counts, self.lat_v[:n], self.lat_c[:n], self.lat_t[:n],
+                          int(st[k.I_SLOTS] - st[k.I_FREE]))
+
     @property
     def events(self) -> int:
         """Recorded events: every item scheduled, less those the horizon cleared and the silent."""
         st = self.st_i
-        return int(st[k.I_SEQ] - st[k.I_DROPPED_AT_END] - st[k.I_SILENT])
+        return int(st[heap.I_SEQ] - st[k.I_DROPPED_AT_END] - st[k.I_SILENT])
 
     def wiring(self) -> KernelWiring:
         """The run's series, as the reference's ``Wiring.series`` holds them."""

@@ -20,8 +20,8 @@ from sim.analysis.open_metrics import OpenRunMetrics, latency_summary
 from sim.analysis.recovery import UNDECIDED, RecoverySummary, summary_note
 from sim.analysis.stats import Estimate, estimate
 from sim.analysis.tiers import TierSummary, tier_summaries
-from sim.runs.procpool import WorkerPool, report_progress
-from sim.runs import engine
+from sim.runs.procpool import WorkerPool, default_context, report_progress
+from sim.runs import engine, fast
 from sim.runs.engine import Run, record_run, run_metrics
 from sim.runs.shared_runs import no_attempt_failed, stands_for
 from sim.policies.chain import ChainSpec
@@ -275,9 +275,13 @@ class _Counting:
 _counting = _Counting()
 
 
-def _init_worker(counting: bool) -> None:
-    """In each worker: report the events of long runs to the parent when it counts them."""
+def _init_worker(counting: bool, warm: bool) -> None:
+    """In each worker: report the events of long runs to the parent when it counts them; load
+    the compiled kernels when the sweep's runs are worth it (``fast.warm_up``; a forked worker
+    has them from its parent already)."""
     _counting.start(_Reported() if counting else None)
+    if warm:
+        fast.warm_up()
 
 
 def default_workers() -> int:
@@ -334,7 +338,12 @@ def run_sweeps(specs: Sequence[SimulationSpec], *, workers: int | None = None,
 
     if progress:
         progress(0, total)
+    # The compiled kernels, where the sweep's runs they express pay for loading them (so every
+    # such run takes them, not only those large enough alone: ``fast.kernel_fits``).
+    warm = fast.worth_warming(specs)
     if workers == 1 or len(tasks) <= 1:
+        if warm:
+            fast.warm_up()
         # The engine's hook is global: only the main thread's sweep (the CLI's) reports through it.
         counting = threading.current_thread() is threading.main_thread()
         if counting:
@@ -357,8 +366,11 @@ def run_sweeps(specs: Sequence[SimulationSpec], *, workers: int | None = None,
         if tick is not None:
             tick()
 
-    with WorkerPool(min(workers, len(tasks)), initializer=_init_worker,
-                    initargs=(events is not None,)) as pool:
+    context = default_context()
+    if warm and context.get_start_method() == "fork":
+        fast.warm_up()  # once, here: the workers forked below inherit the loaded kernels
+    with WorkerPool(min(workers, len(tasks)), context=context, initializer=_init_worker,
+                    initargs=(events is not None, warm)) as pool:
         for outcome in pool.imap_in_background(_run_task, tasks, tick=check,
                                                on_progress=events.add if events is not None else None):
             if should_stop and should_stop():

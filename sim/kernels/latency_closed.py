@@ -1,0 +1,400 @@
+"""Closed-loop clients against a LatencyServer, over arrays: ``sim.models.clients`` (a server that
+replies, a workload that repeats: Poisson think times, a surge; plain strategies, client
+timeouts) and ``sim.models.servers.LatencyServer`` (``latency_rule = "current"``: checks on a
+grid complete the requests whose elapsed time exceeds the latency at the current concurrency),
+with ``sim.models.outage``'s gate (an unbounded accept queue, ``abandoned`` either way):
+study 003's server and the metastability map, transcribed handler by handler.
+
+As ``sim.kernels.pool_open``: one heap of ``(time, seq)`` keys with integer handler codes
+(``H_*``), ring buffers for the requests in flight and the timeouts due, per-client arrays for
+the clients' state; every push takes the next ``seq`` where the reference's does (a timeout that
+waits its turn keeps the seq it took when its attempt was sent, as ``Clients.sends`` does), and
+every draw reads the next value of the same stream, so a run is byte-identical to the
+reference's. ``run`` stops between two events when it needs room, draws or the guard
+(``NEED_ROOM``, ``NEED_DRAWS``, ``GUARD``); ``sim.runs.fast_latency`` drives it.
+"""
+
+from __future__ import annotations
+
+import math
+
+from sim.core import events as ev
+from sim.kernels.heap import I_HEAP, I_SEQ, pop, push, push_seq
+from sim.kernels.jit import maybe_njit
+from sim.kernels.pool_open import (DONE, GUARD, NEED_DRAWS, NEED_ROOM, R_ACCEPTED, R_GOODPUT, R_IN_SERVICE,
+                                   R_OFFERED, R_QUEUED, R_RETRIES, R_TIMED_OUT, S_CONSTANT, S_EQUAL_JITTER,
+                                   S_EXPO, S_FULL_JITTER, S_NO_BACKOFF)
+from sim.outcomes import TIMED_OUT
+
+__all__ = ["DONE", "GUARD", "NEED_DRAWS", "NEED_ROOM", "S_CONSTANT", "S_EQUAL_JITTER", "S_EXPO",
+           "S_FULL_JITTER", "S_NO_BACKOFF", "S_NORMAL_JITTER", "run"]
+
+# Handlers (the reference's function names).
+H_CALL = 0  # clients.new_call
+H_SEND = 1  # clients.sends (after a backoff)
+H_RECEIVE = 2  # OutageGate.wrap(LatencyServer.receive_write)
+H_COMPLETE = 3  # LatencyServer.complete
+H_SUCCEEDED = 4  # clients.succeeded
+H_TIMEOUT = 5  # clients.timeout_due, then on_timeout
+H_AFTER_FAILURE = 6  # clients.after_failure (plain)
+H_CHECK = 7  # LatencyServer.check (arg: the grid's tick)
+H_SAMPLE = 8  # engine._schedule_sampling.sample
+H_END = 9  # engine._schedule_sampling.end
+H_PAUSE = 10  # OutageGate._pause
+H_RESUME = 11  # OutageGate._resume (LatencyServer.resume first)
+
+# Study 003's client (``NormalJitterExpo``); the others are ``pool_open``'s.
+S_NORMAL_JITTER = 5
+
+# Integer configuration (``cfg_i``).
+C_HAS_TIMEOUT = 0
+C_STRATEGY = 1
+C_JITTER_DRAWS = 2  # uniforms a backoff may draw (0, 1 or 2): the jitter stream's need per event
+C_LAST_BUCKET = 3
+C_RECORD = 4
+C_LATENCY_SAMPLE = 5
+C_DROP_ABANDONED = 6
+C_HAS_SURGE = 7
+C_SIZE = 8
+# Float configuration (``cfg_f``).
+G_TIMEOUT = 0
+G_WIDTH = 1
+G_INVERSE_WIDTH = 2
+G_BASE = 3  # the strategy's base, constant or min_delay
+G_CAP = 4  # its cap or max_delay
+G_FACTOR = 5  # NormalJitterExpo's factor
+G_JITTER = 6  # NormalJitterExpo's jitter
+G_LATENCY = 7  # the server's base_latency
+G_LIMIT = 8  # its concurrency_limit
+G_K = 9
+G_LOG_FACTOR = 10  # math.log(factor), as LatencyServer.law computes it
+G_INTERVAL = 11  # check_interval
+G_SURGE_START = 12
+G_SURGE_END = 13
+G_SURGE_FACTOR = 14
+G_SIZE = 15
+# Integer state (``st_i``): the heap's first (``sim.kernels.heap``: I_HEAP = 0, I_SEQ = 1).
+I_CHECK = 2  # the seq at which the guard wants to look
+I_NET_HAVE = 3  # values held per client
+I_JITTER_HAVE = 4
+I_GAP_HAVE = 5
+I_FLIGHT_HEAD = 6  # LatencyServer's in_flight: (start, client, token), oldest first
+I_FLIGHT = 7
+I_CONCURRENCY = 8
+I_CHECKING = 9  # a check is scheduled
+I_DUE_HEAD = 10  # clients' ``due``: every attempt's timeout, in the order sent
+I_DUE = 11
+I_SKIPPED = 12  # timeouts that never reached the heap (``wiring.unscheduled``)
+I_PAUSED = 13
+I_MARKERS = 14  # pause and resume items still in the heap
+I_HELD = 15
+I_GATE_DROPPED = 16
+I_ABANDONED_SERVED = 17
+I_SUCCESSES = 18
+I_TIMEOUTS = 19
+I_LATE = 20
+I_LATENCIES = 21
+I_STRIDE = 22
+I_SINCE_KEPT = 23
+I_RECORDED = 24
+I_SILENT = 25
+I_DROPPED_AT_END = 26
+I_SIZE = 27
+# Float state (``st_f``).
+F_TIME = 0  # the last popped item's time
+F_LAST = 1  # the last recorded event's time
+F_SIZE = 2
+
+_SHIFT = ev.DETAIL_SHIFT
+_TIMED_OUT_KIND = TIMED_OUT
+_MAX_EXPONENT = 700.0  # sim.models.servers._MAX_LATENCY_EXPONENT (tests/test_fast_latency.py)
+_BACKS_OFF = ev.pack(ev.CLIENT_BACKS_OFF)
+_WRITE = ev.CLIENT_REQUESTS_WRITE
+_SUCCEEDS = ev.CLIENT_SUCCEEDS
+_TIMES_OUT = ev.CLIENT_TIMES_OUT
+_ACCEPTS = ev.SERVER_ACCEPTS
+_COMPLETES = ev.SERVER_COMPLETES
+_PAUSES = ev.pack(ev.SERVER_PAUSES)
+_RESUMES = ev.pack(ev.SERVER_RESUMES)
+_NO_EVENT = ev.NO_EVENT
+
+
+@maybe_njit
+def latency(cfg_f, concurrency):
+    """LatencyServer.law()(concurrency): the base latency up to the limit, then exponential."""
+    if concurrency <= cfg_f[G_LIMIT]:
+        return cfg_f[G_LATENCY]
+    exponent = (concurrency - cfg_f[G_LIMIT]) / cfg_f[G_K] * cfg_f[G_LOG_FACTOR]
+    return cfg_f[G_LATENCY] * math.exp(min(exponent, _MAX_EXPONENT))
+
+
+@maybe_njit
+def backoff(cfg_i, cfg_f, bo, jitter, jitter_pos, c, first):
+    """Client c's next delay (its strategy's ``delays`` generator, one step); ``first``: the
+    call's first failure, where the reference starts a fresh generator."""
+    kind = cfg_i[C_STRATEGY]
+    if kind == S_CONSTANT:
+        return cfg_f[G_BASE]
+    if kind == S_NO_BACKOFF:
+        return 0.0
+    if kind == S_NORMAL_JITTER:
+        if first:
+            delay = cfg_f[G_BASE]
+        else:
+            floor = cfg_f[G_BASE]
+            grown = floor if floor > bo[c] else bo[c]  # max(delay, floor)
+            delay = min(grown * cfg_f[G_FACTOR], cfg_f[G_CAP])
+            jit = cfg_f[G_JITTER]
+            if jit != 0.0:
+                u1 = jitter[c, jitter_pos[c]]
+                u2 = jitter[c, jitter_pos[c] + 1]
+                jitter_pos[c] += 2
+                z = math.sqrt(-2.0 * math.log(1.0 - u1)) * math.cos(2.0 * math.pi * u2)
+                delay = max(0.0, delay + z * jit * delay)
+        bo[c] = delay
+        return delay
+    if first:
+        bo[c] = cfg_f[G_BASE]
+    cap = cfg_f[G_CAP]
+    t = bo[c]
+    if t >= cap:  # _capped_doubling: the cap for ever
+        t = cap
+    else:
+        bo[c] = t * 2.0
+    if kind == S_EXPO:
+        return t
+    u = jitter[c, jitter_pos[c]]
+    jitter_pos[c] += 1
+    if kind == S_FULL_JITTER:
+        return u * t
+    half = t / 2.0  # S_EQUAL_JITTER
+    return half + u * half
+
+
+@maybe_njit
+def sweep(cfg_f, hf, hi, st_i, fl_f, fl_i, t):
+    """LatencyServer.sweep: complete, oldest first, every request in flight longer than the
+    latency at the current concurrency; each completion an item at this instant."""
+    delay = latency(cfg_f, st_i[I_CONCURRENCY])
+    cap = fl_f.shape[0]
+    while st_i[I_FLIGHT] > 0:
+        head = st_i[I_FLIGHT_HEAD]
+        if not (t - fl_f[head] > delay):
+            break
+        st_i[I_FLIGHT_HEAD] = (head + 1) % cap
+        st_i[I_FLIGHT] -= 1
+        push(hf, hi, st_i, t, H_COMPLETE, fl_i[head, 0], fl_i[head, 1])
+
+
+@maybe_njit
+def run(cfg_i, cfg_f, st_i, st_f, hf, hi, fl_f, fl_i, df, di, held, token, waiting, active, tries,
+        first, bo, attempts, series, lat_v, lat_c, lat_t, net, net_pos, jitter, jitter_pos, gaps,
+        gap_pos, rec_t, rec_c, rec_p):
+    """Process events until the heap is empty (``DONE``) or Python must step in."""
+    has_timeout = cfg_i[C_HAS_TIMEOUT] != 0
+    jitter_draws = cfg_i[C_JITTER_DRAWS]
+    last_bucket = cfg_i[C_LAST_BUCKET]
+    record = cfg_i[C_RECORD] != 0
+    latency_sample = cfg_i[C_LATENCY_SAMPLE]
+    drop_abandoned = cfg_i[C_DROP_ABANDONED] != 0
+    has_surge = cfg_i[C_HAS_SURGE] != 0
+    timeout = cfg_f[G_TIMEOUT]
+    width = cfg_f[G_WIDTH]
+    inv = cfg_f[G_INVERSE_WIDTH]
+    interval = cfg_f[G_INTERVAL]
+    heap_cap = hf.shape[0]
+    flight_cap = fl_f.shape[0]
+    due_cap = df.shape[0]
+    net_have = st_i[I_NET_HAVE]
+    jitter_have = st_i[I_JITTER_HAVE]
+    gap_have = st_i[I_GAP_HAVE]
+    while st_i[I_HEAP] > 0:
+        # Room and draws for the next event, checked before it is popped: an event pushes at
+        # most one item per request in flight or held (a check, a resume) and a few more; a
+        # client's event draws at most one network delay, one think time and two uniforms.
+        if (st_i[I_HEAP] + st_i[I_FLIGHT] + st_i[I_HELD] + 8 > heap_cap or st_i[I_FLIGHT] + 2 > flight_cap
+                or st_i[I_DUE] + 2 > due_cap or st_i[I_HELD] + 2 > held.shape[0]
+                or st_i[I_LATENCIES] + 2 > lat_v.shape[0]
+                or (record and st_i[I_RECORDED] + 2 > rec_t.shape[0])):
+            return NEED_ROOM
+        c = hi[0, 2]
+        if c >= 0 and (net_pos[c] >= net_have or gap_pos[c] >= gap_have
+                       or jitter_pos[c] + jitter_draws > jitter_have):
+            return NEED_DRAWS
+        s = hi[0, 0]
+        if s >= st_i[I_CHECK]:
+            return GUARD
+        t = hf[0]
+        handler = hi[0, 1]
+        a = hi[0, 3]
+        pop(hf, hi, st_i)
+        st_f[F_TIME] = t
+        p = _NO_EVENT
+        if handler == H_CALL or handler == H_SEND:
+            if handler == H_CALL:  # new_call, then sends
+                active[c] = 1
+                first[c] = t
+                tries[c] = 0
+                series[R_OFFERED, int(t * inv)] += 1
+            tok = token[c] + 1
+            token[c] = tok
+            waiting[c] = 1
+            k = tries[c] + 1
+            tries[c] = k
+            attempts[c] += 1
+            if k > 1:
+                series[R_RETRIES, int(t * inv)] += 1
+            push(hf, hi, st_i, t + net[c, net_pos[c]], H_RECEIVE, c, tok)
+            net_pos[c] += 1
+            if has_timeout:
+                due_at = t + timeout
+                seq = st_i[I_SEQ]  # taken now; pushed now, or when its turn comes
+                st_i[I_SEQ] = seq + 1
+                n_due = st_i[I_DUE]
+                if n_due == 0:
+                    push_seq(hf, hi, st_i, due_at, seq, H_TIMEOUT, c, tok)
+                j = (st_i[I_DUE_HEAD] + n_due) % due_cap
+                df[j] = due_at
+                di[j, 0] = seq
+                di[j, 1] = c
+                di[j, 2] = tok
+                st_i[I_DUE] = n_due + 1
+            p = _WRITE | ((k + 1) << _SHIFT)
+        elif handler == H_RECEIVE:
+            if st_i[I_PAUSED] != 0:  # OutageGate.wrap: held at the door until the resume
+                n_held = st_i[I_HELD]
+                held[n_held, 0] = c
+                held[n_held, 1] = a
+                st_i[I_HELD] = n_held + 1
+            else:
+                concurrency = st_i[I_CONCURRENCY] + 1
+                st_i[I_CONCURRENCY] = concurrency
+                j = (st_i[I_FLIGHT_HEAD] + st_i[I_FLIGHT]) % flight_cap
+                fl_f[j] = t
+                fl_i[j, 0] = c
+                fl_i[j, 1] = a
+                st_i[I_FLIGHT] += 1
+                series[R_ACCEPTED, int(t * inv)] += 1
+                if st_i[I_CHECKING] == 0:
+                    st_i[I_CHECKING] = 1
+                    n = int(t / interval) + 1  # the next tick of the grid
+                    push(hf, hi, st_i, n * interval, H_CHECK, -1, n)
+                p = _ACCEPTS | ((concurrency + 1) << _SHIFT)
+        elif handler == H_CHECK:
+            if st_i[I_PAUSED] != 0:
+                st_i[I_CHECKING] = 0  # stopped: the resume checks again
+            else:
+                sweep(cfg_f, hf, hi, st_i, fl_f, fl_i, t)
+                if st_i[I_FLIGHT] > 0:
+                    push(hf, hi, st_i, (a + 1) * interval, H_CHECK, -1, a + 1)
+                else:
+                    st_i[I_CHECKING] = 0
+        elif handler == H_COMPLETE:
+            concurrency = st_i[I_CONCURRENCY] - 1
+            st_i[I_CONCURRENCY] = concurrency
+            push(hf, hi, st_i, t + net[c, net_pos[c]], H_SUCCEEDED, c, a)
+            net_pos[c] += 1
+            p = _COMPLETES | ((concurrency + 1) << _SHIFT)
+        elif handler == H_SUCCEEDED:
+            if a != token[c] or waiting[c] == 0:
+                st_i[I_LATE] += 1
+            else:
+                waiting[c] = 0
+                active[c] = 0
+                st_i[I_SUCCESSES] += 1
+                since = st_i[I_SINCE_KEPT] + 1
+                if since >= st_i[I_STRIDE]:
+                    since = 0
+                    n_lat = st_i[I_LATENCIES]
+                    lat_v[n_lat] = t - first[c]
+                    lat_c[n_lat] = c
+                    lat_t[n_lat] = t
+                    n_lat += 1
+                    if n_lat > latency_sample:  # del latencies[1::2]: keep the even ones
+                        kept = 0
+                        for i in range(0, n_lat, 2):
+                            lat_v[kept] = lat_v[i]
+                            lat_c[kept] = lat_c[i]
+                            lat_t[kept] = lat_t[i]
+                            kept += 1
+                        n_lat = kept
+                        st_i[I_STRIDE] *= 2
+                    st_i[I_LATENCIES] = n_lat
+                st_i[I_SINCE_KEPT] = since
+                series[R_GOODPUT, int(t * inv)] += 1
+                gap = gaps[c, gap_pos[c]]  # think_then_call
+                gap_pos[c] += 1
+                if has_surge and cfg_f[G_SURGE_START] <= t < cfg_f[G_SURGE_END]:
+                    gap /= cfg_f[G_SURGE_FACTOR]
+                push(hf, hi, st_i, t + gap, H_CALL, c, 0)
+                p = _SUCCEEDS | ((tries[c] + 1) << _SHIFT)
+        elif handler == H_TIMEOUT:
+            st_i[I_DUE_HEAD] = (st_i[I_DUE_HEAD] + 1) % due_cap
+            st_i[I_DUE] -= 1
+            while st_i[I_DUE] > 0:  # the next timeout still live gets the heap item
+                head = st_i[I_DUE_HEAD]
+                c2 = di[head, 1]
+                tok2 = di[head, 2]
+                if waiting[c2] != 0 and token[c2] == tok2:
+                    push_seq(hf, hi, st_i, df[head], di[head, 0], H_TIMEOUT, c2, tok2)
+                    break
+                st_i[I_DUE_HEAD] = (head + 1) % due_cap
+                st_i[I_DUE] -= 1
+                st_i[I_SKIPPED] += 1
+            if a == token[c] and waiting[c] != 0:  # on_timeout
+                waiting[c] = 0
+                st_i[I_TIMEOUTS] += 1
+                series[R_TIMED_OUT, int(t * inv)] += 1
+                push(hf, hi, st_i, t, H_AFTER_FAILURE, c, _TIMED_OUT_KIND)
+                p = _TIMES_OUT | ((tries[c] + 1) << _SHIFT)
+        elif handler == H_AFTER_FAILURE:
+            delay = backoff(cfg_i, cfg_f, bo, jitter, jitter_pos, c, tries[c] == 1)
+            push(hf, hi, st_i, t + delay, H_SEND, c, 0)
+            p = _BACKS_OFF
+        elif handler == H_SAMPLE:
+            series[R_IN_SERVICE, a] = st_i[I_CONCURRENCY]
+            series[R_QUEUED, a] = 0
+            if a < last_bucket:
+                push(hf, hi, st_i, (a + 2) * width, H_SAMPLE, -1, a + 1)
+        elif handler == H_PAUSE:  # nothing of this server waits out a pause: nothing moves
+            st_i[I_MARKERS] -= 1
+            st_i[I_PAUSED] = 1
+            if st_i[I_HEAP] > st_i[I_MARKERS] or st_i[I_HELD] > 0:
+                p = _PAUSES
+        elif handler == H_RESUME:
+            st_i[I_MARKERS] -= 1
+            st_i[I_PAUSED] = 0
+            sweep(cfg_f, hf, hi, st_i, fl_f, fl_i, t)  # LatencyServer.resume, first
+            if st_i[I_FLIGHT] > 0 and st_i[I_CHECKING] == 0:
+                st_i[I_CHECKING] = 1
+                n = int(t / interval) + 1
+                push(hf, hi, st_i, n * interval, H_CHECK, -1, n)
+            if st_i[I_HEAP] > st_i[I_MARKERS] or st_i[I_HELD] > 0:
+                p = _RESUMES
+            for j in range(st_i[I_HELD]):
+                hc = held[j, 0]
+                htok = held[j, 1]
+                if waiting[hc] != 0 and token[hc] == htok:
+                    push(hf, hi, st_i, t, H_RECEIVE, hc, htok)
+                elif drop_abandoned:
+                    st_i[I_GATE_DROPPED] += 1
+                else:
+                    st_i[I_ABANDONED_SERVED] += 1
+                    push(hf, hi, st_i, t, H_RECEIVE, hc, htok)
+            st_i[I_HELD] = 0
+        else:  # H_END: the horizon; what is left never runs
+            series[R_IN_SERVICE, last_bucket] = st_i[I_CONCURRENCY]
+            series[R_QUEUED, last_bucket] = 0
+            st_i[I_DROPPED_AT_END] = st_i[I_HEAP]
+            st_i[I_HEAP] = 0
+        if p == _NO_EVENT:
+            st_i[I_SILENT] += 1
+        else:
+            st_f[F_LAST] = t
+            if record:
+                r = st_i[I_RECORDED]
+                rec_t[r] = t
+                rec_c[r] = c
+                rec_p[r] = p
+                st_i[I_RECORDED] = r + 1
+    return DONE

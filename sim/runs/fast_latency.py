@@ -1,0 +1,233 @@
+"""One run by the compiled kernel ``sim.kernels.latency_closed``: its arrays, built as
+``engine._build`` builds the reference's objects, and the loop that gives the kernel room, draws
+and the engine's guard checks. Imported only when a run takes that fast path (``sim.runs.fast``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from sim.core.history import History
+from sim.core.series import SERIES_NAMES, Series, extra_series
+from sim.core.streams import PURPOSE_JITTER, PURPOSE_NETWORK, PURPOSE_WORKLOAD, clipped_normal, generator, uniform01
+from sim.kernels import heap
+from sim.kernels import latency_closed as k
+from sim.kernels.blocks import ClientBlocks
+from sim.kernels.jit import plain
+from sim.models.clients import LATENCY_SAMPLE
+from sim.models.servers import LatencyServer
+from sim.models.strategies import Constant, EqualJitteredExpo, Expo, FullJitteredExpo, NoBackoff, NormalJitterExpo
+from sim.models.workloads import Outage, Poisson
+from sim.policies.chain import ChainSpec
+from sim.runs.fast_run import GateCounts, KernelSide, KernelWiring, NoGuard, grown, unrolled
+from sim.spec import SimulationSpec
+
+STRATEGY_CODES = {Constant: k.S_CONSTANT, NoBackoff: k.S_NO_BACKOFF, Expo: k.S_EXPO,
+                  FullJitteredExpo: k.S_FULL_JITTER, EqualJitteredExpo: k.S_EQUAL_JITTER,
+                  NormalJitterExpo: k.S_NORMAL_JITTER}
+_START = 1024  # first size of every growing array
+
+
+def jitter_draws(strategy) -> int:
+    """Uniforms one backoff of ``strategy`` draws at most (what the kernel needs in hand)."""
+    code = STRATEGY_CODES[type(strategy)]
+    if code == k.S_NORMAL_JITTER:
+        return 2 if strategy.jitter else 0
+    return 1 if code in (k.S_FULL_JITTER, k.S_EQUAL_JITTER) else 0
+
+
+class LatencyClosedRun:
+    """One run of ``sim.kernels.latency_closed``: its arrays, built as ``engine._build`` builds
+    the reference's objects (the same streams, the same first items in the same order)."""
+
+    def __init__(self, spec: SimulationSpec, chain: ChainSpec, clients: int, repetition: int,
+                 record: bool, kernel=None) -> None:
+        self.kernel = kernel or k.run
+        control, strategy, workload = spec.control, chain.strategy, spec.workload
+
+        def rng(purpose: int) -> np.random.Generator:
+            return generator(spec.seed, spec.title, clients, repetition, purpose)
+
+        n = clients
+        code = STRATEGY_CODES[type(strategy)]
+        draws = jitter_draws(strategy)
+        self.net = ClientBlocks(rng(PURPOSE_NETWORK), n, clipped_normal(spec.network_mu, spec.network_sigma))
+        self.jitter = ClientBlocks(rng(PURPOSE_JITTER), n, uniform01) if draws else None
+        self.jitter_draws = draws
+        stream = rng(PURPOSE_WORKLOAD)
+        starts = workload.start_times(stream, n)
+        self.gaps = ClientBlocks(stream, n, workload.gap_draw())
+        self.series_spec = Series(spec.horizon, spec.bucket_width, extra_series(control.CAPS.series))
+        assert self.series_spec.names == SERIES_NAMES  # the kernel's rows (R_*)
+        buckets = self.series_spec.buckets
+        cfg_i = np.zeros(k.C_SIZE, dtype=np.int64)
+        cfg_f = np.zeros(k.G_SIZE, dtype=np.float64)
+        cfg_i[k.C_HAS_TIMEOUT] = spec.timeout is not None
+        cfg_i[k.C_STRATEGY] = code
+        cfg_i[k.C_JITTER_DRAWS] = draws
+        cfg_i[k.C_LAST_BUCKET] = buckets - 1
+        cfg_i[k.C_RECORD] = record
+        cfg_i[k.C_LATENCY_SAMPLE] = LATENCY_SAMPLE
+        cfg_i[k.C_DROP_ABANDONED] = spec.abandoned == "drop"
+        surge = workload.surge
+        cfg_i[k.C_HAS_SURGE] = surge is not None
+        if surge is not None:
+            cfg_f[k.G_SURGE_START], cfg_f[k.G_SURGE_END], cfg_f[k.G_SURGE_FACTOR] = surge
+        cfg_f[k.G_TIMEOUT] = 0.0 if spec.timeout is None else float(spec.timeout)
+        cfg_f[k.G_WIDTH] = self.series_spec.width
+        cfg_f[k.G_INVERSE_WIDTH] = self.series_spec.inverse_width
+        if code == k.S_CONSTANT:
+            cfg_f[k.G_BASE] = float(strategy.constant)
+        elif code == k.S_NORMAL_JITTER:
+            cfg_f[k.G_BASE], cfg_f[k.G_CAP] = float(strategy.min_delay), float(strategy.max_delay)
+            cfg_f[k.G_FACTOR], cfg_f[k.G_JITTER] = float(strategy.factor), float(strategy.jitter)
+        elif code != k.S_NO_BACKOFF:
+            cfg_f[k.G_BASE], cfg_f[k.G_CAP] = float(strategy.base), float(strategy.cap)
+        cfg_f[k.G_LATENCY] = float(control.base_latency)
+        cfg_f[k.G_LIMIT] = float(control.concurrency_limit)
+        cfg_f[k.G_K] = float(control.k)
+        cfg_f[k.G_LOG_FACTOR] = math.log(control.factor)
+        cfg_f[k.G_INTERVAL] = float(control.check_interval)
+        self.cfg_i, self.cfg_f = cfg_i, cfg_f
+        self.st_i = np.zeros(k.I_SIZE, dtype=np.int64)
+        self.st_i[k.I_STRIDE] = 1
+        self.st_f = np.zeros(k.F_SIZE, dtype=np.float64)
+        self.hf = np.zeros(max(_START, 2 * n + 8), dtype=np.float64)
+        self.hi = np.zeros((self.hf.shape[0], 4), dtype=np.int64)
+        self.fl_f = np.zeros(_START, dtype=np.float64)
+        self.fl_i = np.zeros((_START, 2), dtype=np.int64)
+        self.df = np.zeros(_START, dtype=np.float64)
+        self.di = np.zeros((_START, 3), dtype=np.int64)
+        self.held = np.zeros((_START, 2), dtype=np.int64)
+        self.token = np.zeros(n, dtype=np.int64)
+        self.waiting = np.zeros(n, dtype=np.int64)
+        self.active = np.zeros(n, dtype=np.int64)
+        self.tries = np.zeros(n, dtype=np.int64)
+        self.first = np.zeros(n, dtype=np.float64)
+        self.bo = np.zeros(n, dtype=np.float64)
+        self.attempts = np.zeros(n, dtype=np.int64)
+        self.series = np.zeros((len(SERIES_NAMES), buckets + 1), dtype=np.int64)
+        self.lat_v = np.zeros(_START, dtype=np.float64)
+        self.lat_c = np.zeros(_START, dtype=np.int64)
+        self.lat_t = np.zeros(_START, dtype=np.float64)
+        size = _START if record else 1
+        self.rec_t = np.zeros(size, dtype=np.float64)
+        self.rec_c = np.zeros(size, dtype=np.int64)
+        self.rec_p = np.zeros(size, dtype=np.int64)
+        self._no_jitter = (np.zeros((n, 0), dtype=np.float64), np.zeros(n, dtype=np.int64))
+        stops = spec.stops
+        self.has_gate = bool(stops)
+        # The first items, in the reference's order: the outages' pauses and resumes
+        # (OutageGate), each client's first call, then the bucket sampling and the horizon
+        # (engine._schedule_sampling).
+        push = plain(heap.push)  # a few items: not worth a compiled variant per Python type
+        for i, outage in enumerate(stops):
+            push(self.hf, self.hi, self.st_i, float(outage.start), k.H_PAUSE, -1, i)
+            push(self.hf, self.hi, self.st_i, float(outage.end), k.H_RESUME, -1, i)
+        self.st_i[k.I_MARKERS] = 2 * len(stops)
+        for c, t0 in enumerate(starts):
+            push(self.hf, self.hi, self.st_i, float(t0), k.H_CALL, c, 0)
+        push(self.hf, self.hi, self.st_i, self.series_spec.width, k.H_SAMPLE, -1, 0)
+        push(self.hf, self.hi, self.st_i, float(spec.horizon), k.H_END, -1, 0)
+
+    @classmethod
+    def warm_up(cls) -> None:
+        """Load the compiled kernel (``sim.runs.fast.warm_up``): a tiny run of two clients."""
+        spec = SimulationSpec(title="warm-up", clients=(2,), repeat=1, network_mu=1.0, network_sigma=0.2,
+                              work_to_duration=0.0, strategies=(), workload=Poisson(think_time=20.0),
+                              control=LatencyServer(base_latency=10.0, concurrency_limit=1, factor=1.05, k=1.0),
+                              horizon=200.0, timeout=30.0, outages=(Outage(start=50.0, duration=20.0),))
+        run = cls(spec, ChainSpec(NormalJitterExpo(min_delay=5.0, factor=2.0, max_delay=50.0)), 2, 0, record=True)
+        run.drive(NoGuard(), 1 << 40)
+
+    def drive(self, guard, stall_events: int) -> None:
+        """Run the kernel to the end, giving it room, draws and the guard's checks on the way."""
+        st = self.st_i
+        st[k.I_CHECK] = stall_events
+        while True:
+            jitter_values, jitter_pos = ((self.jitter.values, self.jitter.pos) if self.jitter is not None
+                                         else self._no_jitter)
+            st[k.I_NET_HAVE] = self.net.have
+            st[k.I_JITTER_HAVE] = jitter_values.shape[1]
+            st[k.I_GAP_HAVE] = self.gaps.have
+            status = self.kernel(
+                self.cfg_i, self.cfg_f, st, self.st_f, self.hf, self.hi, self.fl_f, self.fl_i, self.df,
+                self.di, self.held, self.token, self.waiting, self.active, self.tries, self.first, self.bo,
+                self.attempts, self.series, self.lat_v, self.lat_c, self.lat_t, self.net.values,
+                self.net.pos, jitter_values, jitter_pos, self.gaps.values, self.gaps.pos, self.rec_t,
+                self.rec_c, self.rec_p)
+            if status == k.DONE:
+                return
+            if status == k.NEED_DRAWS:
+                self._refill()
+            elif status == k.NEED_ROOM:
+                self._grow()
+            else:  # GUARD
+                s = int(self.hi[0, 0])
+                guard.check(float(self.hf[0]), s)
+                st[k.I_CHECK] = s + stall_events
+
+    def _refill(self) -> None:
+        for blocks, need in ((self.net, 1), (self.gaps, 1), (self.jitter, self.jitter_draws)):
+            # A block more where some client holds fewer values than one event may draw (two
+            # uniforms for NormalJitterExpo): drawn earlier than the reference, the same values.
+            if blocks is not None and int(blocks.pos.max()) + need > blocks.have:
+                blocks.refill()
+
+    def _grow(self) -> None:
+        st = self.st_i
+        if st[k.I_FLIGHT] + 2 > self.fl_f.shape[0]:
+            head, count = int(st[k.I_FLIGHT_HEAD]), int(st[k.I_FLIGHT])
+            self.fl_f, self.fl_i = unrolled(self.fl_f, head, count), unrolled(self.fl_i, head, count)
+            st[k.I_FLIGHT_HEAD] = 0
+        if st[k.I_DUE] + 2 > self.df.shape[0]:
+            head, count = int(st[k.I_DUE_HEAD]), int(st[k.I_DUE])
+            self.df, self.di = unrolled(self.df, head, count), unrolled(self.di, head, count)
+            st[k.I_DUE_HEAD] = 0
+        if st[k.I_HELD] + 2 > self.held.shape[0]:
+            self.held = grown(self.held)
+        if st[k.I_LATENCIES] + 2 > self.lat_v.shape[0]:
+            self.lat_v, self.lat_c, self.lat_t = grown(self.lat_v), grown(self.lat_c), grown(self.lat_t)
+        while st[heap.I_HEAP] + st[k.I_FLIGHT] + st[k.I_HELD] + 8 > self.hf.shape[0]:
+            self.hf, self.hi = grown(self.hf), grown(self.hi)
+        if self.cfg_i[k.C_RECORD] and st[k.I_RECORDED] + 2 > self.rec_t.shape[0]:
+            self.rec_t, self.rec_c, self.rec_p = grown(self.rec_t), grown(self.rec_c), grown(self.rec_p)
+
+    @property
+    def time(self) -> float:
+        return float(self.st_f[k.F_TIME])
+
+    @property
+    def events(self) -> int:
+        """Recorded events: every seq taken, less the items the horizon cleared, the silent ones
+        and the timeouts that never entered the heap (``Clients``' ``wiring.unscheduled``)."""
+        st = self.st_i
+        unscheduled = int(st[k.I_SKIPPED]) + max(int(st[k.I_DUE]) - 1, 0)
+        return int(st[heap.I_SEQ] - st[k.I_DROPPED_AT_END] - st[k.I_SILENT]) - unscheduled
+
+    def side(self) -> KernelSide:
+        """The clients' outcomes, as ``engine._metrics`` reads them."""
+        st = self.st_i
+        n = int(st[k.I_LATENCIES])
+        counts = {"successes": int(st[k.I_SUCCESSES]), "rejections": 0, "timeouts": int(st[k.I_TIMEOUTS]),
+                  "gave_up": 0, "late": int(st[k.I_LATE])}
+        return KernelSide(self.attempts, counts, self.lat_v[:n], self.lat_c[:n], self.lat_t[:n],
+                          int(self.active.sum()))
+
+    def wiring(self) -> KernelWiring:
+        """The run's series, as the reference's ``Wiring.series`` holds them."""
+        series = self.series_spec
+        for row, name in enumerate(series.names):
+            setattr(series, name, self.series[row].tolist())
+        gate = GateCounts(0, int(self.st_i[k.I_GATE_DROPPED])) if self.has_gate else None
+        return KernelWiring(series, gate)
+
+    def history(self) -> History:
+        history = History()
+        n = int(self.st_i[k.I_RECORDED])
+        history.times = self.rec_t[:n].tolist()
+        history.clients = self.rec_c[:n].tolist()
+        history.packed = self.rec_p[:n].tolist()
+        return history

@@ -1,0 +1,253 @@
+"""The compiled fast path of study 003's model (``sim.kernels.latency_closed``: closed-loop
+Poisson clients against a LatencyServer, outages, timeouts, the plain strategies) against the
+reference engine: every CSV byte for byte, as the engine runs the kernel (compiled when numba is
+installed) and as its plain source (on any machine). Then which runs take it, and the loading
+of the kernels a sweep does once (``fast.warm_up``).
+"""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from dataclasses import replace
+
+import pytest
+
+from sim.config import load_config
+from sim.kernels import jit, latency_closed
+from sim.models import servers
+from sim.models.strategies import ThinkTimeExpo
+from sim.models.workloads import Outage
+from sim.policies.retry_budget import RetryBudget
+from sim.runs import engine, fast
+
+# A LatencyServer of 8 requests at 10 ms, latency ×1.3 for every 4 more (23 in progress take
+# 27 ms, 40 take 82 ms), checked every 5 or 7 ms, under 30 clients thinking 150 ms on average
+# (~1.5 in progress at the base latency). An outage of 200 ms at 800 ms holds ~40 arrivals, let
+# in at the resume, and requests time out after 150 ms. Metastable, as study 003's server: the
+# first simulation recovers (a few timeouts, replies that come late, held requests of clients
+# that gave up dropped at the resume), the second collapses for good (abandoned work still
+# occupies the server, retries outrun the latency: every strategy's draws, thousands of
+# timeouts, abandoned held requests served); a surge and a run without timeouts besides.
+# ~1,500-5,000 events a run.
+CONFIG = """
+seed = 11
+
+[[simulation]]
+title = "Latency drop"
+clients = [30]
+repeat = 2
+network_mu = 1.0
+network_sigma = 0.2
+work_to_duration = 0.0
+control = "LatencyServer"
+base_latency = 10.0
+concurrency_limit = 8
+factor = 1.3
+k = 4.0
+check_interval = 5.0
+workload = "poisson"
+think_time = 150.0
+horizon = 3000.0
+timeout = 150.0
+outages = [{ start = 800.0, duration = 200.0 }, { start = 2000.0, duration = 60.0 }]
+abandoned = "drop"
+strategies = [
+  { type = "Constant", constant = 5.0, name = "constant" },
+  { type = "NormalJitterExpo", min_delay = 5.0, factor = 2.718, max_delay = 400.0, jitter = 0.1, name = "study 003" },
+  { type = "FullJitteredExpo", base = 5.0, cap = 200.0, name = "full jitter" },
+]
+
+[[simulation]]
+title = "Latency serve"
+clients = [30]
+repeat = 1
+network_mu = 1.0
+network_sigma = 0.2
+work_to_duration = 0.0
+control = "LatencyServer"
+base_latency = 10.0
+concurrency_limit = 8
+factor = 1.3
+k = 4.0
+check_interval = 7.0
+workload = "poisson"
+think_time = 150.0
+surge_start = 1500.0
+surge_duration = 300.0
+surge_factor = 3.0
+horizon = 3000.0
+timeout = 150.0
+outages = [{ start = 800.0, duration = 200.0 }]
+strategies = [
+  { type = "Expo", base = 5.0, cap = 200.0, name = "expo" },
+  { type = "EqualJitteredExpo", base = 5.0, cap = 200.0, name = "equal jitter" },
+  { type = "NoBackoff", name = "none" },
+  { type = "NormalJitterExpo", min_delay = 5.0, factor = 2.0, max_delay = 100.0, jitter = 0.0, name = "no jitter" },
+]
+
+[[simulation]]
+title = "Latency no timeout"
+clients = [20]
+repeat = 1
+network_mu = 1.0
+network_sigma = 0.0
+work_to_duration = 0.0
+control = "LatencyServer"
+base_latency = 10.0
+concurrency_limit = 3
+factor = 1.2
+k = 1.0
+workload = "poisson"
+think_time = 40.0
+horizon = 2000.0
+strategies = [{ type = "Constant", constant = 5.0, name = "constant" }]
+"""
+
+
+@pytest.fixture(scope="module")
+def specs(tmp_path_factory: pytest.TempPathFactory):
+    path = tmp_path_factory.mktemp("fast") / "latency.toml"
+    path.write_text(CONFIG, encoding="utf-8")
+    return load_config(path).simulations
+
+
+_REFERENCE: dict[int, dict[str, str]] = {}  # the reference's CSVs by simulation, made once
+
+
+@pytest.mark.parametrize("kernel", ["as the engine runs it", "plain source"])
+@pytest.mark.parametrize("index", [0, 1, 2])
+def test_kernel_writes_the_reference_csvs_byte_for_byte(specs, index, kernel, monkeypatch, export_csvs):
+    spec = specs[index]
+    assert all(fast.kernel_name(spec, s.chain) == fast.LATENCY_CLOSED for s in spec.strategies)
+    if index not in _REFERENCE:
+        monkeypatch.setattr(fast, "kernel_fits", lambda spec, chain, clients: False)
+        _REFERENCE[index] = export_csvs(spec)
+    reference = _REFERENCE[index]
+    monkeypatch.setattr(fast, "kernel_fits", lambda spec, chain, clients: fast.kernel_expresses(spec, chain))
+    chosen = jit.plain(latency_closed.run) if kernel == "plain source" else latency_closed.run
+    calls = []
+
+    def counted(*args):
+        calls.append(1)
+        return chosen(*args)
+    monkeypatch.setattr(latency_closed, "run", counted)
+    fastest = export_csvs(spec)
+    assert calls  # the kernel did run (in this process: the sweep has one worker)
+    assert set(reference) == {f"_{kind}.csv" for kind in ("events", "latency", "metrics", "runs", "timeseries")}
+    for name, data in reference.items():
+        assert fastest[name] == data, name
+
+
+def test_kernel_metrics_equal_the_reference_run_by_run(specs):
+    # Every field the CSVs may round (counts, latencies, series, the gate's drops), and that the
+    # config reaches what it is meant to: timeouts, late replies, requests dropped at a resume.
+    spec = specs[0]
+    plain = jit.plain(latency_closed.run)
+    dropped = late = 0
+    for s in spec.strategies:
+        for r in range(spec.repeat):
+            ours = engine.kernel_metrics(spec, s.chain, 30, r, kernel=plain)
+            run = engine.Run(spec, s.label, 30, r).run()
+            reference = run.metrics()
+            assert ours.events == reference.events > 1500
+            for field in ("offered", "successes", "timeouts", "unfinished", "work", "dropped", "refused"):
+                assert getattr(ours, field) == getattr(reference, field), field
+            assert ours.latencies.tolist() == reference.latencies.tolist()
+            assert ours.latency_times.tolist() == reference.latency_times.tolist()
+            assert ours.attempts_per_client.tolist() == reference.attempts_per_client.tolist()
+            assert {k: v.tolist() for k, v in ours.series.items()} == \
+                   {k: v.tolist() for k, v in reference.series.items()}
+            assert reference.timeouts > 0
+            dropped += reference.dropped
+            late += run._side.counts["late"]
+    assert dropped > 0 and late > 0
+
+
+def test_requests_abandoned_while_held_are_served_as_the_reference_serves_them(specs):
+    spec = specs[1]
+    assert spec.abandoned == "serve"
+    for s in spec.strategies:
+        ours = engine.kernel_record(spec, s.label, 30, 0, kernel=jit.plain(latency_closed.run))
+        run = engine.Run(spec, s.label, 30, 0).run()
+        assert (ours.history.times, ours.history.clients, ours.history.packed) == \
+               (run.history.times, run.history.clients, run.history.packed)
+    assert run._wiring.gate.abandoned_served > 0  # the case the kernel's branch is for
+
+
+def test_the_kernel_saturates_latency_where_the_server_does():
+    assert latency_closed._MAX_EXPONENT == servers._MAX_LATENCY_EXPONENT
+
+
+def test_the_engine_takes_this_kernel_only_for_what_it_expresses(specs):
+    spec = specs[0]
+    chain = spec.strategies[0].chain
+    assert fast.kernel_name(spec, chain) == fast.LATENCY_CLOSED
+    at_start = replace(spec.control, latency_rule="at_start")
+    assert fast.kernel_name(replace(spec, control=at_start), chain) is None
+    assert fast.kernel_name(replace(spec, backlog=10), chain) is None
+    from sim.models.incidents import Incident
+    slowed = replace(spec, incidents=(Incident(start=10.0, duration=10.0, slowdown=2.0),))
+    assert fast.kernel_name(slowed, chain) is None
+    assert fast.kernel_name(spec, replace(chain, policies=(RetryBudget(),))) is None
+    assert fast.kernel_name(spec, replace(chain, strategy=replace(chain.strategy, max_attempts=3))) is None
+    assert fast.kernel_name(spec, replace(chain, strategy=ThinkTimeExpo())) is None
+    assert fast.kernel_name(replace(spec, outages=(Outage(start=5.0, duration=5.0),)), chain) == fast.LATENCY_CLOSED
+
+
+def test_a_sweep_worth_it_loads_the_kernels_once_then_every_run_takes_them(specs, monkeypatch):
+    monkeypatch.setattr(fast, "_warm", False)
+    spec = specs[0]
+    chain = spec.strategies[0].chain
+    assert not fast.kernel_fits(spec, chain, 30)  # alone, too small to pay for loading a kernel
+    assert not fast.worth_warming([spec])
+    big = replace(spec, clients=(3000,), horizon=300_000.0)  # ~20 M events expected
+    assert fast.worth_warming([big]) == fast.available()
+    fast.warm_up()
+    assert fast._warm == fast.available()
+    assert fast.kernel_fits(spec, chain, 30) == fast.available()
+
+
+def test_nothing_is_warmed_where_numba_is_missing(tmp_path):
+    path = tmp_path / "latency.toml"
+    path.write_text(CONFIG, encoding="utf-8")
+    probe = ("import sys; sys.modules['numba'] = None\n"
+             "from dataclasses import replace\n"
+             "from sim.config import load_config; from sim.runs import fast\n"
+             "spec = load_config(sys.argv[1]).simulations[0]\n"
+             "big = replace(spec, clients=(3000,), horizon=300_000.0)\n"
+             "assert not fast.available() and not fast.worth_warming([big])\n"
+             "fast.warm_up(); assert not fast._warm\n"
+             "print('ok')\n")
+    done = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
+
+
+@pytest.mark.slow
+def test_the_metastability_map_s_runs_are_the_reference_s(monkeypatch):
+    # Cells of examples/metastability.toml at full size (1,000 clients, 300 s) on each side of
+    # its boundary: both strategies recover after a 1 s outage at a 4 s think time; after 5.7 s
+    # at 5 s both collapse; after 2 min at 4 s constant retries collapse and backoff recovers.
+    from pathlib import Path
+
+    from sim.exploration.plan import load_document
+    plan = load_document(Path(__file__).resolve().parent.parent / "examples" / "metastability.toml").explores[0]
+    cells = {cell.values: cell.spec for cell in plan.cells}
+    chosen = [cells[values] for values in cells if values[0] in (1000.0, 120000.0) and values[1] == 4000.0
+              or round(values[0]) == 5703 and round(values[1]) == 5034]
+    assert len(chosen) == 3
+    verdicts = []
+    for spec in chosen:
+        for s in spec.strategies:
+            if fast.kernel_name(spec, s.chain) is None:
+                continue  # the retry budget's chain: the reference's own
+            ours = engine.kernel_metrics(spec, s.chain, 1000, 0)
+            reference = engine.Run(spec, s.label, 1000, 0).run().metrics()
+            assert ours.events == reference.events
+            assert ours.latencies.tolist() == reference.latencies.tolist()
+            assert {k: v.tolist() for k, v in ours.series.items()} == \
+                   {k: v.tolist() for k, v in reference.series.items()}
+            verdicts.append(not math.isnan(ours.recovery_time))  # NaN: never recovered
+    assert verdicts == [True, True, False, False, False, True]
