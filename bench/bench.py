@@ -83,17 +83,13 @@ EXPLORE_CONFIG = ROOT / "examples" / "metastability.toml"
 
 
 def open_rate(quick: bool) -> None:
-    """Events per second of the Poisson/LatencyServer workload (study 003, 1000 clients), one core."""
+    """Events per second of the Poisson/LatencyServer workload (study 003, 1000 clients), one
+    core: server_outage's (a bounded accept queue: the reference engine's) and the metastability
+    map's base simulation (an unbounded one: also by the compiled fast path, with the ratio)."""
     spec = load_config(OPEN_CONFIG).simulations[0]
-    repeats = 1 if quick else spec.repeat
-    for s in spec.strategies:
-        events = 0
-        start = time.perf_counter()
-        for r in range(repeats):
-            events += run_metrics(spec, s.strategy, spec.max_clients, r).events
-        seconds = time.perf_counter() - start
-        print(f"open    {spec.title} {s.label:<16} {events:>10,} events  {seconds:6.2f} s  "
-              f"{events / seconds / 1e6:5.2f} M recorded events/s (1 core, Poisson + LatencyServer)")
+    paired_rates("open", spec, 1 if quick else spec.repeat, "Poisson + LatencyServer")
+    spec = load_config(EXPLORE_CONFIG).simulations[0]
+    paired_rates("map", spec, 1 if quick else spec.repeat, "Poisson + LatencyServer")
 
 
 # A service like yours (issue 20): 64 workers, lognormal service (median 50 ms, p99 250 ms: mean
@@ -124,19 +120,25 @@ strategies = [{ type = "FullJitteredExpo", base = 50.0, cap = 2000.0, name = "ji
 
 def pool_rate(quick: bool) -> None:
     """Events per second of open arrivals against a PoolServer with timeouts and an outage, one
-    core: by the compiled fast path where it takes the run (``sim.runs.fast``; numba installed)
-    and by the reference engine (``BACKOFF_SIM_PURE=1``), alternately, and their ratio."""
+    core, by the compiled fast path and by the reference (``paired_rates``)."""
     from sim.config import parse_config, parse_toml
-    from sim.kernels.jit import PURE_ENV
-    from sim.runs.engine import kernel_metrics
-    from sim.runs.fast import kernel_fits
 
     spec = parse_config(parse_toml(POOL_CONFIG)).simulations[0]
-    repeats = 1 if quick else spec.repeat
+    paired_rates("pool", spec, 1 if quick else spec.repeat, "open + PoolServer")
+
+
+def paired_rates(name: str, spec, repeats: int, what: str) -> None:
+    """Each strategy's recorded events per second on one core: by the compiled fast path where a
+    kernel expresses the run (``sim.runs.fast``; numba installed) and by the reference engine
+    (``BACKOFF_SIM_PURE=1``), one after the other, and their ratio."""
+    from sim.kernels.jit import PURE_ENV
+    from sim.runs import fast
+    from sim.runs.engine import kernel_metrics
+
     before = os.environ.get(PURE_ENV)
     for s in spec.strategies:
         os.environ[PURE_ENV] = "0"
-        fits = kernel_fits(spec, s.chain, spec.max_clients)
+        fits = fast.available() and fast.kernel_expresses(spec, s.chain)
         if fits:
             kernel_metrics(spec, s.chain, 10, 0)  # load (or compile) the kernel outside the timing
         rates = {}
@@ -145,13 +147,16 @@ def pool_rate(quick: bool) -> None:
             events = 0
             start = time.perf_counter()
             for r in range(repeats):
-                events += run_metrics(spec, s.chain, spec.max_clients, r).events
+                if path == "fast path":
+                    events += kernel_metrics(spec, s.chain, spec.max_clients, r).events
+                else:
+                    events += run_metrics(spec, s.chain, spec.max_clients, r).events
             seconds = time.perf_counter() - start
             rates[path] = events / seconds
-            print(f"pool    {s.label:<22} {events:>10,} events  {seconds:6.2f} s  "
-                  f"{events / seconds / 1e6:5.2f} M recorded events/s (1 core, open + PoolServer, {path})")
+            print(f"{name:<7} {s.label:<24} {events:>10,} events  {seconds:6.2f} s  "
+                  f"{events / seconds / 1e6:5.2f} M recorded events/s (1 core, {what}, {path})")
         if fits:
-            print(f"pool    {s.label:<22} fast path / reference: {rates['fast path'] / rates['reference']:.1f}x")
+            print(f"{name:<7} {s.label:<24} fast path / reference: {rates['fast path'] / rates['reference']:.1f}x")
     if before is None:
         os.environ.pop(PURE_ENV, None)
     else:

@@ -20,6 +20,7 @@ from sim.models import servers
 from sim.models.strategies import ThinkTimeExpo
 from sim.models.workloads import Outage
 from sim.policies.retry_budget import RetryBudget
+from sim.policies.token_bucket import TokenBucket
 from sim.runs import engine, fast
 
 # A LatencyServer of 8 requests at 10 ms, latency ×1.3 for every 4 more (23 in progress take
@@ -85,6 +86,14 @@ strategies = [
   { type = "EqualJitteredExpo", base = 5.0, cap = 200.0, name = "equal jitter" },
   { type = "NoBackoff", name = "none" },
   { type = "NormalJitterExpo", min_delay = 5.0, factor = 2.0, max_delay = 100.0, jitter = 0.0, name = "no jitter" },
+  # Finagle's RetryBudget: one for all clients, a deposit as each request starts (RetryFilter);
+  # one per client, a deposit per success and a cap per request (RequeueFilter); none at all
+  { type = "Constant", constant = 5.0, name = "shared budget", policies = [
+      { type = "RetryBudget", percent = 20, min_retries_per_s = 10, ttl = 1000, scope = "shared" } ] },
+  { type = "FullJitteredExpo", base = 5.0, cap = 200.0, name = "own budgets", policies = [
+      { type = "RetryBudget", percent = 50, min_retries_per_s = 1, ttl = 2000, deposit = "success", max_retries_per_request = 0.5 } ] },
+  { type = "Constant", constant = 5.0, name = "empty budget", policies = [
+      { type = "RetryBudget", percent = 0, min_retries_per_s = 0, ttl = 1000 } ] },
 ]
 
 [[simulation]]
@@ -165,15 +174,28 @@ def test_kernel_metrics_equal_the_reference_run_by_run(specs):
     assert dropped > 0 and late > 0
 
 
-def test_requests_abandoned_while_held_are_served_as_the_reference_serves_them(specs):
+def test_held_requests_served_and_retry_budgets_as_the_reference_s(specs):
+    # Every event of each run, and the policies' counts: retries a budget denied (the shared
+    # one), calls it gave up at their request's cap (the clients' own), every retry denied
+    # (the empty one); requests abandoned while held are served at the resume.
     spec = specs[1]
     assert spec.abandoned == "serve"
+    outcomes = {}
     for s in spec.strategies:
         ours = engine.kernel_record(spec, s.label, 30, 0, kernel=jit.plain(latency_closed.run))
         run = engine.Run(spec, s.label, 30, 0).run()
         assert (ours.history.times, ours.history.clients, ours.history.packed) == \
                (run.history.times, run.history.clients, run.history.packed)
-    assert run._wiring.gate.abandoned_served > 0  # the case the kernel's branch is for
+        mine, reference = ours.metrics(), run.metrics()
+        assert (mine.retries_denied, mine.gave_up) == (reference.retries_denied, reference.gave_up)
+        outcomes[s.label] = (reference.retries_denied, reference.gave_up, reference.timeouts)
+        assert run._wiring.gate.abandoned_served > 0  # the case the kernel's branch is for
+    denied, gave_up, _ = outcomes["shared budget"]
+    assert denied == gave_up > 0
+    denied, gave_up, _ = outcomes["own budgets"]
+    assert denied == 0 and gave_up > 0
+    denied, gave_up, timeouts = outcomes["empty budget"]
+    assert denied == gave_up == timeouts > 0
 
 
 def test_the_kernel_saturates_latency_where_the_server_does():
@@ -190,7 +212,9 @@ def test_the_engine_takes_this_kernel_only_for_what_it_expresses(specs):
     from sim.models.incidents import Incident
     slowed = replace(spec, incidents=(Incident(start=10.0, duration=10.0, slowdown=2.0),))
     assert fast.kernel_name(slowed, chain) is None
-    assert fast.kernel_name(spec, replace(chain, policies=(RetryBudget(),))) is None
+    assert fast.kernel_name(spec, replace(chain, policies=(RetryBudget(),))) == fast.LATENCY_CLOSED
+    assert fast.kernel_name(spec, replace(chain, policies=(RetryBudget(), RetryBudget()))) is None
+    assert fast.kernel_name(spec, replace(chain, policies=(TokenBucket(),))) is None
     assert fast.kernel_name(spec, replace(chain, strategy=replace(chain.strategy, max_attempts=3))) is None
     assert fast.kernel_name(spec, replace(chain, strategy=ThinkTimeExpo())) is None
     assert fast.kernel_name(replace(spec, outages=(Outage(start=5.0, duration=5.0),)), chain) == fast.LATENCY_CLOSED
@@ -228,8 +252,9 @@ def test_nothing_is_warmed_where_numba_is_missing(tmp_path):
 @pytest.mark.slow
 def test_the_metastability_map_s_runs_are_the_reference_s(monkeypatch):
     # Cells of examples/metastability.toml at full size (1,000 clients, 300 s) on each side of
-    # its boundary: both strategies recover after a 1 s outage at a 4 s think time; after 5.7 s
-    # at 5 s both collapse; after 2 min at 4 s constant retries collapse and backoff recovers.
+    # its boundary: every strategy recovers after a 1 s outage at a 4 s think time; after 5.7 s
+    # at 5 s constant retries and backoff collapse, the retry budget recovers; after 2 min at
+    # 4 s constant retries collapse, backoff and the budget recover.
     from pathlib import Path
 
     from sim.exploration.plan import load_document
@@ -241,13 +266,13 @@ def test_the_metastability_map_s_runs_are_the_reference_s(monkeypatch):
     verdicts = []
     for spec in chosen:
         for s in spec.strategies:
-            if fast.kernel_name(spec, s.chain) is None:
-                continue  # the retry budget's chain: the reference's own
+            assert fast.kernel_name(spec, s.chain) == fast.LATENCY_CLOSED
             ours = engine.kernel_metrics(spec, s.chain, 1000, 0)
             reference = engine.Run(spec, s.label, 1000, 0).run().metrics()
             assert ours.events == reference.events
+            assert (ours.retries_denied, ours.gave_up) == (reference.retries_denied, reference.gave_up)
             assert ours.latencies.tolist() == reference.latencies.tolist()
             assert {k: v.tolist() for k, v in ours.series.items()} == \
                    {k: v.tolist() for k, v in reference.series.items()}
             verdicts.append(not math.isnan(ours.recovery_time))  # NaN: never recovered
-    assert verdicts == [True, True, False, False, False, True]
+    assert verdicts == [True, True, True, False, False, True, False, True, True]

@@ -55,7 +55,16 @@ C_RECORD = 4
 C_LATENCY_SAMPLE = 5
 C_DROP_ABANDONED = 6
 C_HAS_SURGE = 7
-C_SIZE = 8
+C_BUDGET = 8  # a RetryBudget in the chain (``sim.policies.retry_budget``), asked before the strategy
+C_BUDGET_SHARED = 9  # one budget for all clients (scope = "shared"), else one each
+C_BUDGET_AT_SUCCESS = 10  # deposit = "success" (RequeueFilter), else as each request starts
+C_BUDGET_HAS_CAP = 11  # max_retries_per_request
+C_BUDGET_EMPTY = 12  # no deposits and no reserve: every retry denied
+C_BUDGET_WINDOW = 13  # the WindowedAdder's slice, in ms
+C_BUDGET_RESERVE = 14
+C_BUDGET_DEPOSIT = 15
+C_BUDGET_WITHDRAWAL = 16
+C_SIZE = 17
 # Float configuration (``cfg_f``).
 G_TIMEOUT = 0
 G_WIDTH = 1
@@ -72,7 +81,9 @@ G_INTERVAL = 11  # check_interval
 G_SURGE_START = 12
 G_SURGE_END = 13
 G_SURGE_FACTOR = 14
-G_SIZE = 15
+G_BUDGET_MS = 15  # the budget's ms per time unit
+G_BUDGET_CAP = 16  # max_retries_per_request
+G_SIZE = 17
 # Integer state (``st_i``): the heap's first (``sim.kernels.heap``: I_HEAP = 0, I_SEQ = 1).
 I_CHECK = 2  # the seq at which the guard wants to look
 I_NET_HAVE = 3  # values held per client
@@ -99,7 +110,13 @@ I_SINCE_KEPT = 23
 I_RECORDED = 24
 I_SILENT = 25
 I_DROPPED_AT_END = 26
-I_SIZE = 27
+I_GAVE_UP = 27
+I_DENIED = 28  # retries a policy denied (``PolicyEvents.retries_denied``)
+I_SIZE = 29
+# A budget's WindowedAdder (``b_state`` per budget; its slices in ``b_buf``).
+B_WRITER = 0
+B_INDEX = 1
+B_OLD = 2
 # Float state (``st_f``).
 F_TIME = 0  # the last popped item's time
 F_LAST = 1  # the last recorded event's time
@@ -109,6 +126,8 @@ _SHIFT = ev.DETAIL_SHIFT
 _TIMED_OUT_KIND = TIMED_OUT
 _MAX_EXPONENT = 700.0  # sim.models.servers._MAX_LATENCY_EXPONENT (tests/test_fast_latency.py)
 _BACKS_OFF = ev.pack(ev.CLIENT_BACKS_OFF)
+_GIVES_UP = ev.CLIENT_GIVES_UP
+_BUDGET_DENIED = ev.pack(ev.CLIENT_RETRY_DENIED, ev.DENY_REASON_INDEX["retry_budget"])
 _WRITE = ev.CLIENT_REQUESTS_WRITE
 _SUCCEEDS = ev.CLIENT_SUCCEEDS
 _TIMES_OUT = ev.CLIENT_TIMES_OUT
@@ -172,6 +191,104 @@ def backoff(cfg_i, cfg_f, bo, jitter, jitter_pos, c, first):
 
 
 @maybe_njit
+def trunc_div(a, b):
+    """Java's ``Long`` division (``retry_budget._trunc_div``): rounds toward zero."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+@maybe_njit
+def budget_now(cfg_f, t):
+    """``_Budget.now``: whole milliseconds."""
+    return int(math.floor(t * cfg_f[G_BUDGET_MS]))
+
+
+@maybe_njit
+def adder_expired(cfg_i, b_buf, b_state, b, now):
+    """``_WindowedAdder._expired``: the writer's slice is kept, the slices skipped are emptied."""
+    n = b_buf.shape[1]
+    i = b_state[b, B_INDEX]
+    b_buf[b, i] = b_state[b, B_WRITER]
+    b_state[b, B_WRITER] = 0
+    i = (i + 1) % n
+    nskip = min(trunc_div(now - b_state[b, B_OLD], cfg_i[C_BUDGET_WINDOW]) - 1, n)
+    if nskip > 0:
+        r = min(nskip, n - i)
+        for j in range(i, i + r):
+            b_buf[b, j] = 0
+        for j in range(0, nskip - r):
+            b_buf[b, j] = 0
+        i = (i + nskip) % n
+    b_state[b, B_INDEX] = i
+    b_state[b, B_OLD] = now
+
+
+@maybe_njit
+def adder_add(cfg_i, b_buf, b_state, b, x, now):
+    """``_WindowedAdder.add``."""
+    if now - b_state[b, B_OLD] >= cfg_i[C_BUDGET_WINDOW]:
+        adder_expired(cfg_i, b_buf, b_state, b, now)
+    b_state[b, B_WRITER] += x
+
+
+@maybe_njit
+def adder_sum(cfg_i, b_buf, b_state, b, now):
+    """``_WindowedAdder.sum``."""
+    if now - b_state[b, B_OLD] >= cfg_i[C_BUDGET_WINDOW]:
+        adder_expired(cfg_i, b_buf, b_state, b, now)
+    total = b_state[b, B_WRITER]
+    for j in range(b_buf.shape[1]):
+        total += b_buf[b, j]
+    return total
+
+
+@maybe_njit
+def budget_deposit(cfg_i, cfg_f, b_buf, b_state, b, t):
+    """``_Budget.deposit``."""
+    if cfg_i[C_BUDGET_EMPTY] == 0:
+        adder_add(cfg_i, b_buf, b_state, b, cfg_i[C_BUDGET_DEPOSIT], budget_now(cfg_f, t))
+
+
+@maybe_njit
+def budget_withdraw(cfg_i, cfg_f, b_buf, b_state, b, t):
+    """``_Budget.try_withdraw``: a retry's withdrawal, if the balance and reserve cover it."""
+    if cfg_i[C_BUDGET_EMPTY] != 0:
+        return False
+    now = budget_now(cfg_f, t)
+    if adder_sum(cfg_i, b_buf, b_state, b, now) + cfg_i[C_BUDGET_RESERVE] >= cfg_i[C_BUDGET_WITHDRAWAL]:
+        adder_add(cfg_i, b_buf, b_state, b, -cfg_i[C_BUDGET_WITHDRAWAL], now)
+        return True
+    return False
+
+
+@maybe_njit
+def budget_begin(cfg_i, cfg_f, b_buf, b_state, remaining, c, t):
+    """``_BudgetLink._begin`` as a call's first attempt is asked (``on_attempt``): its deposit
+    (RetryFilter's moment), then its retry cap from the balance (``max_retries_per_request``).
+    A link's ``start != call`` case (a call it never saw begin) needs a run started from a
+    state, which no kernel run is."""
+    b = 0 if cfg_i[C_BUDGET_SHARED] != 0 else c
+    if cfg_i[C_BUDGET_AT_SUCCESS] == 0:
+        budget_deposit(cfg_i, cfg_f, b_buf, b_state, b, t)
+    if cfg_i[C_BUDGET_HAS_CAP] != 0:
+        balance = 0
+        if cfg_i[C_BUDGET_EMPTY] == 0:
+            count = adder_sum(cfg_i, b_buf, b_state, b, budget_now(cfg_f, t)) + cfg_i[C_BUDGET_RESERVE]
+            balance = trunc_div(count, cfg_i[C_BUDGET_WITHDRAWAL])
+        remaining[c] = math.ceil(cfg_f[G_BUDGET_CAP] * balance)
+
+
+@maybe_njit
+def next_call(cfg_i, cfg_f, hf, hi, st_i, gaps, gap_pos, c, t):
+    """``Clients.think_then_call``: the next call after a think time (shorter in a surge)."""
+    gap = gaps[c, gap_pos[c]]
+    gap_pos[c] += 1
+    if cfg_i[C_HAS_SURGE] != 0 and cfg_f[G_SURGE_START] <= t < cfg_f[G_SURGE_END]:
+        gap /= cfg_f[G_SURGE_FACTOR]
+    push(hf, hi, st_i, t + gap, H_CALL, c, 0)
+
+
+@maybe_njit
 def sweep(cfg_f, hf, hi, st_i, fl_f, fl_i, t):
     """LatencyServer.sweep: complete, oldest first, every request in flight longer than the
     latency at the current concurrency; each completion an item at this instant."""
@@ -189,7 +306,7 @@ def sweep(cfg_f, hf, hi, st_i, fl_f, fl_i, t):
 @maybe_njit
 def run(cfg_i, cfg_f, st_i, st_f, hf, hi, fl_f, fl_i, df, di, held, token, waiting, active, tries,
         first, bo, attempts, series, lat_v, lat_c, lat_t, net, net_pos, jitter, jitter_pos, gaps,
-        gap_pos, rec_t, rec_c, rec_p):
+        gap_pos, rec_t, rec_c, rec_p, b_buf, b_state, remaining):
     """Process events until the heap is empty (``DONE``) or Python must step in."""
     has_timeout = cfg_i[C_HAS_TIMEOUT] != 0
     jitter_draws = cfg_i[C_JITTER_DRAWS]
@@ -197,7 +314,9 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, fl_f, fl_i, df, di, held, token, waiti
     record = cfg_i[C_RECORD] != 0
     latency_sample = cfg_i[C_LATENCY_SAMPLE]
     drop_abandoned = cfg_i[C_DROP_ABANDONED] != 0
-    has_surge = cfg_i[C_HAS_SURGE] != 0
+    budget = cfg_i[C_BUDGET] != 0
+    budget_shared = cfg_i[C_BUDGET_SHARED] != 0
+    budget_at_success = cfg_i[C_BUDGET_AT_SUCCESS] != 0
     timeout = cfg_f[G_TIMEOUT]
     width = cfg_f[G_WIDTH]
     inv = cfg_f[G_INVERSE_WIDTH]
@@ -231,11 +350,13 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, fl_f, fl_i, df, di, held, token, waiti
         st_f[F_TIME] = t
         p = _NO_EVENT
         if handler == H_CALL or handler == H_SEND:
-            if handler == H_CALL:  # new_call, then sends
+            if handler == H_CALL:  # new_call, then (asked, with a chain) sends
                 active[c] = 1
                 first[c] = t
                 tries[c] = 0
                 series[R_OFFERED, int(t * inv)] += 1
+                if budget:
+                    budget_begin(cfg_i, cfg_f, b_buf, b_state, remaining, c, t)
             tok = token[c] + 1
             token[c] = tok
             waiting[c] = 1
@@ -322,11 +443,9 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, fl_f, fl_i, df, di, held, token, waiti
                     st_i[I_LATENCIES] = n_lat
                 st_i[I_SINCE_KEPT] = since
                 series[R_GOODPUT, int(t * inv)] += 1
-                gap = gaps[c, gap_pos[c]]  # think_then_call
-                gap_pos[c] += 1
-                if has_surge and cfg_f[G_SURGE_START] <= t < cfg_f[G_SURGE_END]:
-                    gap /= cfg_f[G_SURGE_FACTOR]
-                push(hf, hi, st_i, t + gap, H_CALL, c, 0)
+                if budget and budget_at_success:  # heard: RequeueFilter's deposit
+                    budget_deposit(cfg_i, cfg_f, b_buf, b_state, 0 if budget_shared else c, t)
+                next_call(cfg_i, cfg_f, hf, hi, st_i, gaps, gap_pos, c, t)
                 p = _SUCCEEDS | ((tries[c] + 1) << _SHIFT)
         elif handler == H_TIMEOUT:
             st_i[I_DUE_HEAD] = (st_i[I_DUE_HEAD] + 1) % due_cap
@@ -348,9 +467,28 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, fl_f, fl_i, df, di, held, token, waiti
                 push(hf, hi, st_i, t, H_AFTER_FAILURE, c, _TIMED_OUT_KIND)
                 p = _TIMES_OUT | ((tries[c] + 1) << _SHIFT)
         elif handler == H_AFTER_FAILURE:
-            delay = backoff(cfg_i, cfg_f, bo, jitter, jitter_pos, c, tries[c] == 1)
-            push(hf, hi, st_i, t + delay, H_SEND, c, 0)
-            p = _BACKS_OFF
+            k = tries[c]
+            verdict = 0  # with a budget (the chain's first link): 0 retry, 1 denied, 2 request limit
+            if budget:
+                if cfg_i[C_BUDGET_HAS_CAP] != 0 and remaining[c] <= 0:
+                    verdict = 2
+                elif not budget_withdraw(cfg_i, cfg_f, b_buf, b_state, 0 if budget_shared else c, t):
+                    verdict = 1
+                else:
+                    remaining[c] -= 1
+            if verdict == 0:  # the strategy's delay (the chain's next link)
+                delay = backoff(cfg_i, cfg_f, bo, jitter, jitter_pos, c, k == 1)
+                push(hf, hi, st_i, t + delay, H_SEND, c, 0)
+                p = _BACKS_OFF
+            else:  # GiveUp: the call ends, the next follows a think time
+                st_i[I_GAVE_UP] += 1
+                active[c] = 0
+                next_call(cfg_i, cfg_f, hf, hi, st_i, gaps, gap_pos, c, t)
+                if verdict == 1:
+                    st_i[I_DENIED] += 1
+                    p = _BUDGET_DENIED
+                else:
+                    p = _GIVES_UP | ((k + 1) << _SHIFT)
         elif handler == H_SAMPLE:
             series[R_IN_SERVICE, a] = st_i[I_CONCURRENCY]
             series[R_QUEUED, a] = 0

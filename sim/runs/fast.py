@@ -1,19 +1,30 @@
-"""The compiled fast path: which runs it takes (``kernel_fits``), and running them by the kernel.
+"""The compiled fast paths: which runs they take (``kernel_fits``), and which kernel runs each.
 
-The engine asks ``kernel_fits`` before each run; a run the kernel expresses, and large enough, (open arrivals, a
-PoolServer with FIFO, ``queue_size``, ``queue_timeout``, a strategy with its own limits
-(``max_attempts``, ``max_elapsed``) and no other policy, outages with an
-unbounded accept queue, incidents; no tier, other policy, CoDel, limiter, cancellation or load
-curve) goes to ``sim.kernels.pool_open`` when
-numba is installed and ``BACKOFF_SIM_PURE`` is not set; every other run takes the reference
-models. The kernel's results are the reference's, byte for byte (tests/test_fast_path.py).
-This module imports neither numba nor the kernel; the engine does when a run takes it
-(``engine.kernel_metrics``, ``engine.kernel_record``, over ``sim.runs.fast_run``).
+Two kernels (``sim.kernels``), each a handler-by-handler transcription of the reference models
+for one hot case, byte-identical to the reference engine (tests/test_fast_path.py,
+tests/test_fast_latency.py):
+
+- ``pool_open``: open arrivals against a PoolServer with FIFO, ``queue_size``, ``queue_timeout``,
+  a strategy with its own limits (``max_attempts``, ``max_elapsed``) and no other policy, outages
+  with an unbounded accept queue, incidents; no tier, other policy, CoDel, limiter, cancellation
+  or load curve;
+- ``latency_closed``: study 003's model, closed-loop Poisson clients (a surge too) against a
+  LatencyServer under its ``"current"`` rule, client timeouts, a strategy without limits
+  (NormalJitterExpo among them) alone or after a RetryBudget (Finagle's, any scope and deposit),
+  outages with an unbounded accept queue; no incident, tier or other policy.
+
+The engine asks ``kernel_fits`` before each run: a run a kernel expresses goes to it when numba
+is installed, ``BACKOFF_SIM_PURE`` is not set, and the run is large enough to pay for loading
+the kernel, or the kernels are loaded in this process already (``warm_up``: a sweep whose runs
+are worth it loads them once, before forking its workers). Every other run takes the reference
+models. This module imports neither numba nor the kernels; the engine does when a run takes one
+(``engine.kernel_metrics``, ``engine.kernel_record``, over ``run_class``).
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 
 from sim.kernels import jit
 from sim.models.pool import PoolServer
@@ -21,6 +32,7 @@ from sim.models.servers import LatencyServer
 from sim.models.strategies import Constant, EqualJitteredExpo, Expo, FullJitteredExpo, NoBackoff, NormalJitterExpo
 from sim.models.workloads import Open, Poisson
 from sim.policies.chain import ChainSpec
+from sim.policies.retry_budget import RetryBudget
 from sim.runs.resources import expected_events
 from sim.spec import SimulationSpec
 
@@ -49,9 +61,11 @@ def _pool_open_expresses(spec: SimulationSpec, chain: ChainSpec) -> bool:
 
 
 def _latency_closed_expresses(spec: SimulationSpec, chain: ChainSpec) -> bool:
-    control = spec.control
+    control, strategy, policies = spec.control, chain.strategy, chain.policies
     return (type(control) is LatencyServer and control.latency_rule == "current"
-            and type(spec.workload) is Poisson and chain.plain and type(chain.strategy) in LATENCY_STRATEGIES
+            and type(spec.workload) is Poisson and type(strategy) in LATENCY_STRATEGIES
+            and strategy.max_attempts is None and strategy.max_elapsed is None
+            and (not policies or (len(policies) == 1 and type(policies[0]) is RetryBudget))
             and (not spec.stops or spec.backlog is None) and not spec.degradations and not spec.tiers)
 
 
@@ -88,7 +102,7 @@ def run_class(name: str) -> type:
     return getattr(importlib.import_module(module), attribute)
 
 
-def worth_warming(specs, clients_of=None) -> bool:
+def worth_warming(specs: Sequence[SimulationSpec]) -> bool:
     """Whether a sweep of ``specs`` (every strategy at every client count and repetition) has
     enough events for the kernels to pay for loading them once in each process."""
     if not available():

@@ -21,6 +21,7 @@ from sim.models.servers import LatencyServer
 from sim.models.strategies import Constant, EqualJitteredExpo, Expo, FullJitteredExpo, NoBackoff, NormalJitterExpo
 from sim.models.workloads import Outage, Poisson
 from sim.policies.chain import ChainSpec
+from sim.policies.retry_budget import SLICES, RetryBudget
 from sim.runs.fast_run import GateCounts, KernelSide, KernelWiring, NoGuard, grown, unrolled
 from sim.spec import SimulationSpec
 
@@ -90,6 +91,10 @@ class LatencyClosedRun:
         cfg_f[k.G_K] = float(control.k)
         cfg_f[k.G_LOG_FACTOR] = math.log(control.factor)
         cfg_f[k.G_INTERVAL] = float(control.check_interval)
+        budgets = self._budget(chain, n, cfg_i, cfg_f)
+        self.b_buf = np.zeros((budgets, SLICES - 1), dtype=np.int64)
+        self.b_state = np.zeros((budgets, 3), dtype=np.int64)  # writer, index, old: 0 at t = 0
+        self.remaining = np.zeros(n, dtype=np.int64)
         self.cfg_i, self.cfg_f = cfg_i, cfg_f
         self.st_i = np.zeros(k.I_SIZE, dtype=np.int64)
         self.st_i[k.I_STRIDE] = 1
@@ -132,6 +137,29 @@ class LatencyClosedRun:
         push(self.hf, self.hi, self.st_i, self.series_spec.width, k.H_SAMPLE, -1, 0)
         push(self.hf, self.hi, self.st_i, float(spec.horizon), k.H_END, -1, 0)
 
+    @staticmethod
+    def _budget(chain: ChainSpec, n: int, cfg_i: np.ndarray, cfg_f: np.ndarray) -> int:
+        """The chain's RetryBudget (its only policy, if any) in the configuration, with the
+        numbers its own state computes (``RetryBudget.state``); the number of budgets."""
+        if not chain.policies:
+            return 1
+        policy = chain.policies[0]
+        assert isinstance(policy, RetryBudget) and len(chain.policies) == 1
+        state = policy.state()
+        cfg_i[k.C_BUDGET] = 1
+        cfg_i[k.C_BUDGET_SHARED] = policy.scope == "shared"
+        cfg_i[k.C_BUDGET_AT_SUCCESS] = policy.deposit == "success"
+        cfg_i[k.C_BUDGET_HAS_CAP] = policy.max_retries_per_request is not None
+        cfg_f[k.G_BUDGET_CAP] = float(policy.max_retries_per_request or 0.0)
+        cfg_i[k.C_BUDGET_EMPTY] = state.empty
+        cfg_i[k.C_BUDGET_WINDOW] = state.adder.window
+        cfg_i[k.C_BUDGET_RESERVE] = state.reserve
+        cfg_i[k.C_BUDGET_DEPOSIT] = state.deposit_amount
+        cfg_i[k.C_BUDGET_WITHDRAWAL] = state.withdrawal
+        cfg_f[k.G_BUDGET_MS] = state.ms_per_unit
+        assert state.adder.n == SLICES - 1 and state.adder.old == 0
+        return 1 if policy.scope == "shared" else n
+
     @classmethod
     def warm_up(cls) -> None:
         """Load the compiled kernel (``sim.runs.fast.warm_up``): a tiny run of two clients."""
@@ -139,7 +167,9 @@ class LatencyClosedRun:
                               work_to_duration=0.0, strategies=(), workload=Poisson(think_time=20.0),
                               control=LatencyServer(base_latency=10.0, concurrency_limit=1, factor=1.05, k=1.0),
                               horizon=200.0, timeout=30.0, outages=(Outage(start=50.0, duration=20.0),))
-        run = cls(spec, ChainSpec(NormalJitterExpo(min_delay=5.0, factor=2.0, max_delay=50.0)), 2, 0, record=True)
+        budget = RetryBudget(percent=20, min_retries_per_s=10, ttl=10000)
+        run = cls(spec, ChainSpec(NormalJitterExpo(min_delay=5.0, factor=2.0, max_delay=50.0), (budget,)), 2, 0,
+                  record=True)
         run.drive(NoGuard(), 1 << 40)
 
     def drive(self, guard, stall_events: int) -> None:
@@ -157,7 +187,7 @@ class LatencyClosedRun:
                 self.di, self.held, self.token, self.waiting, self.active, self.tries, self.first, self.bo,
                 self.attempts, self.series, self.lat_v, self.lat_c, self.lat_t, self.net.values,
                 self.net.pos, jitter_values, jitter_pos, self.gaps.values, self.gaps.pos, self.rec_t,
-                self.rec_c, self.rec_p)
+                self.rec_c, self.rec_p, self.b_buf, self.b_state, self.remaining)
             if status == k.DONE:
                 return
             if status == k.NEED_DRAWS:
@@ -212,9 +242,9 @@ class LatencyClosedRun:
         st = self.st_i
         n = int(st[k.I_LATENCIES])
         counts = {"successes": int(st[k.I_SUCCESSES]), "rejections": 0, "timeouts": int(st[k.I_TIMEOUTS]),
-                  "gave_up": 0, "late": int(st[k.I_LATE])}
+                  "gave_up": int(st[k.I_GAVE_UP]), "late": int(st[k.I_LATE])}
         return KernelSide(self.attempts, counts, self.lat_v[:n], self.lat_c[:n], self.lat_t[:n],
-                          int(self.active.sum()))
+                          int(self.active.sum()), int(st[k.I_DENIED]))
 
     def wiring(self) -> KernelWiring:
         """The run's series, as the reference's ``Wiring.series`` holds them."""

@@ -60,11 +60,12 @@ def unrolled(values: np.ndarray, head: int, count: int) -> np.ndarray:
 class KernelSide:
     """What ``engine._metrics`` reads of a run's clients, from a kernel's arrays."""
 
-    retries_denied = 0
     calls_refused = 0
 
     def __init__(self, attempts: np.ndarray, counts: dict[str, int], latencies: np.ndarray,
-                 latency_clients: np.ndarray, latency_times: np.ndarray, unfinished: int) -> None:
+                 latency_clients: np.ndarray, latency_times: np.ndarray, unfinished: int,
+                 retries_denied: int = 0) -> None:
+        self.retries_denied = retries_denied
         self.attempts = attempts.tolist()
         self.work = int(attempts.sum())
         self.calls = len(self.attempts)
