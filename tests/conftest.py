@@ -177,3 +177,41 @@ def export_csvs():
     the compiled kernels' with the reference engine's byte for byte)."""
     return _export_csvs
 
+
+_REFERENCE_CSVS: dict[tuple[str, str], dict[str, str]] = {}  # by (file, title): made once
+
+
+def _kernel_matches_reference(spec, module, plain_source: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Export ``spec`` by the reference engine (once per session) and by the kernel ``module``
+    (``sim.kernels``: its ``run`` as the engine runs it, or its plain source), and compare every
+    CSV byte for byte."""
+    from sim.kernels import jit
+    from sim.runs import fast
+
+    key = (module.__name__, spec.title)
+    if key not in _REFERENCE_CSVS:
+        monkeypatch.setattr(fast, "kernel_fits", lambda spec, chain, clients: False)
+        _REFERENCE_CSVS[key] = _export_csvs(spec)
+    reference = _REFERENCE_CSVS[key]
+    monkeypatch.setattr(fast, "kernel_fits", lambda spec, chain, clients: fast.kernel_expresses(spec, chain))
+    chosen = jit.plain(module.run) if plain_source else module.run
+    calls = []
+
+    def counted(*args):
+        calls.append(1)
+        return chosen(*args)
+    monkeypatch.setattr(module, "run", counted)
+    fastest = _export_csvs(spec)
+    assert calls  # the kernel did run (in this process: the sweep has one worker)
+    assert set(reference) == {f"_{kind}.csv" for kind in ("events", "latency", "metrics", "runs", "timeseries")}
+    assert fastest.keys() == reference.keys()
+    for name, data in reference.items():
+        assert fastest[name] == data, name
+
+
+@pytest.fixture
+def kernel_matches_reference(monkeypatch: pytest.MonkeyPatch):
+    """``kernel_matches_reference(spec, module, plain_source)``: a kernel's CSVs are the
+    reference engine's, byte for byte (``_kernel_matches_reference``)."""
+    return lambda spec, module, plain_source: _kernel_matches_reference(spec, module, plain_source, monkeypatch)
+

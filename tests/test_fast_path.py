@@ -129,32 +129,12 @@ def specs(tmp_path_factory: pytest.TempPathFactory):
     return load_config(path).simulations
 
 
-_REFERENCE: dict[int, dict[str, str]] = {}  # the reference's CSVs by simulation, made once
-
-
 @pytest.mark.parametrize("kernel", ["as the engine runs it", "plain source"])
 @pytest.mark.parametrize("index", [0, 1, 2, 3])
-def test_kernel_writes_the_reference_csvs_byte_for_byte(specs, index, kernel, monkeypatch, export_csvs):
+def test_kernel_writes_the_reference_csvs_byte_for_byte(specs, index, kernel, kernel_matches_reference):
     spec = specs[index]
     assert all(fast.kernel_expresses(spec, s.chain) for s in spec.strategies)
-    if index not in _REFERENCE:
-        monkeypatch.setattr(fast, "kernel_fits", lambda spec, chain, clients: False)
-        _REFERENCE[index] = export_csvs(spec)
-    reference = _REFERENCE[index]
-    monkeypatch.setattr(fast, "kernel_fits", lambda spec, chain, clients: fast.kernel_expresses(spec, chain))
-    chosen = jit.plain(pool_open.run) if kernel == "plain source" else pool_open.run
-    calls = []
-
-    def counted(*args):
-        calls.append(1)
-        return chosen(*args)
-    monkeypatch.setattr(pool_open, "run", counted)
-    fastest = export_csvs(spec)
-    assert calls  # the kernel did run (in this process: the sweep has one worker)
-    assert set(reference) == {f"_{kind}.csv" for kind in ("events", "latency", "metrics", "runs", "timeseries")}
-    assert fastest.keys() == reference.keys()
-    for name, data in reference.items():
-        assert fastest[name] == data, name
+    kernel_matches_reference(spec, pool_open, kernel == "plain source")
 
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"

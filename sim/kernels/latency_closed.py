@@ -19,15 +19,15 @@ from __future__ import annotations
 import math
 
 from sim.core import events as ev
+from sim.kernels.delays import S_CONSTANT, S_NO_BACKOFF, S_NORMAL_JITTER, doubling_delay
 from sim.kernels.heap import I_HEAP, I_SEQ, pop, push, push_seq
 from sim.kernels.jit import maybe_njit
+from sim.kernels.outputs import keep_latency, note_event
 from sim.kernels.pool_open import (DONE, GUARD, NEED_DRAWS, NEED_ROOM, R_ACCEPTED, R_GOODPUT, R_IN_SERVICE,
-                                   R_OFFERED, R_QUEUED, R_RETRIES, R_TIMED_OUT, S_CONSTANT, S_EQUAL_JITTER,
-                                   S_EXPO, S_FULL_JITTER, S_NO_BACKOFF)
+                                   R_OFFERED, R_QUEUED, R_RETRIES, R_TIMED_OUT)
 from sim.outcomes import TIMED_OUT
 
-__all__ = ["DONE", "GUARD", "NEED_DRAWS", "NEED_ROOM", "S_CONSTANT", "S_EQUAL_JITTER", "S_EXPO",
-           "S_FULL_JITTER", "S_NO_BACKOFF", "S_NORMAL_JITTER", "run"]
+__all__ = ["DONE", "GUARD", "NEED_DRAWS", "NEED_ROOM", "run"]  # its statuses are pool_open's
 
 # Handlers (the reference's function names).
 H_CALL = 0  # clients.new_call
@@ -42,9 +42,6 @@ H_SAMPLE = 8  # engine._schedule_sampling.sample
 H_END = 9  # engine._schedule_sampling.end
 H_PAUSE = 10  # OutageGate._pause
 H_RESUME = 11  # OutageGate._resume (LatencyServer.resume first)
-
-# Study 003's client (``NormalJitterExpo``); the others are ``pool_open``'s.
-S_NORMAL_JITTER = 5
 
 # Integer configuration (``cfg_i``).
 C_HAS_TIMEOUT = 0
@@ -174,20 +171,7 @@ def backoff(cfg_i, cfg_f, bo, jitter, jitter_pos, c, first):
         return delay
     if first:
         bo[c] = cfg_f[G_BASE]
-    cap = cfg_f[G_CAP]
-    t = bo[c]
-    if t >= cap:  # _capped_doubling: the cap for ever
-        t = cap
-    else:
-        bo[c] = t * 2.0
-    if kind == S_EXPO:
-        return t
-    u = jitter[c, jitter_pos[c]]
-    jitter_pos[c] += 1
-    if kind == S_FULL_JITTER:
-        return u * t
-    half = t / 2.0  # S_EQUAL_JITTER
-    return half + u * half
+    return doubling_delay(kind, cfg_f[G_CAP], bo, c, jitter, jitter_pos, c)
 
 
 @maybe_njit
@@ -423,25 +407,8 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, fl_f, fl_i, df, di, held, token, waiti
                 waiting[c] = 0
                 active[c] = 0
                 st_i[I_SUCCESSES] += 1
-                since = st_i[I_SINCE_KEPT] + 1
-                if since >= st_i[I_STRIDE]:
-                    since = 0
-                    n_lat = st_i[I_LATENCIES]
-                    lat_v[n_lat] = t - first[c]
-                    lat_c[n_lat] = c
-                    lat_t[n_lat] = t
-                    n_lat += 1
-                    if n_lat > latency_sample:  # del latencies[1::2]: keep the even ones
-                        kept = 0
-                        for i in range(0, n_lat, 2):
-                            lat_v[kept] = lat_v[i]
-                            lat_c[kept] = lat_c[i]
-                            lat_t[kept] = lat_t[i]
-                            kept += 1
-                        n_lat = kept
-                        st_i[I_STRIDE] *= 2
-                    st_i[I_LATENCIES] = n_lat
-                st_i[I_SINCE_KEPT] = since
+                keep_latency(lat_v, lat_c, lat_t, st_i, I_LATENCIES, I_STRIDE, I_SINCE_KEPT, t - first[c], c, t,
+                             latency_sample)
                 series[R_GOODPUT, int(t * inv)] += 1
                 if budget and budget_at_success:  # heard: RequeueFilter's deposit
                     budget_deposit(cfg_i, cfg_f, b_buf, b_state, 0 if budget_shared else c, t)
@@ -525,14 +492,5 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, fl_f, fl_i, df, di, held, token, waiti
             series[R_QUEUED, last_bucket] = 0
             st_i[I_DROPPED_AT_END] = st_i[I_HEAP]
             st_i[I_HEAP] = 0
-        if p == _NO_EVENT:
-            st_i[I_SILENT] += 1
-        else:
-            st_f[F_LAST] = t
-            if record:
-                r = st_i[I_RECORDED]
-                rec_t[r] = t
-                rec_c[r] = c
-                rec_p[r] = p
-                st_i[I_RECORDED] = r + 1
+        note_event(st_i, st_f, I_SILENT, I_RECORDED, F_LAST, record, rec_t, rec_c, rec_p, t, c, p, _NO_EVENT)
     return DONE

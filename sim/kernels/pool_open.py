@@ -20,8 +20,10 @@ called again (``sim.runs.fast`` drives it).
 from __future__ import annotations
 
 from sim.core import events as ev
+from sim.kernels.delays import S_CONSTANT, S_NO_BACKOFF, doubling_delay
 from sim.kernels.heap import I_HEAP, heapify, pop, push
 from sim.kernels.jit import maybe_njit
+from sim.kernels.outputs import keep_latency, note_event
 from sim.outcomes import TIMED_OUT
 
 # Handlers (the reference's function names).
@@ -52,12 +54,6 @@ NEED_ROOM = 1
 NEED_DRAWS = 2
 GUARD = 3
 
-# Strategies (plain, ``sim.models.strategies``): their delay from the slot's doubling state.
-S_CONSTANT = 0
-S_NO_BACKOFF = 1
-S_EXPO = 2
-S_FULL_JITTER = 3
-S_EQUAL_JITTER = 4
 
 # Series rows (``sim.core.series``: SERIES_NAMES, then PoolServer's server_drops).
 R_OFFERED, R_RETRIES, R_ACCEPTED, R_REJECTED, R_TIMED_OUT, R_IN_SERVICE, R_QUEUED, R_GOODPUT, R_DROPS = range(9)
@@ -207,20 +203,7 @@ def backoff(cfg_i, cfg_f, bo, s, jitter, jitter_pos, c):
         return cfg_f[G_BASE]
     if kind == S_NO_BACKOFF:
         return 0.0
-    cap = cfg_f[G_CAP]
-    t = bo[s]
-    if t >= cap:  # _capped_doubling: the cap for ever
-        t = cap
-    else:
-        bo[s] = t * 2.0
-    if kind == S_EXPO:
-        return t
-    u = jitter[c, jitter_pos[c]]
-    jitter_pos[c] += 1
-    if kind == S_FULL_JITTER:
-        return u * t
-    half = t / 2.0  # S_EQUAL_JITTER
-    return half + u * half
+    return doubling_delay(kind, cfg_f[G_CAP], bo, s, jitter, jitter_pos, c)
 
 
 @maybe_njit
@@ -373,25 +356,8 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, qf, qi, df, di, waiting, tries, first,
                 waiting[a] = -1
                 if handler == H_SUCCEEDED:
                     st_i[I_SUCCESSES] += 1
-                    since = st_i[I_SINCE_KEPT] + 1
-                    if since >= st_i[I_STRIDE]:
-                        since = 0
-                        n_lat = st_i[I_LATENCIES]
-                        lat_v[n_lat] = t - first[slot]
-                        lat_c[n_lat] = c
-                        lat_t[n_lat] = t
-                        n_lat += 1
-                        if n_lat > latency_sample:  # del latencies[1::2]: keep the even ones
-                            kept = 0
-                            for i in range(0, n_lat, 2):
-                                lat_v[kept] = lat_v[i]
-                                lat_c[kept] = lat_c[i]
-                                lat_t[kept] = lat_t[i]
-                                kept += 1
-                            n_lat = kept
-                            st_i[I_STRIDE] *= 2
-                        st_i[I_LATENCIES] = n_lat
-                    st_i[I_SINCE_KEPT] = since
+                    keep_latency(lat_v, lat_c, lat_t, st_i, I_LATENCIES, I_STRIDE, I_SINCE_KEPT, t - first[slot], c, t,
+                                 latency_sample)
                     series[R_GOODPUT, int(t * inv)] += 1
                     free[st_i[I_FREE]] = slot
                     st_i[I_FREE] += 1
@@ -475,16 +441,7 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, qf, qi, df, di, waiting, tries, first,
             series[R_QUEUED, last_bucket] = st_i[I_QUEUED]
             st_i[I_DROPPED_AT_END] = st_i[I_HEAP]
             st_i[I_HEAP] = 0
-        if p == _NO_EVENT:
-            st_i[I_SILENT] += 1
-        else:
-            st_f[F_LAST] = t
-            if record:
-                r = st_i[I_RECORDED]
-                rec_t[r] = t
-                rec_c[r] = c
-                rec_p[r] = p
-                st_i[I_RECORDED] = r + 1
+        note_event(st_i, st_f, I_SILENT, I_RECORDED, F_LAST, record, rec_t, rec_c, rec_p, t, c, p, _NO_EVENT)
     return DONE
 
 

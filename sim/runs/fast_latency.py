@@ -9,39 +9,39 @@ import math
 
 import numpy as np
 
-from sim.core.history import History
 from sim.core.series import SERIES_NAMES, Series, extra_series
 from sim.core.streams import PURPOSE_JITTER, PURPOSE_NETWORK, PURPOSE_WORKLOAD, clipped_normal, generator, uniform01
-from sim.kernels import heap
+from sim.kernels import delays, heap
 from sim.kernels import latency_closed as k
 from sim.kernels.blocks import ClientBlocks
 from sim.kernels.jit import plain
 from sim.models.clients import LATENCY_SAMPLE
 from sim.models.servers import LatencyServer
-from sim.models.strategies import Constant, EqualJitteredExpo, Expo, FullJitteredExpo, NoBackoff, NormalJitterExpo
+from sim.models.strategies import NormalJitterExpo
 from sim.models.workloads import Outage, Poisson
 from sim.policies.chain import ChainSpec
 from sim.policies.retry_budget import SLICES, RetryBudget
-from sim.runs.fast_run import GateCounts, KernelSide, KernelWiring, NoGuard, grown, unrolled
+from sim.runs import fast_run
+from sim.runs.fast_run import ArrayRun, KernelSide, NoGuard, grown
 from sim.spec import SimulationSpec
 
-STRATEGY_CODES = {Constant: k.S_CONSTANT, NoBackoff: k.S_NO_BACKOFF, Expo: k.S_EXPO,
-                  FullJitteredExpo: k.S_FULL_JITTER, EqualJitteredExpo: k.S_EQUAL_JITTER,
-                  NormalJitterExpo: k.S_NORMAL_JITTER}
+STRATEGY_CODES = {**fast_run.STRATEGY_CODES, NormalJitterExpo: delays.S_NORMAL_JITTER}
 _START = 1024  # first size of every growing array
 
 
 def jitter_draws(strategy) -> int:
     """Uniforms one backoff of ``strategy`` draws at most (what the kernel needs in hand)."""
     code = STRATEGY_CODES[type(strategy)]
-    if code == k.S_NORMAL_JITTER:
+    if code == delays.S_NORMAL_JITTER:
         return 2 if strategy.jitter else 0
-    return 1 if code in (k.S_FULL_JITTER, k.S_EQUAL_JITTER) else 0
+    return 1 if code in (delays.S_FULL_JITTER, delays.S_EQUAL_JITTER) else 0
 
 
-class LatencyClosedRun:
+class LatencyClosedRun(ArrayRun):
     """One run of ``sim.kernels.latency_closed``: its arrays, built as ``engine._build`` builds
     the reference's objects (the same streams, the same first items in the same order)."""
+
+    codes = k
 
     def __init__(self, spec: SimulationSpec, chain: ChainSpec, clients: int, repetition: int,
                  record: bool, kernel=None) -> None:
@@ -79,12 +79,12 @@ class LatencyClosedRun:
         cfg_f[k.G_TIMEOUT] = 0.0 if spec.timeout is None else float(spec.timeout)
         cfg_f[k.G_WIDTH] = self.series_spec.width
         cfg_f[k.G_INVERSE_WIDTH] = self.series_spec.inverse_width
-        if code == k.S_CONSTANT:
+        if code == delays.S_CONSTANT:
             cfg_f[k.G_BASE] = float(strategy.constant)
-        elif code == k.S_NORMAL_JITTER:
+        elif code == delays.S_NORMAL_JITTER:
             cfg_f[k.G_BASE], cfg_f[k.G_CAP] = float(strategy.min_delay), float(strategy.max_delay)
             cfg_f[k.G_FACTOR], cfg_f[k.G_JITTER] = float(strategy.factor), float(strategy.jitter)
-        elif code != k.S_NO_BACKOFF:
+        elif code != delays.S_NO_BACKOFF:
             cfg_f[k.G_BASE], cfg_f[k.G_CAP] = float(strategy.base), float(strategy.cap)
         cfg_f[k.G_LATENCY] = float(control.base_latency)
         cfg_f[k.G_LIMIT] = float(control.concurrency_limit)
@@ -172,32 +172,19 @@ class LatencyClosedRun:
                   record=True)
         run.drive(NoGuard(), 1 << 40)
 
-    def drive(self, guard, stall_events: int) -> None:
-        """Run the kernel to the end, giving it room, draws and the guard's checks on the way."""
+    def arguments(self) -> tuple:
+        """The kernel's arguments, the draws held set in its state."""
+        jitter_values, jitter_pos = ((self.jitter.values, self.jitter.pos) if self.jitter is not None
+                                     else self._no_jitter)
         st = self.st_i
-        st[k.I_CHECK] = stall_events
-        while True:
-            jitter_values, jitter_pos = ((self.jitter.values, self.jitter.pos) if self.jitter is not None
-                                         else self._no_jitter)
-            st[k.I_NET_HAVE] = self.net.have
-            st[k.I_JITTER_HAVE] = jitter_values.shape[1]
-            st[k.I_GAP_HAVE] = self.gaps.have
-            status = self.kernel(
-                self.cfg_i, self.cfg_f, st, self.st_f, self.hf, self.hi, self.fl_f, self.fl_i, self.df,
+        st[k.I_NET_HAVE] = self.net.have
+        st[k.I_JITTER_HAVE] = jitter_values.shape[1]
+        st[k.I_GAP_HAVE] = self.gaps.have
+        return (self.cfg_i, self.cfg_f, st, self.st_f, self.hf, self.hi, self.fl_f, self.fl_i, self.df,
                 self.di, self.held, self.token, self.waiting, self.active, self.tries, self.first, self.bo,
                 self.attempts, self.series, self.lat_v, self.lat_c, self.lat_t, self.net.values,
                 self.net.pos, jitter_values, jitter_pos, self.gaps.values, self.gaps.pos, self.rec_t,
                 self.rec_c, self.rec_p, self.b_buf, self.b_state, self.remaining)
-            if status == k.DONE:
-                return
-            if status == k.NEED_DRAWS:
-                self._refill()
-            elif status == k.NEED_ROOM:
-                self._grow()
-            else:  # GUARD
-                s = int(self.hi[0, 0])
-                guard.check(float(self.hf[0]), s)
-                st[k.I_CHECK] = s + stall_events
 
     def _refill(self) -> None:
         for blocks, need in ((self.net, 1), (self.gaps, 1), (self.jitter, self.jitter_draws)):
@@ -208,26 +195,13 @@ class LatencyClosedRun:
 
     def _grow(self) -> None:
         st = self.st_i
-        if st[k.I_FLIGHT] + 2 > self.fl_f.shape[0]:
-            head, count = int(st[k.I_FLIGHT_HEAD]), int(st[k.I_FLIGHT])
-            self.fl_f, self.fl_i = unrolled(self.fl_f, head, count), unrolled(self.fl_i, head, count)
-            st[k.I_FLIGHT_HEAD] = 0
-        if st[k.I_DUE] + 2 > self.df.shape[0]:
-            head, count = int(st[k.I_DUE_HEAD]), int(st[k.I_DUE])
-            self.df, self.di = unrolled(self.df, head, count), unrolled(self.di, head, count)
-            st[k.I_DUE_HEAD] = 0
+        self._grow_ring("fl_f", "fl_i", k.I_FLIGHT_HEAD, k.I_FLIGHT)
+        self._grow_ring("df", "di", k.I_DUE_HEAD, k.I_DUE)
         if st[k.I_HELD] + 2 > self.held.shape[0]:
             self.held = grown(self.held)
-        if st[k.I_LATENCIES] + 2 > self.lat_v.shape[0]:
-            self.lat_v, self.lat_c, self.lat_t = grown(self.lat_v), grown(self.lat_c), grown(self.lat_t)
         while st[heap.I_HEAP] + st[k.I_FLIGHT] + st[k.I_HELD] + 8 > self.hf.shape[0]:
             self.hf, self.hi = grown(self.hf), grown(self.hi)
-        if self.cfg_i[k.C_RECORD] and st[k.I_RECORDED] + 2 > self.rec_t.shape[0]:
-            self.rec_t, self.rec_c, self.rec_p = grown(self.rec_t), grown(self.rec_c), grown(self.rec_p)
-
-    @property
-    def time(self) -> float:
-        return float(self.st_f[k.F_TIME])
+        self._grow_outputs()
 
     @property
     def events(self) -> int:
@@ -245,19 +219,3 @@ class LatencyClosedRun:
                   "gave_up": int(st[k.I_GAVE_UP]), "late": int(st[k.I_LATE])}
         return KernelSide(self.attempts, counts, self.lat_v[:n], self.lat_c[:n], self.lat_t[:n],
                           int(self.active.sum()), int(st[k.I_DENIED]))
-
-    def wiring(self) -> KernelWiring:
-        """The run's series, as the reference's ``Wiring.series`` holds them."""
-        series = self.series_spec
-        for row, name in enumerate(series.names):
-            setattr(series, name, self.series[row].tolist())
-        gate = GateCounts(0, int(self.st_i[k.I_GATE_DROPPED])) if self.has_gate else None
-        return KernelWiring(series, gate)
-
-    def history(self) -> History:
-        history = History()
-        n = int(self.st_i[k.I_RECORDED])
-        history.times = self.rec_t[:n].tolist()
-        history.clients = self.rec_c[:n].tolist()
-        history.packed = self.rec_p[:n].tolist()
-        return history

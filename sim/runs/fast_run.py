@@ -6,6 +6,8 @@ draws and the engine's guard checks. Imported only when a run takes the fast pat
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from types import ModuleType
 from typing import NamedTuple
 
 import numpy as np
@@ -14,7 +16,7 @@ from sim.core.series import Series, extra_series
 from sim.core.streams import (PURPOSE_INCIDENTS, PURPOSE_JITTER, PURPOSE_NETWORK, PURPOSE_SERVER, PURPOSE_WORKLOAD,
                               clipped_normal, generator, uniform01)
 from sim.core.history import History
-from sim.kernels import heap
+from sim.kernels import delays, heap
 from sim.kernels import pool_open as k
 from sim.kernels.jit import plain
 from sim.kernels.blocks import ClientBlocks, SerialBlocks
@@ -27,9 +29,9 @@ from sim.models.workloads import Open, Outage
 from sim.policies.chain import ChainSpec
 from sim.spec import SimulationSpec
 
-STRATEGY_CODES = {Constant: k.S_CONSTANT, NoBackoff: k.S_NO_BACKOFF, Expo: k.S_EXPO,
-                  FullJitteredExpo: k.S_FULL_JITTER, EqualJitteredExpo: k.S_EQUAL_JITTER}
-JITTERED = (k.S_FULL_JITTER, k.S_EQUAL_JITTER)
+STRATEGY_CODES = {Constant: delays.S_CONSTANT, NoBackoff: delays.S_NO_BACKOFF, Expo: delays.S_EXPO,
+                  FullJitteredExpo: delays.S_FULL_JITTER, EqualJitteredExpo: delays.S_EQUAL_JITTER}
+JITTERED = (delays.S_FULL_JITTER, delays.S_EQUAL_JITTER)
 _START = 1024  # first size of every growing array
 
 
@@ -107,9 +109,102 @@ class KernelWiring:
         self.near: list = []
 
 
-class PoolOpenRun:
+class ArrayRun:
+    """What every kernel's run shares: the loop that drives the kernel, its clock, its series
+    and gate as the reference's wiring holds them, and its history. ``codes``: the kernel's
+    module (its statuses, ``I_CHECK``, ``F_TIME``, ``I_GATE_DROPPED``, ``I_RECORDED``); the
+    arrays are the subclass's."""
+
+    codes: ModuleType
+    st_i: np.ndarray
+    st_f: np.ndarray
+    series: np.ndarray
+    series_spec: Series
+    has_gate: bool
+    rec_t: np.ndarray
+    rec_c: np.ndarray
+    rec_p: np.ndarray
+
+    kernel: Callable[..., int]
+    cfg_i: np.ndarray
+    lat_v: np.ndarray
+    lat_c: np.ndarray
+    lat_t: np.ndarray
+    hf: np.ndarray
+    hi: np.ndarray
+
+    def arguments(self) -> tuple:
+        """The kernel's arguments (the subclass's arrays), the draws held set in its state."""
+        raise NotImplementedError
+
+    def _refill(self) -> None:
+        raise NotImplementedError
+
+    def _grow(self) -> None:
+        raise NotImplementedError
+
+    def _grow_ring(self, floats: str, ints: str, head: int, count: int) -> None:
+        """Twice the room for the ring buffer held in attributes ``floats`` and ``ints`` (its
+        head and count at ``st_i[head]``, ``st_i[count]``) when it is nearly full."""
+        st = self.st_i
+        if st[count] + 2 > getattr(self, floats).shape[0]:
+            h, n = int(st[head]), int(st[count])
+            setattr(self, floats, unrolled(getattr(self, floats), h, n))
+            setattr(self, ints, unrolled(getattr(self, ints), h, n))
+            st[head] = 0
+
+    def _grow_outputs(self) -> None:
+        """Twice the room for the latency sample and the history when they are nearly full."""
+        st, codes = self.st_i, self.codes
+        if st[codes.I_LATENCIES] + 2 > self.lat_v.shape[0]:
+            self.lat_v, self.lat_c, self.lat_t = grown(self.lat_v), grown(self.lat_c), grown(self.lat_t)
+        if self.cfg_i[codes.C_RECORD] and st[codes.I_RECORDED] + 2 > self.rec_t.shape[0]:
+            self.rec_t, self.rec_c, self.rec_p = grown(self.rec_t), grown(self.rec_c), grown(self.rec_p)
+
+    def drive(self, guard, stall_events: int) -> None:
+        """Run the kernel to the end, giving it room (``_grow``), draws (``_refill``) and the
+        guard's checks every ``stall_events`` items on the way."""
+        codes, st = self.codes, self.st_i
+        st[codes.I_CHECK] = stall_events
+        while True:
+            status = self.kernel(*self.arguments())
+            if status == codes.DONE:
+                return
+            if status == codes.NEED_DRAWS:
+                self._refill()
+            elif status == codes.NEED_ROOM:
+                self._grow()
+            else:  # GUARD
+                s = int(self.hi[0, 0])
+                guard.check(float(self.hf[0]), s)
+                st[codes.I_CHECK] = s + stall_events
+
+    @property
+    def time(self) -> float:
+        return float(self.st_f[self.codes.F_TIME])
+
+    def wiring(self) -> KernelWiring:
+        """The run's series, as the reference's ``Wiring.series`` holds them."""
+        series = self.series_spec
+        for row, name in enumerate(series.names):
+            setattr(series, name, self.series[row].tolist())
+        gate = GateCounts(0, int(self.st_i[self.codes.I_GATE_DROPPED])) if self.has_gate else None
+        return KernelWiring(series, gate)
+
+    def history(self) -> History:
+        history = History()
+        n = int(self.st_i[self.codes.I_RECORDED])
+        history.times = self.rec_t[:n].tolist()
+        history.clients = self.rec_c[:n].tolist()
+        history.packed = self.rec_p[:n].tolist()
+        return history
+
+
+class PoolOpenRun(ArrayRun):
     """One run of ``sim.kernels.pool_open``: its arrays, built as ``engine._build`` builds the
     reference's objects (the same streams, the same first items in the same order)."""
+
+    codes = k
 
     def __init__(self, spec: SimulationSpec, chain: ChainSpec, clients: int, repetition: int,
                  record: bool, kernel=None) -> None:
@@ -155,9 +250,9 @@ class PoolOpenRun:
         cfg_f[k.G_SERVICE] = float(control.service_time or 0.0)
         cfg_f[k.G_WIDTH] = self.series_spec.width
         cfg_f[k.G_INVERSE_WIDTH] = self.series_spec.inverse_width
-        if code == k.S_CONSTANT:
+        if code == delays.S_CONSTANT:
             cfg_f[k.G_BASE] = float(strategy.constant)
-        elif code != k.S_NO_BACKOFF:
+        elif code != delays.S_NO_BACKOFF:
             cfg_f[k.G_BASE], cfg_f[k.G_CAP] = float(strategy.base), float(strategy.cap)
         self.cfg_i, self.cfg_f = cfg_i, cfg_f
         self.st_i = np.zeros(k.I_SIZE, dtype=np.int64)
@@ -227,34 +322,21 @@ class PoolOpenRun:
         run = cls(spec, ChainSpec(FullJitteredExpo(base=5.0, cap=50.0)), 2, 0, record=True)
         run.drive(NoGuard(), 1 << 40)
 
-    def drive(self, guard, stall_events: int) -> None:
-        """Run the kernel to the end, giving it room, draws and the guard's checks on the way."""
+    def arguments(self) -> tuple:
+        """The kernel's arguments, the draws held set in its state."""
         st = self.st_i
-        st[k.I_CHECK] = stall_events
-        while True:
-            st[k.I_NET_HAVE] = self.net.have
-            st[k.I_JITTER_HAVE] = self.jitter.have if self.jitter is not None else 0
-            st[k.I_GAP_HAVE] = self.gaps.have
-            st[k.I_SERVICE_HAVE] = self.service.values.shape[0]
-            st[k.I_ERROR_HAVE] = self.errors.values.shape[0]
-            status = self.kernel(
-                self.cfg_i, self.cfg_f, st, self.st_f, self.hf, self.hi, self.qf, self.qi, self.df,
+        st[k.I_NET_HAVE] = self.net.have
+        st[k.I_JITTER_HAVE] = self.jitter.have if self.jitter is not None else 0
+        st[k.I_GAP_HAVE] = self.gaps.have
+        st[k.I_SERVICE_HAVE] = self.service.values.shape[0]
+        st[k.I_ERROR_HAVE] = self.errors.values.shape[0]
+        return (self.cfg_i, self.cfg_f, st, self.st_f, self.hf, self.hi, self.qf, self.qi, self.df,
                 self.di, self.waiting, self.tries, self.first, self.bo, self.free, self.attempts,
                 self.series, self.lat_v, self.lat_c, self.lat_t, self.net.values, self.net.pos,
                 self.jitter.values if self.jitter is not None else self.net.values,
                 self.jitter.pos if self.jitter is not None else self.net.pos,
                 self.gaps.values, self.gaps.pos, self.service.values, self.rec_t, self.rec_c, self.rec_p,
                 self.outages, self.held, self.incidents_kind, self.incidents_level, self.errors.values)
-            if status == k.DONE:
-                return
-            if status == k.NEED_DRAWS:
-                self._refill()
-            elif status == k.NEED_ROOM:
-                self._grow()
-            else:  # GUARD
-                s = int(self.hi[0, 0])
-                guard.check(float(self.hf[0]), s)
-                st[k.I_CHECK] = s + stall_events
 
     def _refill(self) -> None:
         for blocks in (self.net, self.jitter, self.gaps):
@@ -269,31 +351,18 @@ class PoolOpenRun:
 
     def _grow(self) -> None:
         st = self.st_i
-        if st[k.I_QUEUED] + 2 > self.qf.shape[0]:
-            head, count = int(st[k.I_Q_HEAD]), int(st[k.I_QUEUED])
-            self.qf, self.qi = unrolled(self.qf, head, count), unrolled(self.qi, head, count)
-            st[k.I_Q_HEAD] = 0
-        if st[k.I_DUE] + 2 > self.df.shape[0]:
-            head, count = int(st[k.I_DUE_HEAD]), int(st[k.I_DUE])
-            self.df, self.di = unrolled(self.df, head, count), unrolled(self.di, head, count)
-            st[k.I_DUE_HEAD] = 0
+        self._grow_ring("qf", "qi", k.I_Q_HEAD, k.I_QUEUED)
+        self._grow_ring("df", "di", k.I_DUE_HEAD, k.I_DUE)
         if st[k.I_TOKEN] + 2 > self.waiting.shape[0]:
             self.waiting = grown(self.waiting, -1)
         if st[k.I_SLOTS] + 2 > self.tries.shape[0]:
             self.tries, self.first, self.bo, self.free = (
                 grown(self.tries), grown(self.first), grown(self.bo), grown(self.free))
-        if st[k.I_LATENCIES] + 2 > self.lat_v.shape[0]:
-            self.lat_v, self.lat_c, self.lat_t = grown(self.lat_v), grown(self.lat_c), grown(self.lat_t)
         if st[k.I_HELD] + 2 > self.held.shape[0]:
             self.held = grown(self.held)
         if st[heap.I_HEAP] + st[k.I_QUEUED] + st[k.I_HELD] + 4 > self.hf.shape[0]:
             self.hf, self.hi = grown(self.hf), grown(self.hi)
-        if self.cfg_i[k.C_RECORD] and st[k.I_RECORDED] + 2 > self.rec_t.shape[0]:
-            self.rec_t, self.rec_c, self.rec_p = grown(self.rec_t), grown(self.rec_c), grown(self.rec_p)
-
-    @property
-    def time(self) -> float:
-        return float(self.st_f[k.F_TIME])
+        self._grow_outputs()
 
     def side(self) -> KernelSide:
         """The clients' outcomes, as ``engine._metrics`` reads them."""
@@ -310,21 +379,3 @@ class PoolOpenRun:
         """Recorded events: every item scheduled, less those the horizon cleared and the silent."""
         st = self.st_i
         return int(st[heap.I_SEQ] - st[k.I_DROPPED_AT_END] - st[k.I_SILENT])
-
-    def wiring(self) -> KernelWiring:
-        """The run's series, as the reference's ``Wiring.series`` holds them."""
-        series = self.series_spec
-        for row, name in enumerate(series.names):
-            setattr(series, name, self.series[row].tolist())
-        gate = GateCounts(0, int(self.st_i[k.I_GATE_DROPPED])) if self.has_gate else None
-        return KernelWiring(series, gate)
-
-    def history(self) -> History:
-        history = History()
-        n = int(self.st_i[k.I_RECORDED])
-        history.times = self.rec_t[:n].tolist()
-        history.clients = self.rec_c[:n].tolist()
-        history.packed = self.rec_p[:n].tolist()
-        return history
-
-
