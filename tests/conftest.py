@@ -215,3 +215,13 @@ def kernel_matches_reference(monkeypatch: pytest.MonkeyPatch):
     reference engine's, byte for byte (``_kernel_matches_reference``)."""
     return lambda spec, module, plain_source: _kernel_matches_reference(spec, module, plain_source, monkeypatch)
 
+
+@pytest.fixture(autouse=True)
+def _kernels_not_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts as a fresh process does, the compiled kernels not loaded: a sweep that
+    loads them (``fast.warm_up``) sends every later run a kernel expresses to it in this
+    process, and tests that look inside the reference engine's runs would find none."""
+    from sim.runs import fast
+
+    monkeypatch.setattr(fast, "_warm", False)
+

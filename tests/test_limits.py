@@ -13,6 +13,7 @@ from support import sim_process, sim_table, toml_text
 
 import sim.runs.engine as engine
 import sim.runs.resources as limits
+from sim.kernels.jit import PURE_ENV
 from sim import cli
 from sim.config import parse_config
 from sim.runs.resources import check_resources
@@ -98,7 +99,9 @@ LATENCY = {"base_latency": 100.0, "concurrency_limit": 30, "factor": 1.05, "k": 
 
 
 def engine_steps(monkeypatch: pytest.MonkeyPatch, s, clients: int) -> int:
-    """Every event the engine scheduled in one run, recorded or not (the server's checks too)."""
+    """Every event the engine scheduled in one run, recorded or not (the server's checks too),
+    by the reference engine (a compiled kernel keeps no ``Wiring``)."""
+    monkeypatch.setenv(PURE_ENV, "1")
     wirings = []
     real = engine.build_wiring
     monkeypatch.setattr(engine, "build_wiring", lambda *a: wirings.append(real(*a)) or wirings[-1])
