@@ -257,3 +257,20 @@ def test_the_metastability_map_s_runs_are_the_reference_s(monkeypatch):
                    {k: v.tolist() for k, v in reference.series.items()}
             verdicts.append(not math.isnan(ours.recovery_time))  # NaN: never recovered
     assert verdicts == [True, True, True, False, False, True, False, True, True]
+
+
+def test_a_sweep_loads_the_kernels_first_but_not_from_the_app_s_thread(specs, monkeypatch):
+    # In the CLI's own thread a sweep worth it loads the kernels before its runs; from another
+    # thread (the app's workers) it does not: loading holds the interpreter, the app's screen too.
+    import threading
+
+    from sim.runs.sweep import run_sweep
+    calls = []
+    monkeypatch.setattr(fast, "worth_warming", lambda specs: True)
+    monkeypatch.setattr(fast, "warm_up", lambda: calls.append(threading.current_thread().name))
+    run_sweep(specs[2], workers=1)
+    assert calls == [threading.main_thread().name]
+    other = threading.Thread(target=run_sweep, args=(specs[2],), kwargs={"workers": 1})
+    other.start()
+    other.join(timeout=120)
+    assert not other.is_alive() and len(calls) == 1

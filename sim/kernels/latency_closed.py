@@ -1,6 +1,7 @@
 """Closed-loop clients against a LatencyServer, over arrays: ``sim.models.clients`` (a server that
-replies, a workload that repeats: Poisson think times, a surge; plain strategies, client
-timeouts) and ``sim.models.servers.LatencyServer`` (``latency_rule = "current"``: checks on a
+replies, a workload that repeats: Poisson think times, a surge; client timeouts; a strategy
+without limits, alone or after a ``sim.policies.retry_budget.RetryBudget``, Finagle's) and
+``sim.models.servers.LatencyServer`` (``latency_rule = "current"``: checks on a
 grid complete the requests whose elapsed time exceeds the latency at the current concurrency),
 with ``sim.models.outage``'s gate (an unbounded accept queue, ``abandoned`` either way):
 study 003's server and the metastability map, transcribed handler by handler.
@@ -31,12 +32,12 @@ __all__ = ["DONE", "GUARD", "NEED_DRAWS", "NEED_ROOM", "run"]  # its statuses ar
 
 # Handlers (the reference's function names).
 H_CALL = 0  # clients.new_call
-H_SEND = 1  # clients.sends (after a backoff)
+H_SEND = 1  # clients.sends (after a backoff; a budget has nothing to say but at a call's start)
 H_RECEIVE = 2  # OutageGate.wrap(LatencyServer.receive_write)
 H_COMPLETE = 3  # LatencyServer.complete
 H_SUCCEEDED = 4  # clients.succeeded
 H_TIMEOUT = 5  # clients.timeout_due, then on_timeout
-H_AFTER_FAILURE = 6  # clients.after_failure (plain)
+H_AFTER_FAILURE = 6  # clients.after_failure (the budget's verdict, then the strategy's delay)
 H_CHECK = 7  # LatencyServer.check (arg: the grid's tick)
 H_SAMPLE = 8  # engine._schedule_sampling.sample
 H_END = 9  # engine._schedule_sampling.end

@@ -1,6 +1,7 @@
 """One run by the compiled kernel ``sim.kernels.latency_closed``: its arrays, built as
-``engine._build`` builds the reference's objects, and the loop that gives the kernel room, draws
-and the engine's guard checks. Imported only when a run takes that fast path (``sim.runs.fast``).
+``engine._build`` builds the reference's objects, and the room and draws the loop that drives it
+(``fast_run.ArrayRun.drive``) gives it. Imported only when a run takes that fast path
+(``sim.runs.fast``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from sim.kernels.blocks import ClientBlocks
 from sim.kernels.jit import plain
 from sim.models.clients import LATENCY_SAMPLE
 from sim.models.servers import LatencyServer
-from sim.models.strategies import NormalJitterExpo
+from sim.models.strategies import NormalJitterExpo, Strategy
 from sim.models.workloads import Outage, Poisson
 from sim.policies.chain import ChainSpec
 from sim.policies.retry_budget import SLICES, RetryBudget
@@ -29,7 +30,7 @@ STRATEGY_CODES = {**fast_run.STRATEGY_CODES, NormalJitterExpo: delays.S_NORMAL_J
 _START = 1024  # first size of every growing array
 
 
-def jitter_draws(strategy) -> int:
+def jitter_draws(strategy: Strategy) -> int:
     """Uniforms one backoff of ``strategy`` draws at most (what the kernel needs in hand)."""
     code = STRATEGY_CODES[type(strategy)]
     if code == delays.S_NORMAL_JITTER:

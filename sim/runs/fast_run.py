@@ -1,7 +1,7 @@
-"""One run by the compiled kernel (``sim.kernels.pool_open``): its arrays, built as
-``engine._build`` builds the reference's objects, and the loop that gives the kernel room,
-draws and the engine's guard checks. Imported only when a run takes the fast path
-(``sim.runs.fast``).
+"""Runs by the compiled kernels: what every kernel's run shares (``ArrayRun``: the loop that gives
+the kernel room, draws and the engine's guard checks; its outputs as the engine reads them), and
+one run of ``sim.kernels.pool_open`` (``PoolOpenRun``: its arrays, built as ``engine._build``
+builds the reference's objects). Imported only when a run takes a fast path (``sim.runs.fast``).
 """
 
 from __future__ import annotations

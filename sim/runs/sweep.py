@@ -342,7 +342,9 @@ def run_sweeps(specs: Sequence[SimulationSpec], *, workers: int | None = None,
     # such run takes them, not only those large enough alone: ``fast.kernel_fits``).
     warm = fast.worth_warming(specs)
     if workers == 1 or len(tasks) <= 1:
-        if warm:
+        if warm and threading.current_thread() is threading.main_thread():
+            # Not from another thread (the app's): loading, or a first compilation, holds the
+            # interpreter for a second or more, and the app's screen with it.
             fast.warm_up()
         # The engine's hook is global: only the main thread's sweep (the CLI's) reports through it.
         counting = threading.current_thread() is threading.main_thread()
