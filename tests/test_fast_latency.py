@@ -274,3 +274,21 @@ def test_a_sweep_loads_the_kernels_first_but_not_from_the_app_s_thread(specs, mo
     other.start()
     other.join(timeout=120)
     assert not other.is_alive() and len(calls) == 1
+
+
+def test_a_changed_kernel_source_drops_numba_s_caches_of_every_kernel(tmp_path):
+    # numba stamps a cached kernel with its own file only; a helper edited in another file
+    # (the heap) must not leave the kernels that compiled it in loading stale code.
+    (tmp_path / "heap.py").write_text("A = 1\n", encoding="utf-8")
+    (tmp_path / "kernel.py").write_text("B = 2\n", encoding="utf-8")
+    cache = tmp_path / "__pycache__"
+    jit.forget_stale(tmp_path)
+    cached = [cache / "kernel.run-10.py311.nbi", cache / "kernel.run-10.py311.1.nbc"]
+    for path in cached:
+        path.write_bytes(b"compiled")
+    jit.forget_stale(tmp_path)  # nothing changed: the caches stay
+    assert all(path.exists() for path in cached)
+    (tmp_path / "heap.py").write_text("A = 3\n", encoding="utf-8")
+    jit.forget_stale(tmp_path)
+    assert not any(path.exists() for path in cached)
+    assert (cache / jit.SOURCES_STAMP).exists() and not list(cache.glob("*.tmp"))

@@ -7,9 +7,11 @@ runs its reference models; see ``sim.runs.fast``).
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import TypeVar
 
 F = TypeVar("F", bound=Callable)
@@ -27,13 +29,48 @@ def pure_requested() -> bool:
 COMPILED = importlib.util.find_spec("numba") is not None
 
 
+# The digest of the kernels' sources their on-disk caches were compiled from (``forget_stale``).
+SOURCES_STAMP = "kernels.sources"
+_checked = False
+
+
+def forget_stale(folder: Path) -> None:
+    """Drop numba's caches in ``folder``/__pycache__ when a source of ``folder`` changed since
+    they were written. numba stamps a cached function with its own file only, and a kernel
+    compiles in the helpers it calls from other files (the heap, the delays): after an edit of
+    one of those alone, the kernels' caches would still load, stale. So one digest of every
+    source is kept beside the caches; on a mismatch they are deleted and compiled again. A
+    folder that cannot be written (numba then caches elsewhere) is left as it is."""
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(folder.glob("*.py")))).hexdigest()
+    cache = folder / "__pycache__"
+    stamp = cache / SOURCES_STAMP
+    try:
+        if stamp.read_text(encoding="ascii") == digest:
+            return
+    except OSError:
+        pass
+    try:
+        cache.mkdir(exist_ok=True)
+        for stale in (*cache.glob("*.nbi"), *cache.glob("*.nbc")):
+            stale.unlink(missing_ok=True)
+        temporary = cache / f"{SOURCES_STAMP}.{os.getpid()}.tmp"
+        temporary.write_text(digest, encoding="ascii")
+        os.replace(temporary, stamp)
+    except OSError:
+        pass
+
+
 def maybe_njit(function: F) -> F:
-    """Compile ``function`` with numba (cached on disk beside its module) when numba is
-    installed; otherwise return it unchanged. The plain function stays reachable as
-    ``plain(function)`` for the tests."""
+    """Compile ``function`` with numba (cached on disk beside its module, ``forget_stale``)
+    when numba is installed; otherwise return it unchanged. The plain function stays reachable
+    as ``plain(function)`` for the tests."""
+    global _checked
     if not COMPILED:
         return function
     import numba
+    if not _checked:
+        forget_stale(Path(__file__).resolve().parent)
+        _checked = True
     return numba.njit(cache=True, nogil=True)(function)
 
 
