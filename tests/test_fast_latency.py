@@ -1,6 +1,6 @@
 """The compiled fast path of study 003's model (``sim.kernels.latency_closed``: closed-loop
-Poisson clients against a LatencyServer, outages, timeouts, the plain strategies) against the
-reference engine: every CSV byte for byte, as the engine runs the kernel (compiled when numba is
+Poisson clients against a LatencyServer, outages with any accept queue, timeouts, the plain
+strategies, ThinkTimeExpo, a RetryBudget) against the reference engine: every CSV byte for byte, as the engine runs the kernel (compiled when numba is
 installed) and as its plain source (on any machine). Then which runs take it, and the loading
 of the kernels a sweep does once (``fast.warm_up``).
 """
@@ -30,8 +30,10 @@ from sim.runs import engine, fast
 # first simulation recovers (a few timeouts, replies that come late, held requests of clients
 # that gave up dropped at the resume), the second collapses for good (abandoned work still
 # occupies the server, retries outrun the latency: every strategy's draws, thousands of
-# timeouts, abandoned held requests served); a surge and a run without timeouts besides.
-# ~1,500-5,000 events a run.
+# timeouts, abandoned held requests served, retry budgets denying); a surge besides. Then an
+# accept queue of 3 through a 140 s outage of 10 clients: SYNs refused and sent again (1, 3,
+# 7, ... s later) until their client times out, or, with a timeout past 127 s, until connect()
+# fails; and a run without timeouts. ~500-5,000 events a run.
 CONFIG = """
 seed = 11
 
@@ -97,6 +99,49 @@ strategies = [
 ]
 
 [[simulation]]
+title = "Latency SYN retries"
+clients = [10]
+repeat = 1
+network_mu = 1.0
+network_sigma = 0.2
+work_to_duration = 0.0
+control = "LatencyServer"
+base_latency = 10.0
+concurrency_limit = 8
+factor = 1.3
+k = 4.0
+workload = "poisson"
+think_time = 1000.0
+horizon = 160000.0
+timeout = 20000.0
+outages = [{ start = 5000.0, duration = 140000.0 }]
+backlog = 3
+strategies = [
+  { type = "ThinkTimeExpo", factor = 2.0, max_delay = 30000.0, jitter = 100.0, name = "Go client" },
+  { type = "Constant", constant = 500.0, name = "constant" },
+]
+
+[[simulation]]
+title = "Latency connect fails"
+clients = [10]
+repeat = 1
+network_mu = 1.0
+network_sigma = 0.2
+work_to_duration = 0.0
+control = "LatencyServer"
+base_latency = 10.0
+concurrency_limit = 8
+factor = 1.3
+k = 4.0
+workload = "poisson"
+think_time = 1000.0
+horizon = 160000.0
+timeout = 150000.0  # past the SYN's last retransmit (127 s): connect() fails first
+outages = [{ start = 5000.0, duration = 140000.0 }]
+backlog = 3
+strategies = [{ type = "ThinkTimeExpo", factor = 2.0, max_delay = 30000.0, jitter = 100.0, name = "Go client" }]
+
+[[simulation]]
 title = "Latency no timeout"
 clients = [20]
 repeat = 1
@@ -123,7 +168,7 @@ def specs(tmp_path_factory: pytest.TempPathFactory):
 
 
 @pytest.mark.parametrize("kernel", ["as the engine runs it", "plain source"])
-@pytest.mark.parametrize("index", [0, 1, 2])
+@pytest.mark.parametrize("index", [0, 1, 2, 3, 4])
 def test_kernel_writes_the_reference_csvs_byte_for_byte(specs, index, kernel, kernel_matches_reference):
     spec = specs[index]
     assert all(fast.kernel_name(spec, s.chain) == fast.LATENCY_CLOSED for s in spec.strategies)
@@ -179,6 +224,22 @@ def test_held_requests_served_and_retry_budgets_as_the_reference_s(specs):
     assert denied == gave_up == timeouts > 0
 
 
+def test_a_full_accept_queue_and_its_syn_retries_as_the_reference_s(specs):
+    # A bounded backlog (study 003's server_outage.toml): arrivals beyond it refused, their
+    # SYNs sent again 1, 3, 7, ... s later while the client waits, held when there is room or
+    # served after the resume; past the last, connect() fails and is heard as a timeout.
+    for spec in specs[2:4]:
+        assert spec.backlog == 3 and spec.backlog_overflow == "syn-retry"
+        for s in spec.strategies:
+            ours = engine.kernel_record(spec, s.label, 10, 0, kernel=jit.plain(latency_closed.run))
+            run = engine.Run(spec, s.label, 10, 0).run()
+            assert (ours.history.times, ours.history.clients, ours.history.packed) == \
+                   (run.history.times, run.history.clients, run.history.packed)
+            assert ours.metrics().refused == run.metrics().refused == run._wiring.gate.refused > 0
+            assert run._wiring.gate.syn_retries > 0
+    assert run.metrics().timeouts > 0  # "connect fails": its timeout (150 s) outlasts the SYN's 127 s
+
+
 def test_the_kernel_saturates_latency_where_the_server_does():
     assert latency_closed._MAX_EXPONENT == servers._MAX_LATENCY_EXPONENT
 
@@ -189,7 +250,7 @@ def test_the_engine_takes_this_kernel_only_for_what_it_expresses(specs):
     assert fast.kernel_name(spec, chain) == fast.LATENCY_CLOSED
     at_start = replace(spec.control, latency_rule="at_start")
     assert fast.kernel_name(replace(spec, control=at_start), chain) is None
-    assert fast.kernel_name(replace(spec, backlog=10), chain) is None
+    assert fast.kernel_name(replace(spec, backlog=10), chain) == fast.LATENCY_CLOSED
     from sim.models.incidents import Incident
     slowed = replace(spec, incidents=(Incident(start=10.0, duration=10.0, slowdown=2.0),))
     assert fast.kernel_name(slowed, chain) is None
@@ -197,7 +258,8 @@ def test_the_engine_takes_this_kernel_only_for_what_it_expresses(specs):
     assert fast.kernel_name(spec, replace(chain, policies=(RetryBudget(), RetryBudget()))) is None
     assert fast.kernel_name(spec, replace(chain, policies=(TokenBucket(),))) is None
     assert fast.kernel_name(spec, replace(chain, strategy=replace(chain.strategy, max_attempts=3))) is None
-    assert fast.kernel_name(spec, replace(chain, strategy=ThinkTimeExpo())) is None
+    assert fast.kernel_name(spec, replace(chain, strategy=ThinkTimeExpo())) == fast.LATENCY_CLOSED
+    assert fast.kernel_name(spec, replace(chain, strategy=ThinkTimeExpo(max_attempts=2))) is None
     assert fast.kernel_name(replace(spec, outages=(Outage(start=5.0, duration=5.0),)), chain) == fast.LATENCY_CLOSED
 
 
@@ -268,9 +330,9 @@ def test_a_sweep_loads_the_kernels_first_but_not_from_the_app_s_thread(specs, mo
     calls = []
     monkeypatch.setattr(fast, "worth_warming", lambda specs: True)
     monkeypatch.setattr(fast, "warm_up", lambda: calls.append(threading.current_thread().name))
-    run_sweep(specs[2], workers=1)
+    run_sweep(specs[-1], workers=1)
     assert calls == [threading.main_thread().name]
-    other = threading.Thread(target=run_sweep, args=(specs[2],), kwargs={"workers": 1})
+    other = threading.Thread(target=run_sweep, args=(specs[-1],), kwargs={"workers": 1})
     other.start()
     other.join(timeout=120)
     assert not other.is_alive() and len(calls) == 1

@@ -13,6 +13,7 @@ S_EXPO = 2
 S_FULL_JITTER = 3
 S_EQUAL_JITTER = 4
 S_NORMAL_JITTER = 5  # NormalJitterExpo (study 003's client): ``sim.kernels.latency_closed``
+S_THINK_TIME = 6  # ThinkTimeExpo (study 003's Go client): ``sim.kernels.latency_closed``
 
 
 @maybe_njit

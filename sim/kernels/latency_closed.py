@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 
 from sim.core import events as ev
-from sim.kernels.delays import S_CONSTANT, S_NO_BACKOFF, S_NORMAL_JITTER, doubling_delay
+from sim.kernels.delays import S_CONSTANT, S_NO_BACKOFF, S_NORMAL_JITTER, S_THINK_TIME, doubling_delay
 from sim.kernels.heap import I_HEAP, I_SEQ, pop, push, push_seq
 from sim.kernels.jit import maybe_njit
 from sim.kernels.outputs import keep_latency, note_event
@@ -43,6 +43,8 @@ H_SAMPLE = 8  # engine._schedule_sampling.sample
 H_END = 9  # engine._schedule_sampling.end
 H_PAUSE = 10  # OutageGate._pause
 H_RESUME = 11  # OutageGate._resume (LatencyServer.resume first)
+H_SYN = 12  # OutageGate's syn_again (arg: the attempt's token << SYN_BITS | the retransmit's index)
+SYN_BITS = 3  # outage._TRY_BITS
 
 # Integer configuration (``cfg_i``).
 C_HAS_TIMEOUT = 0
@@ -62,7 +64,8 @@ C_BUDGET_WINDOW = 13  # the WindowedAdder's slice, in ms
 C_BUDGET_RESERVE = 14
 C_BUDGET_DEPOSIT = 15
 C_BUDGET_WITHDRAWAL = 16
-C_SIZE = 17
+C_BACKLOG = 17  # the accept queue's bound while paused (-1: none); beyond it SYNs retry (syn_gaps) or drop
+C_SIZE = 18
 # Float configuration (``cfg_f``).
 G_TIMEOUT = 0
 G_WIDTH = 1
@@ -110,7 +113,9 @@ I_SILENT = 25
 I_DROPPED_AT_END = 26
 I_GAVE_UP = 27
 I_DENIED = 28  # retries a policy denied (``PolicyEvents.retries_denied``)
-I_SIZE = 29
+I_REFUSED = 29  # arrivals that found the accept queue full (``OutageGate.refused``)
+I_SYN_RETRIES = 30
+I_SIZE = 31
 # A budget's WindowedAdder (``b_state`` per budget; its slices in ``b_buf``).
 B_WRITER = 0
 B_INDEX = 1
@@ -146,14 +151,27 @@ def latency(cfg_f, concurrency):
 
 
 @maybe_njit
-def backoff(cfg_i, cfg_f, bo, jitter, jitter_pos, c, first):
+def backoff(cfg_i, cfg_f, bo, jitter, jitter_pos, c, first, last_think):
     """Client c's next delay (its strategy's ``delays`` generator, one step); ``first``: the
-    call's first failure, where the reference starts a fresh generator."""
+    call's first failure, where the reference starts a fresh generator (ThinkTimeExpo's from
+    the client's last think time, which a call does not change)."""
     kind = cfg_i[C_STRATEGY]
     if kind == S_CONSTANT:
         return cfg_f[G_BASE]
     if kind == S_NO_BACKOFF:
         return 0.0
+    if kind == S_THINK_TIME:  # study 003's Go client: ThinkTimeExpo.think_delays
+        last = last_think[c] if first else bo[c]
+        delay = min(last * cfg_f[G_FACTOR], cfg_f[G_CAP])
+        jit = cfg_f[G_JITTER]
+        if jit != 0.0:
+            u1 = jitter[c, jitter_pos[c]]
+            u2 = jitter[c, jitter_pos[c] + 1]
+            jitter_pos[c] += 2
+            z = math.sqrt(-2.0 * math.log(1.0 - u1)) * math.cos(2.0 * math.pi * u2)
+            delay += z * jit
+        bo[c] = delay  # kept negative: Go sleeps it as 0 but grows the next from it
+        return delay if delay > 0.0 else 0.0
     if kind == S_NORMAL_JITTER:
         if first:
             delay = cfg_f[G_BASE]
@@ -264,12 +282,14 @@ def budget_begin(cfg_i, cfg_f, b_buf, b_state, remaining, c, t):
 
 
 @maybe_njit
-def next_call(cfg_i, cfg_f, hf, hi, st_i, gaps, gap_pos, c, t):
-    """``Clients.think_then_call``: the next call after a think time (shorter in a surge)."""
+def next_call(cfg_i, cfg_f, hf, hi, st_i, gaps, gap_pos, last_think, c, t):
+    """``Clients.think_then_call``: the next call after a think time (shorter in a surge), which
+    a strategy that starts from it reads (``last_think``)."""
     gap = gaps[c, gap_pos[c]]
     gap_pos[c] += 1
     if cfg_i[C_HAS_SURGE] != 0 and cfg_f[G_SURGE_START] <= t < cfg_f[G_SURGE_END]:
         gap /= cfg_f[G_SURGE_FACTOR]
+    last_think[c] = gap
     push(hf, hi, st_i, t + gap, H_CALL, c, 0)
 
 
@@ -289,9 +309,51 @@ def sweep(cfg_f, hf, hi, st_i, fl_f, fl_i, t):
 
 
 @maybe_njit
+def accept(cfg_f, hf, hi, st_i, fl_f, fl_i, series, c, tok, t):
+    """LatencyServer.receive_write: the request is in flight from now; a check is scheduled on
+    the grid if none is. Its packed event."""
+    concurrency = st_i[I_CONCURRENCY] + 1
+    st_i[I_CONCURRENCY] = concurrency
+    j = (st_i[I_FLIGHT_HEAD] + st_i[I_FLIGHT]) % fl_f.shape[0]
+    fl_f[j] = t
+    fl_i[j, 0] = c
+    fl_i[j, 1] = tok
+    st_i[I_FLIGHT] += 1
+    series[R_ACCEPTED, int(t * cfg_f[G_INVERSE_WIDTH])] += 1
+    if st_i[I_CHECKING] == 0:
+        st_i[I_CHECKING] = 1
+        interval = cfg_f[G_INTERVAL]
+        n = int(t / interval) + 1  # the next tick of the grid
+        push(hf, hi, st_i, n * interval, H_CHECK, -1, n)
+    return _ACCEPTS | ((concurrency + 1) << _SHIFT)
+
+
+@maybe_njit
+def time_out(cfg_f, hf, hi, st_i, series, token, waiting, tries, c, tok, t):
+    """``Clients.on_timeout`` (a timeout due, or a connect() that failed): nothing if the client
+    no longer waits for that attempt, else the failure decided at once. Its packed event."""
+    if tok != token[c] or waiting[c] == 0:
+        return _NO_EVENT
+    waiting[c] = 0
+    st_i[I_TIMEOUTS] += 1
+    series[R_TIMED_OUT, int(t * cfg_f[G_INVERSE_WIDTH])] += 1
+    push(hf, hi, st_i, t, H_AFTER_FAILURE, c, _TIMED_OUT_KIND)
+    return _TIMES_OUT | ((tries[c] + 1) << _SHIFT)
+
+
+@maybe_njit
+def hold(st_i, held, c, tok):
+    """OutageGate: an arrival held at the door until the resume."""
+    n_held = st_i[I_HELD]
+    held[n_held, 0] = c
+    held[n_held, 1] = tok
+    st_i[I_HELD] = n_held + 1
+
+
+@maybe_njit
 def run(cfg_i, cfg_f, st_i, st_f, hf, hi, fl_f, fl_i, df, di, held, token, waiting, active, tries,
         first, bo, attempts, series, lat_v, lat_c, lat_t, net, net_pos, jitter, jitter_pos, gaps,
-        gap_pos, rec_t, rec_c, rec_p, b_buf, b_state, remaining):
+        gap_pos, rec_t, rec_c, rec_p, b_buf, b_state, remaining, last_think, syn_gaps):
     """Process events until the heap is empty (``DONE``) or Python must step in."""
     has_timeout = cfg_i[C_HAS_TIMEOUT] != 0
     jitter_draws = cfg_i[C_JITTER_DRAWS]
@@ -299,6 +361,7 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, fl_f, fl_i, df, di, held, token, waiti
     record = cfg_i[C_RECORD] != 0
     latency_sample = cfg_i[C_LATENCY_SAMPLE]
     drop_abandoned = cfg_i[C_DROP_ABANDONED] != 0
+    backlog = cfg_i[C_BACKLOG]
     budget = cfg_i[C_BUDGET] != 0
     budget_shared = cfg_i[C_BUDGET_SHARED] != 0
     budget_at_success = cfg_i[C_BUDGET_AT_SUCCESS] != 0
@@ -367,25 +430,28 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, fl_f, fl_i, df, di, held, token, waiti
                 st_i[I_DUE] = n_due + 1
             p = _WRITE | ((k + 1) << _SHIFT)
         elif handler == H_RECEIVE:
-            if st_i[I_PAUSED] != 0:  # OutageGate.wrap: held at the door until the resume
-                n_held = st_i[I_HELD]
-                held[n_held, 0] = c
-                held[n_held, 1] = a
-                st_i[I_HELD] = n_held + 1
-            else:
-                concurrency = st_i[I_CONCURRENCY] + 1
-                st_i[I_CONCURRENCY] = concurrency
-                j = (st_i[I_FLIGHT_HEAD] + st_i[I_FLIGHT]) % flight_cap
-                fl_f[j] = t
-                fl_i[j, 0] = c
-                fl_i[j, 1] = a
-                st_i[I_FLIGHT] += 1
-                series[R_ACCEPTED, int(t * inv)] += 1
-                if st_i[I_CHECKING] == 0:
-                    st_i[I_CHECKING] = 1
-                    n = int(t / interval) + 1  # the next tick of the grid
-                    push(hf, hi, st_i, n * interval, H_CHECK, -1, n)
-                p = _ACCEPTS | ((concurrency + 1) << _SHIFT)
+            if st_i[I_PAUSED] == 0:
+                p = accept(cfg_f, hf, hi, st_i, fl_f, fl_i, series, c, a, t)
+            elif backlog >= 0 and st_i[I_HELD] >= backlog:  # OutageGate.wrap: the queue is full
+                st_i[I_REFUSED] += 1
+                if syn_gaps.shape[0] > 0:  # "syn-retry": the SYN again, 1 s later
+                    push(hf, hi, st_i, t + syn_gaps[0], H_SYN, c, a << SYN_BITS)
+            else:  # held at the door until the resume
+                hold(st_i, held, c, a)
+        elif handler == H_SYN:  # OutageGate's syn_again: retransmit number kk of attempt tok's SYN
+            tok = a >> SYN_BITS
+            kk = a & ((1 << SYN_BITS) - 1)
+            if waiting[c] != 0 and token[c] == tok:  # else the client closed the socket
+                if kk == syn_gaps.shape[0] - 1:  # the wait after the last: connect() fails
+                    p = time_out(cfg_f, hf, hi, st_i, series, token, waiting, tries, c, tok, t)
+                else:
+                    st_i[I_SYN_RETRIES] += 1
+                    if st_i[I_PAUSED] == 0:
+                        p = accept(cfg_f, hf, hi, st_i, fl_f, fl_i, series, c, tok, t)
+                    elif st_i[I_HELD] >= backlog:
+                        push(hf, hi, st_i, t + syn_gaps[kk + 1], H_SYN, c, a + 1)
+                    else:
+                        hold(st_i, held, c, tok)
         elif handler == H_CHECK:
             if st_i[I_PAUSED] != 0:
                 st_i[I_CHECKING] = 0  # stopped: the resume checks again
@@ -413,7 +479,7 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, fl_f, fl_i, df, di, held, token, waiti
                 series[R_GOODPUT, int(t * inv)] += 1
                 if budget and budget_at_success:  # heard: RequeueFilter's deposit
                     budget_deposit(cfg_i, cfg_f, b_buf, b_state, 0 if budget_shared else c, t)
-                next_call(cfg_i, cfg_f, hf, hi, st_i, gaps, gap_pos, c, t)
+                next_call(cfg_i, cfg_f, hf, hi, st_i, gaps, gap_pos, last_think, c, t)
                 p = _SUCCEEDS | ((tries[c] + 1) << _SHIFT)
         elif handler == H_TIMEOUT:
             st_i[I_DUE_HEAD] = (st_i[I_DUE_HEAD] + 1) % due_cap
@@ -428,12 +494,7 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, fl_f, fl_i, df, di, held, token, waiti
                 st_i[I_DUE_HEAD] = (head + 1) % due_cap
                 st_i[I_DUE] -= 1
                 st_i[I_SKIPPED] += 1
-            if a == token[c] and waiting[c] != 0:  # on_timeout
-                waiting[c] = 0
-                st_i[I_TIMEOUTS] += 1
-                series[R_TIMED_OUT, int(t * inv)] += 1
-                push(hf, hi, st_i, t, H_AFTER_FAILURE, c, _TIMED_OUT_KIND)
-                p = _TIMES_OUT | ((tries[c] + 1) << _SHIFT)
+            p = time_out(cfg_f, hf, hi, st_i, series, token, waiting, tries, c, a, t)
         elif handler == H_AFTER_FAILURE:
             k = tries[c]
             verdict = 0  # with a budget (the chain's first link): 0 retry, 1 denied, 2 request limit
@@ -445,13 +506,13 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, fl_f, fl_i, df, di, held, token, waiti
                 else:
                     remaining[c] -= 1
             if verdict == 0:  # the strategy's delay (the chain's next link)
-                delay = backoff(cfg_i, cfg_f, bo, jitter, jitter_pos, c, k == 1)
+                delay = backoff(cfg_i, cfg_f, bo, jitter, jitter_pos, c, k == 1, last_think)
                 push(hf, hi, st_i, t + delay, H_SEND, c, 0)
                 p = _BACKS_OFF
             else:  # GiveUp: the call ends, the next follows a think time
                 st_i[I_GAVE_UP] += 1
                 active[c] = 0
-                next_call(cfg_i, cfg_f, hf, hi, st_i, gaps, gap_pos, c, t)
+                next_call(cfg_i, cfg_f, hf, hi, st_i, gaps, gap_pos, last_think, c, t)
                 if verdict == 1:
                     st_i[I_DENIED] += 1
                     p = _BUDGET_DENIED

@@ -10,13 +10,14 @@ tests/test_fast_latency.py):
   or load curve;
 - ``latency_closed``: study 003's model, closed-loop Poisson clients (a surge too) against a
   LatencyServer under its ``"current"`` rule, client timeouts, a strategy without limits
-  (NormalJitterExpo among them) alone or after a RetryBudget (Finagle's, any scope and deposit),
-  outages with an unbounded accept queue; no incident, tier or other policy.
+  (NormalJitterExpo and ThinkTimeExpo among them) alone or after a RetryBudget (Finagle's, any
+  scope and deposit), outages with any accept queue (SYN retries too); no incident, tier or
+  other policy.
 
 The engine asks ``kernel_fits`` before each run: a run a kernel expresses goes to it when numba
 is installed, ``BACKOFF_SIM_PURE`` is not set, and the run is large enough to pay for loading
-the kernel, or the kernels are loaded in this process already (``warm_up``: a sweep whose runs
-are worth it loads them once, before forking its workers). Every other run takes the reference
+the kernel, or the kernels are loaded in this process already (``warm_up``: each worker of a
+sweep whose runs are worth it loads them as it starts). Every other run takes the reference
 models. This module imports neither numba nor the kernels; the engine does when a run takes one
 (``engine.kernel_metrics``, ``engine.kernel_record``, over ``run_class``).
 """
@@ -29,7 +30,8 @@ from collections.abc import Sequence
 from sim.kernels import jit
 from sim.models.pool import PoolServer
 from sim.models.servers import LatencyServer
-from sim.models.strategies import Constant, EqualJitteredExpo, Expo, FullJitteredExpo, NoBackoff, NormalJitterExpo
+from sim.models.strategies import (Constant, EqualJitteredExpo, Expo, FullJitteredExpo, NoBackoff, NormalJitterExpo,
+                                   ThinkTimeExpo)
 from sim.models.workloads import Open, Poisson
 from sim.policies.chain import ChainSpec
 from sim.policies.retry_budget import RetryBudget
@@ -43,7 +45,7 @@ from sim.spec import SimulationSpec
 MIN_EVENTS = 500_000
 # The plain strategies the kernels draw delays for (``pool_open.backoff``, ``latency_closed.backoff``).
 STRATEGIES = (Constant, NoBackoff, Expo, FullJitteredExpo, EqualJitteredExpo)
-LATENCY_STRATEGIES = STRATEGIES + (NormalJitterExpo,)
+LATENCY_STRATEGIES = STRATEGIES + (NormalJitterExpo, ThinkTimeExpo)
 # The kernels (modules of ``sim.kernels``) and the classes that drive a run of each.
 POOL_OPEN = "pool_open"
 LATENCY_CLOSED = "latency_closed"
@@ -66,7 +68,7 @@ def _latency_closed_expresses(spec: SimulationSpec, chain: ChainSpec) -> bool:
             and type(spec.workload) is Poisson and type(strategy) in LATENCY_STRATEGIES
             and strategy.max_attempts is None and strategy.max_elapsed is None
             and (not policies or (len(policies) == 1 and type(policies[0]) is RetryBudget))
-            and (not spec.stops or spec.backlog is None) and not spec.degradations and not spec.tiers)
+            and not spec.degradations and not spec.tiers)
 
 
 def kernel_name(spec: SimulationSpec, chain: ChainSpec) -> str | None:

@@ -18,22 +18,25 @@ from sim.kernels.blocks import ClientBlocks
 from sim.kernels.jit import plain
 from sim.models.clients import LATENCY_SAMPLE
 from sim.models.servers import LatencyServer
-from sim.models.strategies import NormalJitterExpo, Strategy
+from sim.models.outage import AcceptQueue
+from sim.models.strategies import NormalJitterExpo, Strategy, ThinkTimeExpo
 from sim.models.workloads import Outage, Poisson
 from sim.policies.chain import ChainSpec
+from sim.policies.entries import seconds_per_unit
 from sim.policies.retry_budget import SLICES, RetryBudget
 from sim.runs import fast_run
 from sim.runs.fast_run import ArrayRun, KernelSide, NoGuard, grown
 from sim.spec import SimulationSpec
 
-STRATEGY_CODES = {**fast_run.STRATEGY_CODES, NormalJitterExpo: delays.S_NORMAL_JITTER}
+STRATEGY_CODES = {**fast_run.STRATEGY_CODES, NormalJitterExpo: delays.S_NORMAL_JITTER,
+                  ThinkTimeExpo: delays.S_THINK_TIME}
 _START = 1024  # first size of every growing array
 
 
 def jitter_draws(strategy: Strategy) -> int:
     """Uniforms one backoff of ``strategy`` draws at most (what the kernel needs in hand)."""
     code = STRATEGY_CODES[type(strategy)]
-    if code == delays.S_NORMAL_JITTER:
+    if code in (delays.S_NORMAL_JITTER, delays.S_THINK_TIME):  # a normal variate: two uniforms
         return 2 if strategy.jitter else 0
     return 1 if code in (delays.S_FULL_JITTER, delays.S_EQUAL_JITTER) else 0
 
@@ -85,6 +88,9 @@ class LatencyClosedRun(ArrayRun):
         elif code == delays.S_NORMAL_JITTER:
             cfg_f[k.G_BASE], cfg_f[k.G_CAP] = float(strategy.min_delay), float(strategy.max_delay)
             cfg_f[k.G_FACTOR], cfg_f[k.G_JITTER] = float(strategy.factor), float(strategy.jitter)
+        elif code == delays.S_THINK_TIME:
+            cfg_f[k.G_CAP] = float(strategy.max_delay)
+            cfg_f[k.G_FACTOR], cfg_f[k.G_JITTER] = float(strategy.factor), float(strategy.jitter)
         elif code != delays.S_NO_BACKOFF:
             cfg_f[k.G_BASE], cfg_f[k.G_CAP] = float(strategy.base), float(strategy.cap)
         cfg_f[k.G_LATENCY] = float(control.base_latency)
@@ -123,6 +129,12 @@ class LatencyClosedRun(ArrayRun):
         self.rec_c = np.zeros(size, dtype=np.int64)
         self.rec_p = np.zeros(size, dtype=np.int64)
         self._no_jitter = (np.zeros((n, 0), dtype=np.float64), np.zeros(n, dtype=np.int64))
+        # Each client's last think time, its first start time at first (``Clients``).
+        self.last_think = np.array(starts, dtype=np.float64).reshape(n)
+        queue = AcceptQueue(spec.backlog, spec.backlog_overflow, spec.abandoned, seconds_per_unit(spec.time_unit))
+        cfg_i[k.C_BACKLOG] = -1 if queue.backlog is None else int(queue.backlog)
+        syn = queue.backlog is not None and queue.overflow == "syn-retry"
+        self.syn_gaps = np.array(queue.syn_gaps if syn else (), dtype=np.float64)
         stops = spec.stops
         self.has_gate = bool(stops)
         # The first items, in the reference's order: the outages' pauses and resumes
@@ -185,7 +197,8 @@ class LatencyClosedRun(ArrayRun):
                 self.di, self.held, self.token, self.waiting, self.active, self.tries, self.first, self.bo,
                 self.attempts, self.series, self.lat_v, self.lat_c, self.lat_t, self.net.values,
                 self.net.pos, jitter_values, jitter_pos, self.gaps.values, self.gaps.pos, self.rec_t,
-                self.rec_c, self.rec_p, self.b_buf, self.b_state, self.remaining)
+                self.rec_c, self.rec_p, self.b_buf, self.b_state, self.remaining, self.last_think,
+                self.syn_gaps)
 
     def _refill(self) -> None:
         for blocks, need in ((self.net, 1), (self.gaps, 1), (self.jitter, self.jitter_draws)):
@@ -211,6 +224,9 @@ class LatencyClosedRun(ArrayRun):
         st = self.st_i
         unscheduled = int(st[k.I_SKIPPED]) + max(int(st[k.I_DUE]) - 1, 0)
         return int(st[heap.I_SEQ] - st[k.I_DROPPED_AT_END] - st[k.I_SILENT]) - unscheduled
+
+    def refused(self) -> int:
+        return int(self.st_i[k.I_REFUSED])
 
     def side(self) -> KernelSide:
         """The clients' outcomes, as ``engine._metrics`` reads them."""

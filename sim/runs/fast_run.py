@@ -90,8 +90,7 @@ class NoGuard:
 
 
 class GateCounts(NamedTuple):
-    """What ``engine._metrics`` reads of an outage gate (``OutageGate``): an unbounded accept
-    queue refuses nothing."""
+    """What ``engine._metrics`` reads of an outage gate (``OutageGate``)."""
 
     refused: int
     dropped: int
@@ -188,8 +187,12 @@ class ArrayRun:
         series = self.series_spec
         for row, name in enumerate(series.names):
             setattr(series, name, self.series[row].tolist())
-        gate = GateCounts(0, int(self.st_i[self.codes.I_GATE_DROPPED])) if self.has_gate else None
+        gate = GateCounts(self.refused(), int(self.st_i[self.codes.I_GATE_DROPPED])) if self.has_gate else None
         return KernelWiring(series, gate)
+
+    def refused(self) -> int:
+        """Arrivals the outage gate's accept queue refused: none where it has no bound."""
+        return 0
 
     def history(self) -> History:
         history = History()

@@ -20,7 +20,7 @@ from sim.analysis.open_metrics import OpenRunMetrics, latency_summary
 from sim.analysis.recovery import UNDECIDED, RecoverySummary, summary_note
 from sim.analysis.stats import Estimate, estimate
 from sim.analysis.tiers import TierSummary, tier_summaries
-from sim.runs.procpool import WorkerPool, default_context, report_progress
+from sim.runs.procpool import WorkerPool, report_progress
 from sim.runs import engine, fast
 from sim.runs.engine import Run, record_run, run_metrics
 from sim.runs.shared_runs import no_attempt_failed, stands_for
@@ -277,8 +277,7 @@ _counting = _Counting()
 
 def _init_worker(counting: bool, warm: bool) -> None:
     """In each worker: report the events of long runs to the parent when it counts them; load
-    the compiled kernels when the sweep's runs are worth it (``fast.warm_up``; a forked worker
-    has them from its parent already)."""
+    the compiled kernels when the sweep's runs are worth it (``fast.warm_up``)."""
     _counting.start(_Reported() if counting else None)
     if warm:
         fast.warm_up()
@@ -368,10 +367,9 @@ def run_sweeps(specs: Sequence[SimulationSpec], *, workers: int | None = None,
         if tick is not None:
             tick()
 
-    context = default_context()
-    if warm and context.get_start_method() == "fork":
-        fast.warm_up()  # once, here: the workers forked below inherit the loaded kernels
-    with WorkerPool(min(workers, len(tasks)), context=context, initializer=_init_worker,
+    # Each worker loads the kernels as it starts, all at once; not this process before forking
+    # them, which would hold numba's ~120 MB while it writes the files (server_outage's peak).
+    with WorkerPool(min(workers, len(tasks)), initializer=_init_worker,
                     initargs=(events is not None, warm)) as pool:
         for outcome in pool.imap_in_background(_run_task, tasks, tick=check,
                                                on_progress=events.add if events is not None else None):
