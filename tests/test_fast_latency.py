@@ -271,6 +271,13 @@ def test_a_sweep_worth_it_loads_the_kernels_once_then_every_run_takes_them(specs
     assert not fast.worth_warming([spec])
     big = replace(spec, clients=(3000,), horizon=300_000.0)  # ~20 M events expected
     assert fast.worth_warming([big]) == fast.available()
+    # Each process that loads them pays: a sweep on 2 workers needs twice the events.
+    from sim.runs.resources import expected_events
+    total, minimum = len(big.strategies) * big.repeat * expected_events(big, 3000), fast.MIN_EVENTS
+    monkeypatch.setattr(fast, "MIN_EVENTS", int(total * 0.75))
+    assert fast.worth_warming([big], 1) == fast.available()
+    assert not fast.worth_warming([big], 2)
+    monkeypatch.setattr(fast, "MIN_EVENTS", minimum)
     fast.warm_up()
     assert fast._warm == fast.available()
     assert fast.kernel_fits(spec, chain, 30) == fast.available()
@@ -328,7 +335,7 @@ def test_a_sweep_loads_the_kernels_first_but_not_from_the_app_s_thread(specs, mo
 
     from sim.runs.sweep import run_sweep
     calls = []
-    monkeypatch.setattr(fast, "worth_warming", lambda specs: True)
+    monkeypatch.setattr(fast, "worth_warming", lambda specs, processes=1: True)
     monkeypatch.setattr(fast, "warm_up", lambda: calls.append(threading.current_thread().name))
     run_sweep(specs[-1], workers=1)
     assert calls == [threading.main_thread().name]

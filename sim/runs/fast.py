@@ -39,8 +39,8 @@ from sim.runs.resources import expected_events
 from sim.spec import SimulationSpec
 
 # A run expected to record fewer events takes the reference engine: it is over in about the
-# time a fresh process takes to load the compiled kernel (numba's import and its cache: ~1.5 s
-# on an idle 2-core machine, the reference's time for ~0.5 M events), unless the kernels are
+# time a fresh process takes to load the compiled kernels (numba's import, 0.4 s, and its cache,
+# 0.8 s, on this 2-core machine: the reference's time for ~0.5-1 M events), unless the kernels are
 # loaded in this process already (``warm_up``: a sweep's workers, whose runs share the cost).
 MIN_EVENTS = 500_000
 # The plain strategies the kernels draw delays for (``pool_open.backoff``, ``latency_closed.backoff``).
@@ -104,25 +104,26 @@ def run_class(name: str) -> type:
     return getattr(importlib.import_module(module), attribute)
 
 
-def worth_warming(specs: Sequence[SimulationSpec]) -> bool:
+def worth_warming(specs: Sequence[SimulationSpec], processes: int = 1) -> bool:
     """Whether a sweep of ``specs`` (every strategy at every client count and repetition) has
-    enough events for the kernels to pay for loading them once in each process."""
+    enough events a kernel expresses to pay for loading the kernels once in each of its
+    ``processes`` (``MIN_EVENTS`` each)."""
     if not available():
         return False
-    total = 0.0
+    total, needed = 0.0, MIN_EVENTS * max(1, processes)
     for spec in specs:
         chains = [s.chain for s in spec.strategies if kernel_expresses(spec, s.chain)]
         if chains:
             total += len(chains) * spec.repeat * sum(expected_events(spec, n) for n in spec.clients)
-            if total >= MIN_EVENTS:
+            if total >= needed:
                 return True
     return False
 
 
 def warm_up() -> None:
     """Load the compiled kernels in this process (from numba's cache; compiled the first time),
-    so that every run a kernel expresses takes it from now on. Called where many runs follow: a
-    sweep's pool, before it forks its workers, or in each worker it starts otherwise."""
+    so that every run a kernel expresses takes it from now on. Called where many runs follow:
+    in each worker of a sweep's pool as it starts, or before a sweep in this process."""
     global _warm
     if _warm or not available():
         return

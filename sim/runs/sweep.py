@@ -339,8 +339,9 @@ def run_sweeps(specs: Sequence[SimulationSpec], *, workers: int | None = None,
         progress(0, total)
     # The compiled kernels, where the sweep's runs they express pay for loading them (so every
     # such run takes them, not only those large enough alone: ``fast.kernel_fits``).
-    warm = fast.worth_warming(specs)
-    if workers == 1 or len(tasks) <= 1:
+    in_process = workers == 1 or len(tasks) <= 1
+    warm = fast.worth_warming(specs, 1 if in_process else min(workers, len(tasks)))
+    if in_process:
         if warm and threading.current_thread() is threading.main_thread():
             # Not from another thread (the app's): loading, or a first compilation, holds the
             # interpreter for a second or more, and the app's screen with it.
