@@ -178,7 +178,7 @@ def export_csvs():
     return _export_csvs
 
 
-_REFERENCE_CSVS: dict[tuple[str, str], dict[str, str]] = {}  # by (file, title): made once
+_REFERENCE_CSVS: dict[tuple[str, str], dict[str, str]] = {}  # by (kernel module, title): made once
 
 
 def _kernel_matches_reference(spec, module, plain_source: bool, monkeypatch: pytest.MonkeyPatch) -> None:
