@@ -54,7 +54,6 @@ NEED_ROOM = 1
 NEED_DRAWS = 2
 GUARD = 3
 
-
 # Series rows (``sim.core.series``: SERIES_NAMES, then PoolServer's server_drops).
 R_OFFERED, R_RETRIES, R_ACCEPTED, R_REJECTED, R_TIMED_OUT, R_IN_SERVICE, R_QUEUED, R_GOODPUT, R_DROPS = range(9)
 
