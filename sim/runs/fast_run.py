@@ -123,7 +123,6 @@ class ArrayRun:
     rec_t: np.ndarray
     rec_c: np.ndarray
     rec_p: np.ndarray
-
     kernel: Callable[..., int]
     cfg_i: np.ndarray
     lat_v: np.ndarray
@@ -195,6 +194,7 @@ class ArrayRun:
         return 0
 
     def history(self) -> History:
+        """The recorded events, as the reference's ``Run.history`` holds them."""
         history = History()
         n = int(self.st_i[self.codes.I_RECORDED])
         history.times = self.rec_t[:n].tolist()
