@@ -4,6 +4,8 @@ or per call (``bo``)."""
 
 from __future__ import annotations
 
+import math
+
 from sim.kernels.jit import maybe_njit
 
 # Strategy codes: a kernel's configuration names its strategy by one of these.
@@ -33,3 +35,14 @@ def doubling_delay(kind, cap, bo, s, jitter, jitter_pos, c):
         return u * t
     half = t / 2.0  # S_EQUAL_JITTER
     return half + u * half
+
+
+@maybe_njit
+def normal_variate(jitter, jitter_pos, c):
+    """A standard normal from client ``c``'s next two uniforms, by the Box-Muller transform the
+    strategies use (``NormalJitterExpo``, ``ThinkTimeExpo``): the same expression, the same bits."""
+    u1 = jitter[c, jitter_pos[c]]
+    u2 = jitter[c, jitter_pos[c] + 1]
+    jitter_pos[c] += 2
+    return math.sqrt(-2.0 * math.log(1.0 - u1)) * math.cos(2.0 * math.pi * u2)
+

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 
 from sim.core import events as ev
-from sim.kernels.delays import S_CONSTANT, S_NO_BACKOFF, S_NORMAL_JITTER, S_THINK_TIME, doubling_delay
+from sim.kernels.delays import S_CONSTANT, S_NO_BACKOFF, S_NORMAL_JITTER, S_THINK_TIME, doubling_delay, normal_variate
 from sim.kernels.heap import I_HEAP, I_SEQ, pop, push, push_seq
 from sim.kernels.jit import maybe_njit
 from sim.kernels.outputs import keep_latency, note_event
@@ -165,11 +165,7 @@ def backoff(cfg_i, cfg_f, bo, jitter, jitter_pos, c, first, last_think):
         delay = min(last * cfg_f[G_FACTOR], cfg_f[G_CAP])
         jit = cfg_f[G_JITTER]
         if jit != 0.0:
-            u1 = jitter[c, jitter_pos[c]]
-            u2 = jitter[c, jitter_pos[c] + 1]
-            jitter_pos[c] += 2
-            z = math.sqrt(-2.0 * math.log(1.0 - u1)) * math.cos(2.0 * math.pi * u2)
-            delay += z * jit
+            delay += normal_variate(jitter, jitter_pos, c) * jit
         bo[c] = delay  # kept negative: Go sleeps it as 0 but grows the next from it
         return delay if delay > 0.0 else 0.0
     if kind == S_NORMAL_JITTER:
@@ -181,11 +177,7 @@ def backoff(cfg_i, cfg_f, bo, jitter, jitter_pos, c, first, last_think):
             delay = min(grown * cfg_f[G_FACTOR], cfg_f[G_CAP])
             jit = cfg_f[G_JITTER]
             if jit != 0.0:
-                u1 = jitter[c, jitter_pos[c]]
-                u2 = jitter[c, jitter_pos[c] + 1]
-                jitter_pos[c] += 2
-                z = math.sqrt(-2.0 * math.log(1.0 - u1)) * math.cos(2.0 * math.pi * u2)
-                delay = max(0.0, delay + z * jit * delay)
+                delay = max(0.0, delay + normal_variate(jitter, jitter_pos, c) * jit * delay)
         bo[c] = delay
         return delay
     if first:

@@ -15,7 +15,6 @@ from sim.core.streams import PURPOSE_JITTER, PURPOSE_NETWORK, PURPOSE_WORKLOAD, 
 from sim.kernels import delays, heap
 from sim.kernels import latency_closed as k
 from sim.kernels.blocks import ClientBlocks
-from sim.kernels.jit import plain
 from sim.models.clients import LATENCY_SAMPLE
 from sim.models.servers import LatencyServer
 from sim.models.outage import AcceptQueue
@@ -25,12 +24,11 @@ from sim.policies.chain import ChainSpec
 from sim.policies.entries import seconds_per_unit
 from sim.policies.retry_budget import SLICES, RetryBudget
 from sim.runs import fast_run
-from sim.runs.fast_run import ArrayRun, KernelSide, NoGuard, grown
+from sim.runs.fast_run import START, ArrayRun, KernelSide, NoGuard, grown
 from sim.spec import SimulationSpec
 
 STRATEGY_CODES = {**fast_run.STRATEGY_CODES, NormalJitterExpo: delays.S_NORMAL_JITTER,
                   ThinkTimeExpo: delays.S_THINK_TIME}
-_START = 1024  # first size of every growing array
 
 
 def jitter_draws(strategy: Strategy) -> int:
@@ -106,13 +104,13 @@ class LatencyClosedRun(ArrayRun):
         self.st_i = np.zeros(k.I_SIZE, dtype=np.int64)
         self.st_i[k.I_STRIDE] = 1
         self.st_f = np.zeros(k.F_SIZE, dtype=np.float64)
-        self.hf = np.zeros(max(_START, 2 * n + 8), dtype=np.float64)
+        self.hf = np.zeros(max(START, 2 * n + 8), dtype=np.float64)
         self.hi = np.zeros((self.hf.shape[0], 4), dtype=np.int64)
-        self.fl_f = np.zeros(_START, dtype=np.float64)
-        self.fl_i = np.zeros((_START, 2), dtype=np.int64)
-        self.df = np.zeros(_START, dtype=np.float64)
-        self.di = np.zeros((_START, 3), dtype=np.int64)
-        self.held = np.zeros((_START, 2), dtype=np.int64)
+        self.fl_f = np.zeros(START, dtype=np.float64)
+        self.fl_i = np.zeros((START, 2), dtype=np.int64)
+        self.df = np.zeros(START, dtype=np.float64)
+        self.di = np.zeros((START, 3), dtype=np.int64)
+        self.held = np.zeros((START, 2), dtype=np.int64)
         self.token = np.zeros(n, dtype=np.int64)
         self.waiting = np.zeros(n, dtype=np.int64)
         self.active = np.zeros(n, dtype=np.int64)
@@ -121,13 +119,7 @@ class LatencyClosedRun(ArrayRun):
         self.bo = np.zeros(n, dtype=np.float64)
         self.attempts = np.zeros(n, dtype=np.int64)
         self.series = np.zeros((len(SERIES_NAMES), buckets + 1), dtype=np.int64)
-        self.lat_v = np.zeros(_START, dtype=np.float64)
-        self.lat_c = np.zeros(_START, dtype=np.int64)
-        self.lat_t = np.zeros(_START, dtype=np.float64)
-        size = _START if record else 1
-        self.rec_t = np.zeros(size, dtype=np.float64)
-        self.rec_c = np.zeros(size, dtype=np.int64)
-        self.rec_p = np.zeros(size, dtype=np.int64)
+        self._make_outputs(record)
         self._no_jitter = (np.zeros((n, 0), dtype=np.float64), np.zeros(n, dtype=np.int64))
         # Each client's last think time, its first start time at first (``Clients``).
         self.last_think = np.array(starts, dtype=np.float64).reshape(n)
@@ -137,18 +129,7 @@ class LatencyClosedRun(ArrayRun):
         self.syn_gaps = np.array(queue.syn_gaps if syn else (), dtype=np.float64)
         stops = spec.stops
         self.has_gate = bool(stops)
-        # The first items, in the reference's order: the outages' pauses and resumes
-        # (OutageGate), each client's first call, then the bucket sampling and the horizon
-        # (engine._schedule_sampling).
-        push = plain(heap.push)  # a few items: not worth a compiled variant per Python type
-        for i, outage in enumerate(stops):
-            push(self.hf, self.hi, self.st_i, float(outage.start), k.H_PAUSE, -1, i)
-            push(self.hf, self.hi, self.st_i, float(outage.end), k.H_RESUME, -1, i)
-        self.st_i[k.I_MARKERS] = 2 * len(stops)
-        for c, t0 in enumerate(starts):
-            push(self.hf, self.hi, self.st_i, float(t0), k.H_CALL, c, 0)
-        push(self.hf, self.hi, self.st_i, self.series_spec.width, k.H_SAMPLE, -1, 0)
-        push(self.hf, self.hi, self.st_i, float(spec.horizon), k.H_END, -1, 0)
+        self._push_first(stops, starts, spec.horizon)
 
     @staticmethod
     def _budget(chain: ChainSpec, n: int, cfg_i: np.ndarray, cfg_f: np.ndarray) -> int:

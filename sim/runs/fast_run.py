@@ -6,7 +6,7 @@ builds the reference's objects). Imported only when a run takes a fast path (``s
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import NamedTuple
 
@@ -32,7 +32,7 @@ from sim.spec import SimulationSpec
 STRATEGY_CODES = {Constant: delays.S_CONSTANT, NoBackoff: delays.S_NO_BACKOFF, Expo: delays.S_EXPO,
                   FullJitteredExpo: delays.S_FULL_JITTER, EqualJitteredExpo: delays.S_EQUAL_JITTER}
 JITTERED = (delays.S_FULL_JITTER, delays.S_EQUAL_JITTER)
-_START = 1024  # first size of every growing array
+START = 1024  # first size of every growing array
 
 
 def _levels(incident: Incident, workers: int) -> tuple[float, float]:
@@ -140,6 +140,35 @@ class ArrayRun:
 
     def _grow(self) -> None:
         raise NotImplementedError
+
+    def _make_outputs(self, record: bool) -> None:
+        """The latency sample's arrays and the history's (one slot when the run records none),
+        grown as they fill (``_grow_outputs``)."""
+        self.lat_v = np.zeros(START, dtype=np.float64)
+        self.lat_c = np.zeros(START, dtype=np.int64)
+        self.lat_t = np.zeros(START, dtype=np.float64)
+        size = START if record else 1
+        self.rec_t = np.zeros(size, dtype=np.float64)
+        self.rec_c = np.zeros(size, dtype=np.int64)
+        self.rec_p = np.zeros(size, dtype=np.int64)
+
+    def _push_first(self, stops: Sequence[Outage], starts: Sequence[float], horizon: float,
+                    after_gate: Sequence[tuple[float, int, int, int]] = ()) -> None:
+        """The first items, in the reference's order: the outages' pauses and resumes
+        (OutageGate), what is built after the gate (``after_gate``: incidents), each client's
+        first call, then the bucket sampling and the horizon (engine._schedule_sampling)."""
+        codes, st = self.codes, self.st_i
+        push = plain(heap.push)  # a few items: not worth a compiled variant per Python type
+        for i, outage in enumerate(stops):
+            push(self.hf, self.hi, st, float(outage.start), codes.H_PAUSE, -1, i)
+            push(self.hf, self.hi, st, float(outage.end), codes.H_RESUME, -1, i)
+        st[codes.I_MARKERS] = 2 * len(stops)
+        for t, handler, c, a in after_gate:
+            push(self.hf, self.hi, st, float(t), handler, c, a)
+        for c, t0 in enumerate(starts):
+            push(self.hf, self.hi, st, float(t0), codes.H_CALL, c, 0)
+        push(self.hf, self.hi, st, self.series_spec.width, codes.H_SAMPLE, -1, 0)
+        push(self.hf, self.hi, st, float(horizon), codes.H_END, -1, 0)
 
     def _grow_ring(self, floats: str, ints: str, head: int, count: int) -> None:
         """Twice the room for the ring buffer held in attributes ``floats`` and ``ints`` (its
@@ -264,30 +293,24 @@ class PoolOpenRun(ArrayRun):
         self.st_i[k.I_WORKERS] = int(control.workers)
         self.st_i[k.I_PENDING_WORKERS] = -1
         self.st_f[k.F_SLOWDOWN] = 1.0
-        self.hf = np.zeros(max(_START, 2 * n + 8), dtype=np.float64)
+        self.hf = np.zeros(max(START, 2 * n + 8), dtype=np.float64)
         self.hi = np.zeros((self.hf.shape[0], 4), dtype=np.int64)
-        self.qf = np.zeros(_START, dtype=np.float64)
-        self.qi = np.zeros((_START, 2), dtype=np.int64)
-        self.df = np.zeros(_START, dtype=np.float64)
-        self.di = np.zeros((_START, 2), dtype=np.int64)
-        self.waiting = np.full(_START, -1, dtype=np.int64)
+        self.qf = np.zeros(START, dtype=np.float64)
+        self.qi = np.zeros((START, 2), dtype=np.int64)
+        self.df = np.zeros(START, dtype=np.float64)
+        self.di = np.zeros((START, 2), dtype=np.int64)
+        self.waiting = np.full(START, -1, dtype=np.int64)
         self.st_i[k.I_TOKEN] = 1  # tokens start at 1 (open_clients: count(1))
-        self.tries = np.zeros(_START, dtype=np.int64)
-        self.first = np.zeros(_START, dtype=np.float64)
-        self.bo = np.zeros(_START, dtype=np.float64)
-        self.free = np.zeros(_START, dtype=np.int64)
+        self.tries = np.zeros(START, dtype=np.int64)
+        self.first = np.zeros(START, dtype=np.float64)
+        self.bo = np.zeros(START, dtype=np.float64)
+        self.free = np.zeros(START, dtype=np.int64)
         self.attempts = np.zeros(n, dtype=np.int64)
         self.series = np.zeros((len(self.series_spec.names), buckets + 1), dtype=np.int64)
-        self.lat_v = np.zeros(_START, dtype=np.float64)
-        self.lat_c = np.zeros(_START, dtype=np.int64)
-        self.lat_t = np.zeros(_START, dtype=np.float64)
-        size = _START if record else 1
-        self.rec_t = np.zeros(size, dtype=np.float64)
-        self.rec_c = np.zeros(size, dtype=np.int64)
-        self.rec_p = np.zeros(size, dtype=np.int64)
+        self._make_outputs(record)
         stops = spec.stops
         self.outages = np.array([[o.start, o.duration] for o in stops], dtype=np.float64).reshape(len(stops), 2)
-        self.held = np.zeros((_START, 2), dtype=np.int64)
+        self.held = np.zeros((START, 2), dtype=np.int64)
         self.has_gate = bool(stops)
         degradations = spec.degradations
         full = int(control.workers)
@@ -299,21 +322,9 @@ class PoolOpenRun(ArrayRun):
         erring = any(i.kind == "error_rate" for i in degradations)
         self.errors = SerialBlocks(rng(PURPOSE_INCIDENTS) if erring else None, uniform01 if erring else None)
         cfg_i[k.C_ERRORS] = erring
-        # The first items, in the reference's order: the outages' pauses and resumes
-        # (OutageGate), each client's first call, then the bucket sampling and the horizon
-        # (engine._schedule_sampling).
-        push = plain(heap.push)  # a few items: not worth a compiled variant per Python type
-        for i, outage in enumerate(stops):
-            push(self.hf, self.hi, self.st_i, float(outage.start), k.H_PAUSE, -1, i)
-            push(self.hf, self.hi, self.st_i, float(outage.end), k.H_RESUME, -1, i)
-        self.st_i[k.I_MARKERS] = 2 * len(stops)
-        for i, incident in enumerate(degradations):  # Incidents: built after the gate
-            push(self.hf, self.hi, self.st_i, float(incident.start), k.H_INCIDENT_BEGINS, -1, i)
-            push(self.hf, self.hi, self.st_i, float(incident.end), k.H_INCIDENT_ENDS, -1, i)
-        for c, t0 in enumerate(starts):
-            push(self.hf, self.hi, self.st_i, float(t0), k.H_CALL, c, 0)
-        push(self.hf, self.hi, self.st_i, self.series_spec.width, k.H_SAMPLE, -1, 0)
-        push(self.hf, self.hi, self.st_i, float(spec.horizon), k.H_END, -1, 0)
+        self._push_first(stops, starts, spec.horizon, [
+            item for i, incident in enumerate(degradations)  # Incidents: built after the gate
+            for item in ((incident.start, k.H_INCIDENT_BEGINS, -1, i), (incident.end, k.H_INCIDENT_ENDS, -1, i))])
 
     @classmethod
     def warm_up(cls) -> None:
