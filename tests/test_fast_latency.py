@@ -34,6 +34,24 @@ from sim.runs import engine, fast
 # accept queue of 3 through a 140 s outage of 10 clients: SYNs refused and sent again (1, 3,
 # 7, ... s later) until their client times out, or, with a timeout past 127 s, until connect()
 # fails; and a run without timeouts. ~500-5,000 events a run.
+# The two accept-queue simulations' common part: 10 clients, a queue of 3 through a 140 s outage.
+ACCEPT_QUEUE_OF_3 = """\
+clients = [10]
+repeat = 1
+network_mu = 1.0
+network_sigma = 0.2
+work_to_duration = 0.0
+control = "LatencyServer"
+base_latency = 10.0
+concurrency_limit = 8
+factor = 1.3
+k = 4.0
+workload = "poisson"
+think_time = 1000.0
+horizon = 160000.0
+outages = [{ start = 5000.0, duration = 140000.0 }]
+backlog = 3
+"""
 CONFIG = """
 seed = 11
 
@@ -100,22 +118,7 @@ strategies = [
 
 [[simulation]]
 title = "Latency SYN retries"
-clients = [10]
-repeat = 1
-network_mu = 1.0
-network_sigma = 0.2
-work_to_duration = 0.0
-control = "LatencyServer"
-base_latency = 10.0
-concurrency_limit = 8
-factor = 1.3
-k = 4.0
-workload = "poisson"
-think_time = 1000.0
-horizon = 160000.0
-timeout = 20000.0
-outages = [{ start = 5000.0, duration = 140000.0 }]
-backlog = 3
+""" + ACCEPT_QUEUE_OF_3 + """timeout = 20000.0
 strategies = [
   { type = "ThinkTimeExpo", factor = 2.0, max_delay = 30000.0, jitter = 100.0, name = "Go client" },
   { type = "Constant", constant = 500.0, name = "constant" },
@@ -123,22 +126,7 @@ strategies = [
 
 [[simulation]]
 title = "Latency connect fails"
-clients = [10]
-repeat = 1
-network_mu = 1.0
-network_sigma = 0.2
-work_to_duration = 0.0
-control = "LatencyServer"
-base_latency = 10.0
-concurrency_limit = 8
-factor = 1.3
-k = 4.0
-workload = "poisson"
-think_time = 1000.0
-horizon = 160000.0
-timeout = 150000.0  # past the SYN's last retransmit (127 s): connect() fails first
-outages = [{ start = 5000.0, duration = 140000.0 }]
-backlog = 3
+""" + ACCEPT_QUEUE_OF_3 + """timeout = 150000.0  # past the SYN's last retransmit (127 s): connect() fails first
 strategies = [{ type = "ThinkTimeExpo", factor = 2.0, max_delay = 30000.0, jitter = 100.0, name = "Go client" }]
 
 [[simulation]]
