@@ -26,8 +26,10 @@ logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
 # long titles or many strategies): the PNG is still written, so they are silenced where we draw,
 # and only there. Matplotlib attributes each to the first caller outside itself (warn_external):
 # these modules, which build the figures and save them. A filter by module, not catch_warnings,
-# which is not thread-safe (the app exports from a thread).
-DRAWING_MODULES = r"sim\.(export\.(atomic|plots|overload_plots)|explore\.(figure|pareto))\Z"
+# which is not thread-safe (the app exports from a thread). tests/test_drawing_modules.py holds
+# the pattern to every module that imports matplotlib.
+DRAWING_MODULES = (r"sim\.(export\.(atomic|figure_style|plots|overload_plots|tier_plots)"
+                   r"|exploration\.(figure|pareto)|phase\.figure)\Z")
 warnings.filterwarnings("ignore", category=UserWarning, module=DRAWING_MODULES)
 
 # zlib's compression level for PNG charts (``atomic_save_figure``): 1, the fastest.

@@ -199,14 +199,6 @@ def histories_csv_text(blocks: list[tuple[str, str, int, int, History]], layout:
     return "".join(parts)
 
 
-def write_metrics_csv(result: SweepResult, path: str | Path) -> Path:
-    return atomic_write_text(path, metrics_csv_text(result))
-
-
-def write_runs_csv(result: SweepResult, path: str | Path) -> Path:
-    return atomic_write_text(path, runs_csv_text(result))
-
-
 def write_events_csv(runs: Mapping[str, Run], path: str | Path) -> Path:
     return atomic_write_text(path, events_csv_text(runs))
 

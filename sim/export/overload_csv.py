@@ -10,12 +10,10 @@ when nothing was judged, the note when everything was (or there is no outage).
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from sim.analysis.recovery import RecoverySummary
 from sim.runs.sweep import SweepResult
 from sim.core.series import SERIES_NAMES, extra_series
-from sim.export.atomic import atomic_write_text
 from sim.export.csv_files import csv_text, format_float
 from sim.spec import SimulationSpec
 
@@ -74,10 +72,3 @@ def latency_csv_text(result: SweepResult) -> str:
                          *recovery_cells(result.recovery(s, k)), result.recovery_note(s, k)])
     return csv_text(LATENCY_HEADER, rows)
 
-
-def write_timeseries_csv(result: SweepResult, path: str | Path) -> Path:
-    return atomic_write_text(path, timeseries_csv_text(result))
-
-
-def write_latency_csv(result: SweepResult, path: str | Path) -> Path:
-    return atomic_write_text(path, latency_csv_text(result))

@@ -74,13 +74,6 @@ class FluidCase:
     overload_threshold: int = 0
     work_to_duration: float = 0.0
 
-    @property
-    def group_key(self) -> tuple:
-        """Cases with the same key run together, as one batch: same kind, step, length and
-        backoff table (everything else is a per-case vector in the model)."""
-        timeout = self.timeout if self.strategy.strategy.max_elapsed is not None else None
-        return (self.kind, self.step, self.steps, repr(self.strategy.strategy), self.seed, timeout)
-
 
 def _budget(policy: RetryBudget, clients: int, step: float) -> Budget:
     seconds = policy.ttl * policy.unit_seconds
