@@ -71,6 +71,15 @@ def test_memory_is_each_worker_s_run_of_every_client() -> None:
                               force=True)
 
 
+def test_a_huge_work_axis_counts_its_orphan_requests() -> None:
+    # 30 clients and work up to 10^7: a run from the top cell holds 10^7 orphan requests.
+    s = spec()
+    r = resolve(s, PhaseSettings(size=2, runs=2, clients=30, work_max=10**7), "constant")
+    assert portrait_cost(s, r, workers=1).memory >= 10**7 * BYTES_PER_CLIENT
+    with pytest.raises(ConfigError, match="--work-max"):
+        check_phase_resources([(s, "constant", r)], workers=1, memory=(10**10, 10**10), force=True)
+
+
 def test_the_limit_is_at_most_the_simulation_s_horizon() -> None:
     s = spec()
     assert resolve(s, PhaseSettings(limit=1e15), "constant").limit == s.horizon

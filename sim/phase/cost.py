@@ -48,7 +48,9 @@ def portrait_cost(spec: SimulationSpec, resolved, workers: int) -> PortraitCost:
     runs = resolved.runs + cells * first_runs(resolved.runs)  # the pilot's and the cells' first
     per_run = expected_events(phase_spec(spec, resolved.horizon), resolved.clients)
     in_flight = max(1, min(workers, cells))
-    memory = in_flight * resolved.clients * BYTES_PER_CLIENT + cells * resolved.runs * BYTES_PER_RUN_STORED
+    # A state's work beyond its clients is orphan requests the server holds (``InitialState``).
+    held = max(resolved.clients, resolved.grid.work_max)
+    memory = in_flight * held * BYTES_PER_CLIENT + cells * resolved.runs * BYTES_PER_RUN_STORED
     return PortraitCost(runs, runs * per_run, memory)
 
 
@@ -66,13 +68,14 @@ def check_phase_resources(portraits: Sequence[tuple[SimulationSpec, str, object]
         def refuse(message: str, hint: str) -> None:
             errors.append(ConfigError(message, file=spec.source or None, simulation=spec.title, hint=hint))
 
-        need = (f"{what} ({resolved.clients:,} clients, {min(workers, resolved.size ** 2)} at a time) "
+        held = max(resolved.clients, resolved.grid.work_max)
+        need = (f"{what} (runs of {held:,} clients or requests, {min(workers, resolved.size ** 2)} at a time) "
                 f"would need about {_size(cost.memory)} of memory")
         if total is not None and cost.memory > total:
-            refuse(f"{need}, more than this machine's {_size(total)}", "lower --clients or --workers")
+            refuse(f"{need}, more than this machine's {_size(total)}", "lower --clients, --work-max or --workers")
         elif not force and available is not None and cost.memory > available:
             refuse(f"{need}, more than the {_size(available)} available now",
-                   "lower --clients or --workers, or pass --force to run it anyway")
+                   "lower --clients, --work-max or --workers, or pass --force to run it anyway")
         elif not force and cost.events > EVENTS_LIMIT:
             refuse(f"{what} ({resolved.size}x{resolved.size} cells, {resolved.runs} runs each, "
                    f"{resolved.clients:,} clients) would simulate at least {cost.events:.2g} events, "
