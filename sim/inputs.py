@@ -42,6 +42,8 @@ def read_limited(path: str | Path, limit: int, *, what: str) -> bytes:
     The file is opened without blocking (a FIFO swapped in after the check cannot hang the
     read) and read up to ``limit + 1`` bytes, so a file that grows meanwhile is still refused.
     """
+    if "\0" in os.fspath(path):  # no file has one: os.stat would raise ValueError
+        raise InputFileError("the path contains a NUL character", f"give the path of a {what}")
     path = Path(path)
     try:
         mode = os.stat(path).st_mode

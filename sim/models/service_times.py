@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sim.bounds import MAX_TIME
 from sim.core.streams import Draw
 from sim.inputs import is_csv_header, read_text
 
@@ -68,6 +69,9 @@ def read_service_file(path: str | Path) -> np.ndarray:
             raise ServiceFileError(f"{name} line {number}: {cell[:40]!r} is not a finite number")
         if value < 0:
             raise ServiceFileError(f"{name} line {number}: {value:g} is negative; service times are >= 0")
+        if value > MAX_TIME:
+            raise ServiceFileError(f"{name} line {number}: {value:g} is beyond {MAX_TIME:g}, the "
+                                   "largest time; give the times in a coarser time_unit")
         values.append(value)
         if len(values) > MAX_SERVICE_TIMES:
             raise ServiceFileError(f"{name} line {number}: more than {MAX_SERVICE_TIMES:,} service "
