@@ -99,3 +99,40 @@ def test_a_load_curve_multiplier_beyond_the_bound_is_refused(tmp_path: Path) -> 
     (tmp_path / "curve.csv").write_text("1, 1.0\n10, 1e16\n", "utf-8")
     line = refused(config(tmp_path, load_curve_file="curve.csv"))
     assert "key 'load_curve_file'" in line and "line 2" in line and f"{MAX_TIME:g}" in line
+
+
+# --- item 5: a lognormal of extreme spread ---------------------------------------------------
+
+LOGNORMAL = {"service_distribution": "lognormal", "service_time": 1e-25, "service_p99": 1e15}
+
+
+def test_an_extreme_lognormal_has_no_fluid_form_rather_than_a_crash(tmp_path: Path) -> None:
+    from sim.fluid.express import fluid_case
+
+    # median 1e-25, p99 1e15: σ = ln(1e40) / 2.326 = 39.6, so the mean median·e^(σ²/2) is
+    # e^(-57.6 + 784) = e^726, beyond the largest float (e^709.8); every draw stays finite
+    # (the median's e^(8σ) is e^259), so run accepts it.
+    spec = load_config(config(tmp_path, **LOGNORMAL)).simulations[0]
+    assert spec.control.mean_service == float("inf")
+    case = fluid_case(spec, 0)
+    assert isinstance(case, str) and "lognormal" in case
+
+
+def test_explore_adaptive_and_fluid_simulate_an_extreme_lognormal(tmp_path: Path) -> None:
+    table = {k: v for k, v in {**POOL, **LOGNORMAL, "horizon": 500.0, "clients": [2]}.items()
+             if v is not None}
+    text = toml_text(table) + '\n[simulation.explore]\naxes = [{ key = "think_time", values = [100.0, 200.0] }]\n'
+    path = write_config(tmp_path / "pool.toml", text)
+    for method in ("adaptive", "fluid"):
+        result = sim_process("explore", str(path), "--out", str(tmp_path / method), "-q", "--no-cache",
+                             "-j", "1", "--method", method)
+        assert result.returncode == 0, result.stderr
+        assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("median", [5e-324, 1e-300])
+def test_a_lognormal_whose_draws_overflow_is_refused_naming_both_keys(tmp_path: Path, median: float) -> None:
+    # σ = ln(1e15 / 1e-300) / 2.326 = 312 (5e-324: ln overflows, σ infinite): a draw at z = 8
+    # (about 1 in 10^15) is e^(-690.8 + 2496), infinite; below the median most are 0.
+    line = refused(config(tmp_path, **{**LOGNORMAL, "service_time": median}))
+    assert "service_p99" in line and "service_time" in line and "overflow" in line

@@ -9,6 +9,7 @@ service. Every draw comes from the run's server stream (``Wiring.server_stream``
 from __future__ import annotations
 
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +37,29 @@ class ServiceFileError(ValueError):
 def lognormal_sigma(median: float, p99: float) -> float:
     """σ of the lognormal with this median and 99th percentile."""
     return math.log(p99 / median) / Z99
+
+
+# The largest float is e^709.78: a draw exp(μ + σz) beyond it is infinite. A lognormal whose
+# draws 8 standard deviations above the median (about 1 in 10^15) overflow has a σ that makes
+# its service times 0 or infinite: refused at load (``lognormal_problem``).
+LOG_MAX_FLOAT = math.log(sys.float_info.max)
+OVERFLOW_Z = 8.0
+
+
+def lognormal_problem(median: float, p99: float) -> str | None:
+    """Why the lognormal of this median and 99th percentile cannot be drawn, or None."""
+    sigma = lognormal_sigma(median, p99)
+    if not math.isfinite(sigma) or math.log(median) + OVERFLOW_Z * sigma > LOG_MAX_FLOAT:
+        return (f"with service_time = {median:g}, the lognormal's sigma = ln(service_p99 / service_time) "
+                f"/ {Z99:.3f} = {sigma:g} makes its draws overflow (0 or infinite)")
+    return None
+
+
+def lognormal_mean(median: float, p99: float) -> float:
+    """The lognormal's mean, median · e^(σ²/2); infinite where that is beyond the largest float."""
+    sigma = lognormal_sigma(median, p99)
+    exponent = math.log(median) + sigma * sigma / 2
+    return math.inf if exponent > LOG_MAX_FLOAT else math.exp(exponent)
 
 
 def read_service_file(path: str | Path) -> np.ndarray:
