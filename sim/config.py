@@ -15,7 +15,7 @@ from dataclasses import MISSING, fields, is_dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sim.bounds import MAX_INTEGER, MAX_SEED, MAX_TIME, MIN_SPAN
+from sim.bounds import MAX_INTEGER, MAX_SEED, MAX_TIERS, MAX_TIME, MIN_SPAN
 from sim.errors import ConfigError, ParamError
 from sim.inputs import InputFileError, read_limited
 from sim.models import CONTROLS, STRATEGIES, WORKLOADS
@@ -651,6 +651,10 @@ def _parse_tiers(check: _Checker, raw: Any, top: Control | None, horizon: float 
         return ()
     if not isinstance(raw, list) or not raw or not all(isinstance(t, dict) for t in raw):
         check.report("tiers", "must be an array of tables, written [[simulation.tiers]]")
+        return ()
+    if len(raw) > MAX_TIERS:
+        check.report("tiers", f"has {len(raw):,} tiers, at most {MAX_TIERS:,}",
+                     "model the chain with fewer, slower tiers")
         return ()
     before = len(check.errors)
     if top is not None:
