@@ -18,9 +18,9 @@ from sim.runs.resources import (
     BYTES_PER_CLIENT,
     BYTES_PER_RUN_STORED,
     EVENTS_LIMIT,
-    _size,
     expected_events,
     machine_memory,
+    size_text,
 )
 from sim.spec import SimulationSpec
 
@@ -70,11 +70,11 @@ def check_phase_resources(portraits: Sequence[tuple[SimulationSpec, str, object]
 
         held = max(resolved.clients, resolved.grid.work_max)
         need = (f"{what} (runs of {held:,} clients or requests, {min(workers, resolved.size ** 2)} at a time) "
-                f"would need about {_size(cost.memory)} of memory")
+                f"would need about {size_text(cost.memory)} of memory")
         if total is not None and cost.memory > total:
-            refuse(f"{need}, more than this machine's {_size(total)}", "lower --clients, --work-max or --workers")
+            refuse(f"{need}, more than this machine's {size_text(total)}", "lower --clients, --work-max or --workers")
         elif not force and available is not None and cost.memory > available:
-            refuse(f"{need}, more than the {_size(available)} available now",
+            refuse(f"{need}, more than the {size_text(available)} available now",
                    "lower --clients, --work-max or --workers, or pass --force to run it anyway")
         elif not force and cost.events > EVENTS_LIMIT:
             refuse(f"{what} ({resolved.size}x{resolved.size} cells, {resolved.runs} runs each, "
