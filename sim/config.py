@@ -185,6 +185,7 @@ class _Checker:
         known = {f.name: f for f in fields(cls)}
         out: dict[str, Any] = {}
         before = len(self.errors)
+        in_tables = 0  # mistakes inside parameters that are tables of their own
         for key, value in table.items():
             if key in skip:
                 continue
@@ -201,8 +202,10 @@ class _Checker:
                 # model to refuse in its own words.
                 value = table[key]
                 if isinstance(value, dict):
+                    ahead = len(self.errors)
                     sub = self.params(table_cls, value, f"{what}'s {key}", skip=set(), prefix=f"{prefix}{key}.")
                     checked = self.build(table_cls, sub, f"{prefix}{key}.") if sub is not None else None
+                    in_tables += len(self.errors) - ahead
                 else:
                     checked = value
                 if checked is not None:
@@ -219,7 +222,9 @@ class _Checker:
         for name, f in known.items():
             if name not in table and f.default is MISSING and f.default_factory is MISSING:
                 self.report(prefix + name, f"is missing (required by {what})")
-        return out if len(self.errors) == before else None
+        # A table parameter's mistakes alone leave the rest buildable without it: the model's
+        # own checks then report its other mistakes too (the config is refused all the same).
+        return out if len(self.errors) - before == in_tables else None
 
     def _located(self, prefix: str, check: Callable[..., T], *args: Any, **kwargs: Any) -> T | None:
         """``attempt``, with the key of a recorded error prefixed (``strategies[2].base``)."""
