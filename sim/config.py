@@ -235,12 +235,27 @@ class _Checker:
             return None
 
     def build(self, cls: type[T], args: dict[str, Any], prefix: str = "") -> T | None:
-        """Construct a model from checked arguments; its own ``ParamError`` is recorded."""
-        try:
-            return cls(**args)
-        except ParamError as exc:
-            self.report(prefix + exc.key, exc.message, exc.hint)
-            return None
+        """Construct a model from checked arguments; its own ``ParamError`` is recorded. A model
+        checks its parameters one after the other and stops at the first mistake: to report
+        the others too, the faulty key is left out (its default taken) and the model built
+        again, until it builds or the faulty key has no default to fall back on."""
+        args = dict(args)
+        defaults = {f.name for f in fields(cls) if f.default is not MISSING or f.default_factory is not MISSING}
+        reported: set[str] = set()
+        said: set[str] = set()  # one mistake about several keys is said once
+        while True:
+            try:
+                built = cls(**args)
+            except ParamError as exc:
+                if exc.key not in reported and exc.message not in said:
+                    self.report(prefix + exc.key, exc.message, exc.hint)
+                reported.add(exc.key)
+                said.add(exc.message)
+                if exc.key not in args or exc.key not in defaults:
+                    return None
+                del args[exc.key]
+                continue
+            return None if reported else built
 
 
 class _PrefixedChecker(_Checker):

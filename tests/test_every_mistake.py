@@ -44,3 +44,11 @@ retry = { type = "Constant", constant = 1.0, max_attempts = 2 }
 def test_a_limit_table_mistake_alone_is_one_line(tmp_path: Path) -> None:
     (line,) = mistakes(tmp_path, concurrency_limit={"algorithm": "aimd", "smoothing": 0.5})
     assert "key 'concurrency_limit.smoothing'" in line
+
+
+def test_every_mistake_a_control_checks_itself(tmp_path: Path) -> None:
+    # PoolServer checks its parameters one after the other: each of these three stopped the
+    # checks before, so only the first was reported.
+    lines = mistakes(tmp_path, queue_size=-1, queue_timeout=-2.0, codel_target=-1.0, codel_interval=10.0)
+    keys = [key for key in ("queue_size", "queue_timeout", "codel_target") if any(f"key '{key}'" in l for l in lines)]
+    assert keys == ["queue_size", "queue_timeout", "codel_target"] and len(lines) == 3, lines
