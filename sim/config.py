@@ -585,7 +585,8 @@ def _parse_incidents(check: _Checker, raw: Any, horizon: float | None, outages: 
                          _suggest(sorted(extra)[0], ("start", "duration", *INCIDENT_KINDS))
                          or f"an incident has start, duration and one of {', '.join(INCIDENT_KINDS)}")
             continue
-        values = {name: check._located(f"{key}.", check.number, table, name, minimum=0)
+        values = {name: check._located(f"{key}.", check.number, table, name,
+                                       **({"positive": True} if name == "duration" else {"minimum": 0}))
                   for name in ("start", "duration", *INCIDENT_KINDS) if name in table or name in ("start", "duration")}
         if any(v is None for v in values.values()):
             continue
