@@ -45,11 +45,13 @@ def test_ten_million_clients_are_refused_before_any_work(tmp_path: Path, capsys)
 def test_a_huge_grid_of_many_runs_is_refused_unless_forced() -> None:
     s = spec()
     r = resolve(s, PhaseSettings(size=200, runs=10_000), "constant")
-    # The same estimate as run's: each of the pilot's and the cells' first runs at least
-    # expected_events of the simulation cut at the drift's horizon.
-    runs = r.runs + 200 ** 2 * first_runs(r.runs)
+    # The same estimate as run's: each pilot run at least expected_events of the simulation
+    # cut at half the time limit, each of the cells' first runs cut at the drift's horizon.
+    first = 200 ** 2 * first_runs(r.runs)
     cost = portrait_cost(s, r, workers=2)
-    assert cost.events == pytest.approx(runs * expected_events(phase_spec(s, r.horizon), r.clients))
+    assert cost.runs == r.runs + first
+    assert cost.events == pytest.approx(r.runs * expected_events(phase_spec(s, r.limit / 2), r.clients)
+                                        + first * expected_events(phase_spec(s, r.horizon), r.clients))
     assert cost.events > EVENTS_LIMIT
     plenty = (10**15, 10**15)
     with pytest.raises(ConfigError) as info:

@@ -1,7 +1,8 @@
 """What a phase portrait will cost, estimated before any work with the estimate ``run`` uses.
 
-A portrait is many short runs: its pilot runs from the empty state, then at least the first half
-of every cell's runs (``sim.phase.estimate.run_cell``), each at least to the drift's horizon.
+A portrait is many short runs: its pilot runs from the empty state, each to half the time limit,
+then at least the first half of every cell's runs (``sim.phase.estimate.run_cell``), each at
+least to the drift's horizon.
 Each run is costed by ``sim.runs.resources.expected_events`` (a lower bound, as for a sweep) and
 holds ``BYTES_PER_CLIENT`` per client while it runs, one run per worker at a time. The limits are
 ``run``'s: the machine's memory (hard), the memory available now and ``EVENTS_LIMIT`` (soft,
@@ -16,13 +17,16 @@ from dataclasses import dataclass
 from sim.errors import ConfigError
 from sim.runs.resources import (
     BYTES_PER_CLIENT,
-    BYTES_PER_RUN_STORED,
     EVENTS_LIMIT,
     expected_events,
     machine_memory,
     size_text,
 )
 from sim.spec import SimulationSpec
+
+# A cell's replicate kept until its portrait is drawn: two drifts, whether it returned and when,
+# as floats and bools in tuples (8-byte slots and 24-byte floats): about 100 bytes.
+BYTES_PER_REPLICATE_STORED = 100
 
 
 @dataclass(frozen=True)
@@ -45,13 +49,15 @@ def portrait_cost(spec: SimulationSpec, resolved, workers: int) -> PortraitCost:
     from sim.phase.estimate import phase_spec
 
     cells = resolved.size ** 2
-    runs = resolved.runs + cells * first_runs(resolved.runs)  # the pilot's and the cells' first
-    per_run = expected_events(phase_spec(spec, resolved.horizon), resolved.clients)
+    first = cells * first_runs(resolved.runs)  # at least these cell runs, each to the horizon
+    runs = resolved.runs + first  # and the pilot's, each to half the time limit
+    events = (resolved.runs * expected_events(phase_spec(spec, resolved.limit / 2), resolved.clients)
+              + first * expected_events(phase_spec(spec, resolved.horizon), resolved.clients))
     in_flight = max(1, min(workers, cells))
     # A state's work beyond its clients is orphan requests the server holds (``InitialState``).
     held = max(resolved.clients, resolved.grid.work_max)
-    memory = in_flight * held * BYTES_PER_CLIENT + cells * resolved.runs * BYTES_PER_RUN_STORED
-    return PortraitCost(runs, runs * per_run, memory)
+    memory = in_flight * held * BYTES_PER_CLIENT + first * BYTES_PER_REPLICATE_STORED
+    return PortraitCost(runs, events, memory)
 
 
 def check_phase_resources(portraits: Sequence[tuple[SimulationSpec, str, object]], *, workers: int,
