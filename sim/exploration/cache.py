@@ -140,5 +140,5 @@ class CellCache:
             return
         key = cell_key(spec)
         if not self.directory.is_dir():
-            ensure_output_dir(self.directory, git_ignored=True)  # a cache: never a source
+            ensure_output_dir(self.directory, git_ignored=True, what="cache directory")  # never a source
         atomic_write_text(self.directory / f"{key}.json", _entry_text(key, result))
