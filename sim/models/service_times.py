@@ -58,8 +58,12 @@ def lognormal_problem(median: float, p99: float) -> str | None:
 def lognormal_mean(median: float, p99: float) -> float:
     """The lognormal's mean, median · e^(σ²/2); infinite where that is beyond the largest float."""
     sigma = lognormal_sigma(median, p99)
-    exponent = math.log(median) + sigma * sigma / 2
-    return math.inf if exponent > LOG_MAX_FLOAT else math.exp(exponent)
+    half = sigma * sigma / 2
+    exponent = math.log(median) + half
+    if exponent > LOG_MAX_FLOAT:
+        return math.inf
+    # As it always was computed (the same bits), unless e^(σ²/2) alone would overflow.
+    return median * math.exp(half) if half <= LOG_MAX_FLOAT else math.exp(exponent)
 
 
 def read_service_file(path: str | Path) -> np.ndarray:
