@@ -126,3 +126,14 @@ def test_pilot_runs_never_share_a_cell_s_random_numbers(monkeypatch) -> None:
         healthy_state(spec(), "constant", r)
         # A cell's replicates are numbered index x runs + replicate: 0 .. size^2 x runs - 1.
         assert min(numbers) >= size ** 2 * runs
+
+
+def test_the_command_prints_the_pilot_s_progress_then_the_cells(tmp_path: Path, capsys, monkeypatch) -> None:
+    import sim.progress
+
+    monkeypatch.setattr(sim.progress, "PROGRESS_SECONDS", 0.0)  # a line at every update
+    assert phase_status(["--grid", "2", "--runs", "2", "--clients", "10", "-s", "constant", "-j", "1"],
+                        tmp_path) == 0
+    err = capsys.readouterr().err
+    assert "phase portrait of Tiny outage, 'constant': pilot runs from the empty state: 1 of 2 runs done" in err
+    assert "phase portrait of Tiny outage, 'constant': 4 of 4 cells done" in err
