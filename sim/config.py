@@ -284,7 +284,7 @@ def load_config(path: str | Path) -> Config:
 
 def read_document(path: str | Path) -> dict[str, Any]:
     """A config file's TOML document, unvalidated; ConfigError (one line) if it cannot be read."""
-    name = str(path)
+    name = str(path) or "''"  # an empty path shown as one
     try:
         raw = read_limited(path, MAX_CONFIG_BYTES, what="config file")
     except FileNotFoundError:

@@ -94,7 +94,7 @@ def read_text(path: str | Path, limit: int, *, what: str, error: type[Exception]
     bytes; ``error("<path>: <why>")`` for a file that is missing, unreadable, too big or not text:
     one line naming the file, as the config's keys that name files (service, trace, load curve)
     report it."""
-    name = str(path)
+    name = str(path) or "''"  # an empty path shown as one
     try:
         raw = read_limited(path, limit, what=what)
     except FileNotFoundError:
