@@ -8,6 +8,7 @@ file, the simulation and the key. The engine never sees a raw dict. Files in the
 from __future__ import annotations
 
 import difflib
+import re
 import sys
 import typing
 from collections.abc import Callable
@@ -237,23 +238,30 @@ class _Checker:
     def build(self, cls: type[T], args: dict[str, Any], prefix: str = "") -> T | None:
         """Construct a model from checked arguments; its own ``ParamError`` is recorded. A model
         checks its parameters one after the other and stops at the first mistake: to report
-        the others too, the faulty key is left out (its default taken) and the model built
-        again, until it builds or the faulty key has no default to fall back on."""
+        the others too, the faulty key is left out (its default taken), or a required number
+        set to 1, and the model built again, until it builds or nothing is left to try. A later
+        mistake that names a key already set aside is its consequence, not the user's: unsaid."""
         args = dict(args)
         defaults = {f.name for f in fields(cls) if f.default is not MISSING or f.default_factory is not MISSING}
         reported: set[str] = set()
-        said: set[str] = set()  # one mistake about several keys is said once
+        left_out: dict[str, Any] = {}
         while True:
             try:
                 built = cls(**args)
             except ParamError as exc:
-                if exc.key not in reported and exc.message not in said:
+                text = f"{exc.message} {exc.hint or ''}"
+                follows = any(re.search(rf"\b{re.escape(key)}\b", text) for key in reported)
+                if exc.key not in reported and not follows:
                     self.report(prefix + exc.key, exc.message, exc.hint)
                 reported.add(exc.key)
-                said.add(exc.message)
-                if exc.key not in args or exc.key not in defaults:
+                value = args.get(exc.key, left_out.get(exc.key))
+                if exc.key in args and exc.key in defaults and exc.key not in left_out:
+                    left_out[exc.key] = args.pop(exc.key)
+                elif isinstance(value, (int, float)) and not isinstance(value, bool) and value != 1:
+                    args[exc.key] = type(value)(1)  # a number needed after all: one most checks pass
+                    left_out[exc.key] = 1
+                else:
                     return None
-                del args[exc.key]
                 continue
             return None if reported else built
 

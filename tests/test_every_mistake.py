@@ -52,3 +52,18 @@ def test_every_mistake_a_control_checks_itself(tmp_path: Path) -> None:
     lines = mistakes(tmp_path, queue_size=-1, queue_timeout=-2.0, codel_target=-1.0, codel_interval=10.0)
     keys = [key for key in ("queue_size", "queue_timeout", "codel_target") if any(f"key '{key}'" in l for l in lines)]
     assert keys == ["queue_size", "queue_timeout", "codel_target"] and len(lines) == 3, lines
+
+
+def test_a_required_key_s_mistake_hides_none_after_it(tmp_path: Path) -> None:
+    # workers is required (no default to fall back on) and checked first; service_time's
+    # default (None) would be "missing": each is tried again with 1, so the checks go on.
+    lines = mistakes(tmp_path, workers=0, service_time=-1.0, queue_size=-1)
+    assert [k for k in ("workers", "service_time", "queue_size") if any(f"key '{k}'" in l for l in lines)] == \
+        ["workers", "service_time", "queue_size"] and len(lines) == 3, lines
+
+
+def test_a_consequence_of_a_mistake_is_not_a_mistake_of_its_own(tmp_path: Path) -> None:
+    # service_time -1, tried again as 1: service_p99 = 0.5 is then below that median, but the
+    # user's median was not 1, so nothing is said of service_p99.
+    (line,) = mistakes(tmp_path, service_distribution="lognormal", service_time=-1.0, service_p99=0.5)
+    assert "key 'service_time'" in line
