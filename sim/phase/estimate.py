@@ -58,7 +58,8 @@ def replicate(spec: SimulationSpec, label: str, clients: int, state: InitialStat
     numbers. Without ``healthy`` the run goes to ``horizon`` only. A run whose work passes
     ``beyond`` after the horizon (far above the grid) stops there, counted as not returning:
     a collapsed run would otherwise go on, ever costlier, to the time limit. ``tick`` is called
-    at each sample (the command's progress lines, during a long pilot run)."""
+    at each sample and every ``STALL_EVENTS`` items (the command's progress lines, during a
+    long pilot run)."""
     chain = spec.strategy(label).chain
     wiring, side = start_run(spec, chain, clients, REPETITION_BASE + number, state)
     guard, check = guard_for(spec, chain, clients), STALL_EVENTS  # a stall or a runaway: one line
