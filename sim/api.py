@@ -7,10 +7,12 @@ Imports are deferred: ``import sim`` stays light for the command line.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sim.errors import UserError
+from sim import arguments
+from sim.errors import ArgumentTypeError, UserError
 from sim.pipeline import Progress, Source, load, prepare, sample_path, sweep
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -33,6 +35,8 @@ def run(source: Source | None = None, *, seed: int | None = None, workers: int |
     """
     from sim.results import Results
 
+    seed, workers = arguments.seed(seed), arguments.workers(workers)
+    progress, force = arguments.callback("progress", progress), arguments.flag("force", force)
     config = prepare(source, seed=seed, force=force, workers=workers)
     return Results(config, tuple(sweep(config, workers=workers, progress=progress)))
 
@@ -49,6 +53,10 @@ def record(source: Source | None = None, *, simulation: str, strategy: str, clie
     from sim.runs.engine import record_run
     from sim.runs.resources import check_resources
 
+    simulation, strategy = arguments.text("simulation", simulation, False), arguments.text("strategy", strategy, False)
+    clients = arguments.whole("clients", clients, 1, MAX_CLIENT_ID)
+    repetition = arguments.whole("repetition", repetition, 0)
+    seed, force = arguments.seed(seed), arguments.flag("force", force)
     config = load(sample_path() if source is None else source, plans=False)
     if seed is not None:
         config = config.with_seed(seed)
@@ -59,15 +67,21 @@ def record(source: Source | None = None, *, simulation: str, strategy: str, clie
     if strategy not in spec.labels:
         raise UserError(f"{simulation}: no strategy labelled {strategy!r}: choose one of "
                         f"{_listed(spec.labels)}")
-    if isinstance(clients, bool) or not isinstance(clients, int) or not 1 <= clients <= MAX_CLIENT_ID:
-        raise UserError(f"clients must be a whole number from 1 to {MAX_CLIENT_ID}, got {clients!r}")
-    if isinstance(repetition, bool) or not isinstance(repetition, int) or repetition < 0:
-        raise UserError(f"repetition must be a whole number, 0 or more, got {repetition!r}")
     if force:
         spec = replace(spec, soft_limits=False)
     check_resources([replace(spec, clients=(clients,), repeat=1, strategies=(spec.strategy(strategy),))],
                     workers=1, force=force)
     return Recording.of(record_run(spec, strategy, clients, repetition))
+
+
+def _plan_arguments(simulation, workers, progress, force, cache, dask) -> tuple[str | None, int | None, bool]:
+    """``explore``'s and ``tune``'s common arguments, checked (``sim.arguments``)."""
+    arguments.callback("progress", progress)
+    if cache is not None and not isinstance(cache, (str, os.PathLike)):
+        raise ArgumentTypeError(f"cache must be a directory's path or None, got {cache!r}")
+    arguments.text("dask", dask)
+    return (arguments.text("simulation", simulation), arguments.workers(workers),
+            arguments.flag("force", force))
 
 
 def _listed(names) -> str:
@@ -107,6 +121,8 @@ def explore(source: Source, *, simulation: str | None = None, workers: int | Non
     from sim.results import ExploreResults
     from sim.runs.sweep import default_workers
 
+    simulation, workers, force = _plan_arguments(simulation, workers, progress, force, cache, dask)
+    method = arguments.text("method", method)
     config = load(source)
     if force:
         config = config.with_soft_limits(False)
@@ -137,6 +153,7 @@ def tune(source: Source, *, simulation: str | None = None, workers: int | None =
     from sim.results import TuneResults
     from sim.runs.sweep import default_workers
 
+    simulation, workers, force = _plan_arguments(simulation, workers, progress, force, cache, dask)
     config = load(source)
     if force:
         config = config.with_soft_limits(False)

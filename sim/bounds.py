@@ -26,3 +26,10 @@ MAX_DETAIL = 2**57
 
 # Client ids are int32 in the app's arrays.
 MAX_CLIENT_ID = 2**31 - 1
+
+# Tiers below the server the clients call ([[simulation.tiers]]); an events file's ``tier``
+# column is at most MAX_TIERS + 1 (the clients' server is tier 1), and the app's lanes are one a tier.
+MAX_TIERS = 1000
+
+# Worker processes a command or the API may be asked for (``--workers``, ``workers=``).
+MAX_WORKERS = 4096

@@ -8,6 +8,7 @@ file, the simulation and the key. The engine never sees a raw dict. Files in the
 from __future__ import annotations
 
 import difflib
+import re
 import sys
 import typing
 from collections.abc import Callable
@@ -15,7 +16,7 @@ from dataclasses import MISSING, fields, is_dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sim.bounds import MAX_INTEGER, MAX_SEED, MAX_TIME, MIN_SPAN
+from sim.bounds import MAX_INTEGER, MAX_SEED, MAX_TIERS, MAX_TIME, MIN_SPAN
 from sim.errors import ConfigError, ParamError
 from sim.inputs import InputFileError, read_limited
 from sim.models import CONTROLS, STRATEGIES, WORKLOADS
@@ -185,6 +186,7 @@ class _Checker:
         known = {f.name: f for f in fields(cls)}
         out: dict[str, Any] = {}
         before = len(self.errors)
+        in_tables = 0  # mistakes inside parameters that are tables of their own
         for key, value in table.items():
             if key in skip:
                 continue
@@ -201,8 +203,10 @@ class _Checker:
                 # model to refuse in its own words.
                 value = table[key]
                 if isinstance(value, dict):
+                    ahead = len(self.errors)
                     sub = self.params(table_cls, value, f"{what}'s {key}", skip=set(), prefix=f"{prefix}{key}.")
                     checked = self.build(table_cls, sub, f"{prefix}{key}.") if sub is not None else None
+                    in_tables += len(self.errors) - ahead
                 else:
                     checked = value
                 if checked is not None:
@@ -219,7 +223,9 @@ class _Checker:
         for name, f in known.items():
             if name not in table and f.default is MISSING and f.default_factory is MISSING:
                 self.report(prefix + name, f"is missing (required by {what})")
-        return out if len(self.errors) == before else None
+        # A table parameter's mistakes alone leave the rest buildable without it: the model's
+        # own checks then report its other mistakes too (the config is refused all the same).
+        return out if len(self.errors) - before == in_tables else None
 
     def _located(self, prefix: str, check: Callable[..., T], *args: Any, **kwargs: Any) -> T | None:
         """``attempt``, with the key of a recorded error prefixed (``strategies[2].base``)."""
@@ -230,12 +236,34 @@ class _Checker:
             return None
 
     def build(self, cls: type[T], args: dict[str, Any], prefix: str = "") -> T | None:
-        """Construct a model from checked arguments; its own ``ParamError`` is recorded."""
-        try:
-            return cls(**args)
-        except ParamError as exc:
-            self.report(prefix + exc.key, exc.message, exc.hint)
-            return None
+        """Construct a model from checked arguments; its own ``ParamError`` is recorded. A model
+        checks its parameters one after the other and stops at the first mistake: to report
+        the others too, the faulty key is left out (its default taken), or a required number
+        set to 1, and the model built again, until it builds or nothing is left to try. A later
+        mistake that names a key already set aside is its consequence, not the user's: unsaid."""
+        args = dict(args)
+        defaults = {f.name for f in fields(cls) if f.default is not MISSING or f.default_factory is not MISSING}
+        reported: set[str] = set()
+        left_out: dict[str, Any] = {}
+        while True:
+            try:
+                built = cls(**args)
+            except ParamError as exc:
+                text = f"{exc.message} {exc.hint or ''}"
+                follows = any(re.search(rf"\b{re.escape(key)}\b", text) for key in reported)
+                if exc.key not in reported and not follows:
+                    self.report(prefix + exc.key, exc.message, exc.hint)
+                reported.add(exc.key)
+                value = args.get(exc.key, left_out.get(exc.key))
+                if exc.key in args and exc.key in defaults and exc.key not in left_out:
+                    left_out[exc.key] = args.pop(exc.key)
+                elif isinstance(value, (int, float)) and not isinstance(value, bool) and value != 1:
+                    args[exc.key] = type(value)(1)  # a number needed after all: one most checks pass
+                    left_out[exc.key] = 1
+                else:
+                    return None
+                continue
+            return None if reported else built
 
 
 class _PrefixedChecker(_Checker):
@@ -264,7 +292,7 @@ def load_config(path: str | Path) -> Config:
 
 def read_document(path: str | Path) -> dict[str, Any]:
     """A config file's TOML document, unvalidated; ConfigError (one line) if it cannot be read."""
-    name = str(path)
+    name = str(path) or "''"  # an empty path shown as one
     try:
         raw = read_limited(path, MAX_CONFIG_BYTES, what="config file")
     except FileNotFoundError:
@@ -565,7 +593,8 @@ def _parse_incidents(check: _Checker, raw: Any, horizon: float | None, outages: 
                          _suggest(sorted(extra)[0], ("start", "duration", *INCIDENT_KINDS))
                          or f"an incident has start, duration and one of {', '.join(INCIDENT_KINDS)}")
             continue
-        values = {name: check._located(f"{key}.", check.number, table, name, minimum=0)
+        values = {name: check._located(f"{key}.", check.number, table, name,
+                                       **({"positive": True} if name == "duration" else {"minimum": 0}))
                   for name in ("start", "duration", *INCIDENT_KINDS) if name in table or name in ("start", "duration")}
         if any(v is None for v in values.values()):
             continue
@@ -651,6 +680,10 @@ def _parse_tiers(check: _Checker, raw: Any, top: Control | None, horizon: float 
         return ()
     if not isinstance(raw, list) or not raw or not all(isinstance(t, dict) for t in raw):
         check.report("tiers", "must be an array of tables, written [[simulation.tiers]]")
+        return ()
+    if len(raw) > MAX_TIERS:
+        check.report("tiers", f"has {len(raw):,} tiers, at most {MAX_TIERS:,}",
+                     "model the chain with fewer, slower tiers")
         return ()
     before = len(check.errors)
     if top is not None:

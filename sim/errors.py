@@ -72,6 +72,15 @@ class ParamError(ValueError):
         super().__init__(f"{key}: {message}")
 
 
+class ArgumentValueError(UserError, ValueError):
+    """A Python API argument out of its range (a ``ValueError``, and a ``UserError`` as the
+    API's other mistakes are)."""
+
+
+class ArgumentTypeError(UserError, TypeError):
+    """A Python API argument of the wrong type (a ``TypeError``, and a ``UserError``)."""
+
+
 # Exit statuses of every command (backoff-sim run/replay/explore, backoff-simulator, the app).
 EXIT_OK = 0
 EXIT_STDOUT_FAILED = 1  # standard output could not be written (a full disk, not a closed pipe)

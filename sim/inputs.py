@@ -35,6 +35,11 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
+def _a(what: str) -> str:
+    """``what`` with its article: a config file, an events CSV file."""
+    return f"{'an' if what[:1].lower() in 'aeiou' else 'a'} {what}"
+
+
 def read_limited(path: str | Path, limit: int, *, what: str) -> bytes:
     """The bytes of the regular file ``path``, refusing anything else or anything over ``limit``.
 
@@ -42,6 +47,10 @@ def read_limited(path: str | Path, limit: int, *, what: str) -> bytes:
     The file is opened without blocking (a FIFO swapped in after the check cannot hang the
     read) and read up to ``limit + 1`` bytes, so a file that grows meanwhile is still refused.
     """
+    if os.fspath(path) == "":  # Path("") is the current directory: no file was named
+        raise InputFileError("is an empty path", f"give the path of {_a(what)}")
+    if "\0" in os.fspath(path):  # no file has one: os.stat would raise ValueError
+        raise InputFileError("the path contains a NUL character", f"give the path of {_a(what)}")
     path = Path(path)
     try:
         mode = os.stat(path).st_mode
@@ -51,8 +60,8 @@ def read_limited(path: str | Path, limit: int, *, what: str) -> bytes:
         raise InputFileError(f"cannot read: {exc.strerror}") from None
     if not stat.S_ISREG(mode):
         kind = _kind(mode)
-        raise InputFileError(f"is {kind}, not a {what}" if kind.startswith("a ") else f"is {kind}",
-                             f"give the path of a {what}")
+        raise InputFileError(f"is {kind}, not {_a(what)}" if kind.startswith("a ") else f"is {kind}",
+                             f"give the path of {_a(what)}")
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
@@ -61,7 +70,7 @@ def read_limited(path: str | Path, limit: int, *, what: str) -> bytes:
         raise InputFileError(f"cannot read: {exc.strerror}") from None
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise InputFileError(f"is not a regular file, not a {what}")
+            raise InputFileError(f"is not a regular file, not {_a(what)}")
         chunks: list[bytes] = []
         size = 0
         while size <= limit:
@@ -75,8 +84,8 @@ def read_limited(path: str | Path, limit: int, *, what: str) -> bytes:
     finally:
         os.close(fd)
     if size > limit:
-        raise InputFileError(f"is larger than {limit // 2**20} MiB, too large for a {what}",
-                             f"give the path of a {what}")
+        raise InputFileError(f"is larger than {limit // 2**20} MiB, too large for {_a(what)}",
+                             f"give the path of {_a(what)}")
     return b"".join(chunks)
 
 
@@ -85,7 +94,7 @@ def read_text(path: str | Path, limit: int, *, what: str, error: type[Exception]
     bytes; ``error("<path>: <why>")`` for a file that is missing, unreadable, too big or not text:
     one line naming the file, as the config's keys that name files (service, trace, load curve)
     report it."""
-    name = str(path)
+    name = str(path) or "''"  # an empty path shown as one
     try:
         raw = read_limited(path, limit, what=what)
     except FileNotFoundError:

@@ -167,8 +167,15 @@ class Results:
             return commit_staged(output, specs, staged)
 
     def _index(self, simulation: str | int) -> int:
-        if isinstance(simulation, int):
-            return range(len(self.simulations))[simulation]
+        if isinstance(simulation, int) and not isinstance(simulation, bool):
+            n = len(self.simulations)
+            if not -n <= simulation < n:
+                titles = ", ".join(repr(r.spec.title) for r in self.simulations)
+                raise IndexError(f"simulation {simulation}: there are {n} simulations, 0 to {n - 1} "
+                                 f"(or a title: {titles})")
+            return range(n)[simulation]
+        if not isinstance(simulation, str):
+            raise TypeError(f"simulation must be an index or a title, got {simulation!r}")
         return self.simulations.index(self[simulation])
 
 

@@ -225,7 +225,7 @@ LAYERS: dict[str, Layer] = {
                                         "sim.models", "sim.runs", "sim vocabulary")),
     # The public API (sim/__init__.py re-exports sim.api's functions and the types they return)
     # and the one pipeline the commands, the API and the app share.
-    "sim front door": Layer(("sim", "sim.api", "sim.pipeline", "sim.results"),
+    "sim front door": Layer(("sim", "sim.api", "sim.arguments", "sim.pipeline", "sim.results"),
                             ("sim.exploration", "sim.export", "sim.recording", "sim.runs",
                              "sim specs", "sim vocabulary")),
     "sim commands": Layer(("sim.cli", "sim.compat", "sim.entry", "sim.__main__"),

@@ -160,6 +160,9 @@ class BackoffApp(App[None]):
         if start is not None and start.event is not None and len(data):  # --event N: that one
             cursor = clamp(start.event, len(data))
             self._place = Place.of_event(data.times, cursor)
+            if start.event >= len(data):  # the run was simulated here: say where the cursor went
+                self.notify(f"--event {start.event + 1:,}: this run has only {len(data):,} events; "
+                            "showing the last", severity="warning")
         elif start is not None and start.time is not None:  # --at T: the last event by then
             cursor = data.index_at_time(start.time)
             self._place = Place(start.time)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from sim.exploration.summary import VERDICT_VALUES, CellResult, metric_names
 from sim.export.atomic import atomic_write_text, ensure_output_dir
+from sim.inputs import InputFileError, read_limited
 from sim.spec import SimulationSpec
 
 _SIM_ROOT = Path(__file__).resolve().parent.parent
@@ -59,6 +60,9 @@ def cell_key(spec: SimulationSpec) -> str:
     return hashlib.sha256(f"{code_version()}\n{spec!r}".encode()).hexdigest()[:32]
 
 
+# An entry holds a few dozen metrics per strategy and repetition, each float about 20 bytes of
+# JSON: 10 strategies x 1,000 repetitions x 40 metrics is 8 MB. Anything larger is no entry.
+MAX_ENTRY_BYTES = 64 * 2**20
 ENTRY_FORMAT = 2  # {"format", "sha256", "cell"}; entries of format 1 had no checksum: misses
 
 
@@ -110,8 +114,13 @@ class CellCache:
             return None
         path = self.directory / f"{key}.json"
         try:
-            result = _read_entry(key, path.read_text(encoding="utf-8"), spec)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            # A regular file of bounded size only (a FIFO would block the read, a link to
+            # /dev/zero never end); whatever fails to read or parse (deep JSON's RecursionError
+            # included) is a miss, computed again.
+            text = read_limited(path, MAX_ENTRY_BYTES, what="cache entry").decode("utf-8")
+            result = _read_entry(key, text, spec)
+        except (OSError, InputFileError, ValueError, KeyError, TypeError, AttributeError, IndexError,
+                RecursionError, OverflowError):
             return None
         if result is None:  # it does not verify: computed again, and put() replaces it
             return None
@@ -131,5 +140,5 @@ class CellCache:
             return
         key = cell_key(spec)
         if not self.directory.is_dir():
-            ensure_output_dir(self.directory, git_ignored=True)  # a cache: never a source
+            ensure_output_dir(self.directory, git_ignored=True, what="cache directory")  # never a source
         atomic_write_text(self.directory / f"{key}.json", _entry_text(key, result))

@@ -84,9 +84,10 @@ def add_explore_subparser(subparsers, positive_int: Callable[[str], int],
     sub.add_argument("--dask", metavar="SCHEDULER", type=dask_scheduler, default=None,
                      help="run the tasks on Dask: a scheduler address (tcp://host:8786) or 'local' "
                           "for a LocalCluster (needs the dask extra)")
-    sub.add_argument("--cache", metavar="DIR", type=directory, default=None,
-                     help="cell cache directory (default: DIR/.backoff-sim-cache of --out)")
-    sub.add_argument("--no-cache", action="store_true", help="compute every cell, read and write no cache")
+    caching = sub.add_mutually_exclusive_group()  # a cache directory, or none: not both
+    caching.add_argument("--cache", metavar="DIR", type=directory, default=None,
+                         help="cell cache directory (default: DIR/.backoff-sim-cache of --out)")
+    caching.add_argument("--no-cache", action="store_true", help="compute every cell, read and write no cache")
     sub.add_argument("--quiet", "-q", action="store_true", help="no progress bar: print only the files written")
     sub.add_argument("--theme", metavar="NAME", default=DEFAULT_THEME,
                      help=f"colour theme for the PNGs (default: {DEFAULT_THEME})")
@@ -180,7 +181,8 @@ def _explore(args: argparse.Namespace, err) -> int:
         # error or Ctrl-C leaves the previous set untouched), as with `backoff-sim run`.
         output = stack.enter_context(OutputSet(out_dir))
         # The cache only once the directory is ours: a command refused by the lock creates nothing.
-        cache_dir = None if args.no_cache else ensure_output_dir(args.cache or out_dir / ".backoff-sim-cache")
+        cache_dir = None if args.no_cache else ensure_output_dir(args.cache or out_dir / ".backoff-sim-cache",
+                                                                 what="cache directory")
         cache = CellCache(cache_dir)
         progress = None
         if not args.quiet and err.is_terminal:

@@ -46,30 +46,32 @@ def _why(exc: OSError) -> str:
 GITIGNORE_TEXT = "# made by backoff-sim: generated files, not sources\n*\n"
 
 
-def ensure_output_dir(directory: str | Path, *, git_ignored: bool = False) -> Path:
+def ensure_output_dir(directory: str | Path, *, git_ignored: bool = False,
+                      what: str = "output directory") -> Path:
     """Create ``directory`` (with parents) if needed and check that files can be created in it.
 
     Called before long work starts, so an unusable ``--out`` fails at once rather than after the
     sweep. ``git_ignored``: a folder the tool names itself (the app's default export folder, a
     cache) gets a ``.gitignore`` of ``*`` when this creates it, so a run inside a repository
-    leaves ``git status`` clean; a folder the user named is theirs to track.
+    leaves ``git status`` clean; a folder the user named is theirs to track. ``what`` names
+    it in a message (``cache directory``).
     """
     directory = Path(directory)
     created = git_ignored and not directory.exists()
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except FileExistsError:
-        raise UserError(f"output directory {directory}: exists and is not a directory "
-                        "(choose another output directory)") from None
+        raise UserError(f"{what} {directory}: exists and is not a directory "
+                        f"(choose another {what})") from None
     except OSError as exc:
-        raise UserError(f"output directory {directory}: cannot create it: {_why(exc)} "
-                        "(choose another output directory)") from None
+        raise UserError(f"{what} {directory}: cannot create it: {_why(exc)} "
+                        f"(choose another {what})") from None
     probe = directory / f".backoff-sim-probe-{os.getpid()}-{secrets.token_hex(4)}"
     try:
         fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except OSError as exc:
-        raise UserError(f"output directory {directory}: cannot write there: {_why(exc)} "
-                        "(choose another output directory)") from None
+        raise UserError(f"{what} {directory}: cannot write there: {_why(exc)} "
+                        f"(choose another {what})") from None
     os.close(fd)
     os.unlink(probe)
     if created:

@@ -25,7 +25,7 @@ import numpy as np
 
 from sim.runs.sweep import SweepResult
 from sim.analysis.versus import NOT_AVAILABLE, cost_versus_best
-from sim.bounds import MAX_CLIENT_ID, MAX_DETAIL, MAX_INTEGER, MAX_TIME
+from sim.bounds import MAX_CLIENT_ID, MAX_DETAIL, MAX_INTEGER, MAX_TIERS, MAX_TIME
 from sim.core import events as ev
 from sim.runs.engine import Run
 from sim.runs.tiers import TierLayout
@@ -367,7 +367,7 @@ def read_events_csv(path: str | Path,
                                      f"events {' and '.join(ev.EVENT_NAMES[c] for c in sorted(SERVER_WIDE))} "
                                      f"have client_id {NO_CLIENT})")
                 # A tier below the first records its callers' ids, which follow the clients'.
-                tier = _parse_int(row[8], "tier", 1, MAX_INTEGER) if tiered else 1
+                tier = _parse_int(row[8], "tier", 1, MAX_TIERS + 1) if tiered else 1
                 below = tier > 1
                 if below and layouts is not None:
                     seen = tier_ids.setdefault(key, {})

@@ -20,9 +20,11 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 def safe_title(title: str) -> str:
     """A filename-safe stem: keep ``[A-Za-z0-9._-]``, replace anything else with ``_``.
 
-    Reference titles such as ``Locking_Example`` come out unchanged.
+    Reference titles such as ``Locking_Example`` come out unchanged; a leading ``.`` becomes
+    ``_``, so no title writes hidden files.
     """
-    return _UNSAFE.sub("_", title)
+    stem = _UNSAFE.sub("_", title)
+    return "_" + stem[1:] if stem.startswith(".") else stem
 
 
 def check_unique_stems(titles: Iterable[str]) -> None:

@@ -87,7 +87,8 @@ def fluid_case(spec: SimulationSpec, s: int) -> FluidCase | str:
     """The fluid form of strategy ``s`` of a one-client-count spec, or why there is none."""
     from sim.models.pool import PoolServer
     from sim.models.servers import LatencyServer, QueueServer
-    from sim.models.service_times import lognormal_sigma
+    from sim.bounds import MAX_TIME
+    from sim.models.service_times import lognormal_mean
 
     control, workload, entry = spec.control, spec.workload, spec.strategies[s]
     if spec.timeout is None:
@@ -140,8 +141,10 @@ def fluid_case(spec: SimulationSpec, s: int) -> FluidCase | str:
         if dist in ("constant", "exponential"):
             mean = float(control.service_time)
         elif dist == "lognormal":  # service_time is the median: mean = median · e^(sigma²/2)
-            sigma = lognormal_sigma(float(control.service_time), float(control.service_p99))
-            mean = float(control.service_time) * math.exp(sigma * sigma / 2)
+            mean = lognormal_mean(float(control.service_time), float(control.service_p99))
+            if not mean <= MAX_TIME:
+                return (f"PoolServer's lognormal service time has a mean of {mean:g}, beyond {MAX_TIME:g} "
+                        "(its p99 / median is too large for the fluid model)")
         else:
             return f"PoolServer service_distribution {dist!r}"
         slots, queue = int(control.workers), math.inf if control.queue_size is None else float(control.queue_size)

@@ -17,6 +17,7 @@ from bisect import bisect_right
 from pathlib import Path
 from typing import Callable
 
+from sim.bounds import MAX_TIME
 from sim.inputs import is_csv_header, read_text
 
 # A curve is a handful of measured points; a file larger is not one.
@@ -66,6 +67,8 @@ def read_load_curve(path: str | Path) -> tuple[tuple[float, ...], tuple[float, .
             raise LoadCurveError(f"{name} line {number}: concurrency {x:g} is negative")
         if not y > 0:
             raise LoadCurveError(f"{name} line {number}: multiplier {y:g} must be > 0")
+        if y > MAX_TIME:  # the bound of every time and factor
+            raise LoadCurveError(f"{name} line {number}: multiplier {y:g} is beyond {MAX_TIME:g}")
         if xs and not x > xs[-1]:
             raise LoadCurveError(f"{name} line {number}: concurrency {x:g} does not increase "
                                  f"(the line before has {xs[-1]:g})")

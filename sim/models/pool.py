@@ -70,7 +70,7 @@ from collections import deque
 from dataclasses import dataclass, fields
 from hashlib import sha256
 from heapq import heappush
-from math import exp, sqrt
+from math import sqrt
 from typing import TYPE_CHECKING, Callable, ClassVar, NamedTuple
 
 from sim.core import events as ev
@@ -81,7 +81,7 @@ from sim.models.controls import Capabilities, Control, ServerHandlers, register
 from sim.models.incidents import KINDS as INCIDENT_KINDS, IncidentHooks, kept_slots
 from sim.models.load_curve import (LoadCurveError, cached, curve_multiplier, law_multiplier,
                                    read_load_curve)
-from sim.models.service_times import (DISTRIBUTIONS, ServiceFileError, lognormal_sigma,
+from sim.models.service_times import (DISTRIBUTIONS, ServiceFileError, lognormal_mean, lognormal_problem,
                                       read_service_file, service_draw)
 from sim.params import above, at_least
 
@@ -174,6 +174,9 @@ class PoolServer(Control):
             if not self.service_p99 > self.service_time:
                 raise ParamError("service_p99", f"must be > service_time (the median, {self.service_time:g}), "
                                  f"got {self.service_p99!r}")
+            problem = lognormal_problem(float(self.service_time), float(self.service_p99))
+            if problem:
+                raise ParamError("service_p99", problem, "raise service_time or lower service_p99")
         empirical = self.service_distribution == "empirical"
         if empirical and self.service_file is None:
             raise ParamError("service_file", 'is missing: service_distribution = "empirical" resamples '
@@ -264,8 +267,7 @@ class PoolServer(Control):
     def mean_service(self) -> float:
         """The mean service time (the lognormal's is its median times exp(σ²/2))."""
         if self.service_distribution == "lognormal":
-            sigma = lognormal_sigma(float(self.service_time), float(self.service_p99))
-            return float(self.service_time) * exp(sigma * sigma / 2)
+            return lognormal_mean(float(self.service_time), float(self.service_p99))
         if self.service_distribution == "empirical":
             return float(self.samples.mean())
         return float(self.service_time)

@@ -9,10 +9,12 @@ service. Every draw comes from the run's server stream (``Wiring.server_stream``
 from __future__ import annotations
 
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
 
+from sim.bounds import MAX_TIME
 from sim.core.streams import Draw
 from sim.inputs import is_csv_header, read_text
 
@@ -35,6 +37,33 @@ class ServiceFileError(ValueError):
 def lognormal_sigma(median: float, p99: float) -> float:
     """σ of the lognormal with this median and 99th percentile."""
     return math.log(p99 / median) / Z99
+
+
+# The largest float is e^709.78: a draw exp(μ + σz) beyond it is infinite. A lognormal whose
+# draws 8 standard deviations above the median (about 1 in 10^15) overflow has a σ that makes
+# its service times 0 or infinite: refused at load (``lognormal_problem``).
+LOG_MAX_FLOAT = math.log(sys.float_info.max)
+OVERFLOW_Z = 8.0
+
+
+def lognormal_problem(median: float, p99: float) -> str | None:
+    """Why the lognormal of this median and 99th percentile cannot be drawn, or None."""
+    sigma = lognormal_sigma(median, p99)
+    if not math.isfinite(sigma) or math.log(median) + OVERFLOW_Z * sigma > LOG_MAX_FLOAT:
+        return (f"with service_time = {median:g}, the lognormal's sigma = ln(service_p99 / service_time) "
+                f"/ {Z99:.3f} = {sigma:g} makes its draws overflow (0 or infinite)")
+    return None
+
+
+def lognormal_mean(median: float, p99: float) -> float:
+    """The lognormal's mean, median · e^(σ²/2); infinite where that is beyond the largest float."""
+    sigma = lognormal_sigma(median, p99)
+    half = sigma * sigma / 2
+    exponent = math.log(median) + half
+    if exponent > LOG_MAX_FLOAT:
+        return math.inf
+    # As it always was computed (the same bits), unless e^(σ²/2) alone would overflow.
+    return median * math.exp(half) if half <= LOG_MAX_FLOAT else math.exp(exponent)
 
 
 def read_service_file(path: str | Path) -> np.ndarray:
@@ -68,6 +97,9 @@ def read_service_file(path: str | Path) -> np.ndarray:
             raise ServiceFileError(f"{name} line {number}: {cell[:40]!r} is not a finite number")
         if value < 0:
             raise ServiceFileError(f"{name} line {number}: {value:g} is negative; service times are >= 0")
+        if value > MAX_TIME:
+            raise ServiceFileError(f"{name} line {number}: {value:g} is beyond {MAX_TIME:g}, the "
+                                   "largest time; give the times in a coarser time_unit")
         values.append(value)
         if len(values) > MAX_SERVICE_TIMES:
             raise ServiceFileError(f"{name} line {number}: more than {MAX_SERVICE_TIMES:,} service "

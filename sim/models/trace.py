@@ -79,8 +79,13 @@ def read_trace(path: str | Path) -> TraceData:
     owners: list[str] = []
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
+        end = 0
         for cells in reader:
-            line = reader.line_num
+            line, end = end + 1, reader.line_num  # the row's first line, and its last
+            if line < end and any("\n" in cell or "\r" in cell for cell in cells):
+                # A quote that never closes swallows every later line into one cell.
+                raise TraceFileError(f"{name} line {line}: a quoted cell runs on to line {end} "
+                                     "(a quote that is not closed?); close the quote or remove it")
             cells = [cell.strip() for cell in cells]
             if not cells or not any(cells) or cells[0].startswith("#"):
                 continue

@@ -51,13 +51,17 @@ Results depend only on the config, the seed and the flags, never on --workers.
 
 
 def positive_time(text: str) -> float:
-    """An argparse type: a positive, finite time in the config's unit."""
+    """An argparse type: a positive time in the config's unit, within the bounds of every time
+    (``sim.bounds``: a 1e-300 horizon would be sampled 10^300 times)."""
+    from sim.bounds import MAX_TIME, MIN_SPAN
+
+    accepted = f"expected a positive time from {MIN_SPAN:g} to {MAX_TIME:g}"
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive time, got {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive time, got {text!r}")
+        raise argparse.ArgumentTypeError(f"{accepted}, got {text!r}") from None
+    if not math.isfinite(value) or not MIN_SPAN <= value <= MAX_TIME:
+        raise argparse.ArgumentTypeError(f"{accepted}, got {text!r}")
     return value
 
 
@@ -144,7 +148,8 @@ def _phase(args: argparse.Namespace) -> int:
     from sim.export.palette import load_palette
     from sim.phase.csv import write_phase_csv
     from sim.phase.figure import write_phase_png
-    from sim.phase.portrait import compute_portrait, replying_problem
+    from sim.phase.cost import check_phase_resources
+    from sim.phase.portrait import compute_portrait, replying_problem, resolve
     from sim.phase.provenance import phase_provenance_text
     from sim.phase.pool import cell_runner
     from sim.progress import ProgressLines
@@ -165,6 +170,9 @@ def _phase(args: argparse.Namespace) -> int:
     settings = _settings(args)
     chosen = [(spec, _labels(spec, args.strategy)) for spec in specs]
     workers = args.workers or default_workers()
+    # Before any work, as ``run`` does: every portrait's settings, and what they will cost.
+    check_phase_resources([(spec, label, resolve(spec, settings, label)) for spec, labels in chosen
+                           for label in labels], workers=workers, force=getattr(args, "force", False))
     err = stderr_console()
     # A bar on a terminal; else a plain line every few seconds; nothing with --quiet.
     lines = None if args.quiet or err.is_terminal else ProgressLines(stderr_line, unit="cells")
@@ -186,11 +194,23 @@ def _phase(args: argparse.Namespace) -> int:
             portraits = []
             for label in labels:
                 what = f"phase portrait of {spec.title}, {label!r}"
-                if lines is not None:
-                    lines.phase(what, "cells")
+                first = f"{what}: pilot runs from the empty state"
                 if bar is not None:
-                    shown[0] = bar.add_task(what, total=None)
-                portrait = compute_portrait(spec, label, settings, run_all)
+                    shown[0] = bar.add_task(first, total=None)
+
+                def pilot(done: int, total: int, what: str = what, first: str = first) -> None:
+                    # The pilot runs, then the cells: each followed as it goes.
+                    if lines is not None:
+                        lines.phase(first, "runs")
+                        lines.update(done, total)
+                        if done == total:
+                            lines.phase(what, "cells")
+                    if bar is not None:
+                        bar.update(shown[0], completed=done, total=total,
+                                   description=first if done < total else what)
+                pilot(0, settings.runs)
+                portrait = compute_portrait(spec, label, settings, run_all, pilot=pilot,
+                                            tick=lines.tick if lines is not None else None)
                 portraits.append(portrait)
                 notes.append(_summary(portrait))
             stem = safe_title(spec.title)

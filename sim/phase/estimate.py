@@ -9,6 +9,7 @@ most of a healthy basin's runs are short).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from heapq import heappop, heappush
 
@@ -52,11 +53,13 @@ def phase_spec(spec: SimulationSpec, limit: float) -> SimulationSpec:
 
 def replicate(spec: SimulationSpec, label: str, clients: int, state: InitialState, number: int,
               horizon: float, limit: float, step: float, healthy: Healthy | None,
-              beyond: int | None = None) -> Replicate:
+              beyond: int | None = None, tick: Callable[[], None] | None = None) -> Replicate:
     """Run ``spec`` (a ``phase_spec``) from ``state``; ``number`` picks the replicate's random
     numbers. Without ``healthy`` the run goes to ``horizon`` only. A run whose work passes
     ``beyond`` after the horizon (far above the grid) stops there, counted as not returning:
-    a collapsed run would otherwise go on, ever costlier, to the time limit."""
+    a collapsed run would otherwise go on, ever costlier, to the time limit. ``tick`` is called
+    at each sample and every ``STALL_EVENTS`` items (the command's progress lines, during a
+    long pilot run)."""
     chain = spec.strategy(label).chain
     wiring, side = start_run(spec, chain, clients, REPETITION_BASE + number, state)
     guard, check = guard_for(spec, chain, clients), STALL_EVENTS  # a stall or a runaway: one line
@@ -68,6 +71,8 @@ def replicate(spec: SimulationSpec, label: str, clients: int, state: InitialStat
     last = max(at_horizon, int(end / step))
 
     def sample(t: float, c: int, k: int) -> int:
+        if tick is not None:
+            tick()
         work, orbit = sum(wiring.server_state()), side.in_backoff
         found[3] = (work, orbit)
         if k == at_horizon:
@@ -91,6 +96,8 @@ def replicate(spec: SimulationSpec, label: str, clients: int, state: InitialStat
         if s >= check:
             guard.check(t, s)
             check = s + STALL_EVENTS
+            if tick is not None:
+                tick()
         handler(t, c, a)
     if found[0] is None:  # the run ended (nothing left to happen) before the horizon
         found[0], found[1] = sum(wiring.server_state()), side.in_backoff

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from sim.analysis.stats import Estimate, estimate
+from sim.bounds import MAX_TIME, MIN_SPAN
 from sim.errors import UserError
 from sim.models.initial import InitialState
 from sim.phase.attempt import delay_after, outage_attempt
@@ -22,9 +23,12 @@ from sim.phase.estimate import CellResult, CellTask, Healthy, phase_spec, replic
 from sim.phase.grid import PhaseGrid
 from sim.spec import SimulationSpec
 
-# The pilot runs from the empty state are numbered after every cell's (a cell's are below
-# cells x runs), so none shares a cell's random numbers.
+# The pilot runs from the empty state are numbered from here, or after every cell's when the
+# cells make more runs (``pilot_base``), so none shares a cell's random numbers.
 PILOT_BASE = 1 << 19
+# A run samples its state every horizon up to the time limit: at most this many samples (the
+# defaults take 30, fifteen timeouts by half ones; --horizon 1e-300 would take 10^300).
+MAX_SAMPLES = 10**6
 # A cell's run whose work passes this many times the grid's top counts as not returning.
 BEYOND_FACTOR = 2
 
@@ -69,11 +73,16 @@ def resolve(spec: SimulationSpec, settings: PhaseSettings, label: str) -> Resolv
     horizon = settings.horizon or (timeout / 2 if timeout else span / 100)
     limit = settings.limit or (min(max(15 * timeout, 4 * delay_after(spec, label, attempt)), span)
                                if timeout else span / 4)
-    if horizon <= 0 or not math.isfinite(horizon):
-        raise UserError(f"phase: --horizon must be a positive time, got {horizon:g}")
+    if span > 0:
+        limit = min(limit, span)  # as --help says: at most the simulation's horizon
+    if not MIN_SPAN <= horizon <= MAX_TIME:
+        raise UserError(f"phase: --horizon must be a time from {MIN_SPAN:g} to {MAX_TIME:g}, got {horizon:g}")
     if limit < horizon:
         raise UserError(f"phase: the time limit ({limit:g}) is shorter than the horizon ({horizon:g}); "
                         "pass a longer --limit or a shorter --horizon")
+    if limit / horizon > MAX_SAMPLES:  # a run samples its state every horizon until the limit
+        raise UserError(f"phase: the time limit ({limit:g}) is more than {MAX_SAMPLES:,} horizons "
+                        f"({horizon:g}) long; pass a longer --horizon or a shorter --limit")
     clients = settings.clients or max(spec.clients)
     grid = PhaseGrid(settings.size, settings.work_max if settings.work_max is not None else clients,
                      settings.orbit_max if settings.orbit_max is not None else clients)
@@ -157,12 +166,27 @@ class Portrait:
         return 2 if (p >= 0.5).any() and (p < 0.5).any() else 1
 
 
-def healthy_state(spec: SimulationSpec, label: str, r: Resolved) -> tuple[tuple[float, float], Healthy]:
+def pilot_base(r: Resolved) -> int:
+    """The first pilot run's number: after every cell's (a cell's are below cells x runs), so
+    none shares a cell's random numbers; ``PILOT_BASE`` while that is more (the numbers every
+    portrait of at most 2^19 cell runs has always had)."""
+    return max(PILOT_BASE, r.size ** 2 * r.runs)
+
+
+def healthy_state(spec: SimulationSpec, label: str, r: Resolved,
+                  progress: Callable[[int, int], None] | None = None,
+                  tick: Callable[[], None] | None = None) -> tuple[tuple[float, float], Healthy]:
     """Where runs from the empty state are after half the time limit (the mean of ``r.runs``
     runs), and the healthy region: that state plus three standard deviations of the runs or
-    one grid step, whichever is more, on each axis."""
-    outs = [replicate(spec, label, r.clients, InitialState(0, 0, 1), PILOT_BASE + i, r.limit / 2,
-                      r.limit, r.step, None) for i in range(r.runs)]
+    one grid step, whichever is more, on each axis. ``progress(done, total)`` follows the runs,
+    ``tick`` is called while one runs (a pilot of many clients takes a while)."""
+    base = pilot_base(r)
+    outs = []
+    for i in range(r.runs):
+        outs.append(replicate(spec, label, r.clients, InitialState(0, 0, 1), base + i, r.limit / 2,
+                              r.limit, r.step, None, tick=tick))
+        if progress is not None:
+            progress(len(outs), r.runs)
     work = np.array([o.work for o in outs], dtype=float)
     orbit = np.array([o.orbit for o in outs], dtype=float)
     sw, so = r.grid.steps
@@ -189,15 +213,18 @@ def summarise(results: list[CellResult], runs: int) -> tuple[Cell, ...]:
 
 
 def compute_portrait(spec: SimulationSpec, label: str, settings: PhaseSettings,
-                     run_all: Callable[[list[CellTask]], list[CellResult]] | None = None) -> Portrait:
+                     run_all: Callable[[list[CellTask]], list[CellResult]] | None = None,
+                     pilot: Callable[[int, int], None] | None = None,
+                     tick: Callable[[], None] | None = None) -> Portrait:
     """The portrait of ``spec``'s strategy ``label``; ``run_all`` runs the cells' tasks (on a
-    pool, with progress; default: here, one after the other)."""
+    pool, with progress; default: here, one after the other); ``pilot`` and ``tick`` follow the
+    pilot runs (``healthy_state``)."""
     problem = replying_problem(spec)
     if problem:
         raise UserError(problem)
     r = resolve(spec, settings, label)
     runnable = phase_spec(spec, r.limit)
-    state, healthy = healthy_state(runnable, label, r)
+    state, healthy = healthy_state(runnable, label, r, pilot, tick)
     todo = tasks(runnable, label, r, healthy)
     results = run_all(todo) if run_all is not None else [run_cell(t) for t in todo]
     return Portrait(spec.title, label, r, state, healthy, summarise(results, r.runs), spec.time_unit)

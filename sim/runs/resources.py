@@ -232,7 +232,8 @@ def estimate(spec: SimulationSpec, workers: int) -> Estimate:
     return Estimate(events, events_key, memory, max(parts, key=parts.get))
 
 
-def _size(n: float) -> str:
+def size_text(n: float) -> str:
+    """A byte count as people read it (``60.0 GB``), for the resource checks' messages."""
     if n >= 1e18:
         return f"{n:.1e} bytes"
     for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
@@ -267,12 +268,12 @@ def check_resources(specs: list[SimulationSpec] | tuple[SimulationSpec, ...], *,
                                       key=key, hint=hint))
 
         if total is not None and cost.memory > total:
-            refuse(cost.memory_key, f"the sweep and its exports would need about {_size(cost.memory)} "
-                   f"of memory, more than this machine's {_size(total)}",
+            refuse(cost.memory_key, f"the sweep and its exports would need about {size_text(cost.memory)} "
+                   f"of memory, more than this machine's {size_text(total)}",
                    _lower(cost.memory_key, spec))
         elif not force and available is not None and cost.memory > available:
-            refuse(cost.memory_key, f"the sweep and its exports would need about {_size(cost.memory)} "
-                   f"of memory, more than the {_size(available)} available now",
+            refuse(cost.memory_key, f"the sweep and its exports would need about {size_text(cost.memory)} "
+                   f"of memory, more than the {size_text(available)} available now",
                    f"{_lower(cost.memory_key, spec)}, or pass --force to run it anyway")
         elif not force and cost.events > EVENTS_LIMIT:
             refuse(cost.events_key, f"the sweep would simulate at least {cost.events:.2g} events, "

@@ -57,6 +57,13 @@ def resolve_start(source: Source, args: argparse.Namespace) -> Start | None:
     reps = source.repetitions(simulation, strategy, clients)
     _choose("repetition", "--repetition", args.repetition, [r + 1 for r in reps], within)
     selection = source.complete(simulation, strategy, clients, repetition)
+    if args.event is not None and isinstance(source, ReplaySource):
+        # A replay's runs are read already: an event past the last is a mistake to say now (a
+        # config's run is simulated in the app, which says so there).
+        total = len(source.history(selection))
+        if args.event > total:
+            raise UserError(f"--event {args.event:,}: the run has only {total:,} events{within} "
+                            f"(give --event 1 to {total:,})")
     return Start(selection, args.at, None if args.event is None else args.event - 1)
 
 
