@@ -212,7 +212,7 @@ def latency_table(result: SweepResult, palette: Palette | None = None,
     unit = spec.time_unit
     rate_factor, rate_unit = goodput_unit(unit, [row["goodput"] for section in sections for row in section])
     table = _table(f"{spec.title} · {spec.control.type_name} · {spec.workload.NAME} workload · "
-                   f"{spec.repeat} repeats · times in {unit}")
+                   f"{spec.repeat} repeat{'' if spec.repeat == 1 else 's'} · times in {unit}")
     table.add_column("clients", justify="right", no_wrap=True)
     # Labels wrap before numbers do, but never down to nothing (LatencyReport drops columns first).
     table.add_column("strategy", min_width=min(STRATEGY_MIN_WIDTH, max(map(len, spec.labels))))

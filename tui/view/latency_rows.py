@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from sim.analysis.load import offered_load
 from sim.analysis.recovery import RecoverySummary
 from sim.report.latency import (
     BEST,
@@ -130,7 +131,9 @@ def latency_caption(result: SweepResult, clients_index: int, rows: list[LatencyR
     """Short: what the numbers are and what the marks mean (the help screen says more); how to
     see the ``hidden`` columns."""
     spec = result.spec
+    load = offered_load(spec, spec.clients[clients_index]).short_text()
     notes = [f"{count(spec.clients[clients_index], 'client')} · "
+             + (f"{load} · " if load else "") +
              f"{count(spec.repeat, 'run')} each · "
              f"latency in {spec.time_unit} · {BEST} fewest requests, lowest p50 "
              f"(≥ {SERVED_SHARE:.0%} served)"]
