@@ -171,7 +171,8 @@ class RunData:
         incidents = incident_windows(times, clients, codes, details)
         series = None
         if open_metrics is not None:
-            series = RunSeries.from_metrics(open_metrics, outages, tuple((s, e) for s, e, _ in incidents))
+            series = RunSeries.from_metrics(open_metrics, outages, tuple((s, e) for s, e, _ in incidents),
+                                            (times, codes, details))
         elif recorded_caps(codes).keeps_series:
             series = RunSeries.from_events(times, clients, codes, details)
         pool = PoolState(times, codes, details, capacity) if records_pool(codes, details) else None
