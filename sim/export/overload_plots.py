@@ -97,6 +97,12 @@ def _shade_outages(ax: Axes, result: SweepResult, palette: Palette, label_them: 
     spec = result.spec
     windows = [(o.start, o.end, "outage", 0.18) for o in spec.stops]
     windows += [(i.start, i.end, incident_label(i), 0.09) for i in spec.degradations]
+    # A lower tier's troubles, lightly as incidents (the clients' server keeps serving), named
+    # with their tier: ``tier 3: capacity 50%``, ``tier 2: outage``.
+    for number, tier in enumerate(spec.tiers, start=2):
+        windows += [(o.start, o.end, f"tier {number}: outage", 0.09) for o in tier.stops]
+        windows += [(i.start, i.end, f"tier {number}: {incident_label(i)}", 0.09)
+                    for i in tier.degradations]
     shown: set[str] = set()
     ends: list[float] = []  # of the windows labelled so far, by label row
     for start, end, name, alpha in sorted(windows):

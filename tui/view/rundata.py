@@ -11,7 +11,7 @@ ranks and the server lane are the app's own.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
@@ -207,8 +207,14 @@ class RunData:
         for array in (times, clients, codes, details, ranks, server_mask, tier, top_index):
             array.flags.writeable = False
         parts = TierParts(layout, tier, top_index, top, tuple(groups))
+        series = top.series
+        # A lower tier's outages and incidents shape the clients' traffic too: the charts shade
+        # them as incidents (the first tier keeps serving), beside the first tier's own.
+        below = tuple(w for g in groups for w in (*g.run.outages, *((s, e) for s, e, _ in g.run.incidents)))
+        if series is not None and below:
+            series = replace(series, incidents=tuple(sorted(series.incidents + below)))
         return cls(times, clients, codes, details, n_clients, ranks, server_mask, top.requests,
-                   top.outages, top.series, history, time_unit, scopes=scopes,
+                   top.outages, series, history, time_unit, scopes=scopes,
                    incidents=top.incidents, pool=top.pool, tiers=parts)
 
     @property
