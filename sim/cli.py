@@ -229,8 +229,8 @@ def _run(args: argparse.Namespace) -> int:
     from sim.pipeline import commit_staged, prepare, stage_simulation, sweep
     from sim.export.palette import load_palette
     from sim.export.plots import preload as preload_figures
-    from sim.analysis.load import load_lines
     from sim.report import result_table
+    from sim.report.load import load_lines
     from sim.report.policies import policy_table
     from sim.report.tiers import tier_table
     from sim.report.tables import history_table, more_events_note

@@ -26,7 +26,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sim.policies.entries import seconds_per_unit
+from sim.units import seconds_per_unit
 
 if TYPE_CHECKING:  # pragma: no cover
     from sim.spec import SimulationSpec
@@ -167,10 +167,3 @@ def offered_load(spec: SimulationSpec, clients: int | None = None) -> OfferedLoa
     capacity, factor, tier = min(known, key=lambda k: k[0])
     peak = min(cap * f for cap, f, _ in known)
     return OfferedLoad(n, spec.time_unit, calls, capacity, at_most, factor, tier, peak)
-
-
-def load_lines(spec: SimulationSpec) -> list[str]:
-    """The offered load at each client count of ``spec`` (the smallest and the largest when
-    there are more than three), one line each."""
-    counts = spec.clients if len(spec.clients) <= 3 else (spec.clients[0], spec.clients[-1])
-    return [offered_load(spec, n).text() for n in counts]

@@ -30,7 +30,7 @@ from sim.analysis.replay import (
     recorded_caps,
     summarize,
 )
-from sim.analysis.run_series import RunSeries
+from sim.analysis.run_series import FAILURE_LINES, RunSeries  # noqa: F401 (FAILURE_LINES: the charts')
 from sim.core import events as ev
 from sim.core.history import History, unpack_codes, unpack_details
 from sim.models.controls import Capabilities

@@ -16,9 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from textual_plotext import Plot
 
-from sim.analysis.run_series import FAILURE_LINES
-
-from ...view.rundata import RunSeries
+from ...view.rundata import FAILURE_LINES, RunSeries
 from ...theme import SERIES_COLOURS, Palette
 from ...view.ticks import DEFAULT_TIME_UNIT, count_ticks, format_duration, nice_ticks, time_scale
 from .charts import LegendItem, PaletteChart, fit_title, hex_to_rgb
