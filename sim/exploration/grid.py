@@ -3,7 +3,8 @@ that a glyph shows as well as a colour, and where the map tips from recovery to 
 
 The app's explore view, the PNG's cell labels, the command's boundary lines and the tests all
 read the map through this module, so they agree on what a cell says. Cells may still be
-running (``None``): they read as pending.
+running (``None``): they read as pending, or as missing once the map stopped without them (the
+app's ``x``: nothing is computing them).
 
 States of a cell with a verdict (the recovered fraction of the runs judged): ``recovered`` at least
 ``RECOVERED`` (0.9), ``collapsed`` at most ``COLLAPSED`` (0.1), ``partial`` in between (the
@@ -30,11 +31,11 @@ COLLAPSED = 0.1  # at or below which it reads as collapsed
 BOUNDARY = 0.5  # the line the PNG draws: recovered in at least half the runs, or not
 
 GLYPHS = {"recovered": "✓", "partial": "◐", "collapsed": "✗", "none": "—", "pending": "·",
-          "value": " "}
+          "missing": "·", "value": " "}
 STATE_WORDS = {"recovered": f"recovered (≥ {RECOVERED:.0%} of runs)",
                "partial": "partly recovered", "collapsed": f"collapsed (≤ {COLLAPSED:.0%} recovered)",
                "none": "not judged (no baseline, or too noisy to tell 80% from 90%)",
-               "pending": "running", "value": ""}
+               "pending": "running", "missing": "not computed", "value": ""}
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ class MapCell:
     values: tuple[float | int, ...]  # the axes' values there
     state: str  # a key of GLYPHS
     value: float  # recovered fraction (verdict maps) or the metric's mean; nan: none yet
-    text: str  # "2/3", "1,234", "n/a", "…"
+    text: str  # "2/3", "1,234", "n/a", "…" (running), "" (not computed)
     verdict: RecoverySummary | None
 
     @property
@@ -74,14 +75,15 @@ def verdict_state(verdict: RecoverySummary | None) -> str:
 
 
 def map_cells(plan: ExplorePlan, cells: Sequence[CellResult | None], s: int,
-              metric: str | None = None) -> list[MapCell]:
-    """Strategy ``s``'s cells in plan order; ``metric`` defaults to the plan's."""
+              metric: str | None = None, running: bool = True) -> list[MapCell]:
+    """Strategy ``s``'s cells in plan order; ``metric`` defaults to the plan's. A cell not
+    known yet is ``pending`` while the map runs, ``missing`` once it stopped (``running``)."""
     metric = metric or plan.metric
     out = []
     for position, (cell, result) in enumerate(zip(plan.cells, cells)):
         verdict = None
         if result is None:
-            state, value, text = "pending", math.nan, "…"
+            state, value, text = ("pending", math.nan, "…") if running else ("missing", math.nan, "")
         elif metric == "recovered":
             verdict = result.verdict(s)
             state = verdict_state(verdict)
@@ -96,11 +98,11 @@ def map_cells(plan: ExplorePlan, cells: Sequence[CellResult | None], s: int,
 
 
 def grid_rows(plan: ExplorePlan, cells: Sequence[CellResult | None], s: int,
-              metric: str | None = None) -> list[list[MapCell]]:
+              metric: str | None = None, running: bool = True) -> list[list[MapCell]]:
     """Strategy ``s``'s cells as rows to draw top to bottom: columns are the first axis's
     values in order; rows the second axis's from the last value down (as the PNG puts them:
     larger values up). A one-axis map is one row."""
-    flat = map_cells(plan, cells, s, metric)
+    flat = map_cells(plan, cells, s, metric, running)
     if len(plan.axes) == 1:
         return [flat]
     columns, rows = plan.shape
