@@ -74,25 +74,48 @@ def verdict_state(verdict: RecoverySummary | None) -> str:
     return fraction_state(verdict.fraction)
 
 
+FLUID = "fluid"  # a cell's method (``ExploreResult.methods``) when it is the fluid estimate
+FLUID_MARK = "≈"  # before a fluid estimate's mean: an estimate, not a mean of runs
+FLUID_NOTE = ("fluid ✓ / fluid ✗: the fluid (mean-field) estimate recovers / collapses (no runs "
+              "simulated); ≈: a fluid estimate's value; n/m: n of m simulated runs recovered")
+
+
+def fluid_text(verdict: RecoverySummary | None) -> str:
+    """A fluid estimate's verdict: ``fluid ✓`` or ``fluid ✗`` (one deterministic run, which a
+    ``1/1`` would pass off as a simulated repetition), ``—`` when it judged nothing."""
+    if verdict is None or verdict_state(verdict) == "none":
+        return "—"
+    return f"fluid {GLYPHS['recovered'] if verdict.fraction >= BOUNDARY else GLYPHS['collapsed']}"
+
+
+def is_fluid(methods: Sequence[tuple[str, ...]] | None, position: int, s: int) -> bool:
+    """Whether strategy ``s``'s row of cell ``position`` is a fluid estimate."""
+    return bool(methods) and methods[position][s] == FLUID
+
+
 def map_cells(plan: ExplorePlan, cells: Sequence[CellResult | None], s: int,
-              metric: str | None = None, running: bool = True) -> list[MapCell]:
+              metric: str | None = None, running: bool = True,
+              methods: Sequence[tuple[str, ...]] | None = None) -> list[MapCell]:
     """Strategy ``s``'s cells in plan order; ``metric`` defaults to the plan's. A cell not
-    known yet is ``pending`` while the map runs, ``missing`` once it stopped (``running``)."""
+    known yet is ``pending`` while the map runs, ``missing`` once it stopped (``running``);
+    a fluid estimate (``methods``) reads as one (``fluid_text``, ``FLUID_MARK``)."""
     metric = metric or plan.metric
     out = []
     for position, (cell, result) in enumerate(zip(plan.cells, cells)):
         verdict = None
+        fluid = is_fluid(methods, position, s)
         if result is None:
             state, value, text = ("pending", math.nan, "…") if running else ("missing", math.nan, "")
         elif metric == "recovered":
             verdict = result.verdict(s)
             state = verdict_state(verdict)
             value = math.nan if state == "none" else verdict.fraction
-            text = f"{verdict.recovered}/{verdict.runs}" if verdict else "—"
+            text = fluid_text(verdict) if fluid else (f"{verdict.recovered}/{verdict.runs}" if verdict else "—")
         else:
             verdict = result.verdict(s)
             value = result.estimate(metric, s).mean
-            state, text = "value", ("n/a" if math.isnan(value) else format_value(value))
+            state, text = "value", ("n/a" if math.isnan(value) else
+                                    (FLUID_MARK if fluid else "") + format_value(value))
         out.append(MapCell(position, cell.index, cell.values, state, value, text, verdict))
     return out
 
