@@ -35,6 +35,9 @@ LEVEL_LINES = tuple((name, label, SERIES_COLOURS[name])
                     for name, label in (("in_service", "in service"), ("queued", "queued")))
 
 
+REQUEST_DOT = 12  # marker area (pt²) of the latency PNG's "requests sent" dots
+
+
 def shown_runs(result: SweepResult) -> tuple[int, dict[str, OpenRunMetrics]]:
     """The largest client count and, per strategy, its first repetition's overload metrics."""
     spec = result.spec
@@ -226,8 +229,9 @@ def latency_figure(result: SweepResult, palette: Palette | None = None) -> Figur
         for spine in twin.spines.values():
             spine.set_color(palette.foreground)
         twin.yaxis.label.set_color(palette.foreground)
-        requests = twin.scatter(rank, m.attempts_per_client[order], s=4, color=dots, alpha=0.45,
-                                linewidths=0, label="requests sent (right axis)")
+        # Dots large and opaque enough to see against the panel (at 4 pt², 45% they vanished).
+        requests = twin.scatter(rank, m.attempts_per_client[order], s=REQUEST_DOT, color=dots,
+                                alpha=0.8, linewidths=0, label="requests sent (right axis)")
         (line,) = ax.plot(rank, latency[order], color=palette.series_color(s), linewidth=1.8,
                           label="latency" + (" (mean of the client's requests)" if repeats else ""))
         ax.set_zorder(twin.get_zorder() + 1)  # the latency line over the dots

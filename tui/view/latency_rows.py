@@ -27,7 +27,7 @@ from sim.report.latency import (
     strategy_values,
 )
 from sim.runs.sweep import SweepResult
-from sim.units import DEFAULT_TIME_UNIT
+from sim.units import DEFAULT_TIME_UNIT, goodput_unit
 
 from .plural import count
 from .policy_columns import POLICY_KEYS
@@ -81,10 +81,19 @@ def format_recovery(summary: RecoverySummary | None, time_unit: str = DEFAULT_TI
     return f"{summary.recovered}/{summary.runs} · {format_time(summary.median, time_unit)}{undecided}"
 
 
+def goodput_rate(result: SweepResult) -> tuple[float, str]:
+    """The factor and unit the goodput column reads in: per second below 1 per ms, as ``run``'s
+    latency table (``sim.units.goodput_unit``, over every client count's rows as there)."""
+    values = [row["goodput"] for k in range(len(result.spec.clients))
+              for row in strategy_values(result, k)]
+    return goodput_unit(result.spec.time_unit, values)
+
+
 def latency_rows(result: SweepResult, clients_index: int) -> tuple[list[LatencyRow], list[str]]:
     """The rows at ``clients_index``, and the optional columns that are zero in every run."""
     spec = result.spec
     sections = [strategy_values(result, k) for k in range(len(spec.clients))]
+    rate, _ = goodput_unit(spec.time_unit, [row["goodput"] for section in sections for row in section])
     silent = silent_columns(sections)
     section = sections[clients_index]
     best = best_rows(section)
@@ -98,7 +107,7 @@ def latency_rows(result: SweepResult, clients_index: int) -> tuple[list[LatencyR
             elif key == "recovery":
                 cells[key] = format_recovery(value, spec.time_unit)
             elif key == "goodput":
-                cells[key] = format_goodput(value)
+                cells[key] = format_goodput(value * rate)
             else:
                 cells[key] = format_value(key, value) + (f" {BEST}" if best.get(key) == s else "")
         recovery = values["recovery"]

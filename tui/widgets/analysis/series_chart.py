@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from textual_plotext import Plot
 
+from ...view.latency_rows import format_time
 from ...view.rundata import FAILURE_LINES, RunSeries
 from ...theme import SERIES_COLOURS, Palette
 from ...view.ticks import DEFAULT_TIME_UNIT, count_ticks, format_duration, nice_ticks, time_scale
@@ -56,7 +57,7 @@ def recovery_note(series: RunSeries, time_unit: str = DEFAULT_TIME_UNIT) -> str:
         return f" · recovery —: {series.recovery_note}" if series.recovery_note else ""
     if math.isnan(series.recovery_time):
         return " · ✗ never recovered"
-    return f" · recovered in {format_duration(series.recovery_time, time_unit)}"
+    return f" · recovered in {format_time(series.recovery_time, time_unit)}"  # as the tables
 
 
 class SeriesChart(PaletteChart):
