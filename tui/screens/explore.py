@@ -126,7 +126,7 @@ class ExploreScreen(ModalScreen[CellChoice | None]):
         rows = [m.rows(s) for s in range(len(m.plan.base.labels))]
         view = map_view(m.plan, rows, m.state.strategy, m.state.cursor)
         self.query_one(MapGrid).show(view, palette_for(self.app.theme))
-        self.query_one("#map-legend", Static).update(map_legend(m.metric, m.running))
+        self.query_one("#map-legend", Static).update(map_legend(m.metric, m.running, m.missing))
         cell = m.cursor_cell()
         self.query_one("#map-detail", Static).update(
             cell_detail(m.plan, cell, m.cells[cell.position], m.state.strategy, m.metric, m.running))

@@ -69,15 +69,16 @@ def map_title(plan: ExplorePlan) -> Text:
                          f" · seed {base.seed} · {axes}")
 
 
-def map_legend(metric: str, running: bool = True) -> Text:
+def map_legend(metric: str, running: bool = True, missing: int = 1) -> Text:
     """What the cells' glyphs (a verdict map) or shades (a metric map) mean; a cell not known
-    reads as running while the map runs, as not computed once it stopped."""
-    waiting = (f"{GLYPHS['pending']}… running" if running
+    reads as running while the map runs, as not computed once it stopped (nothing when every
+    cell is known)."""
+    waiting = ("" if not missing else f"{GLYPHS['pending']}… running" if running
                else f"{GLYPHS['missing']} not computed (w runs it)")
     if metric == "recovered":
         text = Text(f"runs recovered: {GLYPHS['recovered']} ≥ {RECOVERED:.0%}  "
                     f"{GLYPHS['partial']} some  {GLYPHS['collapsed']} ≤ {COLLAPSED:.0%} (collapsed)  "
-                    f"{waiting}")
+                    f"{waiting}".rstrip())
     else:
         text = Text(f"{metric}: {metric_help(metric)} (mean over the "
                     "runs; the stronger the colour, the higher)")
