@@ -230,6 +230,7 @@ def _run(args: argparse.Namespace) -> int:
     from sim.export.palette import load_palette
     from sim.export.plots import preload as preload_figures
     from sim.report import result_table
+    from sim.report.load import load_lines
     from sim.report.policies import policy_table
     from sim.report.tiers import tier_table
     from sim.report.tables import history_table, more_events_note
@@ -321,6 +322,8 @@ def _run(args: argparse.Namespace) -> int:
                 print_plain(out, str(path))
             continue
         out.print()
+        for line in load_lines(spec):  # what clients and think_time come to (sim.analysis.load)
+            out.print(f"{spec.title} · {line}", markup=False, soft_wrap=True)
         print_table(out, result_table(result, palette))
         policies = policy_table(result)
         if policies is not None:

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 from sim.bounds import MAX_INTEGER, MAX_SEED, MAX_TIERS, MAX_TIME, MIN_SPAN
 from sim.errors import ConfigError, ParamError
+from sim.extends import resolve_extends
 from sim.inputs import InputFileError, read_limited
 from sim.models import CONTROLS, STRATEGIES, WORKLOADS
 from sim.models.clients import workload_problem
@@ -45,7 +46,7 @@ _SIMULATION_KEYS = {
     "title", "max_clients", "clients", "repeat", "network_mu", "network_sigma", "incidents",
     "work_to_duration", "control", "strategies", "seed",
     "workload", "horizon", "timeout", "outages", "bucket", "backlog", "time_unit", "policies",
-    "backlog_overflow", "abandoned", "tiers",
+    "backlog_overflow", "abandoned", "tiers", "extends",
 }
 _WORKLOAD_KEYS: dict[str, str] = {}  # key -> the first workload that takes it
 for _name, _cls in WORKLOADS.items():
@@ -338,9 +339,12 @@ def parse_config(data: dict[str, Any], file: str = "<config>") -> Config:
     else:
         sims: list[SimulationSpec] = []
         seen: set[str] = set()
-        for index, block in enumerate(blocks, start=1):
-            spec = _parse_simulation(top, block, index, 0 if seed is None else seed,
-                                     time_unit or DEFAULT_TIME_UNIT)
+        merged, extends_errors = resolve_extends(blocks)
+        for mistake in extends_errors:
+            top.at(mistake.where).report("extends", mistake.message, mistake.hint)
+        for index, (block, full) in enumerate(zip(blocks, merged), start=1):
+            spec = None if full is None else _parse_simulation(
+                top, full, index, 0 if seed is None else seed, time_unit or DEFAULT_TIME_UNIT)
             title = block.get("title")
             if isinstance(title, str) and title.strip():
                 if title in seen:

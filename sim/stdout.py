@@ -283,15 +283,21 @@ def stdout_console() -> Console:
 
 def print_table(out: Console, table: Any) -> None:
     """A table on ``out``: fitted to the terminal (or COLUMNS), whole to a file or pipe."""
-    if not getattr(out, "tables_unbounded", False):
+    if out.is_terminal:
         out.print(table)
         return
     width = out.width  # print(width=) cannot exceed the console's own: widen it for the table
-    out.width = UNBOUNDED_WIDTH
+    if getattr(out, "tables_unbounded", False):
+        out.width = UNBOUNDED_WIDTH
     try:
-        out.print(table)
+        with out.capture() as captured:
+            out.print(table)
     finally:
         out.width = width
+    # Rich pads every line (the centred title, the caption, the last column) to the table's
+    # width: a file or pipe gets the lines without the trailing spaces.
+    text = "\n".join(line.rstrip(" ") for line in captured.get().split("\n"))
+    out.file.write(text)
 
 
 def stderr_console() -> Console:

@@ -8,6 +8,7 @@ rescaled for display (long spans read in seconds); any other unit is shown as gi
 
 from __future__ import annotations
 
+import math
 import re
 
 DEFAULT_TIME_UNIT = "ms"
@@ -17,6 +18,28 @@ _WORD = re.compile(rf"[^\W\d_][^\W_]{{0,{MAX_UNIT_LENGTH - 1}}}")
 # Abbreviations take no plural "s"; words do ("3 ticks", "3 ms").
 _ABBREVIATIONS = frozenset({"ns", "us", "µs", "ms", "s", "sec", "min", "h", "hr", "d"})
 SECONDS_FROM_MS = 10_000  # spans of ms this long or longer read in seconds
+
+# Seconds in one of each unit a config may name; any other unit (ticks, steps) has no length.
+UNIT_SECONDS: dict[str, float] = {
+    "ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0, "second": 1.0,
+    "seconds": 1.0, "min": 60.0, "minute": 60.0, "minutes": 60.0, "h": 3600.0, "hr": 3600.0,
+    "hour": 3600.0, "hours": 3600.0,
+}
+
+
+def seconds_per_unit(time_unit: str) -> float | None:
+    """Seconds in one ``time_unit`` (None for units with no length in seconds, e.g. "tick")."""
+    return UNIT_SECONDS.get(time_unit)
+
+
+def goodput_unit(time_unit: str, values: list[float]) -> tuple[float, str]:
+    """The factor and unit goodput reads best in: successes per second rather than 0.0025 per
+    ms (below 1 per ms, in a simulation timed in ms); otherwise per ``time_unit`` as given.
+    ``run``'s latency table, the metrics PNG and the app all read goodput in it."""
+    finite = [v for v in values if not math.isnan(v)]
+    if time_unit == "ms" and finite and max(finite) < 1.0:
+        return 1000.0, "s"
+    return 1.0, time_unit
 
 
 def time_unit_problem(value: object) -> str | None:

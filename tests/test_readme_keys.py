@@ -71,3 +71,20 @@ def test_the_config_reference_lists_every_config_key_with_its_default() -> None:
     for name, f in model_fields.items():  # the models' own defaults, as TOML writes them
         written = "—" if f.default is MISSING else "none" if f.default is None else toml_value(f.default)
         assert documented[name] == written, name
+
+
+def test_the_getting_started_page_is_linked_first_and_its_commands_exist() -> None:
+    # Issue 39, item 11: a short page from install to "which policy", linked from README's top.
+    text = README.read_text(encoding="utf-8")
+    page = README.parent / "docs" / "getting-started.md"
+    assert page.is_file()
+    head = text.split("## ", 1)[0]
+    assert "](docs/getting-started.md)" in head
+    guide = page.read_text(encoding="utf-8")
+    assert "backoff-sim run examples/your_service.toml" in guide
+    assert (README.parent / "examples" / "your_service.toml").is_file()
+    # Every relative link of the page leads to a file of the repository.
+    import re
+
+    for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", guide):
+        assert (page.parent / target).is_file(), target

@@ -174,6 +174,52 @@ async def test_the_map_runs_in_a_worker_that_x_cancels_and_w_resumes(tmp_path: P
 
 
 @pilot_test
+async def test_a_cancelled_map_says_what_is_not_computed_and_p_does_not_restart_it(
+        tmp_path: Path, monkeypatch) -> None:
+    # Issue 39, item 2: after x the cells left read as not computed (not ·… running), and
+    # going back to the map from an opened cell leaves it cancelled.
+    def one_cell_then_wait(plans, backend, cache, *, progress, should_stop, on_cell):
+        (plan,) = plans
+        first = run_explores([type(plan)(plan.file, plan.base, plan.axes, plan.metric, plan.cells[:1])],
+                             backend, cache)[0].cells[0]
+        on_cell(0, first)
+        while not should_stop():
+            threading.Event().wait(0.01)
+        raise SweepCancelled()
+
+    monkeypatch.setattr(explore_map, "run_explores", one_cell_then_wait)
+    app = make_app(tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("p")
+        await pause_until(pilot, lambda: isinstance(app.screen, ExploreScreen)
+                          and app.screen.cells[0] is not None, tries=50)
+        screen = app.screen
+        await pilot.press("x")
+        await settle(pilot)
+        left = [c for row in screen.query_one(MapGrid).view.grids[0] for c in row if c.position != 0]
+        assert left and {(c.state, c.text) for c in left} == {("missing", "")}
+        await pilot.press("right")
+        detail = str(screen.query_one("#map-detail", Static).render())
+        assert "running" not in detail and "not computed" in detail
+        legend = str(screen.query_one("#map-legend", Static).render())
+        assert "running" not in legend and "not computed" in legend
+        missing = screen.missing
+        grid = screen.query_one(MapGrid).view.grids[0]
+        screen.state.cursor = next((column, row) for row, cells in enumerate(grid)
+                                   for column, c in enumerate(cells) if c.position == 0)
+        await pilot.press("enter")  # the one computed cell opens
+        await settle(pilot)
+        assert not isinstance(app.screen, ExploreScreen)
+        await pilot.press("p")
+        await settle(pilot)
+        again = app.screen
+        assert isinstance(again, ExploreScreen) and again is not screen
+        assert not again.workers_running() and not again.has_class("-running")
+        assert again.missing == missing and again.state.cancelled
+
+
+@pilot_test
 async def test_the_seed_dialog_reseeds_the_map(tmp_path: Path) -> None:
     app = make_app(tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:

@@ -31,6 +31,8 @@ inspect the runs event by event in a terminal app.
                                (see `backoff-sim run --help`)
   backoff-sim explore CONFIG   map metrics over one or two keys, tune a strategy
                                (see `backoff-sim explore --help`)
+  backoff-sim phase CONFIG     phase portrait: from which states runs return to healthy
+                               (see `backoff-sim phase --help`)
 """
 
 EPILOG = """\

@@ -74,3 +74,12 @@ def latency_summary(latencies: np.ndarray) -> dict[str, float]:
     values = np.percentile(latencies, PERCENTILES)
     return {**{f"p{p}": float(v) for p, v in zip(PERCENTILES, values)}, "max": float(latencies.max()),
             "mean": float(latencies.mean())}
+
+
+def per_run(runs: list[OpenRunMetrics], name: str) -> np.ndarray:
+    """One value per run of ``goodput`` (successes per time unit) or a latency percentile
+    (``p50``, ``p99``: of the run's own successes; NaN for a run with none), for a chart of
+    their mean and CI over repetitions."""
+    if name == "goodput":
+        return np.array([m.goodput for m in runs], dtype=np.float64)
+    return np.array([m.latency_percentiles()[name] for m in runs], dtype=np.float64)

@@ -42,7 +42,11 @@ def count_series(times: np.ndarray, codes: np.ndarray, details: np.ndarray, widt
     writes = codes == ev.CLIENT_REQUESTS_WRITE
     entered = (codes == ev.SERVER_ACCEPTS) | (codes == ev.SERVER_QUEUES)
     held = np.cumsum(count(entered) - count(codes == ev.SERVER_COMPLETES))
+    drops = codes == ev.SERVER_DROPS
+    limited = drops & (details == _LIMITER)
     return {
+        "server_drops": count(drops & ~limited),
+        "limit_refused": count(limited | (codes == ev.CLIENT_CALL_REFUSED)),
         "offered": count(call_starts(codes, details)),
         "retries": count(writes & (details > 1)),
         "accepted": count(entered),
@@ -52,6 +56,37 @@ def count_series(times: np.ndarray, codes: np.ndarray, details: np.ndarray, widt
         "queued": np.zeros(buckets, dtype=np.int64),
         "goodput": count(codes == ev.CLIENT_SUCCEEDS),
     }
+
+
+# Every way a request fails, as the failures chart of the app and the time-series PNG name it
+# (one table, so they say the same): the client stopped waiting; the server refused it (a full
+# queue) or answered it with an error (an ``error_rate`` incident, FlakyServer); the server
+# dropped it unserved (a queue timeout, CoDel, a cancelled request); a limit refused it (the
+# pool's adaptive ``concurrency_limit``, or a client's breaker or concurrency budget refusing
+# the call before sending it). ``limit_refused`` is counted from a run's events (``with_refusals``).
+FAILURE_LINES: tuple[tuple[str, str], ...] = (
+    ("timed_out", "timed out"), ("rejected", "rejected or error reply"),
+    ("server_drops", "dropped by the server"), ("limit_refused", "refused by a limit"))
+_LIMITER = ev.DROP_REASON_INDEX["limiter"]
+
+
+def with_refusals(series: dict[str, np.ndarray], times: np.ndarray, codes: np.ndarray,
+                  details: np.ndarray, width: float) -> dict[str, np.ndarray]:
+    """``series`` with ``limit_refused`` counted from the run's events (calls a client's policy
+    refused, requests the pool's limiter refused), the limiter's out of ``server_drops``. Each
+    event in its bucket as the handlers count (``int(t / width)``); none past the last bucket,
+    as the engine's series keep none."""
+    buckets = len(next(iter(series.values()))) if series else 0
+    index = (times * (1.0 / width)).astype(np.int64)
+    inside = index < buckets
+    limiter = (codes == ev.SERVER_DROPS) & (details == _LIMITER) & inside
+    refused = ((codes == ev.CLIENT_CALL_REFUSED) & inside) | limiter
+    out = dict(series)
+    out["limit_refused"] = np.bincount(index[refused], minlength=buckets).astype(np.int64)
+    if "server_drops" in out:
+        by_limiter = np.bincount(index[limiter], minlength=buckets).astype(np.int64)
+        out["server_drops"] = np.maximum(np.asarray(out["server_drops"], np.int64) - by_limiter, 0)
+    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -84,9 +119,14 @@ class RunSeries:
 
     @classmethod
     def from_metrics(cls, metrics: OpenRunMetrics, outages: tuple[Window, ...],
-                     incidents: tuple[Window, ...] = ()) -> RunSeries:
-        """The engine's series and recovery verdict of a simulated run."""
-        series = {name: np.asarray(metrics.series[name], dtype=np.int64) for name in SERIES_NAMES}
+                     incidents: tuple[Window, ...] = (),
+                     events: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> RunSeries:
+        """The engine's series and recovery verdict of a simulated run; with its ``events``
+        (times, codes, details) the refusals by a limit too (``with_refusals``)."""
+        names = SERIES_NAMES + tuple(n for n in metrics.series if n not in SERIES_NAMES)
+        series = {name: np.asarray(metrics.series[name], dtype=np.int64) for name in names}
+        if events is not None:
+            series = with_refusals(series, *events, metrics.bucket)
         return cls(metrics.bucket, series, outages, metrics.recovery_time, incidents=incidents,
                    recovery_note=metrics.recovery_note)
 

@@ -136,6 +136,35 @@ def format_detail(code: int, detail: int) -> str:
     return f"{DETAIL_LABELS.get(code, 'value')}={detail}"
 
 
+def attempts_and_retries(attempts: int) -> str:
+    """``4 attempts (3 retries)``: ``max_attempts`` counts the first attempt, a retry does not,
+    so every place that shows one says both."""
+    retries = attempts - 1
+    return (f"{attempts} attempt{'s' if attempts != 1 else ''} "
+            f"({'no' if retries == 0 else retries} retr{'y' if retries == 1 else 'ies'})")
+
+
+def retry_note(code: int, detail: int) -> str:
+    """What an attempt count in an event's detail is in retries, for the app's and the CLI's
+    event tables (the CSV keeps ``format_detail`` alone): ``retry 2`` for a third attempt,
+    ``3 retries`` for a call that gave up or succeeded after four; empty for a first attempt."""
+    if detail == NO_DETAIL or detail < 1:
+        return ""
+    if code in (CLIENT_REQUESTS_WRITE, CLIENT_TIMES_OUT):
+        return f"retry {detail - 1}" if detail > 1 else ""
+    if code in (CLIENT_GIVES_UP, CLIENT_SUCCEEDS):
+        retries = detail - 1
+        return "no retries" if retries == 0 else f"{retries} retr{'y' if retries == 1 else 'ies'}"
+    return ""
+
+
+def shown_detail(code: int, detail: int) -> str:
+    """``format_detail`` with its ``retry_note``: ``attempt=3 (retry 2)``."""
+    text = format_detail(code, detail)
+    note = retry_note(code, detail)
+    return f"{text} ({note})" if note else text
+
+
 CLIENT_EVENTS = frozenset({CLIENT_REQUESTS_WRITE, CLIENT_REQUESTS_VERSION, CLIENT_BACKS_OFF,
                            CLIENT_GIVES_UP, CLIENT_TIMES_OUT, CLIENT_SUCCEEDS, CLIENT_RETRY_DENIED,
                            BREAKER_OPENS, BREAKER_HALF_OPENS, BREAKER_CLOSES, CLIENT_CALL_REFUSED})

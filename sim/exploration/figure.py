@@ -29,6 +29,18 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
 _ANNOTATE_MAX_CELLS = 100
+# Cell labels at a size that reads at the PNG's 100 dpi (7 pt did not), in cells sized for them:
+# a panel gets CELL_INCHES per column and row beyond its axes and colour bar (PANEL_MARGIN).
+CELL_FONT = 10
+CELL_INCHES = (0.8, 0.5)
+PANEL_MARGIN = (2.8, 2.2)
+
+
+def heatmap_size(columns: int, rows: int, strategies: int) -> tuple[float, float]:
+    """The figure's size in inches for ``strategies`` heat maps of columns × rows cells."""
+    width = max(5.5, PANEL_MARGIN[0] + CELL_INCHES[0] * columns)
+    height = max(5.0, PANEL_MARGIN[1] + CELL_INCHES[1] * rows)
+    return width * strategies, height
 
 
 def metric_grid(result: ExploreResult, metric: str, s: int) -> np.ndarray:
@@ -40,7 +52,7 @@ def metric_grid(result: ExploreResult, metric: str, s: int) -> np.ndarray:
 
 def _text_grid(result: ExploreResult, metric: str, s: int) -> np.ndarray:
     """Each cell's label (``2/3`` for recovered runs, else the mean), shaped like the plan."""
-    texts = [c.text for c in map_cells(result.plan, result.cells, s, metric)]
+    texts = [c.text for c in map_cells(result.plan, result.cells, s, metric, methods=result.methods)]
     return np.array(texts, dtype=object).reshape(result.plan.shape)
 
 
@@ -106,8 +118,9 @@ def _heatmap(fig, ax, result: ExploreResult, metric: str, s: int, palette: Palet
         texts = _text_grid(result, metric, s).T
         for (row, col), value in np.ndenumerate(grid):
             if not math.isnan(value):
-                ax.text(col, row, texts[row, col], ha="center", va="center", fontsize=7, color="black",
-                        bbox={"boxstyle": "round,pad=0.1", "facecolor": "white", "alpha": 0.5, "linewidth": 0})
+                ax.text(col, row, texts[row, col], ha="center", va="center", fontsize=CELL_FONT,
+                        color="black",
+                        bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "alpha": 0.7, "linewidth": 0})
     if has_verdict(plan.base):
         from matplotlib.collections import LineCollection
 
@@ -139,7 +152,7 @@ def explore_figure(result: ExploreResult, palette: Palette | None = None) -> Fig
             style_axes(ax, palette)
             _line_panel(ax, result, name, palette)
     else:
-        fig = Figure(figsize=(5.5 * n_strategies, 5), dpi=DPI, layout="constrained")
+        fig = Figure(figsize=heatmap_size(*plan.shape, n_strategies), dpi=DPI, layout="constrained")
         style_figure(fig, palette)
         grids = np.stack([metric_grid(result, metric, s) for s in range(n_strategies)])
         finite = grids[np.isfinite(grids)]

@@ -3,7 +3,8 @@ that a glyph shows as well as a colour, and where the map tips from recovery to 
 
 The app's explore view, the PNG's cell labels, the command's boundary lines and the tests all
 read the map through this module, so they agree on what a cell says. Cells may still be
-running (``None``): they read as pending.
+running (``None``): they read as pending, or as missing once the map stopped without them (the
+app's ``x``: nothing is computing them).
 
 States of a cell with a verdict (the recovered fraction of the runs judged): ``recovered`` at least
 ``RECOVERED`` (0.9), ``collapsed`` at most ``COLLAPSED`` (0.1), ``partial`` in between (the
@@ -30,11 +31,11 @@ COLLAPSED = 0.1  # at or below which it reads as collapsed
 BOUNDARY = 0.5  # the line the PNG draws: recovered in at least half the runs, or not
 
 GLYPHS = {"recovered": "✓", "partial": "◐", "collapsed": "✗", "none": "—", "pending": "·",
-          "value": " "}
+          "missing": "·", "value": " "}
 STATE_WORDS = {"recovered": f"recovered (≥ {RECOVERED:.0%} of runs)",
                "partial": "partly recovered", "collapsed": f"collapsed (≤ {COLLAPSED:.0%} recovered)",
                "none": "not judged (no baseline, or too noisy to tell 80% from 90%)",
-               "pending": "running", "value": ""}
+               "pending": "running", "missing": "not computed", "value": ""}
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ class MapCell:
     values: tuple[float | int, ...]  # the axes' values there
     state: str  # a key of GLYPHS
     value: float  # recovered fraction (verdict maps) or the metric's mean; nan: none yet
-    text: str  # "2/3", "1,234", "n/a", "…"
+    text: str  # "2/3", "1,234", "n/a", "…" (running), "" (not computed)
     verdict: RecoverySummary | None
 
     @property
@@ -73,34 +74,58 @@ def verdict_state(verdict: RecoverySummary | None) -> str:
     return fraction_state(verdict.fraction)
 
 
+FLUID = "fluid"  # a cell's method (``ExploreResult.methods``) when it is the fluid estimate
+FLUID_MARK = "≈"  # before a fluid estimate's mean: an estimate, not a mean of runs
+FLUID_NOTE = ("fluid ✓ / fluid ✗: the fluid (mean-field) estimate recovers / collapses (no runs "
+              "simulated); ≈: a fluid estimate's value; n/m: n of m simulated runs recovered")
+
+
+def fluid_text(verdict: RecoverySummary | None) -> str:
+    """A fluid estimate's verdict: ``fluid ✓`` or ``fluid ✗`` (one deterministic run, which a
+    ``1/1`` would pass off as a simulated repetition), ``—`` when it judged nothing."""
+    if verdict is None or verdict_state(verdict) == "none":
+        return "—"
+    return f"fluid {GLYPHS['recovered'] if verdict.fraction >= BOUNDARY else GLYPHS['collapsed']}"
+
+
+def is_fluid(methods: Sequence[tuple[str, ...]] | None, position: int, s: int) -> bool:
+    """Whether strategy ``s``'s row of cell ``position`` is a fluid estimate."""
+    return bool(methods) and methods[position][s] == FLUID
+
+
 def map_cells(plan: ExplorePlan, cells: Sequence[CellResult | None], s: int,
-              metric: str | None = None) -> list[MapCell]:
-    """Strategy ``s``'s cells in plan order; ``metric`` defaults to the plan's."""
+              metric: str | None = None, running: bool = True,
+              methods: Sequence[tuple[str, ...]] | None = None) -> list[MapCell]:
+    """Strategy ``s``'s cells in plan order; ``metric`` defaults to the plan's. A cell not
+    known yet is ``pending`` while the map runs, ``missing`` once it stopped (``running``);
+    a fluid estimate (``methods``) reads as one (``fluid_text``, ``FLUID_MARK``)."""
     metric = metric or plan.metric
     out = []
     for position, (cell, result) in enumerate(zip(plan.cells, cells)):
         verdict = None
+        fluid = is_fluid(methods, position, s)
         if result is None:
-            state, value, text = "pending", math.nan, "…"
+            state, value, text = ("pending", math.nan, "…") if running else ("missing", math.nan, "")
         elif metric == "recovered":
             verdict = result.verdict(s)
             state = verdict_state(verdict)
             value = math.nan if state == "none" else verdict.fraction
-            text = f"{verdict.recovered}/{verdict.runs}" if verdict else "—"
+            text = fluid_text(verdict) if fluid else (f"{verdict.recovered}/{verdict.runs}" if verdict else "—")
         else:
             verdict = result.verdict(s)
             value = result.estimate(metric, s).mean
-            state, text = "value", ("n/a" if math.isnan(value) else format_value(value))
+            state, text = "value", ("n/a" if math.isnan(value) else
+                                    (FLUID_MARK if fluid else "") + format_value(value))
         out.append(MapCell(position, cell.index, cell.values, state, value, text, verdict))
     return out
 
 
 def grid_rows(plan: ExplorePlan, cells: Sequence[CellResult | None], s: int,
-              metric: str | None = None) -> list[list[MapCell]]:
+              metric: str | None = None, running: bool = True) -> list[list[MapCell]]:
     """Strategy ``s``'s cells as rows to draw top to bottom: columns are the first axis's
     values in order; rows the second axis's from the last value down (as the PNG puts them:
     larger values up). A one-axis map is one row."""
-    flat = map_cells(plan, cells, s, metric)
+    flat = map_cells(plan, cells, s, metric, running)
     if len(plan.axes) == 1:
         return [flat]
     columns, rows = plan.shape

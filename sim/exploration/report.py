@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from sim.exploration.axes import format_value
-from sim.exploration.grid import fraction_grid, row_story
+from sim.exploration.grid import FLUID, FLUID_MARK, FLUID_NOTE, fluid_text, fraction_grid, is_fluid, row_story
 from sim.exploration.pareto import held_out_violations
 from sim.exploration.runner import ExploreResult
 from sim.exploration.summary import has_verdict
@@ -44,15 +44,30 @@ def _estimates(result: ExploreResult, metric: str, s_count: int) -> tuple[list[f
 
 
 def _cell_text(result: ExploreResult, index: tuple[int, ...], metric: str, s: int, decimals: int = 3) -> str:
-    cr = result.cell(index)
+    """A cell as the tables print it: ``2/3`` recovered runs, or the mean ± 95% CI; a fluid
+    estimate as one (``fluid ✓``, ``≈1.234``), not as a simulated repetition."""
+    position = [c.index for c in result.plan.cells].index(tuple(index))
+    cr = result.cells[position]
+    fluid = is_fluid(result.methods, position, s)
     if metric == "recovered":
         v = cr.verdict(s)
+        if fluid:
+            return fluid_text(v)
         return "" if v is None else f"{v.recovered}/{v.runs}"
     e = cr.estimate(metric, s)
     if math.isnan(e.mean):
         return "n/a"
     mean = f"{e.mean:,.{decimals}f}"
+    if fluid:
+        return FLUID_MARK + mean
     return mean if math.isnan(e.ci95) else f"{mean} ± {e.ci95:,.{decimals}f}"
+
+
+def _fluid_note(result: ExploreResult) -> list[Text]:
+    """The note that says how fluid cells read, when the map has any."""
+    if result.methods and any(m == FLUID for cell in result.methods for m in cell):
+        return [Text(FLUID_NOTE, style="dim")]
+    return []
 
 
 def boundary_lines(result: ExploreResult, s: int) -> list[str]:
@@ -79,7 +94,8 @@ def explore_summary(result: ExploreResult) -> Group:
     metric = plan.metric
     labels = plan.base.labels
     if len(plan.axes) == 1:  # the metric, then each of `also`, a table each
-        return Group(*(_one_axis_table(result, name) for name in (metric, *plan.also)))
+        return Group(*(_one_axis_table(result, name) for name in (metric, *plan.also)),
+                     *_fluid_note(result))
     what = _what(metric)
     decimals = _decimals(result, metric)
     x_axis, y_axis = plan.axes
@@ -98,7 +114,7 @@ def explore_summary(result: ExploreResult) -> Group:
         lines = boundary_lines(result, s)
         if lines:
             tables.append(Text(f"along {x_axis.name} ({LEGEND}):\n" + "\n".join(f"  {line}" for line in lines)))
-    return Group(*tables)
+    return Group(*tables, *_fluid_note(result))
 
 
 def _what(metric: str) -> str:

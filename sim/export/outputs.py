@@ -150,7 +150,8 @@ def _provenance_json(job: Job, path: Path) -> Path:
 # In the order they are written (and listed in the help).
 OUTPUTS: tuple[Output, ...] = (
     Output("_metrics.png", "work, duration and cost against clients, one line per strategy, 95% CI bands\n"
-           "(one client count: a bar per strategy with its CI)", _metrics_png),
+           "(one client count: a bar per strategy with its CI); goodput, p99 and amplification\n"
+           "for runs to a horizon (open or Poisson clients of a server that replies)", _metrics_png),
     Output("_scatter.png", "client write requests over time, one run at the largest client count,\n"
            "one panel per strategy", _scatter_png),
     _csv("_metrics.csv", "the metrics table, one row per strategy and client count", _metrics_csv,
@@ -161,8 +162,10 @@ OUTPUTS: tuple[Output, ...] = (
          _CSV, "EVENTS_HEADER"),
     Output(PROVENANCE_SUFFIX, "what made the set: version, seed, config file and its SHA-256, the\n"
            "command line, and a command that writes it again", _provenance_json),
-    Output("_timeseries.png", "offered, retries, accepted, goodput, rejected, timed out, in service\n"
-           "and queued over time, per strategy, outages shaded", _timeseries_png, needs="keeps_series"),
+    Output("_timeseries.png", "offered, retries, accepted, goodput, every failure (timed out, rejected\n"
+           "or error reply, dropped by the server, refused by a limit), in service and queued over\n"
+           "time, per strategy, outages and incidents shaded (a lower tier's too)", _timeseries_png,
+           needs="keeps_series"),
     Output("_latency.png", "latency and requests per client, sorted by latency, per strategy",
            _latency_png, needs="keeps_series"),
     _csv("_timeseries.csv", "every bucket of every run (PoolServer adds server_drops)", _timeseries_csv, _OVERLOAD_CSV,

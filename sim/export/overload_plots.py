@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sim.analysis.open_metrics import OpenRunMetrics
+from sim.analysis.run_series import FAILURE_LINES, with_refusals
 from sim.runs.sweep import SweepResult
 from sim.export.atomic import atomic_save_figure
 from sim.export.figure_style import DPI, style_axes, style_figure, style_legend, time_axis
@@ -26,11 +27,15 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
 # (series name, legend label, index into the theme's series colours: ``SERIES_COLOURS``).
+# The failures are the app's failures chart's lines, named as it names them (FAILURE_LINES).
 FLOW_LINES = tuple((name, label, SERIES_COLOURS[name]) for name, label in (
     ("offered", "offered"), ("retries", "retries"), ("accepted", "accepted"),
-    ("goodput", "goodput (successes)"), ("rejected", "rejected"), ("timed_out", "timed out")))
+    ("goodput", "goodput (successes)"), *FAILURE_LINES))
 LEVEL_LINES = tuple((name, label, SERIES_COLOURS[name])
                     for name, label in (("in_service", "in service"), ("queued", "queued")))
+
+
+REQUEST_DOT = 12  # marker area (pt²) of the latency PNG's "requests sent" dots
 
 
 def shown_runs(result: SweepResult) -> tuple[int, dict[str, OpenRunMetrics]]:
@@ -41,12 +46,34 @@ def shown_runs(result: SweepResult) -> tuple[int, dict[str, OpenRunMetrics]]:
     return spec.max_clients, {label: m for label, m in runs.items() if m is not None}
 
 
+def shown_series(result: SweepResult, label: str, clients: int, m: OpenRunMetrics) -> dict[str, np.ndarray]:
+    """The run's series, with the refusals by a limit counted from its events when the sweep
+    recorded it (``run_sweeps(record=True)``: the run the PNG shows is one it records); only
+    the clients' own events, a tiered run's lower tiers' are theirs."""
+    run = result.recorded.get((label, clients))
+    if run is None:
+        return m.series
+    history = run.history
+    clients_of = np.asarray(history.clients)
+    keep = clients_of < clients
+    return with_refusals(m.series, np.asarray(history.times, dtype=np.float64)[keep],
+                         history.codes()[keep], history.details()[keep], m.bucket)
+
+
 def _short(value: float, unit: str = "") -> str:
     """A latency or time for a title: whole units from 1000 up, one decimal below, then the unit."""
     if math.isnan(value):
         return "—"
     text = f"{value:,.0f}" if abs(value) >= 1000 else f"{value:,.1f}"
     return f"{text} {unit}" if unit else text
+
+
+def _failures(series: dict[str, np.ndarray]) -> str:
+    """The run's failures by kind, as the legend names them: ``1,428 dropped by the server``
+    (the kinds it had; ``no failures`` when none)."""
+    parts = [f"{int(np.sum(series[name])):,} {label}" for name, label in FAILURE_LINES
+             if name in series and np.any(series[name])]
+    return ", ".join(parts) or "no failures"
 
 
 def _recovery_notes(result: SweepResult, label: str, m: OpenRunMetrics) -> tuple[str, str]:
@@ -73,6 +100,12 @@ def _shade_outages(ax: Axes, result: SweepResult, palette: Palette, label_them: 
     spec = result.spec
     windows = [(o.start, o.end, "outage", 0.18) for o in spec.stops]
     windows += [(i.start, i.end, incident_label(i), 0.09) for i in spec.degradations]
+    # A lower tier's troubles, lightly as incidents (the clients' server keeps serving), named
+    # with their tier: ``tier 3: capacity 50%``, ``tier 2: outage``.
+    for number, tier in enumerate(spec.tiers, start=2):
+        windows += [(o.start, o.end, f"tier {number}: outage", 0.09) for o in tier.stops]
+        windows += [(i.start, i.end, f"tier {number}: {incident_label(i)}", 0.09)
+                    for i in tier.degradations]
     shown: set[str] = set()
     ends: list[float] = []  # of the windows labelled so far, by label row
     for start, end, name, alpha in sorted(windows):
@@ -106,12 +139,17 @@ def timeseries_figure(result: SweepResult, palette: Palette | None = None) -> Fi
     (right), against time, with outage windows shaded."""
     palette = palette or load_palette()
     spec = result.spec
-    _, shown = shown_runs(result)
-    # A series that is zero in every shown run would only hide the x axis: leave it out, say so;
-    # a server that keeps no queue (FlakyServer) gets no server-state panel at all.
+    clients, shown = shown_runs(result)
+    series = {label: shown_series(result, label, clients, m) for label, m in shown.items()}
+    # A series that is zero in every shown run would only hide the x axis: leave it out, say so
+    # (a kind of failure the server or the policies cannot have, not at all); a server that
+    # keeps no queue (FlakyServer) gets no server-state panel at all.
     silent = [label for name, label, _ in FLOW_LINES + LEVEL_LINES
-              if all(not np.any(m.series[name]) for m in shown.values())]
-    with_levels = not all(line_label in silent for _, line_label, _ in LEVEL_LINES)
+              if any(name in one for one in series.values())
+              and all(not np.any(one.get(name, 0)) for one in series.values())]
+    absent = {label for name, label, _ in FLOW_LINES + LEVEL_LINES
+              if not any(name in one for one in series.values())}
+    with_levels = not all(line_label in silent or line_label in absent for _, line_label, _ in LEVEL_LINES)
     fig, axes, labels, clients, runs = _per_strategy_figure(result, palette, 14 if with_levels else 10,
                                                             2.8, 2 if with_levels else 1, "col")
     for row, label in enumerate(labels):
@@ -128,13 +166,14 @@ def timeseries_figure(result: SweepResult, palette: Palette | None = None) -> Fi
             if ax is None:
                 continue
             for name, line_label, colour in lines:
-                if line_label in silent:
+                if line_label in silent or line_label in absent:
                     continue
-                ax.plot(starts, m.series[name], drawstyle="steps-post", linewidth=1.2,
+                ax.plot(starts, series[label][name], drawstyle="steps-post", linewidth=1.2,
                         color=palette.series_color(colour), label=line_label)
         shown, every_run = _recovery_notes(result, label, m)
         flows.set_title(f"{label}: {m.requests:,} requests, {m.successes:,} successes, "
-                        f"{m.timeouts:,} timeouts{shown}", fontsize=9, loc="left", color=palette.foreground)
+                        f"{_failures(series[label])}{shown}", fontsize=9, loc="left",
+                        color=palette.foreground)
         if levels is not None:
             levels.set_title(f"{label}: server state{every_run}", fontsize=9, loc="left",
                              color=palette.foreground)
@@ -190,8 +229,9 @@ def latency_figure(result: SweepResult, palette: Palette | None = None) -> Figur
         for spine in twin.spines.values():
             spine.set_color(palette.foreground)
         twin.yaxis.label.set_color(palette.foreground)
-        requests = twin.scatter(rank, m.attempts_per_client[order], s=4, color=dots, alpha=0.45,
-                                linewidths=0, label="requests sent (right axis)")
+        # Dots large and opaque enough to see against the panel (at 4 pt², 45% they vanished).
+        requests = twin.scatter(rank, m.attempts_per_client[order], s=REQUEST_DOT, color=dots,
+                                alpha=0.8, linewidths=0, label="requests sent (right axis)")
         (line,) = ax.plot(rank, latency[order], color=palette.series_color(s), linewidth=1.8,
                           label="latency" + (" (mean of the client's requests)" if repeats else ""))
         ax.set_zorder(twin.get_zorder() + 1)  # the latency line over the dots

@@ -62,7 +62,8 @@ CODE_KINDS: dict[int, str] = {
 # Each time series' colour, an index into a theme's ``series.colors``. The order of the dark
 # theme's colours makes offered blue, retries orange, goodput green, rejected red.
 SERIES_COLOURS: dict[str, int] = {"offered": 0, "retries": 1, "accepted": 4, "goodput": 2,
-                                  "rejected": 3, "timed_out": 5, "in_service": 4, "queued": 5}
+                                  "rejected": 3, "timed_out": 5, "in_service": 4, "queued": 5,
+                                  "server_drops": 6, "limit_refused": 1}
 _BASE_KEYS = ("primary", "secondary", "accent", "foreground", "background", "surface", "panel",
               "success", "warning", "error")
 

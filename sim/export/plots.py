@@ -8,18 +8,22 @@ so ``import sim`` stays fast.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from sim.analysis.open_metrics import per_run
+from sim.analysis.stats import Estimate, estimate
 from sim.runs.sweep import SweepResult
 from sim.core import events as ev
 from sim.runs.engine import Run
 from sim.export.atomic import atomic_save_figure
 from sim.export.figure_style import DPI, style_axes, style_figure, style_legend, time_axis
 from sim.export.palette import Palette, load_palette
+from sim.units import goodput_unit
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -35,29 +39,63 @@ def preload() -> None:
 
 
 METRIC_PANELS = (("work", "work (requests)"), ("duration", "duration ({unit})"), ("cost", "cost"))
+# Traffic that runs to the horizon (open or Poisson clients against a server that replies): every
+# run's duration is the horizon and its cost follows, so the panels that tell strategies apart
+# are what the latency table says: goodput, p99 and amplification (attempts per call).
+OPEN_PANELS = (("goodput", "goodput (successes/{rate})"), ("p99", "p99 latency ({unit})"),
+               ("amplification", "amplification (attempts per call)"))
+LABEL_WRAP = 14  # characters of a strategy's name per line under its bar
+
+
+def runs_to_horizon(result: SweepResult) -> bool:
+    """Whether every run lasts the horizon: repeating clients against a server that replies."""
+    spec = result.spec
+    return bool(spec.caps.keeps_series and getattr(spec.workload, "REPEATS", False))
+
+
+def _estimates(result: SweepResult, name: str, s: int, rate: float) -> list[Estimate]:
+    """Strategy ``s``'s mean and CI of panel ``name`` at each client count (goodput times
+    ``rate``, to the unit its label says)."""
+    spec = result.spec
+    if name not in ("goodput", "p99"):
+        return [result.summary(name, s, k) for k in range(len(spec.clients))]
+    out = []
+    for k in range(len(spec.clients)):
+        runs = [m for r in range(spec.repeat) if (m := result.open_run(s, k, r)) is not None]
+        values = per_run(runs, name)
+        one = estimate(values[~np.isnan(values)])
+        out.append(Estimate(one.mean * rate, one.ci95 * rate, one.n) if name == "goodput" else one)
+    return out
 
 
 def metrics_figure(result: SweepResult, palette: Palette | None = None) -> Figure:
-    """Work, duration and cost against clients: one line per strategy with its 95% CI band."""
+    """Work, duration and cost against clients (goodput, p99 and amplification for runs that
+    last the horizon): one line per strategy with its 95% CI band, or a bar per strategy at
+    one client count."""
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
 
     palette = palette or load_palette()
     spec = result.spec
-    fig = Figure(figsize=(5 * len(METRIC_PANELS), 5), dpi=DPI, layout="constrained")
+    panels = OPEN_PANELS if runs_to_horizon(result) else METRIC_PANELS
+    rate, rate_unit = 1.0, spec.time_unit
+    if panels is OPEN_PANELS:
+        rate, rate_unit = goodput_unit(spec.time_unit, [
+            e.mean for s in range(len(spec.labels)) for e in _estimates(result, "goodput", s, 1.0)])
+    fig = Figure(figsize=(5 * len(panels), 5), dpi=DPI, layout="constrained")
     style_figure(fig, palette)
-    axes = fig.subplots(1, len(METRIC_PANELS), squeeze=False)[0]
+    axes = fig.subplots(1, len(panels), squeeze=False)[0]
     xs = np.asarray(spec.clients)
-    for ax, (name, ylabel) in zip(axes, METRIC_PANELS):
+    for ax, (name, ylabel) in zip(axes, panels):
         style_axes(ax, palette)
         spread = "mean ± 95% CI" if spec.repeat > 1 else "1 run (no CI)"
-        ax.set_ylabel(f"{ylabel.format(unit=spec.time_unit)}, {spread}")
+        ax.set_ylabel(f"{ylabel.format(unit=spec.time_unit, rate=rate_unit)}, {spread}")
         if len(xs) == 1:  # one client count: a bar per strategy with its CI, not a row of dots
-            _strategy_bars(ax, result, name, palette)
+            _strategy_bars(ax, result, _estimates_at(result, name, rate), palette)
             continue
         for s, label in enumerate(spec.labels):
             color = palette.series_color(s)
-            estimates = [result.summary(name, s, k) for k in range(len(xs))]
+            estimates = _estimates(result, name, s, rate)
             mean = np.array([e.mean for e in estimates])
             ci = np.nan_to_num(np.array([e.ci95 for e in estimates]), nan=0.0)
             ax.plot(xs, mean, color=color, label=label, linewidth=1.6,
@@ -70,17 +108,27 @@ def metrics_figure(result: SweepResult, palette: Palette | None = None) -> Figur
     return fig
 
 
-def _strategy_bars(ax, result: SweepResult, name: str, palette: Palette) -> None:
+def _estimates_at(result: SweepResult, name: str, rate: float) -> list[Estimate]:
+    """Each strategy's estimate of panel ``name`` at the one client count."""
+    return [_estimates(result, name, s, rate)[0] for s in range(len(result.spec.labels))]
+
+
+def bar_labels(labels: tuple[str, ...] | list[str]) -> list[str]:
+    """Strategy names under their bars, wrapped at word boundaries so neighbours never overlap."""
+    return [textwrap.fill(label, LABEL_WRAP, break_long_words=False) for label in labels]
+
+
+def _strategy_bars(ax, result: SweepResult, estimates: list[Estimate], palette: Palette) -> None:
     """One bar per strategy at the simulation's one client count, its 95% CI as an error bar."""
     spec = result.spec
-    estimates = [result.summary(name, s, 0) for s in range(len(spec.labels))]
     positions = np.arange(len(spec.labels))
     ci = np.nan_to_num(np.array([e.ci95 for e in estimates]), nan=0.0)
     ax.bar(positions, [e.mean for e in estimates], yerr=ci if spec.repeat > 1 else None,
            color=[palette.series_color(s) for s in range(len(spec.labels))], alpha=0.85,
            error_kw={"ecolor": palette.foreground, "capsize": 4, "linewidth": 1.2})
-    ax.set_xticks(positions, spec.labels, rotation=20 if len(spec.labels) > 3 else 0, ha="right"
-                  if len(spec.labels) > 3 else "center")
+    many = len(spec.labels) > 4  # five or more wrapped names still crowd a panel: slant them
+    ax.set_xticks(positions, bar_labels(spec.labels), rotation=30 if many else 0,
+                  ha="right" if many else "center", fontsize=8 if many else None)
     ax.set_xlabel(f"strategy, at {spec.clients[0]:,} clients")
 
 

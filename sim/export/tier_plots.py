@@ -50,11 +50,28 @@ def tiers_figure(result: SweepResult, palette: Palette | None = None) -> Figure:
         ax.set_xlabel("tier (1: called by the clients)")
         ax.set_xticks(range(1, len(controls) + 1),
                       [f"{i}\n{c.type_name}" for i, c in enumerate(controls, start=1)], fontsize=8)
+    _log_labels(axes[0], plain)
     spread = "mean ± 95% CI" if spec.repeat > 1 else "1 run (no CI)"
     axes[0].set_ylabel(f"attempts arriving per client call, {spread}")
     style_legend(axes[0], palette)
     fig.suptitle(f"{spec.title}: amplification per tier", color=palette.foreground)
     return fig
+
+
+WIDE_SPAN = 3.0  # a log axis spanning more than this factor labels 1, 2, 5 per decade only
+
+
+def _log_labels(ax, plain) -> None:
+    """Labels of the shared log axis that never overlap: over a wide span 1, 2 and 5 of each
+    decade (every minor tick labelled ran 20, 30, 40, ... into each other); over a narrow one
+    the minor ticks' labels, as there may be no decade mark at all."""
+    from matplotlib.ticker import LogLocator, NullFormatter
+
+    low, high = ax.get_ylim()
+    if low > 0 and high / low > WIDE_SPAN:
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(plain)
+        ax.yaxis.set_minor_formatter(NullFormatter())
 
 
 def write_tiers_png(result: SweepResult, path: str | Path, palette: Palette | None = None) -> Path:

@@ -3,8 +3,8 @@
 Shading is the return probability (the theme's success colour where runs return, its error
 colour where they do not); arrows the drift, each scaled to the same length (direction only:
 speeds differ by orders of magnitude); the line where half the runs return is the boundary; a
-circle marks the healthy equilibrium and a cross a collapsed one on the grid (when the collapse
-lies beyond the grid, the panel says so).
+green circle ringed in the foreground colour marks the healthy equilibrium and a cross a
+collapsed one on the grid (when the collapse lies beyond the grid, the panel says so).
 """
 
 from __future__ import annotations
@@ -49,8 +49,11 @@ def phase_figure(portraits: list[Portrait], palette: Palette):
             ax.contour(work, orbit, prob, levels=[0.5], colors=[palette.base["warning"]], linewidths=2)
             ax.plot([], [], color=palette.base["warning"], linewidth=2, label="boundary (half return)")
         hw, ho = p.healthy_state
-        ax.plot([hw], [ho], "o", color=palette.background, markeredgecolor=palette.base["success"],
-                markeredgewidth=2.5, markersize=11, label=f"healthy ({hw:.0f}, {ho:.0f})")
+        # Filled green, ringed in the foreground colour: it reads the same on the green cells
+        # it sits on (a green ring vanished there, leaving its dark fill) and in the legend.
+        ax.plot([hw], [ho], "o", color=palette.base["success"], markeredgecolor=palette.foreground,
+                markeredgewidth=2.0, markersize=11, zorder=5, clip_on=False,
+                label=f"healthy ({hw:.0f}, {ho:.0f})")
         collapsed = p.collapsed_state()
         if collapsed is not None:
             ax.plot([collapsed[0]], [collapsed[1]], "X", color=palette.base["error"],

@@ -19,23 +19,13 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from sim.errors import ParamError
+from sim.units import UNIT_SECONDS, seconds_per_unit  # noqa: F401 (re-exported: their old home)
 from sim.policies.chain import policy_from_dict
 from sim.policies.circuit_breaker import CircuitBreaker
 from sim.policies.presets import PRESETS, expand_preset
 from sim.policies.seam import POLICIES, Policy
 
-# Seconds in one of each unit a config may name; any other unit (ticks, steps) has no length.
-UNIT_SECONDS: dict[str, float] = {
-    "ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0, "second": 1.0,
-    "seconds": 1.0, "min": 60.0, "minute": 60.0, "minutes": 60.0, "h": 3600.0, "hr": 3600.0,
-    "hour": 3600.0, "hours": 3600.0,
-}
 ENTRY_KEYS = ("type", "preset", "name", "policies", "unit_seconds")
-
-
-def seconds_per_unit(time_unit: str) -> float | None:
-    """Seconds in one ``time_unit`` (None for units with no length in seconds, e.g. "tick")."""
-    return UNIT_SECONDS.get(time_unit)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from rich.text import Text
 from sim.analysis.recovery import RecoverySummary
 from sim.runs.sweep import SweepResult
 from sim.export.palette import Palette
-from sim.units import per_unit
+from sim.units import goodput_unit, per_unit  # noqa: F401 (goodput_unit: re-exported)
 
 BEST = "★"
 NEVER_MARK = "✗ never"
@@ -171,15 +171,6 @@ def unstarred_no_retry(section: list[dict[str, float | None]], best: dict[str, i
     return any(not row.get("retried", True) and row["requests"] < fewest for row in section)
 
 
-def goodput_unit(time_unit: str, values: list[float]) -> tuple[float, str]:
-    """The factor and unit goodput reads best in: successes per second rather than 0.0025 per
-    ms (below 1 per ms, in a simulation timed in ms); otherwise per ``time_unit`` as given."""
-    finite = [v for v in values if not math.isnan(v)]
-    if time_unit == "ms" and finite and max(finite) < 1.0:
-        return 1000.0, "s"
-    return 1.0, time_unit
-
-
 def column_header(col: str, time_unit: str) -> str:
     """A column's header in the CLI table: goodput says its rate (``goodput/tick``)."""
     return f"goodput/{time_unit}" if col == "goodput" else col
@@ -212,7 +203,7 @@ def latency_table(result: SweepResult, palette: Palette | None = None,
     unit = spec.time_unit
     rate_factor, rate_unit = goodput_unit(unit, [row["goodput"] for section in sections for row in section])
     table = _table(f"{spec.title} · {spec.control.type_name} · {spec.workload.NAME} workload · "
-                   f"{spec.repeat} repeats · times in {unit}")
+                   f"{spec.repeat} repeat{'' if spec.repeat == 1 else 's'} · times in {unit}")
     table.add_column("clients", justify="right", no_wrap=True)
     # Labels wrap before numbers do, but never down to nothing (LatencyReport drops columns first).
     table.add_column("strategy", min_width=min(STRATEGY_MIN_WIDTH, max(map(len, spec.labels))))

@@ -75,7 +75,7 @@ def history_table(history: History, title: str | None = None, palette: Palette |
         code, detail = ev.unpack(packed)
         name = ev.EVENT_NAMES[code]
         colour = colours.get(CODE_KINDS[code], "")
-        table.add_row(f"{t:.2f}", str(c), Text(name, style=colour), ev.format_detail(code, detail))
+        table.add_row(f"{t:.2f}", str(c), Text(name, style=colour), ev.shown_detail(code, detail))
     return table
 
 

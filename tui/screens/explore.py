@@ -88,8 +88,11 @@ class ExploreScreen(ModalScreen[CellChoice | None]):
     def on_mount(self) -> None:
         self.watch(self.app, "theme", lambda _theme: self._draw(), init=False)
         self._draw()
-        if self.missing:
+        if self.missing and not self.state.cancelled:
             self.start()
+        elif self.missing:  # the user cancelled it: reopening (p after a cell) leaves it so
+            self.notify(f"The map was cancelled with {count(self.missing, 'cell')} to go: w runs "
+                        "them.", timeout=4)
 
     # --- state ------------------------------------------------------------------------------
 
@@ -123,15 +126,17 @@ class ExploreScreen(ModalScreen[CellChoice | None]):
         rows = [m.rows(s) for s in range(len(m.plan.base.labels))]
         view = map_view(m.plan, rows, m.state.strategy, m.state.cursor)
         self.query_one(MapGrid).show(view, palette_for(self.app.theme))
-        self.query_one("#map-legend", Static).update(map_legend(m.metric))
+        self.query_one("#map-legend", Static).update(map_legend(m.metric, m.running, m.missing))
         cell = m.cursor_cell()
         self.query_one("#map-detail", Static).update(
-            cell_detail(m.plan, cell, m.cells[cell.position], m.state.strategy, m.metric))
+            cell_detail(m.plan, cell, m.cells[cell.position], m.state.strategy, m.metric, m.running))
 
     # --- running the map --------------------------------------------------------------------
 
     def start(self) -> None:
         self._cancelled_by_user = False
+        self.state.cancelled = False
+        self.map.running = True
         where = " on Dask" if self.map.on_dask else ""
         label = f"mapping {count(self.missing, 'cell')} of {len(self.cells)}{where} "
         self.query_one("#map-progress-label", Label).update(label)
@@ -164,6 +169,9 @@ class ExploreScreen(ModalScreen[CellChoice | None]):
                                                   WorkerState.CANCELLED):
             return
         self.remove_class("-running")
+        self.map.running = False
+        if self.is_attached:
+            self._draw()  # the cells left read as not computed, not as running
         if state == WorkerState.SUCCESS:
             return
         if state == WorkerState.CANCELLED or stopped(worker.error):
@@ -195,7 +203,8 @@ class ExploreScreen(ModalScreen[CellChoice | None]):
     def action_open_cell(self) -> None:
         choice = self.map.choice()
         if choice is None:
-            self.notify("That cell is still running: its runs open once it is done.", timeout=3)
+            self.notify("That cell is still running: its runs open once it is done." if self.map.running
+                        else "That cell was not computed (the map was cancelled): w runs it.", timeout=3)
             return
         self.dismiss(choice)
 
@@ -205,6 +214,7 @@ class ExploreScreen(ModalScreen[CellChoice | None]):
             self.notify("The map is not running.", timeout=3)
             return
         self._cancelled_by_user = True
+        self.state.cancelled = True
         for worker in workers:
             worker.cancel()
 

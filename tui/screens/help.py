@@ -58,7 +58,9 @@ READING: tuple[tuple[str, str], ...] = (
                       "2x, to the end, and their median time; ✗ never: none did, short of 90% "
                       "beyond noise; —: too noisy to tell 80% from 90% (the caption says why)."),
     ("Time series", "For servers that reply, the current run per bucket: requests, the "
-                    "server's load, failures. ░ marks an outage, the │ line the cursor; m "
+                    "server's load, failures (timed out, rejected or error reply, dropped by "
+                    "the server, refused by a limit: as the PNG names them). ░ marks an "
+                    "outage, the │ line the cursor; m "
                     "shows the next panel when not all fit."),
     ("Comparison", "v: the strategies' runs at the current clients and repetition on one time "
                    "axis and one clock (they share their random numbers, so the lanes differ "

@@ -474,7 +474,9 @@ class MainScreen(Screen):
             parts.append(f"clients {describe_clients(timeline.picked)}")
         trace = timeline.trace
         if trace is not None:
-            parts.append(f"c{trace.client}▸ attempt {trace.seen(timeline.cursor)}/{trace.total}")
+            seen = trace.seen(timeline.cursor)
+            retry = f" (retry {seen - 1})" if seen > 1 else ""
+            parts.append(f"c{trace.client}▸ attempt {seen}/{trace.total}{retry}")
         if self.size.width < NARROW_WIDTH:
             parts += ["a: strategy table", "v: side by side"]
         else:

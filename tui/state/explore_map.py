@@ -29,6 +29,7 @@ class MapState:
     cursor: tuple[int, int] = (0, 0)
     strategy: int = 0
     metric: str | None = None  # None: the plan's
+    cancelled: bool = False  # the user stopped the map (x): reopening it does not start it again
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ class ExploreMap:
         self.workers = workers
         self.backend = backend or LocalBackend(workers)  # Dask with `explore --app --dask`
         self.cells: list[CellResult | None] = [cache.remembered(c.spec) for c in plan.cells]
+        self.running = False  # a worker is computing the missing cells (the screen says so)
 
     @property
     def metric(self) -> str:
@@ -68,7 +70,7 @@ class ExploreMap:
 
     def rows(self, s: int) -> list[list[MapCell]]:
         """Strategy ``s``'s cells, top row first (``sim.exploration.grid``)."""
-        return grid_rows(self.plan, self.cells, s, self.metric)
+        return grid_rows(self.plan, self.cells, s, self.metric, self.running)
 
     def cursor_cell(self) -> MapCell:
         """The cell under the cursor, for the selected strategy."""

@@ -20,6 +20,7 @@ from sim.analysis.replay import RunSummary, merged_times, step_time  # noqa: F40
 from sim.models.controls import Capabilities
 from sim.units import DEFAULT_TIME_UNIT
 
+from .latency_rows import format_time
 from .ticks import format_duration
 
 
@@ -28,8 +29,10 @@ SHORT_NOTES = {TOO_NOISY: "too noisy", TOO_SHORT: "too short", NO_BASELINE: "no 
 
 
 def _recovered(summary: RunSummary) -> str:
+    # In the run's unit on every row, as the latency table's Recovery (a column that read
+    # "7,792 ms" on one row and "17.1 s" on the next was hard to compare).
     if summary.recovered:
-        return f"✓ {format_duration(summary.recovery, summary.time_unit)}"
+        return f"✓ {format_time(summary.recovery, summary.time_unit)}"
     if summary.recovered is None and summary.recovery_note:
         return f"— {SHORT_NOTES.get(summary.recovery_note, summary.recovery_note)}"
     return {None: "—", False: "✗ never"}[summary.recovered]

@@ -89,8 +89,9 @@ def comparison_caption(result: SweepResult, clients_index: int, rows: list[Strat
     spec = result.spec
     runs = (f"{count(spec.repeat, 'run')} each · {ci_note(spec.repeat)}" if spec.repeat > 1
             else ci_note(1))
+    # The formula without spaces inside, so the caption never wraps in the middle of it.
     notes = [f"{count(spec.clients[clients_index], 'client')} · {runs} · cost = "
-             f"{spec.work_to_duration:g} × work + duration ({spec.time_unit})"]
+             f"{spec.work_to_duration:g}×work+duration ({spec.time_unit})"]
     if spec.repeat > 1:
         notes.append(f"{TIED_MARK}: not significantly worse")
     silent = silent_columns(rows)

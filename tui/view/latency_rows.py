@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from sim.analysis.load import offered_load
 from sim.analysis.recovery import RecoverySummary
 from sim.report.latency import (
     BEST,
@@ -26,7 +27,7 @@ from sim.report.latency import (
     strategy_values,
 )
 from sim.runs.sweep import SweepResult
-from sim.units import DEFAULT_TIME_UNIT
+from sim.units import DEFAULT_TIME_UNIT, goodput_unit
 
 from .plural import count
 from .policy_columns import POLICY_KEYS
@@ -80,10 +81,19 @@ def format_recovery(summary: RecoverySummary | None, time_unit: str = DEFAULT_TI
     return f"{summary.recovered}/{summary.runs} · {format_time(summary.median, time_unit)}{undecided}"
 
 
+def goodput_rate(result: SweepResult) -> tuple[float, str]:
+    """The factor and unit the goodput column reads in: per second below 1 per ms, as ``run``'s
+    latency table (``sim.units.goodput_unit``, over every client count's rows as there)."""
+    values = [row["goodput"] for k in range(len(result.spec.clients))
+              for row in strategy_values(result, k)]
+    return goodput_unit(result.spec.time_unit, values)
+
+
 def latency_rows(result: SweepResult, clients_index: int) -> tuple[list[LatencyRow], list[str]]:
     """The rows at ``clients_index``, and the optional columns that are zero in every run."""
     spec = result.spec
     sections = [strategy_values(result, k) for k in range(len(spec.clients))]
+    rate, _ = goodput_unit(spec.time_unit, [row["goodput"] for section in sections for row in section])
     silent = silent_columns(sections)
     section = sections[clients_index]
     best = best_rows(section)
@@ -97,7 +107,7 @@ def latency_rows(result: SweepResult, clients_index: int) -> tuple[list[LatencyR
             elif key == "recovery":
                 cells[key] = format_recovery(value, spec.time_unit)
             elif key == "goodput":
-                cells[key] = format_goodput(value)
+                cells[key] = format_goodput(value * rate)
             else:
                 cells[key] = format_value(key, value) + (f" {BEST}" if best.get(key) == s else "")
         recovery = values["recovery"]
@@ -130,7 +140,9 @@ def latency_caption(result: SweepResult, clients_index: int, rows: list[LatencyR
     """Short: what the numbers are and what the marks mean (the help screen says more); how to
     see the ``hidden`` columns."""
     spec = result.spec
+    load = offered_load(spec, spec.clients[clients_index]).short_text()
     notes = [f"{count(spec.clients[clients_index], 'client')} · "
+             + (f"{load} · " if load else "") +
              f"{count(spec.repeat, 'run')} each · "
              f"latency in {spec.time_unit} · {BEST} fewest requests, lowest p50 "
              f"(≥ {SERVED_SHARE:.0%} served)"]

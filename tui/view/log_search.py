@@ -19,7 +19,7 @@ SERVER_NOTES: dict[int, str] = {ev.SERVER_PAUSES: "outage: the server stops",
 
 def detail_text(code: int, detail: int, client: int) -> str:
     """The detail column of an event's row."""
-    text = ev.format_detail(code, detail)
+    text = ev.shown_detail(code, detail)  # attempt=3 (retry 2): attempts and retries both
     return text or (SERVER_NOTES.get(code, "") if client < 0 else "")
 
 
@@ -36,7 +36,7 @@ def search_mask(codes: np.ndarray, details: np.ndarray, clients: np.ndarray,
             hit |= of_code
             continue
         values, inverse = np.unique(details[of_code], return_inverse=True)
-        found = np.array([needle in ev.format_detail(code, value).lower()
+        found = np.array([needle in ev.shown_detail(code, value).lower()
                           for value in values.tolist()], dtype=bool)
         hit[of_code] = found[inverse.reshape(-1)]
         note = SERVER_NOTES.get(code)

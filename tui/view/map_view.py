@@ -69,12 +69,16 @@ def map_title(plan: ExplorePlan) -> Text:
                          f" · seed {base.seed} · {axes}")
 
 
-def map_legend(metric: str) -> Text:
-    """What the cells' glyphs (a verdict map) or shades (a metric map) mean."""
+def map_legend(metric: str, running: bool = True, missing: int = 1) -> Text:
+    """What the cells' glyphs (a verdict map) or shades (a metric map) mean; a cell not known
+    reads as running while the map runs, as not computed once it stopped (nothing when every
+    cell is known)."""
+    waiting = ("" if not missing else f"{GLYPHS['pending']}… running" if running
+               else f"{GLYPHS['missing']} not computed (w runs it)")
     if metric == "recovered":
         text = Text(f"runs recovered: {GLYPHS['recovered']} ≥ {RECOVERED:.0%}  "
                     f"{GLYPHS['partial']} some  {GLYPHS['collapsed']} ≤ {COLLAPSED:.0%} (collapsed)  "
-                    f"{GLYPHS['pending']} running")
+                    f"{waiting}".rstrip())
     else:
         text = Text(f"{metric}: {metric_help(metric)} (mean over the "
                     "runs; the stronger the colour, the higher)")
@@ -83,14 +87,16 @@ def map_legend(metric: str) -> Text:
 
 
 def cell_detail(plan: ExplorePlan, cell: MapCell, result: CellResult | None, selected: int,
-                metric: str) -> Text:
-    """The cursor cell: where it is, then each strategy's verdict and metric there."""
+                metric: str, running: bool = True) -> Text:
+    """The cursor cell: where it is, then each strategy's verdict and metric there (``running…``
+    while the map computes it, ``not computed`` once the map stopped without it)."""
     out = Text(plan.cell_label(cell.position), style="bold")
     for s, label in enumerate(plan.base.labels):
         out.append("\n")
         marker = "▶ " if s == selected else "  "
         if result is None:
-            out.append(f"{marker}{label}: running…", style="dim")
+            waiting = "running…" if running else "not computed (the map was cancelled: w runs it)"
+            out.append(f"{marker}{label}: {waiting}", style="dim")
             continue
         verdict = result.verdict(s)
         glyph = GLYPHS[verdict_state(verdict)]

@@ -11,7 +11,7 @@ ranks and the server lane are the app's own.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
@@ -30,7 +30,7 @@ from sim.analysis.replay import (
     recorded_caps,
     summarize,
 )
-from sim.analysis.run_series import RunSeries
+from sim.analysis.run_series import FAILURE_LINES, RunSeries  # noqa: F401 (FAILURE_LINES: the charts')
 from sim.core import events as ev
 from sim.core.history import History, unpack_codes, unpack_details
 from sim.models.controls import Capabilities
@@ -171,7 +171,8 @@ class RunData:
         incidents = incident_windows(times, clients, codes, details)
         series = None
         if open_metrics is not None:
-            series = RunSeries.from_metrics(open_metrics, outages, tuple((s, e) for s, e, _ in incidents))
+            series = RunSeries.from_metrics(open_metrics, outages, tuple((s, e) for s, e, _ in incidents),
+                                            (times, codes, details))
         elif recorded_caps(codes).keeps_series:
             series = RunSeries.from_events(times, clients, codes, details)
         pool = PoolState(times, codes, details, capacity) if records_pool(codes, details) else None
@@ -206,8 +207,14 @@ class RunData:
         for array in (times, clients, codes, details, ranks, server_mask, tier, top_index):
             array.flags.writeable = False
         parts = TierParts(layout, tier, top_index, top, tuple(groups))
+        series = top.series
+        # A lower tier's outages and incidents shape the clients' traffic too: the charts shade
+        # them as incidents (the first tier keeps serving), beside the first tier's own.
+        below = tuple(w for g in groups for w in (*g.run.outages, *((s, e) for s, e, _ in g.run.incidents)))
+        if series is not None and below:
+            series = replace(series, incidents=tuple(sorted(series.incidents + below)))
         return cls(times, clients, codes, details, n_clients, ranks, server_mask, top.requests,
-                   top.outages, top.series, history, time_unit, scopes=scopes,
+                   top.outages, series, history, time_unit, scopes=scopes,
                    incidents=top.incidents, pool=top.pool, tiers=parts)
 
     @property

@@ -59,7 +59,7 @@ def clock_parts(s: Status) -> list[Text]:
         return [Text("loading run…", style="italic")]
     state = Text("▶ " if s.playing else "❚❚ ", style="bold")
     parts = [state + Text(f"t = {s.time:.1f} / {s.total:.1f} {s.time_unit}"),
-             Text(f"event {s.index + 1 if s.count else 0} / {s.count}"),
+             Text(f"event {s.index + 1 if s.count else 0:,} / {s.count:,}"),  # as the log's title
              Text(format_speed(s.speed, s.time_unit) if s.animated else "no animation")]
     if s.outage:
         parts.insert(1, Text("░ outage: server paused", style="bold"))

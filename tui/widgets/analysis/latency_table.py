@@ -22,7 +22,7 @@ from ...view.latency_rows import (
     latency_caption,
     latency_rows,
 )
-from ...view.latency_rows import sort_values
+from ...view.latency_rows import goodput_rate, sort_values
 from ...view.policy_columns import POLICY_METRICS, policy_header, policy_rows
 from ...view.table_fit import column_width
 from .strategy_table import StrategyTable
@@ -60,7 +60,7 @@ class LatencyTable(StrategyTable):
 
     def header(self, key: str) -> str:
         if key == "goodput" and self._result is not None:
-            return f"{HEADERS[key]}/{self._result.spec.time_unit}"
+            return f"{HEADERS[key]}/{goodput_rate(self._result)[1]}"  # per s, as run's table
         return HEADERS.get(key) or policy_header(key)
 
     @staticmethod

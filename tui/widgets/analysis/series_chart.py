@@ -1,7 +1,8 @@
 """One panel of an overload run's time series against time, with outage and incident windows and the cursor.
 
 Three panels tell the story of a run: the traffic (new requests, retries, successes per bucket),
-the server (requests in service and queued), and the failures (timeouts, rejections). Outage
+the server (requests in service and queued), and the failures (every way a request fails:
+``sim.analysis.run_series.FAILURE_LINES``, named as in the time-series PNG). Outage
 windows are shaded ``░`` and named in the legend, the cursor is a vertical line, and each line
 carries a marker of its own every few buckets, so no line is told apart by colour alone. Line
 colours are the PNG export's (``sim.export.palette.SERIES_COLOURS``, through ``tui.theme``).
@@ -15,14 +16,15 @@ from dataclasses import dataclass
 import numpy as np
 from textual_plotext import Plot
 
-from ...view.rundata import RunSeries
+from ...view.latency_rows import format_time
+from ...view.rundata import FAILURE_LINES, RunSeries
 from ...theme import SERIES_COLOURS, Palette
 from ...view.ticks import DEFAULT_TIME_UNIT, count_ticks, format_duration, nice_ticks, time_scale
 from .charts import LegendItem, PaletteChart, fit_title, hex_to_rgb
 
 OUTAGE_GLYPH = "░"
 INCIDENT_GLYPH = "┈"  # as the timeline's (tui.view.legend): lighter than an outage
-LINE_MARKERS: tuple[str, ...] = ("●", "▲", "■")
+LINE_MARKERS: tuple[str, ...] = ("●", "▲", "■", "◆")
 LINE_MARKER = "braille"  # 2×4 dots a cell: the finest line plotext draws
 _LABEL_MIN = (40, 12)
 
@@ -43,8 +45,7 @@ PANELS: tuple[Panel, ...] = (
                                   ("goodput", "successes")), True, "no requests"),
     Panel("server", "at the server", (("in_service", "in service"), ("queued", "queued")), False,
           "the server held no requests"),
-    Panel("failures", "failures", (("timed_out", "timed out"), ("rejected", "rejected")), True,
-          "no timeouts or rejections"),
+    Panel("failures", "failures", FAILURE_LINES, True, "no request failed"),
 )
 PANEL_NAMES = tuple(p.name for p in PANELS)
 
@@ -56,7 +57,7 @@ def recovery_note(series: RunSeries, time_unit: str = DEFAULT_TIME_UNIT) -> str:
         return f" · recovery —: {series.recovery_note}" if series.recovery_note else ""
     if math.isnan(series.recovery_time):
         return " · ✗ never recovered"
-    return f" · recovered in {format_duration(series.recovery_time, time_unit)}"
+    return f" · recovered in {format_time(series.recovery_time, time_unit)}"  # as the tables
 
 
 class SeriesChart(PaletteChart):
@@ -142,7 +143,8 @@ class SeriesChart(PaletteChart):
         series = self._series
         if series is None:
             return []
-        lines = [(name, label) for name, label in self._panel.lines if np.any(series.series[name])]
+        lines = [(name, label) for name, label in self._panel.lines
+                 if name in series.series and np.any(series.series[name])]
         if series.derived and self._panel.name == "server":
             lines = [(name, "in progress") for name, _ in lines if name == "in_service"]
         return lines

@@ -56,6 +56,19 @@ def header(time_unit: str = "ms", tiered: bool = False) -> str:
 HEADER = header()
 
 
+def time_cell(t: float) -> str:
+    """An event's time in the ``TIME_WIDTH - 1`` cells after the mark's, with a blank before
+    its digits: three decimals while they fit, fewer for longer times (``11999.42``,
+    ``123456.8``), so the cursor's mark never runs into them (``▷11999.424`` did). The CSV and
+    the detail keep every digit."""
+    width = TIME_WIDTH - 1
+    for decimals in (3, 2, 1, 0):
+        text = f"{t:.{decimals}f}"
+        if len(text) < width:
+            break
+    return f"{text:>{width}}"
+
+
 SELECTED_MARK = "▶"  # in the selected line's first cell: the selection reads without colour
 CURSOR_MARK = "▷"  # in the current event's first cell (the selection's mark wins)
 AHEAD_MARGIN = 3  # lines kept in view below the current event, so what comes next shows
@@ -422,10 +435,8 @@ class EventLog(ScrollView, can_focus=True):
         grey = self.get_component_rich_style("event-log--dim").color
         dim = base if ahead else base + Style(color=grey)
         colour = base if ahead else base + event_styles(palette_for(self.app.theme))[kind]
-        time_text = f"{t:>{TIME_WIDTH}.3f} "
-        mark = SELECTED_MARK if selected else CURSOR_MARK if current else ""
-        if mark and time_text[0] == " ":  # (times of 100 s and more fill the column)
-            time_text = mark + time_text[1:]
+        mark = SELECTED_MARK if selected else CURSOR_MARK if current else " "
+        time_text = f"{mark}{time_cell(t)} "
         segments = [
             Segment(time_text, dim),
             Segment(f"{client if client >= 0 else WHOLE_SERVER:>{CLIENT_WIDTH}} ", base),
