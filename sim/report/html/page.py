@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from html import escape
 
-from sim.export.html_report.assets import CSS, JS
+from sim.report.html.assets import CSS, JS
 
 _NUMBER = re.compile(r"-?(\d[\d,]*)(\.\d+)?([eE][-+]?\d+)?")
 

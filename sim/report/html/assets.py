@@ -4,7 +4,7 @@ Light and dark follow the reader's ``prefers-color-scheme``; the charts are draw
 theme and, in the dark, inverted with their hues turned back (``invert(1) hue-rotate(180deg)``),
 so each chart is in the file once. The script is plain JavaScript: a table sorts by the header
 clicked (numbers as numbers, empty cells last), a strategy's checkbox hides and shows its parts
-of the charts (the ids ``sim.export.html_report.svg`` gives them).
+of the charts (the ids ``sim.report.html.svg`` gives them).
 """
 
 CSS = """

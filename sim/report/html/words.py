@@ -109,14 +109,14 @@ def run_verdict(result: SweepResult) -> str:
 def _cost_verdict(result: SweepResult, k: int) -> str:
     """The metrics table's verdict: the lowest mean cost, and each other strategy against it."""
     from sim.analysis.versus import cost_versus_best
-    from sim.report.tables import _cell as mean_and_ci
+    from sim.report.tables import mean_ci
 
     spec = result.spec
     best = result.best_by_cost(k)
     cost = result.summary("cost", best, k)
     others = [f"{label!r} {cost_versus_best(result, s, k).text}"
               for s, label in enumerate(spec.labels) if s != best]
-    text = f"{spec.labels[best]!r} had the lowest cost ({mean_and_ci(cost.mean, cost.ci95)})"
+    text = f"{spec.labels[best]!r} had the lowest cost ({mean_ci(cost.mean, cost.ci95)})"
     return text + (f"; against it: {'; '.join(others)}." if others else ".")
 
 
