@@ -258,7 +258,8 @@ LAYERS: dict[str, Layer] = {
     "tui.screens": Layer(("tui.screens",), (TEXTUAL, "sim", "sim.core.events", "tui keys and themes",
                                             "tui.messages", "tui.state", "tui.view", "tui.widgets")),
     # The app shell: the App, the launcher and console script, signals, the command palette.
-    "tui shell": Layer(("tui", "tui.app", "tui.commands", "tui.entry", "tui.hangup", "tui.main"),
+    "tui shell": Layer(("tui", "tui.app", "tui.commands", "tui.entry", "tui.hangup", "tui.main",
+                        "tui.serve", "tui.web"),
                        (TEXTUAL, "sim commands", "sim front door", "sim.exploration", "sim.export",
                         "sim.runs", "sim vocabulary", "tui keys and themes",
                         "tui.messages", "tui.screens", "tui.state", "tui.view", "tui.widgets")),
