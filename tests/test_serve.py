@@ -135,7 +135,12 @@ def test_a_stop_signal_ends_every_app_the_server_started(tmp_path: Path, sig: in
             opened = loop.run_until_complete(asyncio.wait_for(two(), HANG_GUARD))
             assert len([p for p in descendants(proc.pid) if _is_app(p)]) == 2
             stop_and_check(proc, sig)
-            loop.run_until_complete(opened[0].close())
+
+            async def close() -> None:  # the server is gone: each socket closes at once
+                for ws in opened[1:]:
+                    await ws.close()
+                await opened[0].close()
+            loop.run_until_complete(asyncio.wait_for(close(), HANG_GUARD))
         finally:
             loop.close()
 

@@ -8,7 +8,7 @@ forward the port instead (``ssh -L 8000:127.0.0.1:8000 host``).
 
 A stop (Ctrl-C, SIGTERM, SIGHUP) ends every app process the server started: each is sent
 SIGTERM (it closes as ``q`` does), the browsers' connections are closed, and whatever is still
-running a moment later is killed (``sim.teardown``), within ``STOP_SECONDS``.
+running a moment later is killed (``sim.teardown``), within ``tui.web.STOP_SECONDS``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import argparse
 import ipaddress
 import os
 import shlex
-import signal
 import sys
 from pathlib import Path
 
@@ -27,7 +26,6 @@ from tui.state.paths import DEFAULT_OUT
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
-STOP_SECONDS = 3.0  # from a stop signal to every app process gone, at worst
 # What textual-serve sets for the app processes it starts (``AppService._build_environment``).
 WEB_DRIVER = "textual.drivers.web_driver:WebDriver"
 EXTRA_HINT = "backoff-sim serve needs the serve extra: pip install 'backoff-sim[serve]'"
@@ -76,8 +74,10 @@ def is_loopback(host: str) -> bool:
 def app_command(config: Path | None, out: Path) -> str:
     """The shell command each browser session's app runs: this Python, ``backoff-sim``'s entry
     point, the config and the export folder (``exec``: the app is the process textual-serve
-    started, so stopping it stops the app)."""
-    code = "import sys; from tui.entry import main; sys.exit(main())"
+    started, so stopping it stops the app). Each app is a process group of its own: a Ctrl-C
+    in the server's terminal reaches the server, which ends the apps (``tui.web``), and not the
+    apps halfway through a frame."""
+    code = "import os, sys; os.setpgrp(); from tui.entry import main; sys.exit(main())"
     args = [sys.executable, "-c", code, *([str(config.resolve())] if config is not None else []),
             "--out", str(out.resolve())]
     return "exec " + " ".join(shlex.quote(a) for a in args)
@@ -112,12 +112,13 @@ def serve_main(argv: list[str]) -> int:
     server = AppServer(app_command(args.config, args.out), host=args.host, port=args.port,
                        title="backoff-sim")
     try:
-        return server.run()
+        status = server.run()
     except OSError as exc:  # the address is taken, or not this machine's
         stderr_line(f"error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc} "
                     "(choose another --port or --host)")
         return EXIT_USER_ERROR
+    from sim.teardown import emergency_exit, is_armed
 
-
-STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
-                     if hasattr(signal, name))
+    if is_armed():  # stopped by a signal: end here, as the app does (``tui.main._finish``), so
+        emergency_exit(status)  # no finalizer meets the closed event loop or a pipe that is gone
+    return status

@@ -20,7 +20,15 @@ from aiohttp.web_runner import GracefulExit
 from textual_serve import server as textual_server
 from textual_serve.app_service import AppService
 
-from tui.serve import STOP_SECONDS, STOP_SIGNALS
+# After a stop signal: each browser's answer to the close is awaited CLOSE_SECONDS at most, the
+# sessions' handlers SHUTDOWN_SECONDS, the apps' own exit GRACE_SECONDS; STOP_SECONDS bounds it
+# all (``sim.teardown.arm_exit_deadline``), whatever the shutdown meets.
+CLOSE_SECONDS = 0.5
+SHUTDOWN_SECONDS = 1.5
+GRACE_SECONDS = 1.0
+STOP_SECONDS = 5.0
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
+                     if hasattr(signal, name))
 
 # The app processes of open sessions, and the sessions (to close their connections on a stop).
 _sessions: set[TrackedAppService] = set()
@@ -38,6 +46,15 @@ class TrackedAppService(AppService):
         await super().stop()
         _sessions.discard(self)
 
+    async def exited(self, seconds: float) -> None:
+        """Wait at most ``seconds`` for the app process to end."""
+        process = self._process
+        if process is not None:
+            try:
+                await asyncio.wait_for(process.wait(), seconds)
+            except asyncio.TimeoutError:
+                pass  # killed once the web server has stopped (``end_app_processes``)
+
     def terminate(self) -> None:
         """SIGTERM the app process (the app closes as ``q`` does), if it still runs."""
         process = self._process
@@ -53,6 +70,13 @@ class TrackedAppService(AppService):
 textual_server.AppService = TrackedAppService
 
 
+async def _close(session: TrackedAppService) -> None:
+    try:
+        await asyncio.wait_for(session.remote_close(), CLOSE_SECONDS)
+    except Exception:  # noqa: BLE001 - a browser gone or silent: its connection is dropped anyway
+        pass
+
+
 class AppServer(textual_server.Server):
     """The server of ``backoff-sim serve``: textual-serve's, stopped by any stop signal with
     every app process it started."""
@@ -64,12 +88,15 @@ class AppServer(textual_server.Server):
                            "(Ctrl-C stops the server and every app it started)", highlight=False)
 
     async def on_shutdown(self, app: web.Application) -> None:
-        for session in list(_sessions):
+        """Before the web server waits for its sessions: end their apps and close their
+        connections, waiting at most ``CLOSE_SECONDS`` for each browser's answer (a browser that
+        does not answer would hold the close for aiohttp's 10 s)."""
+        sessions = list(_sessions)
+        for session in sessions:
             session.terminate()
-            try:
-                await session.remote_close()
-            except Exception:  # noqa: BLE001 - a browser already gone: nothing to close
-                pass
+        await asyncio.gather(*(_close(session) for session in sessions))
+        # Each app closing as ``q`` does, while the web server waits: then nothing is left to kill.
+        await asyncio.gather(*(session.exited(GRACE_SECONDS) for session in sessions))
 
     def _stop(self, signum: int) -> None:
         from sim.teardown import arm_exit_deadline
@@ -90,8 +117,8 @@ class AppServer(textual_server.Server):
         for sig in STOP_SIGNALS:
             loop.add_signal_handler(sig, self._stop, sig)
         web.run_app(self._make_app(), host=self.host, port=self.port, handle_signals=False,
-                    loop=loop, print=lambda *args: None, shutdown_timeout=STOP_SECONDS / 2)
-        end_app_processes(STOP_SECONDS / 3)
+                    loop=loop, print=lambda *args: None, shutdown_timeout=SHUTDOWN_SECONDS)
+        end_app_processes(GRACE_SECONDS)
         return 128 + self.stopped_by if self.stopped_by is not None else 0
 
 
