@@ -11,21 +11,15 @@ from pathlib import Path
 import pytest
 
 from browser import Browser, distinct_colours
-from sim import cli
 
-FIXTURES = Path(__file__).parent / "fixtures"
-OUTAGE = FIXTURES / "tiny_outage.toml"
 
 TABLES_JS = """JSON.stringify(Array.from(document.querySelectorAll('table.sortable')).map(t => [
   t.dataset.csv, Array.from(t.rows).map(r => Array.from(r.cells).map(c => c.textContent))]))"""
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory) -> tuple[Path, Path]:
-    out = tmp_path_factory.mktemp("out")
-    page = out / "report.html"
-    assert cli.main(["run", str(OUTAGE), "--out", str(out), "-j", "1", "--quiet", "--report", str(page)]) == 0
-    return out, page
+def report(outage_report) -> tuple[Path, Path]:
+    return outage_report
 
 
 @pytest.fixture(scope="module")
