@@ -139,3 +139,15 @@ def test_explore_and_phase_reports_hold_their_csvs(tmp_path: Path) -> None:
         assert page_tables(report) == {name: csv_rows(tmp_path / name)}
         assert report.read_text(encoding="utf-8").count("<svg") == 1  # the map, the portrait
     assert not list(tmp_path.glob(".*.tmp"))  # written through a temp file, renamed
+
+
+def test_the_map_in_the_app_takes_no_report(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", "import sys; from tui.entry import main; sys.exit(main())",
+                           "explore", str(FIXTURES / "tiny_map.toml"), "--app", "--report", str(tmp_path / "r.html")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert "--report" in one_error_line(done.stderr)
+    assert not (tmp_path / "r.html").exists()

@@ -221,6 +221,9 @@ def _explore_app(argv: list[str]) -> int:
     if args.method not in (None, "simulate"):
         return _fail(f"--method {args.method} writes the map's files; the app shows simulated maps "
                      f"(drop --app, or drop --method {args.method})")
+    if getattr(args, "report", None) is not None:
+        return _fail("--report writes the map's report headless; --app shows the map in the app "
+                     "(drop one of them)")
     try:
         source = _config_source(args.config, None, args.out, args.workers, args.force)
     except UserError as exc:
