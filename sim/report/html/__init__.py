@@ -110,15 +110,16 @@ def _run_section(i: int, result: SweepResult, palette) -> Section:
                    charts, tables)
 
 
-def run_report(results: Sequence[SweepResult], path: str | Path, title: str | None = None) -> Report:
-    """The report of ``backoff-sim run`` (or the app's export): a section per simulation."""
+def run_report(results: Sequence[SweepResult], path: str | Path) -> Report:
+    """The report of ``backoff-sim run`` (or the app's export): a section per simulation;
+    ``path`` is where it goes (the command that writes it again names it)."""
     palette = report_palette()
     specs = [r.spec for r in results]
     name, text = config_of(specs)
     sections = tuple(_run_section(i, r, palette) for i, r in enumerate(results))
     from sim.export.provenance import command_line
 
-    return Report(title or f"backoff-sim: {', '.join(s.title for s in specs)}", command_line(),
+    return Report(f"backoff-sim: {', '.join(s.title for s in specs)}", command_line(),
                   _again(specs[0] if specs else None, Path(path)), version(),
                   tuple(s.seed for s in specs), sections, name, text)
 

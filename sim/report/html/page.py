@@ -12,7 +12,7 @@ import base64
 import csv
 import io
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from html import escape
 
 from sim.report.html.assets import CSS, JS
@@ -64,7 +64,6 @@ class Report:
     sections: tuple[Section, ...]
     config_name: str = ""
     config_text: str = ""
-    extra: dict[str, str] = field(default_factory=dict)  # more facts for the "made by" list
 
 
 def table_html(table: Table) -> str:
@@ -123,7 +122,7 @@ def page_html(report: Report) -> str:
     """The whole self-contained page."""
     verdicts = "".join(f"<p>{escape(s.verdict)}</p>" for s in report.sections if s.verdict)
     facts = {"backoff-sim": report.version, "seed": ", ".join(map(str, sorted(set(report.seeds)))),
-             "written by": report.command, "to write it again": report.again, **report.extra}
+             "written by": report.command, "to write it again": report.again}
     made = "".join(f"<li>{escape(k)}: <code>{escape(v)}</code></li>" for k, v in facts.items() if v)
     contents = "".join(f'<li><a href="#{s.key}">{escape(s.title)}</a></li>' for s in report.sections)
     body = "\n".join(section_html(s) for s in report.sections)

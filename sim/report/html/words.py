@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import fields, is_dataclass
 from typing import TYPE_CHECKING
 
+from sim.models.incidents import incident_label
 from sim.params import describe_params
 from sim.units import format_duration
 
@@ -37,17 +38,16 @@ def described(spec: SimulationSpec) -> list[str]:
     control = spec.control
     lines = [f"Server: {describe_params(type(control).__name__, _set_params(control))}."]
     counts = ", ".join(f"{n:,}" for n in spec.clients)
-    clients = (f"Clients: {counts} ({type(spec.workload).__name__.lower()} workload"
-               f"{', ' + describe_params('', _set_params(spec.workload))[1:-1] if _set_params(spec.workload) else ''}),"
-               f" {_plural(spec.repeat, 'repetition')} each")
+    workload = _set_params(spec.workload)
+    shape = f", {describe_params('', workload)[1:-1]}" if workload else ""  # "a=1, b=2"
+    clients = (f"Clients: {counts} ({type(spec.workload).__name__.lower()} workload{shape}), "
+               f"{_plural(spec.repeat, 'repetition')} each")
     if spec.horizon is not None:
         clients += f", {format_duration(spec.horizon, unit)} simulated"
     if spec.timeout is not None:
         clients += f", a {format_duration(spec.timeout, unit)} timeout per attempt"
     lines.append(clients + f"; seed {spec.seed}.")
     windows = [(o.start, o.end, "outage (the server stops)") for o in spec.stops]
-    from sim.models.incidents import incident_label
-
     windows += [(i.start, i.end, incident_label(i)) for i in spec.degradations]
     if windows:
         lines.append("Incidents: " + "; ".join(
@@ -57,7 +57,8 @@ def described(spec: SimulationSpec) -> list[str]:
         lines.append("Incidents: none.")
     if spec.tiers:
         lines.append("Tiers below: " + "; ".join(
-            f"tier {i}: {type(t.control).__name__}" for i, t in enumerate(spec.tiers, start=2)) + ".")
+            f"tier {i}: {describe_params(type(t.control).__name__, _set_params(t.control))}, "
+            f"retried by {t.retry.describe() or 'nothing'}" for i, t in enumerate(spec.tiers, start=2)) + ".")
     for entry in spec.strategies:
         policies = "".join(f" + {p.describe()}" for p in entry.policies)
         lines.append(f"Strategy {entry.label!r}: {entry.strategy.describe()}{policies}.")
