@@ -25,7 +25,7 @@ import pytest
 from browser import Browser, distinct_colours
 from sim.teardown import descendants
 from support import HANG_GUARD, hang_guard, one_error_line, wait_for_exit
-from tui.serve import is_loopback
+from tui.serve import is_loopback, public_url
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TINY = FIXTURES / "tiny.toml"
@@ -188,3 +188,9 @@ def test_another_address_is_warned_about(tmp_path: Path) -> None:
                                                 ("::", False), ("192.168.1.5", False), ("example.org", False)])
 def test_loopback_addresses(host: str, loopback: bool) -> None:
     assert is_loopback(host) is loopback
+
+
+def test_a_server_on_every_address_sends_browsers_to_the_machines_name() -> None:
+    assert public_url("0.0.0.0", 8000) == f"http://{socket.gethostname()}:8000"
+    assert public_url("::", 9000) == f"http://{socket.gethostname()}:9000"
+    assert public_url("127.0.0.1", 8000) is None  # textual-serve's own: the address as given

@@ -71,6 +71,17 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def public_url(host: str, port: int) -> str | None:
+    """The address the page tells the browser to connect back to: this machine's name when the
+    server listens on every address (``0.0.0.0``, ``::``: no browser can reach those), else the
+    address as given (textual-serve's default)."""
+    if host.strip("[]") in ("0.0.0.0", "::", ""):
+        import socket
+
+        return f"http://{socket.gethostname()}:{port}"
+    return None
+
+
 def app_command(config: Path | None, out: Path) -> str:
     """The shell command each browser session's app runs: this Python, ``backoff-sim``'s entry
     point, the config and the export folder (``exec``: the app is the process textual-serve
@@ -110,7 +121,7 @@ def serve_main(argv: list[str]) -> int:
     from tui.web import AppServer
 
     server = AppServer(app_command(args.config, args.out), host=args.host, port=args.port,
-                       title="backoff-sim")
+                       title="backoff-sim", public_url=public_url(args.host, args.port))
     try:
         status = server.run()
     except OSError as exc:  # the address is taken, or not this machine's
