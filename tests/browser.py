@@ -24,7 +24,7 @@ from typing import Any
 TIMEOUT = 60.0  # seconds: a generous bound on any one wait, never a measure of speed
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-default-apps", "--disable-extensions", "--mute-audio",
+         "--disable-default-apps", "--disable-extensions", "--mute-audio", "--disable-dev-shm-usage",
          "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
          "--remote-debugging-pipe")
 
