@@ -151,3 +151,12 @@ def test_the_map_in_the_app_takes_no_report(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "--report" in one_error_line(done.stderr)
     assert not (tmp_path / "r.html").exists()
+
+
+def test_a_tunes_report_holds_its_trials_and_candidates(tmp_path: Path) -> None:
+    report = tmp_path / "tune.html"
+    assert cli.main(["explore", str(FIXTURES / "tiny_tune.toml"), "--out", str(tmp_path), "-j", "1",
+                     "--quiet", "--no-cache", "--report", str(report)]) == 0
+    names = {p.name for p in tmp_path.glob("*_tune.csv")} | {p.name for p in tmp_path.glob("*_pareto.csv")}
+    assert names  # the command wrote its trials (and the candidates, when one was feasible)
+    assert page_tables(report) == {name: csv_rows(tmp_path / name) for name in names}

@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
 def explore_report(results: Sequence[ExploreResult], tunes: Sequence[TuneResult] = ()) -> Report:
     """The report of ``backoff-sim explore``: a section per map (its cells' table, the map as
     the PNG draws it, the summary the command prints) and per tune (its trials)."""
+    from sim.exploration.axes import format_value
     from sim.exploration.figure import explore_figure
     from sim.exploration.pareto import pareto_csv_text, tune_csv_text
     from sim.exploration.report import LEGEND, boundary_lines, explore_summary, tune_summary
@@ -34,16 +35,16 @@ def explore_report(results: Sequence[ExploreResult], tunes: Sequence[TuneResult]
         plan = result.plan
         labels = plan.base.labels
         key = f"bs{i}"
-        axes = "; ".join(f"{a.name}: {', '.join(f'{v:g}' for v in a.values)}" for a in plan.axes)
+        axes = "; ".join(f"{a.name}: {', '.join(format_value(v) for v in a.values)}" for a in plan.axes)
         stories = [f"{label!r}: {' / '.join(lines)}" for s, label in enumerate(labels)
                    if (lines := boundary_lines(result, s))]
         verdict = (f"{plan.title} map ({LEGEND}): " + "; ".join(stories) + "." if stories else
                    f"{plan.title}: a map of {plan.metric} over {len(plan.cells):,} cells.")
-        sections.append(Section(
-            f"{plan.title}: map", key, labels, (*described(plan.base), f"Map axes: {axes}; metric: {plan.metric}."),
-            verdict, (Chart(f"the map of {plan.metric}", figure_svg(explore_figure(result, palette), labels, key, 0)),),
-            (Table(f"{safe_title(plan.title)}_explore.csv", explore_csv_text(result), "the map's cells"),),
-            rich_text(explore_summary(result))))
+        words = (*described(plan.base), f"Map axes: {axes}; metric: {plan.metric}.")
+        chart = Chart(f"the map of {plan.metric}", figure_svg(explore_figure(result, palette), labels, key, 0))
+        table = Table(f"{safe_title(plan.title)}_explore.csv", explore_csv_text(result), "the map's cells")
+        sections.append(Section(f"{plan.title}: map", key, labels, words, verdict, (chart,), (table,),
+                                rich_text(explore_summary(result))))
     for j, tune in enumerate(tunes, start=len(sections)):
         plan = tune.plan
         tables = [Table(f"{safe_title(plan.title)}_tune.csv", tune_csv_text(tune), "every trial")]

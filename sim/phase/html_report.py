@@ -31,11 +31,13 @@ def phase_report(portraits: Sequence[tuple[SimulationSpec, Sequence[Portrait], S
     for i, (spec, shown, notes) in enumerate(portraits):
         key = f"bs{i}"
         labels = tuple(p.label for p in shown)
-        sections.append(Section(
-            f"{spec.title}: phase portrait", key, labels, tuple(described(spec)), " ".join(f"{note}." for note in notes),
-            (Chart("drift arrows, the return probability shaded, the boundary where half the runs return",
-                   figure_svg(phase_figure(list(shown), palette), labels, key, 0)),),
-            (Table(f"{safe_title(spec.title)}{PHASE_CSV_SUFFIX}", phase_csv_text(list(shown)), "the portrait's cells"),)))
+        chart = Chart("drift arrows, the return probability shaded, the boundary where half the runs return",
+                      figure_svg(phase_figure(list(shown), palette), labels, key, 0))
+        table = Table(f"{safe_title(spec.title)}{PHASE_CSV_SUFFIX}", phase_csv_text(list(shown)),
+                      "the portrait's cells")
+        verdict = " ".join(f"{note}." for note in notes)  # the command's own line per portrait
+        sections.append(Section(f"{spec.title}: phase portrait", key, labels, tuple(described(spec)),
+                                verdict, (chart,), (table,)))
     specs = [spec for spec, _, _ in portraits]
     name, text = config_of(specs)
     return Report(f"backoff-sim phase: {', '.join(s.title for s in specs)}", command_line(), command_line(),
