@@ -11,6 +11,7 @@ what is still running after a moment (``sim.teardown``), the exit status 128 + t
 from __future__ import annotations
 
 import asyncio
+import logging
 import signal
 import time
 from typing import Any
@@ -112,6 +113,9 @@ class AppServer(textual_server.Server):
     def run(self) -> int:
         """Serve until a stop signal; then end every app process; return the exit status."""
         self.initialize_logging()
+        # An app that outlives the loop by a moment (killed in ``end_app_processes``) is no
+        # warning for the person who stopped the server.
+        logging.getLogger("asyncio").setLevel(logging.ERROR)
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
         for sig in STOP_SIGNALS:
