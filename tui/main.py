@@ -282,7 +282,6 @@ def _run_app(app) -> None:
     """Run the app until it exits: on ``q``, on SIGTERM or SIGHUP, or when its terminal goes away
     (``hangup``)."""
     from .hangup import exit_on_stop_signals, watch_terminal
-
     from .serve import served
 
     exit_on_stop_signals(app)
