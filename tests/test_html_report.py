@@ -153,6 +153,7 @@ def test_the_map_in_the_app_takes_no_report(tmp_path: Path) -> None:
     assert not (tmp_path / "r.html").exists()
 
 
+@pytest.mark.slow  # the map's and portrait's report above, another builder of the same page
 def test_a_tunes_report_holds_its_trials_and_candidates(tmp_path: Path) -> None:
     report = tmp_path / "tune.html"
     assert cli.main(["explore", str(FIXTURES / "tiny_tune.toml"), "--out", str(tmp_path), "-j", "1",
