@@ -69,15 +69,13 @@ def serving(tmp_path: Path) -> Iterator[tuple[subprocess.Popen, int]]:
     proc = backoff_sim("serve", str(TINY), "--port", str(port), "--out", str(tmp_path / "exports"),
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        with hang_guard(proc):
-            deadline = time.monotonic() + HANG_GUARD
+        with hang_guard(proc):  # a server that never answers is killed: the loop then fails
             while True:
                 try:
                     socket.create_connection(("127.0.0.1", port), timeout=1).close()
                     break
                 except OSError:
                     assert proc.poll() is None, proc.stderr.read()
-                    assert time.monotonic() < deadline, "serve never answered"
                     time.sleep(0.1)
             yield proc, port
     finally:
