@@ -48,14 +48,15 @@ def version() -> str:
 
 
 def config_of(specs: Sequence[SimulationSpec]) -> tuple[str, str]:
-    """The config file the simulations were read from: its name and text ("" when none)."""
-    for spec in specs:
-        if spec.source and not spec.source.startswith("<") and Path(spec.source).is_file():
-            path = Path(spec.source)
-            try:
-                return path.name, path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                return path.name, ""
+    """The config file the simulations were read from (provenance's): its name and text (""
+    when none)."""
+    from sim.export.provenance import config_file
+
+    for path in filter(None, map(config_file, specs)):
+        try:
+            return path.name, path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return path.name, ""
     return "", ""
 
 
