@@ -154,6 +154,9 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
                         help=f"colour theme for the PNGs and tables (default: {DEFAULT_THEME}; "
                              "also backoff-light, backoff-contrast)")
     add_force(parser)
+    from sim.report.html.option import add_report_argument
+
+    add_report_argument(parser)
     parser.set_defaults(command="run")
     return parser
 
@@ -243,6 +246,9 @@ def _run(args: argparse.Namespace) -> int:
     workers = default_workers() if args.workers is None else args.workers
     config = prepare(args.config, seed=args.seed, force=getattr(args, "force", False),
                      workers=workers, out=args.out)
+    from sim.report.html.option import check_report_path
+
+    check_report_path(getattr(args, "report", None))
     specs = config.simulations
     out = stdout_console()
 
@@ -310,7 +316,17 @@ def _run(args: argparse.Namespace) -> int:
             phase(f"writing {results[i].spec.title}")
             staged[i] = stage_simulation(results[i], output.staging, palette, workers=workers)
         # Every simulation is done and staged: only now do the files replace the previous ones.
+        report, page = getattr(args, "report", None), None
+        if report is not None:  # built before the commit: a stop while it draws leaves no file
+            from sim.report.html import run_report
+
+            phase(f"writing {report}")
+            page = run_report(results, report)
         commit_staged(output, specs, staged, last=True)
+        if page is not None:
+            from sim.report.html import write_report
+
+            write_report(report, page)
 
     out_dir = Path(args.out)
     for i, result in enumerate(results):
@@ -355,6 +371,8 @@ def _run(args: argparse.Namespace) -> int:
                   markup=False, soft_wrap=True)
         for path in written:
             out.print(f"  {path.name}", markup=False, soft_wrap=True)
+    if report is not None:
+        print_plain(out, str(report) if args.quiet else f"wrote the report to {report.resolve()}")
     out.file.flush()
     return EXIT_OK
 

@@ -225,3 +225,21 @@ def _kernels_not_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(fast, "_warm", False)
 
+
+
+@pytest.fixture(scope="session")
+def outage_report(tmp_path_factory) -> tuple:
+    """``backoff-sim run tiny_outage.toml --report``, once for the report's tests (plain and in
+    the browser): the output folder and the report. In a process of its own: a sweep here would
+    outlive the kernels' per-test reset above."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    out = tmp_path_factory.mktemp("outage_report")
+    report = out / "shared" / "report.html"
+    config = Path(__file__).parent / "fixtures" / "tiny_outage.toml"
+    done = subprocess.run([sys.executable, "-m", "sim", "run", str(config), "--out", str(out), "-j", "1",
+                           "--quiet", "--report", str(report)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return out, report

@@ -218,12 +218,17 @@ LAYERS: dict[str, Layer] = {
                                           "sim.spec", "sim vocabulary", "themes")),
     "sim.report": Layer(("sim.report",), ("sim.analysis", "sim.core", "sim.export.palette",
                                           "sim.runs", "sim.spec", "sim vocabulary")),
+    # The HTML report (``--report``): the CSVs' texts and the PNGs' figures (sim.export) with the
+    # terminal tables' verdicts (sim.report) in one page; the maps and portraits add theirs.
+    "sim.report.html": Layer(("sim.report.html",), ("sim.analysis", "sim.export", "sim.models",
+                                                    "sim.report", "sim.runs", "sim.spec",
+                                                    "sim vocabulary")),
     "sim.exploration": Layer(("sim.exploration",), ("sim.analysis", "sim specs", "sim.export",
                                                     "sim.fluid", "sim.models", "sim.policies",
-                                                    "sim.runs", "sim vocabulary")),
+                                                    "sim.report.html", "sim.runs", "sim vocabulary")),
     # Phase portraits: runs started from a state, their drift and return estimates, the files.
     "sim.phase": Layer(("sim.phase",), ("sim.analysis", "sim.core", "sim specs", "sim.export",
-                                        "sim.models", "sim.runs", "sim vocabulary")),
+                                        "sim.models", "sim.report.html", "sim.runs", "sim vocabulary")),
     # The public API (sim/__init__.py re-exports sim.api's functions and the types they return)
     # and the one pipeline the commands, the API and the app share.
     "sim front door": Layer(("sim", "sim.api", "sim.arguments", "sim.pipeline", "sim.results"),
@@ -231,7 +236,7 @@ LAYERS: dict[str, Layer] = {
                              "sim specs", "sim vocabulary")),
     "sim commands": Layer(("sim.cli", "sim.compat", "sim.entry", "sim.__main__"),
                           ("sim front door", "sim.exploration", "sim.export", "sim.phase",
-                           "sim.report", "sim.runs", "sim vocabulary")),
+                           "sim.report", "sim.report.html", "sim.runs", "sim vocabulary")),
     # --- tui/ ------------------------------------------------------------------------------
     # View maths: what to draw, from sim's results and runs (no Textual): a recorded run as the
     # views index it (RunData), plot dots, policy labels, table rows, ticks, zoom.
@@ -242,8 +247,8 @@ LAYERS: dict[str, Layer] = {
     # App state and navigation: sources of runs, sweeps, tunes, maps, playback, exports (no
     # Textual; the blocking calls the screens' workers make). The app's gateway to sim.
     "tui.state": Layer(("tui.state",), ("sim", "sim.analysis", "sim.core", "sim.exploration",
-                                        "sim.export", "sim.models", "sim.phase", "sim.runs",
-                                        "sim specs",
+                                        "sim.export", "sim.models", "sim.phase", "sim.report.html",
+                                        "sim.runs", "sim specs",
                                         "sim vocabulary", "tui.view")),
     # The key table and the themes every widget and screen uses.
     "tui keys and themes": Layer(("tui.keys", "tui.theme"), (TEXTUAL, "sim.export.palette",
@@ -254,7 +259,8 @@ LAYERS: dict[str, Layer] = {
     "tui.screens": Layer(("tui.screens",), (TEXTUAL, "sim", "sim.core.events", "tui keys and themes",
                                             "tui.messages", "tui.state", "tui.view", "tui.widgets")),
     # The app shell: the App, the launcher and console script, signals, the command palette.
-    "tui shell": Layer(("tui", "tui.app", "tui.commands", "tui.entry", "tui.hangup", "tui.main"),
+    "tui shell": Layer(("tui", "tui.app", "tui.commands", "tui.entry", "tui.hangup", "tui.main",
+                        "tui.serve", "tui.web"),
                        (TEXTUAL, "sim commands", "sim front door", "sim.exploration", "sim.export",
                         "sim.runs", "sim vocabulary", "tui keys and themes",
                         "tui.messages", "tui.screens", "tui.state", "tui.view", "tui.widgets")),

@@ -240,6 +240,7 @@ async def test_export_writes_the_files_and_a_screenshot(tmp_path: Path) -> None:
     assert names == sorted(["Tiny_Locking_metrics.png", "Tiny_Locking_scatter.png",
                             "Tiny_Locking_metrics.csv", "Tiny_Locking_runs.csv",
                             "Tiny_Locking_events.csv", "Tiny_Locking_provenance.json", "Tiny_Locking_screenshot.svg",
+                            "Tiny_Locking_report.html",
                             "Tiny_Locking_Constant_3clients_rep1_events.csv"])
     assert (tmp_path / "Tiny_Locking_screenshot.svg").read_text().startswith("<svg")
 

@@ -18,7 +18,8 @@ from tui.main import build_app_parser, build_replay_parser
 from tui.state.source import ConfigSource
 
 README = Path(__file__).parent.parent / "README.md"
-SWEEP_FILES = ("_metrics.png", "_scatter.png", "_metrics.csv", "_runs.csv", "_events.csv", "_provenance.json")
+SWEEP_FILES = ("_metrics.png", "_scatter.png", "_metrics.csv", "_runs.csv", "_events.csv", "_provenance.json",
+               "_report.html")
 
 
 def make_app(**kwargs) -> BackoffApp:

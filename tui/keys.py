@@ -95,8 +95,8 @@ KEYS: tuple[Key, ...] = (
     Key("D", "screen.reverse_sort", "Strategy table: reverse the sort (▲ smallest first, ▼ "
         "largest)", VIEW),
     Key("t", "cycle_theme", "Next colour theme", VIEW),
-    Key("e", "screen.export", "Export PNG/CSV files and an SVG screenshot", VIEW, footer=True,
-        short="Export"),
+    Key("e", "screen.export", "Export PNG/CSV files, an HTML report and an SVG screenshot", VIEW,
+        footer=True, short="Export"),
     Key("question_mark,f1", "help", "Help: every key", VIEW, footer=True, display="?", short="Help"),
     Key("v", "screen.compare", "Compare strategies side by side", VIEW),
     Key("P", "screen.toggle_phase", "Phase pane: the portrait (work at the server, calls in "

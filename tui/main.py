@@ -33,6 +33,8 @@ inspect the runs event by event in a terminal app.
                                (see `backoff-sim explore --help`)
   backoff-sim phase CONFIG     phase portrait: from which states runs return to healthy
                                (see `backoff-sim phase --help`)
+  backoff-sim serve [CONFIG]   the app in a web browser, on 127.0.0.1:8000 by default
+                               (needs the serve extra; see `backoff-sim serve --help`)
 """
 
 EPILOG = """\
@@ -136,6 +138,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from sim.cli import main as cli_main
 
         return cli_main(args_list)
+    if args_list[:1] == ["serve"]:
+        from .serve import serve_main
+
+        return serve_main(args_list[1:])
 
     typo = _command_typo(args_list[0]) if args_list else None
     if typo:
@@ -166,7 +172,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         start = resolve_start(source, args)
     except UserError as exc:
         return _fail(*exc.lines())
-    if not has_terminal():
+    from .serve import served
+
+    if not has_terminal() and not served():
         command = "backoff-sim run" + (f" {args.config}" if not replay and args.config else "")
         return _fail(f"the app needs a terminal (standard input, output and error are not all one "
                      f"here); to run the simulations headless and write their files, use: {command}")
@@ -181,7 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _finish(app)
 
 
-COMMANDS = ("run", "explore", "phase", "replay")
+COMMANDS = ("run", "explore", "phase", "replay", "serve")
 
 
 def _command_typo(word: str) -> str | None:
@@ -196,7 +204,7 @@ def _command_typo(word: str) -> str | None:
     if not close:
         return None
     return (f"{word}: no such command or config file; did you mean `backoff-sim {close[0]}`? "
-            "(commands: run, explore, phase, replay; or give a TOML config to open the app on)")
+            "(commands: run, explore, phase, replay, serve; or give a TOML config to open the app on)")
 
 
 CACHE_DIR = ".backoff-sim-cache"  # explore cells, under the output directory (as the command)
@@ -215,6 +223,9 @@ def _explore_app(argv: list[str]) -> int:
     if args.method not in (None, "simulate"):
         return _fail(f"--method {args.method} writes the map's files; the app shows simulated maps "
                      f"(drop --app, or drop --method {args.method})")
+    if getattr(args, "report", None) is not None:
+        return _fail("--report writes the map's report headless; --app shows the map in the app "
+                     "(drop one of them)")
     try:
         source = _config_source(args.config, None, args.out, args.workers, args.force)
     except UserError as exc:
@@ -230,7 +241,9 @@ def _explore_app(argv: list[str]) -> int:
                     force=args.force)
     except UserError as exc:
         return _fail(*exc.lines())
-    if not has_terminal():
+    from .serve import served
+
+    if not has_terminal() and not served():
         return _fail("the app needs a terminal (standard input, output and error are not all one "
                      f"here); to draw the map headless, use: backoff-sim explore {args.config}")
 
@@ -271,13 +284,16 @@ def _run_app(app) -> None:
     """Run the app until it exits: on ``q``, on SIGTERM or SIGHUP, or when its terminal goes away
     (``hangup``)."""
     from .hangup import exit_on_stop_signals, watch_terminal
+    from .serve import served
 
     exit_on_stop_signals(app)
-    watching = watch_terminal()
+    # Served to a browser, the app's streams are pipes: the server ends it (``tui.web``).
+    watching = watch_terminal() if not served() else None
     try:
         app.run()
     finally:
-        watching.set()
+        if watching is not None:
+            watching.set()
 
 
 def _config_source(path: Path | None, seed: int | None, out: Path, workers: int | None, force: bool):

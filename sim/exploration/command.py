@@ -102,6 +102,9 @@ def add_explore_subparser(subparsers, positive_int: Callable[[str], int],
                           "the app (--app) always simulates")
     if add_force is not None:
         add_force(sub)  # each cell is held to the limits a simulation of `backoff-sim run` is
+    from sim.report.html.option import add_report_argument
+
+    add_report_argument(sub)
     sub.set_defaults(command="explore")
     return sub
 
@@ -174,6 +177,10 @@ def _explore(args: argparse.Namespace, err) -> int:
     for plan in doc.tunes:
         require_optuna(plan)  # before any work, not after the maps
     out_dir = ensure_output_dir(args.out)
+    from sim.report.html.option import check_report_path
+
+    report = getattr(args, "report", None)
+    check_report_path(report)
     out = stdout_console()
     start = time.perf_counter()
     with ExitStack() as stack:
@@ -229,7 +236,16 @@ def _explore(args: argparse.Namespace, err) -> int:
                 staged += files
                 stale += stale_tune_names(plan.title, files)
                 tunes.append(tune)
+        page = None
+        if report is not None:  # built before the commit: a stop while it draws leaves no file
+            from sim.exploration.html_report import explore_report
+
+            page = explore_report(results, tunes)
         written = output.commit([p.name for p in staged], remove=stale, last=True)
+        if page is not None:
+            from sim.report.html import write_report
+
+            write_report(report, page)
     seconds = time.perf_counter() - start
     if not args.quiet:
         for result in results:
@@ -241,4 +257,6 @@ def _explore(args: argparse.Namespace, err) -> int:
                   markup=False, soft_wrap=True)
     for path in written:
         print_plain(out, f"  {path.name}" if not args.quiet else str(path))
+    if report is not None:
+        print_plain(out, str(report) if args.quiet else f"wrote the report to {report.resolve()}")
     return EXIT_OK

@@ -41,7 +41,8 @@ def spec_fingerprint(spec: SimulationSpec) -> str:
     return hashlib.sha256(repr(bare).encode("utf-8")).hexdigest()
 
 
-def _config_file(spec: SimulationSpec) -> Path | None:
+def config_file(spec: SimulationSpec) -> Path | None:
+    """The config file a simulation was read from, if it was read from one that is still there."""
     if not spec.source or spec.source.startswith("<"):
         return None
     path = Path(spec.source)
@@ -72,7 +73,7 @@ def provenance(spec: SimulationSpec, files: list[str], argv: list[str] | None = 
     """The sidecar's content for one simulation whose set holds ``files``."""
     import numpy
 
-    config = _config_file(spec)
+    config = config_file(spec)
     config_hash = hashlib.sha256(config.read_bytes()).hexdigest() if config is not None else None
     where = shlex.quote(str(config.resolve())) if config is not None else "CONFIG"
     return {

@@ -110,6 +110,9 @@ def add_phase_subparser(subparsers, int_at_least: Callable, seed_value: Callable
     sub.add_argument("--theme", metavar="NAME", default=DEFAULT_THEME,
                      help=f"colour theme for the PNG (default: {DEFAULT_THEME})")
     add_force(sub)
+    from sim.report.html.option import add_report_argument
+
+    add_report_argument(sub)
     sub.set_defaults(command="phase")
     return sub
 
@@ -169,6 +172,11 @@ def _phase(args: argparse.Namespace) -> int:
     check_unique_stems(s.title for s in specs)
     settings = _settings(args)
     chosen = [(spec, _labels(spec, args.strategy)) for spec in specs]
+    from sim.report.html.option import check_report_path
+
+    report = getattr(args, "report", None)
+    check_report_path(report)
+    shown_portraits = []  # (spec, portraits, their summary lines): the report's
     workers = args.workers or default_workers()
     # Before any work, as ``run`` does: every portrait's settings, and what they will cost.
     check_phase_resources([(spec, label, resolve(spec, settings, label)) for spec, labels in chosen
@@ -219,7 +227,17 @@ def _phase(args: argparse.Namespace) -> int:
             files.append(atomic_write_text(output.staging / f"{stem}_phase_provenance.json",
                                            phase_provenance_text(spec, [p.name for p in files])))
             staged += files
+            shown_portraits.append((spec, portraits, notes[-len(portraits):]))
+        page = None
+        if report is not None:  # built before the commit: a stop while it draws leaves no file
+            from sim.phase.html_report import phase_report
+
+            page = phase_report(shown_portraits)
         written = output.commit([p.name for p in staged], last=True)
+        if page is not None:
+            from sim.report.html import write_report
+
+            write_report(report, page)
     seconds = time.perf_counter() - start
     if not args.quiet:
         for note in notes:
@@ -227,6 +245,8 @@ def _phase(args: argparse.Namespace) -> int:
         print_plain(out, f"done in {seconds:.1f} s; wrote {len(written)} files to {Path(args.out).resolve()}:")
     for path in written:
         print_plain(out, f"  {path.name}" if not args.quiet else str(path))
+    if report is not None:
+        print_plain(out, str(report) if args.quiet else f"wrote the report to {report.resolve()}")
     return EXIT_OK
 
 

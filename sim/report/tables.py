@@ -20,7 +20,8 @@ from sim.export.palette import CODE_KINDS, Palette
 from sim.units import DEFAULT_TIME_UNIT
 
 
-def _cell(mean: float, ci: float, digits: int = 1) -> str:
+def mean_ci(mean: float, ci: float, digits: int = 1) -> str:
+    """``12.3 ± 4.5`` as the metrics table prints an estimate; the mean alone without a CI."""
     if math.isnan(ci):
         return f"{mean:,.{digits}f}"
     return f"{mean:,.{digits}f} ± {ci:,.{digits}f}"
@@ -49,7 +50,7 @@ def metrics_table(result: SweepResult, palette: Palette | None = None) -> Table:
         if k:
             table.add_section()
         for s, label in enumerate(spec.labels):
-            cells = [_cell(e.mean, e.ci95) for e in
+            cells = [mean_ci(e.mean, e.ci95) for e in
                      (result.summary(name, s, k) for name in ("work", "duration", "cost"))]
             gave_up = result.summary("gave_up", s, k).mean
             versus = cost_versus_best(result, s, k)  # the app's marks come from it too

@@ -1,5 +1,6 @@
 """What the export key writes: the run on screen (its whole event history, replayable), the
-simulation's sweep files as ``backoff-sim run`` writes them, and a screenshot.
+simulation's sweep files as ``backoff-sim run`` writes them, its HTML report (as ``run
+--report`` writes it, ``sim.report.html``) and a screenshot.
 
 Nothing is overwritten: when any file of an export would replace an earlier one, the whole set
 gets the first free number (``Title-2_metrics.png``...), so an export's files stay together.
@@ -17,6 +18,7 @@ from sim.core.history import History
 from sim.export import spec_output_paths, stale_names, write_simulation
 from sim.export.atomic import atomic_write_text, ensure_output_dir
 from sim.export.csv_files import write_history_csv
+from sim.report.html import run_report, write_report
 from sim.runs.tiers import TierLayout
 from sim.export.names import safe_title
 from sim.export.outset import OutputSet
@@ -41,7 +43,13 @@ def planned_names(stem: str, selection: Selection, result: SweepResult | None) -
     if result is not None:
         spec = result.spec
         names += [p.name for p in spec_output_paths(spec, ".", stem=stem).values()]
+        names.append(report_name(stem))
     return names
+
+
+def report_name(stem: str) -> str:
+    """The simulation's HTML report in an export."""
+    return f"{stem}_report.html"
 
 
 def free_stem(out_dir: Path, selection: Selection, result: SweepResult | None) -> str:
@@ -83,5 +91,7 @@ def export_view(out_dir: Path, selection: Selection, history: History,
             files = write_simulation(result, output.staging, palette=palette, stem=stem,
                                      written_one=done)
             stale = stale_names(result.spec.title, files, stem=stem)
+            name = report_name(stem)
+            done(write_report(output.staging / name, run_report([result], out_dir / name)))
         done(atomic_write_text(output.staging / svg_name, svg))
         return output.commit([p.name for p in staged], remove=stale)
