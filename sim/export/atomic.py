@@ -29,7 +29,7 @@ logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
 # which is not thread-safe (the app exports from a thread). tests/test_drawing_modules.py holds
 # the pattern to every module that imports matplotlib.
 DRAWING_MODULES = (r"sim\.(export\.(atomic|figure_style|plots|overload_plots|tier_plots)"
-                   r"|exploration\.(figure|pareto)|phase\.figure)\Z")
+                   r"|exploration\.(figure|pareto)|phase\.figure|report\.html\.svg)\Z")
 warnings.filterwarnings("ignore", category=UserWarning, module=DRAWING_MODULES)
 
 # zlib's compression level for PNG charts (``atomic_save_figure``): 1, the fastest.
