@@ -29,7 +29,7 @@ from sim.bounds import MAX_CLIENT_ID, MAX_DETAIL, MAX_INTEGER, MAX_TIME
 from sim.core import events as ev
 from sim.runs.engine import Run
 from sim.runs.tiers import TierLayout
-from sim.core.history import History
+from sim.core.history import NO_CALL, History
 from sim.errors import UserError
 from sim.export.atomic import atomic_write_text
 from sim.inputs import InputFileError, read_limited
@@ -41,12 +41,19 @@ METRICS_HEADER = ("simulation", "control", "strategy", "clients", "repeats", "wo
                   "amplification_mean", "amplification_ci95", "breaker_open_time_mean")
 RUNS_HEADER = ("simulation", "strategy", "clients", "repetition", "work", "duration", "cost",
                "gave_up", "retries_denied", "calls_refused", "amplification", "breaker_open_time")
+# ``call``: the id of the call a client's event belongs to (``History.calls``: calls numbered
+# from 0 as they start; -1 for a server's event or a breaker's), so one call can be followed
+# when a client has several in flight.
 EVENTS_HEADER = ("simulation", "strategy", "clients", "repetition", "time", "client_id",
-                 "event_type", "event_detail")
+                 "event_type", "event_detail", "call")
 # A tiered simulation's events file adds the tier each event belongs to (``TierLayout.tier_of``:
 # 1 for the clients and the server they call, k for tier k and the processes that call it, whose
 # ids follow the clients'); a simulation without tiers keeps the header above, byte for byte.
 TIERED_EVENTS_HEADER = EVENTS_HEADER + ("tier",)
+# The headers of events files written before events carried their call (still replayed: their
+# calls are then derived, ``sim.analysis.calls``).
+UNNUMBERED_EVENTS_HEADER = EVENTS_HEADER[:-1]
+UNNUMBERED_TIERED_EVENTS_HEADER = UNNUMBERED_EVENTS_HEADER + ("tier",)
 
 
 # Outages pause and resume the whole server, and incidents start and end for all of it: the
@@ -185,14 +192,15 @@ def histories_csv_text(blocks: list[tuple[str, str, int, int, History]], layout:
         for start in range(0, len(h), _EVENT_CHUNK):
             end = start + _EVENT_CHUNK
             times, ids, packed = h.times[start:end], h.clients[start:end], h.packed[start:end]
+            calls = h.calls[start:end] if h.calls is not None else [NO_CALL] * len(times)
             for p in set(packed).difference(pairs):
                 code, detail = ev.unpack(p)
                 pairs[p] = csv_row_text((ev.EVENT_NAMES[code], ev.format_detail(code, detail)))
-            columns = [float_texts(times), ids, map(pairs.__getitem__, packed)]
-            line = "%s,%d,%s\n"
+            columns = [float_texts(times), ids, map(pairs.__getitem__, packed), calls]
+            line = "%s,%d,%s,%d\n"
             if layout is not None:
                 columns.append(layout.tiers_of(np.asarray(ids, dtype=np.int64)).tolist())
-                line = "%s,%d,%s,%d\n"
+                line = "%s,%d,%s,%d,%d\n"
             parts.append((prefix + line) * len(times) % tuple(chain.from_iterable(zip(*columns))))
         rows += len(h)
     parts.append(END_MARKER.format(rows) + "\n")
@@ -328,11 +336,13 @@ def read_events_csv(path: str | Path,
     # Per tiered run, per tier below the first: the lowest and highest caller id recorded.
     tier_ids: dict[EventsKey, dict[int, tuple[int, int]]] = {}
     try:
-        header = next(reader)
-        if tuple(header) not in (EVENTS_HEADER, TIERED_EVENTS_HEADER):
+        header = tuple(next(reader))
+        if header not in (EVENTS_HEADER, TIERED_EVENTS_HEADER, UNNUMBERED_EVENTS_HEADER,
+                          UNNUMBERED_TIERED_EVENTS_HEADER):
             raise fail(1, f"wrong header: expected {','.join(EVENTS_HEADER)} (and ,tier for a tiered "
                           f"simulation), got {','.join(header)}")
-        tiered = len(header) == len(TIERED_EVENTS_HEADER)
+        tiered = header[-1] == "tier"
+        numbered = "call" in header  # an older file's events carry no call ids
         width = len(header)
         for row in reader:
             if end is not None:
@@ -360,6 +370,8 @@ def read_events_csv(path: str | Path,
                         raise ValueError(f"rows of run {strategy!r} clients={key.clients} "
                                          f"repetition={key.repetition} are not contiguous")
                     history = out[key] = History()
+                    if not numbered:
+                        history.calls = None
                     times = history.times
                     clients = key.clients
                 t = _parse_time(time_s)
@@ -374,8 +386,9 @@ def read_events_csv(path: str | Path,
                     raise ValueError(f"client_id {client_s!r} must be >= 0 (only the server-wide "
                                      f"events {' and '.join(ev.EVENT_NAMES[c] for c in sorted(SERVER_WIDE))} "
                                      f"have client_id {NO_CLIENT})")
+                call = _parse_int(row[8], "call", NO_CALL, MAX_INTEGER) if numbered else NO_CALL
                 # A tier below the first records its callers' ids, which follow the clients'.
-                tier = _parse_int(row[8], "tier", 1, MAX_INTEGER) if tiered else 1
+                tier = _parse_int(row[-1], "tier", 1, MAX_INTEGER) if tiered else 1
                 below = tier > 1
                 if below and layouts is not None:
                     seen = tier_ids.setdefault(key, {})
@@ -389,7 +402,7 @@ def read_events_csv(path: str | Path,
                                      f"({times[-1]!r}) in the same run")
             except ValueError as exc:
                 raise fail(reader.line_num, str(exc)) from None
-            history.append(t, client, packed)
+            history.append(t, client, packed, call)
             rows += 1
     except csv.Error as exc:
         raise fail(reader.line_num, f"malformed CSV: {exc}") from None

@@ -33,9 +33,11 @@ def keep_latency(lat_v, lat_c, lat_t, st_i, i_count, i_stride, i_since, latency,
 
 
 @maybe_njit
-def note_event(st_i, st_f, i_silent, i_recorded, f_last, record, rec_t, rec_c, rec_p, t, c, p, no_event):
+def note_event(st_i, st_f, i_silent, i_recorded, f_last, record, rec_t, rec_c, rec_p, rec_k, t, c, p, call,
+               no_event):
     """An item handled: silent (``NO_EVENT``, counted), or an event at ``t`` (the last one's
-    time kept) appended to the history when the run records one."""
+    time kept) appended to the history when the run records one, with its ``call`` (-1: none,
+    ``History.calls``)."""
     if p == no_event:
         st_i[i_silent] += 1
         return
@@ -45,4 +47,5 @@ def note_event(st_i, st_f, i_silent, i_recorded, f_last, record, rec_t, rec_c, r
         rec_t[r] = t
         rec_c[r] = c
         rec_p[r] = p
+        rec_k[r] = call
         st_i[i_recorded] = r + 1

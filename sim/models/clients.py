@@ -34,6 +34,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from functools import partial
 from heapq import heappush
+from itertools import count
 from typing import TYPE_CHECKING
 
 from sim.core import events as ev
@@ -111,6 +112,11 @@ class Clients:
         # replies a client makes one call, so its attempts so far are that number.
         tries = [0] * n if replies else attempts
         first = [0.0] * n
+        # Each client's current call's id (``History.calls``: calls numbered as they start),
+        # and the cell through which a handler tells the engine the call of its event.
+        call_of = [-1] * n
+        next_call_id = count().__next__
+        cell = wiring.call
         self.counts = counts = {"successes": 0, "rejections": 0, "timeouts": 0, "gave_up": 0, "late": 0}
         self._refused = refused = [0]  # attempts a chain refused before sending (not work)
         self._active: list[bool] | None = None
@@ -180,6 +186,7 @@ class Clients:
             def new_call(t: float, c: int, a: int) -> int:
                 active[c] = True
                 first[c] = t
+                call_of[c] = next_call_id()
                 tries[c] = 0
                 if plain:  # a fresh sequence: the reset after success
                     backoff[c] = (delays(jitter[c]) if think_delays is None
@@ -203,6 +210,7 @@ class Clients:
                     if not due:  # the only timeout due: it gets the heap item (see ``timeout_due``)
                         heappush(heap, (due_at, s, timeout_due, c, tok))
                     due.append((due_at, s, c, tok))
+                cell[0] = call_of[c]
                 return write_code | ((k + 1) << shift)
 
             def call_ends(t: float, c: int) -> None:
@@ -229,6 +237,7 @@ class Clients:
                 goodput[int(t * inv)] += 1
                 if heard is not None:
                     heard(t, c)
+                cell[0] = call_of[c]
                 next_call(t, c)
                 return succeeds_code | ((tries[c] + 1) << shift)
 
@@ -280,6 +289,7 @@ class Clients:
                 if receive[2] is not None:  # a server that cancels abandoned work hears of it
                     receive[2](t, c, tok)
                 heappush(near, (t, seq(), after_failure, c, TIMED_OUT))
+                cell[0] = call_of[c]
                 return times_out_code | ((tries[c] + 1) << shift)
 
             def deliver(t: float, c: int, tok: int) -> int:
@@ -300,6 +310,7 @@ class Clients:
                 tok = 0
                 if live:
                     active[c] = waiting[c] = True
+                    call_of[c] = next_call_id()
                     tok = token[c] = token[c] + 1
                     tries[c] = attempt
                     attempts[c] += 1
@@ -313,6 +324,7 @@ class Clients:
                 # A client whose attempt number ``attempt`` failed just before t = 0, ``residual``
                 # (a fraction in [0, 1)) of the backoff after it left to wait.
                 active[c] = True
+                call_of[c] = next_call_id()
                 tries[c] = attempt
                 if plain:
                     fresh_backoff(c, attempt - 1)
@@ -343,6 +355,7 @@ class Clients:
 
             def new_call(t: float, c: int, a: int) -> int:
                 first[c] = t
+                call_of[c] = next_call_id()
                 if plain:
                     backoff[c] = delays(jitter[c]).__next__
                 return send(t, c, a)
@@ -351,10 +364,12 @@ class Clients:
                 # Sends the write; `version` is what the client read (read-then-write OCC) or 0.
                 attempts[c] += 1
                 heappush(heap, (t + net[c](), seq(), receive[0], c, version))
+                cell[0] = call_of[c]
                 return requests_write
 
             def read(t: float, c: int, a: int) -> int:
                 heappush(heap, (t + net[c](), seq(), receive[1], c, 0))
+                cell[0] = call_of[c]
                 return requests_version
 
             sends = read if control.READS_VERSION else write
@@ -369,6 +384,7 @@ class Clients:
             def after_failure(t: float, c: int, kind: int) -> int:
                 delay = backoff[c]()
                 heappush(heap if delay else near, (t + delay, seq(), send, c, 0))
+                cell[0] = call_of[c]
                 return backs_off
 
             send = sends
@@ -379,6 +395,7 @@ class Clients:
                 k = tries[c]
                 current[0] = c
                 verdict = chains[c].on_failure(t, kind, k, first[c])
+                cell[0] = call_of[c]
                 if verdict.__class__ is GiveUp:
                     counts["gave_up"] += 1
                     call_ends(t, c)
@@ -400,6 +417,7 @@ class Clients:
                         tries[c] += 1
                         refused[0] += 1
                         heappush(heap, (t, seq(), after_failure, c, DENIED))
+                        cell[0] = call_of[c]
                         return policy.refused(hold.reason, tries[c])
                     if hold:
                         heappush(heap, (t + hold, seq(), asked, c, HELD))

@@ -77,6 +77,9 @@ class OpenClients(Clients):
         next_token = count(1).__next__
         first: list[float] = []
         own: list = []  # the call's backoff sequence (plain) or chain
+        call_of: list[int] = []  # the call's id (``History.calls``: calls numbered as they start)
+        next_call_id = count().__next__
+        cell = wiring.call  # where a handler tells the engine its event's call (``Wiring.call``)
         free: list[int] = []
         self._slots, self._free = tries, free
         inv = series.inverse_width
@@ -114,6 +117,7 @@ class OpenClients(Clients):
             tries.append(0)
             first.append(0.0)
             own.append(None)
+            call_of.append(-1)
             return len(tries) - 1
 
         def plain_call(t: float, c: int, a: int) -> int:
@@ -123,6 +127,7 @@ class OpenClients(Clients):
             heappush(heap, (t + gaps[c](), seq(), plain_call, c, 0))
             s = free.pop() if free else new_slot()
             first[s] = t
+            call_of[s] = cell[0] = next_call_id()
             offered[int(t * inv)] += 1
             tries[s] = 1
             tok = next_token()
@@ -141,6 +146,7 @@ class OpenClients(Clients):
             heappush(heap, (t + gaps[c](), seq(), chain_call, c, 0))
             s = free.pop() if free else new_slot()
             first[s] = t
+            call_of[s] = next_call_id()
             offered[int(t * inv)] += 1
             tries[s] = 0
             spare = idle[c]
@@ -162,6 +168,7 @@ class OpenClients(Clients):
                 if not due:
                     heappush(heap, (t + timeout, seq(), on_timeout, c, tok))
                 due.append((t + timeout, c, tok))
+            cell[0] = call_of[s]
             return write_code | ((k + 1) << shift)
 
         def call_ends(c: int, s: int) -> None:
@@ -188,6 +195,7 @@ class OpenClients(Clients):
                     stride *= 2
             goodput[int(t * inv)] += 1
             k = tries[s]
+            cell[0] = call_of[s]
             if plain:
                 # The slot's backoff sequence, if any, stays until a later call's first failure
                 # replaces it (``after_failure``): nothing reads it before.
@@ -226,6 +234,7 @@ class OpenClients(Clients):
             if receive[2] is not None:
                 receive[2](t, c, tok)
             heappush(near, (t, seq(), after_failure, c, s << KIND_BITS | TIMED_OUT))
+            cell[0] = call_of[s]
             return times_out_code | ((tries[s] + 1) << shift)
 
         if plain:
@@ -234,6 +243,7 @@ class OpenClients(Clients):
                 if tries[s] == 1:
                     own[s] = delays(jitter[c]).__next__  # a fresh sequence for the call
                 heappush(heap, (t + own[s](), seq(), send, c, s))
+                cell[0] = call_of[s]
                 return backs_off
 
             send = sends
@@ -243,6 +253,7 @@ class OpenClients(Clients):
                 k = tries[s]
                 current[0] = c
                 verdict = own[s].on_failure(t, kind, k, first[s])
+                cell[0] = call_of[s]
                 if verdict.__class__ is GiveUp:
                     counts["gave_up"] += 1
                     call_ends(c, s)
@@ -261,6 +272,7 @@ class OpenClients(Clients):
                         tries[s] += 1
                         refused[0] += 1
                         heappush(near, (t, seq(), after_failure, c, s << KIND_BITS | DENIED))
+                        cell[0] = call_of[s]
                         return policy.refused(hold.reason, tries[s])
                     if hold:
                         heappush(heap, (t + hold, seq(), asked, c, ~s))
