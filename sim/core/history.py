@@ -28,6 +28,9 @@ class History:
         self.clients: list[int] = []
         self.packed: list[int] = []
         self.calls: list[int] | None = []
+        # (horizon, bucket width) of a run that keeps series, where its events file says them
+        # (``read_events_csv``): a replay then counts the run's own buckets. None otherwise.
+        self.clock: tuple[float, float] | None = None
 
     def __len__(self) -> int:
         return len(self.times)

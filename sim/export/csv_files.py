@@ -63,7 +63,11 @@ SERVER_WIDE = frozenset({ev.SERVER_PAUSES, ev.SERVER_RESUMES, ev.SERVER_INCIDENT
                          ev.SERVER_INCIDENT_ENDS})
 
 END_MARKER = "# end: {} events"
-_END = re.compile(r"# end: (\d{1,19}) events")
+# A run that keeps series (it ends at a horizon) says its horizon and bucket width after the
+# count, so a replay counts its series in the run's own buckets (``RunSeries.from_events``).
+CLOCK_MARKER = "; horizon {}; bucket {}"
+MAX_REPLAY_BUCKETS = 1 << 22  # a replay's series arrays stay within some 300 MB
+_END = re.compile(r"# end: (\d{1,19}) events(?:; horizon ([0-9.e+-]{1,30}); bucket ([0-9.e+-]{1,30}))?")
 # The largest events file replay reads: twice the longest history measured in the app (1.27 M
 # events, about 110 MB of CSV); reading takes about three times the file's size in memory.
 MAX_EVENTS_FILE_BYTES = 256 * 2**20
@@ -168,17 +172,26 @@ def runs_csv_text(result: SweepResult) -> str:
     return csv_text(RUNS_HEADER, rows)
 
 
+def run_clock(spec) -> tuple[float, float] | None:
+    """(horizon, bucket width) of a simulation whose runs keep series, which its events file
+    says (``CLOCK_MARKER``); None for the others."""
+    return (float(spec.horizon), float(spec.bucket_width)) if spec.control.CAPS.keeps_series else None
+
+
 def events_csv_text(runs: Mapping[str, Run]) -> str:
     """Every event of each recorded run, in order, one block of rows per run."""
     layout = next((run.layout for run in runs.values()), None)
+    clock = next((run_clock(run.spec) for run in runs.values()), None)
     return histories_csv_text([(run.spec.title, label, run.clients, run.repetition, run.history)
-                               for label, run in runs.items()], layout)
+                               for label, run in runs.items()], layout, clock)
 
 
-def histories_csv_text(blocks: list[tuple[str, str, int, int, History]], layout: TierLayout | None = None) -> str:
+def histories_csv_text(blocks: list[tuple[str, str, int, int, History]], layout: TierLayout | None = None,
+                       clock: tuple[float, float] | None = None) -> str:
     """The events file for histories given with their (simulation, strategy, clients,
     repetition): one block of rows each, in order; with a tiered run's ``layout``, each row's
-    tier in a last column.
+    tier in a last column; with the runs' ``clock`` (``run_clock``), their horizon and bucket
+    width in the end marker.
 
     Written a chunk of rows at a time, each chunk by one ``%`` format over all its rows
     (``float_texts`` for the times): the same bytes as a ``csv.writer`` row by row, ~3x faster
@@ -203,7 +216,10 @@ def histories_csv_text(blocks: list[tuple[str, str, int, int, History]], layout:
                 line = "%s,%d,%s,%d,%d\n"
             parts.append((prefix + line) * len(times) % tuple(chain.from_iterable(zip(*columns))))
         rows += len(h)
-    parts.append(END_MARKER.format(rows) + "\n")
+    marker = END_MARKER.format(rows)
+    if clock is not None:
+        marker += CLOCK_MARKER.format(format_float(clock[0]), format_float(clock[1]))
+    parts.append(marker + "\n")
     return "".join(parts)
 
 
@@ -220,12 +236,15 @@ def write_events_csv(runs: Mapping[str, Run], path: str | Path) -> Path:
 
 
 def write_history_csv(path: str | Path, simulation: str, strategy: str, clients: int,
-                      repetition: int, history: History, layout: TierLayout | None = None) -> Path:
+                      repetition: int, history: History, layout: TierLayout | None = None,
+                      clock: tuple[float, float] | None = None) -> Path:
     """One run's events file (replayable like the sweep's): the app's export of the run on
     screen, which may be any run, not only a representative one; a tiered run's (``layout``)
-    with its ``tier`` column."""
+    with its ``tier`` column; ``clock``: as ``histories_csv_text`` (the history's own when it
+    was read from a file that said it)."""
     return atomic_write_text(path, histories_csv_text([(simulation, strategy, clients,
-                                                        repetition, history)], layout))
+                                                        repetition, history)], layout,
+                                                      history.clock if clock is None else clock))
 
 
 # --- reading the events file back -------------------------------------------------------------
@@ -288,6 +307,17 @@ def _parse_time(text: str) -> float:
     if value > MAX_TIME:
         raise ValueError(f"time {_short(text)} is out of range (at most {MAX_TIME:g})")
     return value
+
+
+def _parse_clock(horizon: str, bucket: str) -> tuple[float, float] | None:
+    """The end marker's (horizon, bucket width), or None when they make no sense."""
+    try:
+        h, w = float(horizon), float(bucket)
+    except ValueError:
+        return None
+    if not (math.isfinite(h) and math.isfinite(w) and 0 < w <= h <= MAX_TIME and h / w <= MAX_REPLAY_BUCKETS):
+        return None
+    return h, w
 
 
 def read_events_csv(path: str | Path,
@@ -355,6 +385,14 @@ def read_events_csv(path: str | Path,
                 if int(marker.group(1)) != rows:
                     raise fail(reader.line_num, f"the end marker counts {int(marker.group(1)):,} "
                                                 f"events but the file has {rows:,}: rows are missing")
+                if marker.group(2) is not None:
+                    clock = _parse_clock(marker.group(2), marker.group(3))
+                    if clock is None:
+                        raise fail(reader.line_num, f"the end marker's horizon {marker.group(2)!r} and "
+                                                    f"bucket {marker.group(3)!r} must be numbers > 0, "
+                                                    f"the bucket at most the horizon and at least 1/{MAX_REPLAY_BUCKETS:,} of it")
+                    for history_read in out.values():
+                        history_read.clock = clock
                 end = reader.line_num
                 continue
             if len(row) != width:

@@ -9,8 +9,9 @@ from sim.kernels.jit import maybe_njit
 
 @maybe_njit
 def keep_latency(lat_v, lat_c, lat_t, st_i, i_count, i_stride, i_since, latency, c, t, sample):
-    """``Clients.succeeded``'s sample: one latency in ``stride`` kept; past ``sample`` of them,
-    every other one dropped (``del latencies[1::2]``) and the stride doubled."""
+    """``sim.core.latency_sample.LatencySample.keep`` (the one rule), over the kernel's arrays:
+    one latency in ``stride`` kept; past ``sample`` of them, every other one dropped and the
+    stride doubled."""
     since = st_i[i_since] + 1
     if since >= st_i[i_stride]:
         since = 0

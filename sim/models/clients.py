@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 
 from sim.core import events as ev
 from sim.core.events import NO_EVENT
+from sim.core.latency_sample import LatencySample
 from sim.core.streams import PURPOSE_STATE
 from sim.errors import ParamError, UserError
 from sim.outcomes import DENIED, REJECTED, SERVER_ERROR, TIMED_OUT, ChainFactory, GiveUp
@@ -53,10 +54,6 @@ if TYPE_CHECKING:
     from sim.core.wiring import Wiring
     from sim.models.controls import Capabilities, Control
 
-# Latencies kept per run: beyond this many, every other one is dropped and the sampling interval
-# doubles, so a run of any length keeps between 2**19 and 2**20 of them (evenly spread over the
-# run) in 16 MB at most. Percentiles of longer runs are then estimates from that sample.
-LATENCY_SAMPLE = 1 << 20
 # The arg of an attempt the chain already let through (after a hold or a backoff): not asked again.
 HELD = -2
 
@@ -176,11 +173,10 @@ class Clients:
             offered, retries, timed_out, goodput = series.offered, series.retries, series.timed_out, series.goodput
             if chain.attempt_timeout is not None:
                 timeout = chain.attempt_timeout if timeout is None else min(timeout, chain.attempt_timeout)
-            self.latencies: list[float] = []
-            self.latency_clients: list[int] = []
-            self.latency_times: list[float] = []  # when each success arrived
-            latencies, latency_clients, latency_times = self.latencies, self.latency_clients, self.latency_times
-            stride, since_kept = 1, 0  # keep one latency in ``stride`` once the sample is full
+            # The latencies kept (``sim.core.latency_sample``: the one rule), with each one's
+            # client and arrival time.
+            self.latency_sample = sample = LatencySample()
+            keep_latency = sample.keep
             write_code, succeeds_code, times_out_code = ev.CLIENT_REQUESTS_WRITE, ev.CLIENT_SUCCEEDS, ev.CLIENT_TIMES_OUT
 
             def new_call(t: float, c: int, a: int) -> int:
@@ -218,22 +214,13 @@ class Clients:
                 next_call(t, c)
 
             def succeeded(t: float, c: int, tok: int) -> int:
-                nonlocal stride, since_kept
                 if tok != token[c] or not waiting[c]:
                     counts["late"] += 1
                     return NO_EVENT
                 waiting[c] = False
                 active[c] = False
                 counts["successes"] += 1
-                since_kept += 1
-                if since_kept >= stride:
-                    since_kept = 0
-                    latencies.append(t - first[c])
-                    latency_clients.append(c)
-                    latency_times.append(t)
-                    if len(latencies) > LATENCY_SAMPLE:
-                        del latencies[1::2], latency_clients[1::2], latency_times[1::2]
-                        stride *= 2
+                keep_latency(t - first[c], c, t)
                 goodput[int(t * inv)] += 1
                 if heard is not None:
                     heard(t, c)
@@ -488,6 +475,20 @@ class Clients:
             self._seed_at_server((orbit + i) if i < live else i % n, i < live, initial.attempt)
         for c in range(orbit + live, n):
             heappush(heap, (start_times[c], seq(), new_call, c, 0))
+
+    @property
+    def latencies(self) -> list[float]:
+        """The latencies kept (``sim.core.latency_sample``), where the server replies."""
+        return self.latency_sample.latencies
+
+    @property
+    def latency_clients(self) -> list[int]:
+        return self.latency_sample.clients
+
+    @property
+    def latency_times(self) -> list[float]:
+        """When each kept latency's success arrived."""
+        return self.latency_sample.times
 
     @property
     def in_backoff(self) -> int:

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from sim.core import events as ev
 from sim.core.events import NO_EVENT
+from sim.core.latency_sample import LatencySample
 from sim.errors import ParamError
 from sim.models.clients import Clients
 from sim.models.policy_events import PolicyEvents
@@ -90,12 +91,8 @@ class OpenClients(Clients):
         # they fall due: only the oldest has a heap item, so an attempt answered in time costs
         # the heap nothing (most of them, with many calls in flight).
         due: deque[tuple[float, int, int]] = deque()
-        self.latencies: list[float] = []
-        self.latency_clients: list[int] = []
-        self.latency_times: list[float] = []
-        latencies, latency_clients, latency_times = self.latencies, self.latency_clients, self.latency_times
-        from sim.models.clients import LATENCY_SAMPLE
-        stride, since_kept = 1, 0
+        self.latency_sample = sample = LatencySample()  # ``sim.core.latency_sample``: the one rule
+        keep_latency = sample.keep
         shift = ev.DETAIL_SHIFT
         write_code, succeeds_code, times_out_code = ev.CLIENT_REQUESTS_WRITE, ev.CLIENT_SUCCEEDS, ev.CLIENT_TIMES_OUT
         first_write = ev.pack(write_code, 1)
@@ -178,21 +175,12 @@ class OpenClients(Clients):
             free.append(s)
 
         def succeeded(t: float, c: int, tok: int) -> int:
-            nonlocal stride, since_kept
             s = waiting.pop(tok, None)
             if s is None:
                 counts["late"] += 1
                 return NO_EVENT
             counts["successes"] += 1
-            since_kept += 1
-            if since_kept >= stride:
-                since_kept = 0
-                latencies.append(t - first[s])
-                latency_clients.append(c)
-                latency_times.append(t)
-                if len(latencies) > LATENCY_SAMPLE:
-                    del latencies[1::2], latency_clients[1::2], latency_times[1::2]
-                    stride *= 2
+            keep_latency(t - first[s], c, t)
             goodput[int(t * inv)] += 1
             k = tries[s]
             cell[0] = call_of[s]

@@ -15,7 +15,7 @@ from sim.core.streams import PURPOSE_JITTER, PURPOSE_NETWORK, PURPOSE_WORKLOAD, 
 from sim.kernels import delays, heap
 from sim.kernels import latency_closed as k
 from sim.kernels.blocks import ClientBlocks
-from sim.models.clients import LATENCY_SAMPLE
+from sim.core import latency_sample
 from sim.models.servers import LatencyServer
 from sim.models.outage import AcceptQueue
 from sim.models.strategies import NormalJitterExpo, Strategy, ThinkTimeExpo
@@ -72,7 +72,7 @@ class LatencyClosedRun(ArrayRun):
         cfg_i[k.C_JITTER_DRAWS] = draws
         cfg_i[k.C_LAST_BUCKET] = buckets - 1
         cfg_i[k.C_RECORD] = record
-        cfg_i[k.C_LATENCY_SAMPLE] = LATENCY_SAMPLE
+        cfg_i[k.C_LATENCY_SAMPLE] = latency_sample.LATENCY_SAMPLE  # the one rule's
         cfg_i[k.C_DROP_ABANDONED] = spec.abandoned == "drop"
         surge = workload.surge
         cfg_i[k.C_HAS_SURGE] = surge is not None

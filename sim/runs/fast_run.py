@@ -20,7 +20,7 @@ from sim.kernels import delays, heap
 from sim.kernels import pool_open as k
 from sim.kernels.jit import plain
 from sim.kernels.blocks import ClientBlocks, SerialBlocks
-from sim.models.clients import LATENCY_SAMPLE
+from sim.core import latency_sample
 from sim.models.incidents import NORMAL, Incident, kept_slots
 from sim.models.service_times import service_draw
 from sim.models.pool import PoolServer
@@ -277,7 +277,7 @@ class PoolOpenRun(ArrayRun):
         cfg_i[k.C_JITTER] = code in JITTERED
         cfg_i[k.C_LAST_BUCKET] = buckets - 1
         cfg_i[k.C_RECORD] = record
-        cfg_i[k.C_LATENCY_SAMPLE] = LATENCY_SAMPLE
+        cfg_i[k.C_LATENCY_SAMPLE] = latency_sample.LATENCY_SAMPLE  # the one rule's
         cfg_i[k.C_DROP_ABANDONED] = spec.abandoned == "drop"
         cfg_i[k.C_MAX_ATTEMPTS] = strategy.max_attempts or 0
         cfg_i[k.C_HAS_MAX_ELAPSED] = strategy.max_elapsed is not None
