@@ -16,7 +16,7 @@ from functools import cached_property
 
 import numpy as np
 
-from sim.analysis.calls import derived_calls
+from sim.analysis.calls import derived_calls, overlapping
 from sim.analysis.client_trace import ClientTrace
 from sim.analysis.open_metrics import OpenRunMetrics
 from sim.analysis.policy_state import PolicyState, Scopes, policy_kinds
@@ -281,6 +281,13 @@ class RunData:
         if self.tiers is not None:
             return self.tiers.top.policy_kinds
         return policy_kinds(self.codes, self.details)
+
+    @cached_property
+    def shows_calls(self) -> bool:
+        """Whether the log shows each event's call: its ids are recorded (not derived) and some
+        client has several calls in flight, where the client alone does not say which call an
+        event belongs to."""
+        return not self.calls_derived and overlapping(self.clients, self.codes, self.details)
 
     @cached_property
     def codes_present(self) -> frozenset[int]:
