@@ -80,14 +80,23 @@ def kept_latencies(times: np.ndarray, codes: np.ndarray, calls: np.ndarray) -> t
     return sampled(success_times), sampled(latencies)
 
 
-def overlapping(clients: np.ndarray, codes: np.ndarray, details: np.ndarray) -> bool:
-    """Whether some client starts a call before its previous one ended: where pairing by the
-    client's latest start (``derived_calls``) goes wrong."""
-    starts = call_starts(codes, details)
+def overlapping(clients: np.ndarray, codes: np.ndarray, details: np.ndarray,
+                calls: np.ndarray | None = None) -> bool:
+    """Whether some client has several calls in flight at once (open arrivals): where the client
+    alone does not say which call an event belongs to, and pairing a success with its client's
+    latest call start (``derived_calls``) goes wrong. With ``calls``: an event of a client's
+    call after an event of its later call. Without: two call starts of a client with no end
+    between (only replying servers' writes say their attempt number)."""
+    if calls is not None:
+        rows = np.flatnonzero(calls >= 0)
+        rows = rows[np.argsort(clients[rows], kind="stable")]  # by client, each in event order
+        same = clients[rows[1:]] == clients[rows[:-1]]
+        return bool(np.any(same & (calls[rows[1:]] < calls[rows[:-1]])))
+    starts = (((codes == ev.CLIENT_REQUESTS_WRITE) & (details == 1))
+              | (codes == ev.CLIENT_CALL_REFUSED))
     ends = (codes == ev.CLIENT_SUCCEEDS) | (codes == ev.CLIENT_GIVES_UP) | (codes == ev.CLIENT_RETRY_DENIED)
     rows = np.flatnonzero(starts | ends)
     rows = rows[np.argsort(clients[rows], kind="stable")]
-    # Within a client, two starts in a row (no end between) mean calls in flight together.
     same = clients[rows[1:]] == clients[rows[:-1]]
     return bool(np.any(same & starts[rows[1:]] & starts[rows[:-1]]))
 

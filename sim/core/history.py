@@ -37,8 +37,9 @@ class History:
 
     @property
     def has_calls(self) -> bool:
-        """Whether the events carry their call ids (False: an old events file's)."""
-        return self.calls is not None
+        """Whether the events carry their call ids (False: an old events file's, or columns set
+        without them)."""
+        return self.calls is not None and len(self.calls) == len(self.times)
 
     def append(self, t: float, c: int, packed: int, call: int = NO_CALL) -> None:
         self.times.append(t)
@@ -49,7 +50,7 @@ class History:
 
     def call_column(self) -> np.ndarray | None:
         """Each event's call id as int64, or None when the history has none (``has_calls``)."""
-        return None if self.calls is None else np.asarray(self.calls, dtype=np.int64)
+        return np.asarray(self.calls, dtype=np.int64) if self.has_calls else None
 
     def event(self, i: int) -> tuple[float, int, int, int]:
         """``(time, client, code, detail)`` of the i-th event."""

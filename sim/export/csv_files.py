@@ -205,7 +205,7 @@ def histories_csv_text(blocks: list[tuple[str, str, int, int, History]], layout:
         for start in range(0, len(h), _EVENT_CHUNK):
             end = start + _EVENT_CHUNK
             times, ids, packed = h.times[start:end], h.clients[start:end], h.packed[start:end]
-            calls = h.calls[start:end] if h.calls is not None else [NO_CALL] * len(times)
+            calls = h.calls[start:end] if h.has_calls else [NO_CALL] * len(times)
             for p in set(packed).difference(pairs):
                 code, detail = ev.unpack(p)
                 pairs[p] = csv_row_text((ev.EVENT_NAMES[code], ev.format_detail(code, detail)))

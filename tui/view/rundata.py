@@ -287,7 +287,7 @@ class RunData:
         """Whether the log shows each event's call: its ids are recorded (not derived) and some
         client has several calls in flight, where the client alone does not say which call an
         event belongs to."""
-        return not self.calls_derived and overlapping(self.clients, self.codes, self.details)
+        return not self.calls_derived and overlapping(self.clients, self.codes, self.details, self.calls)
 
     @cached_property
     def codes_present(self) -> frozenset[int]:
