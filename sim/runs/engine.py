@@ -29,7 +29,7 @@ from heapq import heappop, heappush
 import numpy as np
 
 from sim import collector
-from sim.analysis.metrics import RunMetrics
+from sim.analysis.metrics import RunMetrics, cost
 from sim.analysis.open_metrics import OpenRunMetrics, recovery_verdict
 from sim.bounds import MAX_TIME
 from sim.core import events as ev
@@ -293,7 +293,7 @@ def _metrics(spec: SimulationSpec, wiring: Wiring, side: Clients, duration: floa
     series = wiring.series
     end = duration if series is None else float(spec.horizon)
     work = side.work
-    common = dict(work=work, duration=duration, cost=spec.work_to_duration * work + duration,
+    common = dict(work=work, duration=duration, cost=cost(work, duration, spec.work_to_duration),
                   gave_up=side.gave_up, events=events, retries_denied=side.retries_denied,
                   breaker_open_time=side.breaker_open_time(end), calls_refused=side.calls_refused,
                   calls=side.calls)
