@@ -19,12 +19,12 @@ from rich.table import Table
 from rich.text import Text
 
 from sim.analysis.best import BEST, best_rows, star_rule
-from sim.analysis.recovery import RecoverySummary
+from sim.analysis.recovery import NEVER_GLYPH, RecoverySummary
 from sim.runs.sweep import SweepResult
 from sim.export.palette import Palette
 from sim.units import per_unit
 
-NEVER_MARK = "✗ never"
+NEVER_MARK = f"{NEVER_GLYPH} never"
 
 # (column header, OpenRunMetrics attribute): means over repetitions.
 COUNT_COLUMNS = (("requests", "requests"), ("successes", "successes"), ("timeouts", "timeouts"),
@@ -73,10 +73,9 @@ def recovery_text(summary: RecoverySummary | None, palette: Palette | None = Non
     the simulation's time unit, which the table's title names)."""
     if summary is None:
         return Text("—", style="dim")
-    text = summary.text(recovery_number)
+    text = summary.text(recovery_number, glyph=True)
     if summary.never:
-        return Text(f"{NEVER_MARK.split()[0]} {text}",
-                    style=f"bold {palette.base['error'] if palette else 'red'}")
+        return Text(text, style=f"bold {palette.base['error'] if palette else 'red'}")
     return Text(text, style="" if summary.all_recovered else "bold")
 
 

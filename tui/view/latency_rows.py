@@ -16,8 +16,8 @@ import math
 from dataclasses import dataclass
 
 from sim.analysis.best import BEST, MARKED, best_rows, star_rule
-from sim.analysis.recovery import RecoverySummary
-from sim.report.latency import NARROW_DROP_ORDER, NEVER_MARK, format_value, silent_columns, strategy_values
+from sim.analysis.recovery import NEVER_GLYPH, RecoverySummary
+from sim.report.latency import NARROW_DROP_ORDER, format_value, silent_columns, strategy_values
 from sim.runs.sweep import SweepResult
 from sim.units import DEFAULT_TIME_UNIT
 
@@ -25,7 +25,6 @@ from .plural import count
 from .policy_columns import POLICY_KEYS
 from .success_cells import SUCCESS_HEADER, success_cell
 
-NEVER_GLYPH = NEVER_MARK.split()[0]  # ✗
 # (column key, header)
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("strategy", "Strategy"), ("requests", "Requests"), ("successes", "Successes"),
@@ -64,12 +63,7 @@ def format_recovery(summary: RecoverySummary | None, time_unit: str = DEFAULT_TI
     ``, 2 undecided`` after it when some repetitions were too noisy to tell."""
     if summary is None:
         return "—"
-    if summary.never:
-        return f"{NEVER_GLYPH} {summary.text()}"
-    if not summary.all_recovered:
-        return summary.text()
-    undecided = f", {summary.undecided} undecided" if summary.undecided else ""
-    return f"{summary.recovered}/{summary.runs} · {format_time(summary.median, time_unit)}{undecided}"
+    return summary.text(lambda v: format_time(v, time_unit), compact=True, glyph=True)
 
 
 def latency_rows(result: SweepResult, clients_index: int) -> tuple[list[LatencyRow], list[str]]:
