@@ -74,6 +74,13 @@ def test_an_older_file_without_calls_says_its_latencies_are_paired_by_client(tmp
     path.write_text("".join(old + lines[-1:]))
     replayed = sim.replay(path)
     assert all(note == DERIVED_NOTE for note in replayed.notes.values())
+    # The app's replay says so too, in the comparison's titles (``RunSummary.latency_note``).
+    from sim.export.csv_files import read_events_csv
+    from tui.view.rundata import RunData
+
+    spec = sim.load(_one_run_config(tmp_path)).simulations[0]
+    for key, history in read_events_csv(path).items():
+        assert RunData.from_history(history, key.clients).summary(spec.caps).latency_note == DERIVED_NOTE
     live = {row["strategy"]: row["p50"] for row in results.rows("latency")}
     # Paired by client, some latency is shorter than its call's (a later start): the p50 differs.
     assert any(row["p50"] != pytest.approx(live[row["strategy"]], rel=REL)

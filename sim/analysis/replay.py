@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sim.analysis.calls import call_starts, derived_calls, kept_latencies
+from sim.analysis.calls import call_starts, derived_calls, kept_latencies, pairing_note
 from sim.analysis.open_metrics import latency_summary
 from sim.core import events as ev
 from sim.core.history import History
@@ -115,6 +115,9 @@ class RunSummary:
     recovery: float | None = None  # None: no outage, or not judged; nan: never recovered
     time_unit: str = DEFAULT_TIME_UNIT  # what duration, latencies and recovery are in
     recovery_note: str = ""  # why an outage's recovery was not judged (sim.analysis.recovery)
+    # Why the latencies may be off: an older events file's calls, derived, under open traffic
+    # (``sim.analysis.calls.pairing_note``); empty otherwise.
+    latency_note: str = ""
 
     @property
     def p50(self) -> float:
@@ -135,11 +138,12 @@ class RunSummary:
 def summarize(times: np.ndarray, clients: np.ndarray, codes: np.ndarray, details: np.ndarray,
               caps: Capabilities, *, recovery: float | None = None,
               time_unit: str = DEFAULT_TIME_UNIT, recovery_note: str = "",
-              calls: np.ndarray | None = None) -> RunSummary:
+              calls: np.ndarray | None = None, calls_derived: bool = False) -> RunSummary:
     """Work, duration and give-ups; successes and latency percentiles where the server kind
     measures latencies (paired by ``calls``, see ``success_latencies``), ``recovery``
     (``RunSeries.recovery_time``) and why it was not judged (``recovery_note``) where it has
-    recovery verdicts (``caps``)."""
+    recovery verdicts (``caps``). ``calls_derived``: the calls are an older file's, derived
+    (``latency_note`` then says so where calls overlap)."""
     work = int(np.count_nonzero(codes == ev.CLIENT_REQUESTS_WRITE))
     gave_up = int(np.count_nonzero(gives_up(codes, details)))
     duration = float(times[-1]) if times.size else 0.0
@@ -147,9 +151,11 @@ def summarize(times: np.ndarray, clients: np.ndarray, codes: np.ndarray, details
         return RunSummary(work, duration, gave_up, caps, time_unit=time_unit)
     _, latencies = success_latencies(times, clients, codes, details, calls)
     successes = int(np.count_nonzero(codes == ev.CLIENT_SUCCEEDS))
+    derived = calls is None or calls_derived
     return RunSummary(work, duration, gave_up, caps, successes, latency_summary(latencies),
                       recovery if caps.recovery else None, time_unit,
-                      recovery_note if caps.recovery else "")
+                      recovery_note if caps.recovery else "",
+                      pairing_note(clients, codes, details, derived))
 
 
 def backoff_waits(times: np.ndarray, clients: np.ndarray,

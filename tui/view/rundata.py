@@ -266,7 +266,7 @@ class RunData:
         note = self.series.recovery_note if self.series is not None else ""
         return summarize(self.times, self.clients, self.codes, self.details, caps,
                          recovery=recovery, time_unit=self.time_unit, recovery_note=note,
-                         calls=self.calls)
+                         calls=self.calls, calls_derived=self.calls_derived)
 
     def policy_state(self) -> PolicyState:
         """A fresh reader of the run's policy state (each view keeps its own cursor in it); the
