@@ -26,6 +26,11 @@ What differs between runs is chosen once, when the run is built, never per event
 
 The packed events are those each path always recorded: a write to a contention control carries no
 attempt number, one to a replying server carries it, so histories stay byte-identical.
+
+Every call has an id, the run's calls numbered from 0 as they start; a handler that returns an
+event of a call (an attempt, a backoff, a timeout, the success, give-up or denial) puts its id
+in ``Wiring.call`` for the engine to record beside it (``History.calls``). A call's latency, from
+its start to its success, is kept by the one sampling rule (``sim.core.latency_sample``).
 """
 
 from __future__ import annotations

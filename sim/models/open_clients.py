@@ -9,8 +9,8 @@ next, the strategy alone draws inline (``ChainFactory.plain``) or a chain is ask
 
 What is whose:
 
-- **The call's own** (a *slot*, reused once the call ends): its attempt number, start and
-  backoff sequence (or its chain, ``ChainSpec.call_chains``: its own
+- **The call's own** (a *slot*, reused once the call ends): its id (what its events are
+  recorded with, ``History.calls``), its attempt number, start and backoff sequence (or its chain, ``ChainSpec.call_chains``: its own
   strategy sequence and per-call bookkeeping, on the client's policy state; a client's chains
   are reused by its later calls, as ``Clients`` reuses a client's one chain).
 - **The client's**: its network and jitter streams, its policies' state (a token bucket or
