@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sim.analysis.calls import call_starts, derived_calls, kept_latencies, pairing_note
+from sim.analysis.calls import derived_calls, kept_latencies, pairing_note
 from sim.analysis.open_metrics import latency_summary
 from sim.core import events as ev
 from sim.core.history import History
@@ -75,9 +75,6 @@ def incident_windows(times: np.ndarray, clients: np.ndarray, codes: np.ndarray,
         name = kinds[kind] if 0 <= kind < len(kinds) else str(kind)
         windows.append((float(times[i]), float(times[later[0]]) if later.size else end_of_run, name))
     return tuple(windows)
-
-
-__all__ = ["call_starts"]  # re-exported: where each call begins (``sim.analysis.calls``)
 
 
 def success_latencies(times: np.ndarray, clients: np.ndarray, codes: np.ndarray,

@@ -17,7 +17,8 @@ import numpy as np
 
 from sim.analysis.open_metrics import OpenRunMetrics
 from sim.analysis.recovery import recovery_verdict
-from sim.analysis.replay import Window, call_starts, incident_windows, outage_windows, success_latencies
+from sim.analysis.calls import call_starts
+from sim.analysis.replay import Window, incident_windows, outage_windows, success_latencies
 from sim.core import events as ev
 from sim.core.series import SERIES_NAMES, bucket_count
 from sim.models.incidents import merged_windows
