@@ -7,6 +7,7 @@ The public API (``sim/api.py``), for scripts and notebooks::
     results.rows("metrics")                       # the tables `backoff-sim run` writes, as dicts
     results.export("out")                         # and its files, byte for byte
     events = sim.record("sample.toml", simulation="...", strategy="...", clients=10)
+    replayed = sim.replay("out/Title_events.csv")  # an events file's runs, as the run's tables
 
 The library never imports Textual. Its packages, each importing only those below it: ``core``
 (event codes, histories, seeded streams), ``models`` and ``policies`` (clients, servers,
@@ -22,17 +23,18 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from sim.api import explore, load, record, run, tune
+    from sim.api import explore, load, record, replay, run, tune
     from sim.errors import ConfigError, UserError
     from sim.recording import Recording
-    from sim.results import ExploreResults, Results, TuneResults
+    from sim.results import ExploreResults, ReplayResults, Results, TuneResults
     from sim.runs.sweep import SweepResult
     from sim.spec import Config, SimulationSpec
 
 # Where each public name lives. They are imported on first use (PEP 562), so that the commands,
 # which import ``sim.*`` modules and so this package first, start without numpy and the models.
 _PUBLIC = {
-    "load": "sim.api", "run": "sim.api", "record": "sim.api", "explore": "sim.api", "tune": "sim.api",
+    "load": "sim.api", "run": "sim.api", "record": "sim.api", "replay": "sim.api", "explore": "sim.api",
+    "tune": "sim.api", "ReplayResults": "sim.results",
     "Config": "sim.spec", "SimulationSpec": "sim.spec", "ConfigError": "sim.errors",
     "UserError": "sim.errors", "Recording": "sim.recording", "Results": "sim.results",
     "ExploreResults": "sim.results", "TuneResults": "sim.results",

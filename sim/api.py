@@ -18,10 +18,10 @@ from sim.pipeline import Progress, Source, load, prepare, sample_path, sweep
 if TYPE_CHECKING:  # pragma: no cover
     from sim.exploration.backends import DaskBackend, LocalBackend
     from sim.recording import Recording
-    from sim.results import ExploreResults, Results, TuneResults
+    from sim.results import ExploreResults, ReplayResults, Results, TuneResults
     from sim.spec import Config
 
-__all__ = ["load", "run", "record", "explore", "tune"]
+__all__ = ["load", "run", "record", "replay", "explore", "tune"]
 
 
 def run(source: Source | None = None, *, seed: int | None = None, workers: int | None = None,
@@ -82,6 +82,17 @@ def _plan_arguments(simulation, workers, progress, force, cache, dask) -> tuple[
     arguments.text("dask", dask)
     return (arguments.text("simulation", simulation), arguments.workers(workers),
             arguments.flag("force", force))
+
+
+def replay(path: str | Path) -> ReplayResults:
+    """The runs of an events file (``<title>_events.csv``, the sweep's or the app's export),
+    rebuilt from their events: ``.rows("latency")`` and ``.rows("timeseries")`` give the rows
+    the run that wrote the file gives for each of them (``sim.export.replay``), the same p50,
+    p99 and recovery time. Runs against servers that keep no series have no such tables."""
+    from sim.export.replay import replay as replay_file
+    from sim.results import ReplayResults
+
+    return ReplayResults(replay_file(path))
 
 
 def _listed(names) -> str:

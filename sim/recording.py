@@ -2,8 +2,9 @@
 
 The columns are the events file's (``<title>_events.csv``), typed: ``time`` (float64, in the
 config's ``time_unit``), ``client`` (int32; -1 for the whole server), ``event`` (the event's name,
-as the file's ``event_type``), ``code`` (int8, ``sim.core.events``) and ``detail`` (int64; -1 when
-the event has none). pandas is optional: ``to_pandas`` says how to get it when it is missing.
+as the file's ``event_type``), ``code`` (int8, ``sim.core.events``), ``detail`` (int64; -1 when
+the event has none) and ``call`` (int64: the id of the call a client's event belongs to, calls
+numbered as they start; -1 for the others). pandas is optional: ``to_pandas`` says how to get it when it is missing.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["COLUMNS", "Recording", "require_pandas"]
 
-COLUMNS = ("time", "client", "event", "code", "detail")
+COLUMNS = ("time", "client", "event", "code", "detail", "call")
 _EVENT_NAMES = np.array(ev.EVENT_NAMES)
 
 
@@ -57,7 +58,8 @@ class Recording:
                    "client": np.asarray(h.clients, dtype=np.int32),
                    "event": _EVENT_NAMES[codes],
                    "code": codes,
-                   "detail": h.details()}
+                   "detail": h.details(),
+                   "call": np.asarray(h.calls if h.has_calls else [-1] * len(h), dtype=np.int64)}
         for array in columns.values():
             array.flags.writeable = False
         return cls(run.spec.title, run.label, run.clients, run.repetition, run.spec.time_unit,

@@ -20,13 +20,15 @@ from sim.errors import UserError
 from sim.recording import require_pandas
 
 if TYPE_CHECKING:  # pragma: no cover
+    from sim.export.csv_files import EventsKey
+    from sim.export.replay import ReplayedRuns
     from sim.exploration.runner import ExploreResult
     from sim.exploration.tune import TuneResult
     from sim.runs.engine import Run
     from sim.runs.sweep import SweepResult
     from sim.spec import Config
 
-__all__ = ["ExploreResults", "Results", "TuneResults", "parse_rows"]
+__all__ = ["ExploreResults", "ReplayResults", "Results", "TuneResults", "parse_rows"]
 
 Row = dict[str, Any]
 # Columns whose cells are text even when they look like numbers (a title "2024", a detail "3").
@@ -282,3 +284,33 @@ class TuneResults(_PlanResults):
             files = write_tune_files(result, staging, palette)
             return files, stale_tune_names(result.plan.title, files)
         return self._write(directory, write)
+
+
+@dataclass(frozen=True, eq=False)
+class ReplayResults:
+    """The runs of an events file rebuilt from their events (``sim.replay``): ``rows("latency")``
+    and ``rows("timeseries")`` are the rows the run that wrote the file gives for each of them
+    (``sim.export.replay``); ``metrics`` each run's record by its ``EventsKey``, ``notes`` what
+    may be off (an older file without calls, under open traffic)."""
+
+    runs: ReplayedRuns = field(repr=False)
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        return self.runs.kinds
+
+    @property
+    def metrics(self) -> dict[EventsKey, Any]:
+        """Each run's ``OpenRunMetrics``, as the engine would have counted them."""
+        return self.runs.metrics
+
+    @property
+    def notes(self) -> dict[EventsKey, str]:
+        return self.runs.notes
+
+    def rows(self, kind: str) -> list[Row]:
+        """One table's rows, every run's in file order (plain dicts, as ``Results.rows``)."""
+        return [row for text in self.runs.csv_texts(kind) for row in parse_rows(text)]
+
+    def to_pandas(self, kind: str) -> Any:
+        return _to_pandas(self.rows(kind), "ReplayResults.to_pandas()")

@@ -141,13 +141,14 @@ def test_record_is_the_run_of_the_events_file(tmp_path):
     spec = results[0].spec
     label, clients = spec.labels[-1], spec.representative_clients()
     recording = sim.record(path, simulation=spec.title, strategy=label, clients=clients)
-    assert recording.keys() == ("time", "client", "event", "code", "detail") and len(recording) > 0
+    assert recording.keys() == ("time", "client", "event", "code", "detail", "call") and len(recording) > 0
     events = [r for r in results.rows("events") if r["strategy"] == label]
     assert len(events) == len(recording)
     assert [format_float(t) for t in recording["time"]] == [
         format_float(r["time"]) for r in events]
     assert recording["client"].tolist() == [r["client_id"] for r in events]
     assert recording["event"].tolist() == [r["event_type"] for r in events]
+    assert recording["call"].tolist() == [r["call"] for r in events]
     # The engine's own metrics of that run are the sweep's (repetition 0 at that client count).
     s, k = spec.labels.index(label), spec.clients.index(clients)
     assert recording.metrics.work == results[0].work[s, k, 0]

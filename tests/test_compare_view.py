@@ -231,3 +231,32 @@ async def test_crowded_lanes_share_one_shading_scale(tmp_path: Path) -> None:
             bars = lane >= DENSITY_BASE
             bars[-1] = False  # the cursor's column counts only the events up to the clock
             assert ((lane[bars] - DENSITY_BASE) % 4 == level[bars] - 1).all()
+
+
+@pilot_test
+async def test_the_comparison_shows_the_clis_p50_p99_and_recovery_for_the_same_run(tmp_path: Path) -> None:
+    # Open traffic (several calls of a client in flight) and an incident, one repetition and
+    # one client count: the CLI's latency rows are the runs the view stacks.
+    import sim
+    from tui.view.compare_columns import summary_cells
+
+    config = tmp_path / "tiny_pool.toml"
+    config.write_text((FIXTURES / "tiny_pool.toml").read_text().replace("repeat = 2", "repeat = 1"))
+    cli_rows = {row["strategy"]: row for row in sim.run(config, workers=1).rows("latency")}
+    app = make_app(tmp_path, config)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_compare(pilot)
+        caps = app.source.spec(app.selection.simulation).caps
+        table = screen.query_one("#compare-table")
+        for pane in screen.panes:
+            row = cli_rows[pane.strategy]
+            summary = pane.timeline.data.summary(caps)
+            # The CSV keeps 12 significant digits.
+            assert summary.p50 == pytest.approx(row["p50"], rel=1e-11)
+            assert summary.p99 == pytest.approx(row["p99"], rel=1e-11)
+            if row["recovery_time_median"] is None:
+                assert not summary.recovered
+            else:
+                assert summary.recovery == pytest.approx(row["recovery_time_median"], rel=1e-11)
+            shown = [str(cell) for cell in table.get_row(pane.strategy)[2:]]
+            assert shown == summary_cells(summary, caps)

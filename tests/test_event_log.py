@@ -174,3 +174,36 @@ def test_server_only_events_match_no_client() -> None:
                       ev.SERVER_RESUMES])
     assert parse_filter("0-3").mask(clients, codes).tolist() == [True, False, True, False]
     assert parse_filter("pauses").mask(clients, codes).tolist() == [False, True, False, False]
+
+
+def test_the_log_shows_each_events_call_where_a_clients_calls_overlap() -> None:
+    # Open arrivals: a client has several calls in flight, so the log says which call each of
+    # its events belongs to; a closed workload's (one call at a time) needs no column.
+    from pathlib import Path
+
+    from sim.config import load_config
+    from sim.runs.engine import record_run
+    from tui.widgets.replay.event_log import header
+
+    fixtures = Path(__file__).parent / "fixtures"
+    spec = load_config(fixtures / "tiny_pool.toml").simulations[0]
+    run = record_run(spec, spec.labels[0], spec.clients[0], 0)
+    data = RunData.from_history(run.history, spec.clients[0])
+    assert data.shows_calls and "call" in header("ms", False, data.shows_calls)
+    client_events = np.isin(data.codes, sorted(ev.CLIENT_EVENTS))
+    assert (data.calls[client_events] >= 0).all() and (data.calls[~client_events] == -1).all()
+
+    async def scenario() -> None:
+        app = LogApp()
+        async with app.run_test(size=(100, 20)) as pilot:
+            log = app.query_one(EventLog)
+            log.show(data, 0)
+            await pilot.pause()
+            i = int(np.flatnonzero(client_events[1:])[0]) + 1  # a client's event past the cursor's
+            words = log.render_line(i).text.split()
+            assert words[:3] == [f"{data.times[i]:.3f}", str(int(data.clients[i])), str(int(data.calls[i]))]
+    asyncio.run(scenario())
+
+    closed = load_config(fixtures / "tiny.toml").simulations[0]
+    run = record_run(closed, closed.labels[0], closed.clients[-1], 0)
+    assert not RunData.from_history(run.history, closed.clients[-1]).shows_calls

@@ -38,7 +38,38 @@ def test_round_trip_gives_the_same_histories(good_file: Path, runs) -> None:
         assert history.times == [float(f"{t:.12g}") for t in original.times]
         assert history.clients == original.clients
         assert history.packed == original.packed
+        assert history.calls == original.calls
         assert [row[1:] for row in history.rows()] == [row[1:] for row in original.rows()]
+
+
+def test_every_client_event_carries_its_call_and_the_file_keeps_it(good_file: Path, runs) -> None:
+    # Each client makes one call here: every event of client c is of one call, numbered as the
+    # calls start; a server's event belongs to no call.
+    from sim.core import events as ev
+    from sim.core.history import NO_CALL
+    for history in read_events_csv(good_file).values():
+        codes = history.codes()
+        for client, code, call in zip(history.clients, codes, history.calls):
+            if code in ev.CLIENT_EVENTS:
+                assert call >= 0
+            else:
+                assert call == NO_CALL
+        by_client = {}
+        for client, code, call in zip(history.clients, codes, history.calls):
+            if call >= 0:
+                assert by_client.setdefault(client, call) == call
+        assert sorted(by_client.values()) == list(range(len(by_client)))
+
+
+def test_an_events_file_without_the_call_column_still_replays(good_file: Path, runs) -> None:
+    # Written before events carried their call: read as it was, its histories without call ids.
+    lines = _lines(good_file)
+    old = [lines[0].replace(",call\n", "\n")] + [line.rsplit(",", 1)[0] + "\n" for line in lines[1:-1]]
+    good_file.write_text("".join(old + lines[-1:]), "utf-8")
+    read = read_events_csv(good_file)
+    for key, history in read.items():
+        assert not history.has_calls and history.call_column() is None
+        assert history.packed == runs[key.strategy].history.packed
 
 
 def test_file_ends_with_newline_and_exact_header(good_file: Path) -> None:
@@ -102,7 +133,7 @@ def test_missing_header(good_file: Path) -> None:
 
 def test_wrong_column_count(good_file: Path) -> None:
     _edit(good_file, 3, "\n", ",extra\n")
-    _assert_located(good_file, 4, "expected 8 columns, got 9")
+    _assert_located(good_file, 4, f"expected {len(EVENTS_HEADER)} columns, got {len(EVENTS_HEADER) + 1}")
 
 
 def test_non_numeric_time(good_file: Path) -> None:
@@ -124,7 +155,7 @@ def test_unknown_event_type(good_file: Path) -> None:
 @pytest.mark.parametrize("bad", ["colour=3", "version=x", "version=-1", "version"])
 def test_bad_detail(good_file: Path, bad: str) -> None:
     lines = _lines(good_file)
-    index = next(i for i, line in enumerate(lines) if line.rstrip("\n").endswith("version=0"))
+    index = next(i for i, line in enumerate(lines) if ",version=0," in line)
     lines[index] = lines[index].replace("version=0", bad)
     good_file.write_text("".join(lines), "utf-8")
     _assert_located(good_file, index + 1, "event_detail")
@@ -220,7 +251,7 @@ def _replace_field(path: Path, index: int, column: int, value: str) -> None:
 def test_values_out_of_range_are_refused_with_their_line(good_file: Path, column: int, value: str,
                                                          words: str) -> None:
     lines = _lines(good_file)
-    index = next(i for i, line in enumerate(lines) if line.rstrip("\n").endswith("version=0"))
+    index = next(i for i, line in enumerate(lines) if ",version=0," in line)
     if column == 4 and value.startswith("9"):
         index = 2
     _replace_field(good_file, index, column, value)
@@ -259,10 +290,10 @@ def _row_by_row(blocks, layout=None) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(EVENTS_HEADER if layout is None else TIERED_EVENTS_HEADER)
     for title, label, clients, rep, h in blocks:
-        for t, c, p in zip(h.times, h.clients, h.packed):
+        for t, c, p, call in zip(h.times, h.clients, h.packed, h.calls):
             code, detail = ev.unpack(p)
             row = [title, label, clients, rep, format_float(t), c, ev.EVENT_NAMES[code],
-                   ev.format_detail(code, detail)]
+                   ev.format_detail(code, detail), call]
             writer.writerows([row + ([] if layout is None else [1 if c < 0 else layout.tier_of(c)])])
     buffer.write(END_MARKER.format(sum(len(b[4]) for b in blocks)) + "\n")
     return buffer.getvalue()
@@ -280,7 +311,8 @@ def test_the_chunked_writer_writes_what_csv_writer_writes_row_by_row() -> None:
              2.5e16, 7.000000000001, 0.1 + 0.2]
     for i, t in enumerate(times):
         history.append(t, i % 5 - 1, ev.pack(ev.SERVER_PAUSES) if i % 5 == 0 else
-                       ev.pack(ev.SERVER_DROPS, 1) if i % 2 else ev.pack(ev.CLIENT_REQUESTS_WRITE, i))
+                       ev.pack(ev.SERVER_DROPS, 1) if i % 2 else ev.pack(ev.CLIENT_REQUESTS_WRITE, i),
+                       -1 if i % 5 == 0 or i % 2 else i)
     blocks = [("Round, \"trip\"", "100% on", 4, 0, history), ("plain", "b", 4, 1, History()),
               ("plain", "c", 4, 2, history)]
     assert histories_csv_text(blocks) == _row_by_row(blocks)

@@ -14,7 +14,7 @@ from sim.analysis.open_metrics import OpenRunMetrics
 from sim.runs.sweep import SweepResult
 from sim.config import parse_config
 from sim.export.overload_csv import latency_csv_text
-from sim.report.latency import BEST, best_rows, latency_table, strategy_values, unstarred_no_retry
+from sim.report.latency import BEST, best_rows, latency_table, strategy_values
 from tui.view.latency_rows import latency_rows
 
 CLIENTS, HORIZON = 10, 1000.0
@@ -48,20 +48,28 @@ def test_few_served_gets_no_star_for_speed_or_requests() -> None:
     assert best_rows(section) == {"requests": 1, "p50": 1}
 
 
-def _row(requests: float, successes: float, p50: float, retried: bool) -> dict:
-    return {"requests": requests, "successes": successes, "p50": p50, "recovery": None, "retried": retried}
+def _row(requests: float, successes: float, p50: float, recovery=None) -> dict:
+    return {"requests": requests, "successes": successes, "p50": p50, "recovery": recovery}
 
 
-def test_fewest_requests_is_no_star_for_a_strategy_that_never_retried() -> None:
-    # Both served enough (95 of 100); the one that never retried sent fewer requests by
-    # definition, so the star for requests goes to the fewest among those that retried.
-    section = [_row(100.0, 95.0, 10.0, False), _row(130.0, 100.0, 12.0, True), _row(120.0, 99.0, 11.0, True)]
-    assert best_rows(section) == {"requests": 2, "p50": 0}
-    assert unstarred_no_retry(section, best_rows(section))
-    # Nobody retried (a calm run): fewest requests as before.
-    calm = [_row(100.0, 95.0, 10.0, False), _row(90.0, 95.0, 12.0, False)]
-    assert best_rows(calm) == {"requests": 1, "p50": 0}
-    assert not unstarred_no_retry(calm, best_rows(calm))
+def test_the_star_for_requests_goes_to_the_fewest_of_those_that_may_have_one() -> None:
+    # All served enough (95 of 100): the fewest requests has it, whether it retried or not.
+    section = [_row(100.0, 95.0, 10.0), _row(130.0, 100.0, 12.0), _row(120.0, 99.0, 11.0)]
+    assert best_rows(section) == {"requests": 0, "p50": 0}
+
+
+def test_no_star_for_a_strategy_that_did_not_recover_every_time() -> None:
+    from sim.analysis.recovery import RecoverySummary
+
+    every = RecoverySummary.of([100.0, 120.0], 0)
+    once = RecoverySummary.of([100.0, float("nan")], 0)
+    never = RecoverySummary.of([float("nan"), float("nan")], 0)
+    assert every.all_recovered and not once.all_recovered and not never.all_recovered
+    section = [_row(90.0, 100.0, 5.0, once), _row(120.0, 100.0, 12.0, every), _row(80.0, 99.0, 4.0, never)]
+    assert best_rows(section) == {"requests": 1, "p50": 1}
+    # When none recovered every time, nobody has a star (the caption says so).
+    nobody = [_row(90.0, 100.0, 5.0, once), _row(80.0, 99.0, 4.0, never)]
+    assert best_rows(nobody) == {"requests": None, "p50": None}
 
 
 def test_latency_csv_has_unfinished_and_goodput_per_time_unit() -> None:

@@ -220,9 +220,9 @@ def test_the_blocks_are_the_same_numbers_as_before() -> None:
 
 
 def test_a_long_poisson_run_keeps_a_bounded_sample_of_latencies(monkeypatch: pytest.MonkeyPatch) -> None:
-    import sim.models.clients as open_clients
+    import sim.core.latency_sample as latency_sample
 
-    monkeypatch.setattr(open_clients, "LATENCY_SAMPLE", 256)
+    monkeypatch.setattr(latency_sample, "LATENCY_SAMPLE", 256)
     s = spec("QueueServer", **{**QUEUE, "horizon": 20_000.0, "workload": "poisson", "think_time": 10.0},
              clients=[4], repeat=1, network_mu=1.0, network_sigma=0.0)
     m = engine.run_metrics(s, s.strategies[0].strategy, 4, 0)

@@ -6,6 +6,27 @@ import math
 from dataclasses import dataclass
 
 
+def cost(work, duration, work_to_duration):
+    """A run's cost, the reference's: its duration plus ``work_to_duration`` per write request
+    (scalars or arrays alike: a sweep's are computed over its arrays at once)."""
+    return work_to_duration * work + duration
+
+
+def amplification(attempts: float, calls: float) -> float:
+    """Attempts per unique call (1: no retries); NaN without calls."""
+    return attempts / calls if calls else math.nan
+
+
+def share_of_calls(count: float, calls: float) -> float:
+    """``count`` (calls that succeeded) as a share of the calls; NaN without calls."""
+    return count / calls if calls else math.nan
+
+
+def goodput(successes: float, horizon: float) -> float:
+    """Successful requests per time unit over the horizon; NaN without one."""
+    return successes / horizon if horizon else math.nan
+
+
 @dataclass(frozen=True)
 class RunMetrics:
     """Work (write requests), duration (time of the last event), cost and give-ups of one run;
@@ -25,11 +46,11 @@ class RunMetrics:
     @property
     def amplification(self) -> float:
         """Attempts per unique call (1: no retries); NaN without calls."""
-        return self.work / self.calls if self.calls else math.nan
+        return amplification(self.work, self.calls)
 
     @property
     def success_rate(self) -> float:
         """Share of the unique calls that succeeded in the end (whatever their retries): a call
         of a run that drains either succeeds or gives up (a call an open breaker refused gives
         up too); NaN without calls."""
-        return (self.calls - self.gave_up) / self.calls if self.calls else math.nan
+        return share_of_calls(self.calls - self.gave_up, self.calls)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sim.analysis.metrics import RunMetrics
+from sim.analysis.metrics import RunMetrics, goodput, share_of_calls
 from sim.analysis.recovery import recovery_time, recovery_verdict
 
 __all__ = ["OpenRunMetrics", "latency_summary", "recovery_time", "recovery_verdict", "PERCENTILES"]
@@ -51,12 +51,12 @@ class OpenRunMetrics(RunMetrics):
     def success_rate(self) -> float:
         """Share of the calls offered that succeeded by the horizon: a call still under way
         there (``unfinished``) or refused during an outage has not; NaN without calls."""
-        return self.successes / self.calls if self.calls else math.nan
+        return share_of_calls(self.successes, self.calls)
 
     @property
     def goodput(self) -> float:
         """Successful requests per time unit over the horizon."""
-        return self.successes / self.horizon if self.horizon else math.nan
+        return goodput(self.successes, self.horizon)
 
     def latency_percentiles(self) -> dict[str, float]:
         return latency_summary(self.latencies)

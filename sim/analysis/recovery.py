@@ -315,6 +315,9 @@ def summary_note(notes: Sequence[str]) -> str:
                      for note, n in counts.items())
 
 
+NEVER_GLYPH = "✗"  # a strategy that never recovered, beside its verdict's words
+
+
 @dataclass(frozen=True)
 class RecoverySummary:
     """The recovery verdicts of a strategy's repetitions at one client count."""
@@ -354,17 +357,24 @@ class RecoverySummary:
         """Median recovery time of the repetitions that recovered (nan if none did)."""
         return float(np.median(self.times)) if self.times else math.nan
 
-    def text(self, number=lambda v: f"{v:,.1f}", unit: str = "") -> str:
-        """``3/3 recovered, median 0.6 (0.4–1.0)``, ``1/3 recovered`` or ``never (0/3)``; with
-        ``unit``, the median says it (``median 600 ms (400–1,000)``); ``, 2 undecided`` after
-        it when some repetitions could not be told."""
-        return self._text(number, unit) + (f", {self.undecided} undecided" if self.undecided else "")
+    def text(self, number=lambda v: f"{v:,.1f}", unit: str = "", *, compact: bool = False,
+             glyph: bool = False) -> str:
+        """The verdict in words, the one text every table, caption and title gives:
+        ``3/3 recovered, median 0.6 (0.4–1.0)``, ``1/3 recovered`` or ``never (0/3)``; with
+        ``unit``, the median says it (``median 600 ms (400–1,000)``); ``compact``: every
+        repetition recovered reads ``3/3 · 600`` (a narrow table's cell); ``glyph``: never reads
+        ``✗ never (0/3)`` (not colour alone); ``, 2 undecided`` after it when some repetitions
+        could not be told."""
+        return (self._text(number, unit, compact, glyph)
+                + (f", {self.undecided} undecided" if self.undecided else ""))
 
-    def _text(self, number, unit: str) -> str:
+    def _text(self, number, unit: str, compact: bool, glyph: bool) -> str:
         if self.never:
-            return f"never (0/{self.runs})"
+            return f"{NEVER_GLYPH + ' ' if glyph else ''}never (0/{self.runs})"
         if not self.all_recovered:
             return f"{self.recovered}/{self.runs} recovered"
-        spread = f" ({number(self.times[0])}–{number(self.times[-1])})" if self.runs > 1 else ""
         median = f"{number(self.median)} {unit}" if unit else number(self.median)
+        if compact:
+            return f"{self.runs}/{self.runs} · {median}"
+        spread = f" ({number(self.times[0])}–{number(self.times[-1])})" if self.runs > 1 else ""
         return f"{self.runs}/{self.runs} recovered, median {median}{spread}"

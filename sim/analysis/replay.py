@@ -7,10 +7,12 @@ order: ``times``, ``clients`` (-1: the server), ``codes`` and ``details`` as ``H
 and ``History.details()`` unpack them. The time series are ``run_series``, the retry policies'
 state ``policy_state``.
 
-Two limits of the events: a call held before its first attempt (botocore's adaptive rate
-limiter, ``sim.policies.adaptive``) records nothing when it begins, so its latency is counted from
-that attempt; and past ``LATENCY_SAMPLE`` successes (``sim.models.clients``) the engine keeps a
-sample of latencies where this counts them all.
+Latencies pair each success with its call's start by the call ids the events carry
+(``sim.analysis.calls``), and keep the successes the engine keeps (the one sampling rule,
+``sim.core.latency_sample``), so a replay's percentiles are the run's own. One limit of the
+events: a call held before its first attempt (botocore's adaptive rate limiter,
+``sim.policies.adaptive``) records nothing when it begins, so its latency is counted from that
+attempt.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from sim.analysis.calls import derived_calls, kept_latencies, pairing_note
 from sim.analysis.open_metrics import latency_summary
 from sim.core import events as ev
 from sim.core.history import History
@@ -74,27 +77,14 @@ def incident_windows(times: np.ndarray, clients: np.ndarray, codes: np.ndarray,
     return tuple(windows)
 
 
-def call_starts(codes: np.ndarray, details: np.ndarray) -> np.ndarray:
-    """Where each call begins: its first write (attempt 1; a contention control's writes carry
-    no attempt number), or a first attempt an open breaker refused (``client_call_refused``)."""
-    return (((codes == ev.CLIENT_REQUESTS_WRITE) & (details <= 1))
-            | (codes == ev.CLIENT_CALL_REFUSED))
-
-
 def success_latencies(times: np.ndarray, clients: np.ndarray, codes: np.ndarray,
-                      details: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(time, latency)`` of each success, in time order: from the start of the client's call
-    (``call_starts``) to the client hearing of the success, as the engine measures it."""
-    first = call_starts(codes, details)
-    rows = np.flatnonzero(first | (codes == ev.CLIENT_SUCCEEDS))
-    rows = rows[np.argsort(clients[rows], kind="stable")]  # by client, each in time order
-    is_first = first[rows]
-    latest = np.maximum.accumulate(np.where(is_first, np.arange(rows.size), -1))
-    ok = ~is_first & (latest >= 0)
-    ok[ok] = clients[rows[latest[ok]]] == clients[rows[ok]]  # a call start of the same client
-    done, start = rows[ok], rows[latest[ok]]
-    order = np.argsort(done, kind="stable")
-    return times[done][order], (times[done] - times[start])[order]
+                      details: np.ndarray, calls: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``(time, latency)`` of the successes the engine keeps, in time order: from the start of
+    each success's call to the client hearing of it, paired by ``calls`` (``History.calls``;
+    None: an older file's, derived from the clients' latest call starts)."""
+    if calls is None:
+        calls = derived_calls(clients, codes, details)
+    return kept_latencies(times, codes, calls)
 
 
 def gives_up(codes: np.ndarray, details: np.ndarray) -> np.ndarray:
@@ -122,6 +112,9 @@ class RunSummary:
     recovery: float | None = None  # None: no outage, or not judged; nan: never recovered
     time_unit: str = DEFAULT_TIME_UNIT  # what duration, latencies and recovery are in
     recovery_note: str = ""  # why an outage's recovery was not judged (sim.analysis.recovery)
+    # Why the latencies may be off: an older events file's calls, derived, under open traffic
+    # (``sim.analysis.calls.pairing_note``); empty otherwise.
+    latency_note: str = ""
 
     @property
     def p50(self) -> float:
@@ -141,19 +134,25 @@ class RunSummary:
 
 def summarize(times: np.ndarray, clients: np.ndarray, codes: np.ndarray, details: np.ndarray,
               caps: Capabilities, *, recovery: float | None = None,
-              time_unit: str = DEFAULT_TIME_UNIT, recovery_note: str = "") -> RunSummary:
+              time_unit: str = DEFAULT_TIME_UNIT, recovery_note: str = "",
+              calls: np.ndarray | None = None, calls_derived: bool = False) -> RunSummary:
     """Work, duration and give-ups; successes and latency percentiles where the server kind
-    measures latencies, ``recovery`` (``RunSeries.recovery_time``) and why it was not judged
-    (``recovery_note``) where it has recovery verdicts (``caps``)."""
+    measures latencies (paired by ``calls``, see ``success_latencies``), ``recovery``
+    (``RunSeries.recovery_time``) and why it was not judged (``recovery_note``) where it has
+    recovery verdicts (``caps``). ``calls_derived``: the calls are an older file's, derived
+    (``latency_note`` then says so where calls overlap)."""
     work = int(np.count_nonzero(codes == ev.CLIENT_REQUESTS_WRITE))
     gave_up = int(np.count_nonzero(gives_up(codes, details)))
     duration = float(times[-1]) if times.size else 0.0
     if not caps.latencies:
         return RunSummary(work, duration, gave_up, caps, time_unit=time_unit)
-    _, latencies = success_latencies(times, clients, codes, details)
-    return RunSummary(work, duration, gave_up, caps, int(latencies.size), latency_summary(latencies),
+    _, latencies = success_latencies(times, clients, codes, details, calls)
+    successes = int(np.count_nonzero(codes == ev.CLIENT_SUCCEEDS))
+    derived = calls is None or calls_derived
+    return RunSummary(work, duration, gave_up, caps, successes, latency_summary(latencies),
                       recovery if caps.recovery else None, time_unit,
-                      recovery_note if caps.recovery else "")
+                      recovery_note if caps.recovery else "",
+                      pairing_note(clients, codes, details, derived))
 
 
 def backoff_waits(times: np.ndarray, clients: np.ndarray,

@@ -17,9 +17,10 @@ import numpy as np
 
 from sim.analysis.open_metrics import OpenRunMetrics
 from sim.analysis.recovery import recovery_verdict
-from sim.analysis.replay import Window, call_starts, incident_windows, outage_windows, success_latencies
+from sim.analysis.calls import call_starts
+from sim.analysis.replay import Window, incident_windows, outage_windows, success_latencies
 from sim.core import events as ev
-from sim.core.series import SERIES_NAMES
+from sim.core.series import SERIES_NAMES, bucket_count
 from sim.models.incidents import merged_windows
 from sim.models.workloads import Outage
 from sim.spec import DEFAULT_BUCKETS
@@ -30,14 +31,20 @@ FLOW_NAMES = ("offered", "retries", "accepted", "rejected", "timed_out", "goodpu
 
 
 def count_series(times: np.ndarray, codes: np.ndarray, details: np.ndarray, width: float,
-                 buckets: int) -> dict[str, np.ndarray]:
+                 buckets: int, to_horizon: bool = False) -> dict[str, np.ndarray]:
     """The series counted back from a run's events: the flows as the handlers count them
-    (bucket ``int(t / width)``, events past the last bucket in it), ``in_service`` as the
-    requests held at each bucket's end, ``queued`` zero."""
-    index = np.minimum((times * (1.0 / width)).astype(np.int64), buckets - 1)  # as the handlers
+    (bucket ``int(t / width)``), ``in_service`` as the requests held at each bucket's end,
+    ``queued`` zero. ``to_horizon``: the buckets are the run's own, and an event at the horizon
+    falls past the last, as in the engine's spare slot; else events past the last bucket are in it."""
+    index = (times * (1.0 / width)).astype(np.int64)  # as the handlers
+    if to_horizon:
+        inside = index < buckets
+    else:
+        index = np.minimum(index, buckets - 1)
+        inside = np.ones(index.shape, dtype=bool)
 
     def count(mask: np.ndarray) -> np.ndarray:
-        return np.bincount(index[mask], minlength=buckets).astype(np.int64)
+        return np.bincount(index[mask & inside], minlength=buckets).astype(np.int64)
 
     writes = codes == ev.CLIENT_REQUESTS_WRITE
     entered = (codes == ev.SERVER_ACCEPTS) | (codes == ev.SERVER_QUEUES)
@@ -55,6 +62,7 @@ def count_series(times: np.ndarray, codes: np.ndarray, details: np.ndarray, widt
         "in_service": np.maximum(held, 0),
         "queued": np.zeros(buckets, dtype=np.int64),
         "goodput": count(codes == ev.CLIENT_SUCCEEDS),
+        "server_drops": count(codes == ev.SERVER_DROPS),  # a server kind that drops (SERVER_SERIES)
     }
 
 
@@ -132,12 +140,19 @@ class RunSeries:
 
     @classmethod
     def from_events(cls, times: np.ndarray, clients: np.ndarray, codes: np.ndarray,
-                    details: np.ndarray, buckets: int = DEFAULT_BUCKETS) -> RunSeries:
-        """Count the series back from a run's events, in ``buckets`` buckets over its span, and
-        judge its recovery from them as the engine does (``recovery.recovery_verdict``)."""
-        span = float(times[-1]) if times.size else 1.0
-        width = span / buckets if span > 0 else 1.0
-        series = count_series(times, codes, details, width, buckets)
+                    details: np.ndarray, buckets: int = DEFAULT_BUCKETS, calls: np.ndarray | None = None,
+                    horizon: float | None = None, width: float | None = None) -> RunSeries:
+        """Count the series back from a run's events and judge its recovery from them as the
+        engine does (``recovery.recovery_verdict``, latencies paired by ``calls``). The buckets
+        are the run's own where the file says its ``horizon`` and bucket ``width`` (then
+        ``horizon / width`` of them), else ``buckets`` over the events' span."""
+        to_horizon = horizon is not None and width is not None and width > 0
+        if to_horizon:
+            buckets = bucket_count(horizon, width)
+        else:
+            span = float(times[-1]) if times.size else 1.0
+            width = span / buckets if span > 0 else 1.0
+        series = count_series(times, codes, details, width, buckets, to_horizon)
         windows = outage_windows(times, clients, codes)
         incidents = tuple((s, e) for s, e, _ in incident_windows(times, clients, codes, details))
         recovery, note = None, ""
@@ -146,7 +161,7 @@ class RunSeries:
             judged = windows if not incidents else merged_windows(windows + incidents)
             verdict = recovery_verdict(series["goodput"], width,
                                        tuple(Outage(s, e - s) for s, e in judged),
-                                       *success_latencies(times, clients, codes, details))
+                                       *success_latencies(times, clients, codes, details, calls))
             recovery, note = verdict.time, verdict.note
         return cls(width, series, windows, recovery, derived=True, incidents=incidents,
                    recovery_note=note)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from sim.analysis.metrics import amplification
 from sim.analysis.stats import Estimate, estimate
 
 if TYPE_CHECKING:
@@ -55,10 +56,10 @@ def tier_summaries(runs: Sequence[OpenRunMetrics]) -> list[TierSummary]:
         return []
     out = []
     for i in range(len(runs[0].tiers)):
-        amplification = np.array([m.tiers[i].requests / m.offered if m.offered else math.nan for m in runs])
+        per_call = np.array([amplification(m.tiers[i].requests, m.offered) for m in runs])
         pooled = np.concatenate([m.tiers[i].latencies for m in runs])
         p50, p99 = (np.percentile(pooled, (50, 99)).tolist() if pooled.size else (math.nan, math.nan))
-        out.append(TierSummary(i + 1, estimate(amplification),
+        out.append(TierSummary(i + 1, estimate(per_call),
                                float(np.mean([m.tiers[i].requests for m in runs])),
                                float(np.mean([m.tiers[i].successes for m in runs])), float(p50), float(p99),
                                float(np.mean([m.tiers[i].retries_denied for m in runs]))))

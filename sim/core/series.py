@@ -16,6 +16,11 @@ def extra_series(declared: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(name for name in SERVER_SERIES if name in declared)
 
 
+def bucket_count(horizon: float, width: float) -> int:
+    """Buckets of ``width`` over a run to ``horizon`` (the last may be cut short by it)."""
+    return max(1, math.ceil(horizon / width - 1e-9))
+
+
 class Series:
     """Per-bucket counters filled by the handlers as events happen (no history needed):
     every ``SERIES_NAMES`` counter, and the ``extra`` ones a server kind declares."""
@@ -23,7 +28,7 @@ class Series:
     def __init__(self, horizon: float, width: float, extra: tuple[str, ...] = ()) -> None:
         self.width = width
         self.inverse_width = 1.0 / width
-        self.buckets = max(1, math.ceil(horizon / width - 1e-9))
+        self.buckets = bucket_count(horizon, width)
         self.names = SERIES_NAMES + tuple(extra)
         size = self.buckets + 1  # an event exactly at the horizon lands in the spare slot
         for name in self.names:

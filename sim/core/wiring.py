@@ -55,6 +55,11 @@ class Wiring:
         # Set by servers that honour capacity and slowdown incidents (sim.models.incidents.IncidentHooks).
         self.incident_hooks: Any = None
         self.dropped_at_end = 0
+        # The call id of the event the handler just run returns (``History.calls``): a client
+        # handler that returns an event of a call sets ``call[0]``; the engine's recording loop
+        # reads it with the event and puts back ``NO_CALL`` (-1), so an event no client set it
+        # for (a server's) belongs to no call.
+        self.call = [-1]
         # Sequence numbers taken by items that never entered a queue (a client's timeouts of
         # attempts answered in time, ``sim.models.clients``): not events, like the stale items
         # they stand for.

@@ -8,12 +8,11 @@ cell read back from the cache gives byte-identical files.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from sim.analysis.metrics import RunMetrics
+from sim.analysis.metrics import RunMetrics, amplification, cost
 from sim.analysis.open_metrics import OpenRunMetrics
 from sim.analysis.recovery import RecoverySummary
 from sim.analysis.stats import Estimate, estimate
@@ -82,13 +81,13 @@ def has_verdict(spec: SimulationSpec) -> bool:
 def run_values(spec: SimulationSpec, m: RunMetrics) -> dict[str, float]:
     """One run's numbers: every metric of ``metric_names(spec)`` plus the verdict values."""
     out = {"work": float(m.work), "duration": float(m.duration),
-           "cost": float(spec.work_to_duration * m.work + m.duration), "gave_up": float(m.gave_up)}
+           "cost": float(cost(m.work, m.duration, spec.work_to_duration)), "gave_up": float(m.gave_up)}
     if isinstance(m, OpenRunMetrics):
         pct = m.latency_percentiles()
         out.update(successes=float(m.successes), timeouts=float(m.timeouts),
                    rejections=float(m.rejections), unfinished=float(m.unfinished),
                    goodput=float(m.goodput), p50=pct["p50"], p99=pct["p99"],
-                   amplification=float(m.work / m.offered) if m.offered else math.nan,
+                   amplification=float(amplification(m.work, m.offered)),
                    success_rate=float(m.success_rate),  # calls: the requests offered
                    retries_denied=float(m.retries_denied), calls_refused=float(m.calls_refused),
                    breaker_open_time=float(m.breaker_open_time))

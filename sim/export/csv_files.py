@@ -29,7 +29,7 @@ from sim.bounds import MAX_CLIENT_ID, MAX_DETAIL, MAX_INTEGER, MAX_TIERS, MAX_TI
 from sim.core import events as ev
 from sim.runs.engine import Run
 from sim.runs.tiers import TierLayout
-from sim.core.history import History
+from sim.core.history import NO_CALL, History
 from sim.errors import UserError
 from sim.export.atomic import atomic_write_text
 from sim.inputs import InputFileError, read_limited
@@ -41,12 +41,19 @@ METRICS_HEADER = ("simulation", "control", "strategy", "clients", "repeats", "wo
                   "amplification_mean", "amplification_ci95", "breaker_open_time_mean")
 RUNS_HEADER = ("simulation", "strategy", "clients", "repetition", "work", "duration", "cost",
                "gave_up", "retries_denied", "calls_refused", "amplification", "breaker_open_time")
+# ``call``: the id of the call a client's event belongs to (``History.calls``: calls numbered
+# from 0 as they start; -1 for a server's event or a breaker's), so one call can be followed
+# when a client has several in flight.
 EVENTS_HEADER = ("simulation", "strategy", "clients", "repetition", "time", "client_id",
-                 "event_type", "event_detail")
+                 "event_type", "event_detail", "call")
 # A tiered simulation's events file adds the tier each event belongs to (``TierLayout.tier_of``:
 # 1 for the clients and the server they call, k for tier k and the processes that call it, whose
 # ids follow the clients'); a simulation without tiers keeps the header above, byte for byte.
 TIERED_EVENTS_HEADER = EVENTS_HEADER + ("tier",)
+# The headers of events files written before events carried their call (still replayed: their
+# calls are then derived, ``sim.analysis.calls``).
+UNNUMBERED_EVENTS_HEADER = EVENTS_HEADER[:-1]
+UNNUMBERED_TIERED_EVENTS_HEADER = UNNUMBERED_EVENTS_HEADER + ("tier",)
 
 
 # Outages pause and resume the whole server, and incidents start and end for all of it: the
@@ -56,7 +63,11 @@ SERVER_WIDE = frozenset({ev.SERVER_PAUSES, ev.SERVER_RESUMES, ev.SERVER_INCIDENT
                          ev.SERVER_INCIDENT_ENDS})
 
 END_MARKER = "# end: {} events"
-_END = re.compile(r"# end: (\d{1,19}) events")
+# A run that keeps series (it ends at a horizon) says its horizon and bucket width after the
+# count, so a replay counts its series in the run's own buckets (``RunSeries.from_events``).
+CLOCK_MARKER = "; horizon {}; bucket {}"
+MAX_REPLAY_BUCKETS = 1 << 22  # a replay's series arrays stay within some 300 MB
+_END = re.compile(r"# end: (\d{1,19}) events(?:; horizon ([0-9.e+-]{1,30}); bucket ([0-9.e+-]{1,30}))?")
 # The largest events file replay reads: twice the longest history measured in the app (1.27 M
 # events, about 110 MB of CSV); reading takes about three times the file's size in memory.
 MAX_EVENTS_FILE_BYTES = 256 * 2**20
@@ -161,17 +172,26 @@ def runs_csv_text(result: SweepResult) -> str:
     return csv_text(RUNS_HEADER, rows)
 
 
+def run_clock(spec) -> tuple[float, float] | None:
+    """(horizon, bucket width) of a simulation whose runs keep series, which its events file
+    says (``CLOCK_MARKER``); None for the others."""
+    return (float(spec.horizon), float(spec.bucket_width)) if spec.control.CAPS.keeps_series else None
+
+
 def events_csv_text(runs: Mapping[str, Run]) -> str:
     """Every event of each recorded run, in order, one block of rows per run."""
     layout = next((run.layout for run in runs.values()), None)
+    clock = next((run_clock(run.spec) for run in runs.values()), None)
     return histories_csv_text([(run.spec.title, label, run.clients, run.repetition, run.history)
-                               for label, run in runs.items()], layout)
+                               for label, run in runs.items()], layout, clock)
 
 
-def histories_csv_text(blocks: list[tuple[str, str, int, int, History]], layout: TierLayout | None = None) -> str:
+def histories_csv_text(blocks: list[tuple[str, str, int, int, History]], layout: TierLayout | None = None,
+                       clock: tuple[float, float] | None = None) -> str:
     """The events file for histories given with their (simulation, strategy, clients,
     repetition): one block of rows each, in order; with a tiered run's ``layout``, each row's
-    tier in a last column.
+    tier in a last column; with the runs' ``clock`` (``run_clock``), their horizon and bucket
+    width in the end marker.
 
     Written a chunk of rows at a time, each chunk by one ``%`` format over all its rows
     (``float_texts`` for the times): the same bytes as a ``csv.writer`` row by row, ~3x faster
@@ -185,17 +205,21 @@ def histories_csv_text(blocks: list[tuple[str, str, int, int, History]], layout:
         for start in range(0, len(h), _EVENT_CHUNK):
             end = start + _EVENT_CHUNK
             times, ids, packed = h.times[start:end], h.clients[start:end], h.packed[start:end]
+            calls = h.calls[start:end] if h.has_calls else [NO_CALL] * len(times)
             for p in set(packed).difference(pairs):
                 code, detail = ev.unpack(p)
                 pairs[p] = csv_row_text((ev.EVENT_NAMES[code], ev.format_detail(code, detail)))
-            columns = [float_texts(times), ids, map(pairs.__getitem__, packed)]
-            line = "%s,%d,%s\n"
+            columns = [float_texts(times), ids, map(pairs.__getitem__, packed), calls]
+            line = "%s,%d,%s,%d\n"
             if layout is not None:
                 columns.append(layout.tiers_of(np.asarray(ids, dtype=np.int64)).tolist())
-                line = "%s,%d,%s,%d\n"
+                line = "%s,%d,%s,%d,%d\n"
             parts.append((prefix + line) * len(times) % tuple(chain.from_iterable(zip(*columns))))
         rows += len(h)
-    parts.append(END_MARKER.format(rows) + "\n")
+    marker = END_MARKER.format(rows)
+    if clock is not None:
+        marker += CLOCK_MARKER.format(format_float(clock[0]), format_float(clock[1]))
+    parts.append(marker + "\n")
     return "".join(parts)
 
 
@@ -204,12 +228,15 @@ def write_events_csv(runs: Mapping[str, Run], path: str | Path) -> Path:
 
 
 def write_history_csv(path: str | Path, simulation: str, strategy: str, clients: int,
-                      repetition: int, history: History, layout: TierLayout | None = None) -> Path:
+                      repetition: int, history: History, layout: TierLayout | None = None,
+                      clock: tuple[float, float] | None = None) -> Path:
     """One run's events file (replayable like the sweep's): the app's export of the run on
     screen, which may be any run, not only a representative one; a tiered run's (``layout``)
-    with its ``tier`` column."""
+    with its ``tier`` column; ``clock``: as ``histories_csv_text`` (the history's own when it
+    was read from a file that said it)."""
     return atomic_write_text(path, histories_csv_text([(simulation, strategy, clients,
-                                                        repetition, history)], layout))
+                                                        repetition, history)], layout,
+                                                      history.clock if clock is None else clock))
 
 
 # --- reading the events file back -------------------------------------------------------------
@@ -274,6 +301,17 @@ def _parse_time(text: str) -> float:
     return value
 
 
+def _parse_clock(horizon: str, bucket: str) -> tuple[float, float] | None:
+    """The end marker's (horizon, bucket width), or None when they make no sense."""
+    try:
+        h, w = float(horizon), float(bucket)
+    except ValueError:
+        return None
+    if not (math.isfinite(h) and math.isfinite(w) and 0 < w <= h <= MAX_TIME and h / w <= MAX_REPLAY_BUCKETS):
+        return None
+    return h, w
+
+
 def read_events_csv(path: str | Path,
                     layouts: dict[EventsKey, TierLayout] | None = None) -> dict[EventsKey, History]:
     """Read an ``*_events.csv`` back into one ``History`` per run, in file order.
@@ -320,11 +358,13 @@ def read_events_csv(path: str | Path,
     # Per tiered run, per tier below the first: the lowest and highest caller id recorded.
     tier_ids: dict[EventsKey, dict[int, tuple[int, int]]] = {}
     try:
-        header = next(reader)
-        if tuple(header) not in (EVENTS_HEADER, TIERED_EVENTS_HEADER):
+        header = tuple(next(reader))
+        if header not in (EVENTS_HEADER, TIERED_EVENTS_HEADER, UNNUMBERED_EVENTS_HEADER,
+                          UNNUMBERED_TIERED_EVENTS_HEADER):
             raise fail(1, f"wrong header: expected {','.join(EVENTS_HEADER)} (and ,tier for a tiered "
                           f"simulation), got {','.join(header)}")
-        tiered = len(header) == len(TIERED_EVENTS_HEADER)
+        tiered = header[-1] == "tier"
+        numbered = "call" in header  # an older file's events carry no call ids
         width = len(header)
         for row in reader:
             if end is not None:
@@ -337,6 +377,14 @@ def read_events_csv(path: str | Path,
                 if int(marker.group(1)) != rows:
                     raise fail(reader.line_num, f"the end marker counts {int(marker.group(1)):,} "
                                                 f"events but the file has {rows:,}: rows are missing")
+                if marker.group(2) is not None:
+                    clock = _parse_clock(marker.group(2), marker.group(3))
+                    if clock is None:
+                        raise fail(reader.line_num, f"the end marker's horizon {marker.group(2)!r} and "
+                                                    f"bucket {marker.group(3)!r} must be numbers > 0, "
+                                                    f"the bucket at most the horizon and at least 1/{MAX_REPLAY_BUCKETS:,} of it")
+                    for history_read in out.values():
+                        history_read.clock = clock
                 end = reader.line_num
                 continue
             if len(row) != width:
@@ -352,6 +400,8 @@ def read_events_csv(path: str | Path,
                         raise ValueError(f"rows of run {strategy!r} clients={key.clients} "
                                          f"repetition={key.repetition} are not contiguous")
                     history = out[key] = History()
+                    if not numbered:
+                        history.calls = None
                     times = history.times
                     clients = key.clients
                 t = _parse_time(time_s)
@@ -366,8 +416,9 @@ def read_events_csv(path: str | Path,
                     raise ValueError(f"client_id {client_s!r} must be >= 0 (only the server-wide "
                                      f"events {' and '.join(ev.EVENT_NAMES[c] for c in sorted(SERVER_WIDE))} "
                                      f"have client_id {NO_CLIENT})")
+                call = _parse_int(row[8], "call", NO_CALL, MAX_INTEGER) if numbered else NO_CALL
                 # A tier below the first records its callers' ids, which follow the clients'.
-                tier = _parse_int(row[8], "tier", 1, MAX_TIERS + 1) if tiered else 1
+                tier = _parse_int(row[-1], "tier", 1, MAX_TIERS + 1) if tiered else 1
                 below = tier > 1
                 if below and layouts is not None:
                     seen = tier_ids.setdefault(key, {})
@@ -381,7 +432,7 @@ def read_events_csv(path: str | Path,
                                      f"({times[-1]!r}) in the same run")
             except ValueError as exc:
                 raise fail(reader.line_num, str(exc)) from None
-            history.append(t, client, packed)
+            history.append(t, client, packed, call)
             rows += 1
     except csv.Error as exc:
         raise fail(reader.line_num, f"malformed CSV: {exc}") from None

@@ -157,8 +157,8 @@ OUTPUTS: tuple[Output, ...] = (
     _csv("_metrics.csv", "the metrics table, one row per strategy and client count", _metrics_csv,
          _CSV, "METRICS_HEADER"),
     _csv("_runs.csv", "every run of the sweep", _runs_csv, _CSV, "RUNS_HEADER"),
-    _csv("_events.csv", "the example histories (replay them: `backoff-sim replay FILE`); with\n"
-         "[[simulation.tiers]] a last column, tier", _events_csv,
+    _csv("_events.csv", "the example histories (replay them: `backoff-sim replay FILE`), each client\n"
+         "event with its call's id (call, -1: none); with [[simulation.tiers]] a last column, tier", _events_csv,
          _CSV, "EVENTS_HEADER"),
     Output(PROVENANCE_SUFFIX, "what made the set: version, seed, config file and its SHA-256, the\n"
            "command line, and a command that writes it again", _provenance_json),

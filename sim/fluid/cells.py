@@ -4,12 +4,12 @@ reason it has no fluid form."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from sim.analysis.metrics import amplification, cost, goodput, share_of_calls
 from sim.fluid.delays import DelayTable, delay_table, pack
 from sim.fluid.express import FluidCase, fluid_case
 from sim.fluid.model import Series, run_batch
@@ -42,12 +42,12 @@ def _values(case: FluidCase, series: Series, i: int) -> dict[str, float]:
                                      series.step, case.network, case.bucket, case.horizon, case.disruptions)
     offered = t["offered"]
     return {"work": t["work"], "duration": case.horizon,
-            "cost": case.work_to_duration * t["work"] + case.horizon, "gave_up": t["gave_up"],
+            "cost": cost(t["work"], case.horizon, case.work_to_duration), "gave_up": t["gave_up"],
             "successes": t["successes"], "timeouts": t["timeouts"], "rejections": t["rejections"],
-            "unfinished": t["unfinished"], "goodput": t["successes"] / case.horizon,
+            "unfinished": t["unfinished"], "goodput": goodput(t["successes"], case.horizon),
             "p50": weighted_quantile(lat, weights, 0.5), "p99": weighted_quantile(lat, weights, 0.99),
-            "amplification": t["work"] / offered if offered else math.nan,
-            "success_rate": t["successes"] / offered if offered else math.nan,
+            "amplification": amplification(t["work"], offered),
+            "success_rate": share_of_calls(t["successes"], offered),
             "retries_denied": t["retries_denied"], "calls_refused": 0.0, "breaker_open_time": 0.0,
             "recovered": recovered, "recovery_time": when, "undecided": 0.0}
 

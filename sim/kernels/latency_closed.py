@@ -115,7 +115,8 @@ I_GAVE_UP = 27
 I_DENIED = 28  # retries a policy denied (``PolicyEvents.retries_denied``)
 I_REFUSED = 29  # arrivals that found the accept queue full (``OutageGate.refused``)
 I_SYN_RETRIES = 30
-I_SIZE = 31
+I_CALLS = 31  # calls started: the next call's id (``History.calls``)
+I_SIZE = 32
 # A budget's WindowedAdder (``b_state`` per budget; its slices in ``b_buf``).
 B_WRITER = 0
 B_INDEX = 1
@@ -345,8 +346,9 @@ def hold(st_i, held, c, tok):
 @maybe_njit
 def run(cfg_i, cfg_f, st_i, st_f, hf, hi, fl_f, fl_i, df, di, held, token, waiting, active, tries,
         first, bo, attempts, series, lat_v, lat_c, lat_t, net, net_pos, jitter, jitter_pos, gaps,
-        gap_pos, rec_t, rec_c, rec_p, b_buf, b_state, remaining, last_think, syn_gaps):
-    """Process events until the heap is empty (``DONE``) or Python must step in."""
+        gap_pos, rec_t, rec_c, rec_p, b_buf, b_state, remaining, last_think, syn_gaps, call_of, rec_k):
+    """Process events until the heap is empty (``DONE``) or Python must step in. ``call_of``:
+    each client's current call id, ``rec_k``: each recorded event's (``clients``' ``call_of``)."""
     has_timeout = cfg_i[C_HAS_TIMEOUT] != 0
     jitter_draws = cfg_i[C_JITTER_DRAWS]
     last_bucket = cfg_i[C_LAST_BUCKET]
@@ -389,10 +391,13 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, fl_f, fl_i, df, di, held, token, waiti
         pop(hf, hi, st_i)
         st_f[F_TIME] = t
         p = _NO_EVENT
+        call = -1  # the event's call (a client's event of one)
         if handler == H_CALL or handler == H_SEND:
             if handler == H_CALL:  # new_call, then (asked, with a chain) sends
                 active[c] = 1
                 first[c] = t
+                call_of[c] = st_i[I_CALLS]
+                st_i[I_CALLS] += 1
                 tries[c] = 0
                 series[R_OFFERED, int(t * inv)] += 1
                 if budget:
@@ -421,6 +426,7 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, fl_f, fl_i, df, di, held, token, waiti
                 di[j, 2] = tok
                 st_i[I_DUE] = n_due + 1
             p = _WRITE | ((k + 1) << _SHIFT)
+            call = call_of[c]
         elif handler == H_RECEIVE:
             if st_i[I_PAUSED] == 0:
                 p = accept(cfg_f, hf, hi, st_i, fl_f, fl_i, series, c, a, t)
@@ -436,6 +442,7 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, fl_f, fl_i, df, di, held, token, waiti
             if waiting[c] != 0 and token[c] == tok:  # else the client closed the socket
                 if kk == syn_gaps.shape[0] - 1:  # the wait after the last: connect() fails
                     p = time_out(cfg_f, hf, hi, st_i, series, token, waiting, tries, c, tok, t)
+                    call = call_of[c]
                 else:
                     st_i[I_SYN_RETRIES] += 1
                     if st_i[I_PAUSED] == 0:
@@ -473,6 +480,7 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, fl_f, fl_i, df, di, held, token, waiti
                     budget_deposit(cfg_i, cfg_f, b_buf, b_state, 0 if budget_shared else c, t)
                 next_call(cfg_i, cfg_f, hf, hi, st_i, gaps, gap_pos, last_think, c, t)
                 p = _SUCCEEDS | ((tries[c] + 1) << _SHIFT)
+                call = call_of[c]
         elif handler == H_TIMEOUT:
             st_i[I_DUE_HEAD] = (st_i[I_DUE_HEAD] + 1) % due_cap
             st_i[I_DUE] -= 1
@@ -487,8 +495,10 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, fl_f, fl_i, df, di, held, token, waiti
                 st_i[I_DUE] -= 1
                 st_i[I_SKIPPED] += 1
             p = time_out(cfg_f, hf, hi, st_i, series, token, waiting, tries, c, a, t)
+            call = call_of[c]
         elif handler == H_AFTER_FAILURE:
             k = tries[c]
+            call = call_of[c]
             verdict = 0  # with a budget (the chain's first link): 0 retry, 1 denied, 2 request limit
             if budget:
                 if cfg_i[C_BUDGET_HAS_CAP] != 0 and remaining[c] <= 0:
@@ -546,5 +556,6 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, fl_f, fl_i, df, di, held, token, waiti
             series[R_QUEUED, last_bucket] = 0
             st_i[I_DROPPED_AT_END] = st_i[I_HEAP]
             st_i[I_HEAP] = 0
-        note_event(st_i, st_f, I_SILENT, I_RECORDED, F_LAST, record, rec_t, rec_c, rec_p, t, c, p, _NO_EVENT)
+        note_event(st_i, st_f, I_SILENT, I_RECORDED, F_LAST, record, rec_t, rec_c, rec_p, rec_k, t, c, p, call,
+                   _NO_EVENT)
     return DONE

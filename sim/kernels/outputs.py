@@ -9,8 +9,9 @@ from sim.kernels.jit import maybe_njit
 
 @maybe_njit
 def keep_latency(lat_v, lat_c, lat_t, st_i, i_count, i_stride, i_since, latency, c, t, sample):
-    """``Clients.succeeded``'s sample: one latency in ``stride`` kept; past ``sample`` of them,
-    every other one dropped (``del latencies[1::2]``) and the stride doubled."""
+    """``sim.core.latency_sample.LatencySample.keep`` (the one rule), over the kernel's arrays:
+    one latency in ``stride`` kept; past ``sample`` of them, every other one dropped and the
+    stride doubled."""
     since = st_i[i_since] + 1
     if since >= st_i[i_stride]:
         since = 0
@@ -33,9 +34,11 @@ def keep_latency(lat_v, lat_c, lat_t, st_i, i_count, i_stride, i_since, latency,
 
 
 @maybe_njit
-def note_event(st_i, st_f, i_silent, i_recorded, f_last, record, rec_t, rec_c, rec_p, t, c, p, no_event):
+def note_event(st_i, st_f, i_silent, i_recorded, f_last, record, rec_t, rec_c, rec_p, rec_k, t, c, p, call,
+               no_event):
     """An item handled: silent (``NO_EVENT``, counted), or an event at ``t`` (the last one's
-    time kept) appended to the history when the run records one."""
+    time kept) appended to the history when the run records one, with its ``call`` (-1: none,
+    ``History.calls``)."""
     if p == no_event:
         st_i[i_silent] += 1
         return
@@ -45,4 +48,5 @@ def note_event(st_i, st_f, i_silent, i_recorded, f_last, record, rec_t, rec_c, r
         rec_t[r] = t
         rec_c[r] = c
         rec_p[r] = p
+        rec_k[r] = call
         st_i[i_recorded] = r + 1

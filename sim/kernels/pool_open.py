@@ -119,7 +119,8 @@ I_WORKERS = 31  # the pool's workers now (capacity incidents change them)
 I_PENDING_WORKERS = 32  # a capacity change that fell in an outage, for the resume (-1: none)
 I_ERROR_POS = 33
 I_ERROR_HAVE = 34
-I_SIZE = 35
+I_CALLS = 35  # calls started: the next call's id (``History.calls``)
+I_SIZE = 36
 # Float state (``st_f``).
 F_TIME = 0  # the last popped item's time
 F_LAST = 1  # the last recorded event's time
@@ -208,8 +209,10 @@ def backoff(cfg_i, cfg_f, bo, s, jitter, jitter_pos, c):
 @maybe_njit
 def run(cfg_i, cfg_f, st_i, st_f, hf, hi, qf, qi, df, di, waiting, tries, first, bo, free,
         attempts, series, lat_v, lat_c, lat_t, net, net_pos, jitter, jitter_pos, gaps, gap_pos,
-        service, rec_t, rec_c, rec_p, outages, held, incidents_kind, incidents_level, errors):
-    """Process events until the heap is empty (``DONE``) or Python must step in."""
+        service, rec_t, rec_c, rec_p, outages, held, incidents_kind, incidents_level, errors,
+        calls, rec_k):
+    """Process events until the heap is empty (``DONE``) or Python must step in. ``calls``: each
+    slot's call id, ``rec_k``: each recorded event's (``open_clients``' ``call_of``)."""
     queue_size = cfg_i[C_QUEUE_SIZE]
     has_timeout = cfg_i[C_HAS_TIMEOUT] != 0
     draws_service = cfg_i[C_DRAWS_SERVICE] != 0
@@ -255,6 +258,7 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, qf, qi, df, di, waiting, tries, first,
         pop(hf, hi, st_i)
         st_f[F_TIME] = t
         p = _NO_EVENT
+        call = -1  # the event's call (a client's event of one)
         if handler == H_CALL or handler == H_SEND:
             if handler == H_CALL:
                 push(hf, hi, st_i, t + gaps[c, gap_pos[c]], H_CALL, c, 0)
@@ -268,6 +272,8 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, qf, qi, df, di, waiting, tries, first,
                     tries[slot] = 0
                     first[slot] = 0.0
                 first[slot] = t
+                calls[slot] = st_i[I_CALLS]
+                st_i[I_CALLS] += 1
                 series[R_OFFERED, int(t * inv)] += 1
                 k = 1
             else:
@@ -292,6 +298,7 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, qf, qi, df, di, waiting, tries, first,
                 di[j, 1] = tok
                 st_i[I_DUE] = n_due + 1
             p = _WRITE | ((k + 1) << _SHIFT)
+            call = calls[slot]
         elif handler == H_RECEIVE:
             tok = a
             busy = st_i[I_BUSY]
@@ -353,6 +360,7 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, qf, qi, df, di, waiting, tries, first,
                 st_i[I_LATE] += 1
             else:
                 waiting[a] = -1
+                call = calls[slot]
                 if handler == H_SUCCEEDED:
                     st_i[I_SUCCESSES] += 1
                     keep_latency(lat_v, lat_c, lat_t, st_i, I_LATENCIES, I_STRIDE, I_SINCE_KEPT, t - first[slot], c, t,
@@ -382,9 +390,11 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, qf, qi, df, di, waiting, tries, first,
                 series[R_TIMED_OUT, int(t * inv)] += 1
                 push(hf, hi, st_i, t, H_AFTER_FAILURE, c, (slot << _KIND_BITS) | _TIMED_OUT_KIND)
                 p = _TIMES_OUT | ((tries[slot] + 1) << _SHIFT)
+                call = calls[slot]
         elif handler == H_AFTER_FAILURE:
             p = _after_failure(cfg_i, cfg_f, hf, hi, st_i, tries, first, bo, free, a >> _KIND_BITS, jitter,
                                jitter_pos, c, t)
+            call = calls[a >> _KIND_BITS]
         elif handler == H_SAMPLE:
             series[R_IN_SERVICE, a] = st_i[I_BUSY]
             series[R_QUEUED, a] = st_i[I_QUEUED]
@@ -440,7 +450,8 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, qf, qi, df, di, waiting, tries, first,
             series[R_QUEUED, last_bucket] = st_i[I_QUEUED]
             st_i[I_DROPPED_AT_END] = st_i[I_HEAP]
             st_i[I_HEAP] = 0
-        note_event(st_i, st_f, I_SILENT, I_RECORDED, F_LAST, record, rec_t, rec_c, rec_p, t, c, p, _NO_EVENT)
+        note_event(st_i, st_f, I_SILENT, I_RECORDED, F_LAST, record, rec_t, rec_c, rec_p, rec_k, t, c, p, call,
+                   _NO_EVENT)
     return DONE
 
 

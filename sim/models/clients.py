@@ -26,6 +26,11 @@ What differs between runs is chosen once, when the run is built, never per event
 
 The packed events are those each path always recorded: a write to a contention control carries no
 attempt number, one to a replying server carries it, so histories stay byte-identical.
+
+Every call has an id, the run's calls numbered from 0 as they start; a handler that returns an
+event of a call (an attempt, a backoff, a timeout, the success, give-up or denial) puts its id
+in ``Wiring.call`` for the engine to record beside it (``History.calls``). A call's latency, from
+its start to its success, is kept by the one sampling rule (``sim.core.latency_sample``).
 """
 
 from __future__ import annotations
@@ -34,10 +39,12 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from functools import partial
 from heapq import heappush
+from itertools import count
 from typing import TYPE_CHECKING
 
 from sim.core import events as ev
 from sim.core.events import NO_EVENT
+from sim.core.latency_sample import LatencySample
 from sim.core.streams import PURPOSE_STATE
 from sim.errors import ParamError, UserError
 from sim.outcomes import DENIED, REJECTED, SERVER_ERROR, TIMED_OUT, ChainFactory, GiveUp
@@ -52,10 +59,6 @@ if TYPE_CHECKING:
     from sim.core.wiring import Wiring
     from sim.models.controls import Capabilities, Control
 
-# Latencies kept per run: beyond this many, every other one is dropped and the sampling interval
-# doubles, so a run of any length keeps between 2**19 and 2**20 of them (evenly spread over the
-# run) in 16 MB at most. Percentiles of longer runs are then estimates from that sample.
-LATENCY_SAMPLE = 1 << 20
 # The arg of an attempt the chain already let through (after a hold or a backoff): not asked again.
 HELD = -2
 
@@ -111,6 +114,11 @@ class Clients:
         # replies a client makes one call, so its attempts so far are that number.
         tries = [0] * n if replies else attempts
         first = [0.0] * n
+        # Each client's current call's id (``History.calls``: calls numbered as they start),
+        # and the cell through which a handler tells the engine the call of its event.
+        call_of = [-1] * n
+        next_call_id = count().__next__
+        cell = wiring.call
         self.counts = counts = {"successes": 0, "rejections": 0, "timeouts": 0, "gave_up": 0, "late": 0}
         self._refused = refused = [0]  # attempts a chain refused before sending (not work)
         self._active: list[bool] | None = None
@@ -170,16 +178,16 @@ class Clients:
             offered, retries, timed_out, goodput = series.offered, series.retries, series.timed_out, series.goodput
             if chain.attempt_timeout is not None:
                 timeout = chain.attempt_timeout if timeout is None else min(timeout, chain.attempt_timeout)
-            self.latencies: list[float] = []
-            self.latency_clients: list[int] = []
-            self.latency_times: list[float] = []  # when each success arrived
-            latencies, latency_clients, latency_times = self.latencies, self.latency_clients, self.latency_times
-            stride, since_kept = 1, 0  # keep one latency in ``stride`` once the sample is full
+            # The latencies kept (``sim.core.latency_sample``: the one rule), with each one's
+            # client and arrival time.
+            self.latency_sample = sample = LatencySample()
+            keep_latency = sample.keep
             write_code, succeeds_code, times_out_code = ev.CLIENT_REQUESTS_WRITE, ev.CLIENT_SUCCEEDS, ev.CLIENT_TIMES_OUT
 
             def new_call(t: float, c: int, a: int) -> int:
                 active[c] = True
                 first[c] = t
+                call_of[c] = next_call_id()
                 tries[c] = 0
                 if plain:  # a fresh sequence: the reset after success
                     backoff[c] = (delays(jitter[c]) if think_delays is None
@@ -203,6 +211,7 @@ class Clients:
                     if not due:  # the only timeout due: it gets the heap item (see ``timeout_due``)
                         heappush(heap, (due_at, s, timeout_due, c, tok))
                     due.append((due_at, s, c, tok))
+                cell[0] = call_of[c]
                 return write_code | ((k + 1) << shift)
 
             def call_ends(t: float, c: int) -> None:
@@ -210,25 +219,17 @@ class Clients:
                 next_call(t, c)
 
             def succeeded(t: float, c: int, tok: int) -> int:
-                nonlocal stride, since_kept
                 if tok != token[c] or not waiting[c]:
                     counts["late"] += 1
                     return NO_EVENT
                 waiting[c] = False
                 active[c] = False
                 counts["successes"] += 1
-                since_kept += 1
-                if since_kept >= stride:
-                    since_kept = 0
-                    latencies.append(t - first[c])
-                    latency_clients.append(c)
-                    latency_times.append(t)
-                    if len(latencies) > LATENCY_SAMPLE:
-                        del latencies[1::2], latency_clients[1::2], latency_times[1::2]
-                        stride *= 2
+                keep_latency(t - first[c], c, t)
                 goodput[int(t * inv)] += 1
                 if heard is not None:
                     heard(t, c)
+                cell[0] = call_of[c]
                 next_call(t, c)
                 return succeeds_code | ((tries[c] + 1) << shift)
 
@@ -280,6 +281,7 @@ class Clients:
                 if receive[2] is not None:  # a server that cancels abandoned work hears of it
                     receive[2](t, c, tok)
                 heappush(near, (t, seq(), after_failure, c, TIMED_OUT))
+                cell[0] = call_of[c]
                 return times_out_code | ((tries[c] + 1) << shift)
 
             def deliver(t: float, c: int, tok: int) -> int:
@@ -300,6 +302,7 @@ class Clients:
                 tok = 0
                 if live:
                     active[c] = waiting[c] = True
+                    call_of[c] = next_call_id()
                     tok = token[c] = token[c] + 1
                     tries[c] = attempt
                     attempts[c] += 1
@@ -313,6 +316,7 @@ class Clients:
                 # A client whose attempt number ``attempt`` failed just before t = 0, ``residual``
                 # (a fraction in [0, 1)) of the backoff after it left to wait.
                 active[c] = True
+                call_of[c] = next_call_id()
                 tries[c] = attempt
                 if plain:
                     fresh_backoff(c, attempt - 1)
@@ -343,6 +347,7 @@ class Clients:
 
             def new_call(t: float, c: int, a: int) -> int:
                 first[c] = t
+                call_of[c] = next_call_id()
                 if plain:
                     backoff[c] = delays(jitter[c]).__next__
                 return send(t, c, a)
@@ -351,10 +356,12 @@ class Clients:
                 # Sends the write; `version` is what the client read (read-then-write OCC) or 0.
                 attempts[c] += 1
                 heappush(heap, (t + net[c](), seq(), receive[0], c, version))
+                cell[0] = call_of[c]
                 return requests_write
 
             def read(t: float, c: int, a: int) -> int:
                 heappush(heap, (t + net[c](), seq(), receive[1], c, 0))
+                cell[0] = call_of[c]
                 return requests_version
 
             sends = read if control.READS_VERSION else write
@@ -369,6 +376,7 @@ class Clients:
             def after_failure(t: float, c: int, kind: int) -> int:
                 delay = backoff[c]()
                 heappush(heap if delay else near, (t + delay, seq(), send, c, 0))
+                cell[0] = call_of[c]
                 return backs_off
 
             send = sends
@@ -379,6 +387,7 @@ class Clients:
                 k = tries[c]
                 current[0] = c
                 verdict = chains[c].on_failure(t, kind, k, first[c])
+                cell[0] = call_of[c]
                 if verdict.__class__ is GiveUp:
                     counts["gave_up"] += 1
                     call_ends(t, c)
@@ -400,6 +409,7 @@ class Clients:
                         tries[c] += 1
                         refused[0] += 1
                         heappush(heap, (t, seq(), after_failure, c, DENIED))
+                        cell[0] = call_of[c]
                         return policy.refused(hold.reason, tries[c])
                     if hold:
                         heappush(heap, (t + hold, seq(), asked, c, HELD))
@@ -470,6 +480,20 @@ class Clients:
             self._seed_at_server((orbit + i) if i < live else i % n, i < live, initial.attempt)
         for c in range(orbit + live, n):
             heappush(heap, (start_times[c], seq(), new_call, c, 0))
+
+    @property
+    def latencies(self) -> list[float]:
+        """The latencies kept (``sim.core.latency_sample``), where the server replies."""
+        return self.latency_sample.latencies
+
+    @property
+    def latency_clients(self) -> list[int]:
+        return self.latency_sample.clients
+
+    @property
+    def latency_times(self) -> list[float]:
+        """When each kept latency's success arrived."""
+        return self.latency_sample.times
 
     @property
     def in_backoff(self) -> int:

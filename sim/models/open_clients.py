@@ -9,8 +9,8 @@ next, the strategy alone draws inline (``ChainFactory.plain``) or a chain is ask
 
 What is whose:
 
-- **The call's own** (a *slot*, reused once the call ends): its attempt number, start and
-  backoff sequence (or its chain, ``ChainSpec.call_chains``: its own
+- **The call's own** (a *slot*, reused once the call ends): its id (what its events are
+  recorded with, ``History.calls``), its attempt number, start and backoff sequence (or its chain, ``ChainSpec.call_chains``: its own
   strategy sequence and per-call bookkeeping, on the client's policy state; a client's chains
   are reused by its later calls, as ``Clients`` reuses a client's one chain).
 - **The client's**: its network and jitter streams, its policies' state (a token bucket or
@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from sim.core import events as ev
 from sim.core.events import NO_EVENT
+from sim.core.latency_sample import LatencySample
 from sim.errors import ParamError
 from sim.models.clients import Clients
 from sim.models.policy_events import PolicyEvents
@@ -77,6 +78,9 @@ class OpenClients(Clients):
         next_token = count(1).__next__
         first: list[float] = []
         own: list = []  # the call's backoff sequence (plain) or chain
+        call_of: list[int] = []  # the call's id (``History.calls``: calls numbered as they start)
+        next_call_id = count().__next__
+        cell = wiring.call  # where a handler tells the engine its event's call (``Wiring.call``)
         free: list[int] = []
         self._slots, self._free = tries, free
         inv = series.inverse_width
@@ -87,12 +91,8 @@ class OpenClients(Clients):
         # they fall due: only the oldest has a heap item, so an attempt answered in time costs
         # the heap nothing (most of them, with many calls in flight).
         due: deque[tuple[float, int, int]] = deque()
-        self.latencies: list[float] = []
-        self.latency_clients: list[int] = []
-        self.latency_times: list[float] = []
-        latencies, latency_clients, latency_times = self.latencies, self.latency_clients, self.latency_times
-        from sim.models.clients import LATENCY_SAMPLE
-        stride, since_kept = 1, 0
+        self.latency_sample = sample = LatencySample()  # ``sim.core.latency_sample``: the one rule
+        keep_latency = sample.keep
         shift = ev.DETAIL_SHIFT
         write_code, succeeds_code, times_out_code = ev.CLIENT_REQUESTS_WRITE, ev.CLIENT_SUCCEEDS, ev.CLIENT_TIMES_OUT
         first_write = ev.pack(write_code, 1)
@@ -114,6 +114,7 @@ class OpenClients(Clients):
             tries.append(0)
             first.append(0.0)
             own.append(None)
+            call_of.append(-1)
             return len(tries) - 1
 
         def plain_call(t: float, c: int, a: int) -> int:
@@ -123,6 +124,7 @@ class OpenClients(Clients):
             heappush(heap, (t + gaps[c](), seq(), plain_call, c, 0))
             s = free.pop() if free else new_slot()
             first[s] = t
+            call_of[s] = cell[0] = next_call_id()
             offered[int(t * inv)] += 1
             tries[s] = 1
             tok = next_token()
@@ -141,6 +143,7 @@ class OpenClients(Clients):
             heappush(heap, (t + gaps[c](), seq(), chain_call, c, 0))
             s = free.pop() if free else new_slot()
             first[s] = t
+            call_of[s] = next_call_id()
             offered[int(t * inv)] += 1
             tries[s] = 0
             spare = idle[c]
@@ -162,6 +165,7 @@ class OpenClients(Clients):
                 if not due:
                     heappush(heap, (t + timeout, seq(), on_timeout, c, tok))
                 due.append((t + timeout, c, tok))
+            cell[0] = call_of[s]
             return write_code | ((k + 1) << shift)
 
         def call_ends(c: int, s: int) -> None:
@@ -171,23 +175,15 @@ class OpenClients(Clients):
             free.append(s)
 
         def succeeded(t: float, c: int, tok: int) -> int:
-            nonlocal stride, since_kept
             s = waiting.pop(tok, None)
             if s is None:
                 counts["late"] += 1
                 return NO_EVENT
             counts["successes"] += 1
-            since_kept += 1
-            if since_kept >= stride:
-                since_kept = 0
-                latencies.append(t - first[s])
-                latency_clients.append(c)
-                latency_times.append(t)
-                if len(latencies) > LATENCY_SAMPLE:
-                    del latencies[1::2], latency_clients[1::2], latency_times[1::2]
-                    stride *= 2
+            keep_latency(t - first[s], c, t)
             goodput[int(t * inv)] += 1
             k = tries[s]
+            cell[0] = call_of[s]
             if plain:
                 # The slot's backoff sequence, if any, stays until a later call's first failure
                 # replaces it (``after_failure``): nothing reads it before.
@@ -226,6 +222,7 @@ class OpenClients(Clients):
             if receive[2] is not None:
                 receive[2](t, c, tok)
             heappush(near, (t, seq(), after_failure, c, s << KIND_BITS | TIMED_OUT))
+            cell[0] = call_of[s]
             return times_out_code | ((tries[s] + 1) << shift)
 
         if plain:
@@ -234,6 +231,7 @@ class OpenClients(Clients):
                 if tries[s] == 1:
                     own[s] = delays(jitter[c]).__next__  # a fresh sequence for the call
                 heappush(heap, (t + own[s](), seq(), send, c, s))
+                cell[0] = call_of[s]
                 return backs_off
 
             send = sends
@@ -243,6 +241,7 @@ class OpenClients(Clients):
                 k = tries[s]
                 current[0] = c
                 verdict = own[s].on_failure(t, kind, k, first[s])
+                cell[0] = call_of[s]
                 if verdict.__class__ is GiveUp:
                     counts["gave_up"] += 1
                     call_ends(c, s)
@@ -261,6 +260,7 @@ class OpenClients(Clients):
                         tries[s] += 1
                         refused[0] += 1
                         heappush(near, (t, seq(), after_failure, c, s << KIND_BITS | DENIED))
+                        cell[0] = call_of[s]
                         return policy.refused(hold.reason, tries[s])
                     if hold:
                         heappush(heap, (t + hold, seq(), asked, c, ~s))

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 from sim.core import events as ev
 from sim.core.events import NO_EVENT
+from sim.core.latency_sample import LatencySample
 from sim.models.policy_events import PolicyEvents
 from sim.outcomes import DENIED, REJECTED, SERVER_ERROR, TIMED_OUT, ChainFactory, GiveUp
 
@@ -44,8 +45,6 @@ if TYPE_CHECKING:
 Handler = Callable[[float, int, int], int]
 KIND_BITS = 3  # failure kinds (sim.outcomes) are below 8
 KIND_MASK = (1 << KIND_BITS) - 1
-# Latencies kept per tier and run, as the clients' sample (sim.models.clients.LATENCY_SAMPLE).
-LATENCY_SAMPLE = 1 << 20
 
 # A call's fields (a list per call, by index: the hot path avoids attribute look-ups).
 _TRIES, _FIRST, _OWN, _UP_CLIENT, _UP_TOKEN, _FINISH, _PROC, _POOLED, _TOKEN = range(9)
@@ -86,9 +85,10 @@ class TierCaller:
         self.attempts = 0  # attempts sent
         self.counts = counts = {"successes": 0, "rejections": 0, "timeouts": 0, "gave_up": 0,
                                 "late": 0, "abandoned": 0, "dropped": 0}
-        self.latencies: list[float] = []  # call latencies (first attempt to success)
-        latencies = self.latencies
-        stride, since_kept = 1, 0
+        # Call latencies (first attempt to success), kept by the clients' rule (``sim.core.latency_sample``).
+        self.latency_sample = LatencySample()
+        self.latencies = self.latency_sample.latencies
+        keep_latency = self.latency_sample.keep
         if chain.attempt_timeout is not None:
             timeout = chain.attempt_timeout if timeout is None else min(timeout, chain.attempt_timeout)
         self.propagate = propagate
@@ -172,20 +172,13 @@ class TierCaller:
             return write_code | ((k + 1) << shift)
 
         def succeeded(t: float, p: int, tok: int) -> int:
-            nonlocal stride, since_kept
             cid = waiting.pop(tok, None)
             if cid is None:
                 counts["late"] += 1
                 return NO_EVENT
             counts["successes"] += 1
             call = calls[cid]
-            since_kept += 1
-            if since_kept >= stride:
-                since_kept = 0
-                latencies.append(t - call[_FIRST])
-                if len(latencies) > LATENCY_SAMPLE:
-                    del latencies[1::2]
-                    stride *= 2
+            keep_latency(t - call[_FIRST], p, t)
             k = call[_TRIES]
             if not plain:
                 current[0] = p

@@ -12,21 +12,19 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from rich import box
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from sim.analysis.recovery import RecoverySummary
+from sim.analysis.best import BEST, best_rows, star_rule
+from sim.analysis.recovery import NEVER_GLYPH, RecoverySummary
 from sim.runs.sweep import SweepResult
 from sim.export.palette import Palette
 from sim.units import goodput_unit, per_unit  # noqa: F401 (goodput_unit: re-exported)
 
-BEST = "★"
-NEVER_MARK = "✗ never"
+NEVER_MARK = f"{NEVER_GLYPH} never"
 
 # (column header, OpenRunMetrics attribute): means over repetitions.
 COUNT_COLUMNS = (("requests", "requests"), ("successes", "successes"), ("timeouts", "timeouts"),
@@ -39,9 +37,6 @@ RECOVERY_MIN_WIDTH = 14
 NARROW_DROP_ORDER = ("p90", "mean", "max", "gave up", "timeouts", "p99", "goodput", "successes", "unfinished")
 # Left out before a recovery verdict is wrapped onto several lines.
 SOFT_DROPS = NARROW_DROP_ORDER[:3]
-# A ★ goes only to strategies that served at least this share of the most served (as the
-# recovery verdict's 90% of the pre-outage level).
-SERVED_SHARE = 0.9
 
 
 def _count(value: float) -> str:
@@ -78,10 +73,9 @@ def recovery_text(summary: RecoverySummary | None, palette: Palette | None = Non
     the simulation's time unit, which the table's title names)."""
     if summary is None:
         return Text("—", style="dim")
-    text = summary.text(recovery_number)
+    text = summary.text(recovery_number, glyph=True)
     if summary.never:
-        return Text(f"{NEVER_MARK.split()[0]} {text}",
-                    style=f"bold {palette.base['error'] if palette else 'red'}")
+        return Text(text, style=f"bold {palette.base['error'] if palette else 'red'}")
     return Text(text, style="" if summary.all_recovered else "bold")
 
 
@@ -97,12 +91,6 @@ def unjudged_notes(result: SweepResult) -> list[str]:
     return [f"not judged at {', '.join(counts)} clients: {note}." for note, counts in where.items()]
 
 
-def _lowest(values: list[float]) -> int | None:
-    """Index of the smallest non-NaN value (the first one on ties), or None."""
-    finite = [(v, i) for i, v in enumerate(values) if not math.isnan(v)]
-    return min(finite)[1] if finite else None
-
-
 def _marked(text: str, markable: bool, best: bool, accent: str) -> str | Text:
     """``text ★`` in bold for the best cell of a marked column; others padded to keep digits aligned."""
     if not markable:
@@ -115,15 +103,8 @@ def strategy_values(result: SweepResult, k: int) -> list[dict[str, float | Recov
     (counts and goodput are means over repetitions, latencies pooled; recovery as ``recovery``)."""
     return [{**{col: result.open_mean(attr, s, k) for col, attr in COUNT_COLUMNS},
              **result.latency(s, k), "goodput": result.open_mean("goodput", s, k),
-             "recovery": result.recovery(s, k), "retried": retried(result, s, k)}
+             "recovery": result.recovery(s, k)}
             for s in range(len(result.spec.labels))]
-
-
-def retried(result: SweepResult, s: int, k: int) -> bool:
-    """Whether strategy ``s`` made any retry at client-count index ``k`` (amplification above 1
-    in some repetition)."""
-    amplification = result.amplification[s, k]
-    return bool(np.any(amplification[~np.isnan(amplification)] > 1.0))
 
 
 def silent_columns(sections: list[list[dict[str, float | None]]]) -> list[str]:
@@ -132,43 +113,6 @@ def silent_columns(sections: list[list[dict[str, float | None]]]) -> list[str]:
             if all(row[col] == 0 for section in sections for row in section)]
 
 
-def served_enough(section: list[dict[str, float | None]]) -> list[bool]:
-    """Per row: did the strategy serve at least ``SERVED_SHARE`` of the most any strategy served?
-
-    Latency percentiles cover successful requests only: a strategy that leaves most clients
-    unserved has fast percentiles over the few it served (and sends few requests if its clients
-    give up), which says nothing about serving everyone. Rows with nothing to compare pass.
-    """
-    most = max((row["successes"] for row in section if not math.isnan(row["successes"])), default=0)
-    return [not most > 0 or row["successes"] >= SERVED_SHARE * most for row in section]
-
-
-def best_rows(section: list[dict[str, float | None]]) -> dict[str, int | None]:
-    """The row with the fewest requests and the one with the lowest p50 (★), among strategies
-    that served about as many as the best served (``served_enough``).
-
-    A strategy that did not recover in every repetition is no one's best, however few requests it
-    got through (unless none did).
-    """
-    failed = [row["recovery"] is not None and not row["recovery"].all_recovered for row in section]
-    eligible = [not f for f in failed] if not all(failed) else [True] * len(section)
-    eligible = [ok and served for ok, served in zip(eligible, served_enough(section))]
-    # Fewest requests is no achievement for a strategy that never retried (one attempt a call is
-    # what it is): the ★ goes to the fewest among those that did, unless none did.
-    retrying = [ok and row.get("retried", True) for row, ok in zip(section, eligible)]
-    by_requests = retrying if any(retrying) else eligible
-    return {"requests": _lowest([row["requests"] if ok else math.nan for row, ok in zip(section, by_requests)]),
-            "p50": _lowest([row["p50"] if ok else math.nan for row, ok in zip(section, eligible)])}
-
-
-def unstarred_no_retry(section: list[dict[str, float | None]], best: dict[str, int | None]) -> bool:
-    """Whether a strategy that never retried sent fewer requests than the ★ for requests (the
-    caption then says why it has none)."""
-    star = best.get("requests")
-    if star is None:
-        return False
-    fewest = section[star]["requests"]
-    return any(not row.get("retried", True) and row["requests"] < fewest for row in section)
 
 
 def column_header(col: str, time_unit: str) -> str:
@@ -213,13 +157,11 @@ def latency_table(result: SweepResult, palette: Palette | None = None,
         else:
             table.add_column(column_header(col, rate_unit), justify="right", no_wrap=True)
 
-    no_retry_note = False
     for k, n in enumerate(spec.clients):
         if k:
             table.add_section()
         section = sections[k]
         best = best_rows(section)
-        no_retry_note = no_retry_note or unstarred_no_retry(section, best)
         for s, row in enumerate(section):
             cells: list[str | Text] = [str(n) if s == 0 else "", spec.labels[s]]
             for col in columns:
@@ -231,10 +173,7 @@ def latency_table(result: SweepResult, palette: Palette | None = None,
                                          best.get(col) == s, accent))
             table.add_row(*cells)
 
-    notes = [f"{BEST} fewest requests and lowest p50 at each client count, among strategies that "
-             f"served at least {SERVED_SHARE:.0%} as many as the best served"
-             + (" (fewest requests: among those that retried; one attempt a call is no result for a "
-                "strategy that never retries)" if no_retry_note else "") + ". Counts are means over "
+    notes = [f"{star_rule(has_outage)}. Counts are means over "
              f"repetitions (unfinished: clients still waiting at the horizon); latency (first attempt "
              f"to success, successful requests only; mean: their mean) is pooled over them; goodput is successes "
              f"{per_unit(rate_unit)}."]
@@ -242,8 +181,8 @@ def latency_table(result: SweepResult, palette: Palette | None = None,
         notes.append(f"recovery: repetitions whose goodput came back to at least 85% of its "
                      f"pre-outage level, above 80% beyond noise, and median latency to within 2x, "
                      f"to the horizon; median time from the outage's end (range); {NEVER_MARK}: "
-                     f"none did, short of 90% beyond noise (the {BEST} goes to strategies that "
-                     f"recovered every time); undecided, —: too noisy to tell 80% from 90%.")
+                     f"none did, short of 90% beyond noise; undecided, —: too noisy to tell 80% "
+                     f"from 90%.")
         notes += unjudged_notes(result)
     if silent:
         notes.append(f"zero in every run, not shown: {', '.join(silent)}.")

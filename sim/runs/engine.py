@@ -29,12 +29,12 @@ from heapq import heappop, heappush
 import numpy as np
 
 from sim import collector
-from sim.analysis.metrics import RunMetrics
+from sim.analysis.metrics import RunMetrics, cost
 from sim.analysis.open_metrics import OpenRunMetrics, recovery_verdict
 from sim.bounds import MAX_TIME
 from sim.core import events as ev
 from sim.core.events import NO_EVENT
-from sim.core.history import History
+from sim.core.history import NO_CALL, History
 from sim.runs import fast
 from sim.runs.tiers import RunTiers, TierLayout
 from sim.models.tiers import stopping_both
@@ -293,7 +293,7 @@ def _metrics(spec: SimulationSpec, wiring: Wiring, side: Clients, duration: floa
     series = wiring.series
     end = duration if series is None else float(spec.horizon)
     work = side.work
-    common = dict(work=work, duration=duration, cost=spec.work_to_duration * work + duration,
+    common = dict(work=work, duration=duration, cost=cost(work, duration, spec.work_to_duration),
                   gave_up=side.gave_up, events=events, retries_denied=side.retries_denied,
                   breaker_open_time=side.breaker_open_time(end), calls_refused=side.calls_refused,
                   calls=side.calls)
@@ -374,6 +374,7 @@ class _Drained:
 
     heap: tuple = ()
     near: tuple = ()
+    call = (-1,)  # ``Wiring.call``: no event is left to carry one
 
 
 _DRAINED = _Drained()
@@ -430,7 +431,9 @@ class Run:
             packed = handler(t, c, a)
             self.time = t
             if packed != NO_EVENT:
-                history.append(t, c, packed)
+                cell = wiring.call
+                history.append(t, c, packed, cell[0])
+                cell[0] = NO_CALL
                 code, detail = ev.unpack(packed)
                 return t, c, code, detail
         return None
@@ -441,6 +444,7 @@ class Run:
             return self
         wiring = self._wiring
         times, clients, packed = self.history.times, self.history.clients, self.history.packed
+        calls, cell = self.history.calls, wiring.call
         t = self.time
         guard = self._guard
         queue = _due_first(wiring)
@@ -468,6 +472,8 @@ class Run:
                     packed.append(p)
                     times.append(t)
                     clients.append(c)
+                    calls.append(cell[0])  # the event's call, set by a client's handler
+                    cell[0] = -1
         guard.final(t)
         self.time = t
         return self

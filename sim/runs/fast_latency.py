@@ -15,7 +15,7 @@ from sim.core.streams import PURPOSE_JITTER, PURPOSE_NETWORK, PURPOSE_WORKLOAD, 
 from sim.kernels import delays, heap
 from sim.kernels import latency_closed as k
 from sim.kernels.blocks import ClientBlocks
-from sim.models.clients import LATENCY_SAMPLE
+from sim.core import latency_sample
 from sim.models.servers import LatencyServer
 from sim.models.outage import AcceptQueue
 from sim.models.strategies import NormalJitterExpo, Strategy, ThinkTimeExpo
@@ -72,7 +72,7 @@ class LatencyClosedRun(ArrayRun):
         cfg_i[k.C_JITTER_DRAWS] = draws
         cfg_i[k.C_LAST_BUCKET] = buckets - 1
         cfg_i[k.C_RECORD] = record
-        cfg_i[k.C_LATENCY_SAMPLE] = LATENCY_SAMPLE
+        cfg_i[k.C_LATENCY_SAMPLE] = latency_sample.LATENCY_SAMPLE  # the one rule's
         cfg_i[k.C_DROP_ABANDONED] = spec.abandoned == "drop"
         surge = workload.surge
         cfg_i[k.C_HAS_SURGE] = surge is not None
@@ -118,6 +118,7 @@ class LatencyClosedRun(ArrayRun):
         self.first = np.zeros(n, dtype=np.float64)
         self.bo = np.zeros(n, dtype=np.float64)
         self.attempts = np.zeros(n, dtype=np.int64)
+        self.call_of = np.full(n, -1, dtype=np.int64)  # each client's current call id
         self.series = np.zeros((len(SERIES_NAMES), buckets + 1), dtype=np.int64)
         self._make_outputs(record)
         self._no_jitter = (np.zeros((n, 0), dtype=np.float64), np.zeros(n, dtype=np.int64))
@@ -179,7 +180,7 @@ class LatencyClosedRun(ArrayRun):
                 self.attempts, self.series, self.lat_v, self.lat_c, self.lat_t, self.net.values,
                 self.net.pos, jitter_values, jitter_pos, self.gaps.values, self.gaps.pos, self.rec_t,
                 self.rec_c, self.rec_p, self.b_buf, self.b_state, self.remaining, self.last_think,
-                self.syn_gaps)
+                self.syn_gaps, self.call_of, self.rec_k)
 
     def _refill(self) -> None:
         for blocks, need in ((self.net, 1), (self.gaps, 1), (self.jitter, self.jitter_draws)):

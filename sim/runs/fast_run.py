@@ -20,7 +20,7 @@ from sim.kernels import delays, heap
 from sim.kernels import pool_open as k
 from sim.kernels.jit import plain
 from sim.kernels.blocks import ClientBlocks, SerialBlocks
-from sim.models.clients import LATENCY_SAMPLE
+from sim.core import latency_sample
 from sim.models.incidents import NORMAL, Incident, kept_slots
 from sim.models.service_times import service_draw
 from sim.models.pool import PoolServer
@@ -100,6 +100,7 @@ class KernelWiring:
     """What ``engine._metrics`` and ``Run`` read of a run's wiring, once the kernel is done."""
 
     tiers = None
+    call = (-1,)  # ``Wiring.call``: the kernel's events carry their calls already (``ArrayRun.history``)
 
     def __init__(self, series: Series, gate: GateCounts | None) -> None:
         self.series = series
@@ -123,6 +124,7 @@ class ArrayRun:
     rec_t: np.ndarray
     rec_c: np.ndarray
     rec_p: np.ndarray
+    rec_k: np.ndarray
     kernel: Callable[..., int]
     cfg_i: np.ndarray
     lat_v: np.ndarray
@@ -151,6 +153,7 @@ class ArrayRun:
         self.rec_t = np.zeros(size, dtype=np.float64)
         self.rec_c = np.zeros(size, dtype=np.int64)
         self.rec_p = np.zeros(size, dtype=np.int64)
+        self.rec_k = np.zeros(size, dtype=np.int64)  # each event's call (``History.calls``)
 
     def _push_first(self, stops: Sequence[Outage], starts: Sequence[float], horizon: float,
                     after_gate: Sequence[tuple[float, int, int, int]] = ()) -> None:
@@ -187,6 +190,7 @@ class ArrayRun:
             self.lat_v, self.lat_c, self.lat_t = grown(self.lat_v), grown(self.lat_c), grown(self.lat_t)
         if self.cfg_i[codes.C_RECORD] and st[codes.I_RECORDED] + 2 > self.rec_t.shape[0]:
             self.rec_t, self.rec_c, self.rec_p = grown(self.rec_t), grown(self.rec_c), grown(self.rec_p)
+            self.rec_k = grown(self.rec_k)
 
     def drive(self, guard, stall_events: int) -> None:
         """Run the kernel to the end, giving it room (``_grow``), draws (``_refill``) and the
@@ -229,6 +233,7 @@ class ArrayRun:
         history.times = self.rec_t[:n].tolist()
         history.clients = self.rec_c[:n].tolist()
         history.packed = self.rec_p[:n].tolist()
+        history.calls = self.rec_k[:n].tolist()
         return history
 
 
@@ -272,7 +277,7 @@ class PoolOpenRun(ArrayRun):
         cfg_i[k.C_JITTER] = code in JITTERED
         cfg_i[k.C_LAST_BUCKET] = buckets - 1
         cfg_i[k.C_RECORD] = record
-        cfg_i[k.C_LATENCY_SAMPLE] = LATENCY_SAMPLE
+        cfg_i[k.C_LATENCY_SAMPLE] = latency_sample.LATENCY_SAMPLE  # the one rule's
         cfg_i[k.C_DROP_ABANDONED] = spec.abandoned == "drop"
         cfg_i[k.C_MAX_ATTEMPTS] = strategy.max_attempts or 0
         cfg_i[k.C_HAS_MAX_ELAPSED] = strategy.max_elapsed is not None
@@ -305,6 +310,7 @@ class PoolOpenRun(ArrayRun):
         self.first = np.zeros(START, dtype=np.float64)
         self.bo = np.zeros(START, dtype=np.float64)
         self.free = np.zeros(START, dtype=np.int64)
+        self.calls = np.zeros(START, dtype=np.int64)  # each slot's call id
         self.attempts = np.zeros(n, dtype=np.int64)
         self.series = np.zeros((len(self.series_spec.names), buckets + 1), dtype=np.int64)
         self._make_outputs(record)
@@ -350,7 +356,8 @@ class PoolOpenRun(ArrayRun):
                 self.jitter.values if self.jitter is not None else self.net.values,
                 self.jitter.pos if self.jitter is not None else self.net.pos,
                 self.gaps.values, self.gaps.pos, self.service.values, self.rec_t, self.rec_c, self.rec_p,
-                self.outages, self.held, self.incidents_kind, self.incidents_level, self.errors.values)
+                self.outages, self.held, self.incidents_kind, self.incidents_level, self.errors.values,
+                self.calls, self.rec_k)
 
     def _refill(self) -> None:
         for blocks in (self.net, self.jitter, self.gaps):
@@ -370,8 +377,8 @@ class PoolOpenRun(ArrayRun):
         if st[k.I_TOKEN] + 2 > self.waiting.shape[0]:
             self.waiting = grown(self.waiting, -1)
         if st[k.I_SLOTS] + 2 > self.tries.shape[0]:
-            self.tries, self.first, self.bo, self.free = (
-                grown(self.tries), grown(self.first), grown(self.bo), grown(self.free))
+            self.tries, self.first, self.bo, self.free, self.calls = (
+                grown(self.tries), grown(self.first), grown(self.bo), grown(self.free), grown(self.calls))
         if st[k.I_HELD] + 2 > self.held.shape[0]:
             self.held = grown(self.held)
         if st[heap.I_HEAP] + st[k.I_QUEUED] + st[k.I_HELD] + 4 > self.hf.shape[0]:

@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
+from sim.core.latency_sample import LATENCY_SAMPLE
 from sim.errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -52,7 +53,6 @@ BYTES_PER_LATENCY_STORED = 16     # a kept latency and its client, float64 + int
 # An event of a recorded history: 84 B in the History, 115 B while its CSV text is built
 # (measured on a 1.9M-event run), and the arrays the tables and plots make of it.
 BYTES_PER_RECORDED_EVENT = 300
-LATENCY_SAMPLE = 1 << 20          # as sim.models.clients.LATENCY_SAMPLE
 
 # Parameters that set the size of a run's steps (the creep check's scale). Caps, timeouts,
 # horizons and outages are bounds, often set huge as "none": they do not count.

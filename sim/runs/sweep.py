@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from sim.analysis.metrics import RunMetrics
+from sim.analysis.metrics import RunMetrics, cost as run_cost
 from sim.analysis.open_metrics import OpenRunMetrics, latency_summary
 from sim.analysis.recovery import UNDECIDED, RecoverySummary, summary_note
 from sim.analysis.stats import Estimate, estimate
@@ -66,7 +66,7 @@ class SweepResult:
 
     @property
     def cost(self) -> np.ndarray:
-        return self.spec.work_to_duration * self.work + self.duration
+        return run_cost(self.work, self.duration, self.spec.work_to_duration)
 
     @property
     def total_events(self) -> int:

@@ -113,6 +113,8 @@ class ComparePane(Vertical):
             text += " · recording…"
         else:
             text += f" · {summary_line(summary)}" + (" · ended" if ended else "")
+            if summary.latency_note:  # an older events file: latencies paired by client
+                text += " · latencies paired by client (the file has no call column)"
         self.border_title = text.replace("[", r"\[")
 
 

@@ -17,7 +17,7 @@ from sim.runs.sweep import SweepResult
 from sim.core.history import History
 from sim.export import spec_output_paths, stale_names, write_simulation
 from sim.export.atomic import atomic_write_text, ensure_output_dir
-from sim.export.csv_files import write_history_csv
+from sim.export.csv_files import run_clock, write_history_csv
 from sim.report.html import run_report, write_report
 from sim.runs.tiers import TierLayout
 from sim.export.names import safe_title
@@ -85,7 +85,8 @@ def export_view(out_dir: Path, selection: Selection, history: History,
 
         s = selection
         done(write_history_csv(output.staging / run_name, s.simulation, s.strategy, s.clients,
-                               s.repetition, history, layout))
+                               s.repetition, history, layout,
+                               run_clock(result.spec) if result is not None else None))
         stale: list[str] = []
         if result is not None:
             files = write_simulation(result, output.staging, palette=palette, stem=stem,

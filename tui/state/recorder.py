@@ -39,7 +39,8 @@ def record_run_data(spec: SimulationSpec, label: str, clients: int, repetition: 
                                 np.asarray(history.packed, dtype=np.int64), clients,
                                 run.open_metrics, time_unit=spec.time_unit,
                                 scopes=scopes_of(spec.strategy(label).policies),
-                                capacity=pool_capacity(spec), layout=run.layout)
+                                capacity=pool_capacity(spec), layout=run.layout,
+                                calls=history.call_column())
     if geometry is not None:
         cached_grid(data.top, *geometry)  # the timeline bins the clients' part
     return data

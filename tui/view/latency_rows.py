@@ -2,8 +2,9 @@
 columns, each strategy's cells as text with its marks, and the caption.
 
 The numbers and marks are ``sim.report.latency``'s (the CLI's latency table): counts are means over
-repetitions, latencies pooled over them, ★ marks the fewest requests and the lowest p50 among
-strategies that recovered every time and served about as many as the best served; recovery
+repetitions, latencies pooled over them, ★ follows ``sim.analysis.best``'s one rule, which the
+caption quotes (fewest requests and lowest p50 among strategies that served about as many as
+the best served and recovered every time); recovery
 reads ``3/3 · 1,600 ms`` (repetitions recovered, median time in the simulation's time unit),
 ``1/3 recovered`` or ``✗ never (0/3)`` (glyph and text, not colour alone), or ``—`` when no
 repetition could be told (the caption says why: a baseline too noisy to tell 80% from 90%).
@@ -14,18 +15,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from sim.analysis.best import BEST, MARKED, best_rows, star_rule
 from sim.analysis.load import offered_load
-from sim.analysis.recovery import RecoverySummary
-from sim.report.latency import (
-    BEST,
-    NARROW_DROP_ORDER,
-    NEVER_MARK,
-    SERVED_SHARE,
-    best_rows,
-    format_value,
-    silent_columns,
-    strategy_values,
-)
+from sim.analysis.recovery import NEVER_GLYPH, RecoverySummary
+from sim.report.latency import NARROW_DROP_ORDER, format_value, silent_columns, strategy_values
 from sim.runs.sweep import SweepResult
 from sim.units import DEFAULT_TIME_UNIT, goodput_unit
 
@@ -33,7 +26,6 @@ from .plural import count
 from .policy_columns import POLICY_KEYS
 from .success_cells import SUCCESS_HEADER, success_cell
 
-NEVER_GLYPH = NEVER_MARK.split()[0]  # ✗
 # (column key, header)
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("strategy", "Strategy"), ("requests", "Requests"), ("successes", "Successes"),
@@ -42,7 +34,6 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("goodput", "Goodput"), ("success", SUCCESS_HEADER), ("recovery", "Recovery"),
 )
 HEADERS = dict(COLUMNS)
-MARKED = ("requests", "p50")
 # The optional columns, most wanted first: the CLI's drop order reversed; a simulation's policy
 # columns give way first.
 COLUMN_PRIORITY: tuple[str, ...] = (*reversed(NARROW_DROP_ORDER), "success", *POLICY_KEYS)
@@ -73,12 +64,7 @@ def format_recovery(summary: RecoverySummary | None, time_unit: str = DEFAULT_TI
     ``, 2 undecided`` after it when some repetitions were too noisy to tell."""
     if summary is None:
         return "—"
-    if summary.never:
-        return f"{NEVER_GLYPH} {summary.text()}"
-    if not summary.all_recovered:
-        return summary.text()
-    undecided = f", {summary.undecided} undecided" if summary.undecided else ""
-    return f"{summary.recovered}/{summary.runs} · {format_time(summary.median, time_unit)}{undecided}"
+    return summary.text(lambda v: format_time(v, time_unit), compact=True, glyph=True)
 
 
 def goodput_rate(result: SweepResult) -> tuple[float, str]:
@@ -144,8 +130,7 @@ def latency_caption(result: SweepResult, clients_index: int, rows: list[LatencyR
     notes = [f"{count(spec.clients[clients_index], 'client')} · "
              + (f"{load} · " if load else "") +
              f"{count(spec.repeat, 'run')} each · "
-             f"latency in {spec.time_unit} · {BEST} fewest requests, lowest p50 "
-             f"(≥ {SERVED_SHARE:.0%} served)"]
+             f"latency in {spec.time_unit} · {star_rule(bool(spec.disruptions))}"]
     if any(row.never_recovered for row in rows):
         notes.append(f"{NEVER_GLYPH} never recovered")
     reasons = dict.fromkeys(row.recovery_note for row in rows if row.recovery_note)

@@ -16,6 +16,7 @@ from functools import cached_property
 
 import numpy as np
 
+from sim.analysis.calls import derived_calls, overlapping
 from sim.analysis.client_trace import ClientTrace
 from sim.analysis.open_metrics import OpenRunMetrics
 from sim.analysis.policy_state import PolicyState, Scopes, policy_kinds
@@ -122,6 +123,11 @@ class RunData:
     # A tiered run's parts (``tier_rows``): the arrays above hold every tier's events, the
     # derived views (requests, series, pool, outages) the clients' part's; None without tiers.
     tiers: TierParts | None = None
+    # int64, each event's call id (``History.calls``; -1: none): what pairs a success with its
+    # call's start. Derived from the clients' latest call starts for an older events file that
+    # has none (``calls_derived``; ``sim.analysis.calls``).
+    calls: np.ndarray | None = None
+    calls_derived: bool = False
 
     @classmethod
     def from_history(cls, history: History, n_clients: int | None = None,
@@ -133,37 +139,44 @@ class RunData:
         return cls.from_columns(np.asarray(history.times, dtype=np.float64),
                                 np.asarray(history.clients, dtype=np.int32),
                                 np.asarray(history.packed, dtype=np.int64), n_clients,
-                                open_metrics, history, time_unit, scopes, capacity, layout)
+                                open_metrics, history, time_unit, scopes, capacity, layout,
+                                history.call_column(), history.clock)
 
     @classmethod
     def from_columns(cls, times: np.ndarray, clients: np.ndarray, packed: np.ndarray,
                      n_clients: int | None = None, open_metrics: OpenRunMetrics | None = None,
                      history: History | None = None, time_unit: str = DEFAULT_TIME_UNIT,
                      scopes: Scopes = Scopes(), capacity: PoolCapacity | None = None,
-                     layout: TierLayout | None = None) -> RunData:
+                     layout: TierLayout | None = None, calls: np.ndarray | None = None,
+                     clock: tuple[float, float] | None = None) -> RunData:
         """Derive every view's arrays; ``n_clients`` defaults to the highest client id + 1.
 
         ``open_metrics`` (a simulated overload run's) gives the exact time series; without them
         an overload run's series are counted back from its events (a replay). ``capacity``: a
         worker pool's size over time (the spec's; an events file does not record it).
-        ``layout``: a tiered run's numbering; its tiers' events are kept (``tiers``).
+        ``layout``: a tiered run's numbering; its tiers' events are kept (``tiers``). ``calls``:
+        each event's call id (None: derived, an older file's). ``clock``: the run's (horizon,
+        bucket width) where its file says them, so a replay counts the run's own buckets.
         """
         if layout is not None and n_clients is not None and layout.starts:
             return cls._tiered(times, clients, packed, n_clients, open_metrics, history,
-                               time_unit, scopes, capacity, layout)
+                               time_unit, scopes, capacity, layout, calls, clock)
         if n_clients is not None and len(clients) and int(clients.max()) >= n_clients:
             # A tiered run: its lower tiers' events carry their callers' ids after the clients'
             # (sim.runs.tiers.TierLayout). The views show the clients and the server they call.
             keep = clients < n_clients
             times, clients, packed = times[keep], clients[keep], packed[keep]
+            calls = None if calls is None else calls[keep]
             history = None
         codes = unpack_codes(packed).astype(np.int8)
         details = unpack_details(packed)
+        calls_derived = calls is None
+        calls = derived_calls(clients, codes, details) if calls is None else np.asarray(calls, dtype=np.int64)
         if n_clients is None:
             n_clients = int(clients.max()) + 1 if len(clients) else 1
         ranks = CODE_RANK[codes]
         server_mask = IS_SERVER_CODE[codes]
-        for array in (times, clients, codes, details, ranks, server_mask):
+        for array in (times, clients, codes, details, ranks, server_mask, calls):
             array.flags.writeable = False
         n_clients = max(1, n_clients)
         requests = RequestPoints.from_columns(times, clients, codes, n_clients)
@@ -174,22 +187,26 @@ class RunData:
             series = RunSeries.from_metrics(open_metrics, outages, tuple((s, e) for s, e, _ in incidents),
                                             (times, codes, details))
         elif recorded_caps(codes).keeps_series:
-            series = RunSeries.from_events(times, clients, codes, details)
+            horizon, width = clock if clock is not None else (None, None)
+            series = RunSeries.from_events(times, clients, codes, details, calls=calls,
+                                           horizon=horizon, width=width)
         pool = PoolState(times, codes, details, capacity) if records_pool(codes, details) else None
         return cls(times, clients, codes, details, n_clients, ranks, server_mask, requests,
                    outages, series, history, time_unit, scopes=scopes, incidents=incidents,
-                   pool=pool)
+                   pool=pool, calls=calls, calls_derived=calls_derived)
 
     @classmethod
     def _tiered(cls, times: np.ndarray, clients: np.ndarray, packed: np.ndarray, n_clients: int,
                 open_metrics: OpenRunMetrics | None, history: History | None, time_unit: str,
-                scopes: Scopes, capacity: PoolCapacity | None, layout: TierLayout) -> RunData:
+                scopes: Scopes, capacity: PoolCapacity | None, layout: TierLayout,
+                calls: np.ndarray | None = None, clock: tuple[float, float] | None = None) -> RunData:
         """A tiered run: every event kept, the clients' part and each lower tier's split off
         (``tier_rows``); the derived views are the clients' part's."""
         tier = layout.tiers_of(clients)
         top_index = np.flatnonzero(tier == 1)
         top = cls.from_columns(times[top_index], clients[top_index], packed[top_index], n_clients,
-                               open_metrics, None, time_unit, scopes, capacity)
+                               open_metrics, None, time_unit, scopes, capacity,
+                               calls=None if calls is None else calls[top_index], clock=clock)
         codes_all = unpack_codes(packed)
         groups = []
         for number in range(2, len(layout.starts) + 2):
@@ -213,9 +230,14 @@ class RunData:
         below = tuple(w for g in groups for w in (*g.run.outages, *((s, e) for s, e, _ in g.run.incidents)))
         if series is not None and below:
             series = replace(series, incidents=tuple(sorted(series.incidents + below)))
+        all_calls = (np.full(times.shape, -1, dtype=np.int64) if calls is None
+                     else np.array(calls, dtype=np.int64))
+        all_calls[top_index] = top.calls
+        all_calls.flags.writeable = False
         return cls(times, clients, codes, details, n_clients, ranks, server_mask, top.requests,
                    top.outages, series, history, time_unit, scopes=scopes,
-                   incidents=top.incidents, pool=top.pool, tiers=parts)
+                   incidents=top.incidents, pool=top.pool, tiers=parts, calls=all_calls,
+                   calls_derived=top.calls_derived)
 
     @property
     def top(self) -> RunData:
@@ -240,7 +262,8 @@ class RunData:
         """The run as a ``History`` (the one converted, or rebuilt from the columns)."""
         if self.source_history is not None:
             return self.source_history
-        return History.from_columns(self.times, self.clients, self.codes, self.details)
+        return History.from_columns(self.times, self.clients, self.codes, self.details,
+                                    None if self.calls_derived else self.calls)
 
     def summary(self, caps: Capabilities) -> RunSummary:
         """The run's totals for a server kind offering ``caps`` (``sim.analysis.replay``)."""
@@ -249,7 +272,8 @@ class RunData:
         recovery = self.series.recovery_time if self.series is not None else None
         note = self.series.recovery_note if self.series is not None else ""
         return summarize(self.times, self.clients, self.codes, self.details, caps,
-                         recovery=recovery, time_unit=self.time_unit, recovery_note=note)
+                         recovery=recovery, time_unit=self.time_unit, recovery_note=note,
+                         calls=self.calls, calls_derived=self.calls_derived)
 
     def policy_state(self) -> PolicyState:
         """A fresh reader of the run's policy state (each view keeps its own cursor in it); the
@@ -264,6 +288,13 @@ class RunData:
         if self.tiers is not None:
             return self.tiers.top.policy_kinds
         return policy_kinds(self.codes, self.details)
+
+    @cached_property
+    def shows_calls(self) -> bool:
+        """Whether the log shows each event's call: its ids are recorded (not derived) and some
+        client has several calls in flight, where the client alone does not say which call an
+        event belongs to."""
+        return not self.calls_derived and overlapping(self.clients, self.codes, self.details, self.calls)
 
     @cached_property
     def codes_present(self) -> frozenset[int]:

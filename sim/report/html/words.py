@@ -2,7 +2,7 @@
 
 Every number here is read from what the terminal tables and the CSVs print (``sim.analysis``
 through ``SweepResult``: recovery summaries, latency percentiles, means, the cost comparison,
-and ``sim.report.latency``'s choice of the ★ rows); nothing is computed a second way.
+and ``sim.analysis.best``'s choice of the ★ rows); nothing is computed a second way.
 """
 
 from __future__ import annotations
@@ -74,8 +74,9 @@ def run_verdict(result: SweepResult) -> str:
     where = f"{spec.title}, {spec.max_clients:,} clients"
     if not spec.caps.keeps_series:
         return f"{where}: {_cost_verdict(result, k)}"
-    from sim.report.latency import (best_rows, format_value, goodput_unit, recovery_number,
-                                    strategy_values)
+    from sim.analysis.best import best_rows
+    from sim.report.latency import format_value, recovery_number, strategy_values
+    from sim.units import goodput_unit
 
     unit = spec.time_unit
     rows = strategy_values(result, k)

@@ -43,14 +43,19 @@ WHOLE_SERVER = "—"
 
 
 TIER_WIDTH = 5  # "  t2 ": a tiered run's rows say which tier (1: the clients and their server)
+# A run whose clients have several calls in flight (open arrivals) shows each client event's
+# call id after the client (``RunData.shows_calls``): which call a success ends.
+CALL_WIDTH = 7
 
 
-def header(time_unit: str = "ms", tiered: bool = False) -> str:
+def header(time_unit: str = "ms", tiered: bool = False, calls: bool = False) -> str:
     """The log's column titles, the time column's in the run's unit (``time ms``, ``time tick``);
-    a tiered run's have a tier column after the client's."""
+    a run's whose calls overlap have a call column after the client's, a tiered run's a tier
+    column."""
     time = f"time {time_unit}"[:TIME_WIDTH]
+    call = f" {'call':>{CALL_WIDTH}}" if calls else ""
     tier = f"{'tier':>{TIER_WIDTH}}" if tiered else ""
-    return f"{time:>{TIME_WIDTH}} {'client':>{CLIENT_WIDTH}}{tier}   {'event':<{NAME_WIDTH}} detail"
+    return f"{time:>{TIME_WIDTH}} {'client':>{CLIENT_WIDTH}}{call}{tier}   {'event':<{NAME_WIDTH}} detail"
 
 
 HEADER = header()
@@ -441,6 +446,9 @@ class EventLog(ScrollView, can_focus=True):
             Segment(time_text, dim),
             Segment(f"{client if client >= 0 else WHOLE_SERVER:>{CLIENT_WIDTH}} ", base),
         ]
+        if self._data.shows_calls:
+            call = int(self._data.calls[index])
+            segments.append(Segment(f"{call if call >= 0 else '':>{CALL_WIDTH}} ", dim))
         if self._data.tiers is not None:
             segments.append(Segment(f"{f't{self._data.tier_at(index)}':>{TIER_WIDTH - 1}} ", dim))
         segments.append(Segment(f" {CODE_GLYPHS[code]} ", colour))

@@ -82,7 +82,8 @@ class LogPane(Vertical):
         # the time column's title names the run's unit (time ms, time tick)
         self.query_one("#log-header", Static).update(
             header(data.time_unit if data is not None else DEFAULT_TIME_UNIT,
-                   data is not None and data.tiers is not None))
+                   data is not None and data.tiers is not None,
+                   data is not None and data.shows_calls))
         self.update_title()
 
     def set_cursor(self, cursor: int) -> None:
