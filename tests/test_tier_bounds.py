@@ -18,8 +18,8 @@ from sim.export.csv_files import END_MARKER, TIERED_EVENTS_HEADER, read_events_c
 
 def events_file(tmp_path: Path, tier: int) -> Path:
     rows = [",".join(TIERED_EVENTS_HEADER),
-            "T,s,2,0,0,0,client_requests_write,attempt=1,1",
-            f"T,s,2,0,1,2,client_requests_write,attempt=1,{tier}",
+            "T,s,2,0,0,0,client_requests_write,attempt=1,0,1",
+            f"T,s,2,0,1,2,client_requests_write,attempt=1,1,{tier}",
             END_MARKER.format(2)]
     path = tmp_path / "T_events.csv"
     path.write_text("\n".join(rows) + "\n", "utf-8")
