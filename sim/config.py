@@ -11,12 +11,13 @@ import difflib
 import sys
 import typing
 from collections.abc import Callable
-from dataclasses import MISSING, fields, is_dataclass
+from dataclasses import MISSING, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
 from sim.bounds import MAX_INTEGER, MAX_SEED, MAX_TIME, MIN_SPAN
 from sim.errors import ConfigError, ParamError
+from sim.fleet_config import parse_fleet, parse_host_incidents, split_incidents
 from sim.inputs import InputFileError, read_limited
 from sim.models import CONTROLS, STRATEGIES, WORKLOADS
 from sim.models.clients import workload_problem
@@ -44,7 +45,7 @@ _SIMULATION_KEYS = {
     "title", "max_clients", "clients", "repeat", "network_mu", "network_sigma", "incidents",
     "work_to_duration", "control", "strategies", "seed",
     "workload", "horizon", "timeout", "outages", "bucket", "backlog", "time_unit", "policies",
-    "backlog_overflow", "abandoned", "tiers",
+    "backlog_overflow", "abandoned", "tiers", "fleet",
 }
 _WORKLOAD_KEYS: dict[str, str] = {}  # key -> the first workload that takes it
 for _name, _cls in WORKLOADS.items():
@@ -378,7 +379,9 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
              for key in ("horizon", "timeout", "bucket") if key in block}
     horizon, timeout, bucket = (spans.get(key) for key in ("horizon", "timeout", "bucket"))
     outages = _parse_outages(check, block.get("outages"), horizon)
-    incidents = _parse_incidents(check, block.get("incidents"), horizon, outages, control)
+    whole_incidents, host_incidents = split_incidents(block.get("incidents"))
+    incidents = _parse_incidents(check, whole_incidents, horizon, outages, control)
+    fleet = _parse_fleet(check, block, control, horizon, host_incidents, time_unit or default_time_unit)
     backlog = check.attempt(check.integer, block, "backlog", minimum=0) if "backlog" in block else None
     if "backlog" in block and not block.get("outages") and not any(i.is_outage for i in incidents):
         check.report("backlog", "bounds the requests held during an outage, but there are no outages",
@@ -400,8 +403,25 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
                           horizon=horizon, timeout=timeout, outages=outages, bucket=bucket,
                           backlog=backlog, backlog_overflow=overflow, abandoned=abandoned,
                           time_unit=time_unit, shared_policies=shared_policies,
-                          incidents=incidents, tiers=tiers, source=top.file,
+                          incidents=incidents, tiers=tiers, fleet=fleet, source=top.file,
                           clients_key="max_clients" if "max_clients" in block else "clients")
+
+
+def _parse_fleet(check: _Checker, block: dict[str, Any], control: Control | None, horizon: float | None,
+                 host_incidents: list[tuple[int, dict]], time_unit: str):
+    """``[simulation.fleet]`` with the per-host incidents (sim.fleet_config); None without one."""
+    fleet = parse_fleet(check, block.get("fleet"), control, seconds_per_unit(time_unit))
+    if not host_incidents:
+        return fleet
+    if fleet is None and "fleet" in block:
+        return None  # its own mistakes are reported
+    per_host = parse_host_incidents(check, host_incidents, None if fleet is None else fleet.hosts, horizon)
+    if control is not None:
+        for (position, _), incident in zip(host_incidents, per_host):
+            problem = None if incident.kind == "crash" else control.incident_problem(incident.kind)
+            if problem is not None:
+                check.report(f"incidents[{position}].{incident.kind}", problem[0], problem[1])
+    return None if fleet is None else replace(fleet, incidents=per_host)
 
 
 def _resolve_paths(config_file: str, args: dict[str, Any], keys: tuple[str, ...]) -> None:

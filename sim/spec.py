@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from sim.models.controls import Capabilities, Control
+from sim.models.fleet import FleetSpec
 from sim.models.incidents import Incident, merged_windows
 from sim.models.strategies import Strategy
 from sim.models.workloads import Burst, Outage, Workload
@@ -93,6 +94,8 @@ class SimulationSpec:
     incidents: tuple[Incident, ...] = ()
     # The tiers below the server the clients call (``[[simulation.tiers]]``): tier 2 first.
     tiers: tuple[TierSpec, ...] = ()
+    # ``[simulation.fleet]``: the server is that many copies behind a balancer (sim.models.fleet).
+    fleet: FleetSpec | None = None
     # Not part of its identity: the config file it came from and the key that gave its client
     # counts (for messages), and whether the engine stops runs far beyond their estimate.
     source: str = field(default="", compare=False)

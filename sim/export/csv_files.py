@@ -29,7 +29,7 @@ from sim.bounds import MAX_CLIENT_ID, MAX_DETAIL, MAX_INTEGER, MAX_TIME
 from sim.core import events as ev
 from sim.runs.engine import Run
 from sim.runs.tiers import TierLayout
-from sim.core.history import History
+from sim.core.history import History, unpack_hosts
 from sim.errors import UserError
 from sim.export.atomic import atomic_write_text
 from sim.inputs import InputFileError, read_limited
@@ -47,13 +47,15 @@ EVENTS_HEADER = ("simulation", "strategy", "clients", "repetition", "time", "cli
 # 1 for the clients and the server they call, k for tier k and the processes that call it, whose
 # ids follow the clients'); a simulation without tiers keeps the header above, byte for byte.
 TIERED_EVENTS_HEADER = EVENTS_HEADER + ("tier",)
+# A fleet's events name their host in a last column (empty for the clients' events).
+HOST_COLUMN = "host"
 
 
 # Outages pause and resume the whole server, and incidents start and end for all of it: the
 # engine records those events with client -1.
 NO_CLIENT = -1
 SERVER_WIDE = frozenset({ev.SERVER_PAUSES, ev.SERVER_RESUMES, ev.SERVER_INCIDENT_STARTS,
-                         ev.SERVER_INCIDENT_ENDS})
+                         ev.SERVER_INCIDENT_ENDS, ev.HOST_EJECTED, ev.HOST_RETURNS})
 
 END_MARKER = "# end: {} events"
 _END = re.compile(r"# end: (\d{1,19}) events")
@@ -164,19 +166,22 @@ def runs_csv_text(result: SweepResult) -> str:
 def events_csv_text(runs: Mapping[str, Run]) -> str:
     """Every event of each recorded run, in order, one block of rows per run."""
     layout = next((run.layout for run in runs.values()), None)
+    hosts = any(run.spec.fleet is not None for run in runs.values())
     return histories_csv_text([(run.spec.title, label, run.clients, run.repetition, run.history)
-                               for label, run in runs.items()], layout)
+                               for label, run in runs.items()], layout, hosts)
 
 
-def histories_csv_text(blocks: list[tuple[str, str, int, int, History]], layout: TierLayout | None = None) -> str:
+def histories_csv_text(blocks: list[tuple[str, str, int, int, History]], layout: TierLayout | None = None,
+                       hosts: bool = False) -> str:
     """The events file for histories given with their (simulation, strategy, clients,
     repetition): one block of rows each, in order; with a tiered run's ``layout``, each row's
-    tier in a last column.
+    tier in a column; with ``hosts`` (a fleet's runs), each row's host in a last one.
 
     Written a chunk of rows at a time, each chunk by one ``%`` format over all its rows
     (``float_texts`` for the times): the same bytes as a ``csv.writer`` row by row, ~3x faster
     (the 720,000 rows of server_outage's events file took 2.2 s on an idle core)."""
-    parts = [csv_row_text(TIERED_EVENTS_HEADER if layout is not None else EVENTS_HEADER) + "\n"]
+    header = TIERED_EVENTS_HEADER if layout is not None else EVENTS_HEADER
+    parts = [csv_row_text(header + ((HOST_COLUMN,) if hosts else ())) + "\n"]
     # A run has millions of events but few distinct (type, detail) pairs: format each pair once.
     pairs: dict[int, str] = {}
     rows = 0
@@ -193,6 +198,9 @@ def histories_csv_text(blocks: list[tuple[str, str, int, int, History]], layout:
             if layout is not None:
                 columns.append(layout.tiers_of(np.asarray(ids, dtype=np.int64)).tolist())
                 line = "%s,%d,%s,%d\n"
+            if hosts:
+                columns.append(["" if p < 0 else str(p) for p in unpack_hosts(packed).tolist()])
+                line = line[:-1] + ",%s\n"
             parts.append((prefix + line) * len(times) % tuple(chain.from_iterable(zip(*columns))))
         rows += len(h)
     parts.append(END_MARKER.format(rows) + "\n")
@@ -321,11 +329,14 @@ def read_events_csv(path: str | Path,
     tier_ids: dict[EventsKey, dict[int, tuple[int, int]]] = {}
     try:
         header = next(reader)
+        with_hosts = bool(header) and header[-1] == HOST_COLUMN
+        if with_hosts:
+            header = header[:-1]
         if tuple(header) not in (EVENTS_HEADER, TIERED_EVENTS_HEADER):
             raise fail(1, f"wrong header: expected {','.join(EVENTS_HEADER)} (and ,tier for a tiered "
                           f"simulation), got {','.join(header)}")
         tiered = len(header) == len(TIERED_EVENTS_HEADER)
-        width = len(header)
+        width = len(header) + with_hosts
         for row in reader:
             if end is not None:
                 raise fail(reader.line_num, f"text after the end marker on line {end}")
@@ -381,6 +392,11 @@ def read_events_csv(path: str | Path,
                                      f"({times[-1]!r}) in the same run")
             except ValueError as exc:
                 raise fail(reader.line_num, str(exc)) from None
+            if with_hosts and row[-1]:
+                try:
+                    packed |= ev.host_tag(_parse_int(row[-1], "host", 0, MAX_INTEGER))
+                except ValueError as exc:
+                    raise fail(reader.line_num, str(exc)) from None
             history.append(t, client, packed)
             rows += 1
     except csv.Error as exc:

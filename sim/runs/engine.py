@@ -44,6 +44,7 @@ from sim.core.streams import PURPOSE_WORKLOAD, clipped_normal, generator
 from sim.core.wiring import Wiring
 from sim.errors import UserError
 from sim.models.clients import Clients, start_clients
+from sim.models.fleet import build_fleet
 from sim.models.incidents import Incidents
 from sim.models.initial import InitialState
 from sim.models.open_clients import OpenClients
@@ -230,7 +231,7 @@ def _build(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int,
                          partial(wiring._rng, PURPOSE_WORKLOAD),
                          OpenClients if spec.workload.CONCURRENT else None, initial)
     tiers = wiring.tiers = RunTiers(spec, wiring, clients, repetition) if spec.tiers else None
-    handlers = control.build(wiring)
+    handlers = control.build(wiring) if spec.fleet is None else build_fleet(spec.fleet, control, wiring)
     receive_write = handlers.receive_write
     if incidents is not None:
         incidents.bind(wiring.incident_hooks)
