@@ -250,3 +250,92 @@ def test_a_fleet_mistake_exits_2_in_one_line(tmp_path: Path) -> None:
     assert out.returncode == 2
     assert "fleet.balancer" in one_error_line(out.stderr)
     assert not (tmp_path / "out").exists()
+
+
+# --- per-host incidents -----------------------------------------------------------------------
+
+def crash_table(fleet: dict[str, Any], hosts: Any = (0,), **kw: Any) -> dict[str, Any]:
+    """A fleet whose hosts ``hosts`` are crashed (connections refused) for the whole run."""
+    horizon = kw.pop("horizon", 3000.0)
+    crash = {"start": 0.0, "duration": horizon, "kind": "crash",
+             "hosts": list(hosts) if not isinstance(hosts, int) else hosts}
+    return fleet_table(fleet, horizon=horizon, incidents=[crash], **kw)
+
+
+def test_incidents_hit_only_the_hosts_named() -> None:
+    # An error rate of 1 on hosts [1, 3] fails every attempt sent there and none elsewhere; the
+    # count form (hosts = 2) names the first two hosts.
+    errors = {"start": 0.0, "duration": 2000.0, "error_rate": 1.0, "hosts": [1, 3]}
+    fleet = run_of(fleet_table({"hosts": 4, "balancer": "round_robin"}, horizon=2000.0, incidents=[errors]))._wiring.fleet
+    for h in range(4):
+        if h in (1, 3):
+            assert fleet.successes[h] == 0 and fleet.errors[h] == fleet.requests[h] > 0
+        else:
+            assert fleet.errors[h] == 0 and fleet.successes[h] > 0
+    spec = spec_of(fleet_table({"hosts": 4}, incidents=[{**errors, "hosts": 2}]))
+    assert spec.fleet.incidents[0].hosts == (0, 1)
+
+
+def test_a_crashed_host_refuses_at_once_and_names_itself() -> None:
+    run = run_of(crash_table({"hosts": 3, "balancer": "round_robin"}, hosts=[2], horizon=1000.0))
+    fleet, h = run._wiring.fleet, run.history
+    assert fleet.successes[2] == 0 and fleet.errors[2] == fleet.requests[2] > 0
+    codes, hosts = np.asarray(h.packed) & ev.CODE_MASK, unpack_hosts(h.packed)
+    assert set(hosts[codes == ev.SERVER_REJECTS].tolist()) == {2}
+    starts = [ev.unpack(p) for p in h.packed if p & ev.CODE_MASK == ev.SERVER_INCIDENT_STARTS]
+    assert starts == [(ev.SERVER_INCIDENT_STARTS, ev.INCIDENT_DETAILS.index("crash"))]
+
+
+def test_sinkholing_least_request_pulls_traffic_into_a_crashed_host() -> None:
+    # A host that fails at once never holds an outstanding attempt, so least_request always
+    # finds it among the least loaded. At a load of 0.9 per host the others are busy most of
+    # the time (an M/M/1 host is idle 1 − ρ of it), so whenever all are, the crashed one
+    # alone is least loaded: far more than its 1/n share (here: more than 3/n), while round
+    # robin gives it 1/n to within one request.
+    n = 10
+    load = {"clients": 900, "think": 100.0, "horizon": 1500.0}
+    sink = run_of(crash_table({"hosts": n, "balancer": "least_request"}, **load))._wiring.fleet
+    turn = run_of(crash_table({"hosts": n, "balancer": "round_robin"}, **load))._wiring.fleet
+    assert sink.requests[0] > 3 * sum(sink.requests) / n
+    assert abs(turn.requests[0] - sum(turn.requests) / n) <= 1
+
+
+# --- retries to another host (Envoy's previous_hosts predicate) -------------------------------
+
+def bad_host_success(k: int, fleet: dict[str, Any]) -> tuple[float, int]:
+    """2 hosts, random balancing, host 1 failing every attempt; calls of up to 1 + k attempts a
+    short constant backoff apart: the share of finished calls that succeeded, and their count."""
+    failing = {"start": 0.0, "duration": 6000.0, "error_rate": 1.0, "hosts": [1]}
+    strategy = {"type": "Constant", "constant": 1.0, "max_attempts": k + 1, "name": f"k{k}"}
+    run = run_of(fleet_table({"hosts": 2, "balancer": "random", **fleet}, clients=20, think=20.0,
+                             horizon=6000.0, strategy=strategy, incidents=[failing]))
+    m = run.metrics()
+    finished = m.offered - m.unfinished
+    return m.successes / finished, finished
+
+
+@pytest.mark.parametrize("k", [0, 1, 2, 3])
+def test_envoy_27317_retries_land_on_the_failing_host_again(k: int) -> None:
+    # Envoy #27317's arithmetic: each attempt lands on the failing host with probability 1/2,
+    # independently, so a call of 1 + k attempts fails with 0.5^(k+1): success 1 − 0.5^(k+1)
+    # (50%, 75%, 87.5%, 93.75%). Within 4 binomial standard deviations over the calls.
+    share, calls = bad_host_success(k, {})
+    p = 1 - 0.5 ** (k + 1)
+    assert abs(share - p) < 4 * math.sqrt(p * (1 - p) / calls)
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_retry_other_host_with_envoys_default_selection_attempts(k: int) -> None:
+    # With previous_hosts and host_selection_retry_max_attempts = 1 (the default) a retry picks
+    # at most twice; both picks land on the tried (failing) host with 0.5^2, and Envoy then
+    # keeps the last: a call fails with 0.5 · 0.25^k (k = 1: 87.5% succeed, not 100%).
+    share, calls = bad_host_success(k, {"retry_other_host": True})
+    p = 1 - 0.5 * 0.25 ** k
+    assert abs(share - p) < 4 * math.sqrt(p * (1 - p) / calls)
+
+
+def test_retry_other_host_succeeds_after_one_retry() -> None:
+    # With enough selection attempts (30: a retry stays on the failing host with 0.5^31, ~5e-10)
+    # every call succeeds by its second attempt: 100% after one retry.
+    share, calls = bad_host_success(1, {"retry_other_host": True, "host_selection_attempts": 30})
+    assert share == 1.0 and calls > 1000
