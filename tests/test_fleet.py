@@ -339,3 +339,82 @@ def test_retry_other_host_succeeds_after_one_retry() -> None:
     # every call succeeds by its second attempt: 100% after one retry.
     share, calls = bad_host_success(1, {"retry_other_host": True, "host_selection_attempts": 30})
     assert share == 1.0 and calls > 1000
+
+
+# --- outlier detection (Envoy's consecutive errors) -------------------------------------------
+
+FAST_OD = {"consecutive_errors": 5, "interval": 100.0, "base_ejection_time": 300.0,
+           "max_ejection_percent": 10.0, "max_ejection_time": 1000.0}
+
+
+def host_events(run: Run, code: int, host: int) -> list[float]:
+    h = run.history
+    codes, hosts = np.asarray(h.packed) & ev.CODE_MASK, unpack_hosts(h.packed)
+    return np.asarray(h.times)[(codes == code) & (hosts == host)].tolist()
+
+
+def test_outlier_detection_ejects_after_consecutive_errors() -> None:
+    # The crashed host is ejected at its 5th consecutive error (every reply it sends is one),
+    # returns after base_ejection_time · multiplier (checked every interval, so within one
+    # interval after), and each ejection lasts longer: min(300 · j, 1000) for the j-th,
+    # lowered again only after an interval in. It stays out most of the run.
+    n = 10
+    run = run_of(crash_table({"hosts": n, "balancer": "least_request", "outlier_detection": FAST_OD},
+                             clients=300, think=100.0, horizon=4000.0))
+    fleet = run._wiring.fleet
+    ejected = host_events(run, ev.HOST_EJECTED, 0)
+    returned = host_events(run, ev.HOST_RETURNS, 0)
+    refusals = host_events(run, ev.SERVER_REJECTS, 0)
+    assert ejected and sum(t <= ejected[0] for t in refusals) == 5
+    assert fleet.ejections[0] == len(ejected) >= 3
+    for j, (out, back) in enumerate(zip(ejected, returned), start=1):
+        due = min(300.0 * j, 1000.0)
+        assert due <= back - out < due + 100.0
+    for h in range(1, n):
+        assert fleet.ejections[h] == 0
+    assert fleet.ejected_time(4000.0)[0] > 0.6 * 4000.0
+    # Ejected, the sink gets little: far below least_request's pull without ejection.
+    assert fleet.requests[0] < sum(fleet.requests) / n
+
+
+@pytest.mark.parametrize("crashed, percent", [(3, 10.0), (3, 20.0), (5, 30.0)])
+def test_max_ejection_percent_is_never_exceeded(crashed: int, percent: float) -> None:
+    # Envoy's ejectHost: an ejection goes ahead only if 100 · (ejected + 1) / hosts ≤
+    # max_ejection_percent, so at most floor(hosts · percent / 100) hosts are ever out together,
+    # and with more crashed hosts than that exactly that many are out at some point.
+    n = 10
+    od = {**FAST_OD, "max_ejection_percent": percent}
+    run = run_of(crash_table({"hosts": n, "balancer": "round_robin", "outlier_detection": od},
+                             hosts=list(range(crashed)), clients=300, think=100.0, horizon=3000.0))
+    fleet = run._wiring.fleet
+    allowed = math.floor(n * percent / 100)
+    assert fleet.max_ejected == min(allowed, crashed)
+    # The same from the events: the count of hosts out, event by event, never passes it.
+    h = run.history
+    out = 0
+    for p in h.packed:
+        code = p & ev.CODE_MASK
+        out += (code == ev.HOST_EJECTED) - (code == ev.HOST_RETURNS)
+        assert out <= allowed
+
+
+def test_no_ejection_below_one_host_in_ten() -> None:
+    # 10% of 5 hosts is half a host: Envoy ejects none (its always_eject_one_host is off by default).
+    run = run_of(crash_table({"hosts": 5, "balancer": "round_robin", "outlier_detection": FAST_OD},
+                             clients=200, think=100.0, horizon=1000.0))
+    assert run._wiring.fleet.ejections == [0] * 5
+
+
+def test_panic_threshold_uses_every_host_when_too_few_are_in() -> None:
+    # 4 hosts, 3 crashed, ejection allowed for all: with the panic threshold at 0 the 3 go out
+    # and the last takes nearly everything; at Envoy's 50% the balancer panics once fewer than
+    # 2 hosts are in (1 of 4 = 25% < 50%) and keeps sending to the crashed hosts.
+    od = {**FAST_OD, "max_ejection_percent": 100.0}
+    shares = {}
+    for panic in (0.0, 50.0):
+        fleet = run_of(crash_table({"hosts": 4, "balancer": "round_robin", "outlier_detection": od,
+                                    "panic_threshold": panic}, hosts=[0, 1, 2], clients=100, think=100.0,
+                                   horizon=3000.0))._wiring.fleet
+        shares[panic] = fleet.requests[3] / sum(fleet.requests)
+        assert fleet.max_ejected == 3  # ejections go on in panic; the balancer ignores them
+    assert shares[0.0] > 0.9 and shares[50.0] < 0.5
