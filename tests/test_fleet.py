@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from support import one_error_line, sim_process, toml_text
+from support import one_error_line, section, sim_process, toml_text
 
 from sim.config import parse_config
 from sim.core import events as ev
@@ -418,3 +418,33 @@ def test_panic_threshold_uses_every_host_when_too_few_are_in() -> None:
         shares[panic] = fleet.requests[3] / sum(fleet.requests)
         assert fleet.max_ejected == 3  # ejections go on in panic; the balancer ignores them
     assert shares[0.0] > 0.9 and shares[50.0] < 0.5
+
+
+# --- the hosts table ------------------------------------------------------------------------------
+
+def test_hosts_table_rows_and_determinism(tmp_path: Path) -> None:
+    import sim
+
+    table = crash_table({"hosts": 10, "balancer": "least_request", "outlier_detection": FAST_OD},
+                        clients=300, think=100.0, horizon=2000.0, repeat=2)
+    fleet = table.pop("fleet")
+    text = toml_text(table) + section("fleet", fleet)
+    path = tmp_path / "fleet.toml"
+    path.write_text(text)
+    first = sim.run(path, workers=1)
+    rows = first.rows("hosts")
+    assert [r["host"] for r in rows] == list(range(10))
+    assert sum(r["share"] for r in rows) == pytest.approx(1.0)
+    assert sum(r["requests"] for r in rows) == pytest.approx(first[0].open_mean("requests", 0, 0))
+    assert rows[0]["ejections"] >= 1 and rows[0]["successes"] == 0 and rows[0]["ejected_time"] > 0
+    assert all(r["ejections"] == 0 and r["errors"] == 0 for r in rows[1:])
+    assert rows[1]["p50"] <= rows[1]["p99"]
+    assert sim.run(path, workers=1).csv_text("hosts") == first.csv_text("hosts")
+
+
+def test_no_fleet_no_hosts_table(tmp_path: Path) -> None:
+    import sim
+
+    path = tmp_path / "plain.toml"
+    path.write_text(toml_text(fleet_table(None, horizon=300.0)))
+    assert "hosts" not in sim.run(path, workers=1).kinds

@@ -29,6 +29,7 @@ from heapq import heappop, heappush
 import numpy as np
 
 from sim import collector
+from sim.analysis.hosts import host_counts
 from sim.analysis.metrics import RunMetrics
 from sim.analysis.open_metrics import OpenRunMetrics, recovery_verdict
 from sim.bounds import MAX_TIME
@@ -317,7 +318,8 @@ def _metrics(spec: SimulationSpec, wiring: Wiring, side: Clients, duration: floa
         series=arrays, refused=gate.refused if gate else 0, dropped=gate.dropped if gate else 0,
         recovery_time=recovery.time, recovery_note=recovery.note,
         tiers=() if wiring.tiers is None else wiring.tiers.counts(counts["successes"], latencies,
-                                                                      side.retries_denied))
+                                                                      side.retries_denied),
+        hosts=() if wiring.fleet is None else host_counts(wiring.fleet, end))
 
 
 def run_metrics(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int, repetition: int) -> RunMetrics:
