@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from sim.bounds import MAX_INTEGER, MAX_SEED, MAX_TIME, MIN_SPAN
 from sim.errors import ConfigError, ParamError
-from sim.fleet_config import parse_fleet, parse_host_incidents, split_incidents
+from sim.fleet_config import parse_fleet, parse_host_incidents, parse_host_outages, split_incidents
 from sim.inputs import InputFileError, read_limited
 from sim.models import CONTROLS, STRATEGIES, WORKLOADS
 from sim.models.clients import workload_problem
@@ -378,10 +378,12 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
     spans = {key: check.attempt(check.number, block, key, positive=True, minimum=MIN_SPAN)
              for key in ("horizon", "timeout", "bucket") if key in block}
     horizon, timeout, bucket = (spans.get(key) for key in ("horizon", "timeout", "bucket"))
-    outages = _parse_outages(check, block.get("outages"), horizon)
+    whole_outages, host_outages = split_incidents(block.get("outages"))
+    outages = _parse_outages(check, whole_outages, horizon)
     whole_incidents, host_incidents = split_incidents(block.get("incidents"))
     incidents = _parse_incidents(check, whole_incidents, horizon, outages, control)
-    fleet = _parse_fleet(check, block, control, horizon, host_incidents, time_unit or default_time_unit)
+    fleet = _parse_fleet(check, block, control, horizon, host_incidents, time_unit or default_time_unit,
+                         host_outages, bool(outages) or any(i.is_outage for i in incidents))
     backlog = check.attempt(check.integer, block, "backlog", minimum=0) if "backlog" in block else None
     if "backlog" in block and not block.get("outages") and not any(i.is_outage for i in incidents):
         check.report("backlog", "bounds the requests held during an outage, but there are no outages",
@@ -408,17 +410,26 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
 
 
 def _parse_fleet(check: _Checker, block: dict[str, Any], control: Control | None, horizon: float | None,
-                 host_incidents: list[tuple[int, dict]], time_unit: str):
-    """``[simulation.fleet]`` with the per-host incidents (sim.fleet_config); None without one."""
+                 host_incidents: list[tuple[int, dict]], time_unit: str,
+                 host_outages: list[tuple[int, dict]], whole_stops: bool):
+    """``[simulation.fleet]`` with the per-host incidents and outages (sim.fleet_config); None
+    without one."""
     fleet = parse_fleet(check, block.get("fleet"), control, seconds_per_unit(time_unit))
-    if not host_incidents:
+    if not host_incidents and not host_outages:
         return fleet
     if fleet is None and "fleet" in block:
         return None  # its own mistakes are reported
-    per_host = parse_host_incidents(check, host_incidents, None if fleet is None else fleet.hosts, horizon)
+    hosts = None if fleet is None else fleet.hosts
+    outage_tables = parse_host_outages(check, host_outages, hosts, horizon)
+    per_host = parse_host_incidents(check, host_incidents, hosts, horizon)
+    stopped = parse_host_incidents(check, outage_tables, hosts, horizon, "outages")
+    if whole_stops and (stopped or any(i.kind == "outage" for i in per_host)):
+        check.report("outages", "stops the whole fleet, and some hosts have outages of their own",
+                     "give every outage hosts = [...] (or none of them)")
+    per_host = per_host + tuple(stopped)
     if control is not None:
         for (position, _), incident in zip(host_incidents, per_host):
-            problem = None if incident.kind == "crash" else control.incident_problem(incident.kind)
+            problem = None if incident.kind in ("crash", "outage") else control.incident_problem(incident.kind)
             if problem is not None:
                 check.report(f"incidents[{position}].{incident.kind}", problem[0], problem[1])
     return None if fleet is None else replace(fleet, incidents=per_host)

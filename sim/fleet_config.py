@@ -57,11 +57,12 @@ def _hosts_of(check: Any, key: str, value: Any, hosts: int) -> tuple[int, ...] |
 
 
 def parse_host_incidents(check: Any, entries: list[tuple[int, dict]], hosts: int | None,
-                         horizon: float | None) -> tuple[HostIncident, ...]:
-    """The per-host incidents (``hosts`` and, for a crash, ``kind = "crash"``)."""
+                         horizon: float | None, what: str = "incidents") -> tuple[HostIncident, ...]:
+    """The per-host incidents (``hosts`` and, for a crash, ``kind = "crash"``), keys named
+    ``what[i]`` (``outages`` for the per-host outages, read as incidents of capacity 0)."""
     out: list[HostIncident] = []
     for position, table in entries:
-        key = f"incidents[{position}]"
+        key = f"{what}[{position}]"
         if hosts is None:
             check.report(f"{key}.{'hosts' if 'hosts' in table else 'kind'}",
                          "needs a fleet: per-host incidents and crashes hit hosts of [simulation.fleet]",
@@ -100,18 +101,16 @@ def parse_host_incidents(check: Any, entries: list[tuple[int, dict]], hosts: int
         if horizon is not None and start >= horizon:
             check.report(f"{key}.start", f"is at or after the horizon ({horizon:g})")
             continue
+        if kind == "capacity" and level == 0:
+            kind, level = "outage", None  # capacity 0 is an outage, on these hosts
         incident = HostIncident(start, duration, kind, level, ids)
-        if kind != "crash":
-            if kind == "capacity" and level == 0:
-                check.report(f"{key}.capacity", "= 0 on some hosts is not supported yet",
-                             'use kind = "crash" (connections refused) on those hosts')
-                continue
+        if kind not in ("crash", "outage"):
             try:
                 incident.incident()
             except ParamError as exc:
                 check.report(f"{key}.{exc.key}", exc.message, exc.hint)
                 continue
-        clash = next((o for o in out if o.kind == kind and set(o.hosts) & set(ids)
+        clash = next((o for o in out if _same_window_kind(o.kind, kind) and set(o.hosts) & set(ids)
                       and o.start < incident.end and incident.start < o.end), None)
         if clash is not None:
             check.report(f"{key}.start", f"overlaps an earlier {kind} incident on the same hosts "
@@ -119,6 +118,31 @@ def parse_host_incidents(check: Any, entries: list[tuple[int, dict]], hosts: int
             continue
         out.append(incident)
     return tuple(out)
+
+
+def _same_window_kind(a: str, b: str) -> bool:
+    """Two windows that may not overlap on one host: of one kind, or an outage and a capacity."""
+    stops = {"outage", "capacity"}
+    return a == b or (a in stops and b in stops)
+
+
+def parse_host_outages(check: Any, entries: list[tuple[int, dict]], hosts: int | None,
+                       horizon: float | None) -> list[tuple[int, dict]]:
+    """``outages`` entries with ``hosts``, as per-host incident tables of kind outage (checked
+    with the incidents; their keys named ``outages[i]``): ``[(position, table)]``."""
+    out = []
+    for position, table in entries:
+        key = f"outages[{position}]"
+        extra = sorted(set(table) - {"start", "duration", "hosts"})
+        if extra:
+            check.report(f"{key}.{extra[0]}", "is not an outage key", "an outage has start, duration and hosts")
+            continue
+        if hosts is None:
+            check.report(f"{key}.hosts", "needs a fleet: per-host outages stop hosts of [simulation.fleet]",
+                         "add [simulation.fleet] with hosts = N, or remove the key")
+            continue
+        out.append((position, {**table, "capacity": 0.0}))
+    return out
 
 
 def _outlier(check: Any, raw: Any, unit_seconds: float | None) -> OutlierDetection | None:

@@ -125,10 +125,12 @@ class SimulationSpec:
 
     @property
     def disruptions(self) -> tuple[Outage, ...]:
-        """Every window of trouble, outages and incidents alike (a tier's too), overlapping ones joined, in
+        """Every window of trouble, outages and incidents alike (a tier's and a fleet host's too), overlapping ones joined, in
         time order: the recovery verdict's baseline ends where the first starts and its judgement
         begins where the last ends, and the charts shade them (``outages`` without incidents)."""
         below = [w for tier in self.tiers for w in (*tier.outages, *tier.incidents)]
+        if self.fleet is not None:
+            below += self.fleet.incidents  # the hosts' own: crashes, outages, incidents
         if not self.incidents and not below:
             return self.outages
         windows = [(w.start, w.end) for w in (*self.outages, *self.incidents, *below)]

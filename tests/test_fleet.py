@@ -448,3 +448,33 @@ def test_no_fleet_no_hosts_table(tmp_path: Path) -> None:
     path = tmp_path / "plain.toml"
     path.write_text(toml_text(fleet_table(None, horizon=300.0)))
     assert "hosts" not in sim.run(path, workers=1).kinds
+
+
+def test_a_host_outage_stops_that_host_only() -> None:
+    # Host 1 stops from 500 to 1500 (an outage on it, written both ways): arrivals routed to it
+    # wait in its accept queue and are served at the resume; the others serve on. The pause and
+    # resume name host 1, and the balancer, seeing its requests outstanding, routes around it
+    # (least_request): host 1 gets far fewer requests than the others meanwhile.
+    for table in ({"outages": [{"start": 500.0, "duration": 1000.0, "hosts": [1]}]},
+                  {"incidents": [{"start": 500.0, "duration": 1000.0, "capacity": 0.0, "hosts": [1]}]}):
+        run = run_of(fleet_table({"hosts": 3, "balancer": "least_request"}, clients=60, think=100.0,
+                                 horizon=2500.0, **table))
+        pauses = [(t, ev.host_of(p)) for t, p in zip(run.history.times, run.history.packed)
+                  if p & ev.CODE_MASK in (ev.SERVER_PAUSES, ev.SERVER_RESUMES)]
+        assert pauses == [(500.0, 1), (1500.0, 1)]
+        h = run.history
+        codes, hosts, times = np.asarray(h.packed) & ev.CODE_MASK, unpack_hosts(h.packed), np.asarray(h.times)
+        served = (codes == ev.SERVER_COMPLETES) & (times > 600.0) & (times < 1500.0)
+        assert not np.any(served & (hosts == 1)) and np.any(served & (hosts == 0))
+        fleet = run._wiring.fleet
+        assert fleet.successes[1] > 0  # before, and at the resume
+
+
+def test_host_outages_and_whole_fleet_outages_do_not_mix() -> None:
+    with pytest.raises(ConfigError) as info:
+        spec_of(fleet_table({"hosts": 2}, outages=[{"start": 10.0, "duration": 5.0},
+                                                   {"start": 100.0, "duration": 5.0, "hosts": [1]}]))
+    assert "key 'outages'" in str(info.value) and "hosts = [...]" in str(info.value)
+    with pytest.raises(ConfigError) as info:
+        spec_of(fleet_table(None, outages=[{"start": 100.0, "duration": 5.0, "hosts": [1]}]))
+    assert "key 'outages[0].hosts'" in str(info.value) and "needs a fleet" in str(info.value)

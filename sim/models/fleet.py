@@ -44,7 +44,9 @@ more. ``panic_threshold`` (percent, Envoy's ``healthy_panic_threshold``, default
 than that share of the hosts are in, the balancer ignores ejections and uses every host.
 
 Per-host incidents (``HostIncident``): the kinds of ``sim.models.incidents`` on the hosts named,
-and ``"crash"``: the host refuses connections at once (a fast failure, ``server_rejects`` and a
+``"outage"`` (an outage, or capacity 0, on those hosts: each stops as a whole server does in
+``sim.models.outage``, with its own gate and the simulation's accept-queue keys), and
+``"crash"``: the host refuses connections at once (a fast failure, ``server_rejects`` and a
 rejection heard after the network delay); work it holds when it crashes still completes.
 
 Events name their host (``sim.core.events.host_tag``): those a host returns at its door, its
@@ -71,12 +73,14 @@ from sim.core.streams import serial_stream, uniform01
 from sim.errors import ParamError
 from sim.models.controls import Control, ServerHandlers
 from sim.models.incidents import KINDS, Incident, IncidentHooks, Incidents
+from sim.models.outage import AcceptQueue, OutageGate
+from sim.models.workloads import Outage
 
 if TYPE_CHECKING:
     from sim.core.wiring import Wiring
 
 BALANCERS = ("round_robin", "random", "least_request", "p2c", "ring_hash")
-HOST_KINDS = KINDS + ("crash",)  # what a per-host incident changes
+HOST_KINDS = KINDS + ("crash", "outage")  # what a per-host incident changes
 CRASH_INDEX = ev.INCIDENT_DETAILS.index("crash")
 # The balancer's own stream, and the offset of host h's streams (h >= 1) from the run's purposes:
 # past every purpose of ``sim.core.streams`` (below 64), so no stream of a run without a fleet moves.
@@ -139,8 +143,11 @@ class HostIncident:
         return self.start + self.duration
 
     def incident(self) -> Incident:
-        """The same window as a whole-server incident (not for a crash)."""
+        """The same window as a whole-server incident (not for a crash or an outage)."""
         return Incident(self.start, self.duration, **{self.kind: self.level})
+
+    def outage(self) -> Outage:
+        return Outage(self.start, self.duration)
 
 
 @dataclass(frozen=True)
@@ -207,12 +214,30 @@ class _HostIncidents(Incidents):
         return super()._finish(t, c, i) | self._tag
 
 
+class _HostGate(OutageGate):
+    """A host's own outages: it stops as a whole server does (arrivals held in its accept
+    queue, its work frozen), its pause and resume naming the host."""
+
+    def __init__(self, wiring: Wiring, outages: tuple[Outage, ...], queue: AcceptQueue, host: int) -> None:
+        self._tag = ev.host_tag(host)
+        super().__init__(wiring, outages, queue)
+
+    def _pause(self, t: float, c: int, i: int) -> int:
+        p = super()._pause(t, c, i)
+        return p if p == NO_EVENT else p | self._tag
+
+    def _resume(self, t: float, c: int, i: int) -> int:
+        p = super()._resume(t, c, i)
+        return p if p == NO_EVENT else p | self._tag
+
+
 class FleetRun:
     """One run's fleet: the hosts' handlers, the balancer and what it counted per host (the
     ``_hosts.csv`` columns: ``requests``, ``successes``, ``errors`` (failure replies),
     ``timeouts``, ``ejections``, ``ejected_time``, attempt ``latencies``)."""
 
-    def __init__(self, fleet: FleetSpec, control: Control, wiring: Wiring, unit_ms: float = 1.0) -> None:
+    def __init__(self, fleet: FleetSpec, control: Control, wiring: Wiring, queue: AcceptQueue | None = None,
+                 unit_ms: float = 1.0) -> None:
         n = self.n = fleet.hosts
         self.requests = requests = [0] * n
         self.successes = successes = [0] * n
@@ -346,12 +371,16 @@ class FleetRun:
 
         # --- the hosts ------------------------------------------------------------------------
         crashes: list[list[HostIncident]] = [[] for _ in range(n)]
+        outages: list[list[Outage]] = [[] for _ in range(n)]
         others: list[list[Incident]] = [[] for _ in range(n)]
         for incident in fleet.incidents:
             for h in incident.hosts:
-                (crashes[h] if incident.kind == "crash" else others[h]).append(incident
-                                                                               if incident.kind == "crash"
-                                                                               else incident.incident())
+                if incident.kind == "crash":
+                    crashes[h].append(incident)
+                elif incident.kind == "outage":
+                    outages[h].append(incident.outage())
+                else:
+                    others[h].append(incident.incident())
         crashed = [False] * n
         doors: list[Callable] = []
         stops: list[Callable | None] = []
@@ -368,6 +397,10 @@ class FleetRun:
             w.server_state = _idle
             w.fleet = None
             w.after_service = _tagging_after(wiring, tags[h])
+            if outages[h]:  # its own gate (the config refuses whole-fleet outages with these)
+                w.gate = _HostGate(w, tuple(sorted(outages[h], key=lambda o: o.start)),
+                                   queue if queue is not None else AcceptQueue(), h)
+                w.gate.still_waiting = wiring.still_waiting
             handlers = control.build(w)
             door = _tagging(handlers.receive_write, tags[h])
             if others[h]:
@@ -375,6 +408,8 @@ class FleetRun:
                 incidents.bind(w.incident_hooks)
                 door = incidents.wrap(door)  # its error replies name no host: tag at the door
                 door = _tagging(door, tags[h])
+            if outages[h]:
+                door = w.gate.wrap(door)  # errors inside the gate: a stopped host sends none
             if crashes[h]:
                 door = _crashing(w, h, door, crashes[h], crashed, tags[h])
             doors.append(door)
@@ -566,8 +601,10 @@ def _balancer(name: str, weights: Sequence[float], weighted: bool, outstanding: 
     return ring
 
 
-def build_fleet(fleet: FleetSpec, control: Control, wiring: Wiring, unit_ms: float = 1.0) -> ServerHandlers:
-    """The fleet's entry points for one run (``wiring.fleet`` holds its ``FleetRun``)."""
-    run = FleetRun(fleet, control, wiring, unit_ms)
+def build_fleet(fleet: FleetSpec, control: Control, wiring: Wiring, queue: AcceptQueue | None = None,
+                unit_ms: float = 1.0) -> ServerHandlers:
+    """The fleet's entry points for one run (``wiring.fleet`` holds its ``FleetRun``); ``queue``:
+    the simulation's accept queue, for the hosts' own outages."""
+    run = FleetRun(fleet, control, wiring, queue, unit_ms)
     wiring.fleet = run
     return run.handlers

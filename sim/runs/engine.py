@@ -232,7 +232,8 @@ def _build(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int,
                          partial(wiring._rng, PURPOSE_WORKLOAD),
                          OpenClients if spec.workload.CONCURRENT else None, initial)
     tiers = wiring.tiers = RunTiers(spec, wiring, clients, repetition) if spec.tiers else None
-    handlers = control.build(wiring) if spec.fleet is None else build_fleet(spec.fleet, control, wiring)
+    handlers = (control.build(wiring) if spec.fleet is None
+                else build_fleet(spec.fleet, control, wiring, accept_queue(spec)))
     receive_write = handlers.receive_write
     if incidents is not None:
         incidents.bind(wiring.incident_hooks)
