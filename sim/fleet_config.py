@@ -9,11 +9,12 @@ from typing import Any
 from sim.errors import ParamError
 from sim.models.controls import Control
 from sim.models.fleet import (BALANCERS, ENVOY_BASE_EJECTION_S, ENVOY_INTERVAL_S, ENVOY_MAX_EJECTION_S, HOST_KINDS,
-                              FleetSpec, HostIncident, OutlierDetection)
+                              FleetSpec, HealthCheck, HostIncident, OutlierDetection)
 from sim.models.incidents import KINDS
 
 FLEET_KEYS = ("hosts", "balancer", "weights", "retry_other_host", "host_selection_attempts",
-              "outlier_detection", "panic_threshold")
+              "outlier_detection", "panic_threshold", "health_check")
+HEALTH_KEYS = ("interval", "unhealthy_threshold", "healthy_threshold")
 OUTLIER_KEYS = ("consecutive_errors", "interval", "base_ejection_time", "max_ejection_percent",
                 "max_ejection_time")
 _TIMES = {"interval": ENVOY_INTERVAL_S, "base_ejection_time": ENVOY_BASE_EJECTION_S}
@@ -184,6 +185,24 @@ def _outlier(check: Any, raw: Any, unit_seconds: float | None) -> OutlierDetecti
         return None
 
 
+def _health_check(check: Any, raw: Any) -> HealthCheck | None:
+    prefix = "fleet.health_check"
+    if not isinstance(raw, dict):
+        check.report(prefix, "must be a table like { interval = 5000.0, unhealthy_threshold = 3, "
+                     f"healthy_threshold = 2 }}, got {raw!r}")
+        return None
+    extra = sorted(set(raw) - set(HEALTH_KEYS))
+    if extra:
+        check.report(f"{prefix}.{extra[0]}", "is not a health_check key", f"it takes {', '.join(HEALTH_KEYS)}")
+        return None
+    interval = check._located(f"{prefix}.", check.number, raw, "interval", positive=True)
+    low = check._located(f"{prefix}.", check.integer, raw, "unhealthy_threshold", minimum=1)
+    high = check._located(f"{prefix}.", check.integer, raw, "healthy_threshold", minimum=1)
+    if interval is None or low is None or high is None:
+        return None
+    return HealthCheck(interval, low, high)
+
+
 def parse_fleet(check: Any, raw: Any, control: Control | None, unit_seconds: float | None) -> FleetSpec | None:
     """``[simulation.fleet]`` (None when absent; mistakes recorded, None then too). The
     per-host incidents are added later (``with_incidents``), once the hosts are known."""
@@ -228,6 +247,8 @@ def parse_fleet(check: Any, raw: Any, control: Control | None, unit_seconds: flo
         args["panic_threshold"] = value
     if "outlier_detection" in raw:
         args["outlier_detection"] = _outlier(check, raw["outlier_detection"], unit_seconds)
+    if "health_check" in raw:
+        args["health_check"] = _health_check(check, raw["health_check"])
     if len(check.errors) > before or hosts is None:
         return None
     try:

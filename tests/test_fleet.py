@@ -478,3 +478,46 @@ def test_host_outages_and_whole_fleet_outages_do_not_mix() -> None:
     with pytest.raises(ConfigError) as info:
         spec_of(fleet_table(None, outages=[{"start": 100.0, "duration": 5.0, "hosts": [1]}]))
     assert "key 'outages[0].hosts'" in str(info.value) and "needs a fleet" in str(info.value)
+
+
+# --- active health checks -------------------------------------------------------------------------
+
+def test_health_checks_take_a_crashed_host_out_after_their_lag() -> None:
+    # Probes every 50 from t = 50; host 0 crashes at 1000 (and recovers at 2000), each window's
+    # edge scheduled before the probe at that instant: its third failed probe in a row (at 1000,
+    # 1050, 1100) marks it unhealthy at 1100, its second passed one (2000, 2050) healthy again at
+    # 2050; meanwhile the balancer sends it nothing.
+    crash = {"start": 1000.0, "duration": 1000.0, "kind": "crash", "hosts": [0]}
+    check = {"interval": 50.0, "unhealthy_threshold": 3, "healthy_threshold": 2}
+    run = run_of(fleet_table({"hosts": 4, "balancer": "round_robin", "health_check": check},
+                             clients=60, think=100.0, horizon=3000.0, incidents=[crash]))
+    assert host_events(run, ev.HOST_UNHEALTHY, 0) == [1100.0]
+    assert host_events(run, ev.HOST_HEALTHY, 0) == [2050.0]
+    h = run.history
+    codes, hosts, times = np.asarray(h.packed) & ev.CODE_MASK, unpack_hosts(h.packed), np.asarray(h.times)
+    arrivals = np.isin(codes, [ev.SERVER_ACCEPTS, ev.SERVER_QUEUES, ev.SERVER_REJECTS]) & (hosts == 0)
+    assert not np.any(arrivals & (times > 1100.0) & (times < 2050.0))
+    assert np.any(arrivals & (times > 1000.0) & (times < 1100.0))  # the lag: refused meanwhile
+
+
+def test_a_passed_health_check_returns_an_ejected_host() -> None:
+    # Envoy's successful_active_health_check_uneject_host: a host ejected for errors that its
+    # health check finds up (an erring host is up) is back at the next probe, long before its
+    # base_ejection_time of 300.
+    errors = {"start": 0.0, "duration": 3000.0, "error_rate": 1.0, "hosts": [0]}
+    check = {"interval": 50.0, "unhealthy_threshold": 1, "healthy_threshold": 1}
+    run = run_of(fleet_table({"hosts": 10, "balancer": "round_robin", "outlier_detection": FAST_OD,
+                              "health_check": check}, clients=300, think=100.0, horizon=3000.0, incidents=[errors]))
+    out, back = host_events(run, ev.HOST_EJECTED, 0), host_events(run, ev.HOST_RETURNS, 0)
+    assert out and back
+    assert all(b - o <= 50.0 for o, b in zip(out, back))
+
+
+def test_health_check_mistakes_name_their_key() -> None:
+    with pytest.raises(ConfigError) as info:
+        spec_of(fleet_table({"hosts": 2, "health_check": {"interval": 50.0, "unhealthy_threshold": 0,
+                                                          "healthy_threshold": 1}}))
+    assert "key 'fleet.health_check.unhealthy_threshold'" in str(info.value)
+    with pytest.raises(ConfigError) as info:
+        spec_of(fleet_table({"hosts": 2, "health_check": {"interval": 50.0}}))
+    assert "key 'fleet.health_check.unhealthy_threshold'" in str(info.value) and "is missing" in str(info.value)

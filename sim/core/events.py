@@ -44,6 +44,9 @@ SERVER_INCIDENT_ENDS = 24
 # returns it; the detail is the host's ejection multiplier (Envoy's ``ejectTimeBackoff``).
 HOST_EJECTED = 25
 HOST_RETURNS = 26
+# A fleet's active health checks mark a host unhealthy, or healthy again.
+HOST_UNHEALTHY = 27
+HOST_HEALTHY = 28
 
 EVENT_NAMES: tuple[str, ...] = (
     "client_requests_write",
@@ -73,6 +76,8 @@ EVENT_NAMES: tuple[str, ...] = (
     "server_incident_ends",
     "host_ejected",
     "host_returns",
+    "host_unhealthy",
+    "host_healthy",
 )
 EVENT_CODES: dict[str, int] = {name: code for code, name in enumerate(EVENT_NAMES)}
 

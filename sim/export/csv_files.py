@@ -55,7 +55,8 @@ HOST_COLUMN = "host"
 # engine records those events with client -1.
 NO_CLIENT = -1
 SERVER_WIDE = frozenset({ev.SERVER_PAUSES, ev.SERVER_RESUMES, ev.SERVER_INCIDENT_STARTS,
-                         ev.SERVER_INCIDENT_ENDS, ev.HOST_EJECTED, ev.HOST_RETURNS})
+                         ev.SERVER_INCIDENT_ENDS, ev.HOST_EJECTED, ev.HOST_RETURNS, ev.HOST_UNHEALTHY,
+                         ev.HOST_HEALTHY})
 
 END_MARKER = "# end: {} events"
 _END = re.compile(r"# end: (\d{1,19}) events")

@@ -128,6 +128,27 @@ class OutlierDetection:
 
 
 @dataclass(frozen=True)
+class HealthCheck:
+    """Active health checks, as Envoy's: every ``interval`` the balancer probes each host; a host
+    is out after ``unhealthy_threshold`` failed probes in a row and back after
+    ``healthy_threshold`` passed ones (the lag of both). A probe fails while the host is down
+    (crashed, or stopped by an outage) and passes otherwise: a health endpoint sees a dead host,
+    not a slow or erring one. A passed probe also returns a host outlier detection ejected
+    (Envoy's ``successful_active_health_check_uneject_host``, on by default)."""
+
+    interval: float
+    unhealthy_threshold: int
+    healthy_threshold: int
+
+    def __post_init__(self) -> None:
+        if not self.interval > 0:
+            raise ParamError("interval", f"must be > 0, got {self.interval!r}")
+        for name in ("unhealthy_threshold", "healthy_threshold"):
+            if not getattr(self, name) >= 1:
+                raise ParamError(name, f"must be >= 1, got {getattr(self, name)!r}")
+
+
+@dataclass(frozen=True)
 class HostIncident:
     """An incident on some hosts of a fleet: ``kind`` one of ``HOST_KINDS`` at ``level``
     (None for a crash), from ``start`` for ``duration``, on the hosts ``hosts`` (ids)."""
@@ -162,6 +183,7 @@ class FleetSpec:
     outlier_detection: OutlierDetection | None = None
     panic_threshold: float = ENVOY_PANIC_THRESHOLD
     incidents: tuple[HostIncident, ...] = ()
+    health_check: HealthCheck | None = None
 
     def __post_init__(self) -> None:
         if not self.hosts >= 1:
@@ -278,9 +300,11 @@ class FleetRun:
         def returns_event(t: float, c: int, h: int) -> int:
             return ev.pack(ev.HOST_RETURNS, multiplier[h]) | tags[h]
 
+        unhealthy = self.unhealthy = [False] * n  # failed active health checks
+
         def refresh() -> None:
             # The hosts in; every host when fewer than the panic threshold's share are in.
-            inside = [h for h in every if not ejected[h]]
+            inside = [h for h in every if not ejected[h] and not unhealthy[h]]
             healthy[0] = inside if inside and len(inside) >= panic_share * n else every
 
         longest = od.longest(unit_ms) if od is not None else 0.0
@@ -305,19 +329,22 @@ class FleetRun:
                 consecutive[h] = 0
                 eject(t, h)
 
+        def uneject(t: float, h: int) -> None:
+            ejected[h] = False
+            consecutive[h] = 0
+            self._ejected_for[h] += t - self._ejected_at[h]
+            self._ejected_at[h] = None
+            returned_at[h] = t
+            heappush(near, (t, seq(), returns_event, -1, h))
+
         def sweep(t: float, c: int, a: int) -> int:
             # Envoy's onIntervalTimer: return hosts out long enough, then lower the multiplier
             # of those back for an interval or more.
             changed = False
             for h in every:
                 if ejected[h] and min(base * multiplier[h], longest) <= t - self._ejected_at[h]:
-                    ejected[h] = False
-                    consecutive[h] = 0
-                    self._ejected_for[h] += t - self._ejected_at[h]
-                    self._ejected_at[h] = None
-                    returned_at[h] = t
+                    uneject(t, h)
                     changed = True
-                    heappush(near, (t, seq(), returns_event, -1, h))
             for h in every:
                 if (not ejected[h] and returned_at[h] is not None and t - returned_at[h] >= interval
                         and multiplier[h]):
@@ -416,6 +443,46 @@ class FleetRun:
             stops.append(handlers.stopped_waiting)
             self.host_wirings.append(w)
         wirings = self.host_wirings
+
+        hc = fleet.health_check
+        if hc is not None:
+            failed_in_row, passed_in_row = [0] * n, [0] * n
+            down_bound, up_bound = hc.unhealthy_threshold, hc.healthy_threshold
+            parent_gate = wiring.gate
+
+            def health_event(code: int) -> Callable:
+                def event(t: float, c: int, h: int) -> int:
+                    return ev.pack(code) | tags[h]
+                return event
+            goes_unhealthy, goes_healthy = health_event(ev.HOST_UNHEALTHY), health_event(ev.HOST_HEALTHY)
+
+            def probe(t: float, c: int, a: int) -> int:
+                changed = False
+                for h in every:
+                    gate = wirings[h].gate
+                    down = crashed[h] or (gate is not None and gate.paused) or (parent_gate is not None
+                                                                               and parent_gate.paused)
+                    if down:
+                        passed_in_row[h] = 0
+                        failed_in_row[h] += 1
+                        if not unhealthy[h] and failed_in_row[h] >= down_bound:
+                            unhealthy[h] = changed = True
+                            heappush(near, (t, seq(), goes_unhealthy, -1, h))
+                        continue
+                    failed_in_row[h] = 0
+                    passed_in_row[h] += 1
+                    if unhealthy[h] and passed_in_row[h] >= up_bound:
+                        unhealthy[h] = False
+                        changed = True
+                        heappush(near, (t, seq(), goes_healthy, -1, h))
+                    if not unhealthy[h] and ejected[h]:
+                        uneject(t, h)  # successful_active_health_check_uneject_host
+                        changed = True
+                if changed:
+                    refresh()
+                heappush(heap, (t + hc.interval, seq(), probe, -1, 0))
+                return NO_EVENT
+            heappush(heap, (float(hc.interval), seq(), probe, -1, 0))
 
         def server_state() -> tuple[int, int]:
             busy = queued = 0

@@ -46,7 +46,8 @@ IS_SERVER_CODE = np.array([ev.is_server_event(code) for code in range(len(ev.EVE
 # the tier's own part they are server-wide (id -1), as tier 1's are.
 SERVER_WIDE_CODES = np.zeros(len(ev.EVENT_NAMES), dtype=bool)
 SERVER_WIDE_CODES[[ev.SERVER_PAUSES, ev.SERVER_RESUMES, ev.SERVER_INCIDENT_STARTS,
-                   ev.SERVER_INCIDENT_ENDS, ev.HOST_EJECTED, ev.HOST_RETURNS]] = True
+                   ev.SERVER_INCIDENT_ENDS, ev.HOST_EJECTED, ev.HOST_RETURNS,
+                   ev.HOST_UNHEALTHY, ev.HOST_HEALTHY]] = True
 
 
 # --- a tiered run's parts ----------------------------------------------------------------------
