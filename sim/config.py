@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from sim.bounds import MAX_INTEGER, MAX_SEED, MAX_TIME, MIN_SPAN
 from sim.errors import ConfigError, ParamError
-from sim.fleet_config import parse_fleet, parse_host_incidents, parse_host_outages, split_incidents
+from sim.fleet_config import absorb_incidents, parse_fleet, parse_host_incidents, parse_host_outages, split_incidents
 from sim.inputs import InputFileError, read_limited
 from sim.models import CONTROLS, STRATEGIES, WORKLOADS
 from sim.models.clients import workload_problem
@@ -384,6 +384,8 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
     incidents = _parse_incidents(check, whole_incidents, horizon, outages, control)
     fleet = _parse_fleet(check, block, control, horizon, host_incidents, time_unit or default_time_unit,
                          host_outages, bool(outages) or any(i.is_outage for i in incidents))
+    if fleet is not None:
+        fleet, incidents = absorb_incidents(check, fleet, incidents)
     backlog = check.attempt(check.integer, block, "backlog", minimum=0) if "backlog" in block else None
     if "backlog" in block and not block.get("outages") and not any(i.is_outage for i in incidents):
         check.report("backlog", "bounds the requests held during an outage, but there are no outages",

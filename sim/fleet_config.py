@@ -4,13 +4,14 @@ calls ``split_incidents`` and ``parse_fleet``), each mistake one line naming its
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 from sim.errors import ParamError
 from sim.models.controls import Control
 from sim.models.fleet import (BALANCERS, ENVOY_BASE_EJECTION_S, ENVOY_INTERVAL_S, ENVOY_MAX_EJECTION_S, HOST_KINDS,
                               FleetSpec, HealthCheck, HostIncident, OutlierDetection)
-from sim.models.incidents import KINDS
+from sim.models.incidents import KINDS, Incident
 
 FLEET_KEYS = ("hosts", "balancer", "weights", "retry_other_host", "host_selection_attempts",
               "outlier_detection", "panic_threshold", "health_check")
@@ -256,3 +257,21 @@ def parse_fleet(check: Any, raw: Any, control: Control | None, unit_seconds: flo
     except ParamError as exc:
         check.report(f"fleet.{exc.key}", exc.message, exc.hint)
         return None
+
+
+def absorb_incidents(check: Any, fleet: FleetSpec, incidents: tuple[Incident, ...]
+                     ) -> tuple[FleetSpec, tuple[Incident, ...]]:
+    """A fleet takes the whole-server incidents that do not stop it as incidents of every host,
+    so its balancer sees their errors host by host (outlier detection counts them, the hosts
+    file shows them); the outages among them stay the whole fleet's (the engine's gate)."""
+    every = tuple(range(fleet.hosts))
+    moved = tuple(HostIncident(i.start, i.duration, i.kind, i.level, every) for i in incidents if not i.is_outage)
+    if not moved:
+        return fleet, incidents
+    for own in fleet.incidents:
+        clash = next((m for m in moved if m.kind == own.kind and m.start < own.end and own.start < m.end), None)
+        if clash is not None:
+            check.report("incidents", f"a {own.kind} incident on hosts {list(own.hosts)} overlaps one on the "
+                         f"whole fleet ({clash.start:g} to {clash.end:g})",
+                         "incidents of one kind on one host may not overlap")
+    return replace(fleet, incidents=moved + fleet.incidents), tuple(i for i in incidents if i.is_outage)

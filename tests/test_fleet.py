@@ -4,7 +4,6 @@ host-aware retries, per-host incidents, outlier ejection, and the config's one-l
 from __future__ import annotations
 
 import math
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -521,3 +520,18 @@ def test_health_check_mistakes_name_their_key() -> None:
     with pytest.raises(ConfigError) as info:
         spec_of(fleet_table({"hosts": 2, "health_check": {"interval": 50.0}}))
     assert "key 'fleet.health_check.unhealthy_threshold'" in str(info.value) and "is missing" in str(info.value)
+
+
+def test_a_whole_fleet_incident_hits_every_host_as_its_own() -> None:
+    # An error rate without hosts hits every host, and the balancer sees each host's errors
+    # (the hosts' counts; ejection could follow): the fleet's error replies are the hosts'.
+    errors = {"start": 0.0, "duration": 2000.0, "error_rate": 0.5}
+    spec = spec_of(fleet_table({"hosts": 3}, horizon=2000.0, incidents=[errors]))
+    assert spec.incidents == () and spec.fleet.incidents[0].hosts == (0, 1, 2)
+    run = Run(spec, spec.labels[0], spec.clients[0], 0).run()
+    fleet = run._wiring.fleet
+    assert all(e > 0 for e in fleet.errors)
+    assert sum(fleet.errors) == run.metrics().rejections
+    with pytest.raises(ConfigError) as info:
+        spec_of(fleet_table({"hosts": 3}, incidents=[errors, {**errors, "hosts": [1]}]))
+    assert "overlaps one on the whole fleet" in str(info.value)
