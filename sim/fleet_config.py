@@ -10,11 +10,12 @@ from typing import Any
 from sim.errors import ParamError
 from sim.models.controls import Control
 from sim.models.fleet import (BALANCERS, ENVOY_BASE_EJECTION_S, ENVOY_INTERVAL_S, ENVOY_MAX_EJECTION_S, HOST_KINDS,
-                              FleetSpec, HealthCheck, HostIncident, OutlierDetection)
+                              FleetSpec, HealthCheck, Hedging, HostIncident, OutlierDetection)
 from sim.models.incidents import KINDS, Incident
 
 FLEET_KEYS = ("hosts", "balancer", "weights", "retry_other_host", "host_selection_attempts",
-              "outlier_detection", "panic_threshold", "health_check")
+              "outlier_detection", "panic_threshold", "health_check", "hedging")
+HEDGING_KEYS = ("max_attempts", "delay", "budget")
 HEALTH_KEYS = ("interval", "unhealthy_threshold", "healthy_threshold")
 OUTLIER_KEYS = ("consecutive_errors", "interval", "base_ejection_time", "max_ejection_percent",
                 "max_ejection_time")
@@ -204,6 +205,23 @@ def _health_check(check: Any, raw: Any) -> HealthCheck | None:
     return HealthCheck(interval, low, high)
 
 
+def _hedging(check: Any, raw: Any) -> Hedging | None:
+    prefix = "fleet.hedging"
+    if not isinstance(raw, dict):
+        check.report(prefix, f"must be a table like {{ max_attempts = 2, delay = 50.0 }}, got {raw!r}")
+        return None
+    extra = sorted(set(raw) - set(HEDGING_KEYS))
+    if extra:
+        check.report(f"{prefix}.{extra[0]}", "is not a hedging key", f"it takes {', '.join(HEDGING_KEYS)}")
+        return None
+    most = check._located(f"{prefix}.", check.integer, raw, "max_attempts", minimum=2, maximum=1000)
+    delay = check._located(f"{prefix}.", check.number, raw, "delay", minimum=0)
+    budget = check._located(f"{prefix}.", check.number, raw, "budget", positive=True) if "budget" in raw else None
+    if most is None or delay is None or ("budget" in raw and budget is None):
+        return None
+    return Hedging(most, delay, budget)
+
+
 def parse_fleet(check: Any, raw: Any, control: Control | None, unit_seconds: float | None) -> FleetSpec | None:
     """``[simulation.fleet]`` (None when absent; mistakes recorded, None then too). The
     per-host incidents are added later (``with_incidents``), once the hosts are known."""
@@ -250,6 +268,8 @@ def parse_fleet(check: Any, raw: Any, control: Control | None, unit_seconds: flo
         args["outlier_detection"] = _outlier(check, raw["outlier_detection"], unit_seconds)
     if "health_check" in raw:
         args["health_check"] = _health_check(check, raw["health_check"])
+    if "hedging" in raw:
+        args["hedging"] = _hedging(check, raw["hedging"])
     if len(check.errors) > before or hosts is None:
         return None
     try:

@@ -214,6 +214,12 @@ def test_a_fleet_never_goes_to_a_kernel(monkeypatch: pytest.MonkeyPatch) -> None
     ({"hosts": 2, "outlier_detection": {"base_ejection_time": 500.0, "max_ejection_time": 100.0}},
      "fleet.outlier_detection.max_ejection_time", ">= base_ejection_time"),
     ({"hosts": 2, "outlier_detection": {"eject": 1}}, "fleet.outlier_detection.eject", "not an outlier_detection key"),
+    ({"hosts": 2, "hedging": {"max_attempts": 1, "delay": 5.0}}, "fleet.hedging.max_attempts", ">= 2"),
+    ({"hosts": 2, "hedging": {"max_attempts": 2}}, "fleet.hedging.delay", "is missing"),
+    ({"hosts": 2, "hedging": {"max_attempts": 2, "delay": 5.0, "budget": 0.0}}, "fleet.hedging.budget", "> 0"),
+    ({"hosts": 2, "hedging": {"max_attempts": 2, "delay": 5.0, "after": 1}}, "fleet.hedging.after",
+     "not a hedging key"),
+    ({"hosts": 2, "hedging": 3}, "fleet.hedging", "must be a table"),
 ])
 def test_fleet_mistakes_name_their_key(fleet: dict[str, Any], key: str, words: str) -> None:
     with pytest.raises(ConfigError) as info:
@@ -535,3 +541,72 @@ def test_a_whole_fleet_incident_hits_every_host_as_its_own() -> None:
     with pytest.raises(ConfigError) as info:
         spec_of(fleet_table({"hosts": 3}, incidents=[errors, {**errors, "hosts": [1]}]))
     assert "overlaps one on the whole fleet" in str(info.value)
+
+
+# --- hedged requests ----------------------------------------------------------------------------
+
+def _normal_sf(z: float) -> float:
+    return 0.5 * math.erfc(z / math.sqrt(2))
+
+
+def test_a_hedge_after_the_95th_percentile_cuts_the_tail() -> None:
+    # The Tail at Scale (Dean and Barroso): a heavy-tailed service (lognormal, median 10, p99
+    # 1000: σ = ln(100) / z99), at a load so low that no request waits (100 workers a host), a
+    # copy sent to another host after d = the 95th percentile: a call takes T = min(X1, d + X2),
+    # P(T > x) = S(x) · S(x − d) for x > d, so its p99 solves S(x) S(x − d) = 0.01 (~3x below 1000),
+    # and hedges are P(X1 > d) = 5% of the calls. Thresholds: 4 binomial standard deviations of
+    # the hedged share; for p99, 4 standard deviations of the sample quantile, sqrt(p(1 − p)/N)
+    # over the density f_T(x99) (taken from S by a finite difference).
+    median, p99 = 10.0, 1000.0
+    sigma = math.log(p99 / median) / 2.3263478740408408
+
+    def sf(x: float) -> float:
+        return 1.0 if x <= 0 else _normal_sf(math.log(x / median) / sigma)
+
+    d = median * math.exp(1.6448536269514722 * sigma)
+    lo, hi = d, p99
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if sf(mid) * sf(mid - d) > 0.01 else (lo, mid)
+    x99 = (lo + hi) / 2
+    assert p99 / x99 > 2.5
+    density = (sf(x99 - 1) * sf(x99 - 1 - d) - sf(x99 + 1) * sf(x99 + 1 - d)) / 2
+    table = fleet_table({"hosts": 10, "balancer": "round_robin", "hedging": {"max_attempts": 2, "delay": d}},
+                        clients=100, think=100.0, horizon=30000.0, workers=100, service_distribution="lognormal",
+                        service_time=median, service_p99=p99)
+    run = run_of(table)
+    m, fleet = run.metrics(), run._wiring.fleet
+    calls = m.successes
+    measured = float(np.percentile(m.latencies, 99))
+    assert abs(measured - x99) < 4 * math.sqrt(0.01 * 0.99 / calls) / density
+    share = sum(fleet.hedges) / calls
+    assert abs(share - 0.05) < 4 * math.sqrt(0.05 * 0.95 / calls)
+    assert sum(fleet.requests) == m.work + sum(fleet.hedges)  # amplification counts every copy
+
+
+def test_a_hedging_budget_caps_the_hedges() -> None:
+    # Every attempt deposits budget/100 of a hedge and the bucket holds 10: with a delay of 0
+    # every attempt wants a hedge, and at most 10 + 5% of the attempts get one.
+    table = fleet_table({"hosts": 4, "hedging": {"max_attempts": 3, "delay": 0.0, "budget": 5.0}}, horizon=3000.0)
+    run = run_of(table)
+    fleet, work = run._wiring.fleet, run.metrics().work
+    assert sum(fleet.hedges) <= 10 + 0.05 * work + 1
+    # every attempt asks at once (delay 0) and a refused one asks no more: the rest are refused
+    assert fleet.hedges_denied + sum(fleet.hedges) >= work - 1
+
+
+def test_hedging_near_saturation_collapses_without_a_budget() -> None:
+    # 10 hosts of one worker, lognormal service (median 8, p99 40: mean 8·e^(σ²/2) = 10.2) at
+    # 85% load, a hedge after 30 (where queueing delays often pass). Without a budget nearly
+    # every call is hedged: the hosts are offered ~1.7 times what they serve, queues grow
+    # without bound and the calls time out (under half succeed). A 10% budget holds the load
+    # at 0.85 · 1.1 = 0.94 < 1: stable, nearly every call succeeds (over 95%).
+    results = {}
+    for name, budget in (("unbounded", None), ("budget", 10.0)):
+        hedging = {"max_attempts": 2, "delay": 30.0, **({"budget": budget} if budget else {})}
+        table = fleet_table({"hosts": 10, "balancer": "random", "hedging": hedging}, clients=84, think=100.0,
+                            horizon=10000.0, service_distribution="lognormal", service_time=8.0, service_p99=40.0,
+                            timeout=1000.0)
+        m = run_of(table).metrics()
+        results[name] = m.successes / m.offered
+    assert results["unbounded"] < 0.5 < 0.95 < results["budget"]

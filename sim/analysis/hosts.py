@@ -1,7 +1,8 @@
 """Per-host figures of a fleet (issue 35): what each host behind the balancer got and answered.
 
 A run keeps, per host, the attempts the balancer sent it (``requests``), the successes and
-failure replies it answered, the attempts whose client stopped waiting (``timeouts``), its
+failure replies it answered, the attempts whose client stopped waiting (``timeouts``), the
+copies sent it as hedges (``hedges``, among its requests), its
 ejections and time out of the balancer's set (outlier detection), and the latencies of its
 successful attempts (sent to answered: what the balancer measured). Over a sweep cell's
 repetitions: the means, the host's share of the fleet's traffic (its requests over all hosts'),
@@ -32,6 +33,7 @@ class HostRunCounts:
     ejections: int
     ejected_time: float
     latencies: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    hedges: int = 0  # of the requests, the copies sent as hedges
 
 
 @dataclass(frozen=True)
@@ -49,12 +51,14 @@ class HostSummary:
     share: float
     p50: float
     p99: float
+    hedges: float = 0.0
 
 
 def host_counts(fleet: Any, end: float) -> tuple[HostRunCounts, ...]:
     """Each host's counts from a run's fleet (``sim.models.fleet.FleetRun``) at its ``end``."""
     return tuple(HostRunCounts(fleet.requests[h], fleet.successes[h], fleet.errors[h], fleet.timeouts[h],
-                               fleet.ejections[h], spent, np.asarray(fleet.latencies[h], dtype=np.float64))
+                               fleet.ejections[h], spent, np.asarray(fleet.latencies[h], dtype=np.float64),
+                               fleet.hedges[h])
                  for h, spent in enumerate(fleet.ejected_time(end)))
 
 
@@ -73,5 +77,6 @@ def host_summaries(runs: Sequence[OpenRunMetrics]) -> list[HostSummary]:
             i, requests / len(hosts), float(np.mean([h.successes for h in hosts])),
             float(np.mean([h.errors for h in hosts])), float(np.mean([h.timeouts for h in hosts])),
             float(np.mean([h.ejections for h in hosts])), float(np.mean([h.ejected_time for h in hosts])),
-            requests / total if total else math.nan, float(p50), float(p99)))
+            requests / total if total else math.nan, float(p50), float(p99),
+            float(np.mean([h.hedges for h in hosts]))))
     return out

@@ -91,6 +91,8 @@ RING_SIZE = 1024
 # Attempt latencies kept per host (a sample as the clients keep theirs: every other one dropped
 # and the interval doubled when full).
 HOST_LATENCY_SAMPLE = 1 << 16
+# A hedging budget's bucket holds at most this many hedges (Finagle's retry budget keeps a like floor).
+HEDGE_BURST = 10.0
 # Envoy's defaults (ms): ``interval`` 10 s, ``base_ejection_time`` 30 s, ``max_ejection_time``
 # max(300 s, base), ``consecutive_5xx`` 5, ``max_ejection_percent`` 10; ``healthy_panic_threshold`` 50.
 ENVOY_INTERVAL_S, ENVOY_BASE_EJECTION_S, ENVOY_MAX_EJECTION_S = 10.0, 30.0, 300.0
@@ -149,6 +151,30 @@ class HealthCheck:
 
 
 @dataclass(frozen=True)
+class Hedging:
+    """Hedged requests at the balancer (gRPC's ``hedgingPolicy``, Envoy's hedge policy): while
+    none of an attempt's copies has answered, another copy goes to a host not yet tried every
+    ``delay``, up to ``max_attempts`` copies in all; a failed copy sends the next at once (gRPC).
+    The first success wins: the other copies are cancelled (their hosts hear it as a client
+    that stopped waiting: a PoolServer with ``cancel`` drops the work, others finish it, wasted)
+    and their replies ignored. ``budget`` (percent, optional): a token bucket on hedges, each
+    attempt depositing budget/100 tokens (at most ``HEDGE_BURST``, the bucket full at the start)
+    and each hedge taking one."""
+
+    max_attempts: int
+    delay: float
+    budget: float | None = None
+
+    def __post_init__(self) -> None:
+        if not self.max_attempts >= 2:
+            raise ParamError("max_attempts", f"must be >= 2 (the attempt and a hedge), got {self.max_attempts!r}")
+        if not self.delay >= 0:
+            raise ParamError("delay", f"must be >= 0, got {self.delay!r}")
+        if self.budget is not None and not self.budget > 0:
+            raise ParamError("budget", f"must be > 0 (percent of attempts), got {self.budget!r}")
+
+
+@dataclass(frozen=True)
 class HostIncident:
     """An incident on some hosts of a fleet: ``kind`` one of ``HOST_KINDS`` at ``level``
     (None for a crash), from ``start`` for ``duration``, on the hosts ``hosts`` (ids)."""
@@ -184,6 +210,7 @@ class FleetSpec:
     panic_threshold: float = ENVOY_PANIC_THRESHOLD
     incidents: tuple[HostIncident, ...] = ()
     health_check: HealthCheck | None = None
+    hedging: Hedging | None = None
 
     def __post_init__(self) -> None:
         if not self.hosts >= 1:
@@ -266,6 +293,8 @@ class FleetRun:
         self.errors = errors = [0] * n
         self.timeouts = timeouts = [0] * n
         self.ejections = ejections = [0] * n
+        self.hedges = hedges = [0] * n  # copies sent as hedges (in requests too)
+        self.hedges_denied = 0  # hedges the budget refused
         self._ejected_at: list[float | None] = [None] * n
         self._ejected_for = [0.0] * n
         self.latencies: list[list[float]] = [[] for _ in range(n)]
@@ -366,7 +395,58 @@ class FleetRun:
             outstanding[entry[0]] -= 1
             return entry[0]
 
+        hedging = fleet.hedging
+        live: dict[int, list] = {}  # hedging: key -> [copies in flight [(host, sent)], copies sent, hosts tried]
+        ghosts: dict[int, int] = {}  # hedging: key -> replies still to come from cancelled copies
+
+        def hedged_replies(h: int) -> tuple[Callable, Callable, Callable]:
+            lat = self.latencies[h]
+
+            def answer(ok: bool, parent: Callable) -> Callable:
+                def reply(t: float, c: int, tok: int) -> int:
+                    key = tok * width + c
+                    entry = live.get(key)
+                    if entry is None:
+                        left = ghosts.get(key)
+                        if left is not None:  # a cancelled copy's reply: ignored
+                            if left <= 1:
+                                del ghosts[key]
+                            else:
+                                ghosts[key] = left - 1
+                            return NO_EVENT
+                        return parent(t, c, tok)  # its client stopped waiting: late, as ever
+                    flying = entry[0]
+                    sent = next(x for x in flying if x[0] == h)
+                    flying.remove(sent)
+                    outstanding[h] -= 1
+                    if ok:
+                        successes[h] += 1
+                        consecutive[h] = 0
+                        if len(lat) < HOST_LATENCY_SAMPLE:
+                            lat.append(t - sent[1])
+                        del live[key]
+                        if flying:  # the first answer wins: the other copies are cancelled
+                            ghosts[key] = ghosts.get(key, 0) + len(flying)
+                            for other, _ in flying:
+                                outstanding[other] -= 1
+                                if stops[other] is not None:
+                                    stops[other](t, c, tok)
+                        return parent(t, c, tok)
+                    errors[h] += 1
+                    if threshold:
+                        error_seen(t, h)
+                    if flying:
+                        return NO_EVENT  # other copies are still out: wait for them
+                    if entry[1] < copies_max and allowed():
+                        return send_copy(t, c, tok, entry)  # gRPC: a failure sends the next hedge at once
+                    del live[key]
+                    return parent(t, c, tok)
+                return reply
+            return answer(True, parent_ok), answer(False, parent_rejected), answer(False, parent_error)
+
         def replies(h: int) -> tuple[Callable, Callable, Callable]:
+            if hedging is not None:
+                return hedged_replies(h)
             lat = self.latencies[h]
 
             def ok(t: float, c: int, tok: int) -> int:
@@ -540,6 +620,66 @@ class FleetRun:
                 if stops[h] is not None:
                     stops[h](t, c, tok)
             return NO_EVENT
+
+        if hedging is not None:
+            copies_max, delay = hedging.max_attempts, float(hedging.delay)
+            deposit = None if hedging.budget is None else hedging.budget / 100.0
+            tokens = [HEDGE_BURST]
+
+            def allowed() -> bool:
+                if deposit is None:
+                    return True
+                if tokens[0] >= 1.0:
+                    tokens[0] -= 1.0
+                    return True
+                self.hedges_denied += 1
+                return False
+
+            def send_copy(t: float, c: int, tok: int, entry: list) -> int:
+                # A hedge: to a host this attempt has not tried, if the balancer finds one.
+                pool, tried = healthy[0], entry[2]
+                h = pick(pool, c, 0)
+                for i in range(1, len(pool) + 1):
+                    if h not in tried:
+                        break
+                    h = pick(pool, c, i)
+                tried.append(h)
+                entry[0].append((h, t))
+                entry[1] += 1
+                outstanding[h] += 1
+                requests[h] += 1
+                hedges[h] += 1
+                return doors[h](t, c, tok)
+
+            def hedge_due(t: float, c: int, tok: int) -> int:
+                entry = live.get(tok * width + c)
+                if entry is None or entry[1] >= copies_max or not allowed():
+                    return NO_EVENT  # answered, given up on, all copies sent, or no budget
+                if entry[1] + 1 < copies_max:
+                    heappush(heap, (t + delay, seq(), hedge_due, c, tok))
+                return send_copy(t, c, tok, entry)
+
+            def receive_write(t: float, c: int, tok: int) -> int:
+                h = choose(c, tok)
+                live[tok * width + c] = [[(h, t)], 1, [h]]
+                outstanding[h] += 1
+                requests[h] += 1
+                if deposit is not None:
+                    tokens[0] = min(HEDGE_BURST, tokens[0] + deposit)
+                heappush(heap, (t + delay, seq(), hedge_due, c, tok))
+                return doors[h](t, c, tok)
+
+            def stopped_waiting(t: float, c: int, tok: int) -> int:
+                entry = live.pop(tok * width + c, None)
+                if entry is not None:
+                    for h, _ in entry[0]:
+                        outstanding[h] -= 1
+                        timeouts[h] += 1
+                        if threshold:
+                            error_seen(t, h)
+                        if stops[h] is not None:
+                            stops[h](t, c, tok)
+                return NO_EVENT
 
         self.handlers = ServerHandlers(receive_write, None, stopped_waiting)
 
