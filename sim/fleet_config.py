@@ -15,7 +15,14 @@ from sim.models.incidents import KINDS, Incident
 
 FLEET_KEYS = ("hosts", "balancer", "weights", "retry_other_host", "host_selection_attempts",
               "outlier_detection", "panic_threshold", "health_check", "hedging")
-HEDGING_KEYS = ("max_attempts", "delay", "budget")
+HEDGING_KEYS = ("preset", "max_attempts", "delay", "budget")
+# Hedging presets, the libraries' defaults: Polly v8's HedgingStrategyOptions (MaxHedgedAttempts
+# 1 beyond the original, Delay 2 s: docs/strategies/hedging.md "Defaults"); gRPC's hedgingPolicy
+# (gRFC A6: hedgingDelay 0 s when unset, maxAttempts required, above 5 treated as 5).
+HEDGING_PRESETS: dict[str, dict[str, Any]] = {
+    "polly-v8-hedging": {"max_attempts": 2, "delay_s": 2.0},
+    "grpc-hedging": {"delay_s": 0.0, "max_attempts_cap": 5},
+}
 HEALTH_KEYS = ("interval", "unhealthy_threshold", "healthy_threshold")
 OUTLIER_KEYS = ("consecutive_errors", "interval", "base_ejection_time", "max_ejection_percent",
                 "max_ejection_time")
@@ -205,7 +212,7 @@ def _health_check(check: Any, raw: Any) -> HealthCheck | None:
     return HealthCheck(interval, low, high)
 
 
-def _hedging(check: Any, raw: Any) -> Hedging | None:
+def _hedging(check: Any, raw: Any, unit_seconds: float | None) -> Hedging | None:
     prefix = "fleet.hedging"
     if not isinstance(raw, dict):
         check.report(prefix, f"must be a table like {{ max_attempts = 2, delay = 50.0 }}, got {raw!r}")
@@ -214,6 +221,28 @@ def _hedging(check: Any, raw: Any) -> Hedging | None:
     if extra:
         check.report(f"{prefix}.{extra[0]}", "is not a hedging key", f"it takes {', '.join(HEDGING_KEYS)}")
         return None
+    raw = dict(raw)
+    if "preset" in raw:
+        name = raw.pop("preset")
+        preset = HEDGING_PRESETS.get(name) if isinstance(name, str) else None
+        if preset is None:
+            check.report(f"{prefix}.preset", f"must be one of {', '.join(map(repr, HEDGING_PRESETS))}, got {name!r}")
+            return None
+        if "delay" not in raw:
+            if unit_seconds is None:
+                check.report(f"{prefix}.delay", "is missing: the preset's delay is in seconds and this "
+                             "simulation's time unit has no length in seconds", "add delay = ...")
+                return None
+            raw["delay"] = preset["delay_s"] / unit_seconds
+        if "max_attempts" in preset:
+            raw.setdefault("max_attempts", preset["max_attempts"])
+        elif "max_attempts" not in raw:
+            check.report(f"{prefix}.max_attempts", f"is missing: {name} has no default (gRPC requires it)",
+                         "add e.g. max_attempts = 3")
+            return None
+        cap = preset.get("max_attempts_cap")
+        if cap is not None and isinstance(raw["max_attempts"], int) and raw["max_attempts"] > cap:
+            raw["max_attempts"] = cap  # gRPC treats values above 5 as 5
     most = check._located(f"{prefix}.", check.integer, raw, "max_attempts", minimum=2, maximum=1000)
     delay = check._located(f"{prefix}.", check.number, raw, "delay", minimum=0)
     budget = check._located(f"{prefix}.", check.number, raw, "budget", positive=True) if "budget" in raw else None
@@ -269,7 +298,7 @@ def parse_fleet(check: Any, raw: Any, control: Control | None, unit_seconds: flo
     if "health_check" in raw:
         args["health_check"] = _health_check(check, raw["health_check"])
     if "hedging" in raw:
-        args["hedging"] = _hedging(check, raw["hedging"])
+        args["hedging"] = _hedging(check, raw["hedging"], unit_seconds)
     if len(check.errors) > before or hosts is None:
         return None
     try:

@@ -610,3 +610,22 @@ def test_hedging_near_saturation_collapses_without_a_budget() -> None:
         m = run_of(table).metrics()
         results[name] = m.successes / m.offered
     assert results["unbounded"] < 0.5 < 0.95 < results["budget"]
+
+
+@pytest.mark.parametrize("hedging, expected", [
+    ({"preset": "polly-v8-hedging"}, (2, 2000.0)),  # MaxHedgedAttempts 1 beyond the original, Delay 2 s
+    ({"preset": "polly-v8-hedging", "delay": 50.0}, (2, 50.0)),
+    ({"preset": "grpc-hedging", "max_attempts": 3}, (3, 0.0)),  # hedgingDelay 0 s when unset
+    ({"preset": "grpc-hedging", "max_attempts": 9}, (5, 0.0)),  # gRPC treats maxAttempts above 5 as 5
+])
+def test_hedging_presets_take_the_libraries_defaults(hedging: dict, expected: tuple[int, float]) -> None:
+    spec = spec_of(fleet_table({"hosts": 2, "hedging": hedging}))  # times in ms
+    assert (spec.fleet.hedging.max_attempts, spec.fleet.hedging.delay) == expected
+
+
+def test_hedging_preset_mistakes_name_their_key() -> None:
+    for hedging, key in (({"preset": "finagle"}, "fleet.hedging.preset"),
+                         ({"preset": "grpc-hedging"}, "fleet.hedging.max_attempts")):
+        with pytest.raises(ConfigError) as info:
+            spec_of(fleet_table({"hosts": 2, "hedging": hedging}))
+        assert f"key {key!r}" in str(info.value)
