@@ -216,9 +216,10 @@ def write_history_csv(path: str | Path, simulation: str, strategy: str, clients:
                       repetition: int, history: History, layout: TierLayout | None = None) -> Path:
     """One run's events file (replayable like the sweep's): the app's export of the run on
     screen, which may be any run, not only a representative one; a tiered run's (``layout``)
-    with its ``tier`` column."""
+    with its ``tier`` column; a fleet's (its events name hosts) with its ``host`` column."""
+    hosts = any(p >> ev.HOST_SHIFT for p in history.packed)
     return atomic_write_text(path, histories_csv_text([(simulation, strategy, clients,
-                                                        repetition, history)], layout))
+                                                        repetition, history)], layout, hosts))
 
 
 # --- reading the events file back -------------------------------------------------------------
