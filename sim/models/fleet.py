@@ -41,9 +41,13 @@ base_ejection_time < max_ejection_time + base_ejection_time``); a timer every ``
 returns each host ejected for at least ``min(multiplier · base_ejection_time,
 max_ejection_time)`` and lowers by one the multiplier of every host back for an ``interval`` or
 more. ``panic_threshold`` (percent, Envoy's ``healthy_panic_threshold``, default 50): when fewer
-than that share of the hosts are in, the balancer ignores ejections and uses every host.
+than that share of the hosts are in, the balancer ignores ejections and uses every host (with
+none in it does so at any threshold, where Envoy would answer 503 itself). Active health
+checks (``HealthCheck``) take a host out too; ejections and failed checks both count as out.
 
-Per-host incidents (``HostIncident``): the kinds of ``sim.models.incidents`` on the hosts named,
+Per-host incidents (``HostIncident``; a whole-fleet incident that does not stop the fleet is
+made every host's own by the config, so the balancer sees its errors host by host): the kinds
+of ``sim.models.incidents`` on the hosts named,
 ``"outage"`` (an outage, or capacity 0, on those hosts: each stops as a whole server does in
 ``sim.models.outage``, with its own gate and the simulation's accept-queue keys), and
 ``"crash"``: the host refuses connections at once (a fast failure, ``server_rejects`` and a
