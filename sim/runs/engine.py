@@ -320,7 +320,7 @@ def _metrics(spec: SimulationSpec, wiring: Wiring, side: Clients, duration: floa
         recovery_time=recovery.time, recovery_note=recovery.note,
         tiers=() if wiring.tiers is None else wiring.tiers.counts(counts["successes"], latencies,
                                                                       side.retries_denied),
-        hosts=() if wiring.fleet is None else host_counts(wiring.fleet, end))
+        hosts=() if getattr(wiring, "fleet", None) is None else host_counts(wiring.fleet, end))  # a kernel's has none
 
 
 def run_metrics(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int, repetition: int) -> RunMetrics:
