@@ -14,7 +14,7 @@ from support import one_error_line, section, sim_process, toml_text
 from sim.config import parse_config
 from sim.core import events as ev
 from sim.core.history import unpack_hosts
-from sim.errors import ConfigError
+from sim.errors import ConfigError, ParamError
 from sim.export.csv_files import histories_csv_text, read_events_csv
 from sim.runs import fast
 from sim.runs.engine import Run, run_metrics
@@ -629,3 +629,31 @@ def test_hedging_preset_mistakes_name_their_key() -> None:
         with pytest.raises(ConfigError) as info:
             spec_of(fleet_table({"hosts": 2, "hedging": hedging}))
         assert f"key {key!r}" in str(info.value)
+
+
+# --- a fleet with tiers below, and maps over its keys ---------------------------------------------
+
+def test_a_fleet_calls_a_tier_below() -> None:
+    # The fleet is tier 1: every host's served request calls the tier below (one server shared
+    # by the hosts) before its reply; every call the clients offered arrives there once.
+    tier = {"control": "PoolServer", "workers": 4, "service_time": 1.0,
+            "retry": {"type": "Constant", "constant": 1.0, "max_attempts": 1}}
+    run = run_of(fleet_table({"hosts": 3, "balancer": "p2c"}, horizon=1500.0, tiers=[tier]))
+    m, fleet = run.metrics(), run._wiring.fleet
+    assert all(r > 0 for r in fleet.requests)
+    assert m.tiers[1].requests >= m.successes > 0
+    assert sum(fleet.successes) == m.successes
+
+
+def test_a_map_may_vary_the_fleet() -> None:
+    # An explore axis reaches the fleet's keys (its dataclass fields) like any other.
+    from sim.exploration.paths import resolve
+
+    spec = spec_of(fleet_table({"hosts": 3, "outlier_detection": {}}))
+    assert resolve("fleet.hosts", spec).set(spec, 5).fleet.hosts == 5
+    changed = resolve("fleet.outlier_detection.consecutive_errors", spec).set(spec, 2)
+    assert changed.fleet.outlier_detection.consecutive_errors == 2
+    crashed = spec_of(fleet_table({"hosts": 4}, incidents=[{"start": 1.0, "duration": 5.0, "kind": "crash",
+                                                            "hosts": [3]}]))
+    with pytest.raises(ParamError, match="names host 3"):
+        resolve("fleet.hosts", crashed).set(crashed, 2)

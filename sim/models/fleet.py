@@ -230,6 +230,10 @@ class FleetSpec:
             raise ParamError("host_selection_attempts", f"must be >= 0, got {self.host_selection_attempts!r}")
         if not 0 <= self.panic_threshold <= 100:
             raise ParamError("panic_threshold", f"must be between 0 and 100 (percent), got {self.panic_threshold!r}")
+        for incident in self.incidents:  # a map over hosts may leave an incident's host behind
+            if not all(0 <= h < self.hosts for h in incident.hosts):
+                raise ParamError("hosts", f"an incident names host {max(incident.hosts)}, but the fleet's hosts "
+                                 f"are 0 to {self.hosts - 1}", "name hosts the fleet has")
 
     @property
     def host_weights(self) -> tuple[float, ...]:
