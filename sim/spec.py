@@ -142,6 +142,13 @@ class SimulationSpec:
         return self.control.CAPS
 
     @property
+    def series_declared(self) -> tuple[str, ...]:
+        """The counters beyond the common ones its runs keep: the server kind's, and ``hedges``
+        for a fleet that hedges (``sim.core.series.extra_series`` orders them)."""
+        hedging = self.fleet is not None and self.fleet.hedging is not None
+        return self.control.CAPS.series + (("hedges",) if hedging else ())
+
+    @property
     def runs_to_horizon(self) -> bool:
         """True when runs keep per-bucket series and so end at the horizon, not when the clients
         are done (``Capabilities.keeps_series``)."""

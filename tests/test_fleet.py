@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from support import one_error_line, section, sim_process, toml_text
 
-from sim.config import parse_config
+from sim.config import load_config, parse_config
 from sim.core import events as ev
 from sim.core.history import unpack_hosts
 from sim.errors import ConfigError, ParamError
@@ -657,3 +657,20 @@ def test_a_map_may_vary_the_fleet() -> None:
                                                             "hosts": [3]}]))
     with pytest.raises(ParamError, match="names host 3"):
         resolve("fleet.hosts", crashed).set(crashed, 2)
+
+
+def test_the_timeseries_count_hedges_in_a_column_of_their_own(tmp_path: Path) -> None:
+    import sim
+
+    table = fleet_table(None, horizon=2000.0, service_distribution="lognormal", service_p99=20.0)
+    path = tmp_path / "hedged.toml"
+    path.write_text(toml_text(table) + section("fleet", {"hosts": 4, "hedging": {"max_attempts": 2, "delay": 3.0}}))
+    result = sim.run(path, workers=1)
+    rows = result.rows("timeseries")
+    assert "hedges" in rows[0]
+    spec = load_config(path).simulations[0]
+    run = Run(spec, spec.labels[0], spec.clients[0], 0).run()
+    assert sum(r["hedges"] for r in rows if r["repetition"] == 0) == sum(run._wiring.fleet.hedges) > 0
+    plain = tmp_path / "plain.toml"
+    plain.write_text(toml_text(table) + section("fleet", {"hosts": 4}))
+    assert "hedges" not in sim.run(plain, workers=1).rows("timeseries")[0]

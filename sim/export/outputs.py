@@ -172,7 +172,8 @@ OUTPUTS: tuple[Output, ...] = (
            "and queued over time, per strategy, outages shaded", _timeseries_png, needs="keeps_series"),
     Output("_latency.png", "latency and requests per client, sorted by latency, per strategy",
            _latency_png, needs="keeps_series"),
-    _csv("_timeseries.csv", "every bucket of every run (PoolServer adds server_drops)", _timeseries_csv, _OVERLOAD_CSV,
+    _csv("_timeseries.csv", "every bucket of every run (PoolServer adds server_drops, a hedging fleet hedges)",
+         _timeseries_csv, _OVERLOAD_CSV,
          "TIMESERIES_HEADER", needs="keeps_series"),
     _csv("_latency.csv", "latency percentiles, counts, unfinished, goodput and recovery\n"
          "(repetitions recovered, median time, why some were not judged) per strategy and clients",

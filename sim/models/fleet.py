@@ -631,6 +631,7 @@ class FleetRun:
 
         if hedging is not None:
             copies_max, delay = hedging.max_attempts, float(hedging.delay)
+            hedged_series, inverse = wiring.series.hedges, wiring.series.inverse_width
             deposit = None if hedging.budget is None else hedging.budget / 100.0
             tokens = [HEDGE_BURST]
 
@@ -657,6 +658,7 @@ class FleetRun:
                 outstanding[h] += 1
                 requests[h] += 1
                 hedges[h] += 1
+                hedged_series[int(t * inverse)] += 1
                 return doors[h](t, c, tok)
 
             def hedge_due(t: float, c: int, tok: int) -> int:

@@ -183,7 +183,7 @@ def build_wiring(spec: SimulationSpec, clients: int, repetition: int) -> Wiring:
         return generator(spec.seed, spec.title, clients, repetition, purpose)
 
     caps = spec.control.CAPS
-    series = Series(spec.horizon, spec.bucket_width, extra_series(caps.series)) if caps.keeps_series else None
+    series = Series(spec.horizon, spec.bucket_width, extra_series(spec.series_declared)) if caps.keeps_series else None
     return Wiring(rng, clients, clipped_normal(spec.network_mu, spec.network_sigma), series)
 
 
