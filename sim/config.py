@@ -667,7 +667,8 @@ def _parse_strategies(check: _Checker, raw: Any, shared_raw: Any = None,
 
 # --- [[simulation.tiers]]: the servers below the one the clients call ----------------------
 
-_TIER_KEYS = frozenset({"control", "timeout", "retry", "policies", "propagate_deadline", "incidents", "outages"})
+_TIER_KEYS = frozenset({"control", "timeout", "retry", "policies", "propagate_deadline", "incidents", "outages",
+                        "fleet"})
 # A tier without ``retry`` makes one attempt per call: retrying only at the top.
 _NO_RETRY = {"type": "NoBackoff", "max_attempts": 1}
 _RETRY_EXAMPLE = '{ type = "Constant", constant = 0.0, max_attempts = 4 }'
@@ -703,8 +704,9 @@ def _parse_tiers(check: _Checker, raw: Any, top: Control | None, horizon: float 
             tier.report("propagate_deadline", f"must be true or false, got {propagate!r}")
         outages = _parse_outages(tier, table.get("outages"), horizon)
         incidents = _parse_incidents(tier, table.get("incidents"), horizon, outages, control)
+        fleet = parse_fleet(tier, table.get("fleet"), control, seconds_per_unit(time_unit))
         if control is not None and chain is not None:
-            tiers.append(TierSpec(control=control, retry=chain, timeout=timeout,
+            tiers.append(TierSpec(control=control, retry=chain, timeout=timeout, fleet=fleet,
                                   propagate_deadline=propagate is True, incidents=incidents,
                                   outages=outages))
     return tuple(tiers) if len(check.errors) == before else ()

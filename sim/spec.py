@@ -48,6 +48,8 @@ class TierSpec:
     propagate_deadline: bool = False
     incidents: tuple[Incident, ...] = ()
     outages: tuple[Outage, ...] = ()
+    # ``[simulation.tiers.fleet]``: the tier is that many copies behind a balancer (sim.models.fleet).
+    fleet: FleetSpec | None = None
 
     @property
     def stops(self) -> tuple[Outage, ...]:

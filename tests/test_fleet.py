@@ -674,3 +674,20 @@ def test_the_timeseries_count_hedges_in_a_column_of_their_own(tmp_path: Path) ->
     plain = tmp_path / "plain.toml"
     plain.write_text(toml_text(table) + section("fleet", {"hosts": 4}))
     assert "hedges" not in sim.run(plain, workers=1).rows("timeseries")[0]
+
+
+def test_a_tier_below_may_be_a_fleet() -> None:
+    # [simulation.tiers.fleet]: tier 2 is 3 hosts behind the callers' balancer; every call tier 1
+    # makes arrives at one of them, round robin spreading them evenly.
+    tier = {"control": "PoolServer", "workers": 2, "service_time": 1.0,
+            "retry": {"type": "Constant", "constant": 1.0, "max_attempts": 1},
+            "fleet": {"hosts": 3, "balancer": "round_robin"}}
+    run = run_of(fleet_table(None, horizon=1500.0, tiers=[tier]))
+    hedged = {**tier, "fleet": {"hosts": 3, "hedging": {"max_attempts": 2, "delay": 0.5}}}
+    assert sum(run_of(fleet_table(None, horizon=500.0, tiers=[hedged]))._wiring.tiers.wirings[0].fleet.hedges) > 0
+    below = run._wiring.tiers.wirings[0].fleet
+    assert max(below.requests) - min(below.requests) <= 1
+    assert sum(below.requests) == run.metrics().tiers[1].requests > 0
+    with pytest.raises(ConfigError) as info:
+        spec_of(fleet_table(None, tiers=[{**tier, "fleet": {"hosts": 0}}]))
+    assert "key 'tiers[0].fleet.hosts'" in str(info.value)

@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections import defaultdict
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -631,7 +632,9 @@ class FleetRun:
 
         if hedging is not None:
             copies_max, delay = hedging.max_attempts, float(hedging.delay)
-            hedged_series, inverse = wiring.series.hedges, wiring.series.inverse_width
+            # The run's hedges counter (a tier's series keep none: its wiring's own counters)
+            hedged_series = getattr(wiring.series, "hedges", None) or defaultdict(int)
+            inverse = wiring.series.inverse_width
             deposit = None if hedging.budget is None else hedging.budget / 100.0
             tokens = [HEDGE_BURST]
 
