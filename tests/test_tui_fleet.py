@@ -60,3 +60,24 @@ def test_the_apps_export_of_a_fleet_run_keeps_its_hosts(tmp_path: Path) -> None:
     assert out.read_text().splitlines()[0].endswith(",host")
     back = next(iter(read_events_csv(out).values()))
     assert back.packed == run.history.packed
+
+
+@pilot_test
+async def test_the_event_log_names_each_events_host(tmp_path: Path) -> None:
+    from sim.core import events as ev
+    from tui.widgets.replay.event_log import EventLog
+
+    app = make_app(tmp_path, fleet_config(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("end")
+        await settle(pilot)
+        log, data = app.screen.query_one(EventLog), app.run_data
+        assert data.hosts is not None and data.pool is None  # each host its own pool: none drawn
+        for i in range(min(len(data), 400)):
+            line = log._render_event(i, 120, log.rich_style, False).text
+            host = int(data.hosts[i])
+            assert (f"host={host}" in line) == (host != ev.NO_HOST)
+        spec = load_config(fleet_config(tmp_path)).simulations[0]
+        run = record_run(spec, spec.labels[0], 20, 0)  # the run on screen: the hosts its events name
+        assert data.hosts.tolist() == [ev.host_of(p) for p in run.history.packed]

@@ -32,7 +32,7 @@ from sim.analysis.replay import (
 )
 from sim.analysis.run_series import RunSeries
 from sim.core import events as ev
-from sim.core.history import History, unpack_codes, unpack_details
+from sim.core.history import History, unpack_codes, unpack_details, unpack_hosts
 from sim.models.controls import Capabilities
 from sim.runs.tiers import TierLayout
 from sim.units import DEFAULT_TIME_UNIT
@@ -123,6 +123,8 @@ class RunData:
     # A tiered run's parts (``tier_rows``): the arrays above hold every tier's events, the
     # derived views (requests, series, pool, outages) the clients' part's; None without tiers.
     tiers: TierParts | None = None
+    # A fleet's runs: the host each event names (``NO_HOST`` for none); None when none does.
+    hosts: np.ndarray | None = None
 
     @classmethod
     def from_history(cls, history: History, n_clients: int | None = None,
@@ -175,10 +177,17 @@ class RunData:
             series = RunSeries.from_metrics(open_metrics, outages, tuple((s, e) for s, e, _ in incidents))
         elif recorded_caps(codes).keeps_series:
             series = RunSeries.from_events(times, clients, codes, details)
-        pool = PoolState(times, codes, details, capacity) if records_pool(codes, details) else None
+        hosts = unpack_hosts(packed)
+        if hosts.size and int(hosts.max()) >= 0:
+            hosts.flags.writeable = False
+        else:
+            hosts = None
+        # A fleet's hosts each have their own pool: one pool line would mix them.
+        pool = (PoolState(times, codes, details, capacity) if hosts is None and records_pool(codes, details)
+                else None)
         return cls(times, clients, codes, details, n_clients, ranks, server_mask, requests,
                    outages, series, history, time_unit, scopes=scopes, incidents=incidents,
-                   pool=pool)
+                   pool=pool, hosts=hosts)
 
     @classmethod
     def _tiered(cls, times: np.ndarray, clients: np.ndarray, packed: np.ndarray, n_clients: int,
