@@ -81,3 +81,19 @@ async def test_the_event_log_names_each_events_host(tmp_path: Path) -> None:
         spec = load_config(fleet_config(tmp_path)).simulations[0]
         run = record_run(spec, spec.labels[0], 20, 0)  # the run on screen: the hosts its events name
         assert data.hosts.tolist() == [ev.host_of(p) for p in run.history.packed]
+
+
+@pilot_test
+async def test_the_app_shows_a_hedging_fleet(tmp_path: Path) -> None:
+    # Its runs keep a hedges series beside the common ones: the panes take it as the others.
+    path = tmp_path / "hedged.toml"
+    fleet = {**FLEET, "hedging": {"max_attempts": 2, "delay": 2.0}}
+    path.write_text(toml_text(TABLE) + section("fleet", fleet), encoding="utf-8")
+    app = make_app(tmp_path, path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("end")
+        await settle(pilot)
+        table = app.screen.query_one(HostTable)
+        assert table.display and [r.host for r in table.rows] == [0, 1, 2]
+        assert app.run_data is not None and app.run_data.hosts is not None
