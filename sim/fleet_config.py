@@ -130,6 +130,20 @@ def parse_host_incidents(check: Any, entries: list[tuple[int, dict]], hosts: int
     return tuple(out)
 
 
+def _sub_table(check: Any, raw: Any, name: str, keys: tuple[str, ...], example: str) -> dict | None:
+    """A ``[simulation.fleet]`` sub-table ``name``, its keys among ``keys`` (None: reported)."""
+    prefix = f"fleet.{name}"
+    if not isinstance(raw, dict):
+        check.report(prefix, f"must be a table like {example}, got {raw!r}")
+        return None
+    extra = sorted(set(raw) - set(keys))
+    if extra:
+        article = "an" if name[0] in "aeiou" else "a"
+        check.report(f"{prefix}.{extra[0]}", f"is not {article} {name} key", f"it takes {', '.join(keys)}")
+        return None
+    return raw
+
+
 def _same_window_kind(a: str, b: str) -> bool:
     """Two windows that may not overlap on one host: of one kind, or an outage and a capacity."""
     stops = {"outage", "capacity"}
@@ -157,14 +171,9 @@ def parse_host_outages(check: Any, entries: list[tuple[int, dict]], hosts: int |
 
 def _outlier(check: Any, raw: Any, unit_seconds: float | None) -> OutlierDetection | None:
     prefix = "fleet.outlier_detection"
-    if raw is True:
-        raw = {}
-    if not isinstance(raw, dict):
-        check.report(prefix, f"must be a table like {{ consecutive_errors = 5, interval = 10000.0 }}, got {raw!r}")
-        return None
-    extra = sorted(set(raw) - set(OUTLIER_KEYS))
-    if extra:
-        check.report(f"{prefix}.{extra[0]}", "is not an outlier_detection key", f"it takes {', '.join(OUTLIER_KEYS)}")
+    raw = _sub_table(check, {} if raw is True else raw, "outlier_detection", OUTLIER_KEYS,
+                     "{ consecutive_errors = 5, interval = 10000.0 }")
+    if raw is None:
         return None
     args: dict[str, Any] = {}
     for key in OUTLIER_KEYS:
@@ -196,13 +205,9 @@ def _outlier(check: Any, raw: Any, unit_seconds: float | None) -> OutlierDetecti
 
 def _health_check(check: Any, raw: Any) -> HealthCheck | None:
     prefix = "fleet.health_check"
-    if not isinstance(raw, dict):
-        check.report(prefix, "must be a table like { interval = 5000.0, unhealthy_threshold = 3, "
-                     f"healthy_threshold = 2 }}, got {raw!r}")
-        return None
-    extra = sorted(set(raw) - set(HEALTH_KEYS))
-    if extra:
-        check.report(f"{prefix}.{extra[0]}", "is not a health_check key", f"it takes {', '.join(HEALTH_KEYS)}")
+    raw = _sub_table(check, raw, "health_check", HEALTH_KEYS,
+                     "{ interval = 5000.0, unhealthy_threshold = 3, healthy_threshold = 2 }")
+    if raw is None:
         return None
     interval = check._located(f"{prefix}.", check.number, raw, "interval", positive=True)
     low = check._located(f"{prefix}.", check.integer, raw, "unhealthy_threshold", minimum=1)
@@ -214,12 +219,8 @@ def _health_check(check: Any, raw: Any) -> HealthCheck | None:
 
 def _hedging(check: Any, raw: Any, unit_seconds: float | None) -> Hedging | None:
     prefix = "fleet.hedging"
-    if not isinstance(raw, dict):
-        check.report(prefix, f"must be a table like {{ max_attempts = 2, delay = 50.0 }}, got {raw!r}")
-        return None
-    extra = sorted(set(raw) - set(HEDGING_KEYS))
-    if extra:
-        check.report(f"{prefix}.{extra[0]}", "is not a hedging key", f"it takes {', '.join(HEDGING_KEYS)}")
+    raw = _sub_table(check, raw, "hedging", HEDGING_KEYS, "{ max_attempts = 2, delay = 50.0 }")
+    if raw is None:
         return None
     raw = dict(raw)
     if "preset" in raw:

@@ -618,16 +618,19 @@ class FleetRun:
             requests[h] += 1
             return doors[h](t, c, tok)
 
+        def reset(t: float, h: int, c: int, tok: int) -> None:
+            # The client stopped waiting for its attempt on host h (its timeout): the balancer
+            # resets the request (Envoy: a 504, an error for outlier detection), the host hears it.
+            timeouts[h] += 1
+            if threshold:
+                error_seen(t, h)
+            if stops[h] is not None:
+                stops[h](t, c, tok)
+
         def stopped_waiting(t: float, c: int, tok: int) -> int:
-            # The client stopped waiting for this attempt (its timeout): the balancer resets the
-            # request (Envoy: a 504, an error for outlier detection) and the host hears it.
             h = answered(tok * width + c)
             if h >= 0:
-                timeouts[h] += 1
-                if threshold:
-                    error_seen(t, h)
-                if stops[h] is not None:
-                    stops[h](t, c, tok)
+                reset(t, h, c, tok)
             return NO_EVENT
 
         if hedging is not None:
@@ -685,13 +688,9 @@ class FleetRun:
             def stopped_waiting(t: float, c: int, tok: int) -> int:
                 entry = live.pop(tok * width + c, None)
                 if entry is not None:
-                    for h, _ in entry[0]:
+                    for h, _ in entry[0]:  # every copy in flight
                         outstanding[h] -= 1
-                        timeouts[h] += 1
-                        if threshold:
-                            error_seen(t, h)
-                        if stops[h] is not None:
-                            stops[h](t, c, tok)
+                        reset(t, h, c, tok)
                 return NO_EVENT
 
         self.handlers = ServerHandlers(receive_write, None, stopped_waiting)

@@ -6,13 +6,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from sim.report.tiers import number_cell as _number
 from sim.runs.sweep import SweepResult
-
-
-def _number(value: float, digits: int = 1) -> str:
-    if math.isnan(value):
-        return "—"
-    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.{digits}f}"
 
 
 @dataclass(frozen=True)
