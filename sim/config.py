@@ -12,13 +12,14 @@ import re
 import sys
 import typing
 from collections.abc import Callable
-from dataclasses import MISSING, fields, is_dataclass
+from dataclasses import MISSING, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
 from sim.bounds import MAX_INTEGER, MAX_SEED, MAX_TIERS, MAX_TIME, MIN_SPAN
 from sim.errors import ConfigError, ParamError
 from sim.extends import resolve_extends
+from sim.fleet_config import absorb_incidents, parse_fleet, parse_host_incidents, parse_host_outages, split_incidents
 from sim.inputs import InputFileError, read_limited
 from sim.models import CONTROLS, STRATEGIES, WORKLOADS
 from sim.models.clients import workload_problem
@@ -46,7 +47,7 @@ _SIMULATION_KEYS = {
     "title", "max_clients", "clients", "repeat", "network_mu", "network_sigma", "incidents",
     "work_to_duration", "control", "strategies", "seed",
     "workload", "horizon", "timeout", "outages", "bucket", "backlog", "time_unit", "policies",
-    "backlog_overflow", "abandoned", "tiers", "extends",
+    "backlog_overflow", "abandoned", "tiers", "extends", "fleet",
 }
 _WORKLOAD_KEYS: dict[str, str] = {}  # key -> the first workload that takes it
 for _name, _cls in WORKLOADS.items():
@@ -409,8 +410,14 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
     spans = {key: check.attempt(check.number, block, key, positive=True, minimum=MIN_SPAN)
              for key in ("horizon", "timeout", "bucket") if key in block}
     horizon, timeout, bucket = (spans.get(key) for key in ("horizon", "timeout", "bucket"))
-    outages = _parse_outages(check, block.get("outages"), horizon)
-    incidents = _parse_incidents(check, block.get("incidents"), horizon, outages, control)
+    whole_outages, host_outages = split_incidents(block.get("outages"))
+    outages = _parse_outages(check, whole_outages, horizon)
+    whole_incidents, host_incidents = split_incidents(block.get("incidents"))
+    incidents = _parse_incidents(check, whole_incidents, horizon, outages, control)
+    fleet = _parse_fleet(check, block, control, horizon, host_incidents, time_unit or default_time_unit,
+                         host_outages, bool(outages) or any(i.is_outage for i in incidents))
+    if fleet is not None:
+        fleet, incidents = absorb_incidents(check, fleet, incidents)
     backlog = check.attempt(check.integer, block, "backlog", minimum=0) if "backlog" in block else None
     if "backlog" in block and not block.get("outages") and not any(i.is_outage for i in incidents):
         check.report("backlog", "bounds the requests held during an outage, but there are no outages",
@@ -432,8 +439,34 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
                           horizon=horizon, timeout=timeout, outages=outages, bucket=bucket,
                           backlog=backlog, backlog_overflow=overflow, abandoned=abandoned,
                           time_unit=time_unit, shared_policies=shared_policies,
-                          incidents=incidents, tiers=tiers, source=top.file,
+                          incidents=incidents, tiers=tiers, fleet=fleet, source=top.file,
                           clients_key="max_clients" if "max_clients" in block else "clients")
+
+
+def _parse_fleet(check: _Checker, block: dict[str, Any], control: Control | None, horizon: float | None,
+                 host_incidents: list[tuple[int, dict]], time_unit: str,
+                 host_outages: list[tuple[int, dict]], whole_stops: bool):
+    """``[simulation.fleet]`` with the per-host incidents and outages (sim.fleet_config); None
+    without one."""
+    fleet = parse_fleet(check, block.get("fleet"), control, seconds_per_unit(time_unit))
+    if not host_incidents and not host_outages:
+        return fleet
+    if fleet is None and "fleet" in block:
+        return None  # its own mistakes are reported
+    hosts = None if fleet is None else fleet.hosts
+    outage_tables = parse_host_outages(check, host_outages, hosts, horizon)
+    per_host = parse_host_incidents(check, host_incidents, hosts, horizon)
+    stopped = parse_host_incidents(check, outage_tables, hosts, horizon, "outages")
+    if whole_stops and (stopped or any(i.kind == "outage" for i in per_host)):
+        check.report("outages", "stops the whole fleet, and some hosts have outages of their own",
+                     "give every outage hosts = [...] (or none of them)")
+    per_host = per_host + tuple(stopped)
+    if control is not None:
+        for (position, _), incident in zip(host_incidents, per_host):
+            problem = None if incident.kind in ("crash", "outage") else control.incident_problem(incident.kind)
+            if problem is not None:
+                check.report(f"incidents[{position}].{incident.kind}", problem[0], problem[1])
+    return None if fleet is None else replace(fleet, incidents=per_host)
 
 
 def _resolve_paths(config_file: str, args: dict[str, Any], keys: tuple[str, ...]) -> None:
@@ -667,7 +700,8 @@ def _parse_strategies(check: _Checker, raw: Any, shared_raw: Any = None,
 
 # --- [[simulation.tiers]]: the servers below the one the clients call ----------------------
 
-_TIER_KEYS = frozenset({"control", "timeout", "retry", "policies", "propagate_deadline", "incidents", "outages"})
+_TIER_KEYS = frozenset({"control", "timeout", "retry", "policies", "propagate_deadline", "incidents", "outages",
+                        "fleet"})
 # A tier without ``retry`` makes one attempt per call: retrying only at the top.
 _NO_RETRY = {"type": "NoBackoff", "max_attempts": 1}
 _RETRY_EXAMPLE = '{ type = "Constant", constant = 0.0, max_attempts = 4 }'
@@ -707,8 +741,9 @@ def _parse_tiers(check: _Checker, raw: Any, top: Control | None, horizon: float 
             tier.report("propagate_deadline", f"must be true or false, got {propagate!r}")
         outages = _parse_outages(tier, table.get("outages"), horizon)
         incidents = _parse_incidents(tier, table.get("incidents"), horizon, outages, control)
+        fleet = parse_fleet(tier, table.get("fleet"), control, seconds_per_unit(time_unit))
         if control is not None and chain is not None:
-            tiers.append(TierSpec(control=control, retry=chain, timeout=timeout,
+            tiers.append(TierSpec(control=control, retry=chain, timeout=timeout, fleet=fleet,
                                   propagate_deadline=propagate is True, incidents=incidents,
                                   outages=outages))
     return tuple(tiers) if len(check.errors) == before else ()

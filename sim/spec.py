@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from sim.models.controls import Capabilities, Control
+from sim.models.fleet import FleetSpec
 from sim.models.incidents import Incident, merged_windows
 from sim.models.strategies import Strategy
 from sim.models.workloads import Burst, Outage, Workload
@@ -47,6 +48,8 @@ class TierSpec:
     propagate_deadline: bool = False
     incidents: tuple[Incident, ...] = ()
     outages: tuple[Outage, ...] = ()
+    # ``[simulation.tiers.fleet]``: the tier is that many copies behind a balancer (sim.models.fleet).
+    fleet: FleetSpec | None = None
 
     @property
     def stops(self) -> tuple[Outage, ...]:
@@ -93,6 +96,8 @@ class SimulationSpec:
     incidents: tuple[Incident, ...] = ()
     # The tiers below the server the clients call (``[[simulation.tiers]]``): tier 2 first.
     tiers: tuple[TierSpec, ...] = ()
+    # ``[simulation.fleet]``: the server is that many copies behind a balancer (sim.models.fleet).
+    fleet: FleetSpec | None = None
     # Not part of its identity: the config file it came from and the key that gave its client
     # counts (for messages), and whether the engine stops runs far beyond their estimate.
     source: str = field(default="", compare=False)
@@ -122,10 +127,12 @@ class SimulationSpec:
 
     @property
     def disruptions(self) -> tuple[Outage, ...]:
-        """Every window of trouble, outages and incidents alike (a tier's too), overlapping ones joined, in
+        """Every window of trouble, outages and incidents alike (a tier's and a fleet host's too), overlapping ones joined, in
         time order: the recovery verdict's baseline ends where the first starts and its judgement
         begins where the last ends, and the charts shade them (``outages`` without incidents)."""
         below = [w for tier in self.tiers for w in (*tier.outages, *tier.incidents)]
+        if self.fleet is not None:
+            below += self.fleet.incidents  # the hosts' own: crashes, outages, incidents
         if not self.incidents and not below:
             return self.outages
         windows = [(w.start, w.end) for w in (*self.outages, *self.incidents, *below)]
@@ -135,6 +142,13 @@ class SimulationSpec:
     def caps(self) -> Capabilities:
         """What the simulation's server kind offers (its declared ``Control.CAPS``)."""
         return self.control.CAPS
+
+    @property
+    def series_declared(self) -> tuple[str, ...]:
+        """The counters beyond the common ones its runs keep: the server kind's, and ``hedges``
+        for a fleet that hedges (``sim.core.series.extra_series`` orders them)."""
+        hedging = self.fleet is not None and self.fleet.hedging is not None
+        return self.control.CAPS.series + (("hedges",) if hedging else ())
 
     @property
     def runs_to_horizon(self) -> bool:

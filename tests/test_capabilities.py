@@ -221,8 +221,8 @@ def _as(kind: type, **changes: Any):
 def test_a_kind_with_series_but_no_replies_is_served_by_its_declaration() -> None:
     spec = _as(_SeriesLocking, horizon=1000.0)
     plain = _as(CONTROLS["LockingServer"], horizon=1000.0)
-    # the overload files (those of [[simulation.tiers]] only with tiers)
-    assert [o.suffix for o in outputs_for(spec)] == [o.suffix for o in OUTPUTS if not o.tiered]
+    # the overload files (those of [[simulation.tiers]] only with tiers, of [simulation.fleet] with a fleet)
+    assert [o.suffix for o in outputs_for(spec)] == [o.suffix for o in OUTPUTS if not o.tiered and not o.fleet]
     names = metric_names(spec)
     assert "goodput" in names and "p50" not in names and "p99" not in names
     assert default_metric(spec) == "goodput" and not spec.caps.recovery

@@ -199,8 +199,8 @@ LAYERS: dict[str, Layer] = {
     "themes": Layer(("themes",)),
     "sim.models": Layer(("sim.models",), ("sim.core", "sim vocabulary")),
     "sim.policies": Layer(("sim.policies",), ("sim.core", "sim.models", "sim vocabulary")),
-    "sim specs": Layer(("sim.spec", "sim.config", "sim.extends"), ("sim.models", "sim.policies",
-                                                                  "sim vocabulary")),
+    "sim specs": Layer(("sim.spec", "sim.config", "sim.extends", "sim.fleet_config"),
+                       ("sim.models", "sim.policies", "sim vocabulary")),
     # Metrics and statistics of finished runs, from arrays and specs: never runs, writes, explores.
     "sim.analysis": Layer(("sim.analysis",), ("sim.core", "sim.models", "sim.spec", "sim vocabulary")),
     # The fluid (mean-field) estimate of a spec's runs: specs in, numbers out, no engine.

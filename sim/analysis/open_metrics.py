@@ -42,6 +42,8 @@ class OpenRunMetrics(RunMetrics):
     recovery_note: str = ""  # why recovery_time is None with an outage (sim.analysis.recovery)
     # A tiered simulation's per-tier counts, tier 1 first (sim.analysis.tiers); () without tiers.
     tiers: tuple = ()
+    # A fleet's per-host counts, host 0 first (sim.analysis.hosts); () without a fleet.
+    hosts: tuple = ()
 
     @property
     def requests(self) -> int:

@@ -67,7 +67,7 @@ def incident_windows(times: np.ndarray, clients: np.ndarray, codes: np.ndarray,
     starts = np.flatnonzero(server & (codes == ev.SERVER_INCIDENT_STARTS))
     ends = np.flatnonzero(server & (codes == ev.SERVER_INCIDENT_ENDS))
     end_of_run = float(times[-1]) if times.size else 0.0
-    kinds = ev.INCIDENT_KINDS
+    kinds = ev.INCIDENT_DETAILS  # a fleet host's crash too
     windows = []
     for i in starts.tolist():
         kind = int(details[i])

@@ -40,6 +40,13 @@ SERVER_DROPS = 22
 # (``INCIDENT_KINDS``). An incident of capacity 0 is an outage: ``server_pauses``/``resumes``.
 SERVER_INCIDENT_STARTS = 23
 SERVER_INCIDENT_ENDS = 24
+# A fleet's outlier detection (``sim.models.fleet``) ejects a host from the balancer's set, or
+# returns it; the detail is the host's ejection multiplier (Envoy's ``ejectTimeBackoff``).
+HOST_EJECTED = 25
+HOST_RETURNS = 26
+# A fleet's active health checks mark a host unhealthy, or healthy again.
+HOST_UNHEALTHY = 27
+HOST_HEALTHY = 28
 
 EVENT_NAMES: tuple[str, ...] = (
     "client_requests_write",
@@ -67,6 +74,10 @@ EVENT_NAMES: tuple[str, ...] = (
     "server_drops",
     "server_incident_starts",
     "server_incident_ends",
+    "host_ejected",
+    "host_returns",
+    "host_unhealthy",
+    "host_healthy",
 )
 EVENT_CODES: dict[str, int] = {name: code for code, name in enumerate(EVENT_NAMES)}
 
@@ -88,6 +99,8 @@ DETAIL_LABELS: dict[int, str] = {
     SERVER_DROPS: "reason",
     SERVER_INCIDENT_STARTS: "kind",
     SERVER_INCIDENT_ENDS: "kind",
+    HOST_EJECTED: "multiplier",
+    HOST_RETURNS: "multiplier",
 }
 # The policies that deny retries, by the reason their GiveUp names (``sim.policies``): the detail
 # of ``client_retry_denied`` is an index into this tuple and reads ``policy=token_bucket``. A
@@ -103,11 +116,14 @@ DROP_REASONS: tuple[str, ...] = ("queue_timeout", "codel", "cancelled", "limiter
 DROP_REASON_INDEX: dict[str, int] = {name: i for i, name in enumerate(DROP_REASONS)}
 # What an incident changes (``server_incident_starts``' detail, ``kind=slowdown``).
 INCIDENT_KINDS: tuple[str, ...] = ("capacity", "slowdown", "error_rate")
+# The detail names of an incident's start and end: its kinds, then a fleet host's crash
+# (``sim.models.fleet``), which no whole-server incident has.
+INCIDENT_DETAILS: tuple[str, ...] = INCIDENT_KINDS + ("crash",)
 # Events whose detail is a name from a tuple rather than a number.
 DETAIL_NAMES: dict[int, tuple[str, ...]] = {CLIENT_RETRY_DENIED: DENY_REASONS, CLIENT_CALL_REFUSED: DENY_REASONS,
                                             SERVER_DROPS: DROP_REASONS,
-                                            SERVER_INCIDENT_STARTS: INCIDENT_KINDS,
-                                            SERVER_INCIDENT_ENDS: INCIDENT_KINDS}
+                                            SERVER_INCIDENT_STARTS: INCIDENT_DETAILS,
+                                            SERVER_INCIDENT_ENDS: INCIDENT_DETAILS}
 
 DETAIL_SHIFT = 5
 # What a handler returns for internal bookkeeping (a bucket sample, a stale reply): not recorded.
@@ -116,14 +132,31 @@ CODE_MASK = (1 << DETAIL_SHIFT) - 1
 NO_DETAIL = -1
 
 
+# A fleet's events name their host (``sim.models.fleet``): ``(host + 1) << HOST_SHIFT`` above
+# the detail, so a run without a fleet packs exactly as before (no host: 0 there).
+HOST_SHIFT = 40
+DETAIL_MASK = (1 << (HOST_SHIFT - DETAIL_SHIFT)) - 1
+NO_HOST = -1
+
+
 def pack(code: int, detail: int = NO_DETAIL) -> int:
     """Pack an event code and an optional non-negative integer detail into one int."""
     return code | ((detail + 1) << DETAIL_SHIFT)
 
 
+def host_tag(host: int) -> int:
+    """What a fleet ORs into the packed events of ``host`` (``host_of`` reads it back)."""
+    return (host + 1) << HOST_SHIFT
+
+
 def unpack(packed: int) -> tuple[int, int]:
     """Return ``(code, detail)``; detail is ``NO_DETAIL`` when the event has none."""
-    return packed & CODE_MASK, (packed >> DETAIL_SHIFT) - 1
+    return packed & CODE_MASK, ((packed >> DETAIL_SHIFT) & DETAIL_MASK) - 1
+
+
+def host_of(packed: int) -> int:
+    """The fleet host an event happened at, ``NO_HOST`` when it names none."""
+    return (packed >> HOST_SHIFT) - 1
 
 
 def format_detail(code: int, detail: int) -> str:

@@ -93,7 +93,12 @@ def unpack_codes(packed: Sequence[int] | np.ndarray) -> np.ndarray:
 
 def unpack_details(packed: Sequence[int] | np.ndarray) -> np.ndarray:
     """The details of packed events, all at once (``NO_DETAIL`` where there is none)."""
-    return (np.asarray(packed, dtype=np.int64) >> ev.DETAIL_SHIFT) - 1
+    return ((np.asarray(packed, dtype=np.int64) >> ev.DETAIL_SHIFT) & ev.DETAIL_MASK) - 1
+
+
+def unpack_hosts(packed: Sequence[int] | np.ndarray) -> np.ndarray:
+    """The fleet host of packed events, all at once (``NO_HOST`` where there is none)."""
+    return (np.asarray(packed, dtype=np.int64) >> ev.HOST_SHIFT) - 1
 
 
 def pack_columns(codes: np.ndarray, details: np.ndarray) -> np.ndarray:

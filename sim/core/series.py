@@ -8,7 +8,9 @@ SERIES_NAMES = ("offered", "retries", "accepted", "rejected", "timed_out", "in_s
 # Counters only some server kinds fill (they name them in ``Capabilities.series``): a run keeps,
 # and its timeseries file shows, only those its server declares, so other kinds' files keep
 # their columns. ``server_drops``: requests the server dropped unserved (``server_drops`` events).
-SERVER_SERIES = ("server_drops",)
+SERVER_SERIES = ("server_drops", "hedges")
+# ``hedges``: copies a fleet's balancer sent as hedges (``sim.models.fleet``), kept by a fleet
+# that hedges (``SimulationSpec.series_declared``).
 
 
 def extra_series(declared: tuple[str, ...]) -> tuple[str, ...]:

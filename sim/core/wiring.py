@@ -96,6 +96,12 @@ class Wiring:
         self.downstream: Any = None
         # Set by the engine on the first tier's wiring of a tiered run (``sim.runs.tiers.RunTiers``).
         self.tiers: Any = None
+        # Set by replying clients: ``attempt_of(c, token)`` is ``(call, k)``, the call that client
+        # c's attempt ``token`` belongs to (a key unique among calls in flight) and its attempt
+        # number (1 for the first): a fleet's retries to another host read it (``sim.models.fleet``).
+        self.attempt_of: Callable[[int, int], tuple[int, int]] | None = None
+        # Set by a fleet's build (``sim.models.fleet.FleetRun``): its hosts' counts for the outputs.
+        self.fleet: Any = None
 
     def after_service(self, complete: Callable[[float, int, int], int]) -> Callable[[float, int, int], int]:
         """The handler a server schedules when a request's own service ends: ``complete`` itself,

@@ -29,7 +29,7 @@ from sim.bounds import MAX_CLIENT_ID, MAX_DETAIL, MAX_INTEGER, MAX_TIERS, MAX_TI
 from sim.core import events as ev
 from sim.runs.engine import Run
 from sim.runs.tiers import TierLayout
-from sim.core.history import NO_CALL, History
+from sim.core.history import NO_CALL, History, unpack_hosts
 from sim.errors import UserError
 from sim.export.atomic import atomic_write_text
 from sim.inputs import InputFileError, read_limited
@@ -54,13 +54,16 @@ TIERED_EVENTS_HEADER = EVENTS_HEADER + ("tier",)
 # calls are then derived, ``sim.analysis.calls``).
 UNNUMBERED_EVENTS_HEADER = EVENTS_HEADER[:-1]
 UNNUMBERED_TIERED_EVENTS_HEADER = UNNUMBERED_EVENTS_HEADER + ("tier",)
+# A fleet's events name their host in a last column (empty for the clients' events).
+HOST_COLUMN = "host"
 
 
 # Outages pause and resume the whole server, and incidents start and end for all of it: the
 # engine records those events with client -1.
 NO_CLIENT = -1
 SERVER_WIDE = frozenset({ev.SERVER_PAUSES, ev.SERVER_RESUMES, ev.SERVER_INCIDENT_STARTS,
-                         ev.SERVER_INCIDENT_ENDS})
+                         ev.SERVER_INCIDENT_ENDS, ev.HOST_EJECTED, ev.HOST_RETURNS, ev.HOST_UNHEALTHY,
+                         ev.HOST_HEALTHY})
 
 END_MARKER = "# end: {} events"
 # A run that keeps series (it ends at a horizon) says its horizon and bucket width after the
@@ -182,21 +185,23 @@ def events_csv_text(runs: Mapping[str, Run]) -> str:
     """Every event of each recorded run, in order, one block of rows per run."""
     layout = next((run.layout for run in runs.values()), None)
     clock = next((run_clock(run.spec) for run in runs.values()), None)
+    hosts = any(run.spec.fleet is not None for run in runs.values())
     return histories_csv_text([(run.spec.title, label, run.clients, run.repetition, run.history)
-                               for label, run in runs.items()], layout, clock)
+                               for label, run in runs.items()], layout, clock, hosts)
 
 
 def histories_csv_text(blocks: list[tuple[str, str, int, int, History]], layout: TierLayout | None = None,
-                       clock: tuple[float, float] | None = None) -> str:
+                       clock: tuple[float, float] | None = None, hosts: bool = False) -> str:
     """The events file for histories given with their (simulation, strategy, clients,
     repetition): one block of rows each, in order; with a tiered run's ``layout``, each row's
-    tier in a last column; with the runs' ``clock`` (``run_clock``), their horizon and bucket
-    width in the end marker.
+    tier in a column; with ``hosts`` (a fleet's runs), each row's host in a last one; with the
+    runs' ``clock`` (``run_clock``), their horizon and bucket width in the end marker.
 
     Written a chunk of rows at a time, each chunk by one ``%`` format over all its rows
     (``float_texts`` for the times): the same bytes as a ``csv.writer`` row by row, ~3x faster
     (the 720,000 rows of server_outage's events file took 2.2 s on an idle core)."""
-    parts = [csv_row_text(TIERED_EVENTS_HEADER if layout is not None else EVENTS_HEADER) + "\n"]
+    header = TIERED_EVENTS_HEADER if layout is not None else EVENTS_HEADER
+    parts = [csv_row_text(header + ((HOST_COLUMN,) if hosts else ())) + "\n"]
     # A run has millions of events but few distinct (type, detail) pairs: format each pair once.
     pairs: dict[int, str] = {}
     rows = 0
@@ -214,6 +219,9 @@ def histories_csv_text(blocks: list[tuple[str, str, int, int, History]], layout:
             if layout is not None:
                 columns.append(layout.tiers_of(np.asarray(ids, dtype=np.int64)).tolist())
                 line = "%s,%d,%s,%d,%d\n"
+            if hosts:
+                columns.append(["" if p < 0 else str(p) for p in unpack_hosts(packed).tolist()])
+                line = line[:-1] + ",%s\n"
             parts.append((prefix + line) * len(times) % tuple(chain.from_iterable(zip(*columns))))
         rows += len(h)
     marker = END_MARKER.format(rows)
@@ -232,11 +240,13 @@ def write_history_csv(path: str | Path, simulation: str, strategy: str, clients:
                       clock: tuple[float, float] | None = None) -> Path:
     """One run's events file (replayable like the sweep's): the app's export of the run on
     screen, which may be any run, not only a representative one; a tiered run's (``layout``)
-    with its ``tier`` column; ``clock``: as ``histories_csv_text`` (the history's own when it
-    was read from a file that said it)."""
+    with its ``tier`` column; a fleet's (its events name hosts) with its ``host`` column;
+    ``clock``: as ``histories_csv_text`` (the history's own when it was read from a file that
+    said it)."""
+    hosts = any(p >> ev.HOST_SHIFT for p in history.packed)
     return atomic_write_text(path, histories_csv_text([(simulation, strategy, clients,
                                                         repetition, history)], layout,
-                                                      history.clock if clock is None else clock))
+                                                      history.clock if clock is None else clock, hosts))
 
 
 # --- reading the events file back -------------------------------------------------------------
@@ -359,13 +369,17 @@ def read_events_csv(path: str | Path,
     tier_ids: dict[EventsKey, dict[int, tuple[int, int]]] = {}
     try:
         header = tuple(next(reader))
+        with_hosts = bool(header) and header[-1] == HOST_COLUMN
+        if with_hosts:
+            header = header[:-1]
         if header not in (EVENTS_HEADER, TIERED_EVENTS_HEADER, UNNUMBERED_EVENTS_HEADER,
                           UNNUMBERED_TIERED_EVENTS_HEADER):
             raise fail(1, f"wrong header: expected {','.join(EVENTS_HEADER)} (and ,tier for a tiered "
-                          f"simulation), got {','.join(header)}")
+                          f"simulation, ,host for a fleet), got {','.join(header)}")
         tiered = header[-1] == "tier"
         numbered = "call" in header  # an older file's events carry no call ids
-        width = len(header)
+        tier_at = len(header) - 1  # the host column, where there is one, follows the tier
+        width = len(header) + with_hosts
         for row in reader:
             if end is not None:
                 raise fail(reader.line_num, f"text after the end marker on line {end}")
@@ -418,7 +432,7 @@ def read_events_csv(path: str | Path,
                                      f"have client_id {NO_CLIENT})")
                 call = _parse_int(row[8], "call", NO_CALL, MAX_INTEGER) if numbered else NO_CALL
                 # A tier below the first records its callers' ids, which follow the clients'.
-                tier = _parse_int(row[-1], "tier", 1, MAX_TIERS + 1) if tiered else 1
+                tier = _parse_int(row[tier_at], "tier", 1, MAX_TIERS + 1) if tiered else 1
                 below = tier > 1
                 if below and layouts is not None:
                     seen = tier_ids.setdefault(key, {})
@@ -432,6 +446,11 @@ def read_events_csv(path: str | Path,
                                      f"({times[-1]!r}) in the same run")
             except ValueError as exc:
                 raise fail(reader.line_num, str(exc)) from None
+            if with_hosts and row[-1]:
+                try:
+                    packed |= ev.host_tag(_parse_int(row[-1], "host", 0, MAX_INTEGER))
+                except ValueError as exc:
+                    raise fail(reader.line_num, str(exc)) from None
             history.append(t, client, packed, call)
             rows += 1
     except csv.Error as exc:

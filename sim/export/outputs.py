@@ -50,6 +50,8 @@ class Output:
     text: Callable[[Job], str] | None = None
     # Only for simulations with ``[[simulation.tiers]]`` (a property of the config, not the kind).
     tiered: bool = False
+    # Only for simulations with ``[simulation.fleet]``.
+    fleet: bool = False
 
     @property
     def kind(self) -> str:
@@ -116,6 +118,11 @@ def _tiers_csv(job: Job) -> str:
     return tiers_csv_text(job.result)
 
 
+def _hosts_csv(job: Job) -> str:
+    from sim.export.hosts_csv import hosts_csv_text
+    return hosts_csv_text(job.result)
+
+
 def _written(text: Callable[[Job], str]) -> Writer:
     """A CSV's writer: its text (``Output.text``), written atomically."""
     def write(job: Job, path: Path) -> Path:
@@ -168,7 +175,8 @@ OUTPUTS: tuple[Output, ...] = (
            needs="keeps_series"),
     Output("_latency.png", "latency and requests per client, sorted by latency, per strategy",
            _latency_png, needs="keeps_series"),
-    _csv("_timeseries.csv", "every bucket of every run (PoolServer adds server_drops)", _timeseries_csv, _OVERLOAD_CSV,
+    _csv("_timeseries.csv", "every bucket of every run (PoolServer adds server_drops, a hedging fleet hedges)",
+         _timeseries_csv, _OVERLOAD_CSV,
          "TIMESERIES_HEADER", needs="keeps_series"),
     _csv("_latency.csv", "latency percentiles, counts, unfinished, goodput and recovery\n"
          "(repetitions recovered, median time, why some were not judged) per strategy and clients",
@@ -179,12 +187,17 @@ OUTPUTS: tuple[Output, ...] = (
            text=_tiers_csv, tiered=True),
     Output("_tiers.png", "with [[simulation.tiers]]: amplification per tier, a panel per client count,\n"
            "a line per strategy", _tiers_png, needs="keeps_series", tiered=True),
+    Output("_hosts.csv", "with [simulation.fleet]: per strategy, clients and host, requests, successes,\n"
+           "errors, timeouts, ejections, time ejected, share of traffic and attempt latency",
+           _written(_hosts_csv), needs="keeps_series", columns=_header("sim.export.hosts_csv", "HOSTS_HEADER"),
+           text=_hosts_csv, fleet=True),
 )
 
 
 def outputs_for(spec: SimulationSpec) -> tuple[Output, ...]:
     """The outputs that apply to a simulation, in writing order."""
-    return tuple(o for o in OUTPUTS if o.applies(spec.caps) and (bool(spec.tiers) or not o.tiered))
+    return tuple(o for o in OUTPUTS if o.applies(spec.caps) and (bool(spec.tiers) or not o.tiered)
+                 and (spec.fleet is not None or not o.fleet))
 
 
 def help_lines(needs: str | None) -> str:
@@ -213,6 +226,8 @@ def markdown_table() -> str:
             who = f"servers with `{o.needs}` ({kinds})"
         if o.tiered:
             who = f"simulations with `[[simulation.tiers]]` ({who})"
+        if o.fleet:
+            who = f"simulations with `[simulation.fleet]` ({who})"
         content = o.help.replace("\n", " ")
         if o.columns is not None:
             content += f": `{','.join(o.columns())}`"

@@ -33,14 +33,14 @@ def recovery_cells(summary: RecoverySummary | None) -> list[str]:
 
 def timeseries_header(spec: SimulationSpec) -> tuple[str, ...]:
     """``TIMESERIES_HEADER`` and the counters only the simulation's server kind keeps
-    (``SERVER_SERIES``, e.g. PoolServer's ``server_drops``)."""
-    return TIMESERIES_HEADER + extra_series(spec.caps.series)
+    (``SERVER_SERIES``, e.g. PoolServer's ``server_drops``; a hedging fleet's ``hedges``)."""
+    return TIMESERIES_HEADER + extra_series(spec.series_declared)
 
 
 def timeseries_csv_text(result: SweepResult) -> str:
     """One row per bucket of every run, in (strategy, clients, repetition, time) order."""
     spec = result.spec
-    names = SERIES_NAMES + extra_series(spec.caps.series)
+    names = SERIES_NAMES + extra_series(spec.series_declared)
     rows = []
     for s, label in enumerate(spec.labels):
         for k, n in enumerate(spec.clients):

@@ -58,6 +58,10 @@ CODE_KINDS: dict[int, str] = {
     ev.SERVER_DROPS: KIND_FAILURE,
     ev.SERVER_INCIDENT_STARTS: KIND_FAILURE,  # as an outage's pause and resume
     ev.SERVER_INCIDENT_ENDS: KIND_SERVER,
+    ev.HOST_EJECTED: KIND_FAILURE,  # a fleet's balancer takes a host out (sim.models.fleet)
+    ev.HOST_RETURNS: KIND_SERVER,
+    ev.HOST_UNHEALTHY: KIND_FAILURE,
+    ev.HOST_HEALTHY: KIND_SERVER,
 }
 # Each time series' colour, an index into a theme's ``series.colors``. The order of the dark
 # theme's colours makes offered blue, retries orange, goodput green, rejected red.

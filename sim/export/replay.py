@@ -43,6 +43,12 @@ class _RunSpec:
     def strategies(self) -> tuple[str, ...]:
         return self.labels
 
+    @property
+    def series_declared(self) -> tuple[str, ...]:
+        """The server kind's own counters (``SimulationSpec.series_declared``); a replay counts
+        no hedges (an events file does not say which copies were hedges)."""
+        return self.caps.series
+
 
 @dataclass(frozen=True, eq=False)
 class ReplayedRuns:

@@ -330,6 +330,7 @@ class Clients:
                     heappush(heap, (verdict * residual, seq(), send, c, HELD))
 
             self._seed_at_server, self._seed_in_orbit = seed_at_server, seed_in_orbit
+            wiring.attempt_of = lambda c, tok: (c, tries[c])  # one call at a time: the client is the call
             self._waiting = waiting
             wiring.client_succeeded = succeeded
             wiring.client_server_error = failure_reply(SERVER_ERROR)

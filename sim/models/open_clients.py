@@ -152,6 +152,11 @@ class OpenClients(Clients):
 
         new_call = plain_call if plain else chain_call
 
+        def attempt_of(c: int, tok: int) -> tuple[int, int]:
+            s = waiting.get(tok)  # the call's slot (one call in flight each); None: given up on
+            return (s, tries[s]) if s is not None else (-1, 0)
+        wiring.attempt_of = attempt_of
+
         def sends(t: float, c: int, s: int) -> int:
             tok = next_token()
             waiting[tok] = s

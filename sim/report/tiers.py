@@ -12,7 +12,8 @@ from rich.table import Table
 from sim.runs.sweep import SweepResult
 
 
-def _number(value: float, digits: int = 1) -> str:
+def number_cell(value: float, digits: int = 1) -> str:
+    """A figure as a table cell: whole from 100 on, ``digits`` decimals below, a dash for NaN."""
     if math.isnan(value):
         return "—"
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.{digits}f}"
@@ -41,12 +42,12 @@ def tier_cells(result: SweepResult, k: int) -> list[TierCells]:
     for s, label in enumerate(spec.labels):
         for summary in result.tier_summaries(s, k):
             amp = summary.amplification
-            amp_text = (_number(amp.mean, 2) if math.isnan(amp.ci95)
-                        else f"{_number(amp.mean, 2)} ± {_number(amp.ci95, 2)}")
+            amp_text = (number_cell(amp.mean, 2) if math.isnan(amp.ci95)
+                        else f"{number_cell(amp.mean, 2)} ± {number_cell(amp.ci95, 2)}")
             rows.append(TierCells(label, summary.tier, controls[summary.tier - 1].type_name, amp_text,
-                                  _number(summary.requests), _number(summary.successes),
-                                  _number(summary.p50), _number(summary.p99),
-                                  _number(summary.retries_denied)))
+                                  number_cell(summary.requests), number_cell(summary.successes),
+                                  number_cell(summary.p50), number_cell(summary.p99),
+                                  number_cell(summary.retries_denied)))
     return rows
 
 

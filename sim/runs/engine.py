@@ -29,6 +29,7 @@ from heapq import heappop, heappush
 import numpy as np
 
 from sim import collector
+from sim.analysis.hosts import host_counts
 from sim.analysis.metrics import RunMetrics, cost
 from sim.analysis.open_metrics import OpenRunMetrics, recovery_verdict
 from sim.bounds import MAX_TIME
@@ -44,6 +45,7 @@ from sim.core.streams import PURPOSE_WORKLOAD, clipped_normal, generator
 from sim.core.wiring import Wiring
 from sim.errors import UserError
 from sim.models.clients import Clients, start_clients
+from sim.models.fleet import build_fleet
 from sim.models.incidents import Incidents
 from sim.models.initial import InitialState
 from sim.models.open_clients import OpenClients
@@ -181,7 +183,7 @@ def build_wiring(spec: SimulationSpec, clients: int, repetition: int) -> Wiring:
         return generator(spec.seed, spec.title, clients, repetition, purpose)
 
     caps = spec.control.CAPS
-    series = Series(spec.horizon, spec.bucket_width, extra_series(caps.series)) if caps.keeps_series else None
+    series = Series(spec.horizon, spec.bucket_width, extra_series(spec.series_declared)) if caps.keeps_series else None
     return Wiring(rng, clients, clipped_normal(spec.network_mu, spec.network_sigma), series)
 
 
@@ -230,7 +232,8 @@ def _build(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int,
                          partial(wiring._rng, PURPOSE_WORKLOAD),
                          OpenClients if spec.workload.CONCURRENT else None, initial)
     tiers = wiring.tiers = RunTiers(spec, wiring, clients, repetition) if spec.tiers else None
-    handlers = control.build(wiring)
+    handlers = (control.build(wiring) if spec.fleet is None
+                else build_fleet(spec.fleet, control, wiring, accept_queue(spec)))
     receive_write = handlers.receive_write
     if incidents is not None:
         incidents.bind(wiring.incident_hooks)
@@ -316,7 +319,8 @@ def _metrics(spec: SimulationSpec, wiring: Wiring, side: Clients, duration: floa
         series=arrays, refused=gate.refused if gate else 0, dropped=gate.dropped if gate else 0,
         recovery_time=recovery.time, recovery_note=recovery.note,
         tiers=() if wiring.tiers is None else wiring.tiers.counts(counts["successes"], latencies,
-                                                                      side.retries_denied))
+                                                                      side.retries_denied),
+        hosts=() if getattr(wiring, "fleet", None) is None else host_counts(wiring.fleet, end))  # a kernel's has none
 
 
 def run_metrics(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int, repetition: int) -> RunMetrics:

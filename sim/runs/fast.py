@@ -73,6 +73,8 @@ def _latency_closed_expresses(spec: SimulationSpec, chain: ChainSpec) -> bool:
 
 def kernel_name(spec: SimulationSpec, chain: ChainSpec) -> str | None:
     """The kernel that runs exactly this model, or None (see the module docstring)."""
+    if spec.fleet is not None:
+        return None  # no kernel knows a fleet (sim.models.fleet): the reference engine runs it
     if _pool_open_expresses(spec, chain):
         return POOL_OPEN
     if _latency_closed_expresses(spec, chain):

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from sim.analysis.hosts import HostSummary, host_summaries
 from sim.analysis.metrics import RunMetrics, cost as run_cost
 from sim.analysis.open_metrics import OpenRunMetrics, latency_summary
 from sim.analysis.recovery import UNDECIDED, RecoverySummary, summary_note
@@ -123,6 +124,10 @@ class SweepResult:
         """Per tier of a tiered simulation (tier 1 first), over the cell's repetitions; [] without tiers."""
         runs = self._open(s, k)
         return tier_summaries(runs) if runs and runs[0].tiers else []
+
+    def host_summaries(self, s: int, k: int) -> list[HostSummary]:
+        """Per host of a fleet (host 0 first), over the cell's repetitions; [] without a fleet."""
+        return host_summaries(self._open(s, k))
 
     def recovery(self, s: int, k: int) -> RecoverySummary | None:
         """The repetitions' recovery verdicts (how many recovered, in how long, how many were too

@@ -16,6 +16,7 @@ import numpy as np
 
 from sim.analysis.tiers import TierRunCounts
 from sim.core.series import Series, extra_series
+from sim.models.fleet import build_fleet
 from sim.core.streams import clipped_normal, generator
 from sim.core.wiring import Wiring
 from sim.models.controls import Handler
@@ -130,7 +131,8 @@ class RunTiers:
         for index, (tier, wiring, caller) in enumerate(zip(spec.tiers, wirings, self.callers)):
             marker = where.starts[index]  # recorded on the tier's first caller: its tier is known
             incidents = Incidents(wiring, tier.degradations, marker) if tier.degradations else None
-            handlers = tier.control.build(wiring)
+            handlers = (tier.control.build(wiring) if tier.fleet is None
+                        else build_fleet(tier.fleet, tier.control, wiring))  # a tier may be a fleet
             receive_write = handlers.receive_write
             if incidents is not None:
                 incidents.bind(wiring.incident_hooks)

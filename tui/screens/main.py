@@ -43,6 +43,7 @@ from ..widgets.analysis.latency_table import LatencyTable
 from ..widgets.analysis.metrics_table import MetricsTable
 from ..widgets.analysis.series_panels import SeriesPanels
 from ..widgets.analysis.strategy_table import StrategyTable
+from ..widgets.analysis.host_table import HostTable
 from ..widgets.analysis.tier_table import TierTable
 from ..widgets.replay.event_log import EventLog
 from ..widgets.replay.log_pane import LogPane
@@ -118,6 +119,7 @@ class MainScreen(Screen):
                 yield MetricsTable(id="metrics")
                 yield LatencyTable(id="latency")
                 yield TierTable(id="tiers")
+                yield HostTable(id="hosts")
                 yield Static("", id="analysis-note", markup=False)
                 yield ChartStack(id="charts")
                 yield SeriesPanels(id="series")
@@ -154,6 +156,7 @@ class MainScreen(Screen):
         self.query_one(MetricsTable).highlight(index)
         self.query_one(LatencyTable).highlight(index)
         self.query_one(TierTable).highlight(selection.strategy)
+        self.query_one(HostTable).highlight(selection.strategy)
         cached = self._runs.get(selection)
         if cached is not None:
             self._runs.move_to_end(selection)
@@ -286,6 +289,7 @@ class MainScreen(Screen):
         if not isinstance(source, ConfigSource):
             self._set_note(SERIES_REPLAY_NOTE if series else REPLAY_NOTE)
             self.query_one(TierTable).show(None, 0)
+            self.query_one(HostTable).show(None, 0)
             return
         key = self._sweep_key(selection)
         result = self.sweeps.result(key)
@@ -295,6 +299,7 @@ class MainScreen(Screen):
         self._shown_sweep = key
         self._set_note(self.sweeps.note(key))
         self.query_one(TierTable).show(result, clients_index)
+        self.query_one(HostTable).show(result, clients_index)
         if series:
             self.query_one(LatencyTable).show(result, clients_index)
         else:

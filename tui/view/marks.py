@@ -70,6 +70,10 @@ CODE_MARKS: dict[int, str] = {
     ev.SERVER_DROPS: "failure",
     ev.SERVER_INCIDENT_STARTS: "failure",
     ev.SERVER_INCIDENT_ENDS: "server",
+    ev.HOST_EJECTED: "failure",
+    ev.HOST_RETURNS: "server",
+    ev.HOST_UNHEALTHY: "failure",
+    ev.HOST_HEALTHY: "server",
 }
 # Rank of each event code (index = code), for numpy lookups.
 CODE_RANK = np.array([MARK_RANK[CODE_MARKS[code]] for code in range(len(ev.EVENT_NAMES))],

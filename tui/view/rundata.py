@@ -33,7 +33,7 @@ from sim.analysis.replay import (
 )
 from sim.analysis.run_series import FAILURE_LINES, RunSeries  # noqa: F401 (FAILURE_LINES: the charts')
 from sim.core import events as ev
-from sim.core.history import History, unpack_codes, unpack_details
+from sim.core.history import History, unpack_codes, unpack_details, unpack_hosts
 from sim.models.controls import Capabilities
 from sim.runs.tiers import TierLayout
 from sim.units import DEFAULT_TIME_UNIT
@@ -47,7 +47,8 @@ IS_SERVER_CODE = np.array([ev.is_server_event(code) for code in range(len(ev.EVE
 # the tier's own part they are server-wide (id -1), as tier 1's are.
 SERVER_WIDE_CODES = np.zeros(len(ev.EVENT_NAMES), dtype=bool)
 SERVER_WIDE_CODES[[ev.SERVER_PAUSES, ev.SERVER_RESUMES, ev.SERVER_INCIDENT_STARTS,
-                   ev.SERVER_INCIDENT_ENDS]] = True
+                   ev.SERVER_INCIDENT_ENDS, ev.HOST_EJECTED, ev.HOST_RETURNS,
+                   ev.HOST_UNHEALTHY, ev.HOST_HEALTHY]] = True
 
 
 # --- a tiered run's parts ----------------------------------------------------------------------
@@ -128,6 +129,8 @@ class RunData:
     # has none (``calls_derived``; ``sim.analysis.calls``).
     calls: np.ndarray | None = None
     calls_derived: bool = False
+    # A fleet's runs: the host each event names (``NO_HOST`` for none); None when none does.
+    hosts: np.ndarray | None = None
 
     @classmethod
     def from_history(cls, history: History, n_clients: int | None = None,
@@ -190,10 +193,17 @@ class RunData:
             horizon, width = clock if clock is not None else (None, None)
             series = RunSeries.from_events(times, clients, codes, details, calls=calls,
                                            horizon=horizon, width=width)
-        pool = PoolState(times, codes, details, capacity) if records_pool(codes, details) else None
+        hosts = unpack_hosts(packed)
+        if hosts.size and int(hosts.max()) >= 0:
+            hosts.flags.writeable = False
+        else:
+            hosts = None
+        # A fleet's hosts each have their own pool: one pool line would mix them.
+        pool = (PoolState(times, codes, details, capacity) if hosts is None and records_pool(codes, details)
+                else None)
         return cls(times, clients, codes, details, n_clients, ranks, server_mask, requests,
                    outages, series, history, time_unit, scopes=scopes, incidents=incidents,
-                   pool=pool, calls=calls, calls_derived=calls_derived)
+                   pool=pool, calls=calls, calls_derived=calls_derived, hosts=hosts)
 
     @classmethod
     def _tiered(cls, times: np.ndarray, clients: np.ndarray, packed: np.ndarray, n_clients: int,

@@ -430,6 +430,9 @@ class EventLog(ScrollView, can_focus=True):
         assert self._data is not None
         t, client, code, name, _ = self._data.row(index)
         detail = detail_text(code, int(self._data.details[index]), client)
+        hosts = self._data.hosts
+        if hosts is not None and hosts[index] >= 0:  # a fleet's: the host it happened at
+            detail = f"{detail} host={int(hosts[index])}".lstrip()
         kind = CODE_KINDS[code]
         if selected:
             base = base + self.get_component_rich_style("event-log--selected")
