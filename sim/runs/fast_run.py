@@ -24,13 +24,12 @@ from sim.models.clients import LATENCY_SAMPLE
 from sim.models.incidents import NORMAL, Incident, kept_slots
 from sim.models.service_times import service_draw
 from sim.models.pool import PoolServer
-from sim.models.strategies import Constant, EqualJitteredExpo, Expo, FullJitteredExpo, NoBackoff
+from sim.models.strategies import FullJitteredExpo
 from sim.models.workloads import Open, Outage
 from sim.policies.chain import ChainSpec
+from sim.runs import kernel_boundary
 from sim.spec import SimulationSpec
 
-STRATEGY_CODES = {Constant: delays.S_CONSTANT, NoBackoff: delays.S_NO_BACKOFF, Expo: delays.S_EXPO,
-                  FullJitteredExpo: delays.S_FULL_JITTER, EqualJitteredExpo: delays.S_EQUAL_JITTER}
 JITTERED = (delays.S_FULL_JITTER, delays.S_EQUAL_JITTER)
 START = 1024  # first size of every growing array
 
@@ -242,13 +241,15 @@ class PoolOpenRun(ArrayRun):
                  record: bool, kernel=None) -> None:
         self.spec = spec
         self.kernel = kernel or k.run
-        control, strategy = spec.control, chain.strategy
+        control = spec.control
 
         def rng(purpose: int) -> np.random.Generator:
             return generator(spec.seed, spec.title, clients, repetition, purpose)
 
         n = clients
-        code = STRATEGY_CODES[type(strategy)]
+        slots = kernel_boundary.pack(kernel_boundary.POOL_OPEN, spec, chain, k)  # the model's own
+        cfg_i, cfg_f = slots.i, slots.f
+        code = int(cfg_i[k.C_STRATEGY])
         self.net = ClientBlocks(rng(PURPOSE_NETWORK), n, clipped_normal(spec.network_mu, spec.network_sigma))
         self.jitter = ClientBlocks(rng(PURPOSE_JITTER), n, uniform01) if code in JITTERED else None
         workload = rng(PURPOSE_WORKLOAD)
@@ -259,33 +260,15 @@ class PoolOpenRun(ArrayRun):
         self.service = SerialBlocks(rng(PURPOSE_SERVER) if draw is not None else None, draw)
         self.series_spec = Series(spec.horizon, spec.bucket_width, extra_series(control.CAPS.series))
         buckets = self.series_spec.buckets
-        timeout = spec.timeout
-        cfg_i = np.zeros(k.C_SIZE, dtype=np.int64)
-        cfg_f = np.zeros(k.G_SIZE, dtype=np.float64)
+        # What the run adds: its size, its outputs, what its draws and series are.
         cfg_i[k.C_CLIENTS] = n
-        cfg_i[k.C_WORKERS] = int(control.workers)
-        cfg_i[k.C_QUEUE_SIZE] = -1 if control.queue_size is None else int(control.queue_size)
-        cfg_i[k.C_HAS_TIMEOUT] = timeout is not None
-        cfg_i[k.C_HAS_QUEUE_TIMEOUT] = control.queue_timeout is not None
         cfg_i[k.C_DRAWS_SERVICE] = draw is not None
-        cfg_i[k.C_STRATEGY] = code
         cfg_i[k.C_JITTER] = code in JITTERED
         cfg_i[k.C_LAST_BUCKET] = buckets - 1
         cfg_i[k.C_RECORD] = record
         cfg_i[k.C_LATENCY_SAMPLE] = LATENCY_SAMPLE
-        cfg_i[k.C_DROP_ABANDONED] = spec.abandoned == "drop"
-        cfg_i[k.C_MAX_ATTEMPTS] = strategy.max_attempts or 0
-        cfg_i[k.C_HAS_MAX_ELAPSED] = strategy.max_elapsed is not None
-        cfg_f[k.G_MAX_ELAPSED] = float(strategy.max_elapsed or 0.0)
-        cfg_f[k.G_TIMEOUT] = 0.0 if timeout is None else float(timeout)
-        cfg_f[k.G_QUEUE_TIMEOUT] = 0.0 if control.queue_timeout is None else float(control.queue_timeout)
-        cfg_f[k.G_SERVICE] = float(control.service_time or 0.0)
         cfg_f[k.G_WIDTH] = self.series_spec.width
         cfg_f[k.G_INVERSE_WIDTH] = self.series_spec.inverse_width
-        if code == delays.S_CONSTANT:
-            cfg_f[k.G_BASE] = float(strategy.constant)
-        elif code != delays.S_NO_BACKOFF:
-            cfg_f[k.G_BASE], cfg_f[k.G_CAP] = float(strategy.base), float(strategy.cap)
         self.cfg_i, self.cfg_f = cfg_i, cfg_f
         self.st_i = np.zeros(k.I_SIZE, dtype=np.int64)
         self.st_i[k.I_STRIDE] = 1
