@@ -155,6 +155,11 @@ def _unbounded_while_stopped(spec: SimulationSpec) -> bool:
     return spec.backlog is None or not spec.stops
 
 
+def _has_strategy(chain: ChainSpec) -> bool:
+    """A chain with a strategy (a preset's may have none): its class is then checked in turn."""
+    return chain.strategy is not None
+
+
 STREAMS = "the run's streams (seed, title, clients, repetition)"
 BUILT = "the run's build (its arrays, streams and first items)"
 ENGINE = "the engine, around every run (metrics, guard)"
@@ -196,7 +201,7 @@ POOL_OPEN_TABLE: dict[type, Transcribed] = {
         "backlog_overflow": read("inert: the accept queue holds every arrival", _unbounded_while_stopped),
         "time_unit": read("labels (the accept queue's SYN gaps: none here)"),
     }, _SPEC_NOT_HONOURED),
-    ChainSpec: Transcribed({"strategy": read(BUILT)}, ("policies",)),
+    ChainSpec: Transcribed({"strategy": read(BUILT, _has_strategy)}, ("policies",)),
     PoolServer: Transcribed({
         "workers": slot("C_WORKERS"),
         "service_time": slot("G_SERVICE", none=0.0),
@@ -227,7 +232,7 @@ LATENCY_CLOSED_TABLE: dict[type, Transcribed] = {
         "backlog": slot("C_BACKLOG", none=-1),
         "backlog_overflow": read(BUILT), "time_unit": read(BUILT),  # the SYN retries' gaps
     }, _SPEC_NOT_HONOURED),
-    ChainSpec: Transcribed({"strategy": read(BUILT),
+    ChainSpec: Transcribed({"strategy": read(BUILT, _has_strategy),
                             "policies": read(BY_CLASS, lambda chain: len(chain.policies) == 1)}),
     LatencyServer: Transcribed({
         "base_latency": slot("G_LATENCY"), "concurrency_limit": slot("G_LIMIT"),
