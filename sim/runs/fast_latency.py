@@ -22,7 +22,8 @@ from sim.policies.chain import ChainSpec
 from sim.policies.entries import seconds_per_unit
 from sim.policies.retry_budget import SLICES, RetryBudget
 from sim.runs import kernel_boundary
-from sim.runs.fast_run import START, ArrayRun, KernelSide, NoGuard, grown
+from sim.runs.counters import RunCounters
+from sim.runs.fast_run import START, ArrayRun, grown
 from sim.spec import SimulationSpec
 
 
@@ -113,7 +114,7 @@ class LatencyClosedRun(ArrayRun):
         budget = RetryBudget(percent=20, min_retries_per_s=10, ttl=10000)
         run = cls(spec, ChainSpec(NormalJitterExpo(min_delay=5.0, factor=2.0, max_delay=50.0), (budget,)), 2, 0,
                   record=True)
-        run.drive(NoGuard(), 1 << 40)
+        run.drive(None, 1 << 40)
 
     def arguments(self) -> tuple:
         """The kernel's arguments, the draws held set in its state."""
@@ -158,11 +159,6 @@ class LatencyClosedRun(ArrayRun):
     def refused(self) -> int:
         return int(self.st_i[k.I_REFUSED])
 
-    def side(self) -> KernelSide:
-        """The clients' outcomes, as ``engine._metrics`` reads them."""
-        st = self.st_i
-        n = int(st[k.I_LATENCIES])
-        counts = {"successes": int(st[k.I_SUCCESSES]), "rejections": 0, "timeouts": int(st[k.I_TIMEOUTS]),
-                  "gave_up": int(st[k.I_GAVE_UP]), "late": int(st[k.I_LATE])}
-        return KernelSide(self.attempts, counts, self.lat_v[:n], self.lat_c[:n], self.lat_t[:n],
-                          int(self.active.sum()), int(st[k.I_DENIED]))
+    def _count(self, counters: RunCounters) -> None:
+        counters.unfinished = int(self.active.sum())
+        counters.retries_denied = int(self.st_i[k.I_DENIED])

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import NamedTuple
 
 import numpy as np
 
@@ -28,6 +27,7 @@ from sim.models.strategies import FullJitteredExpo
 from sim.models.workloads import Open, Outage
 from sim.policies.chain import ChainSpec
 from sim.runs import kernel_boundary
+from sim.runs.counters import RunCounters
 from sim.spec import SimulationSpec
 
 JITTERED = (delays.S_FULL_JITTER, delays.S_EQUAL_JITTER)
@@ -58,60 +58,11 @@ def unrolled(values: np.ndarray, head: int, count: int) -> np.ndarray:
     return bigger
 
 
-class KernelSide:
-    """What ``engine._metrics`` reads of a run's clients, from a kernel's arrays."""
-
-    calls_refused = 0
-
-    def __init__(self, attempts: np.ndarray, counts: dict[str, int], latencies: np.ndarray,
-                 latency_clients: np.ndarray, latency_times: np.ndarray, unfinished: int,
-                 retries_denied: int = 0) -> None:
-        self.retries_denied = retries_denied
-        self.attempts = attempts.tolist()
-        self.work = int(attempts.sum())
-        self.calls = len(self.attempts)
-        self.latencies = latencies.copy()
-        self.latency_clients = latency_clients.copy()
-        self.latency_times = latency_times.copy()
-        self.counts = counts
-        self.gave_up = counts["gave_up"]
-        self.unfinished = unfinished
-
-    def breaker_open_time(self, end: float) -> float:
-        return 0.0
-
-
-class NoGuard:
-    """The guard of a warm-up run (``warm_up``): nothing to check in a run of a few events."""
-
-    def check(self, t: float, s: int) -> None:
-        return None
-
-
-class GateCounts(NamedTuple):
-    """What ``engine._metrics`` reads of an outage gate (``OutageGate``)."""
-
-    refused: int
-    dropped: int
-
-
-class KernelWiring:
-    """What ``engine._metrics`` and ``Run`` read of a run's wiring, once the kernel is done."""
-
-    tiers = None
-
-    def __init__(self, series: Series, gate: GateCounts | None) -> None:
-        self.series = series
-        self.gate = gate
-        self.heap: list = []
-        self.near: list = []
-
-
 class ArrayRun:
-    """What every kernel's run shares: the loop that drives the kernel, its clock, its series
-    and gate as the reference's wiring holds them, and its history. ``codes``: the kernel's
-    module (its statuses, ``I_CHECK``, ``F_TIME``, ``I_GATE_DROPPED``, ``I_RECORDED``); the
-    arrays are the subclass's."""
+    """What every kernel's run shares: the loop that drives the kernel, its clock, its counters
+    (``counters``: what the metrics read) and its history. ``codes``: the kernel's module (its
+    statuses, ``I_CHECK``, ``F_TIME``, its counters' ``I_*``, ``I_RECORDED``); the arrays are
+    the subclass's."""
 
     codes: ModuleType
     st_i: np.ndarray
@@ -189,7 +140,8 @@ class ArrayRun:
 
     def drive(self, guard, stall_events: int) -> None:
         """Run the kernel to the end, giving it room (``_grow``), draws (``_refill``) and the
-        guard's checks every ``stall_events`` items on the way."""
+        guard's checks (``engine._Guard.check``) every ``stall_events`` items on the way (None:
+        a run that ends before its first, ``warm_up``'s)."""
         codes, st = self.codes, self.st_i
         st[codes.I_CHECK] = stall_events
         while True:
@@ -209,13 +161,25 @@ class ArrayRun:
     def time(self) -> float:
         return float(self.st_f[self.codes.F_TIME])
 
-    def wiring(self) -> KernelWiring:
-        """The run's series, as the reference's ``Wiring.series`` holds them."""
-        series = self.series_spec
-        for row, name in enumerate(series.names):
-            setattr(series, name, self.series[row].tolist())
-        gate = GateCounts(self.refused(), int(self.st_i[self.codes.I_GATE_DROPPED])) if self.has_gate else None
-        return KernelWiring(series, gate)
+    def counters(self) -> RunCounters:
+        """The run's counters (all ``engine._metrics`` reads), from the kernel's arrays."""
+        st, codes, series = self.st_i, self.codes, self.series_spec
+        n = int(st[codes.I_LATENCIES])
+        buckets = series.buckets
+        counters = RunCounters(
+            int(self.attempts.sum()), len(self.attempts), int(st[codes.I_GAVE_UP]),
+            series={name: self.series[row, :buckets].copy() for row, name in enumerate(series.names)},
+            bucket=series.width, successes=int(st[codes.I_SUCCESSES]), timeouts=int(st[codes.I_TIMEOUTS]),
+            attempts=self.attempts.copy(), latencies=self.lat_v[:n].copy(), latency_clients=self.lat_c[:n].copy(),
+            latency_times=self.lat_t[:n].copy())
+        if self.has_gate:
+            counters.refused, counters.dropped = self.refused(), int(st[codes.I_GATE_DROPPED])
+        self._count(counters)
+        return counters
+
+    def _count(self, counters: RunCounters) -> None:
+        """The subclass's own counters: rejections, calls unfinished, retries denied."""
+        raise NotImplementedError
 
     def refused(self) -> int:
         """Arrivals the outage gate's accept queue refused: none where it has no bound."""
@@ -317,7 +281,7 @@ class PoolOpenRun(ArrayRun):
                               control=PoolServer(workers=1, service_time=5.0, service_distribution="exponential"),
                               horizon=200.0, timeout=30.0, outages=(Outage(start=50.0, duration=20.0),))
         run = cls(spec, ChainSpec(FullJitteredExpo(base=5.0, cap=50.0)), 2, 0, record=True)
-        run.drive(NoGuard(), 1 << 40)
+        run.drive(None, 1 << 40)
 
     def arguments(self) -> tuple:
         """The kernel's arguments, the draws held set in its state."""
@@ -361,15 +325,10 @@ class PoolOpenRun(ArrayRun):
             self.hf, self.hi = grown(self.hf), grown(self.hi)
         self._grow_outputs()
 
-    def side(self) -> KernelSide:
-        """The clients' outcomes, as ``engine._metrics`` reads them."""
+    def _count(self, counters: RunCounters) -> None:
         st = self.st_i
-        n = int(st[k.I_LATENCIES])
-        counts = {"successes": int(st[k.I_SUCCESSES]), "rejections": int(st[k.I_REJECTIONS]),
-                  "timeouts": int(st[k.I_TIMEOUTS]), "gave_up": int(st[k.I_GAVE_UP]),
-                  "late": int(st[k.I_LATE])}
-        return KernelSide(self.attempts, counts, self.lat_v[:n], self.lat_c[:n], self.lat_t[:n],
-                          int(st[k.I_SLOTS] - st[k.I_FREE]))
+        counters.rejections = int(st[k.I_REJECTIONS])
+        counters.unfinished = int(st[k.I_SLOTS] - st[k.I_FREE])
 
     @property
     def events(self) -> int:
