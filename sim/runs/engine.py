@@ -54,8 +54,8 @@ from sim.policies.chain import ChainSpec
 from sim.policies.entries import seconds_per_unit
 from sim.spec import SimulationSpec
 
-__all__ = ["STALL_EVENTS", "Run", "build_wiring", "guard_for", "kernel_metrics", "kernel_record", "record_run",
-           "run_metrics", "start_run"]
+__all__ = ["STALL_EVENTS", "Run", "build_wiring", "counters_of", "guard_for", "kernel_metrics", "kernel_record",
+           "record_run", "run_metrics", "start_run"]
 
 
 # Every this many scheduled events a run checks that its clock moves (see ``_Guard``).

@@ -1,7 +1,8 @@
 """Runs by the compiled kernels: what every kernel's run shares (``ArrayRun``: the loop that gives
-the kernel room, draws and the engine's guard checks; its outputs as the engine reads them), and
-one run of ``sim.kernels.pool_open`` (``PoolOpenRun``: its arrays, built as ``engine._build``
-builds the reference's objects). Imported only when a run takes a fast path (``sim.runs.fast``).
+the kernel room, draws and the engine's guard checks; its counters, the record the metrics
+read, ``sim.runs.counters``), and one run of ``sim.kernels.pool_open`` (``PoolOpenRun``: its
+arrays, built as ``engine._build`` builds the reference's objects, its configuration packed by
+``sim.runs.kernel_boundary``). Imported only when a run takes a fast path (``sim.runs.fast``).
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ class ArrayRun:
     series: np.ndarray
     series_spec: Series
     has_gate: bool
+    attempts: np.ndarray  # per client
     rec_t: np.ndarray
     rec_c: np.ndarray
     rec_p: np.ndarray
