@@ -37,6 +37,7 @@ from sim.core import events as ev
 from sim.core.events import NO_EVENT
 from sim.core.history import NO_CALL, History
 from sim.runs import fast
+from sim.runs.counters import RunCounters
 from sim.runs.tiers import RunTiers, TierLayout
 from sim.models.tiers import stopping_both
 from sim.runs.resources import RUNAWAY_FACTOR, event_budget, expected_events, time_scale
@@ -55,8 +56,8 @@ from sim.policies.chain import ChainSpec
 from sim.policies.entries import seconds_per_unit
 from sim.spec import SimulationSpec
 
-__all__ = ["STALL_EVENTS", "Run", "build_wiring", "guard_for", "kernel_metrics", "kernel_record", "record_run",
-           "run_metrics", "start_run"]
+__all__ = ["STALL_EVENTS", "Run", "build_wiring", "counters_of", "guard_for", "kernel_metrics", "kernel_record",
+           "record_run", "run_metrics", "start_run"]
 
 
 # Every this many scheduled events a run checks that its clock moves (see ``_Guard``).
@@ -290,37 +291,58 @@ def _schedule_sampling(wiring: Wiring, horizon: float) -> None:
     heappush(heap, (horizon, seq(), end, -1, 0))
 
 
-def _metrics(spec: SimulationSpec, wiring: Wiring, side: Clients, duration: float, events: int) -> RunMetrics:
-    """Final metrics of a drained run (``events`` counts recorded events only): what every run
-    has, and the overload metrics where the run keeps series (it then ends at its horizon)."""
+def counters_of(spec: SimulationSpec, wiring: Wiring, side: Clients, duration: float) -> RunCounters:
+    """The counters of a run of the reference models (finished, or as it stands): what its
+    clients, series, outage gate and tiers counted."""
     series = wiring.series
     end = duration if series is None else float(spec.horizon)
-    work = side.work
+    counters = RunCounters(side.work, side.calls, side.gave_up, side.retries_denied, side.calls_refused,
+                           side.breaker_open_time(end))
+    if series is None:
+        return counters
+    counts = side.counts
+    counters.series = {name: np.asarray(values, dtype=np.int64) for name, values in series.arrays().items()}
+    counters.bucket = series.width
+    counters.successes, counters.rejections = counts["successes"], counts["rejections"]
+    counters.timeouts, counters.unfinished = counts["timeouts"], side.unfinished
+    counters.attempts = np.asarray(side.attempts, dtype=np.int64)
+    counters.latencies = latencies = np.asarray(side.latencies, dtype=np.float64)
+    counters.latency_clients = np.asarray(side.latency_clients, dtype=np.int64)
+    counters.latency_times = np.asarray(side.latency_times, dtype=np.float64)
+    gate = wiring.gate
+    if gate is not None:
+        counters.refused, counters.dropped = gate.refused, gate.dropped
+    if wiring.tiers is not None:
+        counters.tiers = wiring.tiers.counts(counts["successes"], latencies, side.retries_denied)
+    if getattr(wiring, "fleet", None) is not None:
+        counters.hosts = host_counts(wiring.fleet, float(spec.horizon))
+    return counters
+
+
+def _metrics(spec: SimulationSpec, counters: RunCounters, duration: float, events: int) -> RunMetrics:
+    """Final metrics of a drained run (``events`` counts recorded events only), from its
+    counters alone, whichever path ran it: what every run has, and the overload metrics where
+    the run keeps series (it then ends at its horizon)."""
+    series = counters.series
+    end = duration if series is None else float(spec.horizon)
+    work = counters.work
     common = dict(work=work, duration=duration, cost=cost(work, duration, spec.work_to_duration),
-                  gave_up=side.gave_up, events=events, retries_denied=side.retries_denied,
-                  breaker_open_time=side.breaker_open_time(end), calls_refused=side.calls_refused,
-                  calls=side.calls)
+                  gave_up=counters.gave_up, events=events, retries_denied=counters.retries_denied,
+                  breaker_open_time=counters.breaker_open_time, calls_refused=counters.calls_refused,
+                  calls=counters.calls)
     if series is None:
         return RunMetrics(**common)
-    arrays = {name: np.asarray(values, dtype=np.int64) for name, values in series.arrays().items()}
-    counts = side.counts
-    gate = wiring.gate
-    latencies = np.asarray(side.latencies, dtype=np.float64)
-    latency_times = np.asarray(side.latency_times, dtype=np.float64)
-    offered = int(arrays["offered"].sum())
-    recovery = recovery_verdict(arrays["goodput"], series.width, spec.disruptions, latency_times, latencies)
+    latencies, latency_times = counters.latencies, counters.latency_times
+    offered = int(series["offered"].sum())
+    recovery = recovery_verdict(series["goodput"], counters.bucket, spec.disruptions, latency_times, latencies)
     return OpenRunMetrics(
-        **{**common, "calls": offered}, offered=offered, successes=counts["successes"],
-        rejections=counts["rejections"], timeouts=counts["timeouts"], unfinished=side.unfinished,
-        horizon=end, latencies=latencies,
-        latency_clients=np.asarray(side.latency_clients, dtype=np.int64),
-        latency_times=latency_times,
-        attempts_per_client=np.asarray(side.attempts, dtype=np.int64), bucket=series.width,
-        series=arrays, refused=gate.refused if gate else 0, dropped=gate.dropped if gate else 0,
-        recovery_time=recovery.time, recovery_note=recovery.note,
-        tiers=() if wiring.tiers is None else wiring.tiers.counts(counts["successes"], latencies,
-                                                                      side.retries_denied),
-        hosts=() if getattr(wiring, "fleet", None) is None else host_counts(wiring.fleet, end))  # a kernel's has none
+        **{**common, "calls": offered}, offered=offered, successes=counters.successes,
+        rejections=counters.rejections, timeouts=counters.timeouts, unfinished=counters.unfinished,
+        horizon=end, latencies=latencies, latency_clients=counters.latency_clients,
+        latency_times=latency_times, attempts_per_client=counters.attempts, bucket=counters.bucket,
+        series=series, refused=counters.refused, dropped=counters.dropped,
+        recovery_time=recovery.time, recovery_note=recovery.note, tiers=counters.tiers,
+        hosts=counters.hosts)
 
 
 def run_metrics(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int, repetition: int) -> RunMetrics:
@@ -355,7 +377,8 @@ def run_metrics(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: i
         # Every item was scheduled once; those left when the horizon cleared the heap never ran.
         # Steps clients took ahead of time were events without items.
         events = wiring.seq() - wiring.dropped_at_end - silent - wiring.unscheduled() + taken[0]
-        metrics = _metrics(spec, wiring, side, t if spec.runs_to_horizon else last, events)
+        duration = t if spec.runs_to_horizon else last
+        metrics = _metrics(spec, counters_of(spec, wiring, side, duration), duration, events)
         side.release()
         # The run's structure is garbage before the collector is back: its first (young)
         # collection frees it. Held a moment longer, it would outlive that one, into an older
@@ -488,7 +511,8 @@ class Run:
             return self._final
         times = self.history.times
         duration = self.time if self.spec.runs_to_horizon else (times[-1] if times else 0.0)
-        return _metrics(self.spec, self._wiring, self._side, duration, len(self.history))
+        return _metrics(self.spec, counters_of(self.spec, self._wiring, self._side, duration), duration,
+                        len(self.history))
 
     @property
     def open_metrics(self) -> OpenRunMetrics | None:
@@ -521,20 +545,22 @@ def kernel_metrics(spec: SimulationSpec, chain: ChainSpec, clients: int, repetit
     """``run_metrics`` by a compiled kernel (``kernel``: another build of it, for the tests)."""
     guard = _Guard(spec, chain.strategy, clients, report=True)
     run = _kernel_run(spec, chain, clients, repetition, False, kernel, guard)
-    return _metrics(spec, run.wiring(), run.side(), run.time, run.events)
+    return _metrics(spec, run.counters(), run.time, run.events)
 
 
 def kernel_record(spec: SimulationSpec, label: str, clients: int, repetition: int,
                   kernel: Callable | None = None) -> Run:
-    """``record_run`` by a compiled kernel: a finished ``Run`` holding the whole history."""
+    """``record_run`` by a compiled kernel: a finished ``Run`` holding the whole history and
+    its final metrics (nothing left to step, as a run that finished in another process)."""
     chain = spec.strategy(label).chain
     guard = _Guard(spec, chain.strategy, clients)
     run = _kernel_run(spec, chain, clients, repetition, True, kernel, guard)
     done = Run.__new__(Run)  # its state set here: nothing left to step
     done.spec, done.label, done.clients, done.repetition = spec, label, clients, repetition
-    done._wiring, done._side, done._guard = run.wiring(), run.side(), guard
+    done._wiring, done._side, done._guard = _DRAINED, None, guard
     done.layout = None
     done.history = run.history()
     done.time = run.time
-    done._final = None
+    # As ``Run.metrics`` computes them: the events recorded (the kernel's count, checked equal).
+    done._final = _metrics(spec, run.counters(), run.time, len(done.history))
     return done

@@ -14,6 +14,11 @@ tests/test_fast_latency.py):
   scope and deposit), outages with any accept queue (SYN retries too); no incident, tier or
   other policy.
 
+Which runs a kernel takes is declared, class by class and field by field, in
+``sim.runs.kernel_boundary``: a run goes to a kernel only if the kernel honours every object in
+it and every field that differs from its default (so a new field of a model takes the reference
+until the kernel transcribes it); the same declarations pack the kernel's configuration.
+
 The engine asks ``kernel_fits`` before each run: a run a kernel expresses goes to it when numba
 is installed, ``BACKOFF_SIM_PURE`` is not set, and the run is large enough to pay for loading
 the kernel, or the kernels are loaded in this process already (``warm_up``: each worker of a
@@ -28,62 +33,35 @@ import importlib
 from collections.abc import Sequence
 
 from sim.kernels import jit
-from sim.models.pool import PoolServer
-from sim.models.servers import LatencyServer
-from sim.models.strategies import (Constant, EqualJitteredExpo, Expo, FullJitteredExpo, NoBackoff, NormalJitterExpo,
-                                   ThinkTimeExpo)
-from sim.models.workloads import Open, Poisson
 from sim.policies.chain import ChainSpec
-from sim.policies.retry_budget import RetryBudget
+from sim.runs.kernel_boundary import LATENCY_CLOSED, POOL_OPEN, TABLES, honours
 from sim.runs.resources import expected_events
 from sim.spec import SimulationSpec
+
+__all__ = ["LATENCY_CLOSED", "MIN_EVENTS", "POOL_OPEN", "available", "kernel_expresses", "kernel_fits",
+           "kernel_name", "run_class", "warm_up", "worth_warming"]
 
 # A run expected to record fewer events takes the reference engine: it is over in about the
 # time a fresh process takes to load the compiled kernels (numba's import, 0.4 s, and its cache,
 # 0.8 s, on this 2-core machine: the reference's time for ~0.5-1 M events), unless the kernels are
 # loaded in this process already (``warm_up``: a sweep's workers, whose runs share the cost).
 MIN_EVENTS = 500_000
-# The plain strategies the kernels draw delays for (``pool_open.backoff``, ``latency_closed.backoff``).
-STRATEGIES = (Constant, NoBackoff, Expo, FullJitteredExpo, EqualJitteredExpo)
-LATENCY_STRATEGIES = STRATEGIES + (NormalJitterExpo, ThinkTimeExpo)
-# The kernels (modules of ``sim.kernels``) and the classes that drive a run of each.
-POOL_OPEN = "pool_open"
-LATENCY_CLOSED = "latency_closed"
+# The classes that drive a run of each kernel (``sim.runs.kernel_boundary.TABLES``' keys).
 _RUNS = {POOL_OPEN: "sim.runs.fast_run:PoolOpenRun", LATENCY_CLOSED: "sim.runs.fast_latency:LatencyClosedRun"}
 _warm = False  # the kernels are loaded in this process (``warm_up``)
 
 
-def _pool_open_expresses(spec: SimulationSpec, chain: ChainSpec) -> bool:
-    control, strategy = spec.control, chain.strategy
-    return (type(control) is PoolServer and type(spec.workload) is Open and not chain.policies
-            and type(strategy) in STRATEGIES and (not spec.stops or spec.backlog is None)
-            and not spec.tiers and control.discipline == "fifo" and control.cancel == "none"
-            and control.codel_target is None and control.concurrency_limit is None
-            and control.load_multiplier() is None)
-
-
-def _latency_closed_expresses(spec: SimulationSpec, chain: ChainSpec) -> bool:
-    control, strategy, policies = spec.control, chain.strategy, chain.policies
-    return (type(control) is LatencyServer and control.latency_rule == "current"
-            and type(spec.workload) is Poisson and type(strategy) in LATENCY_STRATEGIES
-            and strategy.max_attempts is None and strategy.max_elapsed is None
-            and (not policies or (len(policies) == 1 and type(policies[0]) is RetryBudget))
-            and not spec.degradations and not spec.tiers)
-
-
 def kernel_name(spec: SimulationSpec, chain: ChainSpec) -> str | None:
-    """The kernel that runs exactly this model, or None (see the module docstring)."""
-    if spec.fleet is not None:
-        return None  # no kernel knows a fleet (sim.models.fleet): the reference engine runs it
-    if _pool_open_expresses(spec, chain):
-        return POOL_OPEN
-    if _latency_closed_expresses(spec, chain):
-        return LATENCY_CLOSED
+    """The kernel that honours every object and non-default field of this run (its declared
+    boundary, ``sim.runs.kernel_boundary``), or None: the reference engine runs it."""
+    for name in TABLES:
+        if honours(name, spec, chain):
+            return name
     return None
 
 
 def kernel_expresses(spec: SimulationSpec, chain: ChainSpec) -> bool:
-    """True when a kernel runs exactly this model (see the module docstring)."""
+    """True when a kernel runs exactly this model (``kernel_name``)."""
     return kernel_name(spec, chain) is not None
 
 

@@ -6,8 +6,6 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from sim.core.series import SERIES_NAMES, Series, extra_series
@@ -18,24 +16,22 @@ from sim.kernels.blocks import ClientBlocks
 from sim.core import latency_sample
 from sim.models.servers import LatencyServer
 from sim.models.outage import AcceptQueue
-from sim.models.strategies import NormalJitterExpo, Strategy, ThinkTimeExpo
+from sim.models.strategies import NormalJitterExpo
 from sim.models.workloads import Outage, Poisson
 from sim.policies.chain import ChainSpec
 from sim.policies.entries import seconds_per_unit
 from sim.policies.retry_budget import SLICES, RetryBudget
-from sim.runs import fast_run
-from sim.runs.fast_run import START, ArrayRun, KernelSide, NoGuard, grown
+from sim.runs import kernel_boundary
+from sim.runs.counters import RunCounters
+from sim.runs.fast_run import START, ArrayRun, grown
 from sim.spec import SimulationSpec
 
-STRATEGY_CODES = {**fast_run.STRATEGY_CODES, NormalJitterExpo: delays.S_NORMAL_JITTER,
-                  ThinkTimeExpo: delays.S_THINK_TIME}
 
-
-def jitter_draws(strategy: Strategy) -> int:
-    """Uniforms one backoff of ``strategy`` draws at most (what the kernel needs in hand)."""
-    code = STRATEGY_CODES[type(strategy)]
+def jitter_draws(code: int, jitter: float) -> int:
+    """Uniforms one backoff of the strategy of ``code`` (``sim.kernels.delays``; ``jitter``:
+    its own, for those that draw a normal) draws at most: what the kernel needs in hand."""
     if code in (delays.S_NORMAL_JITTER, delays.S_THINK_TIME):  # a normal variate: two uniforms
-        return 2 if strategy.jitter else 0
+        return 2 if jitter else 0
     return 1 if code in (delays.S_FULL_JITTER, delays.S_EQUAL_JITTER) else 0
 
 
@@ -48,14 +44,15 @@ class LatencyClosedRun(ArrayRun):
     def __init__(self, spec: SimulationSpec, chain: ChainSpec, clients: int, repetition: int,
                  record: bool, kernel=None) -> None:
         self.kernel = kernel or k.run
-        control, strategy, workload = spec.control, chain.strategy, spec.workload
+        control, workload = spec.control, spec.workload
 
         def rng(purpose: int) -> np.random.Generator:
             return generator(spec.seed, spec.title, clients, repetition, purpose)
 
         n = clients
-        code = STRATEGY_CODES[type(strategy)]
-        draws = jitter_draws(strategy)
+        slots = kernel_boundary.pack(kernel_boundary.LATENCY_CLOSED, spec, chain, k)  # the model's own
+        cfg_i, cfg_f = slots.i, slots.f
+        draws = jitter_draws(int(cfg_i[k.C_STRATEGY]), float(cfg_f[k.G_JITTER]))
         self.net = ClientBlocks(rng(PURPOSE_NETWORK), n, clipped_normal(spec.network_mu, spec.network_sigma))
         self.jitter = ClientBlocks(rng(PURPOSE_JITTER), n, uniform01) if draws else None
         self.jitter_draws = draws
@@ -65,38 +62,15 @@ class LatencyClosedRun(ArrayRun):
         self.series_spec = Series(spec.horizon, spec.bucket_width, extra_series(control.CAPS.series))
         assert self.series_spec.names == SERIES_NAMES  # the kernel's rows (R_*)
         buckets = self.series_spec.buckets
-        cfg_i = np.zeros(k.C_SIZE, dtype=np.int64)
-        cfg_f = np.zeros(k.G_SIZE, dtype=np.float64)
-        cfg_i[k.C_HAS_TIMEOUT] = spec.timeout is not None
-        cfg_i[k.C_STRATEGY] = code
+        # What the run adds: its outputs, what its draws and series are.
         cfg_i[k.C_JITTER_DRAWS] = draws
         cfg_i[k.C_LAST_BUCKET] = buckets - 1
         cfg_i[k.C_RECORD] = record
         cfg_i[k.C_LATENCY_SAMPLE] = latency_sample.LATENCY_SAMPLE  # the one rule's
-        cfg_i[k.C_DROP_ABANDONED] = spec.abandoned == "drop"
-        surge = workload.surge
-        cfg_i[k.C_HAS_SURGE] = surge is not None
-        if surge is not None:
-            cfg_f[k.G_SURGE_START], cfg_f[k.G_SURGE_END], cfg_f[k.G_SURGE_FACTOR] = surge
-        cfg_f[k.G_TIMEOUT] = 0.0 if spec.timeout is None else float(spec.timeout)
         cfg_f[k.G_WIDTH] = self.series_spec.width
         cfg_f[k.G_INVERSE_WIDTH] = self.series_spec.inverse_width
-        if code == delays.S_CONSTANT:
-            cfg_f[k.G_BASE] = float(strategy.constant)
-        elif code == delays.S_NORMAL_JITTER:
-            cfg_f[k.G_BASE], cfg_f[k.G_CAP] = float(strategy.min_delay), float(strategy.max_delay)
-            cfg_f[k.G_FACTOR], cfg_f[k.G_JITTER] = float(strategy.factor), float(strategy.jitter)
-        elif code == delays.S_THINK_TIME:
-            cfg_f[k.G_CAP] = float(strategy.max_delay)
-            cfg_f[k.G_FACTOR], cfg_f[k.G_JITTER] = float(strategy.factor), float(strategy.jitter)
-        elif code != delays.S_NO_BACKOFF:
-            cfg_f[k.G_BASE], cfg_f[k.G_CAP] = float(strategy.base), float(strategy.cap)
-        cfg_f[k.G_LATENCY] = float(control.base_latency)
-        cfg_f[k.G_LIMIT] = float(control.concurrency_limit)
-        cfg_f[k.G_K] = float(control.k)
-        cfg_f[k.G_LOG_FACTOR] = math.log(control.factor)
-        cfg_f[k.G_INTERVAL] = float(control.check_interval)
-        budgets = self._budget(chain, n, cfg_i, cfg_f)
+        # One budget for all clients (scope = "shared"), or one each; one unused without a budget.
+        budgets = n if cfg_i[k.C_BUDGET] and not cfg_i[k.C_BUDGET_SHARED] else 1
         self.b_buf = np.zeros((budgets, SLICES - 1), dtype=np.int64)
         self.b_state = np.zeros((budgets, 3), dtype=np.int64)  # writer, index, old: 0 at t = 0
         self.remaining = np.zeros(n, dtype=np.int64)
@@ -125,35 +99,11 @@ class LatencyClosedRun(ArrayRun):
         # Each client's last think time, its first start time at first (``Clients``).
         self.last_think = np.array(starts, dtype=np.float64).reshape(n)
         queue = AcceptQueue(spec.backlog, spec.backlog_overflow, spec.abandoned, seconds_per_unit(spec.time_unit))
-        cfg_i[k.C_BACKLOG] = -1 if queue.backlog is None else int(queue.backlog)
-        syn = queue.backlog is not None and queue.overflow == "syn-retry"
+        syn = queue.backlog is not None and queue.overflow == "syn-retry"  # C_BACKLOG: the bound
         self.syn_gaps = np.array(queue.syn_gaps if syn else (), dtype=np.float64)
         stops = spec.stops
         self.has_gate = bool(stops)
         self._push_first(stops, starts, spec.horizon)
-
-    @staticmethod
-    def _budget(chain: ChainSpec, n: int, cfg_i: np.ndarray, cfg_f: np.ndarray) -> int:
-        """The chain's RetryBudget (its only policy, if any) in the configuration, with the
-        numbers its own state computes (``RetryBudget.state``); the number of budgets."""
-        if not chain.policies:
-            return 1
-        policy = chain.policies[0]
-        assert isinstance(policy, RetryBudget) and len(chain.policies) == 1
-        state = policy.state()
-        cfg_i[k.C_BUDGET] = 1
-        cfg_i[k.C_BUDGET_SHARED] = policy.scope == "shared"
-        cfg_i[k.C_BUDGET_AT_SUCCESS] = policy.deposit == "success"
-        cfg_i[k.C_BUDGET_HAS_CAP] = policy.max_retries_per_request is not None
-        cfg_f[k.G_BUDGET_CAP] = float(policy.max_retries_per_request or 0.0)
-        cfg_i[k.C_BUDGET_EMPTY] = state.empty
-        cfg_i[k.C_BUDGET_WINDOW] = state.adder.window
-        cfg_i[k.C_BUDGET_RESERVE] = state.reserve
-        cfg_i[k.C_BUDGET_DEPOSIT] = state.deposit_amount
-        cfg_i[k.C_BUDGET_WITHDRAWAL] = state.withdrawal
-        cfg_f[k.G_BUDGET_MS] = state.ms_per_unit
-        assert state.adder.n == SLICES - 1 and state.adder.old == 0
-        return 1 if policy.scope == "shared" else n
 
     @classmethod
     def warm_up(cls) -> None:
@@ -165,7 +115,7 @@ class LatencyClosedRun(ArrayRun):
         budget = RetryBudget(percent=20, min_retries_per_s=10, ttl=10000)
         run = cls(spec, ChainSpec(NormalJitterExpo(min_delay=5.0, factor=2.0, max_delay=50.0), (budget,)), 2, 0,
                   record=True)
-        run.drive(NoGuard(), 1 << 40)
+        run.drive(None, 1 << 40)
 
     def arguments(self) -> tuple:
         """The kernel's arguments, the draws held set in its state."""
@@ -210,11 +160,6 @@ class LatencyClosedRun(ArrayRun):
     def refused(self) -> int:
         return int(self.st_i[k.I_REFUSED])
 
-    def side(self) -> KernelSide:
-        """The clients' outcomes, as ``engine._metrics`` reads them."""
-        st = self.st_i
-        n = int(st[k.I_LATENCIES])
-        counts = {"successes": int(st[k.I_SUCCESSES]), "rejections": 0, "timeouts": int(st[k.I_TIMEOUTS]),
-                  "gave_up": int(st[k.I_GAVE_UP]), "late": int(st[k.I_LATE])}
-        return KernelSide(self.attempts, counts, self.lat_v[:n], self.lat_c[:n], self.lat_t[:n],
-                          int(self.active.sum()), int(st[k.I_DENIED]))
+    def _count(self, counters: RunCounters) -> None:
+        counters.unfinished = int(self.active.sum())
+        counters.retries_denied = int(self.st_i[k.I_DENIED])

@@ -1,14 +1,14 @@
 """Runs by the compiled kernels: what every kernel's run shares (``ArrayRun``: the loop that gives
-the kernel room, draws and the engine's guard checks; its outputs as the engine reads them), and
-one run of ``sim.kernels.pool_open`` (``PoolOpenRun``: its arrays, built as ``engine._build``
-builds the reference's objects). Imported only when a run takes a fast path (``sim.runs.fast``).
+the kernel room, draws and the engine's guard checks; its counters, the record the metrics
+read, ``sim.runs.counters``), and one run of ``sim.kernels.pool_open`` (``PoolOpenRun``: its
+arrays, built as ``engine._build`` builds the reference's objects, its configuration packed by
+``sim.runs.kernel_boundary``). Imported only when a run takes a fast path (``sim.runs.fast``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import NamedTuple
 
 import numpy as np
 
@@ -24,13 +24,13 @@ from sim.core import latency_sample
 from sim.models.incidents import NORMAL, Incident, kept_slots
 from sim.models.service_times import service_draw
 from sim.models.pool import PoolServer
-from sim.models.strategies import Constant, EqualJitteredExpo, Expo, FullJitteredExpo, NoBackoff
+from sim.models.strategies import FullJitteredExpo
 from sim.models.workloads import Open, Outage
 from sim.policies.chain import ChainSpec
+from sim.runs import kernel_boundary
+from sim.runs.counters import RunCounters
 from sim.spec import SimulationSpec
 
-STRATEGY_CODES = {Constant: delays.S_CONSTANT, NoBackoff: delays.S_NO_BACKOFF, Expo: delays.S_EXPO,
-                  FullJitteredExpo: delays.S_FULL_JITTER, EqualJitteredExpo: delays.S_EQUAL_JITTER}
 JITTERED = (delays.S_FULL_JITTER, delays.S_EQUAL_JITTER)
 START = 1024  # first size of every growing array
 
@@ -59,61 +59,11 @@ def unrolled(values: np.ndarray, head: int, count: int) -> np.ndarray:
     return bigger
 
 
-class KernelSide:
-    """What ``engine._metrics`` reads of a run's clients, from a kernel's arrays."""
-
-    calls_refused = 0
-
-    def __init__(self, attempts: np.ndarray, counts: dict[str, int], latencies: np.ndarray,
-                 latency_clients: np.ndarray, latency_times: np.ndarray, unfinished: int,
-                 retries_denied: int = 0) -> None:
-        self.retries_denied = retries_denied
-        self.attempts = attempts.tolist()
-        self.work = int(attempts.sum())
-        self.calls = len(self.attempts)
-        self.latencies = latencies.copy()
-        self.latency_clients = latency_clients.copy()
-        self.latency_times = latency_times.copy()
-        self.counts = counts
-        self.gave_up = counts["gave_up"]
-        self.unfinished = unfinished
-
-    def breaker_open_time(self, end: float) -> float:
-        return 0.0
-
-
-class NoGuard:
-    """The guard of a warm-up run (``warm_up``): nothing to check in a run of a few events."""
-
-    def check(self, t: float, s: int) -> None:
-        return None
-
-
-class GateCounts(NamedTuple):
-    """What ``engine._metrics`` reads of an outage gate (``OutageGate``)."""
-
-    refused: int
-    dropped: int
-
-
-class KernelWiring:
-    """What ``engine._metrics`` and ``Run`` read of a run's wiring, once the kernel is done."""
-
-    tiers = None
-    call = (-1,)  # ``Wiring.call``: the kernel's events carry their calls already (``ArrayRun.history``)
-
-    def __init__(self, series: Series, gate: GateCounts | None) -> None:
-        self.series = series
-        self.gate = gate
-        self.heap: list = []
-        self.near: list = []
-
-
 class ArrayRun:
-    """What every kernel's run shares: the loop that drives the kernel, its clock, its series
-    and gate as the reference's wiring holds them, and its history. ``codes``: the kernel's
-    module (its statuses, ``I_CHECK``, ``F_TIME``, ``I_GATE_DROPPED``, ``I_RECORDED``); the
-    arrays are the subclass's."""
+    """What every kernel's run shares: the loop that drives the kernel, its clock, its counters
+    (``counters``: what the metrics read) and its history. ``codes``: the kernel's module (its
+    statuses, ``I_CHECK``, ``F_TIME``, its counters' ``I_*``, ``I_RECORDED``); the arrays are
+    the subclass's."""
 
     codes: ModuleType
     st_i: np.ndarray
@@ -121,6 +71,7 @@ class ArrayRun:
     series: np.ndarray
     series_spec: Series
     has_gate: bool
+    attempts: np.ndarray  # per client
     rec_t: np.ndarray
     rec_c: np.ndarray
     rec_p: np.ndarray
@@ -194,7 +145,8 @@ class ArrayRun:
 
     def drive(self, guard, stall_events: int) -> None:
         """Run the kernel to the end, giving it room (``_grow``), draws (``_refill``) and the
-        guard's checks every ``stall_events`` items on the way."""
+        guard's checks (``engine._Guard.check``) every ``stall_events`` items on the way (None:
+        a run that ends before its first, ``warm_up``'s)."""
         codes, st = self.codes, self.st_i
         st[codes.I_CHECK] = stall_events
         while True:
@@ -214,13 +166,25 @@ class ArrayRun:
     def time(self) -> float:
         return float(self.st_f[self.codes.F_TIME])
 
-    def wiring(self) -> KernelWiring:
-        """The run's series, as the reference's ``Wiring.series`` holds them."""
-        series = self.series_spec
-        for row, name in enumerate(series.names):
-            setattr(series, name, self.series[row].tolist())
-        gate = GateCounts(self.refused(), int(self.st_i[self.codes.I_GATE_DROPPED])) if self.has_gate else None
-        return KernelWiring(series, gate)
+    def counters(self) -> RunCounters:
+        """The run's counters (all ``engine._metrics`` reads), from the kernel's arrays."""
+        st, codes, series = self.st_i, self.codes, self.series_spec
+        n = int(st[codes.I_LATENCIES])
+        buckets = series.buckets
+        counters = RunCounters(
+            int(self.attempts.sum()), len(self.attempts), int(st[codes.I_GAVE_UP]),
+            series={name: self.series[row, :buckets].copy() for row, name in enumerate(series.names)},
+            bucket=series.width, successes=int(st[codes.I_SUCCESSES]), timeouts=int(st[codes.I_TIMEOUTS]),
+            attempts=self.attempts.copy(), latencies=self.lat_v[:n].copy(), latency_clients=self.lat_c[:n].copy(),
+            latency_times=self.lat_t[:n].copy())
+        if self.has_gate:
+            counters.refused, counters.dropped = self.refused(), int(st[codes.I_GATE_DROPPED])
+        self._count(counters)
+        return counters
+
+    def _count(self, counters: RunCounters) -> None:
+        """The subclass's own counters: rejections, calls unfinished, retries denied."""
+        raise NotImplementedError
 
     def refused(self) -> int:
         """Arrivals the outage gate's accept queue refused: none where it has no bound."""
@@ -247,13 +211,15 @@ class PoolOpenRun(ArrayRun):
                  record: bool, kernel=None) -> None:
         self.spec = spec
         self.kernel = kernel or k.run
-        control, strategy = spec.control, chain.strategy
+        control = spec.control
 
         def rng(purpose: int) -> np.random.Generator:
             return generator(spec.seed, spec.title, clients, repetition, purpose)
 
         n = clients
-        code = STRATEGY_CODES[type(strategy)]
+        slots = kernel_boundary.pack(kernel_boundary.POOL_OPEN, spec, chain, k)  # the model's own
+        cfg_i, cfg_f = slots.i, slots.f
+        code = int(cfg_i[k.C_STRATEGY])
         self.net = ClientBlocks(rng(PURPOSE_NETWORK), n, clipped_normal(spec.network_mu, spec.network_sigma))
         self.jitter = ClientBlocks(rng(PURPOSE_JITTER), n, uniform01) if code in JITTERED else None
         workload = rng(PURPOSE_WORKLOAD)
@@ -264,33 +230,15 @@ class PoolOpenRun(ArrayRun):
         self.service = SerialBlocks(rng(PURPOSE_SERVER) if draw is not None else None, draw)
         self.series_spec = Series(spec.horizon, spec.bucket_width, extra_series(control.CAPS.series))
         buckets = self.series_spec.buckets
-        timeout = spec.timeout
-        cfg_i = np.zeros(k.C_SIZE, dtype=np.int64)
-        cfg_f = np.zeros(k.G_SIZE, dtype=np.float64)
+        # What the run adds: its size, its outputs, what its draws and series are.
         cfg_i[k.C_CLIENTS] = n
-        cfg_i[k.C_WORKERS] = int(control.workers)
-        cfg_i[k.C_QUEUE_SIZE] = -1 if control.queue_size is None else int(control.queue_size)
-        cfg_i[k.C_HAS_TIMEOUT] = timeout is not None
-        cfg_i[k.C_HAS_QUEUE_TIMEOUT] = control.queue_timeout is not None
         cfg_i[k.C_DRAWS_SERVICE] = draw is not None
-        cfg_i[k.C_STRATEGY] = code
         cfg_i[k.C_JITTER] = code in JITTERED
         cfg_i[k.C_LAST_BUCKET] = buckets - 1
         cfg_i[k.C_RECORD] = record
         cfg_i[k.C_LATENCY_SAMPLE] = latency_sample.LATENCY_SAMPLE  # the one rule's
-        cfg_i[k.C_DROP_ABANDONED] = spec.abandoned == "drop"
-        cfg_i[k.C_MAX_ATTEMPTS] = strategy.max_attempts or 0
-        cfg_i[k.C_HAS_MAX_ELAPSED] = strategy.max_elapsed is not None
-        cfg_f[k.G_MAX_ELAPSED] = float(strategy.max_elapsed or 0.0)
-        cfg_f[k.G_TIMEOUT] = 0.0 if timeout is None else float(timeout)
-        cfg_f[k.G_QUEUE_TIMEOUT] = 0.0 if control.queue_timeout is None else float(control.queue_timeout)
-        cfg_f[k.G_SERVICE] = float(control.service_time or 0.0)
         cfg_f[k.G_WIDTH] = self.series_spec.width
         cfg_f[k.G_INVERSE_WIDTH] = self.series_spec.inverse_width
-        if code == delays.S_CONSTANT:
-            cfg_f[k.G_BASE] = float(strategy.constant)
-        elif code != delays.S_NO_BACKOFF:
-            cfg_f[k.G_BASE], cfg_f[k.G_CAP] = float(strategy.base), float(strategy.cap)
         self.cfg_i, self.cfg_f = cfg_i, cfg_f
         self.st_i = np.zeros(k.I_SIZE, dtype=np.int64)
         self.st_i[k.I_STRIDE] = 1
@@ -340,7 +288,7 @@ class PoolOpenRun(ArrayRun):
                               control=PoolServer(workers=1, service_time=5.0, service_distribution="exponential"),
                               horizon=200.0, timeout=30.0, outages=(Outage(start=50.0, duration=20.0),))
         run = cls(spec, ChainSpec(FullJitteredExpo(base=5.0, cap=50.0)), 2, 0, record=True)
-        run.drive(NoGuard(), 1 << 40)
+        run.drive(None, 1 << 40)
 
     def arguments(self) -> tuple:
         """The kernel's arguments, the draws held set in its state."""
@@ -385,15 +333,10 @@ class PoolOpenRun(ArrayRun):
             self.hf, self.hi = grown(self.hf), grown(self.hi)
         self._grow_outputs()
 
-    def side(self) -> KernelSide:
-        """The clients' outcomes, as ``engine._metrics`` reads them."""
+    def _count(self, counters: RunCounters) -> None:
         st = self.st_i
-        n = int(st[k.I_LATENCIES])
-        counts = {"successes": int(st[k.I_SUCCESSES]), "rejections": int(st[k.I_REJECTIONS]),
-                  "timeouts": int(st[k.I_TIMEOUTS]), "gave_up": int(st[k.I_GAVE_UP]),
-                  "late": int(st[k.I_LATE])}
-        return KernelSide(self.attempts, counts, self.lat_v[:n], self.lat_c[:n], self.lat_t[:n],
-                          int(st[k.I_SLOTS] - st[k.I_FREE]))
+        counters.rejections = int(st[k.I_REJECTIONS])
+        counters.unfinished = int(st[k.I_SLOTS] - st[k.I_FREE])
 
     @property
     def events(self) -> int:
