@@ -19,16 +19,16 @@ except ImportError:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 from support import section, sim_table, toml_text
 
-from sim import cli
+from sim.commands import cli
 from sim.bounds import MAX_SEED
-from sim.stdout import ASCII_ERRORS, FALLBACK_WIDTH, PIPED_WIDTH, console_width
+from sim.commands.stdout import ASCII_ERRORS, FALLBACK_WIDTH, PIPED_WIDTH, console_width
 
 TINY = Path(__file__).parent / "fixtures" / "tiny.toml"
 TINY_MAP = Path(__file__).parent / "fixtures" / "tiny_map.toml"
 TINY_OUTAGE = Path(__file__).parent / "fixtures" / "tiny_outage.toml"
 COMMANDS = {
     "backoff-sim": [sys.executable, "-m", "sim", "run", str(TINY), "--workers", "1"],
-    "backoff-simulator": [sys.executable, "-m", "sim.compat", "--config-file", str(TINY)],
+    "backoff-simulator": [sys.executable, "-m", "sim.commands.compat", "--config-file", str(TINY)],
     # Every cell simulated: the default (adaptive) method says on stderr what it simulated, and
     # these tests check that a command's output handling leaves stderr empty otherwise.
     "explore": [sys.executable, "-m", "sim", "explore", str(TINY_MAP), "--workers", "1", "--method", "simulate"],

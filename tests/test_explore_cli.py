@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sim import cli
+from sim.commands import cli
 from support import (CONSTANT, FULL_JITTER, PNG_MAGIC, one_error_line, section, sim_table,
                      toml_text, write_config)
 
@@ -186,7 +186,7 @@ def test_an_explore_refused_by_the_lock_creates_nothing(config: Path, tmp_path: 
 
 
 def test_progress_lines_come_at_most_every_interval_on_a_fake_clock() -> None:
-    from sim.progress import ProgressLines
+    from sim.commands.progress import ProgressLines
 
     now = [100.0]
     written: list[str] = []
@@ -211,9 +211,9 @@ def test_explore_and_tune_print_progress_lines_when_stderr_is_not_a_terminal(
         config: Path, tmp_path: Path, monkeypatch, capsys) -> None:
     # README: "a progress line every 5 s" without a terminal; explore and tune printed nothing
     # for minutes. The interval set to 0 here: every step of the work makes a line.
-    import sim.progress
+    import sim.commands.progress
 
-    monkeypatch.setattr(sim.progress, "PROGRESS_SECONDS", 0.0)
+    monkeypatch.setattr(sim.commands.progress, "PROGRESS_SECONDS", 0.0)
     assert cli.main(["explore", str(config), "--out", str(tmp_path / "out"), "-j", "1", "--no-cache"]) == 0
     err = capsys.readouterr().err.splitlines()
     phases = [line.split(":")[0] for line in err]

@@ -194,8 +194,8 @@ LAYERS: dict[str, Layer] = {
     # Words every layer shares: one-line errors, time units, bounds, outcomes, parameter checks,
     # CSV inputs, progress, teardown and stop handling, stdout, install hints, the collector's state.
     "sim vocabulary": Layer(("sim.errors", "sim.units", "sim.bounds", "sim.outcomes", "sim.params",
-                             "sim.inputs", "sim.progress", "sim.teardown", "sim.interrupt",
-                             "sim.stdout", "sim.extras", "sim.collector")),
+                             "sim.inputs", "sim.commands.progress", "sim.commands.teardown", "sim.commands.interrupt",
+                             "sim.commands.stdout", "sim.extras", "sim.commands.collector")),
     "themes": Layer(("themes",)),
     "sim.models": Layer(("sim.models",), ("sim.core", "sim vocabulary")),
     "sim.policies": Layer(("sim.policies",), ("sim.core", "sim.models", "sim vocabulary")),
@@ -228,7 +228,7 @@ LAYERS: dict[str, Layer] = {
     "sim front door": Layer(("sim", "sim.api", "sim.pipeline", "sim.results"),
                             ("sim.exploration", "sim.export", "sim.recording", "sim.runs",
                              "sim specs", "sim vocabulary")),
-    "sim commands": Layer(("sim.cli", "sim.compat", "sim.entry", "sim.__main__"),
+    "sim commands": Layer(("sim.commands.cli", "sim.commands.compat", "sim.commands.entry", "sim.__main__"),
                           ("sim front door", "sim.exploration", "sim.export", "sim.phase",
                            "sim.report", "sim.runs", "sim vocabulary")),
     # --- tui/ ------------------------------------------------------------------------------
@@ -507,13 +507,13 @@ def test_the_checks_name_the_offending_import():
     assert public_api_breaches([Import("tui.widgets.status", 1, "sim", ("run", "History"))],
                                ["run"]) == [
         "tui.widgets.status (line 1) imports sim: 'History' is not in sim.__all__"]
-    assert private_imports([Import("sim.cli", 5, "sim.export.plots", ("DPI", "_legend"))]) == [
-        "sim.cli (line 5) imports sim.export.plots: takes its private '_legend'"]
+    assert private_imports([Import("sim.commands.cli", 5, "sim.export.plots", ("DPI", "_legend"))]) == [
+        "sim.commands.cli (line 5) imports sim.export.plots: takes its private '_legend'"]
     modules = _modules()
     source = ("import sim.export.plots as plots\nfrom sim.core import history\nimport sim.units\n"
               "plots._legend(); history._unpack; sim.units._SCALES; history.__doc__; self._x\n")
     assert sorted(f.split(" uses ")[1].split(":")[0]
-                  for f in private_attributes("sim.cli", ast.parse(source), False, modules)) == [
+                  for f in private_attributes("sim.commands.cli", ast.parse(source), False, modules)) == [
         "sim.core.history._unpack", "sim.export.plots._legend", "sim.units._SCALES"]
     assert layer_table_of("sim") == "sim front door" and layer_table_of("sim.nope") is None
 

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from sim.interrupt import Interrupted, first_interrupt_only, raise_if_stopped
+from sim.commands.interrupt import Interrupted, first_interrupt_only, raise_if_stopped
 
 
 def test_first_sigint_raises_and_later_ones_are_ignored() -> None:

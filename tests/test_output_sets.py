@@ -13,7 +13,7 @@ from support import make_spec, sim_table, toml_text
 
 import sim.runs.engine as engine
 import sim.export.outset as outset
-from sim import cli, compat
+from sim.commands import cli, compat
 from sim.runs.sweep import run_sweep
 from sim.errors import UserError
 from sim.export import export_simulation

@@ -1,6 +1,6 @@
 """``backoff-sim``: open the terminal app on a config or an events file, or run headless.
 
-``backoff-sim run ...`` and ``backoff-sim explore ...`` are handed to ``sim.cli`` before anything
+``backoff-sim run ...`` and ``backoff-sim explore ...`` are handed to ``sim.commands.cli`` before anything
 imports Textual, so the headless commands stay as light as ``python -m sim``. Every mistake in the
 arguments, the config or the events file is reported in one line (exit status 2) before the app
 starts; so is starting the app without a terminal (under CI or ``nohup``), which suggests
@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from sim.cli import (OneLineParser, add_force, add_version, int_at_least, output_dir, positive_int,
+from sim.commands.cli import (OneLineParser, add_force, add_version, int_at_least, output_dir, positive_int,
                      seed_value)
 from sim.errors import EXIT_USER_ERROR
 from tui.state.paths import DEFAULT_OUT
@@ -109,7 +109,7 @@ def build_replay_parser() -> argparse.ArgumentParser:
 
 
 def _fail(*lines: str) -> int:
-    from sim.stdout import stderr_line
+    from sim.commands.stdout import stderr_line
 
     for line in lines:
         stderr_line(f"error: {line}")
@@ -131,7 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args_list[:1] == ["explore"] and "--app" in args_list[1:]:
         return _explore_app(args_list[1:])
     if args_list[:1] in (["run"], ["explore"], ["phase"]):
-        from sim.cli import main as cli_main
+        from sim.commands.cli import main as cli_main
 
         return cli_main(args_list)
 
@@ -203,7 +203,7 @@ CACHE_DIR = ".backoff-sim-cache"  # explore cells, under the output directory (a
 def _explore_app(argv: list[str]) -> int:
     """``backoff-sim explore CONFIG --app``: the app, opened on the first explore map, with the
     explore command's options (its cache, workers, output directory for exports, theme, force)."""
-    from sim.cli import build_parser
+    from sim.commands.cli import build_parser
     from sim.errors import UserError
     from sim.export.palette import available_themes
 
@@ -255,9 +255,9 @@ def _explore_app(argv: list[str]) -> int:
 
 def _finish(app) -> int:
     """The app's exit status; after a stop signal or a hang-up, the process ends here at once
-    (what it started killed, clean-ups run: ``sim.teardown.emergency_exit``), so that no exit
+    (what it started killed, clean-ups run: ``sim.commands.teardown.emergency_exit``), so that no exit
     hook of a library waits on a terminal or a cluster that is gone."""
-    from sim.teardown import emergency_exit, is_armed
+    from sim.commands.teardown import emergency_exit, is_armed
 
     status = app.return_code or 0
     if is_armed():
@@ -302,6 +302,6 @@ def _replay_source(path: Path, time_unit: str = "ms"):
 
 
 if __name__ == "__main__":  # pragma: no cover - as the console script runs it (``tui.entry``)
-    from sim.entry import run_entry
+    from sim.commands.entry import run_entry
 
     sys.exit(run_entry("tui.main"))

@@ -15,8 +15,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import NoReturn
 
-from sim import collector
-from sim import progress as progress_lines
+from sim.commands import collector
+from sim.commands import progress as progress_lines
 from sim.errors import EXIT_OK, EXIT_USER_ERROR
 from sim.export.outputs import help_lines
 
@@ -201,7 +201,7 @@ def run_command(args: argparse.Namespace) -> int:
     kills the workers and removes the temporary files, printing one line; the files of a
     run appear all together at the end or not at all.
     """
-    from sim.stdout import command_status
+    from sim.commands.stdout import command_status
 
     return command_status(lambda: _run(args))
 
@@ -235,7 +235,7 @@ def _run(args: argparse.Namespace) -> int:
     from sim.report.tables import history_table, more_events_note
     from sim.runs.sweep import EventCount, default_workers
     from sim.export.outset import OutputSet
-    from sim.stdout import print_plain, print_table, stderr_console, stderr_line, stdout_console
+    from sim.commands.stdout import print_plain, print_table, stderr_console, stderr_line, stdout_console
 
     err = stderr_console()
     palette = load_palette(args.theme)
@@ -377,7 +377,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_OK
 
 
-if __name__ == "__main__":  # pragma: no cover - `python -m sim.cli`, as `python -m sim`
-    from sim.entry import backoff_sim_headless
+if __name__ == "__main__":  # pragma: no cover - `python -m sim.commands.cli`, as `python -m sim`
+    from sim.commands.entry import backoff_sim_headless
 
     sys.exit(backoff_sim_headless())

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from sim.errors import UserError
-from sim.stdout import GuardedStdout
+from sim.commands.stdout import GuardedStdout
 
 HEADERS = ["time", "client_id", "event_type", "event_detail"]
 
@@ -27,7 +27,7 @@ PNG_SUFFIXES = ("_metrics.png", "_scatter.png")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from sim.cli import OneLineParser, add_force
+    from sim.commands.cli import OneLineParser, add_force
 
     parser = OneLineParser(
         prog="backoff-simulator",
@@ -94,13 +94,13 @@ def _run(config_file: Path, force: bool, out: GuardedStdout) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``backoff-simulator``; returns the exit status (as ``backoff-sim run``)."""
-    from sim.stdout import command_status
+    from sim.commands.stdout import command_status
 
     args = build_parser().parse_args(argv)
     return command_status(lambda: _run(args.config_file, args.force, GuardedStdout(sys.stdout)))
 
 
-if __name__ == "__main__":  # pragma: no cover - `python -m sim.compat`, as the console script
-    from sim.entry import backoff_simulator
+if __name__ == "__main__":  # pragma: no cover - `python -m sim.commands.compat`, as the console script
+    from sim.commands.entry import backoff_simulator
 
     sys.exit(backoff_simulator())

@@ -5,7 +5,7 @@ Importing the commands takes a quarter of a second (numpy, rich, matplotlib): a 
 time used to end in a ``KeyboardInterrupt`` traceback and status -2. Here the imports happen
 inside the guard, so it is one line, ``interrupted``, and status 130 as at any later moment.
 This module imports nothing heavy itself. The guard also prepares the standard streams
-(``sim.stdout.prepare_streams``) and checks stdout's last flush (``sim.stdout.finish_stdout``).
+(``sim.commands.stdout.prepare_streams``) and checks stdout's last flush (``sim.commands.stdout.finish_stdout``).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def run_entry(module: str, function: str = "main") -> int:
     """Import ``module`` and return the status of its ``function()`` (argparse's SystemExit
     included); a Ctrl-C at any moment, imports first, is one line and status 130."""
     try:
-        from sim.stdout import finish_stdout, prepare_streams
+        from sim.commands.stdout import finish_stdout, prepare_streams
 
         prepare_streams()
         main = getattr(importlib.import_module(module), function)
@@ -51,9 +51,9 @@ def run_entry(module: str, function: str = "main") -> int:
 
 def backoff_simulator() -> int:
     """``backoff-simulator``."""
-    return run_entry("sim.compat")
+    return run_entry("sim.commands.compat")
 
 
 def backoff_sim_headless() -> int:
     """``python -m sim``."""
-    return run_entry("sim.cli")
+    return run_entry("sim.commands.cli")

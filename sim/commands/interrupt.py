@@ -49,9 +49,9 @@ def end_after_stop(exc: KeyboardInterrupt) -> int:
     was handled (not a KeyboardInterrupt raised by a caller in this process), the process ends
     here, at once, once its line is printed: every process it started is killed (a Dask cluster
     interrupted while it started may still be starting some), the clean-ups run, and no library's
-    exit hook gets to wait or to write again (``sim.teardown.emergency_exit``)."""
+    exit hook gets to wait or to write again (``sim.commands.teardown.emergency_exit``)."""
     status = exit_status(exc)
-    from sim.teardown import emergency_exit, is_armed
+    from sim.commands.teardown import emergency_exit, is_armed
 
     if is_armed():
         for stream in (sys.stdout, sys.stderr):
@@ -73,7 +73,7 @@ def first_interrupt_only(exit_deadline: bool = False) -> Iterator[None]:
     """Within the block, the first SIGINT, SIGTERM or SIGHUP raises ``Interrupted`` once; then
     all three are ignored for good (the process is about to exit). Restores the previous handlers
     if no signal arrived. ``exit_deadline`` (the commands): the signal also arms
-    ``sim.teardown``'s deadline, so the process is gone within its bound even if the clean-up
+    ``sim.commands.teardown``'s deadline, so the process is gone within its bound even if the clean-up
     the exception starts were to block."""
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -87,7 +87,7 @@ def first_interrupt_only(exit_deadline: bool = False) -> Iterator[None]:
         for sig in STOP_SIGNALS:
             signal.signal(sig, signal.SIG_IGN)
         if exit_deadline:
-            from sim.teardown import arm_exit_deadline
+            from sim.commands.teardown import arm_exit_deadline
 
             arm_exit_deadline(128 + signum)
         raise stops[0]

@@ -27,7 +27,7 @@ from sim.errors import UserError
 from sim.extras import install_hint
 from sim.exploration.summary import CellResult, run_values
 from sim.spec import SimulationSpec
-from sim.teardown import kill
+from sim.commands.teardown import kill
 
 Progress = Callable[[int, int], None]
 OnCell = Callable[[int, CellResult], None]
@@ -134,7 +134,7 @@ class DaskBackend:
     def _start_local(self, local_cluster: Any) -> Any:
         """A LocalCluster in a scratch folder of its own (removed at the end, or by the exit
         deadline); a stop signal while it starts kills the processes it had started."""
-        from sim.teardown import descendants, on_emergency, on_exit, start_resource_tracker
+        from sim.commands.teardown import descendants, on_emergency, on_exit, start_resource_tracker
 
         self._scratch = tempfile.mkdtemp(prefix="backoff-sim-dask-")
         self._cleanup = on_emergency(lambda: self._remove_scratch(seal=True))
@@ -204,7 +204,7 @@ class DaskBackend:
         """Close what this backend started. On an error or a stop signal the LocalCluster's
         worker processes are killed by pid first, so closing waits for nobody; Dask's own
         complaints about the connections that go with them are not shown."""
-        from sim.teardown import discard, is_armed
+        from sim.commands.teardown import discard, is_armed
 
         logging.getLogger("distributed").setLevel(logging.CRITICAL)
         stopping = exc_type is not None or is_armed()
@@ -257,7 +257,7 @@ class DaskBackend:
                     on_cell(i, CellResult.from_rows(specs[i], rows[i]))
                     rows[i] = []
         except BaseException:
-            from sim.teardown import is_armed
+            from sim.commands.teardown import is_armed
 
             if not is_armed():  # a stop signal: the cluster is killed next, nothing to ask it
                 self.client.cancel(futures)
@@ -291,7 +291,7 @@ def _in_quiet_thread(start: Callable[[], Any]) -> Any:
     outcome: list[Any] = []
 
     def run() -> None:
-        from sim.interrupt import STOP_SIGNALS
+        from sim.commands.interrupt import STOP_SIGNALS
 
         if hasattr(signal, "pthread_sigmask"):
             signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)

@@ -1,6 +1,6 @@
 """``backoff-sim explore CONFIG``: draw each simulation's map and run its tune, headless.
 
-Registered on the ``backoff-sim`` parser by ``sim.cli`` (which this module does not import, so
+Registered on the ``backoff-sim`` parser by ``sim.commands.cli`` (which this module does not import, so
 the dependency goes one way); never imports Textual. Mistakes are one
 line with exit status 2; Ctrl-C stops the pool or the Dask tasks and exits 130, and since every
 finished cell is cached, running the same command again resumes.
@@ -109,7 +109,7 @@ def explore_command(args: argparse.Namespace) -> int:
     """Carry out ``backoff-sim explore``; return the exit status (0, 2, or 130, 143, 129 on
     SIGINT, SIGTERM, SIGHUP)."""
     from sim.errors import UserError
-    from sim.stdout import command_status, stderr_console, stderr_line
+    from sim.commands.stdout import command_status, stderr_console, stderr_line
 
     if getattr(args, "app", False):  # `backoff-sim explore --app` opens the app before this
         stderr_line("error: --app opens the terminal app: run `backoff-sim explore CONFIG --app` "
@@ -146,8 +146,8 @@ def _explore(args: argparse.Namespace, err) -> int:
     from sim.export.names import check_unique_stems
     from sim.export.outset import OutputSet
     from sim.export.palette import load_palette
-    from sim.progress import ProgressLines
-    from sim.stdout import print_plain, stderr_line, stdout_console
+    from sim.commands.progress import ProgressLines
+    from sim.commands.stdout import print_plain, stderr_line, stdout_console
 
     from sim.runs.sweep import default_workers
     from sim.exploration.checks import check_cells

@@ -21,8 +21,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from sim.errors import UserError
-from sim.interrupt import stop_signals_held
-from sim.teardown import discard, on_emergency
+from sim.commands.interrupt import stop_signals_held
+from sim.commands.teardown import discard, on_emergency
 from sim.export.atomic import ensure_output_dir
 
 try:
@@ -51,7 +51,7 @@ def _alive(pid: int) -> bool:
 
 def _ignore_stop_signals() -> None:
     if threading.current_thread() is threading.main_thread():
-        from sim.interrupt import STOP_SIGNALS
+        from sim.commands.interrupt import STOP_SIGNALS
 
         for sig in STOP_SIGNALS:
             signal.signal(sig, signal.SIG_IGN)

@@ -1,6 +1,6 @@
 """``backoff-sim phase CONFIG``: the phase portrait of each simulation with a replying server.
 
-Registered on the ``backoff-sim`` parser by ``sim.cli``; never imports Textual. Mistakes are one
+Registered on the ``backoff-sim`` parser by ``sim.commands.cli``; never imports Textual. Mistakes are one
 line with exit status 2; Ctrl-C stops the workers and leaves no file (the files of a command
 appear together at the end, as with ``run`` and ``explore``).
 """
@@ -112,7 +112,7 @@ def add_phase_subparser(subparsers, int_at_least: Callable, seed_value: Callable
 
 def phase_command(args: argparse.Namespace) -> int:
     """Carry out ``backoff-sim phase``; return the exit status (0, 2, or 130, 143, 129)."""
-    from sim.stdout import command_status
+    from sim.commands.stdout import command_status
 
     return command_status(lambda: _phase(args))
 
@@ -147,9 +147,9 @@ def _phase(args: argparse.Namespace) -> int:
     from sim.phase.portrait import compute_portrait, replying_problem
     from sim.phase.provenance import phase_provenance_text
     from sim.phase.pool import cell_runner
-    from sim.progress import ProgressLines
+    from sim.commands.progress import ProgressLines
     from sim.runs.sweep import default_workers
-    from sim.stdout import print_plain, stderr_console, stderr_line, stdout_console
+    from sim.commands.stdout import print_plain, stderr_console, stderr_line, stdout_console
 
     palette = load_palette(args.theme)
     config = load_config(args.config)

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from sim.phase.estimate import CellResult, CellTask, run_cell
-from sim.progress import ProgressLines
+from sim.commands.progress import ProgressLines
 from sim.runs.sweep import SweepCancelled
 from sim.runs.procpool import WorkerPool
 

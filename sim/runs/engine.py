@@ -28,7 +28,7 @@ from heapq import heappop, heappush
 
 import numpy as np
 
-from sim import collector
+from sim.commands import collector
 from sim.analysis.metrics import RunMetrics
 from sim.analysis.open_metrics import OpenRunMetrics, recovery_verdict
 from sim.bounds import MAX_TIME
@@ -164,7 +164,7 @@ def _collector_paused() -> Iterator[None]:
     but at ``unfreeze`` moved it all, the run's own structure included, to the oldest generation,
     where only a rare full collection freed it: a sweep worker grew to ~240 MB (441 MB for the
     sample's whole sweep in one process, 39 MB now; its OCC sweep ~3% faster, medians of 3
-    alternating runs). Left as it is when something froze objects (``sim.collector``: the app,
+    alternating runs). Left as it is when something froze objects (``sim.commands.collector``: the app,
     which collects on its own clock, or the CLI writing files) or the collector is off."""
     if collector.frozen() or not gc.isenabled():
         yield

@@ -27,8 +27,8 @@ from multiprocessing import connection
 from multiprocessing.connection import Connection
 from typing import Any
 
-from sim.interrupt import raise_if_stopped, stop_signals_held
-from sim.teardown import kill
+from sim.commands.interrupt import raise_if_stopped, stop_signals_held
+from sim.commands.teardown import kill
 from sim.runs.workers import init_worker
 
 # What a worker sends back on its pipe: (kind, payload).
