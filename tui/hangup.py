@@ -30,9 +30,11 @@ class Exits(Protocol):
 
 def exit_on_stop_signals(app: Exits) -> None:
     """Install the handlers (main thread, before ``app.run()``)."""
+    from sim.commands.interrupt import IGNORED_AT_START
     from sim.commands.teardown import arm_exit_deadline
 
-    stops = [getattr(signal, name) for name in STOP_NAMES if hasattr(signal, name)]
+    stops = [getattr(signal, name) for name in STOP_NAMES
+             if hasattr(signal, name) and getattr(signal, name) not in IGNORED_AT_START]
 
     def stop(signum: int, frame: object) -> None:
         for sig in stops:
@@ -40,7 +42,7 @@ def exit_on_stop_signals(app: Exits) -> None:
         arm_exit_deadline(128 + signum)
         app.exit(return_code=128 + signum)
 
-    for sig in stops:
+    for sig in stops:  # one ignored at start (nohup) stays so
         signal.signal(sig, stop)
 
 

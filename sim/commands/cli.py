@@ -184,10 +184,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_version(parser)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     add_run_subparser(subparsers)
-    from sim.exploration.command import add_explore_subparser
+    from sim.commands.explore import add_explore_subparser
 
     add_explore_subparser(subparsers, positive_int, add_force, output_dir)
-    from sim.phase.command import add_phase_subparser
+    from sim.commands.phase import add_phase_subparser
 
     add_phase_subparser(subparsers, int_at_least, seed_value, add_force, output_dir)
     return parser
@@ -366,11 +366,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "run":
         return run_command(args)
     if args.command == "explore":
-        from sim.exploration.command import explore_command
+        from sim.commands.explore import explore_command
 
         return explore_command(args)
     if args.command == "phase":
-        from sim.phase.command import phase_command
+        from sim.commands.phase import phase_command
 
         return phase_command(args)
     parser.print_help()

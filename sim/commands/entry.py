@@ -29,7 +29,12 @@ def _status(code: object) -> int:
 
 def run_entry(module: str, function: str = "main") -> int:
     """Import ``module`` and return the status of its ``function()`` (argparse's SystemExit
-    included); a Ctrl-C at any moment, imports first, is one line and status 130."""
+    included); a Ctrl-C at any moment, imports first, is one line and status 130 (SIGTERM and
+    SIGHUP likewise, 143 and 129: the handlers are installed before anything else and kept
+    until the process exits; signals ignored at start stay ignored)."""
+    from sim.commands.interrupt import install_stop_handlers, settle
+
+    install_stop_handlers()
     try:
         from sim.commands.stdout import finish_stdout, prepare_streams
 
@@ -39,6 +44,7 @@ def run_entry(module: str, function: str = "main") -> int:
             status = main()
         except SystemExit as exc:  # argparse: --help, --version, a mistake in the arguments
             status = _status(exc.code)
+        settle()  # the command is over: a stop signal now would only lose its status
         return finish_stdout(status)
     except KeyboardInterrupt as exc:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C cannot cut the line short

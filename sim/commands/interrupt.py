@@ -6,6 +6,13 @@ command prints one line and exits with 128 + the signal's number (130, 143, 129)
 are ignored: a second Ctrl-C, or ``timeout`` signalling both the process and its group, cannot
 interrupt the clean-up and print a traceback. Without a handler, SIGTERM and SIGHUP would kill the
 process at once, leaving its workers running and its temporary files behind.
+
+The handlers are installed first thing (``install_stop_handlers``, by the console scripts'
+guard, before any heavy import) and kept until the process exits: a stop during the imports or
+the argument parsing is the same one line and status, and a stop once the command has succeeded
+(its files committed: ``settle``) is dropped, so the process ends with its status rather than by
+the signal's default action. A signal that was ignored when the process started (``nohup``'s
+SIGHUP, SIGINT for ``&`` in a non-interactive shell) stays ignored, here and in the workers.
 """
 
 from __future__ import annotations
@@ -37,6 +44,67 @@ class Interrupted(KeyboardInterrupt):
         if self.signum == signal.SIGINT:
             return "interrupted"
         return f"interrupted ({signal.Signals(self.signum).name})"
+
+
+_settled = False  # the command succeeded: a stop signal now changes nothing
+# Ignored when the process started (this module is imported first thing, by the console
+# scripts' guard): ``nohup``'s SIGHUP, SIGINT for ``&`` in a non-interactive shell. They stay so.
+IGNORED_AT_START: frozenset[int] = frozenset(
+    sig for sig in STOP_SIGNALS if signal.getsignal(sig) is signal.SIG_IGN)
+
+
+def handled_signals() -> tuple[signal.Signals, ...]:
+    """The stop signals this process acts on: those not ignored when it started."""
+    return tuple(sig for sig in STOP_SIGNALS if sig not in IGNORED_AT_START)
+
+
+def settle() -> None:
+    """The command has succeeded (its output set is in place): from now on a stop signal is
+    dropped, and the process ends with the command's status. Main thread only for the handlers;
+    the flag holds everywhere."""
+    global _settled
+    _settled = True
+    if threading.current_thread() is threading.main_thread():
+        for sig in STOP_SIGNALS:
+            if signal.getsignal(sig) is not signal.SIG_IGN:
+                signal.signal(sig, signal.SIG_IGN)
+
+
+def unsettle() -> None:
+    """A new command starts in this process (tests run several): stops count again."""
+    global _settled
+    _settled = False
+
+
+def _early(signum: int, frame: object) -> None:
+    """The handler from the process's start to its exit, outside a command's block: before the
+    command (imports, parsing) a stop raises ``Interrupted`` (one line, 128 + signal); once the
+    command has returned or settled it is dropped."""
+    if _settled:
+        return
+    for sig in STOP_SIGNALS:
+        if signal.getsignal(sig) is _early:
+            signal.signal(sig, signal.SIG_IGN)
+    from sim.commands.teardown import arm_exit_deadline
+
+    arm_exit_deadline(128 + signum)
+    raise Interrupted(signum)
+
+
+def install_stop_handlers() -> tuple[signal.Signals, ...]:
+    """Install the process's stop handlers (main thread, first thing): every stop signal that
+    was not ignored when the process started; returns those that were (they stay ignored)."""
+    if threading.current_thread() is threading.main_thread():
+        for sig in handled_signals():
+            signal.signal(sig, _early)
+    return tuple(sorted(IGNORED_AT_START))
+
+
+def shield_thread() -> None:
+    """Block the stop signals in the calling thread (a helper thread: they stay the main
+    thread's to handle; threads and processes it starts inherit the mask)."""
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
 
 
 def exit_status(exc: KeyboardInterrupt) -> int:
@@ -72,7 +140,8 @@ def stop_message(exc: KeyboardInterrupt) -> str:
 def first_interrupt_only(exit_deadline: bool = False) -> Iterator[None]:
     """Within the block, the first SIGINT, SIGTERM or SIGHUP raises ``Interrupted`` once; then
     all three are ignored for good (the process is about to exit). Restores the previous handlers
-    if no signal arrived. ``exit_deadline`` (the commands): the signal also arms
+    if no signal arrived (the process's own, ``install_stop_handlers``, for the commands). A
+    signal ignored when the process started (``nohup``) stays ignored. ``exit_deadline`` (the commands): the signal also arms
     ``sim.commands.teardown``'s deadline, so the process is gone within its bound even if the clean-up
     the exception starts were to block."""
     if threading.current_thread() is not threading.main_thread():
@@ -82,6 +151,8 @@ def first_interrupt_only(exit_deadline: bool = False) -> Iterator[None]:
 
     def on_signal(signum: int, frame: object) -> None:
         if stops:
+            return
+        if _settled:  # the output set is in place: the command has succeeded
             return
         stops.append(Interrupted(signum))
         for sig in STOP_SIGNALS:
@@ -98,7 +169,8 @@ def first_interrupt_only(exit_deadline: bool = False) -> Iterator[None]:
         if not isinstance(getattr(args, "exc_value", None), Interrupted):
             previous_hook(args)
 
-    previous = {sig: signal.signal(sig, on_signal) for sig in STOP_SIGNALS}
+    unsettle()
+    previous = {sig: signal.signal(sig, on_signal) for sig in handled_signals()}
     previous_hook, sys.unraisablehook = sys.unraisablehook, unraisable
     _pending.append(stops)
     try:

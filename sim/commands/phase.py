@@ -177,10 +177,13 @@ def _phase(args: argparse.Namespace) -> int:
         shown = [None]  # the bar's task of the portrait being computed
 
         def on_progress(done: int, total: int) -> None:
+            if lines is not None:
+                lines.update(done, total)
             if bar is not None and shown[0] is not None:
                 bar.update(shown[0], completed=done, total=total)
 
-        run_all = stack.enter_context(cell_runner(workers, lines, on_progress))
+        run_all = stack.enter_context(cell_runner(workers, on_progress,
+                                                  tick=lines.tick if lines is not None else None))
         staged: list[Path] = []
         for spec, labels in chosen:
             portraits = []

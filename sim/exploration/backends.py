@@ -4,7 +4,8 @@ Both run the same tasks, one (cell, strategy) with all its repetitions, and hand
 cell's ``CellResult`` as soon as the cell is complete. Every run depends only on its spec and
 coordinates, and a cell's numbers are assembled the same way whichever backend ran them, so the
 files are byte-identical. Progress counts runs; cancellation is cooperative (``should_stop``)
-or Ctrl-C, and leaves no task running.
+or Ctrl-C, and leaves no task running. What a stop means, and what to remove should the process
+be ended abruptly, is the caller's (``sim.runs.caller``).
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ from sim.runs.engine import run_metrics
 from sim.errors import UserError
 from sim.extras import install_hint
 from sim.exploration.summary import CellResult, run_values
+from sim.runs.caller import caller
+from sim.runs.workers import descendants, kill
 from sim.spec import SimulationSpec
-from sim.commands.teardown import kill
 
 Progress = Callable[[int, int], None]
 OnCell = Callable[[int, CellResult], None]
@@ -134,13 +136,11 @@ class DaskBackend:
     def _start_local(self, local_cluster: Any) -> Any:
         """A LocalCluster in a scratch folder of its own (removed at the end, or by the exit
         deadline); a stop signal while it starts kills the processes it had started."""
-        from sim.commands.teardown import descendants, on_emergency, on_exit, start_resource_tracker
-
         self._scratch = tempfile.mkdtemp(prefix="backoff-sim-dask-")
-        self._cleanup = on_emergency(lambda: self._remove_scratch(seal=True))
-        on_exit(self._unseal)
+        self._cleanup = caller().on_abandon(lambda: self._remove_scratch(seal=True))
+        caller().on_final(self._unseal)
         atexit.register(self._remove_scratch)  # again, at exit: Dask's threads may have written
-        start_resource_tracker()
+        caller().prepare_children()
         before = set(descendants())  # the tracker among them: it must outlive the workers
         try:
             return _in_quiet_thread(lambda: _local_cluster(local_cluster, self.local_workers,
@@ -204,10 +204,8 @@ class DaskBackend:
         """Close what this backend started. On an error or a stop signal the LocalCluster's
         worker processes are killed by pid first, so closing waits for nobody; Dask's own
         complaints about the connections that go with them are not shown."""
-        from sim.commands.teardown import discard, is_armed
-
         logging.getLogger("distributed").setLevel(logging.CRITICAL)
-        stopping = exc_type is not None or is_armed()
+        stopping = exc_type is not None or caller().ending()
         try:
             for thing in reversed(self._owned):
                 if stopping:
@@ -220,7 +218,7 @@ class DaskBackend:
             self._owned.clear()
             self._remove_scratch()
             if self._cleanup is not None:
-                discard(self._cleanup)
+                caller().forget(self._cleanup)
                 self._cleanup = None
 
     def run(self, specs: Sequence[SimulationSpec], *, progress: Progress | None = None,
@@ -257,9 +255,7 @@ class DaskBackend:
                     on_cell(i, CellResult.from_rows(specs[i], rows[i]))
                     rows[i] = []
         except BaseException:
-            from sim.commands.teardown import is_armed
-
-            if not is_armed():  # a stop signal: the cluster is killed next, nothing to ask it
+            if not caller().ending():  # a stop signal: the cluster is killed next, nothing to ask it
                 self.client.cancel(futures)
             raise
 
@@ -285,16 +281,13 @@ def _in_quiet_thread(start: Callable[[], Any]) -> Any:
     this thread stays free to take the signal at once, instead of after the start (Ctrl-C was
     ignored while the cluster started), without raising inside Dask's start-up.
     """
-    import signal
     import threading
 
     outcome: list[Any] = []
+    shield = caller().shield_thread
 
     def run() -> None:
-        from sim.commands.interrupt import STOP_SIGNALS
-
-        if hasattr(signal, "pthread_sigmask"):
-            signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        shield()
         try:
             outcome.append((True, start()))
         except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread

@@ -2,7 +2,8 @@
 
 Files are written into a staging folder inside the output directory (same file system, so moving
 them is a rename), and only when every one of them is complete are they moved into place, in one
-short step that stop signals cannot split and that is undone if a move fails. A failure before
+short step that stop signals cannot split (the caller's ``hold_stops``, ``sim.runs.caller``) and
+that is undone if a move fails. A failure before
 that (a full disk, Ctrl-C, a bad second simulation) leaves the previous files untouched; the
 staging folder is removed on the way out. A lock file (``.backoff-sim.lock``, present while a
 command writes) keeps a second command from writing into the same directory at the same time: it
@@ -14,16 +15,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
 import tempfile
-import threading
 from collections.abc import Iterable
 from pathlib import Path
 
 from sim.errors import UserError
-from sim.commands.interrupt import stop_signals_held
-from sim.commands.teardown import discard, on_emergency
 from sim.export.atomic import ensure_output_dir
+from sim.runs.caller import caller
 
 try:
     import fcntl
@@ -47,14 +45,6 @@ def _alive(pid: int) -> bool:
     except OSError:
         return True
     return True
-
-
-def _ignore_stop_signals() -> None:
-    if threading.current_thread() is threading.main_thread():
-        from sim.commands.interrupt import STOP_SIGNALS
-
-        for sig in STOP_SIGNALS:
-            signal.signal(sig, signal.SIG_IGN)
 
 
 class OutputSet:
@@ -82,11 +72,11 @@ class OutputSet:
             raise
         # Should the process be ended by the exit deadline before ``__exit__`` runs (the app's
         # export thread, when the terminal goes away), the staged files and the lock go too.
-        self._emergency = on_emergency(self._abandon)
+        self._emergency = caller().on_abandon(self._abandon)
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        discard(self._emergency)
+        caller().forget(self._emergency)
         self._abandon()
 
     def _abandon(self) -> None:
@@ -166,7 +156,7 @@ class OutputSet:
         names = list(names)
         remove = [n for n in remove if n not in names and (self.out_dir / n).exists()]
         backup = self.staging / ".previous"
-        with stop_signals_held():
+        with caller().hold_stops():
             try:
                 backup.mkdir()
                 for name in names + remove:
@@ -188,7 +178,7 @@ class OutputSet:
                 raise UserError(f"cannot write to {self.out_dir}: {_why(exc)} "
                                 "(the previous files are unchanged)") from None
             if last:
-                _ignore_stop_signals()  # still deferred: a pending one is discarded
+                caller().settled()  # still deferred: a pending stop is discarded
         return [self.out_dir / name for name in names]
 
 

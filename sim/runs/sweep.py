@@ -20,7 +20,7 @@ from sim.analysis.open_metrics import OpenRunMetrics, latency_summary
 from sim.analysis.recovery import UNDECIDED, RecoverySummary, summary_note
 from sim.analysis.stats import Estimate, estimate
 from sim.analysis.tiers import TierSummary, tier_summaries
-from sim.runs.procpool import WorkerPool, report_progress
+from sim.runs.procpool import default_workers, leased_pool, report_progress, worker_count
 from sim.runs import engine, fast
 from sim.runs.engine import Run, record_run, run_metrics
 from sim.runs.shared_runs import no_attempt_failed, stands_for
@@ -155,6 +155,10 @@ class _Task:
     record: bool = False
     # The repetitions run, ``range(*repetitions)``; None: all of them.
     repetitions: tuple[int, int] | None = None
+    # On a worker: report long runs' events to the parent; load the compiled kernels first
+    # (``fast.warm_up``, once per process however many sweeps its pool serves).
+    counting: bool = False
+    warm: bool = False
 
     @property
     def reps(self) -> range:
@@ -173,6 +177,14 @@ def recorded_clients(spec: SimulationSpec) -> frozenset[int]:
     """The client counts whose repetition 0 the exports show: the example histories'
     (``SimulationSpec.representative_clients``) and the scatter plot's (the largest)."""
     return frozenset((spec.representative_clients(), spec.max_clients))
+
+
+def _run_on_worker(task: _Task) -> Outcome:
+    """A task on a pool's worker, which may serve sweeps that count and sweeps that do not."""
+    _counting.start(_Reported() if task.counting else None)
+    if task.warm:
+        fast.warm_up()
+    return _run_task(task)
 
 
 def _run_task(task: _Task) -> Outcome:
@@ -275,18 +287,6 @@ class _Counting:
 _counting = _Counting()
 
 
-def _init_worker(counting: bool, warm: bool) -> None:
-    """In each worker: report the events of long runs to the parent when it counts them; load
-    the compiled kernels when the sweep's runs are worth it (``fast.warm_up``)."""
-    _counting.start(_Reported() if counting else None)
-    if warm:
-        fast.warm_up()
-
-
-def default_workers() -> int:
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
-
-
 def run_sweeps(specs: Sequence[SimulationSpec], *, workers: int | None = None,
                progress: Progress | None = None, should_stop: ShouldStop | None = None,
                on_complete: Callable[[int, SweepResult], None] | None = None,
@@ -307,8 +307,8 @@ def run_sweeps(specs: Sequence[SimulationSpec], *, workers: int | None = None,
     """
     results = [SweepResult.empty(spec) for spec in specs]
     shown = [recorded_clients(spec) if record and not whole_cells else frozenset() for spec in specs]
-    # Never more processes than cores (the work is CPU-bound) nor than tasks.
-    workers = default_workers() if workers is None else max(1, min(workers, default_workers()))
+    # Never more processes than cores (the work is CPU-bound) nor than tasks (below).
+    workers = worker_count(workers)
     tasks = [_Task(i, 0, k, spec, len(spec.strategies)) if whole_cells
              else _Task(i, s, k, spec, record=spec.clients[k] in shown[i])
              for i, spec in enumerate(specs)
@@ -340,7 +340,7 @@ def run_sweeps(specs: Sequence[SimulationSpec], *, workers: int | None = None,
     # The compiled kernels, where the sweep's runs they express pay for loading them (so every
     # such run takes them, not only those large enough alone: ``fast.kernel_fits``).
     in_process = workers == 1 or len(tasks) <= 1
-    warm = fast.worth_warming(specs, 1 if in_process else min(workers, len(tasks)))
+    warm = fast.worth_warming(specs, 1 if in_process else worker_count(workers, len(tasks)))
     if in_process:
         if warm and threading.current_thread() is threading.main_thread():
             # Not from another thread (the app's): loading, or a first compilation, holds the
@@ -360,20 +360,21 @@ def run_sweeps(specs: Sequence[SimulationSpec], *, workers: int | None = None,
                 _counting.stop()
         return results
 
-    # Workers of our own, stopped by pid when the sweep ends, is cancelled or is interrupted
-    # (``procpool``): no wait for their current tasks, and none on a lock a killed worker held.
+    # Workers stopped by pid when the sweep is cancelled or interrupted (``procpool``): no wait
+    # for their current tasks; kept for the next sweep when it ends well inside a
+    # ``reusing_workers`` scope (the app's), so they load the kernels once.
     def check() -> None:
         if should_stop and should_stop():
             raise SweepCancelled()
         if tick is not None:
             tick()
 
-    # Each worker loads the kernels as it starts, all at once; not this process before forking
-    # them, which would hold numba's ~120 MB while it writes the files (server_outage's peak).
-    with WorkerPool(min(workers, len(tasks)), initializer=_init_worker,
-                    initargs=(events is not None, warm)) as pool:
-        for outcome in pool.imap_in_background(_run_task, tasks, tick=check,
-                                               on_progress=events.add if events is not None else None):
+    # Each worker loads the kernels as its first task that wants them, not this process before
+    # starting them, which would hold numba's ~120 MB while it writes the files (server_outage's peak).
+    tasks = [replace(t, counting=events is not None, warm=warm) for t in tasks]
+    with leased_pool(worker_count(workers, len(tasks))) as pool:
+        for outcome in pool.imap_unordered(_run_on_worker, tasks, tick=check,
+                                           on_progress=events.add if events is not None else None):
             if should_stop and should_stop():
                 raise SweepCancelled()
             finish(outcome)

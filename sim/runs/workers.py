@@ -17,6 +17,8 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Iterable
+from pathlib import Path
 
 PR_SET_PDEATHSIG = 1
 WATCH_SECONDS = 0.5
@@ -67,3 +69,41 @@ def init_worker(owner: int) -> None:
     if os.getppid() != parent or not _alive(owner):
         os._exit(1)
     threading.Thread(target=_watch, args=(parent, owner), name="parent-watch", daemon=True).start()
+
+
+def kill(pids: Iterable[int]) -> None:
+    """SIGKILL each of ``pids``; one already gone (or not ours) is passed over. Never waits."""
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def descendants(pid: int | None = None) -> list[int]:
+    """Every process below ``pid`` (this one by default), children before grandchildren, read
+    from ``/proc`` (Linux); empty where ``/proc`` does not list children."""
+    found: list[int] = []
+    frontier = [os.getpid() if pid is None else pid]
+    while frontier:
+        parent = frontier.pop(0)
+        for child in _children(parent):
+            if child not in found:
+                found.append(child)
+                frontier.append(child)
+    return found
+
+
+def _children(pid: int) -> list[int]:
+    children: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return children
+    for task in tasks:
+        try:
+            text = Path(f"/proc/{pid}/task/{task}/children").read_text()
+        except OSError:
+            continue
+        children += [int(p) for p in text.split()]
+    return children
