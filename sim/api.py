@@ -105,7 +105,7 @@ def explore(source: Source, *, simulation: str | None = None, workers: int | Non
     from sim.exploration.methods import METHODS, default_method, run_explores_by
     from sim.exploration.runner import run_explores
     from sim.results import ExploreResults
-    from sim.runs.sweep import default_workers
+    from sim.runs.procpool import worker_count
 
     config = load(source)
     if force:
@@ -115,7 +115,7 @@ def explore(source: Source, *, simulation: str | None = None, workers: int | Non
         method = default_method(plans)
     elif method not in METHODS:
         raise UserError(f"unknown method {method!r}: choose one of {', '.join(METHODS)}")
-    check_cells(plans, workers=workers or default_workers(), force=force)
+    check_cells(plans, workers=worker_count(workers), force=force)
     tasks = sum(len(c.spec.strategies) for p in plans for c in p.cells)
     cells = CellCache(Path(cache) if cache is not None else None)
     with _backend(workers, tasks, dask) as backend:
@@ -135,13 +135,13 @@ def tune(source: Source, *, simulation: str | None = None, workers: int | None =
     from sim.exploration.tune import require_optuna, run_tune
     from sim.exploration.tune_checks import check_tunes
     from sim.results import TuneResults
-    from sim.runs.sweep import default_workers
+    from sim.runs.procpool import worker_count
 
     config = load(source)
     if force:
         config = config.with_soft_limits(False)
     plans = _plans_of(config, "tune", simulation)
-    check_tunes(plans, workers=workers or default_workers(), force=force)
+    check_tunes(plans, workers=worker_count(workers), force=force)
     for plan in plans:
         require_optuna(plan)
     cells = CellCache(Path(cache) if cache is not None else None)

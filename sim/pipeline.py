@@ -86,7 +86,7 @@ def prepare(source: Source | None, *, seed: int | None = None, force: bool = Fal
     named (the drop-in names them its own way and checks that itself)."""
     from sim.export.names import check_name_lengths, check_unique_stems, safe_title
     from sim.runs.resources import check_resources
-    from sim.runs.sweep import default_workers
+    from sim.runs.procpool import worker_count
 
     config = load(sample_path() if source is None else source, plans=plans)
     if seed is not None:
@@ -98,7 +98,7 @@ def prepare(source: Source | None, *, seed: int | None = None, force: bool = Fal
         check_unique_stems(s.title for s in specs)
     if out is not None:
         check_name_lengths(specs, out, stem=stem or safe_title, suffixes=suffixes)
-    check_resources(specs, workers=workers or default_workers(), force=force)
+    check_resources(specs, workers=worker_count(workers), force=force)
     return config
 
 

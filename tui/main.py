@@ -221,10 +221,10 @@ def _explore_app(argv: list[str]) -> int:
         return _fail(f"{args.config}: no simulation has a [simulation.explore] table for --app to "
                      "show (add one under a [[simulation]]; see README, \"Explore\")")
     from sim.exploration.checks import check_cells
-    from sim.runs.sweep import default_workers
+    from sim.runs.procpool import worker_count
 
     try:  # every cell within the limits, as the headless command checks before any work
-        check_cells(list(source.explores.values()), workers=args.workers or default_workers(),
+        check_cells(list(source.explores.values()), workers=worker_count(args.workers),
                     force=args.force)
     except UserError as exc:
         return _fail(*exc.lines())
@@ -268,12 +268,17 @@ def _finish(app) -> int:
 def _run_app(app) -> None:
     """Run the app until it exits: on ``q``, on SIGTERM or SIGHUP, or when its terminal goes away
     (``hangup``)."""
+    from sim.runs.procpool import reusing_workers
+
     from .hangup import exit_on_stop_signals, watch_terminal
 
     exit_on_stop_signals(app)
     watching = watch_terminal()
     try:
-        app.run()
+        # A sweep's workers are kept for the next one (the app sweeps every seed and simulation
+        # it shows): they load the compiled kernels once. A stop signal kills them with the rest.
+        with reusing_workers():
+            app.run()
     finally:
         watching.set()
 

@@ -233,13 +233,14 @@ def _run(args: argparse.Namespace) -> int:
     from sim.report.policies import policy_table
     from sim.report.tiers import tier_table
     from sim.report.tables import history_table, more_events_note
-    from sim.runs.sweep import EventCount, default_workers
+    from sim.runs.procpool import worker_count
+    from sim.runs.sweep import EventCount
     from sim.export.outset import OutputSet
     from sim.commands.stdout import print_plain, print_table, stderr_console, stderr_line, stdout_console
 
     err = stderr_console()
     palette = load_palette(args.theme)
-    workers = default_workers() if args.workers is None else args.workers
+    workers = worker_count(args.workers)  # never more than cores (40.3)
     config = prepare(args.config, seed=args.seed, force=getattr(args, "force", False),
                      workers=workers, out=args.out)
     specs = config.simulations

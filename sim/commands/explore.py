@@ -149,7 +149,7 @@ def _explore(args: argparse.Namespace, err) -> int:
     from sim.commands.progress import ProgressLines
     from sim.commands.stdout import print_plain, stderr_line, stdout_console
 
-    from sim.runs.sweep import default_workers
+    from sim.runs.procpool import worker_count
     from sim.exploration.checks import check_cells
     from sim.exploration.tune_checks import check_tunes
 
@@ -163,7 +163,7 @@ def _explore(args: argparse.Namespace, err) -> int:
         raise UserError(f"{args.config}: no simulation has a [simulation.explore] or [simulation.tune] "
                         "table (add one under a [[simulation]]; see README, \"Explore\")")
     check_unique_stems(s.title for s in doc.simulations)
-    workers = args.workers or default_workers()
+    workers = worker_count(args.workers)
     # No bar on a stderr that is not a terminal: a plain line every few seconds instead, from the
     # check of a huge map's cells on.
     lines = ProgressLines(stderr_line) if not args.quiet and not err.is_terminal else None

@@ -148,7 +148,7 @@ def _phase(args: argparse.Namespace) -> int:
     from sim.phase.provenance import phase_provenance_text
     from sim.phase.pool import cell_runner
     from sim.commands.progress import ProgressLines
-    from sim.runs.sweep import default_workers
+    from sim.runs.procpool import worker_count
     from sim.commands.stdout import print_plain, stderr_console, stderr_line, stdout_console
 
     palette = load_palette(args.theme)
@@ -164,7 +164,7 @@ def _phase(args: argparse.Namespace) -> int:
     check_unique_stems(s.title for s in specs)
     settings = _settings(args)
     chosen = [(spec, _labels(spec, args.strategy)) for spec in specs]
-    workers = args.workers or default_workers()
+    workers = worker_count(args.workers)
     err = stderr_console()
     # A bar on a terminal; else a plain line every few seconds; nothing with --quiet.
     lines = None if args.quiet or err.is_terminal else ProgressLines(stderr_line, unit="cells")

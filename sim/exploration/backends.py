@@ -22,12 +22,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from sim.analysis.metrics import RunMetrics
-from sim.runs.sweep import ShouldStop, SweepCancelled, SweepResult, default_workers, run_sweeps
+from sim.runs.sweep import ShouldStop, SweepCancelled, SweepResult, run_sweeps
 from sim.runs.engine import run_metrics
 from sim.errors import UserError
 from sim.extras import install_hint
 from sim.exploration.summary import CellResult, run_values
 from sim.runs.caller import caller
+from sim.runs.procpool import reusing_workers, worker_count
 from sim.runs.workers import descendants, kill
 from sim.spec import SimulationSpec
 
@@ -69,12 +70,19 @@ class LocalBackend:
 
     def __init__(self, workers: int | None = None) -> None:
         self.workers = workers
+        self._reusing: contextlib.ExitStack | None = None
 
     def __enter__(self) -> LocalBackend:
+        # One pool for every round of the backend's runs (an adaptive map's, a tune's trials):
+        # its workers load the compiled kernels once.
+        self._reusing = contextlib.ExitStack()
+        self._reusing.enter_context(reusing_workers())
         return self
 
     def __exit__(self, *exc: object) -> None:
-        return None
+        if self._reusing is not None:
+            self._reusing.close()
+            self._reusing = None
 
     def run(self, specs: Sequence[SimulationSpec], *, progress: Progress | None = None,
             should_stop: ShouldStop | None = None, on_cell: OnCell) -> None:
@@ -85,7 +93,7 @@ class LocalBackend:
         if specs:
             # A task per cell (all its strategies) when there are cells enough to keep every
             # worker busy: runs in which no attempt failed then stand for the other strategies'.
-            workers = self.workers or default_workers()
+            workers = worker_count(self.workers)
             run_sweeps(list(specs), workers=self.workers, progress=progress,
                        should_stop=should_stop, on_complete=complete,
                        whole_cells=len(specs) >= 4 * workers)
@@ -159,9 +167,7 @@ class DaskBackend:
         """A LocalCluster's size: what was asked for (all cores by default), but never more
         than the cores, nor than the tasks when they are known (a 4-task map started 24
         processes, 1.7 GB, for ``-j 24``)."""
-        cores = default_workers()
-        wanted = min(self.workers or cores, cores)
-        return max(1, min(wanted, self.tasks)) if self.tasks else wanted
+        return worker_count(self.workers, self.tasks or None)
 
     def _remove_scratch(self, seal: bool = False) -> None:
         """Remove the scratch folder, again if Dask was still writing in it (a few tries).
