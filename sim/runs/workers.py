@@ -57,12 +57,17 @@ def init_worker(owner: int) -> None:
     the pool.
 
     Ctrl-C is the owner's to handle (it stops the pool); SIGTERM and SIGHUP keep their default
-    action, so a closed terminal or a signal to the process group ends the worker at once.
+    action, so a closed terminal or a signal to the process group ends the worker at once;
+    unless the owner ignores them (ignored when it started: ``nohup``), where the worker too
+    outlives a hang-up. A worker forked while its owner held the stop signals
+    (``procpool``) keeps them held: its owner's stop reaches it as SIGKILL, and a signal to the
+    group cannot end it before its owner has seen that signal itself.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    for name in ("SIGTERM", "SIGHUP"):
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), signal.SIG_DFL)
+    stops = [getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)]
+    for sig in stops[1:]:
+        if signal.getsignal(sig) is not signal.SIG_IGN:
+            signal.signal(sig, signal.SIG_DFL)
     parent = os.getppid()
     _set_parent_death_signal()
     # The parent may have died before the death signal was armed.
