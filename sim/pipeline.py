@@ -3,8 +3,10 @@
 ``backoff-sim run``, the ``backoff-simulator`` drop-in, the app and ``sim.run(...).export(d)``
 all take these steps, so they check the same mistakes, in the same order, before any work, and
 write the same bytes: ``prepare`` (seed, limits, file names, the machine's resources), ``sweep``
-(every simulation on all cores), ``stage_simulation`` (one simulation's files, into the output
-set's staging directory) and ``commit_staged`` (all of them in place at once).
+(every simulation on all cores), ``output_set`` (the one place an output set is locked,
+staged and committed: every front end's files go through it), ``stage_simulation`` (one
+simulation's files, into the set's staging directory) and ``add_staged`` (name them, and the
+earlier set's files this one no longer writes, for the commit).
 """
 
 from __future__ import annotations
@@ -16,13 +18,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Union
 
 if TYPE_CHECKING:  # pragma: no cover
-    from sim.export.outset import OutputSet
+    from sim.export.outset import Staging
     from sim.export.palette import Palette
     from sim.runs.engine import Run
     from sim.runs.sweep import EventCount, SweepResult
     from sim.spec import Config, SimulationSpec
 
-__all__ = ["Staged", "commit_staged", "load", "prepare", "sample_path", "stage_simulation", "sweep"]
+__all__ = ["Staged", "add_staged", "load", "output_set", "prepare", "sample_path", "stage_simulation",
+           "sweep"]
 
 Source = Union[str, "os.PathLike[str]", "Config"]  # a path, TOML text, or a loaded config
 Progress = Callable[[int, int], None]  # (done, total) runs
@@ -134,12 +137,20 @@ def stage_simulation(result: SweepResult, staging: Path, palette: Palette, worke
     return Staged(representative, written)
 
 
-def commit_staged(output: OutputSet, specs: tuple[SimulationSpec, ...] | list[SimulationSpec],
-                  staged: Mapping[int, Staged], *, last: bool = False) -> list[Path]:
-    """Put the staged files of every simulation in place at once, removing those of an earlier
+def output_set(out_dir: str | Path, *, last: bool = False):
+    """The one place an output set is locked, staged and committed (``sim.export.outset``):
+    ``with output_set(d) as staging:`` write into ``staging.dir``, ``staging.add(paths)``; the
+    files are in place, ``staging.written``, once the block has ended without an error."""
+    from sim.export.outset import output_set as the_output_set
+
+    return the_output_set(out_dir, last=last)
+
+
+def add_staged(output: Staging, specs: tuple[SimulationSpec, ...] | list[SimulationSpec],
+               staged: Mapping[int, Staged]) -> None:
+    """Name the staged files of every simulation for the set's commit, and those of an earlier
     set that this one no longer writes (``sim.export.stale_names``)."""
     from sim.export import stale_names
 
-    names = [p.name for i in sorted(staged) for p in staged[i].written]
-    stale = [n for i in sorted(staged) for n in stale_names(specs[i].title, staged[i].written)]
-    return output.commit(names, remove=stale, last=last)
+    for i in sorted(staged):
+        output.add(staged[i].written, remove=stale_names(specs[i].title, staged[i].written))

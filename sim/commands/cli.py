@@ -226,7 +226,7 @@ def _run(args: argparse.Namespace) -> int:
         TimeRemainingColumn,
     )
 
-    from sim.pipeline import commit_staged, prepare, stage_simulation, sweep
+    from sim.pipeline import add_staged, output_set, prepare, stage_simulation, sweep
     from sim.export.palette import load_palette
     from sim.export.plots import preload as preload_figures
     from sim.report import result_table
@@ -235,7 +235,6 @@ def _run(args: argparse.Namespace) -> int:
     from sim.report.tables import history_table, more_events_note
     from sim.runs.procpool import worker_count
     from sim.runs.sweep import EventCount
-    from sim.export.outset import OutputSet
     from sim.commands.stdout import print_plain, print_table, stderr_console, stderr_line, stdout_console
 
     err = stderr_console()
@@ -251,7 +250,7 @@ def _run(args: argparse.Namespace) -> int:
     reporter = tick = bar = None  # a rich progress bar on a terminal, else plain lines; none with --quiet
 
     with ExitStack() as stack:
-        output = stack.enter_context(OutputSet(args.out))
+        output = stack.enter_context(output_set(args.out, last=True))
         stack.callback(collector.unfreeze)  # ``out_of_collection``'s, undone for a caller's process
         if not args.quiet and err.is_terminal:
             bar = stack.enter_context(Progress(
@@ -285,7 +284,7 @@ def _run(args: argparse.Namespace) -> int:
                 return
             phase(f"writing {result.spec.title}")
             out_of_collection()
-            staged[i] = stage_simulation(result, output.staging, palette)
+            staged[i] = stage_simulation(result, output.dir, palette)
             phase("simulating")
 
         preloaded = False
@@ -308,9 +307,10 @@ def _run(args: argparse.Namespace) -> int:
         out_of_collection()
         for i in last:
             phase(f"writing {results[i].spec.title}")
-            staged[i] = stage_simulation(results[i], output.staging, palette, workers=workers)
-        # Every simulation is done and staged: only now do the files replace the previous ones.
-        commit_staged(output, specs, staged, last=True)
+            staged[i] = stage_simulation(results[i], output.dir, palette, workers=workers)
+        # Every simulation is done and staged: only now, as the block ends, do the files
+        # replace the previous ones.
+        add_staged(output, specs, staged)
 
     out_dir = Path(args.out)
     for i, result in enumerate(results):

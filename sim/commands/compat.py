@@ -58,9 +58,8 @@ def history_text(rows: Sequence[tuple[float, int, str, str]]) -> str:
 
 
 def _run(config_file: Path, force: bool, out: GuardedStdout) -> int:
-    from sim.pipeline import load, prepare, sweep
+    from sim.pipeline import load, output_set, prepare, sweep
     from sim.export.atomic import atomic_save_figure
-    from sim.export.outset import OutputSet
     from sim.export.plots import metrics_figure, scatter_figure
     from sim.export.runs import representative_runs, scatter_runs
     from sim.export.palette import load_palette
@@ -73,16 +72,16 @@ def _run(config_file: Path, force: bool, out: GuardedStdout) -> int:
     config = prepare(config, force=force, out=".", unique_stems=False, stem=compat_stem,
                      suffixes=PNG_SUFFIXES)
     palette = load_palette()
-    with OutputSet(".") as output:
+    with output_set(".", last=True) as output:
         results = sweep(config, record=True)
         tables = []
         for result, stem in zip(results, stems):
             spec = result.spec
-            atomic_save_figure(metrics_figure(result, palette), output.staging / f"{stem}_metrics.png")
+            atomic_save_figure(metrics_figure(result, palette), output.dir / f"{stem}_metrics.png")
             atomic_save_figure(scatter_figure(result, scatter_runs(spec, result.recorded), palette),
-                               output.staging / f"{stem}_scatter.png")
+                               output.dir / f"{stem}_scatter.png")
             tables.append((spec, representative_runs(spec, result.recorded)))
-        output.commit([stem + suffix for stem in stems for suffix in PNG_SUFFIXES], last=True)
+        output.add(Path(stem + suffix) for stem in stems for suffix in PNG_SUFFIXES)
     for spec, runs in tables:
         for label in sorted(runs):
             print(f"\n{spec.title} + {label}\n", file=out)

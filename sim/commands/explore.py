@@ -144,7 +144,7 @@ def _explore(args: argparse.Namespace, err) -> int:
     from sim.exploration.tune import require_optuna, run_tune
     from sim.export.atomic import ensure_output_dir
     from sim.export.names import check_unique_stems
-    from sim.export.outset import OutputSet
+    from sim.pipeline import output_set
     from sim.export.palette import load_palette
     from sim.commands.progress import ProgressLines
     from sim.commands.stdout import print_plain, stderr_line, stdout_console
@@ -178,7 +178,7 @@ def _explore(args: argparse.Namespace, err) -> int:
     with ExitStack() as stack:
         # All of the command's files appear together when everything has run, or none does (an
         # error or Ctrl-C leaves the previous set untouched), as with `backoff-sim run`.
-        output = stack.enter_context(OutputSet(out_dir))
+        output = stack.enter_context(output_set(out_dir, last=True))
         # The cache only once the directory is ours: a command refused by the lock creates nothing.
         cache_dir = None if args.no_cache else ensure_output_dir(args.cache or out_dir / ".backoff-sim-cache")
         cache = CellCache(cache_dir)
@@ -217,17 +217,18 @@ def _explore(args: argparse.Namespace, err) -> int:
                     for note in notes:
                         stderr_line(note)
                 for result in results:
-                    staged += [write_explore_csv(result, output.staging),
-                               write_explore_png(result, output.staging, palette)]
+                    staged += [write_explore_csv(result, output.dir),
+                               write_explore_png(result, output.dir, palette)]
             tunes = []
             for plan in doc.tunes:
                 tune = run_tune(plan, backend, cache, progress=tracker(f"tuning {plan.label!r} of {plan.title}"),
                                 should_stop=tick)
-                files = write_tune_files(tune, output.staging, palette)
+                files = write_tune_files(tune, output.dir, palette)
                 staged += files
                 stale += stale_tune_names(plan.title, files)
                 tunes.append(tune)
-        written = output.commit([p.name for p in staged], remove=stale, last=True)
+        output.add(staged, remove=stale)
+    written = output.written
     seconds = time.perf_counter() - start
     if not args.quiet:
         for result in results:

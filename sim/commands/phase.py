@@ -140,13 +140,13 @@ def _phase(args: argparse.Namespace) -> int:
     from sim.config import load_config
     from sim.export.atomic import atomic_write_text
     from sim.export.names import check_unique_stems, safe_title
-    from sim.export.outset import OutputSet
     from sim.export.palette import load_palette
     from sim.phase.csv import write_phase_csv
     from sim.phase.figure import write_phase_png
     from sim.phase.portrait import compute_portrait, replying_problem
     from sim.phase.provenance import phase_provenance_text
     from sim.phase.pool import cell_runner
+    from sim.pipeline import output_set
     from sim.commands.progress import ProgressLines
     from sim.runs.procpool import worker_count
     from sim.commands.stdout import print_plain, stderr_console, stderr_line, stdout_console
@@ -172,7 +172,7 @@ def _phase(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     notes: list[str] = []
     with ExitStack() as stack:
-        output = stack.enter_context(OutputSet(args.out))
+        output = stack.enter_context(output_set(args.out, last=True))
         bar = None if args.quiet or not err.is_terminal else stack.enter_context(_progress_bar(err))
         shown = [None]  # the bar's task of the portrait being computed
 
@@ -182,7 +182,8 @@ def _phase(args: argparse.Namespace) -> int:
             if bar is not None and shown[0] is not None:
                 bar.update(shown[0], completed=done, total=total)
 
-        run_all = stack.enter_context(cell_runner(workers, on_progress,
+        # On worker processes even with one: a stop kills them by pid at once (40.4).
+        run_all = stack.enter_context(cell_runner(workers, on_progress, in_process=False,
                                                   tick=lines.tick if lines is not None else None))
         staged: list[Path] = []
         for spec, labels in chosen:
@@ -197,12 +198,13 @@ def _phase(args: argparse.Namespace) -> int:
                 portraits.append(portrait)
                 notes.append(_summary(portrait))
             stem = safe_title(spec.title)
-            files = [write_phase_csv(stem, portraits, output.staging),
-                     write_phase_png(stem, portraits, output.staging, palette)]
-            files.append(atomic_write_text(output.staging / f"{stem}_phase_provenance.json",
+            files = [write_phase_csv(stem, portraits, output.dir),
+                     write_phase_png(stem, portraits, output.dir, palette)]
+            files.append(atomic_write_text(output.dir / f"{stem}_phase_provenance.json",
                                            phase_provenance_text(spec, [p.name for p in files])))
             staged += files
-        written = output.commit([p.name for p in staged], last=True)
+        output.add(staged)
+    written = output.written
     seconds = time.perf_counter() - start
     if not args.quiet:
         for note in notes:

@@ -8,6 +8,11 @@ that (a full disk, Ctrl-C, a bad second simulation) leaves the previous files un
 staging folder is removed on the way out. A lock file (``.backoff-sim.lock``, present while a
 command writes) keeps a second command from writing into the same directory at the same time: it
 is refused at once, naming the holder.
+
+``output_set`` is the one place every front end (``run``, the drop-in, ``explore``, ``phase``,
+the Python API, the app's export) locks, stages and commits a set: a block writes into its
+staging folder and names what it wrote; the set is committed when the block ends without an
+error, never otherwise.
 """
 
 from __future__ import annotations
@@ -16,7 +21,8 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from sim.errors import UserError
@@ -45,6 +51,42 @@ def _alive(pid: int) -> bool:
     except OSError:
         return True
     return True
+
+
+class Staging:
+    """What a block writes into an output set: the folder to write in (``dir``), the files to
+    move into place and the old ones to remove (``add``); ``written`` once it is committed."""
+
+    def __init__(self, output: OutputSet) -> None:
+        self._output = output
+        self.names: list[str] = []
+        self.stale: list[str] = []
+        self.written: list[Path] = []
+
+    @property
+    def dir(self) -> Path:
+        return self._output.staging
+
+    @property
+    def out_dir(self) -> Path:
+        return self._output.out_dir
+
+    def add(self, paths: Iterable[Path], remove: Iterable[str] = ()) -> None:
+        """Commit the staged ``paths`` (by name) with the set, and remove the old files
+        ``remove`` (an earlier set's, which this one no longer writes)."""
+        self.names += [p.name for p in paths]
+        self.stale += list(remove)
+
+
+@contextmanager
+def output_set(out_dir: str | Path, *, last: bool = False) -> Iterator[Staging]:
+    """Lock ``out_dir``, let the block stage its files, and commit them all at once when it
+    ends without an error (an error or a stop leaves the previous files untouched and nothing
+    staged behind). ``last``: the commit is the command's last step (``OutputSet.commit``)."""
+    with OutputSet(out_dir) as output:
+        staging = Staging(output)
+        yield staging
+        staging.written = output.commit(staging.names, remove=staging.stale, last=last)
 
 
 class OutputSet:

@@ -10,15 +10,27 @@ from sim.runs.procpool import WorkerPool, worker_count
 from sim.runs.sweep import SweepCancelled
 
 
+def _indexed(job: tuple) -> tuple:
+    func, index, item = job
+    return index, func(item)
+
+
 @contextmanager
 def cell_runner(workers: int, progress: Callable[[int, int], None] | None = None,
                 cancelled: Callable[[], bool] | None = None, tick: Callable[[], None] | None = None,
+                *, in_process: bool | None = None,
                 ) -> Iterator[Callable[[list[CellTask]], list[CellResult]]]:
     """A function that runs a list of cells' tasks and returns their results, reporting
     ``(done, total)`` cells to ``progress`` (``tick()`` while it waits); the pool is stopped on
     the way out (an error or Ctrl-C included). Never more processes than cores nor than a
     list's cells (``worker_count``). ``cancelled`` is asked between cells: True stops the
-    portrait with ``SweepCancelled`` (the app's pane, closed or moved on)."""
+    portrait with ``SweepCancelled`` (the app's pane, closed or moved on). Its ``run_many(func,
+    items)`` runs other work (the pilot runs) the same way, without progress.
+
+    ``in_process``: run here (the default with one worker: the app's pane), or on worker
+    processes even with one (the command: a stop then kills a worker by pid at once, rather
+    than wait for this process to unwind a run of millions of clients, which held the
+    interpreter for seconds and outlasted the exit deadline)."""
     def report(done: int, total: int) -> None:
         if progress is not None:
             progress(done, total)
@@ -39,20 +51,37 @@ def cell_runner(workers: int, progress: Callable[[int, int], None] | None = None
             report(len(results), len(tasks))
         return results
 
-    def run(tasks: list[CellTask]) -> list[CellResult]:
-        wanted = worker_count(workers, len(tasks))
-        if wanted <= 1:
-            return run_here(tasks)
+    here = workers <= 1 if in_process is None else in_process
+
+    def pool_for(items: list) -> WorkerPool:
+        wanted = worker_count(workers, len(items))
         if pools and pools[-1].processes < wanted:
             pools.pop().close()
         if not pools:
             pools.append(WorkerPool(wanted))
+        return pools[-1]
+
+    def run(tasks: list[CellTask]) -> list[CellResult]:
+        if here:
+            return run_here(tasks)
         results = []
-        for result in pools[-1].imap_unordered(run_cell, tasks, tick=check):
+        for result in pool_for(tasks).imap_unordered(run_cell, tasks, tick=check):
             results.append(result)
             report(len(results), len(tasks))
         return results
 
+    def run_many(func: Callable, items: list) -> list:
+        if here:
+            out = []
+            for item in items:
+                check()
+                out.append(func(item))
+            return out
+        done = dict(pool_for(items).imap_unordered(_indexed, [(func, i, x) for i, x in enumerate(items)],
+                                                   tick=check))
+        return [done[i] for i in range(len(items))]
+
+    run.run_many = run_many  # type: ignore[attr-defined]
     try:
         yield run
     finally:

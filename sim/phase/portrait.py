@@ -18,7 +18,7 @@ from sim.analysis.stats import Estimate, estimate
 from sim.errors import UserError
 from sim.models.initial import InitialState
 from sim.phase.attempt import delay_after, outage_attempt
-from sim.phase.estimate import CellResult, CellTask, Healthy, phase_spec, replicate, run_cell
+from sim.phase.estimate import CellResult, CellTask, Healthy, Replicate, phase_spec, replicate, run_cell
 from sim.phase.grid import PhaseGrid
 from sim.spec import SimulationSpec
 
@@ -157,12 +157,22 @@ class Portrait:
         return 2 if (p >= 0.5).any() and (p < 0.5).any() else 1
 
 
-def healthy_state(spec: SimulationSpec, label: str, r: Resolved) -> tuple[tuple[float, float], Healthy]:
+def pilot_run(job: tuple) -> Replicate:
+    """One of ``healthy_state``'s runs from the empty state (``replicate``'s arguments)."""
+    return replicate(*job)
+
+
+def healthy_state(spec: SimulationSpec, label: str, r: Resolved,
+                  run_many: Callable[[Callable, list], list] | None = None,
+                  ) -> tuple[tuple[float, float], Healthy]:
     """Where runs from the empty state are after half the time limit (the mean of ``r.runs``
     runs), and the healthy region: that state plus three standard deviations of the runs or
-    one grid step, whichever is more, on each axis."""
-    outs = [replicate(spec, label, r.clients, InitialState(0, 0, 1), PILOT_BASE + i, r.limit / 2,
-                      r.limit, r.step, None) for i in range(r.runs)]
+    one grid step, whichever is more, on each axis. ``run_many(func, items)`` runs them (on
+    the workers the cells run on, so this process holds no large run a stop must unwind);
+    default: here."""
+    jobs = [(spec, label, r.clients, InitialState(0, 0, 1), PILOT_BASE + i, r.limit / 2, r.limit,
+             r.step, None) for i in range(r.runs)]
+    outs = run_many(pilot_run, jobs) if run_many is not None else [pilot_run(job) for job in jobs]
     work = np.array([o.work for o in outs], dtype=float)
     orbit = np.array([o.orbit for o in outs], dtype=float)
     sw, so = r.grid.steps
@@ -191,13 +201,14 @@ def summarise(results: list[CellResult], runs: int) -> tuple[Cell, ...]:
 def compute_portrait(spec: SimulationSpec, label: str, settings: PhaseSettings,
                      run_all: Callable[[list[CellTask]], list[CellResult]] | None = None) -> Portrait:
     """The portrait of ``spec``'s strategy ``label``; ``run_all`` runs the cells' tasks (on a
-    pool, with progress; default: here, one after the other)."""
+    pool, with progress; default: here, one after the other), and its ``run_many`` the pilot
+    runs when it has one (``sim.phase.pool.cell_runner``)."""
     problem = replying_problem(spec)
     if problem:
         raise UserError(problem)
     r = resolve(spec, settings, label)
     runnable = phase_spec(spec, r.limit)
-    state, healthy = healthy_state(runnable, label, r)
+    state, healthy = healthy_state(runnable, label, r, getattr(run_all, "run_many", None))
     todo = tasks(runnable, label, r, healthy)
     results = run_all(todo) if run_all is not None else [run_cell(t) for t in todo]
     return Portrait(spec.title, label, r, state, healthy, summarise(results, r.runs), spec.time_unit)

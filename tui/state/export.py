@@ -19,7 +19,7 @@ from sim.export.atomic import atomic_write_text, ensure_output_dir
 from sim.export.csv_files import write_history_csv
 from sim.runs.tiers import TierLayout
 from sim.export.names import safe_title
-from sim.export.outset import OutputSet
+from sim.export.outset import output_set
 from sim.export.palette import Palette
 
 from .paths import DEFAULT_OUT
@@ -64,7 +64,7 @@ def export_view(out_dir: Path, selection: Selection, history: History,
     out_dir = Path(out_dir)
     if out_dir == DEFAULT_OUT:  # the app's own folder, not one the user named: git ignores it
         ensure_output_dir(out_dir, git_ignored=True)
-    with OutputSet(out_dir) as output:  # the lock first: the free stem stays free
+    with output_set(out_dir) as output:  # the lock first: the free stem stays free
         stem = free_stem(out_dir, selection, result)
         run_name, svg_name = view_names(stem, selection)
         total = len(planned_names(stem, selection, result))
@@ -76,12 +76,13 @@ def export_view(out_dir: Path, selection: Selection, history: History,
                 progress(len(staged), total, out_dir / path.name)
 
         s = selection
-        done(write_history_csv(output.staging / run_name, s.simulation, s.strategy, s.clients,
+        done(write_history_csv(output.dir / run_name, s.simulation, s.strategy, s.clients,
                                s.repetition, history, layout))
         stale: list[str] = []
         if result is not None:
-            files = write_simulation(result, output.staging, palette=palette, stem=stem,
+            files = write_simulation(result, output.dir, palette=palette, stem=stem,
                                      written_one=done)
             stale = stale_names(result.spec.title, files, stem=stem)
-        done(atomic_write_text(output.staging / svg_name, svg))
-        return output.commit([p.name for p in staged], remove=stale)
+        done(atomic_write_text(output.dir / svg_name, svg))
+        output.add(staged, remove=stale)
+    return output.written
