@@ -17,7 +17,7 @@ try:
     import tomllib
 except ImportError:  # pragma: no cover - Python 3.10
     import tomli as tomllib
-from support import section, sim_table, toml_text
+from support import section, sim_table, toml_text, without_progress
 
 from sim.commands import cli
 from sim.bounds import MAX_SEED
@@ -56,7 +56,7 @@ def test_a_closed_pipe_is_not_an_error(tmp_path: Path, command: str) -> None:
     shell = " ".join(f"'{a}'" for a in COMMANDS[command]) + " | head -1; exit ${PIPESTATUS[0]}"
     done = _run(["bash", "-c", shell], tmp_path)
     assert done.returncode == 0, done.stderr
-    assert done.stderr == ""
+    assert without_progress(done.stderr) == []  # a progress line, on a slow machine, is no error
     assert len(done.stdout.splitlines()) == 1
 
 
@@ -154,7 +154,7 @@ def test_a_successful_run_prints_no_warnings(tmp_path: Path) -> None:
     done = _run([sys.executable, "-m", "sim", "run", str(config), "--out", "out", "--workers", "1"],
                 tmp_path)
     assert done.returncode == 0
-    assert done.stderr == ""
+    assert without_progress(done.stderr) == []
     assert len(list((tmp_path / "out").glob("*.png"))) == 2
 
 

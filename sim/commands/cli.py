@@ -23,6 +23,7 @@ from sim.export.outputs import help_lines
 # Without a progress bar (stderr not a terminal), a line of progress this often; none at all for
 # a run shorter than that.
 PROGRESS_SECONDS = progress_lines.PROGRESS_SECONDS
+SHARE_STEPS = 1000  # the run's progress bar counts thousandths of the work
 
 RUN_DESCRIPTION = f"""\
 Run every simulation of a config file: sweep each strategy over the client counts, print a
@@ -219,7 +220,6 @@ def out_of_collection() -> None:
 def _run(args: argparse.Namespace) -> int:
     from rich.progress import (
         BarColumn,
-        MofNCompleteColumn,
         Progress,
         TextColumn,
         TimeElapsedColumn,
@@ -253,21 +253,34 @@ def _run(args: argparse.Namespace) -> int:
         output = stack.enter_context(output_set(args.out, last=True))
         stack.callback(collector.unfreeze)  # ``out_of_collection``'s, undone for a caller's process
         if not args.quiet and err.is_terminal:
+            # The bar measures the share done by events (``EventCount.fraction``), so it moves
+            # within long runs and has an ETA before the first run ends ("0/30 runs -:--:--"
+            # for 77 s); the runs done are shown beside it.
             bar = stack.enter_context(Progress(
-                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
+                TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[runs]} runs"),
                 TimeElapsedColumn(), TimeRemainingColumn(), console=err, transient=True,
                 redirect_stdout=False, redirect_stderr=False))
-            task = bar.add_task("simulating", total=None)
+            task = bar.add_task("simulating", total=SHARE_STEPS, runs="0/?")
+            counted = [0, 0]
+
+            def show() -> None:
+                done, total = counted
+                shares = [done / total] if total else []
+                f = events.fraction()
+                if f is not None:
+                    shares.append(f)
+                bar.update(task, completed=SHARE_STEPS * max(shares, default=0.0), runs=f"{done:,}/{total:,}")
 
             def progress_cb(done: int, total: int) -> None:
-                bar.update(task, completed=done, total=total)
+                counted[:] = [done, total]
+                show()
 
             def phase(text: str) -> None:
                 bar.update(task, description=text)
-            reporter = progress_cb
+            reporter, tick = progress_cb, show
         elif not args.quiet:
             lines = progress_lines.ProgressLines(stderr_line, events=lambda: events.value,
-                                                 interval=PROGRESS_SECONDS)
+                                                 interval=PROGRESS_SECONDS, fraction=events.fraction)
             reporter, phase, tick = lines.update, lines.phase, lines.tick
         else:
             def phase(text: str) -> None:

@@ -214,8 +214,11 @@ def _explore(args: argparse.Namespace, err) -> int:
                     results, notes = run_explores_by(method, doc.explores, backend, cache,
                                                      progress=tracker(f"simulating cells ({method})"),
                                                      should_stop=tick)
-                    for note in notes:
-                        stderr_line(note)
+                    for note in notes:  # above a live bar, not into it
+                        if progress is not None:
+                            progress.console.print(note, markup=False, highlight=False, soft_wrap=True)
+                        else:
+                            stderr_line(note)
                 for result in results:
                     staged += [write_explore_csv(result, output.dir),
                                write_explore_png(result, output.dir, palette)]

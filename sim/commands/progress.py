@@ -16,14 +16,21 @@ from collections.abc import Callable
 PROGRESS_SECONDS = 5.0
 
 
+def _clock_text(seconds: int) -> str:
+    return f"{seconds // 60}m{seconds % 60:02d}s"
+
+
 class ProgressLines:
-    """``<phase>: <done> of <total> <unit> done[, <events> events simulated], <elapsed>``."""
+    """``<phase>: <done> of <total> <unit> done[, <events> events simulated], <elapsed>[, about
+    <time> left]``: the time left from the share done (``share``), once any is known."""
 
     def __init__(self, write: Callable[[str], None], *, events: Callable[[], int] | None = None,
                  phase: str = "simulating", unit: str = "runs", interval: float | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 fraction: Callable[[], float | None] | None = None) -> None:
         self._write = write
         self._events = events
+        self._fraction = fraction
         self._done = self._total = 0
         self._phase = phase
         self._unit = unit
@@ -47,11 +54,27 @@ class ProgressLines:
             self.update(done, total)
         return progress
 
+    def share(self) -> float | None:
+        """How much of the work is done, as far as is known: the finer measure given
+        (``fraction``: a sweep's events against their estimate), else the units done."""
+        shares = [self._done / self._total] if self._total else []
+        if self._fraction is not None:
+            f = self._fraction()
+            if f is not None:
+                shares.append(f)
+        return max(shares) if shares else None
+
     def line(self) -> str:
-        elapsed = int(self._clock() - self._start)
+        seconds = self._clock() - self._start
+        elapsed = int(seconds)
         events = f", {self._events():,} events simulated" if self._events is not None else ""
+        share = self.share()
+        left = ""
+        if share and 0 < share < 1 and self._done < self._total:
+            remaining = int(seconds * (1 - share) / share)
+            left = f", about {_clock_text(remaining)} left"
         return (f"{self._phase}: {self._done:,} of {self._total:,} {self._unit} done{events}, "
-                f"{elapsed // 60}m{elapsed % 60:02d}s")
+                f"{_clock_text(elapsed)}{left}")
 
     def tick(self) -> None:
         now = self._clock()

@@ -23,6 +23,7 @@ from sim.analysis.tiers import TierSummary, tier_summaries
 from sim.runs.procpool import default_workers, leased_pool, report_progress, worker_count
 from sim.runs import engine, fast
 from sim.runs.engine import Run, record_run, run_metrics
+from sim.runs.resources import expected_events
 from sim.runs.shared_runs import no_attempt_failed, stands_for
 from sim.policies.chain import ChainSpec
 from sim.spec import SimulationSpec
@@ -242,9 +243,32 @@ class EventCount:
 
     def __init__(self) -> None:
         self.value = 0
+        self.expected = 0.0  # the sweep's events as estimated before it runs (a lower bound)
+        self._done_expected = 0.0  # ... of the runs finished
+        self._done_actual = 0  # the events those runs took
 
     def add(self, n: int) -> None:
         self.value += n
+
+    def plan(self, expected: float) -> None:
+        """Runs of ``expected`` events in all (``resources.expected_events``) are to come."""
+        self.expected += expected
+
+    def finished(self, expected: float, actual: int) -> None:
+        """Runs estimated at ``expected`` events took ``actual``."""
+        self._done_expected += expected
+        self._done_actual += actual
+
+    def fraction(self) -> float | None:
+        """The share of the sweep done, by events: those simulated so far over the sweep's as
+        now estimated, the runs finished telling how far the estimate (a lower bound: retries
+        make more) is from what runs take; None when nothing is planned. Below 1 until the
+        sweep ends, so an ETA from it never says 0 while work remains."""
+        if self.expected <= 0:
+            return None
+        ratio = self._done_actual / self._done_expected if self._done_expected > 0 else 1.0
+        total = self._done_actual + ratio * max(0.0, self.expected - self._done_expected)
+        return min(0.999, self.value / total) if total > 0 else None
 
 
 class _Reported:
@@ -320,6 +344,12 @@ def run_sweeps(specs: Sequence[SimulationSpec], *, workers: int | None = None,
     remaining = [sum(t.sim == i for t in tasks) for i in range(len(specs))]
     total = sum(t.runs for t in tasks)
     done = 0
+    # Events per run as estimated up front, by (simulation, client-count index): the progress's
+    # measure, so that it moves within long runs and gives an ETA before the first run ends.
+    per_run = {(i, k): expected_events(spec, spec.clients[k])
+               for i, spec in enumerate(specs) for k in range(len(spec.clients))}
+    if events is not None:
+        events.plan(sum(per_run[(t.sim, t.clients_index)] * t.runs for t in tasks))
 
     def finish(outcome: Outcome) -> None:
         nonlocal done
@@ -327,6 +357,8 @@ def run_sweeps(specs: Sequence[SimulationSpec], *, workers: int | None = None,
         for s, runs in by_strategy:
             results[i].store(s, k, runs, first)
             done += len(runs)
+            if events is not None:
+                events.finished(per_run[(i, k)] * len(runs), sum(m.events for m in runs))
         for run in recorded:
             results[i].recorded[(run.label, run.clients)] = run
         if progress:
