@@ -138,20 +138,16 @@ def _explore(args: argparse.Namespace, err) -> int:
     from sim.exploration.pareto import stale_tune_names, write_tune_files
     from sim.exploration.plan import load_document
     from sim.exploration.report import explore_summary, tune_summary
-    from sim.exploration.methods import run_explores_by
-    from sim.exploration.runner import run_explores
     from sim.exploration.table import write_explore_csv
-    from sim.exploration.tune import require_optuna, run_tune
     from sim.export.atomic import ensure_output_dir
     from sim.export.names import check_unique_stems
-    from sim.pipeline import output_set
+    from sim.pipeline import check_plans, explore_maps, output_set
+    from sim.pipeline import tune as run_one_tune
     from sim.export.palette import load_palette
     from sim.commands.progress import ProgressLines
     from sim.commands.stdout import print_plain, stderr_line, stdout_console
 
     from sim.runs.procpool import worker_count
-    from sim.exploration.checks import check_cells
-    from sim.exploration.tune_checks import check_tunes
 
     palette = load_palette(args.theme)
     force = getattr(args, "force", False)
@@ -167,11 +163,8 @@ def _explore(args: argparse.Namespace, err) -> int:
     # No bar on a stderr that is not a terminal: a plain line every few seconds instead, from the
     # check of a huge map's cells on.
     lines = ProgressLines(stderr_line) if not args.quiet and not err.is_terminal else None
-    check_cells(doc.explores, workers=workers, force=force,  # before any work, as `run` does
+    check_plans(doc.explores, doc.tunes, workers=workers, force=force,  # before any work, as `run` does
                 progress=lines.reporter("checking the maps", "cells") if lines else None)
-    check_tunes(doc.tunes, workers=workers, force=force)  # the costliest trial and the evaluation
-    for plan in doc.tunes:
-        require_optuna(plan)  # before any work, not after the maps
     out_dir = ensure_output_dir(args.out)
     out = stdout_console()
     start = time.perf_counter()
@@ -207,25 +200,21 @@ def _explore(args: argparse.Namespace, err) -> int:
             results = []
             if doc.explores:
                 cells = sum(len(p.cells) for p in doc.explores)
-                if method == "simulate":
-                    results = run_explores(doc.explores, backend, cache,
-                                           progress=tracker(f"exploring {cells} cells"), should_stop=tick)
-                else:
-                    results, notes = run_explores_by(method, doc.explores, backend, cache,
-                                                     progress=tracker(f"simulating cells ({method})"),
-                                                     should_stop=tick)
-                    for note in notes:  # above a live bar, not into it
-                        if progress is not None:
-                            progress.console.print(note, markup=False, highlight=False, soft_wrap=True)
-                        else:
-                            stderr_line(note)
+                what = f"exploring {cells} cells" if method == "simulate" else f"simulating cells ({method})"
+                results, notes = explore_maps(doc.explores, backend, cache, method=method,
+                                              progress=tracker(what), should_stop=tick)
+                for note in notes:  # above a live bar, not into it
+                    if progress is not None:
+                        progress.console.print(note, markup=False, highlight=False, soft_wrap=True)
+                    else:
+                        stderr_line(note)
                 for result in results:
                     staged += [write_explore_csv(result, output.dir),
                                write_explore_png(result, output.dir, palette)]
             tunes = []
             for plan in doc.tunes:
-                tune = run_tune(plan, backend, cache, progress=tracker(f"tuning {plan.label!r} of {plan.title}"),
-                                should_stop=tick)
+                tune = run_one_tune(plan, backend, cache,
+                                    progress=tracker(f"tuning {plan.label!r} of {plan.title}"), should_stop=tick)
                 files = write_tune_files(tune, output.dir, palette)
                 staged += files
                 stale += stale_tune_names(plan.title, files)
