@@ -8,7 +8,6 @@ The engine itself knows nothing of either (Ciw's mistake, not repeated).
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -20,7 +19,8 @@ from sim.analysis.open_metrics import OpenRunMetrics, latency_summary
 from sim.analysis.recovery import UNDECIDED, RecoverySummary, summary_note
 from sim.analysis.stats import Estimate, estimate
 from sim.analysis.tiers import TierSummary, tier_summaries
-from sim.runs.procpool import default_workers, leased_pool, report_progress, worker_count
+# default_workers: named here by the benches and tests, as before it moved to procpool.
+from sim.runs.procpool import default_workers, leased_pool, report_progress, worker_count  # noqa: F401
 from sim.runs import engine, fast
 from sim.runs.engine import Run, record_run, run_metrics
 from sim.runs.resources import expected_events
