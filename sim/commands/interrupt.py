@@ -9,7 +9,8 @@ process at once, leaving its workers running and its temporary files behind.
 
 The handlers are installed first thing (``install_stop_handlers``, by the console scripts'
 guard, before any heavy import) and kept until the process exits: a stop during the imports or
-the argument parsing is the same one line and status, and a stop once the command has succeeded
+the argument parsing is the same one line and status (printed, then the process ends at once:
+there is nothing to unwind yet), and a stop once the command has succeeded
 (its files committed: ``settle``) is dropped, so the process ends with its status rather than by
 the signal's default action. A signal that was ignored when the process started (``nohup``'s
 SIGHUP, SIGINT for ``&`` in a non-interactive shell) stays ignored, here and in the workers.
@@ -77,18 +78,30 @@ def unsettle() -> None:
 
 
 def _early(signum: int, frame: object) -> None:
-    """The handler from the process's start to its exit, outside a command's block: before the
-    command (imports, parsing) a stop raises ``Interrupted`` (one line, 128 + signal); once the
-    command has returned or settled it is dropped."""
+    """The handler from the process's start to its exit, outside a command's block. Before the
+    command (imports, parsing) a stop prints its line and ends the process at once, having
+    killed what it started and run the clean-ups (``teardown.emergency_exit``): nothing needs
+    unwinding yet, and an exception raised here could land inside an extension's import (numpy
+    turned it into an ImportError traceback). Once the command has returned or settled, a stop
+    is dropped."""
     if _settled:
         return
     for sig in STOP_SIGNALS:
-        if signal.getsignal(sig) is _early:
-            signal.signal(sig, signal.SIG_IGN)
-    from sim.commands.teardown import arm_exit_deadline
+        signal.signal(sig, signal.SIG_IGN)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    try:
+        sys.stderr.write(Interrupted(signum).message + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        pass
+    from sim.commands.teardown import emergency_exit
 
-    arm_exit_deadline(128 + signum)
-    raise Interrupted(signum)
+    emergency_exit(128 + signum)
 
 
 def install_stop_handlers() -> tuple[signal.Signals, ...]:

@@ -10,8 +10,6 @@ forkserver are its children, not the owner's).
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
 import signal
 import sys
@@ -28,6 +26,9 @@ def _set_parent_death_signal() -> None:
     """Ask Linux to SIGKILL this process when its parent thread exits (no-op elsewhere)."""
     if not sys.platform.startswith("linux"):
         return
+    import ctypes  # here, not at import: the console scripts import this before their handlers
+    import ctypes.util
+
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
         libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
