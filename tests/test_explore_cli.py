@@ -203,9 +203,10 @@ def test_progress_lines_come_at_most_every_interval_on_a_fake_clock() -> None:
     lines.tick()
     assert len(written) == 1
     report = lines.reporter("exploring 4 cells")
+    report(0, 8)  # a phase starts: its time left is from its own pace, not the whole command's
     now[0] += 60.0
     report(3, 8)
-    assert written[-1] == "exploring 4 cells: 3 of 8 runs done, 1m06s, about 1m50s left"  # 66 * 5 / 3
+    assert written[-1] == "exploring 4 cells: 3 of 8 runs done, 1m06s, about 1m40s left"  # 60 * 5 / 3
     # A finer measure of the share (a sweep's events) moves the estimate before a unit is done.
     share = [None]
     finer = ProgressLines(written.append, interval=0.0, clock=lambda: now[0], fraction=lambda: share[0])

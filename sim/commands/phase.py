@@ -175,21 +175,29 @@ def _phase(args: argparse.Namespace) -> int:
         output = stack.enter_context(output_set(args.out, last=True))
         bar = None if args.quiet or not err.is_terminal else stack.enter_context(_progress_bar(err))
         shown = [None]  # the bar's task of the portrait being computed
+        current = [""]  # and what it is
 
-        def on_progress(done: int, total: int) -> None:
+        def on_progress(done: int, total: int, what: str = "", unit: str = "cells") -> None:
+            text = current[0] + what
             if lines is not None:
+                lines.phase(text, unit)
                 lines.update(done, total)
             if bar is not None and shown[0] is not None:
-                bar.update(shown[0], completed=done, total=total)
+                bar.update(shown[0], description=text, completed=done, total=total)
+
+        def on_pilots(done: int, total: int) -> None:  # the runs that find the healthy state
+            on_progress(done, total, ": settling the healthy state", "pilot runs")
 
         # On worker processes even with one: a stop kills them by pid at once (40.4).
         run_all = stack.enter_context(cell_runner(workers, on_progress, in_process=False,
-                                                  tick=lines.tick if lines is not None else None))
+                                                  tick=lines.tick if lines is not None else None,
+                                                  pilot_progress=on_pilots))
         staged: list[Path] = []
         for spec, labels in chosen:
             portraits = []
             for label in labels:
                 what = f"phase portrait of {spec.title}, {label!r}"
+                current[0] = what
                 if lines is not None:
                     lines.phase(what, "cells")
                 if bar is not None:

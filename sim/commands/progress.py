@@ -22,7 +22,8 @@ def _clock_text(seconds: int) -> str:
 
 class ProgressLines:
     """``<phase>: <done> of <total> <unit> done[, <events> events simulated], <elapsed>[, about
-    <time> left]``: the time left from the share done (``share``), once any is known."""
+    <time> left]``: the time left from the share of the phase done (``share``) and the time the
+    phase has taken, once any is known."""
 
     def __init__(self, write: Callable[[str], None], *, events: Callable[[], int] | None = None,
                  phase: str = "simulating", unit: str = "runs", interval: float | None = None,
@@ -36,13 +37,15 @@ class ProgressLines:
         self._unit = unit
         self._interval = PROGRESS_SECONDS if interval is None else interval
         self._clock = clock
-        self._start = self._last = clock()
+        self._start = self._last = self._phase_start = clock()
 
     def update(self, done: int, total: int) -> None:
         self._done, self._total = done, total
         self.tick()
 
     def phase(self, text: str, unit: str | None = None) -> None:
+        if text != self._phase:  # the time left is the new phase's, from its own pace
+            self._phase_start = self._clock()
         self._phase = text
         if unit is not None:
             self._unit = unit
@@ -71,7 +74,7 @@ class ProgressLines:
         share = self.share()
         left = ""
         if share and 0 < share < 1 and self._done < self._total:
-            remaining = int(seconds * (1 - share) / share)
+            remaining = int((self._clock() - self._phase_start) * (1 - share) / share)
             left = f", about {_clock_text(remaining)} left"
         return (f"{self._phase}: {self._done:,} of {self._total:,} {self._unit} done{events}, "
                 f"{_clock_text(elapsed)}{left}")

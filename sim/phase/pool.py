@@ -19,13 +19,14 @@ def _indexed(job: tuple) -> tuple:
 def cell_runner(workers: int, progress: Callable[[int, int], None] | None = None,
                 cancelled: Callable[[], bool] | None = None, tick: Callable[[], None] | None = None,
                 *, in_process: bool | None = None,
+                pilot_progress: Callable[[int, int], None] | None = None,
                 ) -> Iterator[Callable[[list[CellTask]], list[CellResult]]]:
     """A function that runs a list of cells' tasks and returns their results, reporting
     ``(done, total)`` cells to ``progress`` (``tick()`` while it waits); the pool is stopped on
     the way out (an error or Ctrl-C included). Never more processes than cores nor than a
     list's cells (``worker_count``). ``cancelled`` is asked between cells: True stops the
     portrait with ``SweepCancelled`` (the app's pane, closed or moved on). Its ``run_many(func,
-    items)`` runs other work (the pilot runs) the same way, without progress.
+    items)`` runs other work (the pilot runs) the same way, reporting to ``pilot_progress``.
 
     ``in_process``: run here (the default with one worker: the app's pane), or on worker
     processes even with one (the command: a stop then kills a worker by pid at once, rather
@@ -71,14 +72,18 @@ def cell_runner(workers: int, progress: Callable[[int, int], None] | None = None
         return results
 
     def run_many(func: Callable, items: list) -> list:
+        done: dict[int, object] = {}
+        if pilot_progress is not None:
+            pilot_progress(0, len(items))
         if here:
-            out = []
-            for item in items:
-                check()
-                out.append(func(item))
-            return out
-        done = dict(pool_for(items).imap_unordered(_indexed, [(func, i, x) for i, x in enumerate(items)],
-                                                   tick=check))
+            outcomes = ((i, func(x)) for i, x in enumerate(items) if check() is None)
+        else:
+            outcomes = pool_for(items).imap_unordered(_indexed, [(func, i, x) for i, x in enumerate(items)],
+                                                      tick=check)
+        for i, outcome in outcomes:
+            done[i] = outcome
+            if pilot_progress is not None:
+                pilot_progress(len(done), len(items))
         return [done[i] for i in range(len(items))]
 
     run.run_many = run_many  # type: ignore[attr-defined]
