@@ -23,7 +23,6 @@ from sim.export.outputs import help_lines
 # Without a progress bar (stderr not a terminal), a line of progress this often; none at all for
 # a run shorter than that.
 PROGRESS_SECONDS = progress_lines.PROGRESS_SECONDS
-SHARE_STEPS = 1000  # the run's progress bar counts thousandths of the work
 
 RUN_DESCRIPTION = f"""\
 Run every simulation of a config file: sweep each strategy over the client counts, print a
@@ -218,14 +217,6 @@ def out_of_collection() -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from rich.progress import (
-        BarColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
     from sim.pipeline import add_staged, output_set, prepare, stage_simulation, sweep
     from sim.export.palette import load_palette
     from sim.export.plots import preload as preload_figures
@@ -235,7 +226,7 @@ def _run(args: argparse.Namespace) -> int:
     from sim.report.tables import history_table, more_events_note
     from sim.runs.procpool import worker_count
     from sim.runs.sweep import EventCount
-    from sim.commands.stdout import print_plain, print_table, stderr_console, stderr_line, stdout_console
+    from sim.commands.stdout import print_plain, print_table, stderr_console, stdout_console
 
     err = stderr_console()
     palette = load_palette(args.theme)
@@ -247,44 +238,18 @@ def _run(args: argparse.Namespace) -> int:
 
     staged = {}
     events = EventCount()
-    reporter = tick = bar = None  # a rich progress bar on a terminal, else plain lines; none with --quiet
 
     with ExitStack() as stack:
         output = stack.enter_context(output_set(args.out, last=True))
         stack.callback(collector.unfreeze)  # ``out_of_collection``'s, undone for a caller's process
-        if not args.quiet and err.is_terminal:
-            # The bar measures the share done by events (``EventCount.fraction``), so it moves
-            # within long runs and has an ETA before the first run ends ("0/30 runs -:--:--"
-            # for 77 s); the runs done are shown beside it.
-            bar = stack.enter_context(Progress(
-                TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[runs]} runs"),
-                TimeElapsedColumn(), TimeRemainingColumn(), console=err, transient=True,
-                redirect_stdout=False, redirect_stderr=False))
-            task = bar.add_task("simulating", total=SHARE_STEPS, runs="0/?")
-            counted = [0, 0]
-
-            def show() -> None:
-                done, total = counted
-                shares = [done / total] if total else []
-                f = events.fraction()
-                if f is not None:
-                    shares.append(f)
-                bar.update(task, completed=SHARE_STEPS * max(shares, default=0.0), runs=f"{done:,}/{total:,}")
-
-            def progress_cb(done: int, total: int) -> None:
-                counted[:] = [done, total]
-                show()
-
-            def phase(text: str) -> None:
-                bar.update(task, description=text)
-            reporter, tick = progress_cb, show
-        elif not args.quiet:
-            lines = progress_lines.ProgressLines(stderr_line, events=lambda: events.value,
-                                                 interval=PROGRESS_SECONDS, fraction=events.fraction)
-            reporter, phase, tick = lines.update, lines.phase, lines.tick
-        else:
-            def phase(text: str) -> None:
-                pass
+        # A bar on a terminal, else plain lines; nothing with --quiet. Its share done is by
+        # events (``EventCount.fraction``), so it moves within long runs and has an ETA before
+        # the first run ends ("0/30 runs -:--:--" for 77 s).
+        display = stack.enter_context(progress_lines.Display(err, quiet=args.quiet, unit="runs",
+                                                             fraction=events.fraction,
+                                                             events=lambda: events.value,
+                                                             interval=PROGRESS_SECONDS))
+        reporter, phase, tick = display.reporter("simulating"), display.phase, display.tick
 
         last: list[int] = []
 
@@ -313,9 +278,9 @@ def _run(args: argparse.Namespace) -> int:
 
         results = sweep(config, workers=workers, progress=reporter, on_complete=export,
                         events=events, tick=tick_and_preload, record=True)
-        if bar is not None:
+        if display.bar is not None:
             # Its refresh thread would keep the files' workers from being forked (``sim.export.parallel``).
-            bar.stop()
+            display.stop()
             err.print(f"writing {results[last[0]].spec.title}…", markup=False, highlight=False)
         out_of_collection()
         for i in last:

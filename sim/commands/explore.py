@@ -122,15 +122,6 @@ def explore_command(args: argparse.Namespace) -> int:
 def _explore(args: argparse.Namespace, err) -> int:
     import time
 
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
     from sim.errors import UserError
     from sim.exploration.backends import make_backend
     from sim.exploration.cache import CellCache
@@ -144,8 +135,8 @@ def _explore(args: argparse.Namespace, err) -> int:
     from sim.pipeline import check_plans, explore_maps, output_set
     from sim.pipeline import tune as run_one_tune
     from sim.export.palette import load_palette
-    from sim.commands.progress import ProgressLines
-    from sim.commands.stdout import print_plain, stderr_line, stdout_console
+    from sim.commands.progress import Display
+    from sim.commands.stdout import print_plain, stdout_console
 
     from sim.runs.procpool import worker_count
 
@@ -162,7 +153,8 @@ def _explore(args: argparse.Namespace, err) -> int:
     workers = worker_count(args.workers)
     # No bar on a stderr that is not a terminal: a plain line every few seconds instead, from the
     # check of a huge map's cells on.
-    lines = ProgressLines(stderr_line) if not args.quiet and not err.is_terminal else None
+    display = Display(err, quiet=args.quiet)  # the bar starts once the output directory is ours
+    lines = display.lines
     check_plans(doc.explores, doc.tunes, workers=workers, force=force,  # before any work, as `run` does
                 progress=lines.reporter("checking the maps", "cells") if lines else None)
     out_dir = ensure_output_dir(args.out)
@@ -175,12 +167,7 @@ def _explore(args: argparse.Namespace, err) -> int:
         # The cache only once the directory is ours: a command refused by the lock creates nothing.
         cache_dir = None if args.no_cache else ensure_output_dir(args.cache or out_dir / ".backoff-sim-cache")
         cache = CellCache(cache_dir)
-        progress = None
-        if not args.quiet and err.is_terminal:
-            progress = stack.enter_context(Progress(
-                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
-                TimeElapsedColumn(), TimeRemainingColumn(), console=err, transient=True,
-                redirect_stdout=False, redirect_stderr=False))
+        stack.enter_context(display)
         # A task is one (cell, strategy); a tune's trials are not counted in advance.
         tasks = None if doc.tunes else sum(len(c.spec.strategies) for p in doc.explores for c in p.cells)
         # The backend (a Dask cluster) is closed before the files are committed: a stop while
@@ -188,10 +175,7 @@ def _explore(args: argparse.Namespace, err) -> int:
         with make_backend(args.dask, args.workers, tasks) as backend:
 
             def tracker(description: str):
-                if progress is None:
-                    return lines.reporter(description) if lines else None
-                task = progress.add_task(description, total=None)
-                return lambda done, total: progress.update(task, completed=done, total=total)
+                return display.reporter(description) if display.bar is not None or lines else None
 
             tick = lines.keep_going if lines else None  # polled by the backends while they wait
 
@@ -204,10 +188,7 @@ def _explore(args: argparse.Namespace, err) -> int:
                 results, notes = explore_maps(doc.explores, backend, cache, method=method,
                                               progress=tracker(what), should_stop=tick)
                 for note in notes:  # above a live bar, not into it
-                    if progress is not None:
-                        progress.console.print(note, markup=False, highlight=False, soft_wrap=True)
-                    else:
-                        stderr_line(note)
+                    display.note(note)
                 for result in results:
                     staged += [write_explore_csv(result, output.dir),
                                write_explore_png(result, output.dir, palette)]

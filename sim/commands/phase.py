@@ -147,9 +147,9 @@ def _phase(args: argparse.Namespace) -> int:
     from sim.phase.provenance import phase_provenance_text
     from sim.phase.pool import cell_runner
     from sim.pipeline import output_set
-    from sim.commands.progress import ProgressLines
+    from sim.commands.progress import Display
     from sim.runs.procpool import worker_count
-    from sim.commands.stdout import print_plain, stderr_console, stderr_line, stdout_console
+    from sim.commands.stdout import print_plain, stderr_console, stdout_console
 
     palette = load_palette(args.theme)
     config = load_config(args.config)
@@ -166,42 +166,37 @@ def _phase(args: argparse.Namespace) -> int:
     chosen = [(spec, _labels(spec, args.strategy)) for spec in specs]
     workers = worker_count(args.workers)
     err = stderr_console()
-    # A bar on a terminal; else a plain line every few seconds; nothing with --quiet.
-    lines = None if args.quiet or err.is_terminal else ProgressLines(stderr_line, unit="cells")
     out = stdout_console()
     start = time.perf_counter()
     notes: list[str] = []
     with ExitStack() as stack:
         output = stack.enter_context(output_set(args.out, last=True))
-        bar = None if args.quiet or not err.is_terminal else stack.enter_context(_progress_bar(err))
-        shown = [None]  # the bar's task of the portrait being computed
-        current = [""]  # and what it is
+        # A bar on a terminal; else a plain line every few seconds; nothing with --quiet.
+        display = stack.enter_context(Display(err, quiet=args.quiet, unit="cells"))
+        reporters: dict[str, object] = {}  # by what is being computed, a bar task each
 
-        def on_progress(done: int, total: int, what: str = "", unit: str = "cells") -> None:
-            text = current[0] + what
-            if lines is not None:
-                lines.phase(text, unit)
-                lines.update(done, total)
-            if bar is not None and shown[0] is not None:
-                bar.update(shown[0], description=text, completed=done, total=total)
+        def report(text: str, unit: str, done: int, total: int) -> None:
+            if text not in reporters:
+                reporters[text] = display.reporter(text, unit)
+            reporters[text](done, total)
+
+        current = [""]  # the portrait being computed
+
+        def on_progress(done: int, total: int) -> None:
+            report(current[0], "cells", done, total)
 
         def on_pilots(done: int, total: int) -> None:  # the runs that find the healthy state
-            on_progress(done, total, ": settling the healthy state", "pilot runs")
+            report(current[0] + ": settling the healthy state", "pilot runs", done, total)
 
         # On worker processes even with one: a stop kills them by pid at once (40.4).
         run_all = stack.enter_context(cell_runner(workers, on_progress, in_process=False,
-                                                  tick=lines.tick if lines is not None else None,
-                                                  pilot_progress=on_pilots))
+                                                  tick=display.tick, pilot_progress=on_pilots))
         staged: list[Path] = []
         for spec, labels in chosen:
             portraits = []
             for label in labels:
                 what = f"phase portrait of {spec.title}, {label!r}"
                 current[0] = what
-                if lines is not None:
-                    lines.phase(what, "cells")
-                if bar is not None:
-                    shown[0] = bar.add_task(what, total=None)
                 portrait = compute_portrait(spec, label, settings, run_all)
                 portraits.append(portrait)
                 notes.append(_summary(portrait))
@@ -221,14 +216,6 @@ def _phase(args: argparse.Namespace) -> int:
     for path in written:
         print_plain(out, f"  {path.name}" if not args.quiet else str(path))
     return EXIT_OK
-
-
-def _progress_bar(err):
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TextColumn("cells"), TimeElapsedColumn(), console=err, transient=True,
-                    redirect_stdout=False, redirect_stderr=False)
 
 
 def _summary(p) -> str:

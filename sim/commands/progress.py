@@ -90,3 +90,101 @@ class ProgressLines:
         tick, and never a stop."""
         self.tick()
         return False
+
+
+SHARE_STEPS = 1000  # a bar counts thousandths of its phase's work
+
+
+class Display:
+    """The commands' one progress display: a bar on a terminal (``rich``, a task per phase,
+    its share done by ``fraction`` when given, else by the units done; the units beside it, the
+    time elapsed and left), plain ``ProgressLines`` elsewhere, nothing with ``quiet``. Its calls
+    are the same either way: ``reporter(text, unit)`` for a phase's ``(done, total)``,
+    ``phase(text)`` to rename the current one, ``tick()`` while waiting, ``note(text)`` for a
+    line above the bar (never into it)."""
+
+    def __init__(self, err, *, quiet: bool = False, unit: str = "runs",
+                 fraction: Callable[[], float | None] | None = None,
+                 events: Callable[[], int] | None = None,
+                 write: Callable[[str], None] | None = None, interval: float | None = None) -> None:
+        from sim.commands.stdout import stderr_line
+
+        self._write = write or stderr_line
+        self._unit = unit
+        self._fraction = fraction
+        self.bar = None
+        self.lines: ProgressLines | None = None
+        self._task = None
+        self._counts = (0, 0, unit)
+        if quiet:
+            return
+        if getattr(err, "is_terminal", False):
+            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[count]}"),
+                                TimeElapsedColumn(), TimeRemainingColumn(), console=err, transient=True,
+                                redirect_stdout=False, redirect_stderr=False)
+        else:
+            self.lines = ProgressLines(self._write, events=events, unit=unit, fraction=fraction,
+                                       interval=interval)
+
+    def __enter__(self) -> Display:
+        if self.bar is not None:
+            self.bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        """Take the bar off the screen (and its refresh thread away: a fork is safe after it)."""
+        if self.bar is not None:
+            self.bar.stop()
+
+    def reporter(self, text: str, unit: str | None = None) -> Callable[[int, int], None]:
+        """A ``progress(done, total)`` for a new phase of the work."""
+        unit = unit or self._unit
+        if self.lines is not None:
+            return self.lines.reporter(text, unit)
+        if self.bar is None:
+            return lambda done, total: None
+        task = self.bar.add_task(text, total=SHARE_STEPS, count=f"0/? {unit}")
+        self._task, self._counts = task, (0, 0, unit)
+
+        def progress(done: int, total: int) -> None:
+            self._task, self._counts = task, (done, total, unit)
+            self._show()
+        return progress
+
+    def phase(self, text: str, unit: str | None = None) -> None:
+        if self.lines is not None:
+            self.lines.phase(text, unit)
+        elif self.bar is not None and self._task is not None:
+            self.bar.update(self._task, description=text)
+
+    def tick(self) -> None:
+        if self.lines is not None:
+            self.lines.tick()
+        elif self.bar is not None and self._task is not None:
+            self._show()
+
+    def keep_going(self) -> bool:
+        """A ``should_stop`` for the backends (polled while they wait): a tick, never a stop."""
+        self.tick()
+        return False
+
+    def note(self, text: str) -> None:
+        if self.bar is not None and self.bar.live.is_started:
+            self.bar.console.print(text, markup=False, highlight=False, soft_wrap=True)
+        else:
+            self._write(text)
+
+    def _show(self) -> None:
+        done, total, unit = self._counts
+        shares = [done / total] if total else []
+        if self._fraction is not None:
+            f = self._fraction()
+            if f is not None:
+                shares.append(f)
+        count = f"{done:,}/{total:,} {unit}" if total else f"0/? {unit}"
+        self.bar.update(self._task, completed=SHARE_STEPS * max(shares, default=0.0), count=count)
