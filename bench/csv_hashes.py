@@ -36,7 +36,7 @@ def produce(out: Path, skip_metastability: bool) -> dict[str, str]:
             for p in configs(skip_metastability)]
     compat = out / "compat"
     compat.mkdir(parents=True)
-    jobs.append(("compat", [sys.executable, "-c", "import sys; from sim.compat import main; sys.exit(main())",
+    jobs.append(("compat", [sys.executable, "-c", "import sys; from sim.commands.compat import main; sys.exit(main())",
                             "--config-file", str(ROOT / "sim" / "sample.toml")]))
     for name, cmd in jobs:
         cwd = compat if name == "compat" else ROOT

@@ -13,8 +13,9 @@ The library never imports Textual. Its packages, each importing only those below
 (event codes, histories, seeded streams), ``models`` and ``policies`` (clients, servers,
 strategies, retry policies), ``spec`` and ``config`` (TOML → validated specs), ``analysis``
 (metrics and statistics of finished runs), ``runs`` (the engine and the sweeps), ``report``
-and ``export`` (tables, CSV and PNG files), ``explore`` (maps and tuning), then ``api`` and the
-commands (``cli``, ``compat``).
+and ``export`` (tables, CSV and PNG files), ``explore`` (maps and tuning), then ``api`` and
+``pipeline``, and the shell on top: ``commands`` (the commands, their stdout, stop signals,
+teardown and progress), which nothing below imports.
 """
 
 from __future__ import annotations

@@ -2,6 +2,6 @@
 
 import sys
 
-from sim.entry import backoff_sim_headless
+from sim.commands.entry import backoff_sim_headless
 
 sys.exit(backoff_sim_headless())

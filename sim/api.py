@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sim import arguments
+from sim.bounds import MAX_CLIENT_ID
 from sim.errors import ArgumentTypeError, UserError
-from sim.pipeline import Progress, Source, load, prepare, sample_path, sweep
+from sim.pipeline import Progress, Source, load, prepare, sweep
 
 if TYPE_CHECKING:  # pragma: no cover
     from sim.exploration.backends import DaskBackend, LocalBackend
@@ -46,32 +47,15 @@ def record(source: Source | None = None, *, simulation: str, strategy: str, clie
     """Every event of one run (simulation title, strategy label, client count, repetition), as
     columns: the run the app plays, and the rows its events file holds. The run is held to the
     limits a sweep is (``force`` lifts the soft ones)."""
-    from dataclasses import replace
-
-    from sim.bounds import MAX_CLIENT_ID
+    from sim.pipeline import record as record_run
     from sim.recording import Recording
-    from sim.runs.engine import record_run
-    from sim.runs.resources import check_resources
 
     simulation, strategy = arguments.text("simulation", simulation, False), arguments.text("strategy", strategy, False)
     clients = arguments.whole("clients", clients, 1, MAX_CLIENT_ID)
     repetition = arguments.whole("repetition", repetition, 0)
     seed, force = arguments.seed(seed), arguments.flag("force", force)
-    config = load(sample_path() if source is None else source, plans=False)
-    if seed is not None:
-        config = config.with_seed(seed)
-    titles = [s.title for s in config.simulations]
-    if simulation not in titles:
-        raise UserError(f"no simulation titled {simulation!r}: choose one of {_listed(titles)}")
-    spec = config.simulation(simulation)
-    if strategy not in spec.labels:
-        raise UserError(f"{simulation}: no strategy labelled {strategy!r}: choose one of "
-                        f"{_listed(spec.labels)}")
-    if force:
-        spec = replace(spec, soft_limits=False)
-    check_resources([replace(spec, clients=(clients,), repeat=1, strategies=(spec.strategy(strategy),))],
-                    workers=1, force=force)
-    return Recording.of(record_run(spec, strategy, clients, repetition))
+    return Recording.of(record_run(source, simulation=simulation, strategy=strategy, clients=clients,
+                                   repetition=repetition, seed=seed, force=force))
 
 
 def _plan_arguments(simulation, workers, progress, force, cache, dask) -> tuple[str | None, int | None, bool]:
@@ -93,10 +77,6 @@ def replay(path: str | Path) -> ReplayResults:
     from sim.results import ReplayResults
 
     return ReplayResults(replay_file(path))
-
-
-def _listed(names) -> str:
-    return ", ".join(repr(n) for n in names)
 
 
 def _plans_of(config: Config, kind: str, simulation: str | None) -> tuple:
@@ -126,11 +106,9 @@ def explore(source: Source, *, simulation: str | None = None, workers: int | Non
     recover/collapse verdict, else simulate); ``cache`` a directory of finished cells (none by
     default); ``dask`` a scheduler address or ``"local"``."""
     from sim.exploration.cache import CellCache
-    from sim.exploration.checks import check_cells
-    from sim.exploration.methods import METHODS, default_method, run_explores_by
-    from sim.exploration.runner import run_explores
+    from sim.exploration.methods import METHODS
+    from sim.pipeline import check_plans, explore_maps
     from sim.results import ExploreResults
-    from sim.runs.sweep import default_workers
 
     simulation, workers, force = _plan_arguments(simulation, workers, progress, force, cache, dask)
     method = arguments.text("method", method)
@@ -138,18 +116,13 @@ def explore(source: Source, *, simulation: str | None = None, workers: int | Non
     if force:
         config = config.with_soft_limits(False)
     plans = _plans_of(config, "explore", simulation)
-    if method is None:
-        method = default_method(plans)
-    elif method not in METHODS:
+    if method is not None and method not in METHODS:
         raise UserError(f"unknown method {method!r}: choose one of {', '.join(METHODS)}")
-    check_cells(plans, workers=workers or default_workers(), force=force)
+    check_plans(plans, (), workers=workers, force=force)
     tasks = sum(len(c.spec.strategies) for p in plans for c in p.cells)
     cells = CellCache(Path(cache) if cache is not None else None)
     with _backend(workers, tasks, dask) as backend:
-        if method == "simulate":
-            results = run_explores(plans, backend, cells, progress=progress)
-        else:
-            results, _ = run_explores_by(method, plans, backend, cells, progress=progress)
+        results, _ = explore_maps(plans, backend, cells, method=method, progress=progress)
     return ExploreResults(config, tuple(results))
 
 
@@ -159,20 +132,16 @@ def tune(source: Source, *, simulation: str | None = None, workers: int | None =
     """Run the tunes of a config's ``[simulation.tune]`` tables (needs Optuna: the ``tune``
     extra), as ``backoff-sim explore`` does; the arguments as for ``explore``."""
     from sim.exploration.cache import CellCache
-    from sim.exploration.tune import require_optuna, run_tune
-    from sim.exploration.tune_checks import check_tunes
+    from sim.pipeline import check_plans, tune as tune_plan
     from sim.results import TuneResults
-    from sim.runs.sweep import default_workers
 
     simulation, workers, force = _plan_arguments(simulation, workers, progress, force, cache, dask)
     config = load(source)
     if force:
         config = config.with_soft_limits(False)
     plans = _plans_of(config, "tune", simulation)
-    check_tunes(plans, workers=workers or default_workers(), force=force)
-    for plan in plans:
-        require_optuna(plan)
+    check_plans((), plans, workers=workers, force=force)
     cells = CellCache(Path(cache) if cache is not None else None)
     with _backend(workers, None, dask) as backend:
-        results = tuple(run_tune(plan, backend, cells, progress=progress) for plan in plans)
+        results = tuple(tune_plan(plan, backend, cells, progress=progress) for plan in plans)
     return TuneResults(config, results)

@@ -3,26 +3,34 @@
 ``backoff-sim run``, the ``backoff-simulator`` drop-in, the app and ``sim.run(...).export(d)``
 all take these steps, so they check the same mistakes, in the same order, before any work, and
 write the same bytes: ``prepare`` (seed, limits, file names, the machine's resources), ``sweep``
-(every simulation on all cores), ``stage_simulation`` (one simulation's files, into the output
-set's staging directory) and ``commit_staged`` (all of them in place at once).
+(every simulation on all cores), ``output_set`` (the one place an output set is locked,
+staged and committed: every front end's files go through it), ``stage_simulation`` (one
+simulation's files, into the set's staging directory) and ``add_staged`` (name them, and the
+earlier set's files this one no longer writes, for the commit).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Union
 
 if TYPE_CHECKING:  # pragma: no cover
-    from sim.export.outset import OutputSet
+    from sim.exploration.cache import CellCache
+    from sim.exploration.plan import ExplorePlan
+    from sim.exploration.runner import ExploreResult
+    from sim.exploration.tune import TuneResult
+    from sim.exploration.tune_plan import TunePlan
+    from sim.export.outset import Staging
     from sim.export.palette import Palette
     from sim.runs.engine import Run
     from sim.runs.sweep import EventCount, SweepResult
     from sim.spec import Config, SimulationSpec
 
-__all__ = ["Staged", "commit_staged", "load", "prepare", "sample_path", "stage_simulation", "sweep"]
+__all__ = ["Staged", "add_staged", "check_plans", "explore_maps", "load", "output_set", "prepare",
+           "record", "sample_path", "stage_simulation", "sweep", "tune"]
 
 Source = Union[str, "os.PathLike[str]", "Config"]  # a path, TOML text, or a loaded config
 Progress = Callable[[int, int], None]  # (done, total) runs
@@ -86,7 +94,7 @@ def prepare(source: Source | None, *, seed: int | None = None, force: bool = Fal
     named (the drop-in names them its own way and checks that itself)."""
     from sim.export.names import check_name_lengths, check_unique_stems, safe_title
     from sim.runs.resources import check_resources
-    from sim.runs.sweep import default_workers
+    from sim.runs.procpool import worker_count
 
     config = load(sample_path() if source is None else source, plans=plans)
     if seed is not None:
@@ -98,7 +106,7 @@ def prepare(source: Source | None, *, seed: int | None = None, force: bool = Fal
         check_unique_stems(s.title for s in specs)
     if out is not None:
         check_name_lengths(specs, out, stem=stem or safe_title, suffixes=suffixes)
-    check_resources(specs, workers=workers or default_workers(), force=force)
+    check_resources(specs, workers=worker_count(workers), force=force)
     return config
 
 
@@ -134,12 +142,97 @@ def stage_simulation(result: SweepResult, staging: Path, palette: Palette, worke
     return Staged(representative, written)
 
 
-def commit_staged(output: OutputSet, specs: tuple[SimulationSpec, ...] | list[SimulationSpec],
-                  staged: Mapping[int, Staged], *, last: bool = False) -> list[Path]:
-    """Put the staged files of every simulation in place at once, removing those of an earlier
+def output_set(out_dir: str | Path, *, last: bool = False):
+    """The one place an output set is locked, staged and committed (``sim.export.outset``):
+    ``with output_set(d) as staging:`` write into ``staging.dir``, ``staging.add(paths)``; the
+    files are in place, ``staging.written``, once the block has ended without an error."""
+    from sim.export.outset import output_set as the_output_set
+
+    return the_output_set(out_dir, last=last)
+
+
+def add_staged(output: Staging, specs: tuple[SimulationSpec, ...] | list[SimulationSpec],
+               staged: Mapping[int, Staged]) -> None:
+    """Name the staged files of every simulation for the set's commit, and those of an earlier
     set that this one no longer writes (``sim.export.stale_names``)."""
     from sim.export import stale_names
 
-    names = [p.name for i in sorted(staged) for p in staged[i].written]
-    stale = [n for i in sorted(staged) for n in stale_names(specs[i].title, staged[i].written)]
-    return output.commit(names, remove=stale, last=last)
+    for i in sorted(staged):
+        output.add(staged[i].written, remove=stale_names(specs[i].title, staged[i].written))
+
+
+def record(source: Source | None, *, simulation: str, strategy: str, clients: int,
+           repetition: int = 0, seed: int | None = None, force: bool = False) -> Run:
+    """Every event of one run (simulation title, strategy label, client count, repetition): the
+    run the app plays, held to the limits a sweep is (``force`` lifts the soft ones)."""
+    from dataclasses import replace
+
+    from sim.bounds import MAX_CLIENT_ID
+    from sim.errors import UserError
+    from sim.runs.engine import record_run
+    from sim.runs.resources import check_resources
+
+    config = load(sample_path() if source is None else source, plans=False)
+    if seed is not None:
+        config = config.with_seed(seed)
+    titles = [s.title for s in config.simulations]
+    if simulation not in titles:
+        raise UserError(f"no simulation titled {simulation!r}: choose one of {_listed(titles)}")
+    spec = config.simulation(simulation)
+    if strategy not in spec.labels:
+        raise UserError(f"{simulation}: no strategy labelled {strategy!r}: choose one of "
+                        f"{_listed(spec.labels)}")
+    if isinstance(clients, bool) or not isinstance(clients, int) or not 1 <= clients <= MAX_CLIENT_ID:
+        raise UserError(f"clients must be a whole number from 1 to {MAX_CLIENT_ID}, got {clients!r}")
+    if isinstance(repetition, bool) or not isinstance(repetition, int) or repetition < 0:
+        raise UserError(f"repetition must be a whole number, 0 or more, got {repetition!r}")
+    if force:
+        spec = replace(spec, soft_limits=False)
+    check_resources([replace(spec, clients=(clients,), repeat=1, strategies=(spec.strategy(strategy),))],
+                    workers=1, force=force)
+    return record_run(spec, strategy, clients, repetition)
+
+
+def _listed(names) -> str:
+    return ", ".join(repr(n) for n in names)
+
+
+def check_plans(explores: Sequence[ExplorePlan], tunes: Sequence[TunePlan], *, workers: int | None = None,
+                force: bool = False, progress: Progress | None = None) -> None:
+    """Refuse, before any work, maps and tunes the machine cannot hold or finish (``force``
+    lifts the soft limits), and tunes without Optuna; ``progress(done, total)`` cells checked."""
+    from sim.exploration.checks import check_cells
+    from sim.exploration.tune import require_optuna
+    from sim.exploration.tune_checks import check_tunes
+    from sim.runs.procpool import worker_count
+
+    check_cells(explores, workers=worker_count(workers), force=force, progress=progress)
+    check_tunes(tunes, workers=worker_count(workers), force=force)  # the costliest trial and the evaluation
+    for plan in tunes:
+        require_optuna(plan)  # before any work, not after the maps
+
+
+def explore_maps(plans: Sequence[ExplorePlan], backend, cache: CellCache, *, method: str | None = None,
+                 progress: Progress | None = None, should_stop: Callable[[], bool] | None = None,
+                 ) -> tuple[list[ExploreResult], list[str]]:
+    """Every plan's map on ``backend`` by ``method`` (``simulate``, ``fluid`` or ``adaptive``; by
+    default adaptive for maps with a recover/collapse verdict, else simulate), and the lines to
+    print about how it was computed."""
+    from sim.errors import UserError
+    from sim.exploration.methods import METHODS, default_method, run_explores_by
+    from sim.exploration.runner import run_explores
+
+    method = default_method(plans) if method is None else method
+    if method not in METHODS:
+        raise UserError(f"unknown method {method!r}: choose one of {', '.join(METHODS)}")
+    if method == "simulate":
+        return run_explores(plans, backend, cache, progress=progress, should_stop=should_stop), []
+    return run_explores_by(method, plans, backend, cache, progress=progress, should_stop=should_stop)
+
+
+def tune(plan: TunePlan, backend, cache: CellCache, *, progress: Progress | None = None,
+         should_stop: Callable[[], bool] | None = None) -> TuneResult:
+    """One ``[simulation.tune]``'s search on ``backend``, then its evaluation."""
+    from sim.exploration.tune import run_tune
+
+    return run_tune(plan, backend, cache, progress=progress, should_stop=should_stop)

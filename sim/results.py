@@ -154,19 +154,19 @@ class Results:
     def export(self, directory: str | Path, *, theme: str | None = None) -> list[Path]:
         """Write exactly the files ``backoff-sim run --out directory`` writes (PNGs in ``theme``),
         all at once or none; return their paths."""
-        from sim.pipeline import Staged, commit_staged, stage_simulation
         from sim.export.names import check_name_lengths
-        from sim.export.outset import OutputSet
         from sim.export.palette import DEFAULT_THEME, load_palette
+        from sim.pipeline import Staged, add_staged, output_set, stage_simulation
 
         palette = load_palette(theme or DEFAULT_THEME)
         specs = [r.spec for r in self.simulations]
         check_name_lengths(specs, directory)
         staged: dict[int, Staged] = {}
-        with OutputSet(Path(directory)) as output:
+        with output_set(Path(directory)) as output:
             for i, result in enumerate(self.simulations):
-                staged[i] = stage_simulation(result, output.staging, palette)
-            return commit_staged(output, specs, staged)
+                staged[i] = stage_simulation(result, output.dir, palette)
+            add_staged(output, specs, staged)
+        return output.written
 
     def _index(self, simulation: str | int) -> int:
         if isinstance(simulation, int) and not isinstance(simulation, bool):
@@ -217,16 +217,13 @@ class _PlanResults:
 
     def _write(self, directory: str | Path, write: Callable[[Any, Path], tuple[list[Path], list[str]]]) -> list[Path]:
         from sim.export.atomic import ensure_output_dir
-        from sim.export.outset import OutputSet
+        from sim.pipeline import output_set
 
-        staged: list[Path] = []
-        stale: list[str] = []
-        with OutputSet(ensure_output_dir(directory)) as output:
+        with output_set(ensure_output_dir(directory)) as output:
             for result in self.results:
-                files, old = write(result, output.staging)
-                staged += files
-                stale += old
-            return output.commit([p.name for p in staged], remove=stale)
+                files, old = write(result, output.dir)
+                output.add(files, remove=old)
+        return output.written
 
 
 class ExploreResults(_PlanResults):

@@ -6,6 +6,7 @@ import contextlib
 import itertools
 import json
 import os
+import re
 import select
 import subprocess
 import sys
@@ -176,3 +177,14 @@ def wait_for_exit(pids: list[int]) -> list[int]:
         finally:
             os.close(fd)
     return running
+
+
+# A progress line (sim.commands.progress.ProgressLines.line): a command whose run outlives the
+# progress interval (a slow machine) prints some on stderr; nothing else may be there.
+PROGRESS_LINE = re.compile(r"^.+: [\d,]+ of [\d,]+ \w+ done(, [\d,]+ events simulated)?, \d+m\d\ds"
+                           r"(, about \d+m\d\ds left)?$")
+
+
+def without_progress(stderr: str) -> list[str]:
+    """``stderr``'s lines but the progress lines (their number depends on the machine's speed)."""
+    return [line for line in stderr.splitlines() if not PROGRESS_LINE.match(line)]

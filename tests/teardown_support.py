@@ -22,7 +22,7 @@ from pathlib import Path
 
 from support import HANG_GUARD, wait_for_exit
 
-from sim.teardown import descendants
+from sim.commands.teardown import descendants
 
 BACKOFF_SIM = [sys.executable, "-m", "tui.main"]
 

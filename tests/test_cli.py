@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sim import cli
+from sim.commands import cli
 from sim.export.csv_files import EVENTS_HEADER, METRICS_HEADER, RUNS_HEADER, read_events_csv
 from support import (CONSTANT, FULL_JITTER, PNG_MAGIC, file_bytes, one_error_line, sim_process,
                      sim_table, toml_text, write_config)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from sim import cli, compat
-from sim.cli import HISTORY_HEAD
+from sim.commands import cli, compat
+from sim.commands.cli import HISTORY_HEAD
 from sim.export.csv_files import read_events_csv
 from support import CONSTANT, FULL_JITTER, sim_table, toml_text, write_config
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from support import CONSTANT, CONTROL_PARAMS, make_spec, one_error_line, sim_table, toml_text, write_config
 
-from sim.cli import main
+from sim.commands.cli import main
 from sim.runs.engine import record_run, run_metrics
 from sim.core.streams import PURPOSE_WORKLOAD, generator
 from sim.errors import ParamError

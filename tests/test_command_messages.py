@@ -17,18 +17,18 @@ try:
     import tomllib
 except ImportError:  # pragma: no cover - Python 3.10
     import tomli as tomllib
-from support import section, sim_table, toml_text
+from support import section, sim_table, toml_text, without_progress
 
-from sim import cli
+from sim.commands import cli
 from sim.bounds import MAX_SEED
-from sim.stdout import ASCII_ERRORS, FALLBACK_WIDTH, PIPED_WIDTH, console_width
+from sim.commands.stdout import ASCII_ERRORS, FALLBACK_WIDTH, PIPED_WIDTH, console_width
 
 TINY = Path(__file__).parent / "fixtures" / "tiny.toml"
 TINY_MAP = Path(__file__).parent / "fixtures" / "tiny_map.toml"
 TINY_OUTAGE = Path(__file__).parent / "fixtures" / "tiny_outage.toml"
 COMMANDS = {
     "backoff-sim": [sys.executable, "-m", "sim", "run", str(TINY), "--workers", "1"],
-    "backoff-simulator": [sys.executable, "-m", "sim.compat", "--config-file", str(TINY)],
+    "backoff-simulator": [sys.executable, "-m", "sim.commands.compat", "--config-file", str(TINY)],
     # Every cell simulated: the default (adaptive) method says on stderr what it simulated, and
     # these tests check that a command's output handling leaves stderr empty otherwise.
     "explore": [sys.executable, "-m", "sim", "explore", str(TINY_MAP), "--workers", "1", "--method", "simulate"],
@@ -56,7 +56,7 @@ def test_a_closed_pipe_is_not_an_error(tmp_path: Path, command: str) -> None:
     shell = " ".join(f"'{a}'" for a in COMMANDS[command]) + " | head -1; exit ${PIPESTATUS[0]}"
     done = _run(["bash", "-c", shell], tmp_path)
     assert done.returncode == 0, done.stderr
-    assert done.stderr == ""
+    assert without_progress(done.stderr) == []  # a progress line, on a slow machine, is no error
     assert len(done.stdout.splitlines()) == 1
 
 
@@ -154,7 +154,7 @@ def test_a_successful_run_prints_no_warnings(tmp_path: Path) -> None:
     done = _run([sys.executable, "-m", "sim", "run", str(config), "--out", "out", "--workers", "1"],
                 tmp_path)
     assert done.returncode == 0
-    assert done.stderr == ""
+    assert without_progress(done.stderr) == []
     assert len(list((tmp_path / "out").glob("*.png"))) == 2
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from tabulate import tabulate
 
-from sim import compat
+from sim.commands import compat
 from sim.config import load_config
 from sim.export.runs import representative_runs
 

@@ -391,7 +391,7 @@ def test_default_client_spacing_matches_the_reference() -> None:
 def test_cli_reports_a_bad_config_in_one_line(tmp_path: Path) -> None:
     path = write(tmp_path, toml_text(table(netwrk_mu=3.0)))
     out = sim_process("run", str(path), "--out", str(tmp_path), "--workers", "1", "--quiet",
-                      module="sim.cli", cwd=tmp_path)
+                      module="sim.commands.cli", cwd=tmp_path)
     assert out.returncode == 2
     line = one_error_line(out.stderr)
     assert str(path) in line and "'Busy'" in line and "netwrk_mu" in line
@@ -399,7 +399,7 @@ def test_cli_reports_a_bad_config_in_one_line(tmp_path: Path) -> None:
 
 
 def test_cli_reports_a_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from sim.cli import main
+    from sim.commands.cli import main
 
     missing = tmp_path / "absent.toml"
     assert main(["run", str(missing), "--out", str(tmp_path), "--quiet"]) == 2
@@ -454,7 +454,7 @@ def test_an_unknown_control_does_not_flag_its_parameters(tmp_path: Path) -> None
 
 def test_cli_prints_every_mistake_on_its_own_line(tmp_path: Path) -> None:
     path = write(tmp_path, toml_text(table(netwrk_mu=3.0, repeat=0)))
-    out = sim_process("run", str(path), "--out", str(tmp_path), "--quiet", module="sim.cli", cwd=tmp_path)
+    out = sim_process("run", str(path), "--out", str(tmp_path), "--quiet", module="sim.commands.cli", cwd=tmp_path)
     assert out.returncode == 2 and "Traceback" not in out.stderr
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 2 and all(line.startswith("error: ") for line in lines)

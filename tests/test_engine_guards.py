@@ -8,7 +8,7 @@ import pytest
 from support import toml_text
 
 import sim.runs.engine as engine
-from sim.cli import main as cli_main
+from sim.commands.cli import main as cli_main
 from sim.config import parse_config
 from sim.errors import UserError
 from sim.models.strategies import NormalJitterExpo

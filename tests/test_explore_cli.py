@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sim import cli
+from sim.commands import cli
 from support import (CONSTANT, FULL_JITTER, PNG_MAGIC, one_error_line, section, sim_table,
                      toml_text, write_config)
 
@@ -186,7 +186,7 @@ def test_an_explore_refused_by_the_lock_creates_nothing(config: Path, tmp_path: 
 
 
 def test_progress_lines_come_at_most_every_interval_on_a_fake_clock() -> None:
-    from sim.progress import ProgressLines
+    from sim.commands.progress import ProgressLines
 
     now = [100.0]
     written: list[str] = []
@@ -197,23 +197,35 @@ def test_progress_lines_come_at_most_every_interval_on_a_fake_clock() -> None:
     assert not lines.keep_going() and written == []  # a tick, never a stop
     now[0] += 0.1
     lines.update(20, 1000)
-    assert written == ["checking: 20 of 1,000 cells done, 0m05s"]
+    # The time left from the share done: 5 s for 2%, so 5 * 98 / 2 = 245 s more (39.6).
+    assert written == ["checking: 20 of 1,000 cells done, 0m05s, about 4m05s left"]
     now[0] += 1.0
     lines.tick()
     assert len(written) == 1
     report = lines.reporter("exploring 4 cells")
+    report(0, 8)  # a phase starts: its time left is from its own pace, not the whole command's
     now[0] += 60.0
     report(3, 8)
-    assert written[-1] == "exploring 4 cells: 3 of 8 runs done, 1m06s"
+    assert written[-1] == "exploring 4 cells: 3 of 8 runs done, 1m06s, about 1m40s left"  # 60 * 5 / 3
+    # A finer measure of the share (a sweep's events) moves the estimate before a unit is done.
+    share = [None]
+    finer = ProgressLines(written.append, interval=0.0, clock=lambda: now[0], fraction=lambda: share[0])
+    now[0] += 10.0
+    finer.update(0, 30)
+    assert written[-1] == "simulating: 0 of 30 runs done, 0m10s"  # nothing known: no estimate
+    share[0] = 0.25
+    now[0] += 10.0
+    finer.tick()
+    assert written[-1] == "simulating: 0 of 30 runs done, 0m20s, about 1m00s left"  # 20 * 3
 
 
 def test_explore_and_tune_print_progress_lines_when_stderr_is_not_a_terminal(
         config: Path, tmp_path: Path, monkeypatch, capsys) -> None:
     # README: "a progress line every 5 s" without a terminal; explore and tune printed nothing
     # for minutes. The interval set to 0 here: every step of the work makes a line.
-    import sim.progress
+    import sim.commands.progress
 
-    monkeypatch.setattr(sim.progress, "PROGRESS_SECONDS", 0.0)
+    monkeypatch.setattr(sim.commands.progress, "PROGRESS_SECONDS", 0.0)
     assert cli.main(["explore", str(config), "--out", str(tmp_path / "out"), "-j", "1", "--no-cache"]) == 0
     err = capsys.readouterr().err.splitlines()
     phases = [line.split(":")[0] for line in err]
@@ -234,3 +246,25 @@ def test_check_cells_reports_its_progress(config: Path) -> None:
     check_cells(load_document(config).explores, workers=1,
                 progress=lambda done, total: seen.append((done, total)))
     assert seen == [(n, 6) for n in range(1, 7)]
+
+
+def test_an_adaptive_map_s_progress_never_goes_back() -> None:
+    """39.6: each round of an adaptive map started its own count (153 of 159, then 2 of 3); the
+    rounds now count on from each other: runs done and runs known never decrease."""
+    import sim
+    from sim.exploration.methods import _Rounds
+
+    seen: list[tuple[int, int]] = []
+    rounds = _Rounds(lambda done, total: seen.append((done, total)))
+    for total in (159, 3, 5):  # three rounds, each counting its own runs from 0
+        rounds.next_round()
+        for done in range(total + 1):
+            rounds(done, total)
+    assert seen[-1] == (167, 167)
+    assert all(a[0] <= b[0] and a[1] <= b[1] for a, b in zip(seen, seen[1:]))
+    # And a real map, adaptive (it has an outage: a recover/collapse verdict).
+    seen.clear()
+    sim.explore(Path(__file__).parent / "fixtures" / "tiny_map.toml", workers=1, method="adaptive",
+                progress=lambda done, total: seen.append((done, total)))
+    assert seen and all(a[0] <= b[0] and a[1] <= b[1] for a, b in zip(seen, seen[1:]))
+    assert seen[-1][0] == seen[-1][1]

@@ -10,7 +10,7 @@ import pytest
 from support import CONSTANT, section, sim_table, toml_text
 from test_explore_run import lock_doc, open_doc
 
-from sim import cli
+from sim.commands import cli
 from sim.runs.sweep import SweepCancelled
 from sim.errors import UserError
 from sim.exploration.backends import DaskBackend, LocalBackend

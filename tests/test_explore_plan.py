@@ -277,7 +277,7 @@ def test_force_turns_the_run_budget_off_in_every_cell_and_keeps_the_cache_keys()
 
 
 def test_the_explore_command_refuses_an_oversized_map_before_any_work(tmp_path: Path, capsys) -> None:
-    from sim import cli
+    from sim.commands import cli
 
     path = tmp_path / "big.toml"
     path.write_text(toml_text(sim_table(title="Big", clients=[10], repeat=1, network_mu=1.0, network_sigma=0.0,

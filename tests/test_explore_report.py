@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from sim import cli
+from sim.commands import cli
 from sim.exploration.report import decimals_for
 from support import write_config
 

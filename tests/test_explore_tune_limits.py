@@ -12,7 +12,7 @@ from support import sim_table, toml_text
 
 import sim.runs.resources as resources
 import sim.exploration.tune as tune
-from sim import cli
+from sim.commands import cli
 from sim.runs.resources import EVENTS_LIMIT, EVENTS_PER_REQUEST, check_resources
 from sim.errors import ConfigError
 from sim.exploration.tune_checks import check_tunes

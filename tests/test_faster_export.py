@@ -191,11 +191,11 @@ def test_a_finished_runs_structure_is_freed_by_a_young_collection() -> None:
 
 def test_runs_never_count_the_frozen_objects(monkeypatch) -> None:
     """With objects frozen (the app, or ``backoff-sim run`` writing files), a run leaves the
-    collector alone, knowing so from ``sim.collector``: ``gc.get_freeze_count`` counts every
+    collector alone, knowing so from ``sim.commands.collector``: ``gc.get_freeze_count`` counts every
     frozen object, ~3 ms a call, which made in-process sweeps of short runs ten times slower."""
     import gc
 
-    from sim import collector
+    from sim.commands import collector
     from sim.runs.engine import run_metrics
 
     def counted(*args):
@@ -219,7 +219,7 @@ def test_the_command_leaves_its_caller_s_collector_as_it_was(tmp_path: Path) -> 
     they are in place: a script or a test calling it in its own process gets its collector back."""
     import gc
 
-    from sim import cli, collector
+    from sim.commands import cli, collector
 
     config = tmp_path / "c.toml"
     config.write_text('[[simulation]]\ntitle = "t"\nclients = [2, 3]\nrepeat = 2\n'

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sim import cli
+from sim.commands import cli
 from sim.config import parse_config
 from sim.exploration.methods import boundary_pairs
 from sim.exploration.plan import load_document

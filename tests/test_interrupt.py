@@ -7,31 +7,7 @@ import sys
 
 import pytest
 
-from sim.interrupt import Interrupted, first_interrupt_only, raise_if_stopped
-
-
-def test_first_sigint_raises_and_later_ones_are_ignored() -> None:
-    previous = signal.getsignal(signal.SIGINT)
-    cleaned_up = False
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            with first_interrupt_only():
-                try:
-                    signal.raise_signal(signal.SIGINT)
-                finally:
-                    signal.raise_signal(signal.SIGINT)  # the second one, during clean-up
-                    cleaned_up = True
-        assert cleaned_up
-        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
-def test_handler_is_restored_when_no_signal_arrives() -> None:
-    previous = signal.getsignal(signal.SIGINT)
-    with first_interrupt_only():
-        assert signal.getsignal(signal.SIGINT) is not previous
-    assert signal.getsignal(signal.SIGINT) is previous
+from sim.commands.interrupt import Interrupted, first_interrupt_only, raise_if_stopped
 
 
 @pytest.fixture
@@ -41,6 +17,26 @@ def stop_handlers():
     yield
     for s, handler in previous.items():
         signal.signal(s, handler)
+
+
+def test_first_sigint_raises_and_later_ones_are_ignored(stop_handlers) -> None:
+    cleaned_up = False
+    with pytest.raises(KeyboardInterrupt):
+        with first_interrupt_only():
+            try:
+                signal.raise_signal(signal.SIGINT)
+            finally:
+                signal.raise_signal(signal.SIGINT)  # the second one, during clean-up
+                cleaned_up = True
+    assert cleaned_up
+    assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+
+
+def test_handler_is_restored_when_no_signal_arrives() -> None:
+    previous = signal.getsignal(signal.SIGINT)
+    with first_interrupt_only():
+        assert signal.getsignal(signal.SIGINT) is not previous
+    assert signal.getsignal(signal.SIGINT) is previous
 
 
 class _SignalsWhenCollected:

@@ -14,7 +14,7 @@ from support import sim_process, sim_table, toml_text
 import sim.runs.engine as engine
 import sim.runs.resources as limits
 from sim.kernels.jit import PURE_ENV
-from sim import cli
+from sim.commands import cli
 from sim.config import parse_config
 from sim.runs.resources import check_resources
 from sim.core.streams import ClientStreams, uniform01

@@ -14,7 +14,7 @@ import pytest
 REQUIRED = ["sim", "sim.config", "sim.runs.engine", "sim.runs.sweep", "sim.analysis.stats", "sim.models.strategies",
             "sim.models.controls", "sim.export.palette", "sim.core.events", "sim.core.streams", "sim.errors"]
 # Written alongside the core; checked when present.
-OPTIONAL = ["sim.cli", "sim.export", "sim.report.tables", "sim.compat"]
+OPTIONAL = ["sim.commands.cli", "sim.export", "sim.report.tables", "sim.commands.compat"]
 
 PROBE = """
 import importlib, importlib.util, json, pkgutil, sys

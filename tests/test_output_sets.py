@@ -13,7 +13,7 @@ from support import make_spec, sim_table, toml_text
 
 import sim.runs.engine as engine
 import sim.export.outset as outset
-from sim import cli, compat
+from sim.commands import cli, compat
 from sim.runs.sweep import run_sweep
 from sim.errors import UserError
 from sim.export import export_simulation
@@ -256,3 +256,21 @@ def test_an_out_too_long_for_the_system_is_one_line_before_any_work(
     assert err.count("\n") == 1 and err.startswith("error: backoff-sim") and words in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sims.toml"]
 
+
+
+def test_one_place_locks_stages_and_commits_an_output_set() -> None:
+    """``run``, the drop-in, ``explore``, ``phase``, the API and the app's export all go through
+    ``sim.export.outset.output_set`` (33.4): no other module makes an ``OutputSet`` or commits one."""
+    import ast
+
+    root = Path(__file__).resolve().parent.parent
+    found = []
+    for path in sorted([*root.glob("sim/**/*.py"), *root.glob("tui/**/*.py")]):
+        if path.relative_to(root).as_posix() == "sim/export/outset.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                if name == "OutputSet" or (name == "commit" and isinstance(node.func, ast.Attribute)):
+                    found.append(f"{path.relative_to(root)}:{node.lineno} {name}")
+    assert found == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from sim.cli import RUN_DESCRIPTION
+from sim.commands.cli import RUN_DESCRIPTION
 from sim.export import output_paths
 from sim.export.outputs import OUTPUTS, markdown_table
 from sim.models import CONTROLS

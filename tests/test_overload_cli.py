@@ -13,7 +13,7 @@ import pytest
 from rich.console import Console
 from support import PNG_MAGIC, file_bytes, sim_process
 
-from sim import cli
+from sim.commands import cli
 from sim.analysis.open_metrics import OpenRunMetrics
 from sim.runs.sweep import SweepResult, run_sweep
 from sim.config import load_config, parse_config

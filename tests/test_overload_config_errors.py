@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from support import toml_text, write_config
 
-from sim.cli import main
+from sim.commands.cli import main
 from sim.config import load_config
 from sim.errors import ConfigError
 from sim.models.workloads import Outage

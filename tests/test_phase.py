@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sim import cli
+from sim.commands import cli
 from sim.config import load_config, parse_config, parse_toml
 from sim.errors import UserError
 from sim.models.initial import InitialState

@@ -181,7 +181,7 @@ def test_explore_varies_a_limit_parameter_and_a_defence(tmp_path: Path) -> None:
 
     from support import section, toml_text, write_config
 
-    from sim import cli
+    from sim.commands import cli
     table = {**POOL, **BUSY, "horizon": 2000.0,
              "concurrency_limit": {"algorithm": "aimd", "min_limit": 1, "initial_limit": 4}}
     config = write_config(tmp_path / "map.toml", toml_text(table) + section("explore", {"axes": [

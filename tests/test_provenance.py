@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import sim
-from sim import cli
+from sim.commands import cli
 from sim.export.provenance import command_line, spec_fingerprint
 
 TINY = Path(__file__).parent / "fixtures" / "tiny.toml"

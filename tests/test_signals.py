@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from support import hang_guard, sim_table, toml_text, wait_for_exit
 
-from sim.interrupt import Interrupted, exit_status, first_interrupt_only
+from sim.commands.interrupt import Interrupted, exit_status, first_interrupt_only
 
 # A first simulation that finishes at once (so its files are staged) and a second one that keeps
 # both workers busy for minutes: 200,000 runs of 50 clients.

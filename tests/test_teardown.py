@@ -25,7 +25,7 @@ from teardown_support import Watched, alive, start_app, start_command
 
 from sim.runs.procpool import WorkerDied, WorkerPool
 from sim.runs.sweep import default_workers
-from sim.teardown import descendants
+from sim.commands.teardown import descendants
 
 REPEATS_SLOW = 10
 CORES = default_workers()
@@ -279,7 +279,7 @@ def test_a_stop_from_another_thread_ends_a_waiting_caller() -> None:
 EXIT_DEADLINE_SCRIPT = """
 import os, subprocess, sys, threading
 from pathlib import Path
-from sim.teardown import arm_exit_deadline, on_emergency
+from sim.commands.teardown import arm_exit_deadline, on_emergency
 
 child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
 marker = Path(sys.argv[1])
@@ -310,7 +310,7 @@ def test_the_exit_deadline_ends_a_stuck_teardown(tmp_path: Path) -> None:
 STAGED_SET_SCRIPT = """
 import sys, threading
 from sim.export.outset import OutputSet
-from sim.teardown import arm_exit_deadline
+from sim.commands.teardown import arm_exit_deadline
 
 output = OutputSet(sys.argv[1]).__enter__()  # an export under way in a thread of the app
 (output.staging / "T_events.csv").write_text("time,client")

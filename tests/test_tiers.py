@@ -255,7 +255,7 @@ def test_cli_refuses_a_contention_tier_in_one_line_with_status_2(tmp_path: Path)
                                     'control = "ThrottlingServer"\nwindow = 1.0\nlimit = 1')
     path = write(tmp_path, text)
     out = sim_process("run", str(path), "--out", str(tmp_path), "--workers", "1", "--quiet",
-                      module="sim.cli", cwd=tmp_path)
+                      module="sim.commands.cli", cwd=tmp_path)
     assert out.returncode == 2
     line = one_error_line(out.stderr)
     assert "tiers[1].control" in line and "ThrottlingServer" in line

@@ -11,7 +11,7 @@ import pytest
 from rich.console import Console
 from support import sim_process, sim_table
 
-from sim import cli
+from sim.commands import cli
 from sim.runs.sweep import run_sweep
 from sim.config import parse_config
 from sim.errors import ConfigError

@@ -16,7 +16,7 @@ from textual.widgets import Static
 from tui_support import (FIXTURES, TINY, help_keys_text, pause_until, pilot_test, run_from_palette,
                          settle)
 
-from sim import cli
+from sim.commands import cli
 from sim.exploration.backends import LocalBackend
 from sim.exploration.cache import CellCache
 from sim.exploration.grid import grid_rows

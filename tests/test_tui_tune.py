@@ -12,7 +12,7 @@ import pytest
 import tui_support
 from tui_support import FIXTURES, TINY, pause_until, pilot_test, settle
 
-from sim import cli
+from sim.commands import cli
 from sim.runs.sweep import SweepCancelled
 from tui import main as tui_main
 from tui.app import BackoffApp

@@ -17,11 +17,11 @@ from textual.binding import Binding
 from textual.reactive import var
 from textual.screen import Screen
 
-from sim import collector
+from sim.commands import collector
 from sim.exploration.backends import LocalBackend
 from sim.exploration.cache import CellCache
 from sim.export.palette import DEFAULT_THEME
-from sim.teardown import start_resource_tracker
+from sim.commands.teardown import start_resource_tracker
 
 from .commands import BackoffCommands
 from .keys import MAIN_VIEW, bindings

@@ -2,7 +2,7 @@
 
 SIGTERM and SIGHUP close the app as ``q`` does (workers stopped, terminal restored when there is
 still one), with exit status 143 or 129; by default they would kill it with its workers running
-and the terminal left in raw mode. The first one also arms ``sim.teardown``'s deadline, so the
+and the terminal left in raw mode. The first one also arms ``sim.commands.teardown``'s deadline, so the
 process is gone within its bound whatever Textual's shutdown meets (an output thread blocked on
 a terminal that is gone). Later stop signals are ignored: the app is already leaving.
 
@@ -30,9 +30,11 @@ class Exits(Protocol):
 
 def exit_on_stop_signals(app: Exits) -> None:
     """Install the handlers (main thread, before ``app.run()``)."""
-    from sim.teardown import arm_exit_deadline
+    from sim.commands.interrupt import IGNORED_AT_START
+    from sim.commands.teardown import arm_exit_deadline
 
-    stops = [getattr(signal, name) for name in STOP_NAMES if hasattr(signal, name)]
+    stops = [getattr(signal, name) for name in STOP_NAMES
+             if hasattr(signal, name) and getattr(signal, name) not in IGNORED_AT_START]
 
     def stop(signum: int, frame: object) -> None:
         for sig in stops:
@@ -40,7 +42,7 @@ def exit_on_stop_signals(app: Exits) -> None:
         arm_exit_deadline(128 + signum)
         app.exit(return_code=128 + signum)
 
-    for sig in stops:
+    for sig in stops:  # one ignored at start (nohup) stays so
         signal.signal(sig, stop)
 
 

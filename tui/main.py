@@ -1,6 +1,6 @@
 """``backoff-sim``: open the terminal app on a config or an events file, or run headless.
 
-``backoff-sim run ...`` and ``backoff-sim explore ...`` are handed to ``sim.cli`` before anything
+``backoff-sim run ...`` and ``backoff-sim explore ...`` are handed to ``sim.commands.cli`` before anything
 imports Textual, so the headless commands stay as light as ``python -m sim``. Every mistake in the
 arguments, the config or the events file is reported in one line (exit status 2) before the app
 starts; so is starting the app without a terminal (under CI or ``nohup``), which suggests
@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from sim.cli import (OneLineParser, add_force, add_version, int_at_least, output_dir, positive_int,
+from sim.commands.cli import (OneLineParser, add_force, add_version, int_at_least, output_dir, positive_int,
                      seed_value)
 from sim.errors import EXIT_USER_ERROR
 from tui.state.paths import DEFAULT_OUT
@@ -113,7 +113,7 @@ def build_replay_parser() -> argparse.ArgumentParser:
 
 
 def _fail(*lines: str) -> int:
-    from sim.stdout import stderr_line
+    from sim.commands.stdout import stderr_line
 
     for line in lines:
         stderr_line(f"error: {line}")
@@ -135,7 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args_list[:1] == ["explore"] and "--app" in args_list[1:]:
         return _explore_app(args_list[1:])
     if args_list[:1] in (["run"], ["explore"], ["phase"]):
-        from sim.cli import main as cli_main
+        from sim.commands.cli import main as cli_main
 
         return cli_main(args_list)
     if args_list[:1] == ["serve"]:
@@ -213,7 +213,7 @@ CACHE_DIR = ".backoff-sim-cache"  # explore cells, under the output directory (a
 def _explore_app(argv: list[str]) -> int:
     """``backoff-sim explore CONFIG --app``: the app, opened on the first explore map, with the
     explore command's options (its cache, workers, output directory for exports, theme, force)."""
-    from sim.cli import build_parser
+    from sim.commands.cli import build_parser
     from sim.errors import UserError
     from sim.export.palette import available_themes
 
@@ -234,10 +234,10 @@ def _explore_app(argv: list[str]) -> int:
         return _fail(f"{args.config}: no simulation has a [simulation.explore] table for --app to "
                      "show (add one under a [[simulation]]; see README, \"Explore\")")
     from sim.exploration.checks import check_cells
-    from sim.runs.sweep import default_workers
+    from sim.runs.procpool import worker_count
 
     try:  # every cell within the limits, as the headless command checks before any work
-        check_cells(list(source.explores.values()), workers=args.workers or default_workers(),
+        check_cells(list(source.explores.values()), workers=worker_count(args.workers),
                     force=args.force)
     except UserError as exc:
         return _fail(*exc.lines())
@@ -270,9 +270,9 @@ def _explore_app(argv: list[str]) -> int:
 
 def _finish(app) -> int:
     """The app's exit status; after a stop signal or a hang-up, the process ends here at once
-    (what it started killed, clean-ups run: ``sim.teardown.emergency_exit``), so that no exit
+    (what it started killed, clean-ups run: ``sim.commands.teardown.emergency_exit``), so that no exit
     hook of a library waits on a terminal or a cluster that is gone."""
-    from sim.teardown import emergency_exit, is_armed
+    from sim.commands.teardown import emergency_exit, is_armed
 
     status = app.return_code or 0
     if is_armed():
@@ -283,6 +283,8 @@ def _finish(app) -> int:
 def _run_app(app) -> None:
     """Run the app until it exits: on ``q``, on SIGTERM or SIGHUP, or when its terminal goes away
     (``hangup``)."""
+    from sim.runs.procpool import reusing_workers
+
     from .hangup import exit_on_stop_signals, watch_terminal
     from .serve import served
 
@@ -290,7 +292,10 @@ def _run_app(app) -> None:
     # Served to a browser, the app's streams are pipes: the server ends it (``tui.web``).
     watching = watch_terminal() if not served() else None
     try:
-        app.run()
+        # A sweep's workers are kept for the next one (the app sweeps every seed and simulation
+        # it shows): they load the compiled kernels once. A stop signal kills them with the rest.
+        with reusing_workers():
+            app.run()
     finally:
         if watching is not None:
             watching.set()
@@ -320,6 +325,6 @@ def _replay_source(path: Path, time_unit: str = "ms"):
 
 
 if __name__ == "__main__":  # pragma: no cover - as the console script runs it (``tui.entry``)
-    from sim.entry import run_entry
+    from sim.commands.entry import run_entry
 
     sys.exit(run_entry("tui.main"))

@@ -4,7 +4,8 @@ Both run the same tasks, one (cell, strategy) with all its repetitions, and hand
 cell's ``CellResult`` as soon as the cell is complete. Every run depends only on its spec and
 coordinates, and a cell's numbers are assembled the same way whichever backend ran them, so the
 files are byte-identical. Progress counts runs; cancellation is cooperative (``should_stop``)
-or Ctrl-C, and leaves no task running.
+or Ctrl-C, and leaves no task running. What a stop means, and what to remove should the process
+be ended abruptly, is the caller's (``sim.runs.caller``).
 """
 
 from __future__ import annotations
@@ -21,13 +22,15 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from sim.analysis.metrics import RunMetrics
-from sim.runs.sweep import ShouldStop, SweepCancelled, SweepResult, default_workers, run_sweeps
+from sim.runs.sweep import ShouldStop, SweepCancelled, SweepResult, run_sweeps
 from sim.runs.engine import run_metrics
 from sim.errors import UserError
 from sim.extras import install_hint
 from sim.exploration.summary import CellResult, run_values
+from sim.runs.caller import caller
+from sim.runs.procpool import reusing_workers, worker_count
+from sim.runs.workers import descendants, kill
 from sim.spec import SimulationSpec
-from sim.teardown import kill
 
 Progress = Callable[[int, int], None]
 OnCell = Callable[[int, CellResult], None]
@@ -67,12 +70,19 @@ class LocalBackend:
 
     def __init__(self, workers: int | None = None) -> None:
         self.workers = workers
+        self._reusing: contextlib.ExitStack | None = None
 
     def __enter__(self) -> LocalBackend:
+        # One pool for every round of the backend's runs (an adaptive map's, a tune's trials):
+        # its workers load the compiled kernels once.
+        self._reusing = contextlib.ExitStack()
+        self._reusing.enter_context(reusing_workers())
         return self
 
     def __exit__(self, *exc: object) -> None:
-        return None
+        if self._reusing is not None:
+            self._reusing.close()
+            self._reusing = None
 
     def run(self, specs: Sequence[SimulationSpec], *, progress: Progress | None = None,
             should_stop: ShouldStop | None = None, on_cell: OnCell) -> None:
@@ -83,7 +93,7 @@ class LocalBackend:
         if specs:
             # A task per cell (all its strategies) when there are cells enough to keep every
             # worker busy: runs in which no attempt failed then stand for the other strategies'.
-            workers = self.workers or default_workers()
+            workers = worker_count(self.workers)
             run_sweeps(list(specs), workers=self.workers, progress=progress,
                        should_stop=should_stop, on_complete=complete,
                        whole_cells=len(specs) >= 4 * workers)
@@ -134,13 +144,11 @@ class DaskBackend:
     def _start_local(self, local_cluster: Any) -> Any:
         """A LocalCluster in a scratch folder of its own (removed at the end, or by the exit
         deadline); a stop signal while it starts kills the processes it had started."""
-        from sim.teardown import descendants, on_emergency, on_exit, start_resource_tracker
-
         self._scratch = tempfile.mkdtemp(prefix="backoff-sim-dask-")
-        self._cleanup = on_emergency(lambda: self._remove_scratch(seal=True))
-        on_exit(self._unseal)
+        self._cleanup = caller().on_abandon(lambda: self._remove_scratch(seal=True))
+        caller().on_final(self._unseal)
         atexit.register(self._remove_scratch)  # again, at exit: Dask's threads may have written
-        start_resource_tracker()
+        caller().prepare_children()
         before = set(descendants())  # the tracker among them: it must outlive the workers
         try:
             return _in_quiet_thread(lambda: _local_cluster(local_cluster, self.local_workers,
@@ -159,9 +167,7 @@ class DaskBackend:
         """A LocalCluster's size: what was asked for (all cores by default), but never more
         than the cores, nor than the tasks when they are known (a 4-task map started 24
         processes, 1.7 GB, for ``-j 24``)."""
-        cores = default_workers()
-        wanted = min(self.workers or cores, cores)
-        return max(1, min(wanted, self.tasks)) if self.tasks else wanted
+        return worker_count(self.workers, self.tasks or None)
 
     def _remove_scratch(self, seal: bool = False) -> None:
         """Remove the scratch folder, again if Dask was still writing in it (a few tries).
@@ -204,10 +210,8 @@ class DaskBackend:
         """Close what this backend started. On an error or a stop signal the LocalCluster's
         worker processes are killed by pid first, so closing waits for nobody; Dask's own
         complaints about the connections that go with them are not shown."""
-        from sim.teardown import discard, is_armed
-
         logging.getLogger("distributed").setLevel(logging.CRITICAL)
-        stopping = exc_type is not None or is_armed()
+        stopping = exc_type is not None or caller().ending()
         try:
             for thing in reversed(self._owned):
                 if stopping:
@@ -220,7 +224,7 @@ class DaskBackend:
             self._owned.clear()
             self._remove_scratch()
             if self._cleanup is not None:
-                discard(self._cleanup)
+                caller().forget(self._cleanup)
                 self._cleanup = None
 
     def run(self, specs: Sequence[SimulationSpec], *, progress: Progress | None = None,
@@ -257,9 +261,7 @@ class DaskBackend:
                     on_cell(i, CellResult.from_rows(specs[i], rows[i]))
                     rows[i] = []
         except BaseException:
-            from sim.teardown import is_armed
-
-            if not is_armed():  # a stop signal: the cluster is killed next, nothing to ask it
+            if not caller().ending():  # a stop signal: the cluster is killed next, nothing to ask it
                 self.client.cancel(futures)
             raise
 
@@ -285,16 +287,13 @@ def _in_quiet_thread(start: Callable[[], Any]) -> Any:
     this thread stays free to take the signal at once, instead of after the start (Ctrl-C was
     ignored while the cluster started), without raising inside Dask's start-up.
     """
-    import signal
     import threading
 
     outcome: list[Any] = []
+    shield = caller().shield_thread
 
     def run() -> None:
-        from sim.interrupt import STOP_SIGNALS
-
-        if hasattr(signal, "pthread_sigmask"):
-            signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        shield()
         try:
             outcome.append((True, start()))
         except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread

@@ -168,6 +168,24 @@ def _simulate(plan: ExplorePlan, chosen: set[tuple[int, int]], backend, cache: C
     return out
 
 
+class _Rounds:
+    """One progress for all of an adaptive map's rounds (and its plans): the runs done so far in
+    all, out of those known so far, so the count never goes back (it went 153 of 159, then 2 of
+    3, as each round started its own)."""
+
+    def __init__(self, progress: Progress) -> None:
+        self._progress = progress
+        self._before = self._done = self._total = 0
+
+    def next_round(self) -> None:
+        self._before += self._total
+        self._done = self._total = 0
+
+    def __call__(self, done: int, total: int) -> None:
+        self._done, self._total = done, total
+        self._progress(self._before + done, self._before + total)
+
+
 def run_explores_by(method: str, plans: Sequence[ExplorePlan], backend, cache: CellCache, *,
                     progress: Progress | None = None,
                     should_stop: ShouldStop | None = None) -> tuple[list[ExploreResult], list[str]]:
@@ -175,6 +193,8 @@ def run_explores_by(method: str, plans: Sequence[ExplorePlan], backend, cache: C
     from sim.fluid.cells import fluid_runs
 
     results, notes = [], []
+    rounds = _Rounds(progress) if progress is not None else None
+    progress = rounds
     for plan in plans:
         stats = MethodStats()
         pairs = [(cell.spec, s) for cell in plan.cells for s in range(len(cell.spec.strategies))]
@@ -204,6 +224,8 @@ def run_explores_by(method: str, plans: Sequence[ExplorePlan], backend, cache: C
             todo = chosen | boundary | sample
             while todo:  # each round simulates new pairs: at most as many rounds as pairs
                 stats.rounds += 1
+                if rounds is not None:
+                    rounds.next_round()
                 simulated.update(_simulate(plan, todo, backend, cache, progress=progress, should_stop=should_stop))
                 for (position, s), (cr, i) in simulated.items():
                     state[position, s] = recovered_state(cr.verdict(i))
@@ -214,6 +236,8 @@ def run_explores_by(method: str, plans: Sequence[ExplorePlan], backend, cache: C
                 notes.append(f"{plan.title}: no recover/collapse verdict (no outage or incident): adaptive "
                              "simulates every cell")
                 chosen = set(fluid) | chosen
+            if rounds is not None:
+                rounds.next_round()
             simulated = _simulate(plan, chosen, backend, cache, progress=progress, should_stop=should_stop)
         stats.simulated = len(simulated)
         cells, methods = [], []

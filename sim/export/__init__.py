@@ -20,7 +20,7 @@ from sim.runs.sweep import SweepResult
 from sim.runs.engine import Run
 from sim.export.names import check_unique_stems, safe_title
 from sim.export.outputs import OUTPUTS, Job, Output, outputs_for
-from sim.export.outset import OutputSet
+from sim.export.outset import output_set
 from sim.export.runs import representative_runs, scatter_runs
 from sim.export.palette import Palette, load_palette
 from sim.spec import SimulationSpec
@@ -68,11 +68,11 @@ def export_simulation(result: SweepResult, out_dir: str | Path, *, palette: Pale
         if written_one is not None:
             written_one(out_dir / path.name)
 
-    with OutputSet(out_dir) as out:
-        staged = write_simulation(result, out.staging, palette=palette, representative=representative,
+    with output_set(out_dir) as out:
+        staged = write_simulation(result, out.dir, palette=palette, representative=representative,
                                   scatter=scatter, stem=stem, written_one=staged_one)
-        return out.commit([p.name for p in staged],
-                          remove=stale_names(result.spec.title, staged, stem=stem))
+        out.add(staged, remove=stale_names(result.spec.title, staged, stem=stem))
+    return out.written
 
 
 def write_simulation(result: SweepResult, out_dir: str | Path, *, palette: Palette | None = None,
@@ -118,11 +118,8 @@ def export_all(results: Sequence[SweepResult], out_dir: str | Path, *,
     """Export every simulation; titles that map to the same file names are refused up front."""
     check_unique_stems(r.spec.title for r in results)
     palette = palette or load_palette()
-    with OutputSet(out_dir) as out:
-        staged: list[Path] = []
-        stale: list[str] = []
+    with output_set(out_dir) as out:
         for result in results:
-            files = write_simulation(result, out.staging, palette=palette)
-            staged += files
-            stale += stale_names(result.spec.title, files)
-        return out.commit([p.name for p in staged], remove=stale)
+            files = write_simulation(result, out.dir, palette=palette)
+            out.add(files, remove=stale_names(result.spec.title, files))
+    return out.written

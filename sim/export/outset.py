@@ -2,11 +2,17 @@
 
 Files are written into a staging folder inside the output directory (same file system, so moving
 them is a rename), and only when every one of them is complete are they moved into place, in one
-short step that stop signals cannot split and that is undone if a move fails. A failure before
+short step that stop signals cannot split (the caller's ``hold_stops``, ``sim.runs.caller``) and
+that is undone if a move fails. A failure before
 that (a full disk, Ctrl-C, a bad second simulation) leaves the previous files untouched; the
 staging folder is removed on the way out. A lock file (``.backoff-sim.lock``, present while a
 command writes) keeps a second command from writing into the same directory at the same time: it
 is refused at once, naming the holder.
+
+``output_set`` is the one place every front end (``run``, the drop-in, ``explore``, ``phase``,
+the Python API, the app's export) locks, stages and commits a set: a block writes into its
+staging folder and names what it wrote; the set is committed when the block ends without an
+error, never otherwise.
 """
 
 from __future__ import annotations
@@ -14,16 +20,14 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
 import tempfile
-import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from sim.errors import UserError
-from sim.interrupt import stop_signals_held
-from sim.teardown import discard, on_emergency
 from sim.export.atomic import ensure_output_dir
+from sim.runs.caller import caller
 
 try:
     import fcntl
@@ -49,12 +53,40 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _ignore_stop_signals() -> None:
-    if threading.current_thread() is threading.main_thread():
-        from sim.interrupt import STOP_SIGNALS
+class Staging:
+    """What a block writes into an output set: the folder to write in (``dir``), the files to
+    move into place and the old ones to remove (``add``); ``written`` once it is committed."""
 
-        for sig in STOP_SIGNALS:
-            signal.signal(sig, signal.SIG_IGN)
+    def __init__(self, output: OutputSet) -> None:
+        self._output = output
+        self.names: list[str] = []
+        self.stale: list[str] = []
+        self.written: list[Path] = []
+
+    @property
+    def dir(self) -> Path:
+        return self._output.staging
+
+    @property
+    def out_dir(self) -> Path:
+        return self._output.out_dir
+
+    def add(self, paths: Iterable[Path], remove: Iterable[str] = ()) -> None:
+        """Commit the staged ``paths`` (by name) with the set, and remove the old files
+        ``remove`` (an earlier set's, which this one no longer writes)."""
+        self.names += [p.name for p in paths]
+        self.stale += list(remove)
+
+
+@contextmanager
+def output_set(out_dir: str | Path, *, last: bool = False) -> Iterator[Staging]:
+    """Lock ``out_dir``, let the block stage its files, and commit them all at once when it
+    ends without an error (an error or a stop leaves the previous files untouched and nothing
+    staged behind). ``last``: the commit is the command's last step (``OutputSet.commit``)."""
+    with OutputSet(out_dir) as output:
+        staging = Staging(output)
+        yield staging
+        staging.written = output.commit(staging.names, remove=staging.stale, last=last)
 
 
 class OutputSet:
@@ -82,11 +114,11 @@ class OutputSet:
             raise
         # Should the process be ended by the exit deadline before ``__exit__`` runs (the app's
         # export thread, when the terminal goes away), the staged files and the lock go too.
-        self._emergency = on_emergency(self._abandon)
+        self._emergency = caller().on_abandon(self._abandon)
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        discard(self._emergency)
+        caller().forget(self._emergency)
         self._abandon()
 
     def _abandon(self) -> None:
@@ -166,7 +198,7 @@ class OutputSet:
         names = list(names)
         remove = [n for n in remove if n not in names and (self.out_dir / n).exists()]
         backup = self.staging / ".previous"
-        with stop_signals_held():
+        with caller().hold_stops():
             try:
                 backup.mkdir()
                 for name in names + remove:
@@ -188,7 +220,7 @@ class OutputSet:
                 raise UserError(f"cannot write to {self.out_dir}: {_why(exc)} "
                                 "(the previous files are unchanged)") from None
             if last:
-                _ignore_stop_signals()  # still deferred: a pending one is discarded
+                caller().settled()  # still deferred: a pending stop is discarded
         return [self.out_dir / name for name in names]
 
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from sim.export.outputs import Job, Output
-from sim.runs.procpool import WorkerPool
+from sim.runs.procpool import WorkerPool, worker_count
 
 __all__ = ["can_fork", "write_outputs"]
 
@@ -57,7 +57,7 @@ def write_outputs(job: Job, outputs: Sequence[Output], paths: dict[str, Path], w
     their paths in the order of ``outputs``; None, having written nothing, when fewer than two
     workers would help or forking is not safe here (``can_fork``). ``written_one`` is called with
     each path as its file is done."""
-    workers = min(workers, len(outputs))
+    workers = worker_count(workers, len(outputs))  # never more than cores nor files
     if workers < 2 or not can_fork():
         return None
     global _shared

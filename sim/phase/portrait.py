@@ -19,7 +19,7 @@ from sim.bounds import MAX_TIME, MIN_SPAN
 from sim.errors import UserError
 from sim.models.initial import InitialState
 from sim.phase.attempt import delay_after, outage_attempt
-from sim.phase.estimate import CellResult, CellTask, Healthy, phase_spec, replicate, run_cell
+from sim.phase.estimate import CellResult, CellTask, Healthy, Replicate, phase_spec, replicate, run_cell
 from sim.phase.grid import PhaseGrid
 from sim.spec import SimulationSpec
 
@@ -173,20 +173,23 @@ def pilot_base(r: Resolved) -> int:
     return max(PILOT_BASE, r.size ** 2 * r.runs)
 
 
+def pilot_run(job: tuple) -> Replicate:
+    """One of ``healthy_state``'s runs from the empty state (``replicate``'s arguments)."""
+    return replicate(*job)
+
+
 def healthy_state(spec: SimulationSpec, label: str, r: Resolved,
-                  progress: Callable[[int, int], None] | None = None,
-                  tick: Callable[[], None] | None = None) -> tuple[tuple[float, float], Healthy]:
+                  run_many: Callable[[Callable, list], list] | None = None,
+                  ) -> tuple[tuple[float, float], Healthy]:
     """Where runs from the empty state are after half the time limit (the mean of ``r.runs``
     runs), and the healthy region: that state plus three standard deviations of the runs or
-    one grid step, whichever is more, on each axis. ``progress(done, total)`` follows the runs,
-    ``tick`` is called while one runs (a pilot of many clients takes a while)."""
+    one grid step, whichever is more, on each axis. ``run_many(func, items)`` runs them (on
+    the workers the cells run on, so this process holds no large run a stop must unwind);
+    default: here."""
     base = pilot_base(r)
-    outs = []
-    for i in range(r.runs):
-        outs.append(replicate(spec, label, r.clients, InitialState(0, 0, 1), base + i, r.limit / 2,
-                              r.limit, r.step, None, tick=tick))
-        if progress is not None:
-            progress(len(outs), r.runs)
+    jobs = [(spec, label, r.clients, InitialState(0, 0, 1), base + i, r.limit / 2, r.limit,
+             r.step, None) for i in range(r.runs)]
+    outs = run_many(pilot_run, jobs) if run_many is not None else [pilot_run(job) for job in jobs]
     work = np.array([o.work for o in outs], dtype=float)
     orbit = np.array([o.orbit for o in outs], dtype=float)
     sw, so = r.grid.steps
@@ -213,18 +216,16 @@ def summarise(results: list[CellResult], runs: int) -> tuple[Cell, ...]:
 
 
 def compute_portrait(spec: SimulationSpec, label: str, settings: PhaseSettings,
-                     run_all: Callable[[list[CellTask]], list[CellResult]] | None = None,
-                     pilot: Callable[[int, int], None] | None = None,
-                     tick: Callable[[], None] | None = None) -> Portrait:
+                     run_all: Callable[[list[CellTask]], list[CellResult]] | None = None) -> Portrait:
     """The portrait of ``spec``'s strategy ``label``; ``run_all`` runs the cells' tasks (on a
-    pool, with progress; default: here, one after the other); ``pilot`` and ``tick`` follow the
-    pilot runs (``healthy_state``)."""
+    pool, with progress; default: here, one after the other), and its ``run_many`` the pilot
+    runs when it has one (``sim.phase.pool.cell_runner``)."""
     problem = replying_problem(spec)
     if problem:
         raise UserError(problem)
     r = resolve(spec, settings, label)
     runnable = phase_spec(spec, r.limit)
-    state, healthy = healthy_state(runnable, label, r, pilot, tick)
+    state, healthy = healthy_state(runnable, label, r, getattr(run_all, "run_many", None))
     todo = tasks(runnable, label, r, healthy)
     results = run_all(todo) if run_all is not None else [run_cell(t) for t in todo]
     return Portrait(spec.title, label, r, state, healthy, summarise(results, r.runs), spec.time_unit)

@@ -28,7 +28,6 @@ from heapq import heappop, heappush
 
 import numpy as np
 
-from sim import collector
 from sim.analysis.hosts import host_counts
 from sim.analysis.metrics import RunMetrics, cost
 from sim.analysis.open_metrics import OpenRunMetrics, recovery_verdict
@@ -37,6 +36,7 @@ from sim.core import events as ev
 from sim.core.events import NO_EVENT
 from sim.core.history import NO_CALL, History
 from sim.runs import fast
+from sim.runs.caller import caller
 from sim.runs.counters import RunCounters
 from sim.runs.tiers import RunTiers, TierLayout
 from sim.models.tiers import stopping_both
@@ -167,9 +167,10 @@ def _collector_paused() -> Iterator[None]:
     but at ``unfreeze`` moved it all, the run's own structure included, to the oldest generation,
     where only a rare full collection freed it: a sweep worker grew to ~240 MB (441 MB for the
     sample's whole sweep in one process, 39 MB now; its OCC sweep ~3% faster, medians of 3
-    alternating runs). Left as it is when something froze objects (``sim.collector``: the app,
-    which collects on its own clock, or the CLI writing files) or the collector is off."""
-    if collector.frozen() or not gc.isenabled():
+    alternating runs). Left as it is when something froze objects (``sim.commands.collector``: the app,
+    which collects on its own clock, or the CLI writing files: the caller's GC policy,
+    ``sim.runs.caller``) or the collector is off."""
+    if caller().collector_frozen() or not gc.isenabled():
         yield
         return
     gc.disable()

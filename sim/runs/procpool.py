@@ -1,81 +1,77 @@
-"""Worker processes this process owns, each on a pipe of its own, stopped by pid.
+"""Worker processes: ``concurrent.futures.ProcessPoolExecutor``, with the promises kept around it.
 
-``multiprocessing.Pool`` shares one task queue and one result queue among its workers, each
-guarded by a lock that a worker holds while it reads or writes. A worker killed while it holds
-one (a closing terminal or ``timeout`` signals the whole process group) leaves that lock held for
-good, and ``Pool.terminate`` waits for it: the app and the commands hung there, deaf to further
-signals. Here nothing is shared: each worker reads its tasks from its own pipe and writes its
-results (and progress) back on it; the parent waits on all the pipes and the processes'
-sentinels at once; and stopping is SIGKILL by pid followed by a reap bounded in time. Nothing on
-the way out waits for a worker's cooperation, so a hang there cannot happen.
+The promises (tests/test_teardown.py, test_signals.py): stopping never waits for a worker's
+cooperation nor for longer than ``REAP_SECONDS`` (SIGKILL by pid, then the executor is let go);
+a worker that dies is reported (``WorkerDied``) and the others are stopped; workers die with
+their parent however it ends (``sim.runs.workers``); a stop signal cannot land in a fork's hooks
+(the processes start under the caller's ``hold_stops``, ``sim.runs.caller``). Workers report
+progress (``report_progress``) on a pipe of the pool's own, which the waiting caller drains.
 
-The workers themselves die with their parent however it ends (``sim.runs.workers``).
+Once a waiting caller stops reading (a task's error, a cancel, a stop), tasks may still be
+running: the pool is not ``idle`` and must be stopped. A pool that ran its tasks to their end
+can take more: ``leased_pool`` hands out one kept from an earlier sweep inside a
+``reusing_workers`` scope (the app's, an explore's rounds), so a worker loads the compiled
+kernels once, not once per sweep. ``worker_count`` is the one rule for how many processes any
+command or stage starts: never more than cores, nor than tasks.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
-import queue
 import signal
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from multiprocessing import connection
 from multiprocessing.connection import Connection
 from typing import Any
 
-from sim.interrupt import raise_if_stopped, stop_signals_held
-from sim.teardown import kill
-from sim.runs.workers import init_worker
+from sim.runs.caller import caller
+from sim.runs.workers import init_worker, kill
 
-# What a worker sends back on its pipe: (kind, payload).
-_DONE, _FAILED, _PROGRESS = "done", "failed", "progress"
-REAP_SECONDS = 1.0  # how long stop() waits, in all, for killed workers to be reaped
+REAP_SECONDS = 1.0  # how long stop() waits, in all, for killed workers to be gone
 POLL_SECONDS = 0.1  # how often a waiting caller's tick runs (progress, cancellation)
 
-_worker_conn: Connection | None = None  # in a worker process: its pipe to the parent
+_progress: Connection | None = None  # in a worker process: the pool's progress pipe
 
 
 class WorkerDied(RuntimeError):
     """A worker process ended without answering (killed, or the pool was stopped)."""
 
 
+def default_workers() -> int:
+    """The cores this process may run on."""
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+
+
+def worker_count(requested: int | None = None, tasks: int | None = None) -> int:
+    """How many worker processes to start, for every command and stage: what was asked for
+    (all cores by default), never more than the cores (the work is CPU-bound) nor than the
+    tasks when they are known (``phase --workers 64`` on 2 cores starts 2), and at least 1."""
+    n = default_workers() if requested is None else max(1, min(int(requested), default_workers()))
+    return max(1, min(n, tasks)) if tasks is not None else n
+
+
 def report_progress(n: int) -> None:
     """In a worker, send ``n`` (events simulated) to the parent; a no-op elsewhere."""
-    if _worker_conn is not None:
-        _worker_conn.send((_PROGRESS, n))
+    if _progress is not None:
+        try:
+            _progress.send(n)  # a few bytes: one write, whole, whichever worker sends
+        except (OSError, ValueError):
+            pass
 
 
-def _serve(conn: Connection, owner: int, initializer: Callable[..., None] | None,
-           initargs: tuple) -> None:
-    """A worker's life: run each task that arrives on ``conn`` and send back its outcome, until
-    the pipe closes."""
-    global _worker_conn
+def _start_worker(owner: int, progress: Connection, initializer: Callable[..., None] | None,
+                  initargs: tuple) -> None:
+    global _progress
     init_worker(owner)
-    _worker_conn = conn
+    _progress = progress
     if initializer is not None:
         initializer(*initargs)
-    while True:
-        try:
-            task = conn.recv()
-        except (EOFError, OSError):
-            return
-        if task is None:
-            return
-        func, arg = task
-        try:
-            reply: tuple[str, Any] = (_DONE, func(arg))
-        except Exception as exc:  # the parent re-raises it (e.g. a stalled run)
-            reply = (_FAILED, exc)
-        try:
-            conn.send(reply)
-        except (OSError, ValueError):
-            return
-        except Exception as exc:  # the outcome did not pickle: say so instead
-            conn.send((_FAILED, RuntimeError(f"{type(exc).__name__}: {exc}")))
 
 
 def default_context() -> multiprocessing.context.BaseContext:
@@ -91,215 +87,194 @@ def default_context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
-@dataclass(eq=False)
-class _Worker:
-    process: multiprocessing.process.BaseProcess
-    conn: Connection
-
-
 class WorkerPool:
-    """``processes`` workers, started at once; ``imap_unordered`` runs tasks on them.
+    """Up to ``processes`` workers (an executor's); ``imap_unordered`` runs tasks on them.
 
-    One ``imap_unordered`` at a time. A pool whose ``imap_unordered`` did not run to its end (an
-    error, a cancel) still has busy workers: ``idle`` is False and it must be stopped. ``stop()``
-    may be called from any thread, at any moment, as often as wanted; it never blocks for longer
-    than ``REAP_SECONDS``.
+    One ``imap_unordered`` at a time. ``stop()`` may be called from any thread, at any moment,
+    as often as wanted; it never blocks for longer than ``REAP_SECONDS``.
     """
 
     def __init__(self, processes: int, *, context: multiprocessing.context.BaseContext | None = None,
                  initializer: Callable[..., None] | None = None, initargs: tuple = ()) -> None:
+        self.processes = max(1, processes)
         self._ctx = context or default_context()
-        self._workers: list[_Worker] = []
-        self._busy: dict[Connection, _Worker] = {}
+        self._reader, writer = self._ctx.Pipe(duplex=False)
+        self._writer: Connection | None = writer
+        self._executor = ProcessPoolExecutor(self.processes, mp_context=self._ctx,
+                                             initializer=_start_worker,
+                                             initargs=(os.getpid(), writer, initializer, initargs))
+        self._futures: set[Future] = set()
         self._stopped = False
-        self._pump: threading.Thread | None = None
+        self._lock = threading.Lock()
         try:
-            for _ in range(processes):
-                self._start(initializer, initargs)
+            self._start()
         except BaseException:
-            self.stop()
+            self.close()
             raise
 
-    def _start(self, initializer: Callable[..., None] | None, initargs: tuple) -> None:
-        ours, theirs = self._ctx.Pipe(duplex=True)
-        process = self._ctx.Process(target=_serve, args=(theirs, os.getpid(), initializer, initargs),
-                                    daemon=True, name=f"backoff-sim-worker-{len(self._workers) + 1}")
-        worker = _Worker(process, ours)
-        self._workers.append(worker)  # before start: a stop during start still finds it
-        with stop_signals_held():
-            process.start()
-        theirs.close()
+    @property
+    def start_method(self) -> str:
+        return self._ctx.get_start_method()
+
+    def _processes(self) -> list[multiprocessing.process.BaseProcess]:
+        # The executor's processes: it has no public way to name them, and stopping is by pid.
+        return list((getattr(self._executor, "_processes", None) or {}).values())
 
     @property
     def pids(self) -> list[int]:
-        return [w.process.pid for w in self._workers if w.process.pid is not None]
+        return [p.pid for p in self._processes() if p.pid is not None]
 
     @property
     def idle(self) -> bool:
-        """True when no worker has a task and all are alive (the pool can take another
-        ``imap_unordered``)."""
-        return (not self._busy and not self._stopped
-                and all(w.process.exitcode is None for w in self._workers))
+        """True when no task is outstanding and every worker is alive (the pool can take
+        another ``imap_unordered``)."""
+        return (not self._stopped and all(f.done() for f in self._futures)
+                and not getattr(self._executor, "_broken", False)
+                and all(p.exitcode is None for p in self._processes()))
+
+    def _start(self) -> None:
+        """Start every worker now, all at once (the executor would start them as tasks arrive,
+        and a fork then could come after its thread started), under the caller's
+        ``hold_stops``: a stop signal must not land in a fork's hooks, which drop it."""
+        launch = getattr(self._executor, "_launch_processes", None)  # no public way to
+        with caller().hold_stops():
+            if launch is not None:
+                launch()
 
     def imap_unordered(self, func: Callable[[Any], Any], items: Iterable[Any], *,
                        tick: Callable[[], None] | None = None,
                        on_progress: Callable[[int], None] | None = None) -> Iterator[Any]:
         """``func(item)`` for every item, on the workers; outcomes in the order they finish.
 
-        ``tick()`` runs every ``POLL_SECONDS`` while waiting (it may raise to cancel: the pool is
-        then left busy, to be stopped); ``on_progress(n)`` receives what workers report with
+        Every task is handed to the executor at once: its own thread feeds the workers, so they
+        go on while the caller is busy with an outcome. ``tick()`` runs every ``POLL_SECONDS``
+        while waiting (it may raise to cancel: the pool is then left busy, to be stopped), as
+        does the caller's ``check_stop``; ``on_progress(n)`` receives what workers report with
         ``report_progress``. A task's exception is raised here; a worker that dies raises
         ``WorkerDied``.
         """
         if self._stopped:
             raise WorkerDied("the worker processes were stopped")
-        pending = deque(items)
-        idle = [w for w in self._workers if w.conn not in self._busy]
-        while pending or self._busy:
-            while idle and pending:
-                worker = idle.pop()
-                self._send(worker, (func, pending.popleft()))
-            ready = self._wait()
-            if not ready:
-                raise_if_stopped()
+        items = list(items)
+        with caller().hold_stops():  # processes start here: no stop lands in a fork's hooks
+            try:
+                pending = {self._executor.submit(func, item) for item in items}
+            except (BrokenProcessPool, RuntimeError):
+                raise self._died() from None
+        with self._lock:
+            self._futures = set(pending)
+        while pending:
+            try:
+                done, pending = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
+            except (OSError, ValueError):
+                raise self._died() from None
+            self._drain(on_progress)
+            for future in done:
+                try:
+                    outcome = future.result()
+                except (BrokenProcessPool, CancelledError):
+                    raise self._died() from None
+                yield outcome
+            if not done:
+                caller().check_stop()
                 if tick is not None:
                     tick()
-                continue
-            for conn in ready:
-                worker = self._busy[conn]
-                kind, payload = self._receive(worker)
-                if kind == _PROGRESS:
-                    if on_progress is not None:
-                        on_progress(payload)
-                    continue
-                del self._busy[conn]
-                if kind == _FAILED:
-                    raise payload
-                idle.append(worker)
-                yield payload
+        self._drain(on_progress)
 
-    def imap_in_background(self, func: Callable[[Any], Any], items: Iterable[Any], *,
-                           tick: Callable[[], None] | None = None,
-                           on_progress: Callable[[int], None] | None = None) -> Iterator[Any]:
-        """``imap_unordered``, its feeding and reading done by a thread of the pool's own, so the
-        workers go on while the caller is busy with an outcome (the CLI draws a finished
-        simulation's PNGs meanwhile: fed from the caller's thread, the workers sat idle then,
-        7% of the sample's wall time). ``tick`` runs in the caller's thread; ``on_progress`` in
-        the pool's. ``stop()`` ends the thread: its waits are the pool's, a tenth of a second."""
-        outcomes: queue.SimpleQueue = queue.SimpleQueue()
-        done = object()
+    # The executor feeds its workers itself: the background variant is the same loop.
+    imap_in_background = imap_unordered
 
-        def pump() -> None:
-            try:
-                for outcome in self.imap_unordered(func, items, on_progress=on_progress):
-                    outcomes.put((True, outcome))
-                outcomes.put((True, done))
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
-                outcomes.put((False, exc))
-
-        self._pump = threading.Thread(target=pump, name="worker-pool-pump", daemon=True)
-        self._pump.start()
-        while True:
-            try:
-                ok, value = outcomes.get(timeout=POLL_SECONDS)
-            except queue.Empty:
-                raise_if_stopped()
-                if tick is not None:
-                    tick()
-                continue
-            if not ok:
-                raise value
-            if value is done:
-                self._pump.join(REAP_SECONDS)
-                return
-            yield value
-
-    def _send(self, worker: _Worker, task: tuple) -> None:
+    def _drain(self, on_progress: Callable[[int], None] | None) -> None:
         try:
-            worker.conn.send(task)
-        except (OSError, ValueError):
-            raise self._died(worker) from None
-        self._busy[worker.conn] = worker
-
-    def _wait(self) -> list[Connection]:
-        """The busy workers' pipes with something to read, after at most ``POLL_SECONDS``; a
-        worker whose process ended with nothing left to read raises ``WorkerDied``."""
-        if self._stopped:
-            raise WorkerDied("the worker processes were stopped")
-        by_sentinel = {w.process.sentinel: w for w in self._busy.values()}
-        try:
-            ready = connection.wait([*self._busy, *by_sentinel], timeout=POLL_SECONDS)
-        except (OSError, ValueError):  # a handle closed under us: the pool was stopped
-            raise WorkerDied("the worker processes were stopped") from None
-        conns = [r for r in ready if isinstance(r, Connection)]
-        for r in ready:
-            if not isinstance(r, Connection):
-                worker = by_sentinel[r]
-                if worker.conn not in conns and not self._has_data(worker):
-                    raise self._died(worker)
-        return conns
-
-    @staticmethod
-    def _has_data(worker: _Worker) -> bool:
-        try:
-            return worker.conn.poll()
-        except (OSError, ValueError, EOFError):
-            return False
-
-    def _receive(self, worker: _Worker) -> tuple[str, Any]:
-        try:
-            return worker.conn.recv()
+            while self._reader.poll():
+                n = self._reader.recv()
+                if on_progress is not None:
+                    on_progress(n)
         except (EOFError, OSError, ValueError):
-            raise self._died(worker) from None
+            pass
 
-    def _died(self, worker: _Worker) -> WorkerDied:
+    def _died(self) -> WorkerDied:
         if self._stopped:
             return WorkerDied("the worker processes were stopped")
-        worker.process.join(REAP_SECONDS)  # reap it (it is dying, or gone), for its exit code
-        code = worker.process.exitcode
+        codes = [p.exitcode for p in self._processes() if p.exitcode is not None and p.exitcode != 0]
+        code = codes[0] if codes else None
         how = (f"killed by {signal.Signals(-code).name}" if code is not None and code < 0
                and -code in signal.valid_signals() else f"exit code {code}")
+        self.stop()
         return WorkerDied(f"a worker process ended unexpectedly ({how})")
 
     def stop(self) -> None:
-        """Kill every worker by pid and reap them, waiting ``REAP_SECONDS`` at the most.
+        """Kill every worker by pid and let the executor go, waiting ``REAP_SECONDS`` at the
+        most for the workers to be gone.
 
-        SIGKILL, not a request: a worker needs to do nothing for it to work. A worker not reaped
-        in time (which only an uninterruptible kernel wait could cause) is forgotten rather than
-        waited for, at exit too."""
-        self._stopped = True
-        kill(w.process.pid for w in self._workers
-             if w.process.pid is not None and w.process.exitcode is None)
-        deadline = time.monotonic() + REAP_SECONDS
-        for worker in self._workers:
-            if worker.process.pid is None:
-                continue
+        SIGKILL, not a request: a worker needs to do nothing for it to work. The executor's
+        own thread then finds its workers dead and winds itself up; the parent's end of its
+        result pipe is closed first, so a reply a killed worker left half written cannot hold
+        that thread (and the interpreter's exit, which joins it) for good."""
+        with self._lock:
+            first = not self._stopped
+            self._stopped = True
+        processes = self._processes()
+        kill(p.pid for p in processes if p.pid is not None and p.exitcode is None)
+        if first:
+            results = getattr(self._executor, "_result_queue", None)
+            writer = getattr(results, "_writer", None)
             try:
-                worker.process.join(max(0.0, deadline - time.monotonic()))
-            except (AssertionError, ValueError, OSError):  # never started, or already closed
+                self._executor.shutdown(wait=False, cancel_futures=True)
+            except Exception:  # noqa: BLE001 - a broken executor may complain; it is let go anyway
                 pass
-            if worker.process.exitcode is None:
-                _forget(worker.process)
+            if writer is not None:
+                try:
+                    writer.close()
+                except OSError:
+                    pass
+        sentinels = [p.sentinel for p in processes if p.pid is not None]
+        try:
+            remaining = set(sentinels)
+            end = time.monotonic() + REAP_SECONDS
+            while remaining and time.monotonic() < end:
+                ready = connection.wait(list(remaining), timeout=max(0.0, end - time.monotonic()))
+                remaining -= set(ready)
+        except (OSError, ValueError):
+            pass
+        for process in processes:
+            if process.exitcode is None:
+                _forget(process)
 
     def close(self) -> None:
-        """Stop the workers and close the pipes (by the pool's owner, once nothing uses it). A
-        pump thread still reading them (it notices the stop within ``POLL_SECONDS``) is given
-        ``REAP_SECONDS``; should it still run, the pipes are left to the garbage collector
-        rather than closed under it, where their numbers could go to another pool's pipes."""
+        """Stop the workers and close the progress pipe (by the pool's owner, once nothing uses
+        it)."""
         self.stop()
-        if self._pump is not None:
-            self._pump.join(REAP_SECONDS)
-            if self._pump.is_alive():
-                return
-        for worker in self._workers:
-            worker.conn.close()
-        self._busy.clear()
+        for end in (self._reader, self._writer):
+            try:
+                if end is not None:
+                    end.close()
+            except OSError:
+                pass
+        self._writer = None
+
+    def shutdown(self) -> None:
+        """End an idle pool's workers the polite way (they have no task): as ``close`` when
+        any task is outstanding."""
+        if not self.idle:
+            self.close()
+            return
+        with self._lock:
+            self._stopped = True
+        try:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+        except Exception:  # noqa: BLE001
+            pass
+        self.close()
 
     def __enter__(self) -> WorkerPool:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.close()
+        if exc[0] is None and self.idle:
+            self.shutdown()  # its thread joined: a fork after it (the files' workers) is safe
+        else:
+            self.close()
 
 
 def _forget(process: multiprocessing.process.BaseProcess) -> None:
@@ -310,3 +285,67 @@ def _forget(process: multiprocessing.process.BaseProcess) -> None:
         mp_process._children.discard(process)  # type: ignore[attr-defined]
     except AttributeError:  # pragma: no cover - another multiprocessing layout
         pass
+
+
+# --- pools kept from one sweep to the next ---------------------------------------------------
+
+_kept: WorkerPool | None = None
+_scopes = 0
+_kept_lock = threading.Lock()
+
+
+@contextmanager
+def reusing_workers() -> Iterator[None]:
+    """Within the block (and blocks nested in it), a pool whose tasks all ran to their end is
+    kept for the next ``leased_pool`` instead of being stopped: the app's sweeps (one for every
+    seed and simulation it shows), an explore's rounds. Leaving the outermost block ends it."""
+    global _scopes
+    with _kept_lock:
+        _scopes += 1
+    try:
+        yield
+    finally:
+        with _kept_lock:
+            _scopes -= 1
+            pool = _take_kept() if _scopes == 0 else None
+        if pool is not None:
+            pool.shutdown()
+
+
+def _take_kept() -> WorkerPool | None:
+    global _kept
+    pool, _kept = _kept, None
+    return pool
+
+
+def kept_pool() -> WorkerPool | None:
+    """The pool kept for the next sweep, if any (for tests and the app's status)."""
+    return _kept
+
+
+@contextmanager
+def leased_pool(processes: int) -> Iterator[WorkerPool]:
+    """A pool of at least ``processes`` workers for one ``imap_unordered``: the kept one when it
+    is idle and big enough (its workers have loaded what earlier sweeps loaded), else a new one.
+    On the way out it is kept (inside ``reusing_workers``, when idle) or stopped."""
+    global _kept
+    with _kept_lock:
+        pool = _take_kept()
+    if pool is not None and not (pool.idle and pool.processes >= processes):
+        pool.close()
+        pool = None
+    if pool is None:
+        pool = WorkerPool(processes)
+    keep = False
+    try:
+        yield pool
+        keep = pool.idle
+    finally:
+        with _kept_lock:
+            if keep and _scopes > 0 and _kept is None:
+                _kept, pool = pool, None
+        if pool is not None:
+            if keep:
+                pool.shutdown()
+            else:
+                pool.close()

@@ -8,7 +8,6 @@ The engine itself knows nothing of either (Ciw's mistake, not repeated).
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -21,9 +20,11 @@ from sim.analysis.open_metrics import OpenRunMetrics, latency_summary
 from sim.analysis.recovery import UNDECIDED, RecoverySummary, summary_note
 from sim.analysis.stats import Estimate, estimate
 from sim.analysis.tiers import TierSummary, tier_summaries
-from sim.runs.procpool import WorkerPool, report_progress
+# default_workers: named here by the benches and tests, as before it moved to procpool.
+from sim.runs.procpool import default_workers, leased_pool, report_progress, worker_count  # noqa: F401
 from sim.runs import engine, fast
 from sim.runs.engine import Run, record_run, run_metrics
+from sim.runs.resources import expected_events
 from sim.runs.shared_runs import no_attempt_failed, stands_for
 from sim.policies.chain import ChainSpec
 from sim.spec import SimulationSpec
@@ -160,6 +161,10 @@ class _Task:
     record: bool = False
     # The repetitions run, ``range(*repetitions)``; None: all of them.
     repetitions: tuple[int, int] | None = None
+    # On a worker: report long runs' events to the parent; load the compiled kernels first
+    # (``fast.warm_up``, once per process however many sweeps its pool serves).
+    counting: bool = False
+    warm: bool = False
 
     @property
     def reps(self) -> range:
@@ -178,6 +183,14 @@ def recorded_clients(spec: SimulationSpec) -> frozenset[int]:
     """The client counts whose repetition 0 the exports show: the example histories'
     (``SimulationSpec.representative_clients``) and the scatter plot's (the largest)."""
     return frozenset((spec.representative_clients(), spec.max_clients))
+
+
+def _run_on_worker(task: _Task) -> Outcome:
+    """A task on a pool's worker, which may serve sweeps that count and sweeps that do not."""
+    _counting.start(_Reported() if task.counting else None)
+    if task.warm:
+        fast.warm_up()
+    return _run_task(task)
 
 
 def _run_task(task: _Task) -> Outcome:
@@ -235,9 +248,32 @@ class EventCount:
 
     def __init__(self) -> None:
         self.value = 0
+        self.expected = 0.0  # the sweep's events as estimated before it runs (a lower bound)
+        self._done_expected = 0.0  # ... of the runs finished
+        self._done_actual = 0  # the events those runs took
 
     def add(self, n: int) -> None:
         self.value += n
+
+    def plan(self, expected: float) -> None:
+        """Runs of ``expected`` events in all (``resources.expected_events``) are to come."""
+        self.expected += expected
+
+    def finished(self, expected: float, actual: int) -> None:
+        """Runs estimated at ``expected`` events took ``actual``."""
+        self._done_expected += expected
+        self._done_actual += actual
+
+    def fraction(self) -> float | None:
+        """The share of the sweep done, by events: those simulated so far over the sweep's as
+        now estimated, the runs finished telling how far the estimate (a lower bound: retries
+        make more) is from what runs take; None when nothing is planned. Below 1 until the
+        sweep ends, so an ETA from it never says 0 while work remains."""
+        if self.expected <= 0:
+            return None
+        ratio = self._done_actual / self._done_expected if self._done_expected > 0 else 1.0
+        total = self._done_actual + ratio * max(0.0, self.expected - self._done_expected)
+        return min(0.999, self.value / total) if total > 0 else None
 
 
 class _Reported:
@@ -280,18 +316,6 @@ class _Counting:
 _counting = _Counting()
 
 
-def _init_worker(counting: bool, warm: bool) -> None:
-    """In each worker: report the events of long runs to the parent when it counts them; load
-    the compiled kernels when the sweep's runs are worth it (``fast.warm_up``)."""
-    _counting.start(_Reported() if counting else None)
-    if warm:
-        fast.warm_up()
-
-
-def default_workers() -> int:
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
-
-
 def run_sweeps(specs: Sequence[SimulationSpec], *, workers: int | None = None,
                progress: Progress | None = None, should_stop: ShouldStop | None = None,
                on_complete: Callable[[int, SweepResult], None] | None = None,
@@ -312,8 +336,8 @@ def run_sweeps(specs: Sequence[SimulationSpec], *, workers: int | None = None,
     """
     results = [SweepResult.empty(spec) for spec in specs]
     shown = [recorded_clients(spec) if record and not whole_cells else frozenset() for spec in specs]
-    # Never more processes than cores (the work is CPU-bound) nor than tasks.
-    workers = default_workers() if workers is None else max(1, min(workers, default_workers()))
+    # Never more processes than cores (the work is CPU-bound) nor than tasks (below).
+    workers = worker_count(workers)
     tasks = [_Task(i, 0, k, spec, len(spec.strategies)) if whole_cells
              else _Task(i, s, k, spec, record=spec.clients[k] in shown[i])
              for i, spec in enumerate(specs)
@@ -325,6 +349,12 @@ def run_sweeps(specs: Sequence[SimulationSpec], *, workers: int | None = None,
     remaining = [sum(t.sim == i for t in tasks) for i in range(len(specs))]
     total = sum(t.runs for t in tasks)
     done = 0
+    # Events per run as estimated up front, by (simulation, client-count index): the progress's
+    # measure, so that it moves within long runs and gives an ETA before the first run ends.
+    per_run = {(i, k): expected_events(spec, spec.clients[k])
+               for i, spec in enumerate(specs) for k in range(len(spec.clients))}
+    if events is not None:
+        events.plan(sum(per_run[(t.sim, t.clients_index)] * t.runs for t in tasks))
 
     def finish(outcome: Outcome) -> None:
         nonlocal done
@@ -332,6 +362,8 @@ def run_sweeps(specs: Sequence[SimulationSpec], *, workers: int | None = None,
         for s, runs in by_strategy:
             results[i].store(s, k, runs, first)
             done += len(runs)
+            if events is not None:
+                events.finished(per_run[(i, k)] * len(runs), sum(m.events for m in runs))
         for run in recorded:
             results[i].recorded[(run.label, run.clients)] = run
         if progress:
@@ -345,7 +377,7 @@ def run_sweeps(specs: Sequence[SimulationSpec], *, workers: int | None = None,
     # The compiled kernels, where the sweep's runs they express pay for loading them (so every
     # such run takes them, not only those large enough alone: ``fast.kernel_fits``).
     in_process = workers == 1 or len(tasks) <= 1
-    warm = fast.worth_warming(specs, 1 if in_process else min(workers, len(tasks)))
+    warm = fast.worth_warming(specs, 1 if in_process else worker_count(workers, len(tasks)))
     if in_process:
         if warm and threading.current_thread() is threading.main_thread():
             # Not from another thread (the app's): loading, or a first compilation, holds the
@@ -365,20 +397,21 @@ def run_sweeps(specs: Sequence[SimulationSpec], *, workers: int | None = None,
                 _counting.stop()
         return results
 
-    # Workers of our own, stopped by pid when the sweep ends, is cancelled or is interrupted
-    # (``procpool``): no wait for their current tasks, and none on a lock a killed worker held.
+    # Workers stopped by pid when the sweep is cancelled or interrupted (``procpool``): no wait
+    # for their current tasks; kept for the next sweep when it ends well inside a
+    # ``reusing_workers`` scope (the app's), so they load the kernels once.
     def check() -> None:
         if should_stop and should_stop():
             raise SweepCancelled()
         if tick is not None:
             tick()
 
-    # Each worker loads the kernels as it starts, all at once; not this process before forking
-    # them, which would hold numba's ~120 MB while it writes the files (server_outage's peak).
-    with WorkerPool(min(workers, len(tasks)), initializer=_init_worker,
-                    initargs=(events is not None, warm)) as pool:
-        for outcome in pool.imap_in_background(_run_task, tasks, tick=check,
-                                               on_progress=events.add if events is not None else None):
+    # Each worker loads the kernels as its first task that wants them, not this process before
+    # starting them, which would hold numba's ~120 MB while it writes the files (server_outage's peak).
+    tasks = [replace(t, counting=events is not None, warm=warm) for t in tasks]
+    with leased_pool(worker_count(workers, len(tasks))) as pool:
+        for outcome in pool.imap_unordered(_run_on_worker, tasks, tick=check,
+                                           on_progress=events.add if events is not None else None):
             if should_stop and should_stop():
                 raise SweepCancelled()
             finish(outcome)

@@ -10,13 +10,13 @@ forkserver are its children, not the owner's).
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
 import signal
 import sys
 import threading
 import time
+from collections.abc import Iterable
+from pathlib import Path
 
 PR_SET_PDEATHSIG = 1
 WATCH_SECONDS = 0.5
@@ -26,6 +26,9 @@ def _set_parent_death_signal() -> None:
     """Ask Linux to SIGKILL this process when its parent thread exits (no-op elsewhere)."""
     if not sys.platform.startswith("linux"):
         return
+    import ctypes  # here, not at import: the console scripts import this before their handlers
+    import ctypes.util
+
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
         libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
@@ -55,15 +58,58 @@ def init_worker(owner: int) -> None:
     the pool.
 
     Ctrl-C is the owner's to handle (it stops the pool); SIGTERM and SIGHUP keep their default
-    action, so a closed terminal or a signal to the process group ends the worker at once.
+    action, so a closed terminal or a signal to the process group ends the worker at once;
+    unless the owner ignores them (ignored when it started: ``nohup``), where the worker too
+    outlives a hang-up. A worker forked while its owner held the stop signals
+    (``procpool``) keeps them held: its owner's stop reaches it as SIGKILL, and a signal to the
+    group cannot end it before its owner has seen that signal itself.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    for name in ("SIGTERM", "SIGHUP"):
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), signal.SIG_DFL)
+    stops = [getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)]
+    for sig in stops[1:]:
+        if signal.getsignal(sig) is not signal.SIG_IGN:
+            signal.signal(sig, signal.SIG_DFL)
     parent = os.getppid()
     _set_parent_death_signal()
     # The parent may have died before the death signal was armed.
     if os.getppid() != parent or not _alive(owner):
         os._exit(1)
     threading.Thread(target=_watch, args=(parent, owner), name="parent-watch", daemon=True).start()
+
+
+def kill(pids: Iterable[int]) -> None:
+    """SIGKILL each of ``pids``; one already gone (or not ours) is passed over. Never waits."""
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def descendants(pid: int | None = None) -> list[int]:
+    """Every process below ``pid`` (this one by default), children before grandchildren, read
+    from ``/proc`` (Linux); empty where ``/proc`` does not list children."""
+    found: list[int] = []
+    frontier = [os.getpid() if pid is None else pid]
+    while frontier:
+        parent = frontier.pop(0)
+        for child in _children(parent):
+            if child not in found:
+                found.append(child)
+                frontier.append(child)
+    return found
+
+
+def _children(pid: int) -> list[int]:
+    children: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return children
+    for task in tasks:
+        try:
+            text = Path(f"/proc/{pid}/task/{task}/children").read_text()
+        except OSError:
+            continue
+        children += [int(p) for p in text.split()]
+    return children

@@ -19,7 +19,8 @@ from sim.exploration.grid import MapCell, grid_rows
 from sim.exploration.plan import ExplorePlan, plot_metrics
 from sim.exploration.runner import run_explores
 from sim.exploration.summary import CellResult
-from sim.runs.sweep import Progress, ShouldStop, default_workers
+from sim.runs.procpool import worker_count
+from sim.runs.sweep import Progress, ShouldStop
 
 
 @dataclass
@@ -121,7 +122,7 @@ class ExploreMap:
         cached one by one. Raises ``SweepCancelled`` once ``should_stop`` says so."""
         # The limits every cell is held to, as `backoff-sim explore` checks them (--force lifts
         # the soft ones: the plan's specs then carry soft_limits off).
-        check_cells([self.plan], workers=self.workers or default_workers(),
+        check_cells([self.plan], workers=worker_count(self.workers),
                     force=not self.plan.base.soft_limits)
         run_explores([self.plan], self.backend, self.cache, progress=progress,
                      should_stop=should_stop, on_cell=on_cell)

@@ -21,7 +21,7 @@ from sim.export.csv_files import run_clock, write_history_csv
 from sim.report.html import run_report, write_report
 from sim.runs.tiers import TierLayout
 from sim.export.names import safe_title
-from sim.export.outset import OutputSet
+from sim.export.outset import output_set
 from sim.export.palette import Palette
 
 from .paths import DEFAULT_OUT
@@ -72,7 +72,7 @@ def export_view(out_dir: Path, selection: Selection, history: History,
     out_dir = Path(out_dir)
     if out_dir == DEFAULT_OUT:  # the app's own folder, not one the user named: git ignores it
         ensure_output_dir(out_dir, git_ignored=True)
-    with OutputSet(out_dir) as output:  # the lock first: the free stem stays free
+    with output_set(out_dir) as output:  # the lock first: the free stem stays free
         stem = free_stem(out_dir, selection, result)
         run_name, svg_name = view_names(stem, selection)
         total = len(planned_names(stem, selection, result))
@@ -84,15 +84,16 @@ def export_view(out_dir: Path, selection: Selection, history: History,
                 progress(len(staged), total, out_dir / path.name)
 
         s = selection
-        done(write_history_csv(output.staging / run_name, s.simulation, s.strategy, s.clients,
+        done(write_history_csv(output.dir / run_name, s.simulation, s.strategy, s.clients,
                                s.repetition, history, layout,
                                run_clock(result.spec) if result is not None else None))
         stale: list[str] = []
         if result is not None:
-            files = write_simulation(result, output.staging, palette=palette, stem=stem,
+            files = write_simulation(result, output.dir, palette=palette, stem=stem,
                                      written_one=done)
             stale = stale_names(result.spec.title, files, stem=stem)
             name = report_name(stem)
-            done(write_report(output.staging / name, run_report([result], out_dir / name)))
-        done(atomic_write_text(output.staging / svg_name, svg))
-        return output.commit([p.name for p in staged], remove=stale)
+            done(write_report(output.dir / name, run_report([result], out_dir / name)))
+        done(atomic_write_text(output.dir / svg_name, svg))
+        output.add(staged, remove=stale)
+    return output.written

@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from sim.runs.sweep import Progress, ShouldStop, default_workers
+from sim.runs.procpool import worker_count
+from sim.runs.sweep import Progress, ShouldStop
 from sim.exploration.backends import DaskBackend, LocalBackend
 from sim.exploration.cache import CellCache
 from sim.exploration.tune_checks import check_tunes
@@ -35,7 +36,7 @@ def tune_variant(plan: TunePlan, *, backend: LocalBackend | DaskBackend, cache: 
     """Run ``plan`` on ``backend`` (the app's: the local pool, or Dask); the best trial as a
     strategy, labelled as the command's ``_pareto.csv`` labels it (``jitter tuned``)."""
     # The limits the headless command checks before any work (--force: soft_limits off).
-    check_tunes([plan], workers=getattr(backend, "workers", None) or default_workers(),
+    check_tunes([plan], workers=worker_count(getattr(backend, "workers", None)),
                 force=not plan.base.soft_limits)
     hits = cache.hits
     result = run_tune(plan, backend, cache, progress=progress, should_stop=should_stop)

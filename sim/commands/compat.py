@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from sim.errors import UserError
-from sim.stdout import GuardedStdout
+from sim.commands.stdout import GuardedStdout
 
 HEADERS = ["time", "client_id", "event_type", "event_detail"]
 
@@ -27,7 +27,7 @@ PNG_SUFFIXES = ("_metrics.png", "_scatter.png")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from sim.cli import OneLineParser, add_force
+    from sim.commands.cli import OneLineParser, add_force
 
     parser = OneLineParser(
         prog="backoff-simulator",
@@ -58,9 +58,8 @@ def history_text(rows: Sequence[tuple[float, int, str, str]]) -> str:
 
 
 def _run(config_file: Path, force: bool, out: GuardedStdout) -> int:
-    from sim.pipeline import load, prepare, sweep
+    from sim.pipeline import load, output_set, prepare, sweep
     from sim.export.atomic import atomic_save_figure
-    from sim.export.outset import OutputSet
     from sim.export.plots import metrics_figure, scatter_figure
     from sim.export.runs import representative_runs, scatter_runs
     from sim.export.palette import load_palette
@@ -73,16 +72,16 @@ def _run(config_file: Path, force: bool, out: GuardedStdout) -> int:
     config = prepare(config, force=force, out=".", unique_stems=False, stem=compat_stem,
                      suffixes=PNG_SUFFIXES)
     palette = load_palette()
-    with OutputSet(".") as output:
+    with output_set(".", last=True) as output:
         results = sweep(config, record=True)
         tables = []
         for result, stem in zip(results, stems):
             spec = result.spec
-            atomic_save_figure(metrics_figure(result, palette), output.staging / f"{stem}_metrics.png")
+            atomic_save_figure(metrics_figure(result, palette), output.dir / f"{stem}_metrics.png")
             atomic_save_figure(scatter_figure(result, scatter_runs(spec, result.recorded), palette),
-                               output.staging / f"{stem}_scatter.png")
+                               output.dir / f"{stem}_scatter.png")
             tables.append((spec, representative_runs(spec, result.recorded)))
-        output.commit([stem + suffix for stem in stems for suffix in PNG_SUFFIXES], last=True)
+        output.add(Path(stem + suffix) for stem in stems for suffix in PNG_SUFFIXES)
     for spec, runs in tables:
         for label in sorted(runs):
             print(f"\n{spec.title} + {label}\n", file=out)
@@ -94,13 +93,13 @@ def _run(config_file: Path, force: bool, out: GuardedStdout) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``backoff-simulator``; returns the exit status (as ``backoff-sim run``)."""
-    from sim.stdout import command_status
+    from sim.commands.stdout import command_status
 
     args = build_parser().parse_args(argv)
     return command_status(lambda: _run(args.config_file, args.force, GuardedStdout(sys.stdout)))
 
 
-if __name__ == "__main__":  # pragma: no cover - `python -m sim.compat`, as the console script
-    from sim.entry import backoff_simulator
+if __name__ == "__main__":  # pragma: no cover - `python -m sim.commands.compat`, as the console script
+    from sim.commands.entry import backoff_simulator
 
     sys.exit(backoff_simulator())

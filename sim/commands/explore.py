@@ -1,6 +1,6 @@
 """``backoff-sim explore CONFIG``: draw each simulation's map and run its tune, headless.
 
-Registered on the ``backoff-sim`` parser by ``sim.cli`` (which this module does not import, so
+Registered on the ``backoff-sim`` parser by ``sim.commands.cli`` (which this module does not import, so
 the dependency goes one way); never imports Textual. Mistakes are one
 line with exit status 2; Ctrl-C stops the pool or the Dask tasks and exits 130, and since every
 finished cell is cached, running the same command again resumes.
@@ -113,7 +113,7 @@ def explore_command(args: argparse.Namespace) -> int:
     """Carry out ``backoff-sim explore``; return the exit status (0, 2, or 130, 143, 129 on
     SIGINT, SIGTERM, SIGHUP)."""
     from sim.errors import UserError
-    from sim.stdout import command_status, stderr_console, stderr_line
+    from sim.commands.stdout import command_status, stderr_console, stderr_line
 
     if getattr(args, "app", False):  # `backoff-sim explore --app` opens the app before this
         stderr_line("error: --app opens the terminal app: run `backoff-sim explore CONFIG --app` "
@@ -126,15 +126,6 @@ def explore_command(args: argparse.Namespace) -> int:
 def _explore(args: argparse.Namespace, err) -> int:
     import time
 
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
     from sim.errors import UserError
     from sim.exploration.backends import make_backend
     from sim.exploration.cache import CellCache
@@ -142,20 +133,16 @@ def _explore(args: argparse.Namespace, err) -> int:
     from sim.exploration.pareto import stale_tune_names, write_tune_files
     from sim.exploration.plan import load_document
     from sim.exploration.report import explore_summary, tune_summary
-    from sim.exploration.methods import run_explores_by
-    from sim.exploration.runner import run_explores
     from sim.exploration.table import write_explore_csv
-    from sim.exploration.tune import require_optuna, run_tune
     from sim.export.atomic import ensure_output_dir
     from sim.export.names import check_unique_stems
-    from sim.export.outset import OutputSet
+    from sim.pipeline import check_plans, explore_maps, output_set
+    from sim.pipeline import tune as run_one_tune
     from sim.export.palette import load_palette
-    from sim.progress import ProgressLines
-    from sim.stdout import print_plain, stderr_line, stdout_console
+    from sim.commands.progress import Display
+    from sim.commands.stdout import print_plain, stdout_console
 
-    from sim.runs.sweep import default_workers
-    from sim.exploration.checks import check_cells
-    from sim.exploration.tune_checks import check_tunes
+    from sim.runs.procpool import worker_count
 
     palette = load_palette(args.theme)
     force = getattr(args, "force", False)
@@ -167,15 +154,13 @@ def _explore(args: argparse.Namespace, err) -> int:
         raise UserError(f"{args.config}: no simulation has a [simulation.explore] or [simulation.tune] "
                         "table (add one under a [[simulation]]; see README, \"Explore\")")
     check_unique_stems(s.title for s in doc.simulations)
-    workers = args.workers or default_workers()
+    workers = worker_count(args.workers)
     # No bar on a stderr that is not a terminal: a plain line every few seconds instead, from the
     # check of a huge map's cells on.
-    lines = ProgressLines(stderr_line) if not args.quiet and not err.is_terminal else None
-    check_cells(doc.explores, workers=workers, force=force,  # before any work, as `run` does
+    display = Display(err, quiet=args.quiet)  # the bar starts once the output directory is ours
+    lines = display.lines
+    check_plans(doc.explores, doc.tunes, workers=workers, force=force,  # before any work, as `run` does
                 progress=lines.reporter("checking the maps", "cells") if lines else None)
-    check_tunes(doc.tunes, workers=workers, force=force)  # the costliest trial and the evaluation
-    for plan in doc.tunes:
-        require_optuna(plan)  # before any work, not after the maps
     out_dir = ensure_output_dir(args.out)
     from sim.report.html.option import check_report_path
 
@@ -186,17 +171,12 @@ def _explore(args: argparse.Namespace, err) -> int:
     with ExitStack() as stack:
         # All of the command's files appear together when everything has run, or none does (an
         # error or Ctrl-C leaves the previous set untouched), as with `backoff-sim run`.
-        output = stack.enter_context(OutputSet(out_dir))
+        output = stack.enter_context(output_set(out_dir, last=True))
         # The cache only once the directory is ours: a command refused by the lock creates nothing.
         cache_dir = None if args.no_cache else ensure_output_dir(args.cache or out_dir / ".backoff-sim-cache",
                                                                  what="cache directory")
         cache = CellCache(cache_dir)
-        progress = None
-        if not args.quiet and err.is_terminal:
-            progress = stack.enter_context(Progress(
-                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
-                TimeElapsedColumn(), TimeRemainingColumn(), console=err, transient=True,
-                redirect_stdout=False, redirect_stderr=False))
+        stack.enter_context(display)
         # A task is one (cell, strategy); a tune's trials are not counted in advance.
         tasks = None if doc.tunes else sum(len(c.spec.strategies) for p in doc.explores for c in p.cells)
         # The backend (a Dask cluster) is closed before the files are committed: a stop while
@@ -204,10 +184,7 @@ def _explore(args: argparse.Namespace, err) -> int:
         with make_backend(args.dask, args.workers, tasks) as backend:
 
             def tracker(description: str):
-                if progress is None:
-                    return lines.reporter(description) if lines else None
-                task = progress.add_task(description, total=None)
-                return lambda done, total: progress.update(task, completed=done, total=total)
+                return display.reporter(description) if display.bar is not None or lines else None
 
             tick = lines.keep_going if lines else None  # polled by the backends while they wait
 
@@ -216,23 +193,19 @@ def _explore(args: argparse.Namespace, err) -> int:
             results = []
             if doc.explores:
                 cells = sum(len(p.cells) for p in doc.explores)
-                if method == "simulate":
-                    results = run_explores(doc.explores, backend, cache,
-                                           progress=tracker(f"exploring {cells} cells"), should_stop=tick)
-                else:
-                    results, notes = run_explores_by(method, doc.explores, backend, cache,
-                                                     progress=tracker(f"simulating cells ({method})"),
-                                                     should_stop=tick)
-                    for note in notes:
-                        stderr_line(note)
+                what = f"exploring {cells} cells" if method == "simulate" else f"simulating cells ({method})"
+                results, notes = explore_maps(doc.explores, backend, cache, method=method,
+                                              progress=tracker(what), should_stop=tick)
+                for note in notes:  # above a live bar, not into it
+                    display.note(note)
                 for result in results:
-                    staged += [write_explore_csv(result, output.staging),
-                               write_explore_png(result, output.staging, palette)]
+                    staged += [write_explore_csv(result, output.dir),
+                               write_explore_png(result, output.dir, palette)]
             tunes = []
             for plan in doc.tunes:
-                tune = run_tune(plan, backend, cache, progress=tracker(f"tuning {plan.label!r} of {plan.title}"),
-                                should_stop=tick)
-                files = write_tune_files(tune, output.staging, palette)
+                tune = run_one_tune(plan, backend, cache,
+                                    progress=tracker(f"tuning {plan.label!r} of {plan.title}"), should_stop=tick)
+                files = write_tune_files(tune, output.dir, palette)
                 staged += files
                 stale += stale_tune_names(plan.title, files)
                 tunes.append(tune)
@@ -241,11 +214,12 @@ def _explore(args: argparse.Namespace, err) -> int:
             from sim.exploration.html_report import explore_report
 
             page = explore_report(results, tunes)
-        written = output.commit([p.name for p in staged], remove=stale, last=True)
-        if page is not None:
-            from sim.report.html import write_report
+        output.add(staged, remove=stale)
+    written = output.written
+    if page is not None:  # after the commit, written atomically on its own
+        from sim.report.html import write_report
 
-            write_report(report, page)
+        write_report(report, page)
     seconds = time.perf_counter() - start
     if not args.quiet:
         for result in results:

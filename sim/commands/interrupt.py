@@ -6,6 +6,14 @@ command prints one line and exits with 128 + the signal's number (130, 143, 129)
 are ignored: a second Ctrl-C, or ``timeout`` signalling both the process and its group, cannot
 interrupt the clean-up and print a traceback. Without a handler, SIGTERM and SIGHUP would kill the
 process at once, leaving its workers running and its temporary files behind.
+
+The handlers are installed first thing (``install_stop_handlers``, by the console scripts'
+guard, before any heavy import) and kept until the process exits: a stop during the imports or
+the argument parsing is the same one line and status (printed, then the process ends at once:
+there is nothing to unwind yet), and a stop once the command has succeeded
+(its files committed: ``settle``) is dropped, so the process ends with its status rather than by
+the signal's default action. A signal that was ignored when the process started (``nohup``'s
+SIGHUP, SIGINT for ``&`` in a non-interactive shell) stays ignored, here and in the workers.
 """
 
 from __future__ import annotations
@@ -39,6 +47,79 @@ class Interrupted(KeyboardInterrupt):
         return f"interrupted ({signal.Signals(self.signum).name})"
 
 
+_settled = False  # the command succeeded: a stop signal now changes nothing
+# Ignored when the process started (this module is imported first thing, by the console
+# scripts' guard): ``nohup``'s SIGHUP, SIGINT for ``&`` in a non-interactive shell. They stay so.
+IGNORED_AT_START: frozenset[int] = frozenset(
+    sig for sig in STOP_SIGNALS if signal.getsignal(sig) is signal.SIG_IGN)
+
+
+def handled_signals() -> tuple[signal.Signals, ...]:
+    """The stop signals this process acts on: those not ignored when it started."""
+    return tuple(sig for sig in STOP_SIGNALS if sig not in IGNORED_AT_START)
+
+
+def settle() -> None:
+    """The command has succeeded (its output set is in place): from now on a stop signal is
+    dropped, and the process ends with the command's status. Main thread only for the handlers;
+    the flag holds everywhere."""
+    global _settled
+    _settled = True
+    if threading.current_thread() is threading.main_thread():
+        for sig in STOP_SIGNALS:
+            if signal.getsignal(sig) is not signal.SIG_IGN:
+                signal.signal(sig, signal.SIG_IGN)
+
+
+def unsettle() -> None:
+    """A new command starts in this process (tests run several): stops count again."""
+    global _settled
+    _settled = False
+
+
+def _early(signum: int, frame: object) -> None:
+    """The handler from the process's start to its exit, outside a command's block. Before the
+    command (imports, parsing) a stop prints its line and ends the process at once, having
+    killed what it started and run the clean-ups (``teardown.emergency_exit``): nothing needs
+    unwinding yet, and an exception raised here could land inside an extension's import (numpy
+    turned it into an ImportError traceback). Once the command has returned or settled, a stop
+    is dropped."""
+    if _settled:
+        return
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    try:
+        sys.stderr.write(Interrupted(signum).message + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        pass
+    from sim.commands.teardown import emergency_exit
+
+    emergency_exit(128 + signum)
+
+
+def install_stop_handlers() -> tuple[signal.Signals, ...]:
+    """Install the process's stop handlers (main thread, first thing): every stop signal that
+    was not ignored when the process started; returns those that were (they stay ignored)."""
+    if threading.current_thread() is threading.main_thread():
+        for sig in handled_signals():
+            signal.signal(sig, _early)
+    return tuple(sorted(IGNORED_AT_START))
+
+
+def shield_thread() -> None:
+    """Block the stop signals in the calling thread (a helper thread: they stay the main
+    thread's to handle; threads and processes it starts inherit the mask)."""
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+
+
 def exit_status(exc: KeyboardInterrupt) -> int:
     """130 for a plain KeyboardInterrupt, 128 + signal for ``Interrupted``."""
     return exc.exit_status if isinstance(exc, Interrupted) else 128 + int(signal.SIGINT)
@@ -49,9 +130,9 @@ def end_after_stop(exc: KeyboardInterrupt) -> int:
     was handled (not a KeyboardInterrupt raised by a caller in this process), the process ends
     here, at once, once its line is printed: every process it started is killed (a Dask cluster
     interrupted while it started may still be starting some), the clean-ups run, and no library's
-    exit hook gets to wait or to write again (``sim.teardown.emergency_exit``)."""
+    exit hook gets to wait or to write again (``sim.commands.teardown.emergency_exit``)."""
     status = exit_status(exc)
-    from sim.teardown import emergency_exit, is_armed
+    from sim.commands.teardown import emergency_exit, is_armed
 
     if is_armed():
         for stream in (sys.stdout, sys.stderr):
@@ -72,8 +153,9 @@ def stop_message(exc: KeyboardInterrupt) -> str:
 def first_interrupt_only(exit_deadline: bool = False) -> Iterator[None]:
     """Within the block, the first SIGINT, SIGTERM or SIGHUP raises ``Interrupted`` once; then
     all three are ignored for good (the process is about to exit). Restores the previous handlers
-    if no signal arrived. ``exit_deadline`` (the commands): the signal also arms
-    ``sim.teardown``'s deadline, so the process is gone within its bound even if the clean-up
+    if no signal arrived (the process's own, ``install_stop_handlers``, for the commands). A
+    signal ignored when the process started (``nohup``) stays ignored. ``exit_deadline`` (the commands): the signal also arms
+    ``sim.commands.teardown``'s deadline, so the process is gone within its bound even if the clean-up
     the exception starts were to block."""
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -83,11 +165,13 @@ def first_interrupt_only(exit_deadline: bool = False) -> Iterator[None]:
     def on_signal(signum: int, frame: object) -> None:
         if stops:
             return
+        if _settled:  # the output set is in place: the command has succeeded
+            return
         stops.append(Interrupted(signum))
         for sig in STOP_SIGNALS:
             signal.signal(sig, signal.SIG_IGN)
         if exit_deadline:
-            from sim.teardown import arm_exit_deadline
+            from sim.commands.teardown import arm_exit_deadline
 
             arm_exit_deadline(128 + signum)
         raise stops[0]
@@ -98,7 +182,8 @@ def first_interrupt_only(exit_deadline: bool = False) -> Iterator[None]:
         if not isinstance(getattr(args, "exc_value", None), Interrupted):
             previous_hook(args)
 
-    previous = {sig: signal.signal(sig, on_signal) for sig in STOP_SIGNALS}
+    unsettle()
+    previous = {sig: signal.signal(sig, on_signal) for sig in handled_signals()}
     previous_hook, sys.unraisablehook = sys.unraisablehook, unraisable
     _pending.append(stops)
     try:

@@ -15,8 +15,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import NoReturn
 
-from sim import collector
-from sim import progress as progress_lines
+from sim.commands import collector
+from sim.commands import progress as progress_lines
 from sim.errors import EXIT_OK, EXIT_USER_ERROR
 from sim.export.outputs import help_lines
 
@@ -187,10 +187,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_version(parser)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     add_run_subparser(subparsers)
-    from sim.exploration.command import add_explore_subparser
+    from sim.commands.explore import add_explore_subparser
 
     add_explore_subparser(subparsers, positive_int, add_force, output_dir)
-    from sim.phase.command import add_phase_subparser
+    from sim.commands.phase import add_phase_subparser
 
     add_phase_subparser(subparsers, int_at_least, seed_value, add_force, output_dir)
     return parser
@@ -204,7 +204,7 @@ def run_command(args: argparse.Namespace) -> int:
     kills the workers and removes the temporary files, printing one line; the files of a
     run appear all together at the end or not at all.
     """
-    from sim.stdout import command_status
+    from sim.commands.stdout import command_status
 
     return command_status(lambda: _run(args))
 
@@ -220,16 +220,7 @@ def out_of_collection() -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    from sim.pipeline import commit_staged, prepare, stage_simulation, sweep
+    from sim.pipeline import add_staged, output_set, prepare, stage_simulation, sweep
     from sim.export.palette import load_palette
     from sim.export.plots import preload as preload_figures
     from sim.report import result_table
@@ -237,13 +228,13 @@ def _run(args: argparse.Namespace) -> int:
     from sim.report.policies import policy_table
     from sim.report.tiers import tier_table
     from sim.report.tables import history_table, more_events_note
-    from sim.runs.sweep import EventCount, default_workers
-    from sim.export.outset import OutputSet
-    from sim.stdout import print_plain, print_table, stderr_console, stderr_line, stdout_console
+    from sim.runs.procpool import worker_count
+    from sim.runs.sweep import EventCount
+    from sim.commands.stdout import print_plain, print_table, stderr_console, stdout_console
 
     err = stderr_console()
     palette = load_palette(args.theme)
-    workers = default_workers() if args.workers is None else args.workers
+    workers = worker_count(args.workers)  # never more than cores (40.3)
     config = prepare(args.config, seed=args.seed, force=getattr(args, "force", False),
                      workers=workers, out=args.out)
     from sim.report.html.option import check_report_path
@@ -254,31 +245,18 @@ def _run(args: argparse.Namespace) -> int:
 
     staged = {}
     events = EventCount()
-    reporter = tick = bar = None  # a rich progress bar on a terminal, else plain lines; none with --quiet
 
     with ExitStack() as stack:
-        output = stack.enter_context(OutputSet(args.out))
+        output = stack.enter_context(output_set(args.out, last=True))
         stack.callback(collector.unfreeze)  # ``out_of_collection``'s, undone for a caller's process
-        if not args.quiet and err.is_terminal:
-            bar = stack.enter_context(Progress(
-                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
-                TimeElapsedColumn(), TimeRemainingColumn(), console=err, transient=True,
-                redirect_stdout=False, redirect_stderr=False))
-            task = bar.add_task("simulating", total=None)
-
-            def progress_cb(done: int, total: int) -> None:
-                bar.update(task, completed=done, total=total)
-
-            def phase(text: str) -> None:
-                bar.update(task, description=text)
-            reporter = progress_cb
-        elif not args.quiet:
-            lines = progress_lines.ProgressLines(stderr_line, events=lambda: events.value,
-                                                 interval=PROGRESS_SECONDS)
-            reporter, phase, tick = lines.update, lines.phase, lines.tick
-        else:
-            def phase(text: str) -> None:
-                pass
+        # A bar on a terminal, else plain lines; nothing with --quiet. Its share done is by
+        # events (``EventCount.fraction``), so it moves within long runs and has an ETA before
+        # the first run ends ("0/30 runs -:--:--" for 77 s).
+        display = stack.enter_context(progress_lines.Display(err, quiet=args.quiet, unit="runs",
+                                                             fraction=events.fraction,
+                                                             events=lambda: events.value,
+                                                             interval=PROGRESS_SECONDS))
+        reporter, phase, tick = display.reporter("simulating"), display.phase, display.tick
 
         last: list[int] = []
 
@@ -291,7 +269,7 @@ def _run(args: argparse.Namespace) -> int:
                 return
             phase(f"writing {result.spec.title}")
             out_of_collection()
-            staged[i] = stage_simulation(result, output.staging, palette)
+            staged[i] = stage_simulation(result, output.dir, palette)
             phase("simulating")
 
         preloaded = False
@@ -307,26 +285,27 @@ def _run(args: argparse.Namespace) -> int:
 
         results = sweep(config, workers=workers, progress=reporter, on_complete=export,
                         events=events, tick=tick_and_preload, record=True)
-        if bar is not None:
+        if display.bar is not None:
             # Its refresh thread would keep the files' workers from being forked (``sim.export.parallel``).
-            bar.stop()
+            display.stop()
             err.print(f"writing {results[last[0]].spec.title}…", markup=False, highlight=False)
         out_of_collection()
         for i in last:
             phase(f"writing {results[i].spec.title}")
-            staged[i] = stage_simulation(results[i], output.staging, palette, workers=workers)
-        # Every simulation is done and staged: only now do the files replace the previous ones.
+            staged[i] = stage_simulation(results[i], output.dir, palette, workers=workers)
         report, page = getattr(args, "report", None), None
         if report is not None:  # built before the commit: a stop while it draws leaves no file
             from sim.report.html import run_report
 
             phase(f"writing {report}")
             page = run_report(results, report)
-        commit_staged(output, specs, staged, last=True)
-        if page is not None:
-            from sim.report.html import write_report
+        # Every simulation is done and staged: only now, as the block ends, do the files
+        # replace the previous ones.
+        add_staged(output, specs, staged)
+    if page is not None:  # after the commit, written atomically on its own
+        from sim.report.html import write_report
 
-            write_report(report, page)
+        write_report(report, page)
 
     out_dir = Path(args.out)
     for i, result in enumerate(results):
@@ -387,18 +366,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "run":
         return run_command(args)
     if args.command == "explore":
-        from sim.exploration.command import explore_command
+        from sim.commands.explore import explore_command
 
         return explore_command(args)
     if args.command == "phase":
-        from sim.phase.command import phase_command
+        from sim.commands.phase import phase_command
 
         return phase_command(args)
     parser.print_help()
     return EXIT_OK
 
 
-if __name__ == "__main__":  # pragma: no cover - `python -m sim.cli`, as `python -m sim`
-    from sim.entry import backoff_sim_headless
+if __name__ == "__main__":  # pragma: no cover - `python -m sim.commands.cli`, as `python -m sim`
+    from sim.commands.entry import backoff_sim_headless
 
     sys.exit(backoff_sim_headless())

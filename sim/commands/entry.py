@@ -5,7 +5,7 @@ Importing the commands takes a quarter of a second (numpy, rich, matplotlib): a 
 time used to end in a ``KeyboardInterrupt`` traceback and status -2. Here the imports happen
 inside the guard, so it is one line, ``interrupted``, and status 130 as at any later moment.
 This module imports nothing heavy itself. The guard also prepares the standard streams
-(``sim.stdout.prepare_streams``) and checks stdout's last flush (``sim.stdout.finish_stdout``).
+(``sim.commands.stdout.prepare_streams``) and checks stdout's last flush (``sim.commands.stdout.finish_stdout``).
 """
 
 from __future__ import annotations
@@ -29,9 +29,14 @@ def _status(code: object) -> int:
 
 def run_entry(module: str, function: str = "main") -> int:
     """Import ``module`` and return the status of its ``function()`` (argparse's SystemExit
-    included); a Ctrl-C at any moment, imports first, is one line and status 130."""
+    included); a Ctrl-C at any moment, imports first, is one line and status 130 (SIGTERM and
+    SIGHUP likewise, 143 and 129: the handlers are installed before anything else and kept
+    until the process exits; signals ignored at start stay ignored)."""
+    from sim.commands.interrupt import install_stop_handlers, settle
+
+    install_stop_handlers()
     try:
-        from sim.stdout import finish_stdout, prepare_streams
+        from sim.commands.stdout import finish_stdout, prepare_streams
 
         prepare_streams()
         main = getattr(importlib.import_module(module), function)
@@ -39,6 +44,7 @@ def run_entry(module: str, function: str = "main") -> int:
             status = main()
         except SystemExit as exc:  # argparse: --help, --version, a mistake in the arguments
             status = _status(exc.code)
+        settle()  # the command is over: a stop signal now would only lose its status
         return finish_stdout(status)
     except KeyboardInterrupt as exc:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C cannot cut the line short
@@ -51,9 +57,9 @@ def run_entry(module: str, function: str = "main") -> int:
 
 def backoff_simulator() -> int:
     """``backoff-simulator``."""
-    return run_entry("sim.compat")
+    return run_entry("sim.commands.compat")
 
 
 def backoff_sim_headless() -> int:
     """``python -m sim``."""
-    return run_entry("sim.cli")
+    return run_entry("sim.commands.cli")

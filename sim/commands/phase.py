@@ -1,6 +1,6 @@
 """``backoff-sim phase CONFIG``: the phase portrait of each simulation with a replying server.
 
-Registered on the ``backoff-sim`` parser by ``sim.cli``; never imports Textual. Mistakes are one
+Registered on the ``backoff-sim`` parser by ``sim.commands.cli``; never imports Textual. Mistakes are one
 line with exit status 2; Ctrl-C stops the workers and leaves no file (the files of a command
 appear together at the end, as with ``run`` and ``explore``).
 """
@@ -119,7 +119,7 @@ def add_phase_subparser(subparsers, int_at_least: Callable, seed_value: Callable
 
 def phase_command(args: argparse.Namespace) -> int:
     """Carry out ``backoff-sim phase``; return the exit status (0, 2, or 130, 143, 129)."""
-    from sim.stdout import command_status
+    from sim.commands.stdout import command_status
 
     return command_status(lambda: _phase(args))
 
@@ -147,7 +147,6 @@ def _phase(args: argparse.Namespace) -> int:
     from sim.config import load_config
     from sim.export.atomic import atomic_write_text
     from sim.export.names import check_unique_stems, safe_title
-    from sim.export.outset import OutputSet
     from sim.export.palette import load_palette
     from sim.phase.csv import write_phase_csv
     from sim.phase.figure import write_phase_png
@@ -155,9 +154,10 @@ def _phase(args: argparse.Namespace) -> int:
     from sim.phase.portrait import compute_portrait, replying_problem, resolve
     from sim.phase.provenance import phase_provenance_text
     from sim.phase.pool import cell_runner
-    from sim.progress import ProgressLines
-    from sim.runs.sweep import default_workers
-    from sim.stdout import print_plain, stderr_console, stderr_line, stdout_console
+    from sim.pipeline import output_set
+    from sim.commands.progress import Display
+    from sim.runs.procpool import worker_count
+    from sim.commands.stdout import print_plain, stderr_console, stdout_console
 
     palette = load_palette(args.theme)
     config = load_config(args.config)
@@ -177,54 +177,49 @@ def _phase(args: argparse.Namespace) -> int:
     report = getattr(args, "report", None)
     check_report_path(report)
     shown_portraits = []  # (spec, portraits, their summary lines): the report's
-    workers = args.workers or default_workers()
+    workers = worker_count(args.workers)
     # Before any work, as ``run`` does: every portrait's settings, and what they will cost.
     check_phase_resources([(spec, label, resolve(spec, settings, label)) for spec, labels in chosen
                            for label in labels], workers=workers, force=getattr(args, "force", False))
     err = stderr_console()
-    # A bar on a terminal; else a plain line every few seconds; nothing with --quiet.
-    lines = None if args.quiet or err.is_terminal else ProgressLines(stderr_line, unit="cells")
     out = stdout_console()
     start = time.perf_counter()
     notes: list[str] = []
     with ExitStack() as stack:
-        output = stack.enter_context(OutputSet(args.out))
-        bar = None if args.quiet or not err.is_terminal else stack.enter_context(_progress_bar(err))
-        shown = [None]  # the bar's task of the portrait being computed
+        output = stack.enter_context(output_set(args.out, last=True))
+        # A bar on a terminal; else a plain line every few seconds; nothing with --quiet.
+        display = stack.enter_context(Display(err, quiet=args.quiet, unit="cells"))
+        reporters: dict[str, object] = {}  # by what is being computed, a bar task each
+
+        def show(text: str, unit: str, done: int, total: int) -> None:
+            if text not in reporters:
+                reporters[text] = display.reporter(text, unit)
+            reporters[text](done, total)
+
+        current = [""]  # the portrait being computed
 
         def on_progress(done: int, total: int) -> None:
-            if bar is not None and shown[0] is not None:
-                bar.update(shown[0], completed=done, total=total)
+            show(current[0], "cells", done, total)
 
-        run_all = stack.enter_context(cell_runner(workers, lines, on_progress))
+        def on_pilots(done: int, total: int) -> None:  # the runs that find the healthy state
+            show(current[0] + ": settling the healthy state", "pilot runs", done, total)
+
+        # On worker processes even with one: a stop kills them by pid at once (40.4).
+        run_all = stack.enter_context(cell_runner(workers, on_progress, in_process=False,
+                                                  tick=display.tick, pilot_progress=on_pilots))
         staged: list[Path] = []
         for spec, labels in chosen:
             portraits = []
             for label in labels:
                 what = f"phase portrait of {spec.title}, {label!r}"
-                first = f"{what}: pilot runs from the empty state"
-                if bar is not None:
-                    shown[0] = bar.add_task(first, total=None)
-
-                def pilot(done: int, total: int, what: str = what, first: str = first) -> None:
-                    # The pilot runs, then the cells: each followed as it goes.
-                    if lines is not None:
-                        lines.phase(first, "runs")
-                        lines.update(done, total)
-                        if done == total:
-                            lines.phase(what, "cells")
-                    if bar is not None:
-                        bar.update(shown[0], completed=done, total=total,
-                                   description=first if done < total else what)
-                pilot(0, settings.runs)
-                portrait = compute_portrait(spec, label, settings, run_all, pilot=pilot,
-                                            tick=lines.tick if lines is not None else None)
+                current[0] = what
+                portrait = compute_portrait(spec, label, settings, run_all)
                 portraits.append(portrait)
                 notes.append(_summary(portrait))
             stem = safe_title(spec.title)
-            files = [write_phase_csv(stem, portraits, output.staging),
-                     write_phase_png(stem, portraits, output.staging, palette)]
-            files.append(atomic_write_text(output.staging / f"{stem}_phase_provenance.json",
+            files = [write_phase_csv(stem, portraits, output.dir),
+                     write_phase_png(stem, portraits, output.dir, palette)]
+            files.append(atomic_write_text(output.dir / f"{stem}_phase_provenance.json",
                                            phase_provenance_text(spec, [p.name for p in files])))
             staged += files
             shown_portraits.append((spec, portraits, notes[-len(portraits):]))
@@ -233,11 +228,12 @@ def _phase(args: argparse.Namespace) -> int:
             from sim.phase.html_report import phase_report
 
             page = phase_report(shown_portraits)
-        written = output.commit([p.name for p in staged], last=True)
-        if page is not None:
-            from sim.report.html import write_report
+        output.add(staged)
+    written = output.written
+    if page is not None:  # after the commit, written atomically on its own
+        from sim.report.html import write_report
 
-            write_report(report, page)
+        write_report(report, page)
     seconds = time.perf_counter() - start
     if not args.quiet:
         for note in notes:
@@ -248,14 +244,6 @@ def _phase(args: argparse.Namespace) -> int:
     if report is not None:
         print_plain(out, str(report) if args.quiet else f"wrote the report to {report.resolve()}")
     return EXIT_OK
-
-
-def _progress_bar(err):
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TextColumn("cells"), TimeElapsedColumn(), console=err, transient=True,
-                    redirect_stdout=False, redirect_stderr=False)
 
 
 def _summary(p) -> str:

@@ -19,8 +19,12 @@ import shutil
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterable
-from pathlib import Path
+from collections.abc import Callable
+
+from sim.runs.workers import descendants, kill
+
+__all__ = ["arm_exit_deadline", "descendants", "discard", "emergency_exit", "is_armed", "kill",
+           "kill_descendants", "on_emergency", "on_exit", "reap_children", "start_resource_tracker"]
 
 EXIT_SECONDS = 1.5  # the watchdog's bound: the issue asks for an exit within 2 s of the signal
 KERNEL_MARGIN = 0.4  # then the kernel's SIGALRM, if the watchdog could not run
@@ -55,48 +59,10 @@ def discard(handle: int) -> None:
         _cleanups.pop(handle, None)
 
 
-def descendants(pid: int | None = None) -> list[int]:
-    """Every process below ``pid`` (this one by default), children before grandchildren, read
-    from ``/proc`` (Linux); empty where ``/proc`` does not list children."""
-    found: list[int] = []
-    frontier = [os.getpid() if pid is None else pid]
-    while frontier:
-        parent = frontier.pop(0)
-        for child in _children(parent):
-            if child not in found:
-                found.append(child)
-                frontier.append(child)
-    return found
-
-
-def _children(pid: int) -> list[int]:
-    children: list[int] = []
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return children
-    for task in tasks:
-        try:
-            text = Path(f"/proc/{pid}/task/{task}/children").read_text()
-        except OSError:
-            continue
-        children += [int(p) for p in text.split()]
-    return children
-
-
 def _tracker_pid() -> int | None:
     from multiprocessing import resource_tracker
 
     return getattr(resource_tracker._resource_tracker, "_pid", None)  # type: ignore[attr-defined]
-
-
-def kill(pids: Iterable[int]) -> None:
-    """SIGKILL each of ``pids``; one already gone (or not ours) is passed over. Never waits."""
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
 
 def kill_descendants() -> list[int]:
