@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sim import cli
+from sim.commands import cli
 from support import one_error_line, sim_process
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -9,7 +9,7 @@ import pytest
 from support import one_error_line, sim_process, toml_text, write_config
 
 import sim
-from sim import cli
+from sim.commands import cli
 from sim.config import load_config
 from sim.errors import ConfigError, UserError
 from sim.export.csv_files import read_events_csv

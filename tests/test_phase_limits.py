@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sim import cli
+from sim.commands import cli
 from sim.config import load_config
 from sim.phase import portrait
 from sim.phase.cost import check_phase_resources, first_runs, portrait_cost
@@ -105,12 +105,13 @@ def test_too_many_samples_per_run_are_refused_before_any_work(tmp_path: Path, ca
 
 
 def test_the_pilot_runs_report_progress_as_they_finish() -> None:
+    from sim.phase.pool import cell_runner
+
     seen: list[tuple[int, int]] = []
-    ticks: list[int] = []
-    compute_portrait(spec(), "constant", PhaseSettings(size=2, runs=3, clients=10),
-                     pilot=lambda done, total: seen.append((done, total)), tick=lambda: ticks.append(1))
-    assert seen == [(1, 3), (2, 3), (3, 3)]
-    assert ticks  # every sample of a pilot run ticks
+    with cell_runner(1, pilot_progress=lambda done, total: seen.append((done, total))) as run_all:
+        compute_portrait(spec(), "constant", PhaseSettings(size=2, runs=3, clients=10), run_all)
+    assert seen[-1] == (3, 3) and [done for done, _ in seen] == sorted(done for done, _ in seen)
+    assert {total for _, total in seen} == {3}
 
 
 def test_pilot_runs_never_share_a_cell_s_random_numbers(monkeypatch) -> None:
@@ -129,11 +130,12 @@ def test_pilot_runs_never_share_a_cell_s_random_numbers(monkeypatch) -> None:
 
 
 def test_the_command_prints_the_pilot_s_progress_then_the_cells(tmp_path: Path, capsys, monkeypatch) -> None:
-    import sim.progress
+    import sim.commands.progress
 
-    monkeypatch.setattr(sim.progress, "PROGRESS_SECONDS", 0.0)  # a line at every update
+    monkeypatch.setattr(sim.commands.progress, "PROGRESS_SECONDS", 0.0)  # a line at every update
     assert phase_status(["--grid", "2", "--runs", "2", "--clients", "10", "-s", "constant", "-j", "1"],
                         tmp_path) == 0
     err = capsys.readouterr().err
-    assert "phase portrait of Tiny outage, 'constant': pilot runs from the empty state: 1 of 2 runs done" in err
-    assert "phase portrait of Tiny outage, 'constant': 4 of 4 cells done" in err
+    pilots = "phase portrait of Tiny outage, 'constant': settling the healthy state: 2 of 2 pilot runs done"
+    cells = "phase portrait of Tiny outage, 'constant': 4 of 4 cells done"
+    assert pilots in err and cells in err and err.index(pilots) < err.index(cells)

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from browser import Browser, distinct_colours
-from sim.teardown import descendants
+from sim.commands.teardown import descendants
 from support import HANG_GUARD, hang_guard, one_error_line, wait_for_exit
 from tui.serve import is_loopback, public_url
 

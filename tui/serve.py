@@ -8,7 +8,7 @@ forward the port instead (``ssh -L 8000:127.0.0.1:8000 host``).
 
 A stop (Ctrl-C, SIGTERM, SIGHUP) ends every app process the server started: each is sent
 SIGTERM (it closes as ``q`` does), the browsers' connections are closed, and whatever is still
-running a moment later is killed (``sim.teardown``), within ``tui.web.STOP_SECONDS``.
+running a moment later is killed (``sim.commands.teardown``), within ``tui.web.STOP_SECONDS``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from sim.cli import OneLineParser, int_at_least, output_dir
+from sim.commands.cli import OneLineParser, int_at_least, output_dir
 from sim.errors import EXIT_USER_ERROR
 from tui.state.paths import DEFAULT_OUT
 
@@ -98,7 +98,7 @@ def serve_main(argv: list[str]) -> int:
     """``backoff-sim serve``: check the config and the extra, then serve until stopped; return
     the exit status (2 for a mistake; 130, 143 or 129 after SIGINT, SIGTERM or SIGHUP)."""
     from sim.errors import UserError
-    from sim.stdout import stderr_line
+    from sim.commands.stdout import stderr_line
 
     args = build_serve_parser().parse_args(argv)
     try:
@@ -128,7 +128,7 @@ def serve_main(argv: list[str]) -> int:
         stderr_line(f"error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc} "
                     "(choose another --port or --host)")
         return EXIT_USER_ERROR
-    from sim.teardown import emergency_exit, is_armed
+    from sim.commands.teardown import emergency_exit, is_armed
 
     if is_armed():  # stopped by a signal: end here, as the app does (``tui.main._finish``), so
         emergency_exit(status)  # no finalizer meets the closed event loop or a pipe that is gone

@@ -5,7 +5,7 @@ process per browser session (``AppService``) and stops it when the browser leave
 SIGTERM it leaves the web server, but a session's app may outlive it, and SIGHUP it does not
 handle at all. Here every app process is recorded as it starts; a stop signal (any of the
 three) sends each SIGTERM, closes the browsers' connections, leaves the web server, and kills
-what is still running after a moment (``sim.teardown``), the exit status 128 + the signal's.
+what is still running after a moment (``sim.commands.teardown``), the exit status 128 + the signal's.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from textual_serve.app_service import AppService
 
 # After a stop signal: each browser's answer to the close is awaited CLOSE_SECONDS at most, the
 # sessions' handlers SHUTDOWN_SECONDS, the apps' own exit GRACE_SECONDS; STOP_SECONDS bounds it
-# all (``sim.teardown.arm_exit_deadline``), whatever the shutdown meets.
+# all (``sim.commands.teardown.arm_exit_deadline``), whatever the shutdown meets.
 CLOSE_SECONDS = 0.5
 SHUTDOWN_SECONDS = 1.5
 GRACE_SECONDS = 1.0
@@ -100,7 +100,7 @@ class AppServer(textual_server.Server):
         await asyncio.gather(*(session.exited(GRACE_SECONDS) for session in sessions))
 
     def _stop(self, signum: int) -> None:
-        from sim.teardown import arm_exit_deadline
+        from sim.commands.teardown import arm_exit_deadline
 
         if self.stopped_by is not None:
             return
@@ -129,7 +129,7 @@ class AppServer(textual_server.Server):
 def end_app_processes(grace: float) -> None:
     """Give the apps ``grace`` seconds to close, then kill every process still below this one
     (an app, or a sweep's workers it had not ended) and collect them."""
-    from sim.teardown import descendants, kill_descendants, reap_children
+    from sim.commands.teardown import descendants, kill_descendants, reap_children
 
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline:
