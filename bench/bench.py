@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from sim.runs.sweep import default_workers, run_sweeps
-from sim.config import SAMPLE_CONFIG, load_config
+from sim.settings.config import SAMPLE_CONFIG, load_config
 from sim.runs.engine import record_run, run_metrics
 
 
@@ -121,7 +121,7 @@ strategies = [{ type = "FullJitteredExpo", base = 50.0, cap = 2000.0, name = "ji
 def pool_rate(quick: bool) -> None:
     """Events per second of open arrivals against a PoolServer with timeouts and an outage, one
     core, by the compiled fast path and by the reference (``paired_rates``)."""
-    from sim.config import parse_config, parse_toml
+    from sim.settings.config import parse_config, parse_toml
 
     spec = parse_config(parse_toml(POOL_CONFIG)).simulations[0]
     paired_rates("pool", spec, 1 if quick else spec.repeat, "open + PoolServer")

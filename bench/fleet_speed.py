@@ -23,7 +23,7 @@ os.environ["BACKOFF_SIM_PURE"] = "1"  # the reference engine for the server alon
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sim.config import parse_config  # noqa: E402
+from sim.settings.config import parse_config  # noqa: E402
 from sim.runs.engine import run_metrics  # noqa: E402
 
 

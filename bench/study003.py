@@ -25,11 +25,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sim.config import load_config  # noqa: E402
+from sim.settings.config import load_config  # noqa: E402
 from sim.models.strategies import STRATEGIES  # noqa: E402
 from sim.models.workloads import Outage  # noqa: E402
 from sim.runs.engine import run_metrics  # noqa: E402
-from sim.spec import SimulationSpec  # noqa: E402
+from sim.settings.spec import SimulationSpec  # noqa: E402
 
 EXAMPLE = ROOT / "examples" / "server_outage.toml"
 

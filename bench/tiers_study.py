@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sim.config import load_config  # noqa: E402
+from sim.settings.config import load_config  # noqa: E402
 from sim.runs.engine import run_metrics  # noqa: E402
 
 EXAMPLE = ROOT / "examples" / "three_tiers.toml"

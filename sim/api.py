@@ -12,15 +12,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sim import arguments
-from sim.bounds import MAX_CLIENT_ID
-from sim.errors import ArgumentTypeError, UserError
+from sim.vocabulary.bounds import MAX_CLIENT_ID
+from sim.vocabulary.errors import ArgumentTypeError, UserError
 from sim.pipeline import Progress, Source, load, prepare, sweep
 
 if TYPE_CHECKING:  # pragma: no cover
     from sim.exploration.backends import DaskBackend, LocalBackend
     from sim.recording import Recording
     from sim.results import ExploreResults, ReplayResults, Results, TuneResults
-    from sim.spec import Config
+    from sim.settings.spec import Config
 
 __all__ = ["load", "run", "record", "replay", "explore", "tune"]
 

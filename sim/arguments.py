@@ -12,8 +12,8 @@ import numbers
 from collections.abc import Callable
 from typing import Any
 
-from sim.bounds import MAX_SEED, MAX_WORKERS
-from sim.errors import ArgumentTypeError, ArgumentValueError
+from sim.vocabulary.bounds import MAX_SEED, MAX_WORKERS
+from sim.vocabulary.errors import ArgumentTypeError, ArgumentValueError
 
 
 def whole(name: str, value: Any, low: int, high: int | None = None) -> int:

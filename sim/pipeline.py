@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from sim.export.palette import Palette
     from sim.runs.engine import Run
     from sim.runs.sweep import EventCount, SweepResult
-    from sim.spec import Config, SimulationSpec
+    from sim.settings.spec import Config, SimulationSpec
 
 __all__ = ["Staged", "add_staged", "check_plans", "explore_maps", "load", "output_set", "prepare",
            "record", "sample_path", "stage_simulation", "sweep", "tune"]
@@ -59,8 +59,8 @@ def load(source: Source, *, plans: bool = True) -> Config:
     >>> [(s.title, s.clients, s.labels) for s in config.simulations]
     [('demo', (1, 2, 3, 4), ('Constant',))]
     """
-    from sim.config import parse_config, parse_toml, read_document
-    from sim.spec import Config
+    from sim.settings.config import parse_config, parse_toml, read_document
+    from sim.settings.spec import Config
 
     if isinstance(source, Config):
         return source
@@ -79,7 +79,7 @@ def load(source: Source, *, plans: bool = True) -> Config:
 
 def sample_path() -> Path:
     """The bundled ``sample.toml`` (what ``backoff-sim`` opens without a config)."""
-    from sim.config import SAMPLE_CONFIG
+    from sim.settings.config import SAMPLE_CONFIG
 
     return SAMPLE_CONFIG
 
@@ -167,8 +167,8 @@ def record(source: Source | None, *, simulation: str, strategy: str, clients: in
     run the app plays, held to the limits a sweep is (``force`` lifts the soft ones)."""
     from dataclasses import replace
 
-    from sim.bounds import MAX_CLIENT_ID
-    from sim.errors import UserError
+    from sim.vocabulary.bounds import MAX_CLIENT_ID
+    from sim.vocabulary.errors import UserError
     from sim.runs.engine import record_run
     from sim.runs.resources import check_resources
 
@@ -218,7 +218,7 @@ def explore_maps(plans: Sequence[ExplorePlan], backend, cache: CellCache, *, met
     """Every plan's map on ``backend`` by ``method`` (``simulate``, ``fluid`` or ``adaptive``; by
     default adaptive for maps with a recover/collapse verdict, else simulate), and the lines to
     print about how it was computed."""
-    from sim.errors import UserError
+    from sim.vocabulary.errors import UserError
     from sim.exploration.methods import METHODS, default_method, run_explores_by
     from sim.exploration.runner import run_explores
 

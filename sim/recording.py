@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sim.core import events as ev
-from sim.extras import install_command
+from sim.vocabulary.extras import install_command
 
 if TYPE_CHECKING:  # pragma: no cover
     from sim.analysis.metrics import RunMetrics

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sim.errors import UserError
+from sim.vocabulary.errors import UserError
 from sim.recording import require_pandas
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from sim.exploration.tune import TuneResult
     from sim.runs.engine import Run
     from sim.runs.sweep import SweepResult
-    from sim.spec import Config
+    from sim.settings.spec import Config
 
 __all__ = ["ExploreResults", "ReplayResults", "Results", "TuneResults", "parse_rows"]
 

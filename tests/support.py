@@ -17,11 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from sim.config import parse_config
+from sim.settings.config import parse_config
 from sim.core import events as ev
 from sim.runs.engine import Run
 from sim.models.strategies import Strategy
-from sim.spec import SimulationSpec
+from sim.settings.spec import SimulationSpec
 
 # The first bytes of every PNG file (the PNG specification's signature).
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

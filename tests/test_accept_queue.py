@@ -19,11 +19,11 @@ import numpy as np
 import pytest
 from support import make_spec
 
-from sim.config import load_config
+from sim.settings.config import load_config
 from sim.core.events import NO_EVENT
 from sim.core.streams import clipped_normal
 from sim.core.wiring import Wiring
-from sim.errors import ConfigError
+from sim.vocabulary.errors import ConfigError
 from sim.models.outage import SYN_GIVE_UP_GAP_S, SYN_RETRY_GAPS_S, AcceptQueue, OutageGate
 from sim.models.workloads import Outage
 from sim.runs.engine import _build, _due_first, run_metrics

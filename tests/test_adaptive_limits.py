@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from sim.errors import ParamError
+from sim.vocabulary.errors import ParamError
 from sim.models.adaptive_limits import (AdaptiveLimit, AIMDLimit, ExpAvgMeasurement, Gradient2Limit,
                                         SimpleLimiter, VegasLimit, log10_root)
 
@@ -280,7 +280,7 @@ def test_vegas_caps_a_16_worker_pool_at_6_in_flight_with_exponential_service(tmp
     # 128 clients, a call each 100 ms on average, 16 workers of mean 10 ms: 1.28 calls/ms offered
     # against 1.6/ms. Held at 6 in flight, the pool serves at most 6/16 of 1.6/ms = 0.6/ms, under
     # half the offered; with a constant service time Vegas refuses almost nothing.
-    from sim.config import load_config
+    from sim.settings.config import load_config
     from sim.runs.engine import run_metrics
 
     served = {}

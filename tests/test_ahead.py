@@ -10,7 +10,7 @@ from heapq import heappop
 
 import pytest
 
-from sim.config import parse_config
+from sim.settings.config import parse_config
 from sim.runs.engine import AHEAD_SIGMAS, _build, _due_first, ahead_is_exact, record_run, run_metrics
 
 NETWORK = {"network_mu": 10.0, "network_sigma": 2.0}  # 5 sigmas: the sample's, ahead allowed

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import sim
-from sim.bounds import MAX_SEED
+from sim.vocabulary.bounds import MAX_SEED
 
 TINY = Path(__file__).parent / "fixtures" / "tiny.toml"
 

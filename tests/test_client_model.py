@@ -17,10 +17,10 @@ from support import CONSTANT, CONTROL_PARAMS, make_spec, one_error_line, sim_tab
 from sim.commands.cli import main
 from sim.runs.engine import record_run, run_metrics
 from sim.core.streams import PURPOSE_WORKLOAD, generator
-from sim.errors import ParamError
+from sim.vocabulary.errors import ParamError
 from sim.models import CONTROLS
 from sim.models.workloads import Poisson
-from sim.outcomes import ABORTED, REJECTED, SERVER_ERROR, TIMED_OUT
+from sim.vocabulary.outcomes import ABORTED, REJECTED, SERVER_ERROR, TIMED_OUT
 from sim.policies.chain import ChainSpec
 
 # Every registered control with parameters that drive it through failures: contention controls

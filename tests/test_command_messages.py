@@ -20,7 +20,7 @@ except ImportError:  # pragma: no cover - Python 3.10
 from support import section, sim_table, toml_text, without_progress
 
 from sim.commands import cli
-from sim.bounds import MAX_SEED
+from sim.vocabulary.bounds import MAX_SEED
 from sim.commands.stdout import ASCII_ERRORS, FALLBACK_WIDTH, PIPED_WIDTH, console_width
 
 TINY = Path(__file__).parent / "fixtures" / "tiny.toml"

@@ -9,7 +9,7 @@ import pytest
 from tabulate import tabulate
 
 from sim.commands import compat
-from sim.config import load_config
+from sim.settings.config import load_config
 from sim.export.runs import representative_runs
 
 # Strategies deliberately out of alphabetical order: the reference prints them sorted.

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from support import one_error_line, sim_process, sim_table, toml_text
 
-from sim.config import SAMPLE_CONFIG, default_client_counts, load_config
-from sim.errors import ConfigError
+from sim.settings.config import SAMPLE_CONFIG, default_client_counts, load_config
+from sim.vocabulary.errors import ConfigError
 
 
 def write(tmp_path: Path, text: str, name: str = "sims.toml") -> Path:
@@ -479,7 +479,7 @@ def test_seed_outside_its_range_names_the_range(tmp_path: Path, seed: int) -> No
     ("strategies[0].constant", {"strategies": [{"type": "Constant", "constant": 1e308}]}),
 ])
 def test_values_whose_use_overflows_are_refused(tmp_path: Path, key: str, overrides: dict) -> None:
-    # 1e15 is the bound (sim.bounds.MAX_TIME): beyond it a delay of 1 no longer moves the clock.
+    # 1e15 is the bound (sim.vocabulary.bounds.MAX_TIME): beyond it a delay of 1 no longer moves the clock.
     assert_located(tmp_path, table(**overrides), key=key, contains="at most 1e+15")
 
 
@@ -501,8 +501,8 @@ def test_a_character_device_config_is_refused() -> None:
 
 
 def test_an_oversized_config_is_refused_unread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import sim.config
+    import sim.settings.config
 
-    monkeypatch.setattr(sim.config, "MAX_CONFIG_BYTES", 2**20)
+    monkeypatch.setattr(sim.settings.config, "MAX_CONFIG_BYTES", 2**20)
     path = write(tmp_path, "# padding\n" * 200_000)  # 2 MB of comments
     assert "larger than 1 MiB" in config_error(path)

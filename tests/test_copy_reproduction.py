@@ -80,7 +80,7 @@ def test_a_start_the_config_does_not_have_is_one_line(flags: list[str], words: s
 
 @pilot_test
 async def test_in_a_replay_y_copies_the_replay_command(tmp_path: Path) -> None:
-    from sim.config import load_config
+    from sim.settings.config import load_config
     from sim.export.csv_files import write_events_csv
     from sim.export.runs import representative_runs
     from tui.main import _replay_source, build_replay_parser

@@ -90,7 +90,7 @@ def test_the_latency_pngs_request_dots_are_visible() -> None:
 def test_the_phase_pngs_healthy_marker_is_as_its_legend_shows() -> None:
     from matplotlib.colors import to_hex
 
-    from sim.config import load_config
+    from sim.settings.config import load_config
     from sim.export.palette import load_palette
     from sim.phase.figure import phase_figure
     from sim.phase.portrait import PhaseSettings, compute_portrait

@@ -9,8 +9,8 @@ from support import toml_text
 
 import sim.runs.engine as engine
 from sim.commands.cli import main as cli_main
-from sim.config import parse_config
-from sim.errors import UserError
+from sim.settings.config import parse_config
+from sim.vocabulary.errors import UserError
 from sim.models.strategies import NormalJitterExpo
 
 ZERO_TIME_LOOP = {

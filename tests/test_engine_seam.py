@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 import pytest
 
 from sim.runs.engine import Run, record_run, run_metrics
-from sim.outcomes import ABORTED, REJECTED, TIMED_OUT
+from sim.vocabulary.outcomes import ABORTED, REJECTED, TIMED_OUT
 from sim.policies.seam import Link, Policy
 from sim.policies.token_bucket import TokenBucket
 from support import decode, make_spec

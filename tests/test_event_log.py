@@ -181,7 +181,7 @@ def test_the_log_shows_each_events_call_where_a_clients_calls_overlap() -> None:
     # its events belongs to; a closed workload's (one call at a time) needs no column.
     from pathlib import Path
 
-    from sim.config import load_config
+    from sim.settings.config import load_config
     from sim.runs.engine import record_run
     from tui.widgets.replay.event_log import header
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from support import make_spec
 
-from sim.errors import UserError
+from sim.vocabulary.errors import UserError
 from sim.export.csv_files import EVENTS_HEADER, EventsKey, read_events_csv, write_events_csv
 from sim.export.runs import representative_runs
 

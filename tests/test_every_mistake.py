@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from support import toml_text, write_config
 
-from sim.config import load_config
-from sim.errors import ConfigError
+from sim.settings.config import load_config
+from sim.vocabulary.errors import ConfigError
 from test_pool_server import POOL
 
 

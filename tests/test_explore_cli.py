@@ -124,7 +124,7 @@ def _files(out: Path) -> dict[str, bytes]:
 def test_a_failed_write_of_the_tune_leaves_the_previous_set_and_no_new_map(config: Path, tmp_path: Path,
                                                                           monkeypatch, capsys) -> None:
     import sim.exploration.pareto as pareto
-    from sim.errors import UserError
+    from sim.vocabulary.errors import UserError
 
     out = tmp_path / "out"
     assert cli.main(["explore", str(config), "--out", str(out), "-q", "-j", "1", "--no-cache"]) == 0

@@ -12,7 +12,7 @@ from test_explore_run import lock_doc, open_doc
 
 from sim.commands import cli
 from sim.runs.sweep import SweepCancelled
-from sim.errors import UserError
+from sim.vocabulary.errors import UserError
 from sim.exploration.backends import DaskBackend, LocalBackend
 from sim.exploration.cache import CellCache
 from sim.exploration.runner import run_explores

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from support import make_spec, sim_table
 
-from sim.config import parse_config
-from sim.errors import ConfigError, ParamError
+from sim.settings.config import parse_config
+from sim.vocabulary.errors import ConfigError, ParamError
 from sim.exploration.checks import check_spec
 from sim.exploration.paths import PathError, resolve
 
@@ -108,7 +108,7 @@ CASES = [
     ("bucket", 0.0, False), ("bucket", 50000.0, False), ("bucket", 100.0, True),
     ("outages[0].start", 30000.0, False), ("outages[0].start", -1.0, False), ("outages[0].start", 0.0, True),
     ("outages[0].duration", 0.0, False), ("clients", 0, False),
-    # The bounds of sim.bounds (every number finite in arithmetic, integers in int64, seeds in
+    # The bounds of sim.vocabulary.bounds (every number finite in arithmetic, integers in int64, seeds in
     # 64 bits, spans a normal float), on simulation keys and on model parameters alike.
     ("network_mu", 2e15, False), ("network_mu", 1e15, True), ("horizon", 2e15, False),
     ("timeout", 1e-10, False), ("timeout", 1e-9, True), ("repeat", 2**63, False),

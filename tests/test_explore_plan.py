@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from support import section, sim_table, toml_text
 
-from sim.config import load_config
-from sim.errors import ConfigError
+from sim.settings.config import load_config
+from sim.vocabulary.errors import ConfigError
 from sim.exploration.plan import load_document
 
 OPEN = dict(control="LatencyServer", base_latency=100.0, concurrency_limit=30, factor=1.05, k=15.0,
@@ -235,7 +235,7 @@ ROOMY = (10**13, 10**13)  # (total, available) memory: only the events limit can
 
 
 def test_a_cell_beyond_the_limits_is_refused_in_one_line_naming_it() -> None:
-    from sim.errors import ConfigError
+    from sim.vocabulary.errors import ConfigError
     from sim.exploration.checks import check_cells
 
     # 10^9 clients need ~6 TB for their state alone (sim.runs.resources.BYTES_PER_CLIENT): more than a
@@ -249,7 +249,7 @@ def test_a_cell_beyond_the_limits_is_refused_in_one_line_naming_it() -> None:
 
 
 def test_the_maps_cells_together_stay_under_the_events_limit_unless_forced() -> None:
-    from sim.errors import ConfigError
+    from sim.vocabulary.errors import ConfigError
     from sim.exploration.checks import check_cells
     from sim.runs.resources import EVENTS_LIMIT, estimate
 

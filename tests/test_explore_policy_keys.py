@@ -11,7 +11,7 @@ import pytest
 from support import make_spec, sim_table
 
 from sim.runs.sweep import run_sweep
-from sim.errors import ConfigError, ParamError
+from sim.vocabulary.errors import ConfigError, ParamError
 from sim.exploration.backends import LocalBackend
 from sim.exploration.cache import CellCache
 from sim.exploration.paths import PathError, resolve

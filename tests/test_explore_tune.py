@@ -102,7 +102,7 @@ def test_pareto_front_by_hand() -> None:
 def test_tune_without_optuna_is_one_clear_line(monkeypatch) -> None:
     import sys
 
-    from sim.errors import UserError
+    from sim.vocabulary.errors import UserError
 
     monkeypatch.setitem(sys.modules, "optuna", None)
     plan = tune_plan(params={"base": [1, 10]}, trials=2)

@@ -14,7 +14,7 @@ import sim.runs.resources as resources
 import sim.exploration.tune as tune
 from sim.commands import cli
 from sim.runs.resources import EVENTS_LIMIT, EVENTS_PER_REQUEST, check_resources
-from sim.errors import ConfigError
+from sim.vocabulary.errors import ConfigError
 from sim.exploration.tune_checks import check_tunes
 from sim.exploration.plan import parse_document
 from sim.exploration.tune import MAX_FRONT_VARIANTS

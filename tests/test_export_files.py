@@ -9,7 +9,7 @@ import pytest
 from support import make_spec
 
 from sim.runs.sweep import run_sweep
-from sim.errors import UserError
+from sim.vocabulary.errors import UserError
 from sim.export import export_all, export_simulation, spec_output_paths
 from sim.export.atomic import atomic_write_bytes, atomic_write_text, ensure_output_dir
 from sim.export.names import check_unique_stems, safe_title

@@ -1,4 +1,4 @@
-"""``extends = "Other_Title"``: a simulation that starts from another one's keys (sim.extends)."""
+"""``extends = "Other_Title"``: a simulation that starts from another one's keys (sim.settings.extends)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from support import one_error_line, sim_process, sim_table, toml_text
 
-from sim.config import load_config
-from sim.errors import ConfigError
+from sim.settings.config import load_config
+from sim.vocabulary.errors import ConfigError
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

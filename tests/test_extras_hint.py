@@ -7,7 +7,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from sim import extras
+from sim.vocabulary import extras
 from sim.exploration.tune import TUNE_EXTRA_HINT
 
 ROOT = Path(__file__).resolve().parent.parent

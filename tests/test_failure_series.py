@@ -107,7 +107,7 @@ def test_the_app_and_the_png_name_the_failures_alike() -> None:
 
 
 def test_calls_a_breaker_refused_are_refusals_by_a_limit() -> None:
-    from sim.config import parse_config
+    from sim.settings.config import parse_config
     from support import sim_table
 
     # FlakyServer failing often and a ratio breaker per client: calls start while it is open.

@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import pytest
 
-from sim.config import load_config
+from sim.settings.config import load_config
 from sim.kernels import jit, latency_closed
 from sim.models import servers
 from sim.models.strategies import ThinkTimeExpo
@@ -276,7 +276,7 @@ def test_nothing_is_warmed_where_numba_is_missing(tmp_path):
     path.write_text(CONFIG, encoding="utf-8")
     probe = ("import sys; sys.modules['numba'] = None\n"
              "from dataclasses import replace\n"
-             "from sim.config import load_config; from sim.runs import fast\n"
+             "from sim.settings.config import load_config; from sim.runs import fast\n"
              "spec = load_config(sys.argv[1]).simulations[0]\n"
              "big = replace(spec, clients=(3000,), horizon=300_000.0)\n"
              "assert not fast.available() and not fast.worth_warming([big])\n"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from sim.config import load_config
+from sim.settings.config import load_config
 from sim.kernels import jit
 from sim.kernels import pool_open
 from sim.runs import engine, fast
@@ -158,7 +158,7 @@ def test_the_shipped_examples_within_its_scope_write_the_same_csvs(example, monk
 def test_a_capacity_regained_starts_more_workers_than_a_block_of_draws():
     # 300 workers, 30 during the incident: at its end, ~270 queued requests start at one
     # instant, more service times than one block of the server's stream (256) holds.
-    from sim.config import parse_config
+    from sim.settings.config import parse_config
     table = {"title": "Wide pool", "clients": [60], "repeat": 1, "network_mu": 1.0, "network_sigma": 0.2,
              "control": "PoolServer", "workers": 300, "service_time": 100.0,
              "service_distribution": "exponential", "workload": "open", "think_time": 25.0,
@@ -223,7 +223,7 @@ def test_the_product_runs_without_numba(tmp_path):
     path.write_text(CONFIG, encoding="utf-8")
     probe = ("import sys; sys.modules['numba'] = None\n"
              "from sim.kernels import jit; assert not jit.COMPILED\n"
-             "from sim.config import load_config; from sim.runs import engine, fast\n"
+             "from sim.settings.config import load_config; from sim.runs import engine, fast\n"
              "spec = load_config(sys.argv[1]).simulations[2]\n"
              "assert not fast.kernel_fits(spec, spec.strategies[0].chain, 10**6)\n"
              "print(engine.run_metrics(spec, spec.strategies[0].chain, 12, 0).events)\n")

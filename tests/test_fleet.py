@@ -11,14 +11,14 @@ import numpy as np
 import pytest
 from support import one_error_line, section, sim_process, toml_text
 
-from sim.config import load_config, parse_config
+from sim.settings.config import load_config, parse_config
 from sim.core import events as ev
 from sim.core.history import unpack_hosts
-from sim.errors import ConfigError, ParamError
+from sim.vocabulary.errors import ConfigError, ParamError
 from sim.export.csv_files import histories_csv_text, read_events_csv
 from sim.runs import fast
 from sim.runs.engine import Run, run_metrics
-from sim.spec import SimulationSpec
+from sim.settings.spec import SimulationSpec
 
 
 def fleet_table(fleet: dict[str, Any] | None, *, clients: int = 40, think: float = 100.0,

@@ -18,14 +18,14 @@ import numpy as np
 import pytest
 
 from sim.commands import cli
-from sim.config import parse_config
+from sim.settings.config import parse_config
 from sim.exploration.methods import boundary_pairs
 from sim.exploration.plan import load_document
 from sim.fluid.cells import fluid_runs
 from sim.fluid.express import fluid_case
 from sim.fluid.verdict import fluid_recovery
 from sim.models.workloads import Outage
-from sim.spec import SimulationSpec
+from sim.settings.spec import SimulationSpec
 
 ROOT = Path(__file__).resolve().parent.parent
 

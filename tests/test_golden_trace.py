@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from sim.config import parse_config
+from sim.settings.config import parse_config
 from sim.runs.engine import _build, _due_first, record_run
 from sim.export.csv_files import format_float
 

@@ -123,7 +123,7 @@ def test_no_import_cycle():
 
 def layer_of(module: str) -> str:
     """The layer a module belongs to: its folder of sim/ (``sim.models``), a module directly in
-    sim/ (``sim.spec``), or the whole app (``tui``)."""
+    sim/ (``sim.settings.spec``), or the whole app (``tui``)."""
     parts = module.split(".")
     return ".".join(parts[:2]) if parts[0] == "sim" else parts[0]
 
@@ -193,15 +193,14 @@ LAYERS: dict[str, Layer] = {
     "sim.core": Layer(("sim.core",)),
     # Words every layer shares: one-line errors, time units, bounds, outcomes, parameter checks,
     # CSV inputs, install hints.
-    "sim vocabulary": Layer(("sim.errors", "sim.units", "sim.bounds", "sim.outcomes", "sim.params",
-                             "sim.inputs", "sim.extras")),
+    "sim vocabulary": Layer(("sim.vocabulary",)),
     "themes": Layer(("themes",)),
     "sim.models": Layer(("sim.models",), ("sim.core", "sim vocabulary")),
     "sim.policies": Layer(("sim.policies",), ("sim.core", "sim.models", "sim vocabulary")),
-    "sim specs": Layer(("sim.spec", "sim.config", "sim.extends", "sim.fleet_config"),
-                       ("sim.models", "sim.policies", "sim vocabulary")),
+    # The config's settings as validated specs; the layers that read specs import ``spec`` alone.
+    "sim specs": Layer(("sim.settings",), ("sim.models", "sim.policies", "sim vocabulary")),
     # Metrics and statistics of finished runs, from arrays and specs: never runs, writes, explores.
-    "sim.analysis": Layer(("sim.analysis",), ("sim.core", "sim.models", "sim.spec", "sim vocabulary")),
+    "sim.analysis": Layer(("sim.analysis",), ("sim.core", "sim.models", "sim.settings.spec", "sim vocabulary")),
     # The fluid (mean-field) estimate of a spec's runs: specs in, numbers out, no engine.
     "sim.fluid": Layer(("sim.fluid",), ("sim.analysis", "sim.models", "sim.policies", "sim specs",
                                         "sim vocabulary")),
@@ -209,18 +208,18 @@ LAYERS: dict[str, Layer] = {
     # from sim.core; the reference models stay in sim.models.
     "sim.kernels": Layer(("sim.kernels",), ("sim.core", "sim vocabulary")),
     "sim.runs": Layer(("sim.runs",), ("sim.analysis", "sim.core", "sim.kernels", "sim.models",
-                                      "sim.policies", "sim.spec", "sim vocabulary")),
+                                      "sim.policies", "sim.settings.spec", "sim vocabulary")),
     "sim.recording": Layer(("sim.recording",), ("sim.analysis", "sim.core", "sim.runs",
                                                 "sim vocabulary")),
     # Files (CSV, PNG, output sets) and the theme palettes the PNGs, tables and app share.
     "sim.export": Layer(("sim.export",), ("sim.analysis", "sim.core", "sim.models", "sim.runs",
-                                          "sim.spec", "sim vocabulary", "themes")),
+                                          "sim.settings.spec", "sim vocabulary", "themes")),
     "sim.report": Layer(("sim.report",), ("sim.analysis", "sim.core", "sim.export.palette",
-                                          "sim.runs", "sim.spec", "sim vocabulary")),
+                                          "sim.runs", "sim.settings.spec", "sim vocabulary")),
     # The HTML report (``--report``): the CSVs' texts and the PNGs' figures (sim.export) with the
     # terminal tables' verdicts (sim.report) in one page; the maps and portraits add theirs.
     "sim.report.html": Layer(("sim.report.html",), ("sim.analysis", "sim.export", "sim.models",
-                                                    "sim.report", "sim.runs", "sim.spec",
+                                                    "sim.report", "sim.runs", "sim.settings.spec",
                                                     "sim vocabulary")),
     "sim.exploration": Layer(("sim.exploration",), ("sim.analysis", "sim specs", "sim.export",
                                                     "sim.fluid", "sim.models", "sim.policies",
@@ -244,7 +243,7 @@ LAYERS: dict[str, Layer] = {
     "tui.view": Layer(("tui.view",), ("sim", "sim.analysis", "sim.core", "sim.exploration",
                                       "sim.export.palette", "sim.models", "sim.phase", "sim.report",
                                       "sim.runs",
-                                      "sim.spec", "sim vocabulary")),
+                                      "sim.settings.spec", "sim vocabulary")),
     # App state and navigation: sources of runs, sweeps, tunes, maps, playback, exports (no
     # Textual; the blocking calls the screens' workers make). The app's gateway to sim.
     "tui.state": Layer(("tui.state",), ("sim", "sim.analysis", "sim.core", "sim.exploration",
@@ -521,11 +520,11 @@ def test_the_checks_name_the_offending_import():
     assert private_imports([Import("sim.commands.cli", 5, "sim.export.plots", ("DPI", "_legend"))]) == [
         "sim.commands.cli (line 5) imports sim.export.plots: takes its private '_legend'"]
     modules = _modules()
-    source = ("import sim.export.plots as plots\nfrom sim.core import history\nimport sim.units\n"
-              "plots._legend(); history._unpack; sim.units._SCALES; history.__doc__; self._x\n")
+    source = ("import sim.export.plots as plots\nfrom sim.core import history\nimport sim.vocabulary.units\n"
+              "plots._legend(); history._unpack; sim.vocabulary.units._SCALES; history.__doc__; self._x\n")
     assert sorted(f.split(" uses ")[1].split(":")[0]
                   for f in private_attributes("sim.commands.cli", ast.parse(source), False, modules)) == [
-        "sim.core.history._unpack", "sim.export.plots._legend", "sim.units._SCALES"]
+        "sim.core.history._unpack", "sim.export.plots._legend", "sim.vocabulary.units._SCALES"]
     assert layer_table_of("sim") == "sim front door" and layer_table_of("sim.nope") is None
     # The library reaching for the shell's machinery (33.5): named, whichever layer allows it.
     (shell,) = rule_breaches([Import("sim.export.outset", 24, "sim.commands.interrupt", ("stop_signals_held",))])
@@ -541,3 +540,15 @@ def test_the_imports_are_all_seen():
     # The run analysis the rules keep apart (sim.analysis never imports runs, export or tui).
     assert any(i.importer == "sim.analysis.replay" for i in imports)
     assert any(i.importer == "sim.analysis.run_series" for i in imports)
+
+
+# The root of sim/ is its front door (the API, its arguments and results, the one pipeline):
+# every other module lives in the folder of its layer (issue 33: at most 8 modules there).
+FRONT_DOOR_MODULES = 8
+
+
+def test_the_root_of_sim_holds_the_front_door_only():
+    root = sorted(p.stem for p in (ROOT / "sim").glob("*.py"))
+    assert len(root) <= FRONT_DOOR_MODULES, root
+    assert all(layer_table_of(f"sim.{name}" if name != "__init__" else "sim") in
+               ("sim front door", "sim commands", "sim.recording") for name in root), root

@@ -16,7 +16,7 @@ from support import make_spec
 
 from sim.analysis.replay import incident_windows
 from sim.core import events as ev
-from sim.errors import ConfigError, ParamError
+from sim.vocabulary.errors import ConfigError, ParamError
 from sim.exploration.checks import check_spec
 from sim.exploration.paths import resolve
 from sim.exploration.summary import has_verdict

@@ -1,6 +1,6 @@
 """The files a config names, refused in one line (issue 40): a NUL byte in any of their paths
 (item 6), a trace whose quote never closes (item 7), and service times or load-curve multipliers
-beyond the bound of every time and factor, ``sim.bounds.MAX_TIME`` (item 15)."""
+beyond the bound of every time and factor, ``sim.vocabulary.bounds.MAX_TIME`` (item 15)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from support import one_error_line, sim_process, toml_text, write_config
 
-from sim.bounds import MAX_TIME
-from sim.config import load_config
-from sim.errors import ConfigError
+from sim.vocabulary.bounds import MAX_TIME
+from sim.settings.config import load_config
+from sim.vocabulary.errors import ConfigError
 
 POOL: dict[str, Any] = {
     "title": "Busy", "clients": [4], "repeat": 1, "network_mu": 1.0, "network_sigma": 0.2,

@@ -14,7 +14,7 @@ import pytest
 from support import Event, decode, make_spec
 
 from sim.runs.engine import Run, record_run, run_metrics
-from sim.spec import SimulationSpec
+from sim.settings.spec import SimulationSpec
 
 CONTROLS = ["LockingServer", "WriteOnlyOCCServer", "ReadWriteOCCServer", "ThrottlingServer"]
 STRATEGIES: list[dict[str, Any]] = [

@@ -15,7 +15,7 @@ from typing import Callable
 
 import pytest
 
-from sim.config import load_config, parse_config
+from sim.settings.config import load_config, parse_config
 from sim.models.adaptive_limits import AdaptiveLimit
 from sim.models.fleet import FleetSpec
 from sim.models.incidents import Incident
@@ -29,7 +29,7 @@ from sim.policies.retry_budget import RetryBudget
 from sim.policies.token_bucket import TokenBucket
 from sim.runs import engine, fast, kernel_boundary
 from sim.runs.kernel_boundary import LATENCY_CLOSED, POOL_OPEN, TABLES, Transcribed
-from sim.spec import SimulationSpec, TierSpec
+from sim.settings.spec import SimulationSpec, TierSpec
 
 ROOT = Path(__file__).resolve().parent.parent
 

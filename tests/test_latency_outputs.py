@@ -12,7 +12,7 @@ from rich.console import Console
 
 from sim.analysis.open_metrics import OpenRunMetrics
 from sim.runs.sweep import SweepResult
-from sim.config import parse_config
+from sim.settings.config import parse_config
 from sim.export.overload_csv import latency_csv_text
 from sim.report.latency import BEST, best_rows, latency_table, strategy_values
 from tui.view.latency_rows import latency_rows

@@ -30,9 +30,9 @@ from scipy.stats import ks_2samp
 from support import numpy_uniform, take
 from urllib3.exceptions import ConnectTimeoutError
 
-from sim.errors import ParamError
+from sim.vocabulary.errors import ParamError
 from sim.models.strategies import Strategy
-from sim.outcomes import REJECTED, TIMED_OUT, GiveUp
+from sim.vocabulary.outcomes import REJECTED, TIMED_OUT, GiveUp
 from sim.policies import chain_from_data
 from sim.policies.presets import expand_preset, preset_settings
 

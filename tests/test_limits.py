@@ -15,10 +15,10 @@ import sim.runs.engine as engine
 import sim.runs.resources as limits
 from sim.kernels.jit import PURE_ENV
 from sim.commands import cli
-from sim.config import parse_config
+from sim.settings.config import parse_config
 from sim.runs.resources import check_resources
 from sim.core.streams import ClientStreams, uniform01
-from sim.errors import ConfigError, UserError
+from sim.vocabulary.errors import ConfigError, UserError
 
 GB = 10**9
 MACHINE = (8 * GB, 4 * GB)  # (total, available): a small machine, the same on every test host
@@ -76,7 +76,7 @@ def test_more_than_the_available_memory_is_soft() -> None:
 
 
 def test_ordinary_configs_pass() -> None:
-    from sim.config import SAMPLE_CONFIG, load_config
+    from sim.settings.config import SAMPLE_CONFIG, load_config
 
     examples = Path(__file__).resolve().parent.parent / "examples"
     for path in [SAMPLE_CONFIG, *examples.glob("*.toml")]:

@@ -10,8 +10,8 @@ from support import one_error_line, sim_process, toml_text, write_config
 
 import sim
 from sim.commands import cli
-from sim.config import load_config
-from sim.errors import ConfigError, UserError
+from sim.settings.config import load_config
+from sim.vocabulary.errors import ConfigError, UserError
 from sim.export.csv_files import read_events_csv
 from sim.export.names import safe_title
 from test_pool_server import POOL

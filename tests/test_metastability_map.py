@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sim.config import read_document
+from sim.settings.config import read_document
 from sim.exploration.backends import LocalBackend
 from sim.exploration.cache import CellCache
 from sim.exploration.grid import RECOVERED, COLLAPSED, fraction_grid, sharp_edges, tolerated

@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-REQUIRED = ["sim", "sim.config", "sim.runs.engine", "sim.runs.sweep", "sim.analysis.stats", "sim.models.strategies",
-            "sim.models.controls", "sim.export.palette", "sim.core.events", "sim.core.streams", "sim.errors"]
+REQUIRED = ["sim", "sim.settings.config", "sim.runs.engine", "sim.runs.sweep", "sim.analysis.stats", "sim.models.strategies",
+            "sim.models.controls", "sim.export.palette", "sim.core.events", "sim.core.streams", "sim.vocabulary.errors"]
 # Written alongside the core; checked when present.
 OPTIONAL = ["sim.commands.cli", "sim.export", "sim.report.tables", "sim.commands.compat"]
 

@@ -14,7 +14,7 @@ import pytest
 from support import make_spec, numpy_uniform, take
 
 from sim.runs.engine import record_run
-from sim.errors import ParamError
+from sim.vocabulary.errors import ParamError
 from sim.models.strategies import STRATEGIES, NormalJitterExpo
 
 U_HIGH = 1.0 - 2.0**-53  # the largest value numpy's random() can return

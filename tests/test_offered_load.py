@@ -10,7 +10,7 @@ from support import make_spec, sim_process, toml_text, write_config
 
 from sim.analysis.load import offered_load
 from sim.report.load import load_lines
-from sim.config import load_config
+from sim.settings.config import load_config
 from sim.runs.engine import run_metrics
 from pathlib import Path
 

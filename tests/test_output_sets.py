@@ -15,7 +15,7 @@ import sim.runs.engine as engine
 import sim.export.outset as outset
 from sim.commands import cli, compat
 from sim.runs.sweep import run_sweep
-from sim.errors import UserError
+from sim.vocabulary.errors import UserError
 from sim.export import export_simulation
 from sim.export.outset import LOCK_NAME, OutputSet
 

@@ -16,9 +16,9 @@ from support import PNG_MAGIC, file_bytes, sim_process
 from sim.commands import cli
 from sim.analysis.open_metrics import OpenRunMetrics
 from sim.runs.sweep import SweepResult, run_sweep
-from sim.config import load_config, parse_config
+from sim.settings.config import load_config, parse_config
 from sim.runs.engine import record_run
-from sim.errors import UserError
+from sim.vocabulary.errors import UserError
 from sim.export.csv_files import EVENTS_HEADER, METRICS_HEADER, RUNS_HEADER, read_events_csv
 from sim.export.overload_csv import LATENCY_HEADER, TIMESERIES_HEADER
 from sim.report.latency import NEVER_MARK, LatencyReport

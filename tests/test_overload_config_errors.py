@@ -11,8 +11,8 @@ import pytest
 from support import toml_text, write_config
 
 from sim.commands.cli import main
-from sim.config import load_config
-from sim.errors import ConfigError
+from sim.settings.config import load_config
+from sim.vocabulary.errors import ConfigError
 from sim.models.workloads import Outage
 
 REPO = Path(__file__).resolve().parent.parent
@@ -140,7 +140,7 @@ def test_non_positive_horizon_timeout_bucket(tmp_path: Path, key: str) -> None:
 
 @pytest.mark.parametrize("key, value", [("horizon", 5e-324), ("bucket", 1e-300), ("timeout", 1e-12)])
 def test_tiny_horizon_timeout_bucket(tmp_path: Path, key: str, value: float) -> None:
-    # 1e-9 is sim.bounds.MIN_SPAN: below it a bucket's inverse width is no longer finite.
+    # 1e-9 is sim.vocabulary.bounds.MIN_SPAN: below it a bucket's inverse width is no longer finite.
     error(tmp_path, QUEUE, key, ">= 1e-09", **{key: value})
 
 

@@ -14,14 +14,14 @@ from support import PNG_MAGIC, make_spec
 from sim.analysis.open_metrics import OpenRunMetrics
 from sim.analysis.recovery import TOO_NOISY
 from sim.runs.sweep import SweepResult, run_sweep
-from sim.config import load_config, parse_config
+from sim.settings.config import load_config, parse_config
 from sim.core.series import SERIES_NAMES
 from sim.export import export_simulation, spec_output_paths
 from sim.export.csv_files import format_float
 from sim.export.overload_csv import LATENCY_HEADER, TIMESERIES_HEADER, latency_csv_text, timeseries_csv_text
 from sim.export.overload_plots import per_client_latency, write_latency_png, write_timeseries_png
 from sim.export.palette import load_palette
-from sim.spec import SimulationSpec
+from sim.settings.spec import SimulationSpec
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tiny_outage.toml"
 

@@ -21,7 +21,7 @@ from sim.runs.sweep import run_sweep
 from sim.runs.engine import Run, record_run, run_metrics
 from sim.models.servers import LatencyServer
 from sim.models.workloads import WORKLOADS
-from sim.spec import DEFAULT_BUCKETS, SimulationSpec
+from sim.settings.spec import DEFAULT_BUCKETS, SimulationSpec
 
 ARRIVALS = {"server_accepts", "server_queues", "server_rejects"}
 SERVER_WORK = ARRIVALS | {"server_completes"}

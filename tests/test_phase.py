@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from sim.commands import cli
-from sim.config import load_config, parse_config, parse_toml
-from sim.errors import UserError
+from sim.settings.config import load_config, parse_config, parse_toml
+from sim.vocabulary.errors import UserError
 from sim.models.initial import InitialState
 from sim.phase.attempt import outage_attempt
 from sim.phase.csv import COLUMNS

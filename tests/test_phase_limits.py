@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from sim.commands import cli
-from sim.config import load_config
+from sim.settings.config import load_config
 from sim.phase import portrait
 from sim.phase.cost import check_phase_resources, first_runs, portrait_cost
 from sim.phase.estimate import Replicate, phase_spec
 from sim.phase.portrait import PhaseSettings, compute_portrait, healthy_state, resolve
-from sim.errors import ConfigError
+from sim.vocabulary.errors import ConfigError
 from sim.runs.resources import BYTES_PER_CLIENT, EVENTS_LIMIT, expected_events
 from support import one_error_line
 

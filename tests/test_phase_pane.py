@@ -15,8 +15,8 @@ from textual.worker import WorkerState
 from tui_support import FIXTURES, TINY_OUTAGE, make_app, pause_until, pilot_test, settle
 
 from sim.analysis.phase_path import phase_path
-from sim.config import load_config
-from sim.errors import UserError
+from sim.settings.config import load_config
+from sim.vocabulary.errors import UserError
 from sim.phase.pool import cell_runner
 from sim.phase.portrait import PhaseSettings, compute_portrait
 from sim.runs.sweep import SweepCancelled

@@ -10,7 +10,7 @@ from pathlib import Path
 from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 
-from sim.config import load_config
+from sim.settings.config import load_config
 from sim.export.figure_style import SECONDS_FROM, time_axis
 from sim.export.overload_plots import latency_figure, timeseries_figure
 from sim.export.plots import metrics_figure, scatter_figure

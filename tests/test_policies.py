@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from sim.errors import ParamError
+from sim.vocabulary.errors import ParamError
 from sim.models.strategies import Constant, Expo, FullJitteredExpo
-from sim.outcomes import ABORTED, DENIED, REJECTED, TIMED_OUT
+from sim.vocabulary.outcomes import ABORTED, DENIED, REJECTED, TIMED_OUT
 from sim.policies import POLICIES, Chain, ChainSpec, GiveUp, chain_from_data, policy_from_dict, strategy_from_dict
 from sim.policies.circuit_breaker import CLOSED, HALF_OPEN, OPEN, CircuitBreaker
 from sim.policies.concurrency_budget import ConcurrencyBudget
@@ -211,7 +211,7 @@ def test_strategy_tables_build_and_fail_like_policies() -> None:
 
 
 def test_library_strategies_load_from_a_config(tmp_path: Path) -> None:
-    from sim.config import load_config
+    from sim.settings.config import load_config
     lines = ['[[simulation]]', 'title = "libs"', 'clients = [2]', 'repeat = 1', 'network_mu = 10.0',
              'network_sigma = 2.0', 'work_to_duration = 1.0', 'control = "LockingServer"',
              'write_mu = 2.0', 'write_sigma = 1.0', 'strategies = [']

@@ -16,7 +16,7 @@ import pytest
 from botocore.exceptions import ReadTimeoutError
 from botocore.retries import adaptive, bucket, quota, standard, throttling
 
-from sim.outcomes import ABORTED, REJECTED, SERVER_ERROR, TIMED_OUT
+from sim.vocabulary.outcomes import ABORTED, REJECTED, SERVER_ERROR, TIMED_OUT
 from sim.policies import chain_from_data
 from sim.policies.adaptive import ClientRateLimiter
 from sim.policies.presets import expand_preset

@@ -10,7 +10,7 @@ import numpy as np
 from tui_support import FIXTURES, WidgetApp
 
 from sim.analysis.policy_state import Scopes, scopes_of
-from sim.config import load_config
+from sim.settings.config import load_config
 from sim.core import events as ev
 from tui.view.policy_labels import BREAKER_GLYPHS, REFUSED_GLYPH, PolicyLabels
 from tui.state.recorder import record_run_data

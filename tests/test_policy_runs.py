@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sim.config import parse_config
+from sim.settings.config import parse_config
 from sim.core import events as ev
 from sim.runs.engine import record_run, run_metrics
-from sim.errors import ConfigError
+from sim.vocabulary.errors import ConfigError
 from sim.export.csv_files import histories_csv_text, read_events_csv
 from sim.policies.grpc_throttle import GrpcThrottle
 from sim.policies.limits import MaxAttempts

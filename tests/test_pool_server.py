@@ -16,9 +16,9 @@ import pytest
 from queueing import pool_spec, runs
 from support import toml_text, write_config
 
-from sim.config import load_config
+from sim.settings.config import load_config
 from sim.core import events as ev
-from sim.errors import ConfigError
+from sim.vocabulary.errors import ConfigError
 from sim.export.csv_files import read_events_csv
 from sim.runs.engine import record_run, run_metrics
 

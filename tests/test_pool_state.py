@@ -16,7 +16,7 @@ from tui_support import FIXTURES
 
 from sim.analysis.pool_state import PoolCapacity, PoolState, pool_capacity, records_pool
 from sim.analysis.replay import outage_windows
-from sim.config import load_config
+from sim.settings.config import load_config
 from sim.core import events as ev
 from sim.core.history import unpack_codes, unpack_details
 from sim.export.csv_files import read_events_csv, write_history_csv

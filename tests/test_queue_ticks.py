@@ -22,7 +22,7 @@ from support import make_spec
 
 from sim.runs import resources
 from sim.runs.engine import run_metrics
-from sim.spec import SimulationSpec
+from sim.settings.spec import SimulationSpec
 
 SERVICE = 5  # ticks of work: the served client needs SERVICE - 1 after the first tick
 THRESHOLD = 5
@@ -134,7 +134,7 @@ def test_ticks_count_in_the_events_estimate() -> None:
 
 def test_a_tiny_overload_tick_is_refused_naming_it() -> None:
     """A busy Poisson server ticked every 1e-9: ~3e13 ticks, refused before any work."""
-    from sim.errors import ConfigError
+    from sim.vocabulary.errors import ConfigError
 
     spec = make_spec("QueueServer", [{"type": "NoBackoff"}], clients=[50], repeat=1, concurrency=2,
                      service_time=1.0, overload_threshold=5, horizon=30000.0, workload="poisson",

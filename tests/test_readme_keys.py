@@ -56,7 +56,7 @@ def test_the_config_reference_lists_every_config_key_with_its_default() -> None:
 
     from support import toml_value
 
-    from sim.config import _SIMULATION_KEYS, _TOP_LEVEL_KEYS, DEFAULT_WORK_TO_DURATION
+    from sim.settings.config import _SIMULATION_KEYS, _TOP_LEVEL_KEYS, DEFAULT_WORK_TO_DURATION
     from sim.models.controls import CONTROLS
     from sim.models.workloads import WORKLOADS
 
@@ -65,7 +65,7 @@ def test_the_config_reference_lists_every_config_key_with_its_default() -> None:
     expected = (_SIMULATION_KEYS | (_TOP_LEVEL_KEYS - {"simulation"}) | set(model_fields))
     assert set(documented) == expected
     assert documented["work_to_duration"] == repr(DEFAULT_WORK_TO_DURATION)
-    from sim.units import DEFAULT_TIME_UNIT
+    from sim.vocabulary.units import DEFAULT_TIME_UNIT
 
     assert documented["time_unit"] == toml_value(DEFAULT_TIME_UNIT)
     for name, f in model_fields.items():  # the models' own defaults, as TOML writes them

@@ -8,11 +8,11 @@ from heapq import heappush
 
 import pytest
 
-from sim.config import parse_config
+from sim.settings.config import parse_config
 from sim.core import events
 from sim.runs.engine import record_run, run_metrics
 from sim.core.wiring import Wiring
-from sim.errors import ConfigError, ParamError
+from sim.vocabulary.errors import ConfigError, ParamError
 from sim.models import controls, strategies
 
 

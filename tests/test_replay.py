@@ -22,10 +22,10 @@ from sim.analysis.replay import (
     summarize,
 )
 from sim.analysis.run_series import count_series
-from sim.config import load_config, parse_config
+from sim.settings.config import load_config, parse_config
 from sim.core import events as ev
 from sim.runs.engine import Run, record_run
-from sim.spec import SimulationSpec
+from sim.settings.spec import SimulationSpec
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sim.config import load_config
+from sim.settings.config import load_config
 from sim.runs.engine import run_metrics
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "retry_storm.toml"

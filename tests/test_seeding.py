@@ -18,10 +18,10 @@ from support import make_spec, sim_table
 
 from sim.runs import sweep
 from sim.runs.sweep import SweepResult, run_sweeps
-from sim.config import parse_config
+from sim.settings.config import parse_config
 from sim.runs.engine import record_run, run_metrics
 from sim.core.streams import PURPOSE_JITTER, PURPOSE_NETWORK, ClientStreams, clipped_normal, generator, uniform01
-from sim.spec import SimulationSpec
+from sim.settings.spec import SimulationSpec
 
 JITTERED = {"type": "FullJitteredExpo", "base": 2.0, "cap": 1000.0}
 

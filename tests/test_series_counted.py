@@ -45,7 +45,7 @@ def test_replying_runs_are_marked_by_the_declared_events() -> None:
 def test_a_call_an_open_breaker_refused_counts_as_offered() -> None:
     # FlakyServer failing often and a ratio breaker per client: many calls start while the
     # breaker is open (client_call_refused, no write); the engine counts them offered all the same.
-    from sim.config import parse_config
+    from sim.settings.config import parse_config
 
     from support import sim_table
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from tui_support import FIXTURES, TINY_OUTAGE
 
-from sim.config import load_config
+from sim.settings.config import load_config
 from sim.export.palette import available_themes
 from tui.app import BackoffApp
 from tui.state.source import ConfigSource

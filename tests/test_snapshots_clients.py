@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from tui_support import FIXTURES
 
-from sim.config import load_config
+from sim.settings.config import load_config
 from tui.app import BackoffApp
 from tui.state.source import ConfigSource
 

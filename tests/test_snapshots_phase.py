@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from tui_support import TINY_OUTAGE
 
-from sim.config import load_config
+from sim.settings.config import load_config
 from tui.app import BackoffApp
 from tui.state.source import ConfigSource
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 from support import numpy_uniform, take
 
-from sim.errors import ParamError
+from sim.vocabulary.errors import ParamError
 from sim.models.strategies import (
     STRATEGIES,
     Constant,

@@ -33,10 +33,10 @@ import pytest
 
 from sim.analysis.recovery import LATENCY_FACTOR, TOO_NOISY, baseline
 from sim.runs.sweep import run_sweep
-from sim.config import load_config, parse_config
+from sim.settings.config import load_config, parse_config
 from sim.runs.engine import run_metrics
 from sim.models.workloads import Outage
-from sim.spec import SimulationSpec
+from sim.settings.spec import SimulationSpec
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

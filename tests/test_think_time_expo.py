@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from support import decode, make_spec, numpy_uniform
 
-from sim.errors import ConfigError
+from sim.vocabulary.errors import ConfigError
 from sim.models.strategies import STRATEGIES, ThinkTimeExpo
 from sim.runs.engine import Run, run_metrics
 

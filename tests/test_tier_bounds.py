@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from support import one_error_line, sim_process
 
-from sim.bounds import MAX_TIERS
-from sim.config import load_config
-from sim.errors import ConfigError, UserError
+from sim.vocabulary.bounds import MAX_TIERS
+from sim.settings.config import load_config
+from sim.vocabulary.errors import ConfigError, UserError
 from sim.export.csv_files import END_MARKER, TIERED_EVENTS_HEADER, read_events_csv
 
 

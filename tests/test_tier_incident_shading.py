@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sim.config import parse_config
-from sim.config import read_document
+from sim.settings.config import parse_config
+from sim.settings.config import read_document
 from sim.export.overload_plots import timeseries_figure
 from sim.runs.sweep import run_sweeps
 from tui.state.recorder import record_run_data

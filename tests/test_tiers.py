@@ -16,8 +16,8 @@ import pytest
 from support import one_error_line, sim_process
 
 import sim
-from sim.config import load_config
-from sim.errors import ConfigError
+from sim.settings.config import load_config
+from sim.vocabulary.errors import ConfigError
 from sim.runs.engine import run_metrics
 
 NETWORK = "network_mu = 1.0\nnetwork_sigma = 0.0\n"

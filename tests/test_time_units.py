@@ -13,14 +13,14 @@ from support import sim_process, sim_table
 
 from sim.commands import cli
 from sim.runs.sweep import run_sweep
-from sim.config import parse_config
-from sim.errors import ConfigError
+from sim.settings.config import parse_config
+from sim.vocabulary.errors import ConfigError
 from sim.export.overload_plots import latency_figure, timeseries_figure
 from sim.export.plots import metrics_figure, scatter_figure
 from sim.export.runs import representative_runs
 from sim.report.latency import latency_table
 from sim.report.tables import history_table, metrics_table
-from sim.units import display_scale, format_duration, format_speed, time_unit_problem
+from sim.vocabulary.units import display_scale, format_duration, format_speed, time_unit_problem
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TICKS = FIXTURES / "tiny_ticks.toml"
@@ -110,7 +110,7 @@ def test_png_axes_and_titles_say_the_unit(ticks) -> None:
 
 
 def test_spike_example_is_in_ticks() -> None:
-    from sim.config import load_config
+    from sim.settings.config import load_config
 
     spec = load_config(Path(__file__).parents[1] / "examples" / "spike_queue.toml").simulations[0]
     assert spec.time_unit == "tick"

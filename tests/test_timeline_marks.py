@@ -10,7 +10,7 @@ import pytest
 from support import make_spec
 from tui_support import TINY_OUTAGE, WidgetApp, pilot_test
 
-from sim.config import load_config
+from sim.settings.config import load_config
 from sim.core import events as ev
 from sim.runs.engine import record_run
 from sim.core.history import History
@@ -195,7 +195,7 @@ def test_density_bounds_are_quartiles_and_strictly_increasing() -> None:
 async def test_policy_state_shows_on_the_lanes_and_in_the_log() -> None:
     """A breaker's transitions are marks on the client's lane (◉) and lines of the log; a denied
     retry is ⊖ with the policy's name; a back-off shows the tokens its budget has left."""
-    from sim.config import parse_config
+    from sim.settings.config import parse_config
     from sim.runs.engine import record_run
 
     from support import sim_table

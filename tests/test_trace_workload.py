@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from support import one_error_line, sim_process, toml_text, write_config
 
-from sim.config import load_config
+from sim.settings.config import load_config
 from sim.core import events as ev
-from sim.errors import ConfigError
+from sim.vocabulary.errors import ConfigError
 from sim.exploration.cache import cell_key
 from sim.models import trace as trace_module
 from sim.runs.engine import record_run

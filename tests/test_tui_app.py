@@ -15,7 +15,7 @@ import pytest
 from tui_support import TINY, fake_clock, help_keys_text, make_app, pilot_test, run_from_palette, settle
 
 from sim.runs.sweep import SweepCancelled
-from sim.config import load_config
+from sim.settings.config import load_config
 from sim.runs.engine import record_run
 from sim.export.csv_files import read_events_csv, write_events_csv
 from sim.export.runs import representative_runs

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tui_support import TINY, pilot_test, settle
 
-from sim.config import load_config
+from sim.settings.config import load_config
 from sim.export.csv_files import read_events_csv
 from tui.app import BackoffApp
 from tui.main import build_app_parser, build_replay_parser

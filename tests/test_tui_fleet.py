@@ -8,7 +8,7 @@ from pathlib import Path
 from support import section, toml_text
 from tui_support import make_app, pilot_test, settle
 
-from sim.config import load_config
+from sim.settings.config import load_config
 from sim.export.csv_files import read_events_csv, write_history_csv
 from sim.report.hosts import host_cells
 from sim.runs.engine import record_run

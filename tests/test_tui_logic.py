@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sim.config import load_config
+from sim.settings.config import load_config
 from sim.core import events as ev
 from sim.core.history import History
 from tui.view.rundata import RunData

@@ -12,7 +12,7 @@ from textual import events
 from textual.widgets import DataTable
 from tui_support import TINY, make_app, pilot_test, settle
 
-from sim.config import load_config
+from sim.settings.config import load_config
 from tui.app import BackoffApp
 from tui.keys import KEYS, LOG_KEYS
 from tui.state.source import ConfigSource, Selection

@@ -16,7 +16,7 @@ from sim.analysis.recovery import TOO_NOISY
 from sim.analysis.replay import outage_windows, recorded_caps
 from sim.analysis.run_series import RunSeries
 from sim.runs.sweep import SweepResult, run_sweep
-from sim.config import load_config
+from sim.settings.config import load_config
 from sim.core import events as ev
 from sim.runs.engine import record_run
 from sim.export.csv_files import read_events_csv, write_events_csv

@@ -11,7 +11,7 @@ import numpy as np
 from tui_support import FIXTURES, TINY, WidgetApp, make_app, pilot_test, settle
 
 from sim.analysis.pool_state import PoolSnapshot, PoolState, pool_capacity
-from sim.config import load_config
+from sim.settings.config import load_config
 from sim.core import events as ev
 from sim.export.csv_files import read_events_csv, write_events_csv
 from sim.report.latency import format_value

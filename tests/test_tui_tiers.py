@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 from tui_support import FIXTURES, make_app, pilot_test, settle
 
-from sim.config import load_config
+from sim.settings.config import load_config
 from sim.export.csv_files import read_events_csv, write_events_csv
 from sim.export.tiers_csv import tiers_csv_text
 from sim.report.tiers import tier_cells

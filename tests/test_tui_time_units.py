@@ -11,7 +11,7 @@ from collections import defaultdict
 import pytest
 from tui_support import FIXTURES, pilot_test, settle
 
-from sim.config import load_config
+from sim.settings.config import load_config
 from tui.app import BackoffApp
 from tui.state.source import ConfigSource, ReplaySource
 from tui.widgets.analysis.latency_table import LatencyTable

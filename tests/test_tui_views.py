@@ -12,7 +12,7 @@ from rich.console import Console
 from textual.widgets import Static
 from tui_support import FIXTURES, TINY_OUTAGE, WidgetApp, fake_clock, make_app, pilot_test, settle
 
-from sim.config import load_config
+from sim.settings.config import load_config
 from sim.runs.sweep import run_sweep
 
 from tui.screens.main import CHART_INTERVAL

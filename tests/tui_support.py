@@ -11,7 +11,7 @@ from rich.console import Console
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 
-from sim.config import load_config
+from sim.settings.config import load_config
 from tui.app import BackoffApp
 from tui.state.source import ConfigSource, Source
 from tui.theme import register_themes, theme_variable_defaults

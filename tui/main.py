@@ -18,7 +18,7 @@ from pathlib import Path
 
 from sim.commands.cli import (OneLineParser, add_force, add_version, int_at_least, output_dir, positive_int,
                      seed_value)
-from sim.errors import EXIT_USER_ERROR
+from sim.vocabulary.errors import EXIT_USER_ERROR
 from tui.state.paths import DEFAULT_OUT
 
 DESCRIPTION = """\
@@ -150,7 +150,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     set_command(["backoff-sim", *args_list])  # the app's exports say what made them
 
-    from sim.errors import UserError
+    from sim.vocabulary.errors import UserError
     from sim.export.palette import available_themes
 
     replay = args_list[:1] == ["replay"]
@@ -159,7 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.theme not in available_themes():
         return _fail(f"unknown theme {args.theme!r}: choose one of {', '.join(available_themes())}")
     if replay:
-        from sim.units import time_unit_problem
+        from sim.vocabulary.units import time_unit_problem
 
         problem = time_unit_problem(args.time_unit)
         if problem:
@@ -214,7 +214,7 @@ def _explore_app(argv: list[str]) -> int:
     """``backoff-sim explore CONFIG --app``: the app, opened on the first explore map, with the
     explore command's options (its cache, workers, output directory for exports, theme, force)."""
     from sim.commands.cli import build_parser
-    from sim.errors import UserError
+    from sim.vocabulary.errors import UserError
     from sim.export.palette import available_themes
 
     args = build_parser().parse_args(["explore", *argv])

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from sim.commands.cli import OneLineParser, int_at_least, output_dir
-from sim.errors import EXIT_USER_ERROR
+from sim.vocabulary.errors import EXIT_USER_ERROR
 from tui.state.paths import DEFAULT_OUT
 
 DEFAULT_HOST = "127.0.0.1"
@@ -97,7 +97,7 @@ def app_command(config: Path | None, out: Path) -> str:
 def serve_main(argv: list[str]) -> int:
     """``backoff-sim serve``: check the config and the extra, then serve until stopped; return
     the exit status (2 for a mistake; 130, 143 or 129 after SIGINT, SIGTERM or SIGHUP)."""
-    from sim.errors import UserError
+    from sim.vocabulary.errors import UserError
     from sim.commands.stdout import stderr_line
 
     args = build_serve_parser().parse_args(argv)

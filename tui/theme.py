@@ -14,7 +14,7 @@ from rich.style import Style
 from textual.app import App
 from textual.theme import Theme
 
-from sim.errors import UserError
+from sim.vocabulary.errors import UserError
 # The widgets reach sim only through its public API: the colours they draw with (Palette, each
 # event code's colour kind, each time series' colour, the PNG export's too) they take from here.
 from sim.export.palette import CODE_KINDS, SERIES_COLOURS  # noqa: F401 (re-exported)

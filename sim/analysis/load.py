@@ -26,10 +26,10 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sim.units import seconds_per_unit
+from sim.vocabulary.units import seconds_per_unit
 
 if TYPE_CHECKING:  # pragma: no cover
-    from sim.spec import SimulationSpec
+    from sim.settings.spec import SimulationSpec
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ import numpy as np
 from sim.core import events as ev
 from sim.models.incidents import kept_slots
 from sim.models.pool import PoolServer
-from sim.spec import SimulationSpec
+from sim.settings.spec import SimulationSpec
 
 _STATE_CODES = (ev.SERVER_ACCEPTS, ev.SERVER_QUEUES, ev.SERVER_COMPLETES, ev.SERVER_DROPS)
 _ALWAYS_QUEUED = (ev.DROP_REASON_INDEX["queue_timeout"], ev.DROP_REASON_INDEX["codel"])

@@ -29,7 +29,7 @@ from sim.core import events as ev
 from sim.core.history import History
 from sim.models import recorded_capabilities
 from sim.models.controls import Capabilities
-from sim.units import DEFAULT_TIME_UNIT
+from sim.vocabulary.units import DEFAULT_TIME_UNIT
 
 Window = tuple[float, float]
 _REFUSED_BEFORE_SENDING = ev.DENY_REASON_INDEX["breaker_open"]  # see ``gives_up``

@@ -23,7 +23,7 @@ from sim.core import events as ev
 from sim.core.series import SERIES_NAMES, bucket_count
 from sim.models.incidents import merged_windows
 from sim.models.workloads import Outage
-from sim.spec import DEFAULT_BUCKETS
+from sim.settings.spec import DEFAULT_BUCKETS
 
 # The series events record exactly; in_service/queued are the server's state at bucket ends,
 # which events give only as "held" (accepted or queued, not yet completed).

@@ -17,7 +17,7 @@ from typing import NoReturn
 
 from sim.commands import collector
 from sim.commands import progress as progress_lines
-from sim.errors import EXIT_OK, EXIT_USER_ERROR
+from sim.vocabulary.errors import EXIT_OK, EXIT_USER_ERROR
 from sim.export.outputs import help_lines
 
 # Without a progress bar (stderr not a terminal), a line of progress this often; none at all for
@@ -111,7 +111,7 @@ def output_dir(text: str) -> Path:
 
 
 def _max_seed() -> int:
-    from sim.bounds import MAX_SEED
+    from sim.vocabulary.bounds import MAX_SEED
 
     return MAX_SEED
 

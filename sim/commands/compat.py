@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from sim.errors import UserError
+from sim.vocabulary.errors import UserError
 from sim.commands.stdout import GuardedStdout
 
 HEADERS = ["time", "client_id", "event_type", "event_detail"]

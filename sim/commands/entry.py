@@ -14,7 +14,7 @@ import importlib
 import signal
 import sys
 
-from sim.errors import EXIT_INTERRUPTED  # a module of constants and exceptions, no imports
+from sim.vocabulary.errors import EXIT_INTERRUPTED  # a module of constants and exceptions, no imports
 
 
 def _status(code: object) -> int:

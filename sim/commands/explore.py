@@ -13,7 +13,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 
-from sim.errors import EXIT_OK
+from sim.vocabulary.errors import EXIT_OK
 from sim.exploration.methods import METHODS, default_method
 
 EXPLORE_DESCRIPTION = """\
@@ -112,7 +112,7 @@ def add_explore_subparser(subparsers, positive_int: Callable[[str], int],
 def explore_command(args: argparse.Namespace) -> int:
     """Carry out ``backoff-sim explore``; return the exit status (0, 2, or 130, 143, 129 on
     SIGINT, SIGTERM, SIGHUP)."""
-    from sim.errors import UserError
+    from sim.vocabulary.errors import UserError
     from sim.commands.stdout import command_status, stderr_console, stderr_line
 
     if getattr(args, "app", False):  # `backoff-sim explore --app` opens the app before this
@@ -126,7 +126,7 @@ def explore_command(args: argparse.Namespace) -> int:
 def _explore(args: argparse.Namespace, err) -> int:
     import time
 
-    from sim.errors import UserError
+    from sim.vocabulary.errors import UserError
     from sim.exploration.backends import make_backend
     from sim.exploration.cache import CellCache
     from sim.exploration.figure import write_explore_png

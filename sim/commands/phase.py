@@ -14,7 +14,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 
-from sim.errors import EXIT_OK, UserError
+from sim.vocabulary.errors import EXIT_OK, UserError
 
 PHASE_DESCRIPTION = """\
 Draw the phase portrait of each simulation of a config whose server replies: the state
@@ -52,8 +52,8 @@ Results depend only on the config, the seed and the flags, never on --workers.
 
 def positive_time(text: str) -> float:
     """An argparse type: a positive time in the config's unit, within the bounds of every time
-    (``sim.bounds``: a 1e-300 horizon would be sampled 10^300 times)."""
-    from sim.bounds import MAX_TIME, MIN_SPAN
+    (``sim.vocabulary.bounds``: a 1e-300 horizon would be sampled 10^300 times)."""
+    from sim.vocabulary.bounds import MAX_TIME, MIN_SPAN
 
     accepted = f"expected a positive time from {MIN_SPAN:g} to {MAX_TIME:g}"
     try:
@@ -144,7 +144,7 @@ def _labels(spec, wanted: list[str] | None) -> list[str]:
 
 
 def _phase(args: argparse.Namespace) -> int:
-    from sim.config import load_config
+    from sim.settings.config import load_config
     from sim.export.atomic import atomic_write_text
     from sim.export.names import check_unique_stems, safe_title
     from sim.export.palette import load_palette

@@ -22,7 +22,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
-from sim.errors import EXIT_OK, EXIT_STDOUT_FAILED, EXIT_USER_ERROR, UserError
+from sim.vocabulary.errors import EXIT_OK, EXIT_STDOUT_FAILED, EXIT_USER_ERROR, UserError
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console

@@ -66,7 +66,7 @@ class Wiring:
         self.unscheduled: Callable[[], int] = lambda: 0
         # Set by the client side before the control builds its handlers.
         self.client_rejected: Callable[[float, int, int], int]
-        # Clients of replying servers: a transient server error (``sim.outcomes.SERVER_ERROR``).
+        # Clients of replying servers: a transient server error (``sim.vocabulary.outcomes.SERVER_ERROR``).
         self.client_server_error: Callable[[float, int, int], int]
         self.client_version_reply: Callable[[float, int, int], int]
         # A run that keeps no history may let the clients of a contention control take their own

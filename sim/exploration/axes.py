@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from sim.errors import ParamError
+from sim.vocabulary.errors import ParamError
 from sim.exploration.paths import KeyPath, PathError, resolve
-from sim.spec import SimulationSpec
+from sim.settings.spec import SimulationSpec
 
 SCALES = ("linear", "log")
 # The most cells a map may have. Every cell's spec is built, re-validated and put through the

@@ -24,13 +24,13 @@ from typing import Any
 from sim.analysis.metrics import RunMetrics
 from sim.runs.sweep import ShouldStop, SweepCancelled, SweepResult, run_sweeps
 from sim.runs.engine import run_metrics
-from sim.errors import UserError
-from sim.extras import install_hint
+from sim.vocabulary.errors import UserError
+from sim.vocabulary.extras import install_hint
 from sim.exploration.summary import CellResult, run_values
 from sim.runs.caller import caller
 from sim.runs.procpool import reusing_workers, worker_count
 from sim.runs.workers import descendants, kill
-from sim.spec import SimulationSpec
+from sim.settings.spec import SimulationSpec
 
 Progress = Callable[[int, int], None]
 OnCell = Callable[[int, CellResult], None]

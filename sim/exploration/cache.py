@@ -20,8 +20,8 @@ from pathlib import Path
 
 from sim.exploration.summary import VERDICT_VALUES, CellResult, metric_names
 from sim.export.atomic import atomic_write_text, ensure_output_dir
-from sim.inputs import InputFileError, read_limited
-from sim.spec import SimulationSpec
+from sim.vocabulary.inputs import InputFileError, read_limited
+from sim.settings.spec import SimulationSpec
 
 _SIM_ROOT = Path(__file__).resolve().parent.parent
 # Sources that cannot change a cell's numbers: the file writers, the explore package's parsing

@@ -2,8 +2,8 @@
 every cell of a map must respect.
 
 Models validate their own parameters when ``dataclasses.replace`` rebuilds them; the rules that
-``sim.config`` applies to the simulation table itself (minimums of simulation keys, the bounds of
-``sim.bounds`` on every number, outages and incidents in order and before the horizon, keys only replying
+``sim.settings.config`` applies to the simulation table itself (minimums of simulation keys, the bounds of
+``sim.vocabulary.bounds`` on every number, outages and incidents in order and before the horizon, keys only replying
 servers take) are repeated here for a spec. A test keeps the two in step by feeding the same
 values through both. ``check_cells`` then puts every cell through ``sim.runs.resources``, as
 ``backoff-sim run`` puts a config's simulations, and bounds the whole map's events
@@ -16,11 +16,11 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import fields, is_dataclass
 
-from sim.bounds import MAX_INTEGER, MAX_SEED, MAX_TIME, MIN_SPAN
-from sim.errors import ConfigError, ParamError
+from sim.vocabulary.bounds import MAX_INTEGER, MAX_SEED, MAX_TIME, MIN_SPAN
+from sim.vocabulary.errors import ConfigError, ParamError
 from sim.policies.entries import seconds_per_unit
 from sim.models.incidents import control_problems, schedule_problems
-from sim.spec import SimulationSpec
+from sim.settings.spec import SimulationSpec
 
 # Simulation keys: (lowest allowed value, whether the value itself may equal it).
 _MINIMUMS: dict[str, tuple[float, bool]] = {

@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from sim.exploration.paths import Step
     from sim.exploration.tune import TuneResult
-    from sim.spec import StrategySpec
+    from sim.settings.spec import StrategySpec
 
 
 def _candidates(result: TuneResult) -> list[tuple[str, str, list[float], list[float]]]:

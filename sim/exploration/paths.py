@@ -21,11 +21,11 @@ import typing
 from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import Any
 
-from sim.errors import ParamError
+from sim.vocabulary.errors import ParamError
 from sim.models.strategies import Strategy
 from sim.policies.chain import ChainSpec
 from sim.policies.seam import Policy
-from sim.spec import SimulationSpec, StrategySpec, TierSpec
+from sim.settings.spec import SimulationSpec, StrategySpec, TierSpec
 
 Step = typing.Union[str, int]
 

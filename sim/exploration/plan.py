@@ -25,12 +25,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, NoReturn
 
-from sim.config import parse_config, read_document
-from sim.errors import ConfigError, ParamError
+from sim.settings.config import parse_config, read_document
+from sim.vocabulary.errors import ConfigError, ParamError
 from sim.exploration.axes import CELLS_HINT, MAX_CELLS, Axis, format_value, parse_axis, too_many_cells
 from sim.exploration.checks import check_spec
 from sim.exploration.summary import has_verdict, metric_names, row_columns
-from sim.spec import Config, SimulationSpec
+from sim.settings.spec import Config, SimulationSpec
 
 EXPLORE_KEYS = {"axes", "metric", "also"}
 MAX_AXES = 2

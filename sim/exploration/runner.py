@@ -13,7 +13,7 @@ from sim.runs.sweep import ShouldStop
 from sim.exploration.cache import CellCache
 from sim.exploration.plan import ExplorePlan
 from sim.exploration.summary import CellResult
-from sim.spec import SimulationSpec
+from sim.settings.spec import SimulationSpec
 
 Progress = Callable[[int, int], None]
 OnCell = Callable[[int, CellResult], None]

@@ -17,7 +17,7 @@ from sim.analysis.open_metrics import OpenRunMetrics
 from sim.analysis.recovery import RecoverySummary
 from sim.analysis.stats import Estimate, estimate
 from sim.exploration.verdict import cell_note, cell_verdict, run_verdict
-from sim.spec import SimulationSpec
+from sim.settings.spec import SimulationSpec
 
 # Every run: the sweep's metrics.
 BASE_METRICS = ("work", "duration", "cost", "gave_up")

@@ -21,15 +21,15 @@ import numpy as np
 
 from sim.analysis.stats import Estimate, estimate
 from sim.runs.sweep import ShouldStop
-from sim.errors import ParamError, UserError
-from sim.extras import install_hint
+from sim.vocabulary.errors import ParamError, UserError
+from sim.vocabulary.extras import install_hint
 from sim.exploration.cache import CellCache
 from sim.exploration.checks import check_spec
 from sim.exploration.front import non_dominated
 from sim.exploration.runner import run_cells
 from sim.exploration.summary import CellResult
 from sim.exploration.tune_plan import TunePlan
-from sim.spec import SimulationSpec, StrategySpec
+from sim.settings.spec import SimulationSpec, StrategySpec
 
 Progress = Callable[[int, int], None]
 TUNE_EXTRA_HINT = install_hint("tune")

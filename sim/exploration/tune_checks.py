@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from sim.runs.resources import EVENTS_LIMIT, check_resources, estimate
-from sim.errors import ConfigError, ParamError
+from sim.vocabulary.errors import ConfigError, ParamError
 from sim.exploration.tune import MAX_FRONT_VARIANTS, held_out_spec, trial_spec
-from sim.spec import SimulationSpec
+from sim.settings.spec import SimulationSpec
 
 MAX_CORNERS = 256  # corners of the bounds built to find the costliest (8 tuned parameters)
 

@@ -23,12 +23,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sim.bounds import MAX_SEED
-from sim.errors import ConfigError, ParamError
+from sim.vocabulary.bounds import MAX_SEED
+from sim.vocabulary.errors import ConfigError, ParamError
 from sim.exploration.checks import check_spec
 from sim.exploration.paths import KeyPath, PathError, resolve
 from sim.exploration.summary import has_verdict, metric_names
-from sim.spec import SimulationSpec
+from sim.settings.spec import SimulationSpec
 
 TUNE_KEYS = {"strategy", "params", "objective", "constraints", "trials", "sampler", "batch", "seed",
              "pareto"}

@@ -23,7 +23,7 @@ from sim.export.outputs import OUTPUTS, Job, Output, outputs_for
 from sim.export.outset import output_set
 from sim.export.runs import representative_runs, scatter_runs
 from sim.export.palette import Palette, load_palette
-from sim.spec import SimulationSpec
+from sim.settings.spec import SimulationSpec
 
 __all__ = ["export_all", "export_simulation", "output_paths", "spec_output_paths", "stale_names",
            "write_simulation"]

@@ -14,7 +14,7 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sim.errors import UserError
+from sim.vocabulary.errors import UserError
 
 # Titles and strategy names may hold characters the bundled fonts lack (CJK, emoji): matplotlib
 # draws a box for each and warns once per glyph on stderr. A successful run prints no warnings;

@@ -25,14 +25,14 @@ import numpy as np
 
 from sim.runs.sweep import SweepResult
 from sim.analysis.versus import NOT_AVAILABLE, cost_versus_best
-from sim.bounds import MAX_CLIENT_ID, MAX_DETAIL, MAX_INTEGER, MAX_TIERS, MAX_TIME
+from sim.vocabulary.bounds import MAX_CLIENT_ID, MAX_DETAIL, MAX_INTEGER, MAX_TIERS, MAX_TIME
 from sim.core import events as ev
 from sim.runs.engine import Run
 from sim.runs.tiers import TierLayout
 from sim.core.history import NO_CALL, History, unpack_hosts
-from sim.errors import UserError
+from sim.vocabulary.errors import UserError
 from sim.export.atomic import atomic_write_text
-from sim.inputs import InputFileError, read_limited
+from sim.vocabulary.inputs import InputFileError, read_limited
 
 METRICS_HEADER = ("simulation", "control", "strategy", "clients", "repeats", "work_mean",
                   "work_ci95", "duration_mean", "duration_ci95", "cost_mean", "cost_ci95",

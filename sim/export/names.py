@@ -8,10 +8,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sim.errors import ConfigError, UserError
+from sim.vocabulary.errors import ConfigError, UserError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from sim.spec import SimulationSpec
+    from sim.settings.spec import SimulationSpec
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 

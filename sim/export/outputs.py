@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from sim.runs.engine import Run
     from sim.models.controls import Capabilities
     from sim.export.palette import Palette
-    from sim.spec import SimulationSpec
+    from sim.settings.spec import SimulationSpec
 
 
 @dataclass(frozen=True)

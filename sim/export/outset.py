@@ -25,7 +25,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from sim.errors import UserError
+from sim.vocabulary.errors import UserError
 from sim.export.atomic import ensure_output_dir
 from sim.runs.caller import caller
 

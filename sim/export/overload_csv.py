@@ -15,7 +15,7 @@ from sim.analysis.recovery import RecoverySummary
 from sim.runs.sweep import SweepResult
 from sim.core.series import SERIES_NAMES, extra_series
 from sim.export.csv_files import csv_text, format_float
-from sim.spec import SimulationSpec
+from sim.settings.spec import SimulationSpec
 
 TIMESERIES_HEADER = ("simulation", "strategy", "clients", "repetition", "bucket_start",
                      *SERIES_NAMES)

@@ -20,7 +20,7 @@ from sim.export.atomic import atomic_save_figure
 from sim.export.figure_style import DPI, style_axes, style_figure, style_legend, time_axis
 from sim.export.palette import SERIES_COLOURS, Palette, load_palette
 from sim.models.incidents import incident_label
-from sim.units import format_duration
+from sim.vocabulary.units import format_duration
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes

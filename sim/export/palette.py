@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sim.core import events as ev
-from sim.errors import UserError
+from sim.vocabulary.errors import UserError
 from themes import THEMES_DIR
 
 if sys.version_info >= (3, 11):

@@ -23,7 +23,7 @@ from sim.runs.engine import Run
 from sim.export.atomic import atomic_save_figure
 from sim.export.figure_style import DPI, style_axes, style_figure, style_legend, time_axis
 from sim.export.palette import Palette, load_palette
-from sim.units import goodput_unit
+from sim.vocabulary.units import goodput_unit
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure

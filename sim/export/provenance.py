@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from sim.spec import SimulationSpec
+    from sim.settings.spec import SimulationSpec
 
 FORMAT = 1
 

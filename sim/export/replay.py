@@ -20,7 +20,7 @@ from sim.analysis.replayed import replayed_metrics
 from sim.export.csv_files import EventsKey, read_events_csv
 from sim.export.overload_csv import latency_csv_text, timeseries_csv_text
 from sim.core.series import extra_series
-from sim.errors import UserError
+from sim.vocabulary.errors import UserError
 from sim.models.controls import Capabilities
 from sim.runs.sweep import SweepResult
 

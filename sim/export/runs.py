@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from sim.runs.engine import Run, record_run
-from sim.spec import SimulationSpec
+from sim.settings.spec import SimulationSpec
 
 Recorded = Mapping[tuple[str, int], Run]  # (label, clients) -> repetition 0, as a sweep kept it
 

@@ -14,7 +14,7 @@ from sim.fluid.delays import DelayTable, delay_table, pack
 from sim.fluid.express import FluidCase, fluid_case
 from sim.fluid.model import Series, run_batch
 from sim.fluid.verdict import fluid_recovery, weighted_quantile
-from sim.spec import SimulationSpec
+from sim.settings.spec import SimulationSpec
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from sim.models.incidents import Incident
 from sim.models.workloads import Outage
 from sim.policies.retry_budget import RetryBudget
-from sim.spec import SimulationSpec, StrategySpec
+from sim.settings.spec import SimulationSpec, StrategySpec
 
 MAX_STEPS = 40_000  # model steps per run at most: the step grows on longer horizons
 
@@ -87,7 +87,7 @@ def fluid_case(spec: SimulationSpec, s: int) -> FluidCase | str:
     """The fluid form of strategy ``s`` of a one-client-count spec, or why there is none."""
     from sim.models.pool import PoolServer
     from sim.models.servers import LatencyServer, QueueServer
-    from sim.bounds import MAX_TIME
+    from sim.vocabulary.bounds import MAX_TIME
     from sim.models.service_times import lognormal_mean
 
     control, workload, entry = spec.control, spec.workload, spec.strategies[s]

@@ -26,7 +26,7 @@ from sim.kernels.jit import maybe_njit
 from sim.kernels.outputs import keep_latency, note_event
 from sim.kernels.pool_open import (DONE, GUARD, NEED_DRAWS, NEED_ROOM, R_ACCEPTED, R_GOODPUT, R_IN_SERVICE,
                                    R_OFFERED, R_QUEUED, R_RETRIES, R_TIMED_OUT)
-from sim.outcomes import TIMED_OUT
+from sim.vocabulary.outcomes import TIMED_OUT
 
 __all__ = ["DONE", "GUARD", "NEED_DRAWS", "NEED_ROOM", "run"]  # its statuses are pool_open's
 

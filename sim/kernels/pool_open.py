@@ -24,7 +24,7 @@ from sim.kernels.delays import S_CONSTANT, S_NO_BACKOFF, doubling_delay
 from sim.kernels.heap import I_HEAP, heapify, pop, push
 from sim.kernels.jit import maybe_njit
 from sim.kernels.outputs import keep_latency, note_event
-from sim.outcomes import TIMED_OUT
+from sim.vocabulary.outcomes import TIMED_OUT
 
 # Handlers (the reference's function names).
 H_CALL = 0  # open_clients.plain_call: an arrival

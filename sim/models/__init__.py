@@ -4,7 +4,7 @@ servers that reply (``servers``, ``flaky``, ``pool`` with ``service_times``), wo
 (``workloads``, ``trace``), outages (``outage``), incidents (``incidents``) and the client
 models (``clients``, which records its policy chains' events through ``policy_events``, and
 ``open_clients`` for calls that overlap). Models import only the core and small shared modules
-(``sim.errors``, ``sim.outcomes``, ``sim.params``, ``sim.bounds``, ``sim.inputs``).
+(``sim.vocabulary.errors``, ``sim.vocabulary.outcomes``, ``sim.vocabulary.params``, ``sim.vocabulary.bounds``, ``sim.vocabulary.inputs``).
 
 Importing this package imports every family, so the registries below are complete: nothing
 imports a model module only for its registration side effect."""

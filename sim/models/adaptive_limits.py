@@ -27,7 +27,7 @@ import math
 from dataclasses import dataclass, fields
 from typing import Callable, Protocol
 
-from sim.errors import ParamError
+from sim.vocabulary.errors import ParamError
 
 ALGORITHMS = ("aimd", "gradient2", "vegas")
 

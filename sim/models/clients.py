@@ -4,7 +4,7 @@ A client makes calls: one per start time of the workload (``Workload.start_times
 every client at 0), and with a workload that repeats (``Workload.REPEATS``) another after each one
 ends. A call is attempts until one succeeds or the client gives up. Every client hears the outcome
 of each attempt: accepted or committed, rejected, aborted, a server error, timed out
-(``sim.outcomes``).
+(``sim.vocabulary.outcomes``).
 
 What differs between runs is chosen once, when the run is built, never per event:
 
@@ -46,8 +46,8 @@ from sim.core import events as ev
 from sim.core.events import NO_EVENT
 from sim.core.latency_sample import LatencySample
 from sim.core.streams import PURPOSE_STATE
-from sim.errors import ParamError, UserError
-from sim.outcomes import DENIED, REJECTED, SERVER_ERROR, TIMED_OUT, ChainFactory, GiveUp
+from sim.vocabulary.errors import ParamError, UserError
+from sim.vocabulary.outcomes import DENIED, REJECTED, SERVER_ERROR, TIMED_OUT, ChainFactory, GiveUp
 from sim.models.policy_events import PolicyEvents
 from sim.models.workloads import Workload
 
@@ -384,7 +384,7 @@ class Clients:
             heard = None
         else:
             def after_failure(t: float, c: int, kind: int) -> int:
-                # `kind`: how the attempt failed (sim.outcomes), heard by the chain.
+                # `kind`: how the attempt failed (sim.vocabulary.outcomes), heard by the chain.
                 k = tries[c]
                 current[0] = c
                 verdict = chains[c].on_failure(t, kind, k, first[c])

@@ -18,9 +18,9 @@ from heapq import heappush
 from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
 from sim.core import events as ev
-from sim.outcomes import ABORTED, REJECTED
+from sim.vocabulary.outcomes import ABORTED, REJECTED
 from sim.core.streams import folded_normal
-from sim.params import above, at_least, finite_fields
+from sim.vocabulary.params import above, at_least, finite_fields
 
 if TYPE_CHECKING:
     from sim.core.wiring import Wiring

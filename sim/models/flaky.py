@@ -4,7 +4,7 @@ Source: mbrooker/simulator_example ``retry_sim/client.py`` (``Server.handle``): 
 with probability ``failure_rate``, whatever the load; there is no capacity limit and no queue. Here
 each attempt is also served for ``latency`` (0 in his model), concurrently. A failure is a transient
 server error (an HTTP 500), not throttling: it reaches the client as the failure kind
-``SERVER_ERROR`` of ``sim.outcomes``, which kind-aware policies treat as their libraries treat a
+``SERVER_ERROR`` of ``sim.vocabulary.outcomes``, which kind-aware policies treat as their libraries treat a
 500 (botocore: the transient retry cost and base delay, no slow-down in adaptive mode). It is still
 the event ``server_rejects`` (the server answered no) and the series ``rejected``. Its draws come from the
 run's server stream, one uniform per attempt in arrival order, so every strategy of a run sees the
@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, ClassVar
 
 from sim.core import events as ev
 from sim.core.streams import uniform01
-from sim.errors import ParamError
+from sim.vocabulary.errors import ParamError
 from sim.models.controls import Capabilities, Control, ServerHandlers, register
 from sim.models.incidents import IncidentHooks
-from sim.params import at_least
+from sim.vocabulary.params import at_least
 
 if TYPE_CHECKING:
     from sim.core.wiring import Wiring

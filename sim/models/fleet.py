@@ -75,7 +75,7 @@ from typing import TYPE_CHECKING
 from sim.core import events as ev
 from sim.core.events import NO_EVENT
 from sim.core.streams import serial_stream, uniform01
-from sim.errors import ParamError
+from sim.vocabulary.errors import ParamError
 from sim.models.controls import Control, ServerHandlers
 from sim.models.incidents import KINDS, Incident, IncidentHooks, Incidents
 from sim.models.outage import AcceptQueue, OutageGate
@@ -204,7 +204,7 @@ class HostIncident:
 
 @dataclass(frozen=True)
 class FleetSpec:
-    """``[simulation.fleet]``, validated (``sim.fleet_config`` builds it)."""
+    """``[simulation.fleet]``, validated (``sim.settings.fleet`` builds it)."""
 
     hosts: int
     balancer: str = "round_robin"

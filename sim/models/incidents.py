@@ -15,7 +15,7 @@
   ``LatencyServer`` under its ``"current"`` rule re-judges its requests in flight at each check,
   as it does for a change of load).
 - ``error_rate`` (0 to 1): each attempt that reaches the server in the window fails with that
-  probability, at once and at no cost: an error reply (``sim.outcomes.SERVER_ERROR``, as
+  probability, at once and at no cost: an error reply (``sim.vocabulary.outcomes.SERVER_ERROR``, as
   ``FlakyServer``'s) after the network delay, the event ``server_rejects`` and the series
   ``rejected``. The draws come from the run's own incident stream
   (``sim.core.streams.PURPOSE_INCIDENTS``), one uniform per attempt in the window in arrival
@@ -35,10 +35,10 @@ from dataclasses import dataclass
 from heapq import heappush
 from typing import TYPE_CHECKING, NamedTuple
 
-from sim.bounds import MAX_TIME
+from sim.vocabulary.bounds import MAX_TIME
 from sim.core import events as ev
 from sim.core.streams import PURPOSE_INCIDENTS, serial_stream, uniform01
-from sim.errors import ParamError
+from sim.vocabulary.errors import ParamError
 
 if TYPE_CHECKING:
     from sim.core.wiring import Wiring

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sim.errors import UserError
+from sim.vocabulary.errors import UserError
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,10 @@ import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from sim.errors import ParamError
+from sim.vocabulary.errors import ParamError
 from sim.models.strategies import Strategy, Uniform, register
-from sim.outcomes import REJECTED
-from sim.params import above, at_least, fraction
+from sim.vocabulary.outcomes import REJECTED
+from sim.vocabulary.params import above, at_least, fraction
 
 
 def _optional_positive(obj: object, *names: str) -> None:
@@ -349,7 +349,7 @@ class BotocoreStandard(Strategy):
         above(self, 0, "max_backoff")
 
     def kind_delays(self, uniform: Uniform) -> Callable[[int], float]:
-        """The delay after each failure of a call, told the failure's kind (``sim.outcomes``)."""
+        """The delay after each failure of a call, told the failure's kind (``sim.vocabulary.outcomes``)."""
         throttle, transient, cap = self.throttle_base, self.transient_base, float(self.max_backoff)
         attempt = 0
 

@@ -17,8 +17,8 @@ from bisect import bisect_right
 from pathlib import Path
 from typing import Callable
 
-from sim.bounds import MAX_TIME
-from sim.inputs import is_csv_header, read_text
+from sim.vocabulary.bounds import MAX_TIME
+from sim.vocabulary.inputs import is_csv_header, read_text
 
 # A curve is a handful of measured points; a file larger is not one.
 MAX_LOAD_CURVE_BYTES = 2**20

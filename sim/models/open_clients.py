@@ -34,17 +34,17 @@ from typing import TYPE_CHECKING
 from sim.core import events as ev
 from sim.core.events import NO_EVENT
 from sim.core.latency_sample import LatencySample
-from sim.errors import ParamError
+from sim.vocabulary.errors import ParamError
 from sim.models.clients import Clients
 from sim.models.policy_events import PolicyEvents
 from sim.models.workloads import Workload
-from sim.outcomes import DENIED, REJECTED, SERVER_ERROR, TIMED_OUT, ChainFactory, GiveUp
+from sim.vocabulary.outcomes import DENIED, REJECTED, SERVER_ERROR, TIMED_OUT, ChainFactory, GiveUp
 
 if TYPE_CHECKING:
     from sim.core.wiring import Wiring
     from sim.models.controls import Control
 
-KIND_BITS = 3  # failure kinds (sim.outcomes) are below 8
+KIND_BITS = 3  # failure kinds (sim.vocabulary.outcomes) are below 8
 KIND_MASK = (1 << KIND_BITS) - 1
 
 

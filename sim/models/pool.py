@@ -75,7 +75,7 @@ from typing import TYPE_CHECKING, Callable, ClassVar, NamedTuple
 
 from sim.core import events as ev
 from sim.core.events import NO_EVENT
-from sim.errors import ParamError
+from sim.vocabulary.errors import ParamError
 from sim.models.adaptive_limits import AdaptiveLimit
 from sim.models.controls import Capabilities, Control, ServerHandlers, register
 from sim.models.incidents import KINDS as INCIDENT_KINDS, IncidentHooks, kept_slots
@@ -83,7 +83,7 @@ from sim.models.load_curve import (LoadCurveError, cached, curve_multiplier, law
                                    read_load_curve)
 from sim.models.service_times import (DISTRIBUTIONS, ServiceFileError, lognormal_mean, lognormal_problem,
                                       read_service_file, service_draw)
-from sim.params import above, at_least
+from sim.vocabulary.params import above, at_least
 
 if TYPE_CHECKING:
     import numpy as np
@@ -127,7 +127,7 @@ class PoolServer(Control):
                           ev.SERVER_COMPLETES, ev.SERVER_DROPS}),
         series=("accepted", "rejected", "server_drops"), state_sample=True)
     CALLS_TIERS: ClassVar[bool] = True
-    # Keys naming a file, resolved relative to the config file that gives them (sim.config).
+    # Keys naming a file, resolved relative to the config file that gives them (sim.settings.config).
     PATH_KEYS: ClassVar[tuple[str, ...]] = ("service_file", "load_curve_file")
 
     workers: int

@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, ClassVar
 
 from sim.core import events as ev
 from sim.core.events import NO_EVENT
-from sim.errors import ParamError
+from sim.vocabulary.errors import ParamError
 from sim.models.controls import Capabilities, Control, ServerHandlers, Timer, register
 from sim.models.incidents import KINDS, IncidentHooks, kept_slots
 from sim.models.queue_ticks import build_per_tick
-from sim.params import above, at_least
+from sim.vocabulary.params import above, at_least
 
 if TYPE_CHECKING:
     from sim.core.wiring import Wiring

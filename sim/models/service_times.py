@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from sim.bounds import MAX_TIME
+from sim.vocabulary.bounds import MAX_TIME
 from sim.core.streams import Draw
-from sim.inputs import is_csv_header, read_text
+from sim.vocabulary.inputs import is_csv_header, read_text
 
 DISTRIBUTIONS = ("constant", "exponential", "lognormal", "empirical")
 # The standard normal's 99th percentile, Φ⁻¹(0.99): a lognormal with median m and 99th

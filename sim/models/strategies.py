@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields
 from typing import ClassVar
 
-from sim.errors import ParamError
-from sim.params import above, at_least, describe_params, finite_fields, fraction
+from sim.vocabulary.errors import ParamError
+from sim.vocabulary.params import above, at_least, describe_params, finite_fields, fraction
 
 Uniform = Callable[[], float]
 

@@ -7,7 +7,7 @@ tier's retry strategy and policies (``sim.policies``: the same chains the client
 ``timeout`` per attempt, while the request stays in service upstream (its worker is held). When
 the call succeeds the upstream server completes the request and replies success; when it fails
 for good (a limit ran out, a policy denied the retry) it completes it and replies a server
-error (``sim.outcomes.SERVER_ERROR``, an HTTP 500), so the layer above may retry in turn.
+error (``sim.vocabulary.outcomes.SERVER_ERROR``, an HTTP 500), so the layer above may retry in turn.
 
 Who calls: a *caller process* is one worker of the server above (its ``caller_processes``; one
 process for a server that serves without workers). A call runs on the lowest-numbered free
@@ -37,13 +37,13 @@ from sim.core import events as ev
 from sim.core.events import NO_EVENT
 from sim.core.latency_sample import LatencySample
 from sim.models.policy_events import PolicyEvents
-from sim.outcomes import DENIED, REJECTED, SERVER_ERROR, TIMED_OUT, ChainFactory, GiveUp
+from sim.vocabulary.outcomes import DENIED, REJECTED, SERVER_ERROR, TIMED_OUT, ChainFactory, GiveUp
 
 if TYPE_CHECKING:
     from sim.core.wiring import Wiring
 
 Handler = Callable[[float, int, int], int]
-KIND_BITS = 3  # failure kinds (sim.outcomes) are below 8
+KIND_BITS = 3  # failure kinds (sim.vocabulary.outcomes) are below 8
 KIND_MASK = (1 << KIND_BITS) - 1
 
 # A call's fields (a list per call, by index: the hot path avoids attribute look-ups).

@@ -40,9 +40,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from sim.bounds import MAX_TIME
-from sim.errors import ParamError
-from sim.inputs import is_csv_header, read_text
+from sim.vocabulary.bounds import MAX_TIME
+from sim.vocabulary.errors import ParamError
+from sim.vocabulary.inputs import is_csv_header, read_text
 from sim.models.workloads import Workload, register
 
 # An access log's export of a few million requests fits (about 25 bytes a row with a client);
@@ -161,7 +161,7 @@ class Trace(Workload):
     NAME: ClassVar[str] = "trace"
     REPEATS: ClassVar[bool] = True
     DRAWS: ClassVar[bool] = False
-    # Keys naming a file, resolved relative to the config file that gives them (sim.config).
+    # Keys naming a file, resolved relative to the config file that gives them (sim.settings.config).
     PATH_KEYS: ClassVar[tuple[str, ...]] = ("trace_file",)
     trace_file: str
 

@@ -27,8 +27,8 @@ from typing import ClassVar
 import numpy as np
 
 from sim.core.streams import ClientStreams, Draw
-from sim.errors import ParamError
-from sim.params import above, at_least
+from sim.vocabulary.errors import ParamError
+from sim.vocabulary.params import above, at_least
 
 
 @dataclass(frozen=True)

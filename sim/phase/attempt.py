@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from itertools import islice
 
-from sim.spec import SimulationSpec
+from sim.settings.spec import SimulationSpec
 
 MAX_ATTEMPT = 1000
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sim.errors import ConfigError
+from sim.vocabulary.errors import ConfigError
 from sim.runs.resources import (
     BYTES_PER_CLIENT,
     EVENTS_LIMIT,
@@ -22,7 +22,7 @@ from sim.runs.resources import (
     machine_memory,
     size_text,
 )
-from sim.spec import SimulationSpec
+from sim.settings.spec import SimulationSpec
 
 # A cell's replicate kept until its portrait is drawn: two drifts, whether it returned and when,
 # as floats and bools in tuples (8-byte slots and 24-byte floats): about 100 bytes.

@@ -16,7 +16,7 @@ from heapq import heappop, heappush
 from sim.core.events import NO_EVENT
 from sim.models.initial import InitialState
 from sim.runs.engine import STALL_EVENTS, guard_for, start_run
-from sim.spec import SimulationSpec
+from sim.settings.spec import SimulationSpec
 
 # The replicates of phase runs are numbered from here, so no run of a sweep (repetitions from 0)
 # shares a phase run's random numbers.

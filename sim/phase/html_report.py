@@ -13,7 +13,7 @@ from sim.report.html import Chart, Report, Section, Table, config_of, report_pal
 
 if TYPE_CHECKING:  # pragma: no cover
     from sim.phase.portrait import Portrait
-    from sim.spec import SimulationSpec
+    from sim.settings.spec import SimulationSpec
 
 
 def phase_report(portraits: Sequence[tuple[SimulationSpec, Sequence[Portrait], Sequence[str]]]) -> Report:

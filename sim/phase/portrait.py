@@ -15,13 +15,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from sim.analysis.stats import Estimate, estimate
-from sim.bounds import MAX_TIME, MIN_SPAN
-from sim.errors import UserError
+from sim.vocabulary.bounds import MAX_TIME, MIN_SPAN
+from sim.vocabulary.errors import UserError
 from sim.models.initial import InitialState
 from sim.phase.attempt import delay_after, outage_attempt
 from sim.phase.estimate import CellResult, CellTask, Healthy, Replicate, phase_spec, replicate, run_cell
 from sim.phase.grid import PhaseGrid
-from sim.spec import SimulationSpec
+from sim.settings.spec import SimulationSpec
 
 # The pilot runs from the empty state are numbered from here, or after every cell's when the
 # cells make more runs (``pilot_base``), so none shares a cell's random numbers.

@@ -6,7 +6,7 @@ import json
 import shlex
 
 from sim.export.provenance import command_line, provenance
-from sim.spec import SimulationSpec
+from sim.settings.spec import SimulationSpec
 
 
 def phase_provenance_text(spec: SimulationSpec, files: list[str]) -> str:

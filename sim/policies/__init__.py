@@ -5,7 +5,7 @@ throttles, rate limiters and circuit breakers, each modelled on a real library.
 strategy entry, ``entries`` reads a config's ``policies = [...]``, ``presets`` expands the retry
 policies of real libraries by name. Each policy family is one module that registers itself in
 ``POLICIES``; importing this package imports them all. Policies build on the models' strategies;
-the client model reaches them only through ``sim.outcomes.ChainFactory``."""
+the client model reaches them only through ``sim.vocabulary.outcomes.ChainFactory``."""
 
 from __future__ import annotations
 

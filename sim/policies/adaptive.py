@@ -26,8 +26,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from sim.errors import ParamError
-from sim.outcomes import DENIED, REJECTED
+from sim.vocabulary.errors import ParamError
+from sim.vocabulary.outcomes import DENIED, REJECTED
 from sim.policies.seam import GiveUp, Link, Policy, register_policy
 
 

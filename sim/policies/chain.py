@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, fields
 from typing import Any
 
-from sim.errors import ParamError
+from sim.vocabulary.errors import ParamError
 from sim.models import STRATEGIES
 from sim.models.strategies import Strategy, Uniform
 from sim.policies.limits import AttemptTimeout, MaxAttempts, MaxElapsed

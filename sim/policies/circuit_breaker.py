@@ -32,8 +32,8 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sim.errors import ParamError
-from sim.outcomes import DENIED
+from sim.vocabulary.errors import ParamError
+from sim.vocabulary.outcomes import DENIED
 from sim.policies.seam import GiveUp, Link, Policy, register_policy
 
 OPEN_CIRCUIT = GiveUp("breaker_open")

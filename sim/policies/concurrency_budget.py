@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from sim.errors import ParamError
-from sim.params import at_least
+from sim.vocabulary.errors import ParamError
+from sim.vocabulary.params import at_least
 from sim.policies.seam import GiveUp, Link, Policy, register_policy
 
 OVERFLOW = GiveUp("concurrency_budget")

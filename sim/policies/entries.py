@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from sim.errors import ParamError
-from sim.units import UNIT_SECONDS, seconds_per_unit  # noqa: F401 (re-exported: their old home)
+from sim.vocabulary.errors import ParamError
+from sim.vocabulary.units import UNIT_SECONDS, seconds_per_unit  # noqa: F401 (re-exported: their old home)
 from sim.policies.chain import policy_from_dict
 from sim.policies.circuit_breaker import CircuitBreaker
 from sim.policies.presets import PRESETS, expand_preset

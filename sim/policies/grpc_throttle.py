@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sim.errors import ParamError
+from sim.vocabulary.errors import ParamError
 from sim.policies.seam import GiveUp, Link, Policy, is_failure_from_server, register_policy
 
 THROTTLED = GiveUp("grpc_throttle")

@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from sim.errors import ParamError
-from sim.params import int_at_least
+from sim.vocabulary.errors import ParamError
+from sim.vocabulary.params import int_at_least
 from sim.policies.seam import GiveUp, Link, Policy, register_policy
 
 MAX_ATTEMPTS = GiveUp("max_attempts", denied=False)

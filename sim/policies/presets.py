@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sim.errors import ParamError
+from sim.vocabulary.errors import ParamError
 
 Data = dict[str, Any]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sim.errors import ParamError
+from sim.vocabulary.errors import ParamError
 from sim.policies.seam import GiveUp, Link, Policy, register_policy
 
 

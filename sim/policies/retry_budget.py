@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from sim.errors import ParamError
+from sim.vocabulary.errors import ParamError
 from sim.policies.seam import GiveUp, Link, ViewedPolicy, register_policy
 
 EXHAUSTED = GiveUp("retry_budget")

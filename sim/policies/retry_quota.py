@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sim.outcomes import REJECTED, TIMED_OUT
-from sim.params import int_at_least
+from sim.vocabulary.outcomes import REJECTED, TIMED_OUT
+from sim.vocabulary.params import int_at_least
 from sim.policies.seam import GiveUp, Link, ViewedPolicy, register_policy
 
 EXHAUSTED = GiveUp("retry_quota")

@@ -10,7 +10,7 @@ strategy itself) is a *link* of the client's :class:`Chain`, asked in order:
     even a first attempt). The client then reports the refused attempt as a failure of kind
     ``DENIED`` (it never reached the server).
 ``chain.on_failure(t, kind, attempt, start) -> float | GiveUp``
-    attempt number ``attempt`` failed at ``t`` with ``kind`` (``sim.outcomes``): the delay
+    attempt number ``attempt`` failed at ``t`` with ``kind`` (``sim.vocabulary.outcomes``): the delay
     before the next attempt, or a :class:`GiveUp` naming the reason. ``GiveUp.denied`` says
     whether a policy denied the retry (``client_retry_denied``) or a limit ran out
     (``client_gives_up``).
@@ -54,9 +54,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import ClassVar
 
-from sim.errors import ParamError
-from sim.params import describe_params
-from sim.outcomes import DENIED, ChainFactory, GiveUp, Uniform  # noqa: F401  (re-exported)
+from sim.vocabulary.errors import ParamError
+from sim.vocabulary.params import describe_params
+from sim.vocabulary.outcomes import DENIED, ChainFactory, GiveUp, Uniform  # noqa: F401  (re-exported)
 
 
 class Link:

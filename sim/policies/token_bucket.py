@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sim.errors import ParamError
-from sim.params import above, at_least
+from sim.vocabulary.errors import ParamError
+from sim.vocabulary.params import above, at_least
 from sim.policies.seam import GiveUp, Link, Policy, register_policy
 
 EMPTY = GiveUp("token_bucket")

@@ -22,7 +22,7 @@ from sim.analysis.best import BEST, best_rows, star_rule
 from sim.analysis.recovery import NEVER_GLYPH, RecoverySummary
 from sim.runs.sweep import SweepResult
 from sim.export.palette import Palette
-from sim.units import goodput_unit, per_unit  # noqa: F401 (goodput_unit: re-exported)
+from sim.vocabulary.units import goodput_unit, per_unit  # noqa: F401 (goodput_unit: re-exported)
 
 NEVER_MARK = f"{NEVER_GLYPH} never"
 

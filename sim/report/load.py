@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from sim.analysis.load import offered_load
 
 if TYPE_CHECKING:  # pragma: no cover
-    from sim.spec import SimulationSpec
+    from sim.settings.spec import SimulationSpec
 
 
 def load_lines(spec: SimulationSpec) -> list[str]:

@@ -15,7 +15,7 @@ from rich import box
 from rich.table import Table
 
 from sim.runs.sweep import SweepResult
-from sim.spec import SimulationSpec
+from sim.settings.spec import SimulationSpec
 
 # (column key, header, SweepResult metric)
 COLUMNS: tuple[tuple[str, str, str], ...] = (

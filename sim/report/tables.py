@@ -17,7 +17,7 @@ from sim.analysis.versus import BEST, TIED, ci_note, cost_versus_best
 from sim.core import events as ev
 from sim.core.history import History
 from sim.export.palette import CODE_KINDS, Palette
-from sim.units import DEFAULT_TIME_UNIT
+from sim.vocabulary.units import DEFAULT_TIME_UNIT
 
 
 def mean_ci(mean: float, ci: float, digits: int = 1) -> str:

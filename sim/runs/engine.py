@@ -31,7 +31,7 @@ import numpy as np
 from sim.analysis.hosts import host_counts
 from sim.analysis.metrics import RunMetrics, cost
 from sim.analysis.open_metrics import OpenRunMetrics, recovery_verdict
-from sim.bounds import MAX_TIME
+from sim.vocabulary.bounds import MAX_TIME
 from sim.core import events as ev
 from sim.core.events import NO_EVENT
 from sim.core.history import NO_CALL, History
@@ -44,7 +44,7 @@ from sim.runs.resources import RUNAWAY_FACTOR, event_budget, expected_events, ti
 from sim.core.series import Series, extra_series
 from sim.core.streams import PURPOSE_WORKLOAD, clipped_normal, generator
 from sim.core.wiring import Wiring
-from sim.errors import UserError
+from sim.vocabulary.errors import UserError
 from sim.models.clients import Clients, start_clients
 from sim.models.fleet import build_fleet
 from sim.models.incidents import Incidents
@@ -54,7 +54,7 @@ from sim.models.outage import AcceptQueue, OutageGate
 from sim.models.strategies import Strategy
 from sim.policies.chain import ChainSpec
 from sim.policies.entries import seconds_per_unit
-from sim.spec import SimulationSpec
+from sim.settings.spec import SimulationSpec
 
 __all__ = ["STALL_EVENTS", "Run", "build_wiring", "counters_of", "guard_for", "kernel_metrics", "kernel_record",
            "record_run", "run_metrics", "start_run"]

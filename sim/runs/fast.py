@@ -36,7 +36,7 @@ from sim.kernels import jit
 from sim.policies.chain import ChainSpec
 from sim.runs.kernel_boundary import LATENCY_CLOSED, POOL_OPEN, TABLES, honours
 from sim.runs.resources import expected_events
-from sim.spec import SimulationSpec
+from sim.settings.spec import SimulationSpec
 
 __all__ = ["LATENCY_CLOSED", "MIN_EVENTS", "POOL_OPEN", "available", "kernel_expresses", "kernel_fits",
            "kernel_name", "run_class", "warm_up", "worth_warming"]

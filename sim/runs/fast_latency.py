@@ -24,7 +24,7 @@ from sim.policies.retry_budget import SLICES, RetryBudget
 from sim.runs import kernel_boundary
 from sim.runs.counters import RunCounters
 from sim.runs.fast_run import START, ArrayRun, grown
-from sim.spec import SimulationSpec
+from sim.settings.spec import SimulationSpec
 
 
 def jitter_draws(code: int, jitter: float) -> int:

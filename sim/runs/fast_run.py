@@ -29,7 +29,7 @@ from sim.models.workloads import Open, Outage
 from sim.policies.chain import ChainSpec
 from sim.runs import kernel_boundary
 from sim.runs.counters import RunCounters
-from sim.spec import SimulationSpec
+from sim.settings.spec import SimulationSpec
 
 JITTERED = (delays.S_FULL_JITTER, delays.S_EQUAL_JITTER)
 START = 1024  # first size of every growing array

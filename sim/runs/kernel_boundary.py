@@ -39,7 +39,7 @@ from sim.models.strategies import (Constant, EqualJitteredExpo, Expo, FullJitter
 from sim.models.workloads import Open, Outage, Poisson
 from sim.policies.chain import ChainSpec
 from sim.policies.retry_budget import SLICES, RetryBudget
-from sim.spec import SimulationSpec
+from sim.settings.spec import SimulationSpec
 
 # The kernels (modules of ``sim.kernels``).
 POOL_OPEN = "pool_open"

@@ -16,11 +16,11 @@ from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
 from sim.core.latency_sample import LATENCY_SAMPLE
-from sim.errors import ConfigError
+from sim.vocabulary.errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
     from sim.models.strategies import Strategy
-    from sim.spec import SimulationSpec
+    from sim.settings.spec import SimulationSpec
 
 # --- events ---------------------------------------------------------------------------------
 # The fewest events a client of a contention control makes: request, accept, commit (and the

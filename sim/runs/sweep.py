@@ -27,7 +27,7 @@ from sim.runs.engine import Run, record_run, run_metrics
 from sim.runs.resources import expected_events
 from sim.runs.shared_runs import no_attempt_failed, stands_for
 from sim.policies.chain import ChainSpec
-from sim.spec import SimulationSpec
+from sim.settings.spec import SimulationSpec
 
 Progress = Callable[[int, int], None]
 ShouldStop = Callable[[], bool]

@@ -23,7 +23,7 @@ from sim.models.controls import Handler
 from sim.models.incidents import Incidents
 from sim.models.outage import AcceptQueue, OutageGate
 from sim.models.tiers import TierCaller, stopping_both
-from sim.spec import SimulationSpec
+from sim.settings.spec import SimulationSpec
 
 # A tier's stream for a purpose is the run's generator for ``purpose + STRIDE * tier`` (tier >= 2);
 # the purposes of ``sim.core.streams`` are below it, so no tier shares a stream with another.

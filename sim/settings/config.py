@@ -16,11 +16,11 @@ from dataclasses import MISSING, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sim.bounds import MAX_INTEGER, MAX_SEED, MAX_TIERS, MAX_TIME, MIN_SPAN
-from sim.errors import ConfigError, ParamError
-from sim.extends import resolve_extends
-from sim.fleet_config import absorb_incidents, parse_fleet, parse_host_incidents, parse_host_outages, split_incidents
-from sim.inputs import InputFileError, read_limited
+from sim.vocabulary.bounds import MAX_INTEGER, MAX_SEED, MAX_TIERS, MAX_TIME, MIN_SPAN
+from sim.vocabulary.errors import ConfigError, ParamError
+from sim.settings.extends import resolve_extends
+from sim.settings.fleet import absorb_incidents, parse_fleet, parse_host_incidents, parse_host_outages, split_incidents
+from sim.vocabulary.inputs import InputFileError, read_limited
 from sim.models import CONTROLS, STRATEGIES, WORKLOADS
 from sim.models.clients import workload_problem
 from sim.models.controls import Control
@@ -32,8 +32,8 @@ from sim.policies.chain import ChainSpec
 from sim.policies.entries import parse_entry, parse_policies, preset_label, seconds_per_unit
 from sim.policies.presets import PRESETS
 from sim.policies.seam import Policy
-from sim.spec import Config, SimulationSpec, StrategySpec, TierSpec
-from sim.units import DEFAULT_TIME_UNIT, time_unit_problem
+from sim.settings.spec import Config, SimulationSpec, StrategySpec, TierSpec
+from sim.vocabulary.units import DEFAULT_TIME_UNIT, time_unit_problem
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -446,7 +446,7 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
 def _parse_fleet(check: _Checker, block: dict[str, Any], control: Control | None, horizon: float | None,
                  host_incidents: list[tuple[int, dict]], time_unit: str,
                  host_outages: list[tuple[int, dict]], whole_stops: bool):
-    """``[simulation.fleet]`` with the per-host incidents and outages (sim.fleet_config); None
+    """``[simulation.fleet]`` with the per-host incidents and outages (sim.settings.fleet); None
     without one."""
     fleet = parse_fleet(check, block.get("fleet"), control, seconds_per_unit(time_unit))
     if not host_incidents and not host_outages:

@@ -1,4 +1,4 @@
-"""``[simulation.fleet]`` and per-host incidents: read from a simulation's block (``sim.config``
+"""``[simulation.fleet]`` and per-host incidents: read from a simulation's block (``sim.settings.config``
 calls ``split_incidents`` and ``parse_fleet``), each mistake one line naming its key."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import math
 from dataclasses import replace
 from typing import Any
 
-from sim.errors import ParamError
+from sim.vocabulary.errors import ParamError
 from sim.models.controls import Control
 from sim.models.fleet import (BALANCERS, ENVOY_BASE_EJECTION_S, ENVOY_INTERVAL_S, ENVOY_MAX_EJECTION_S, HOST_KINDS,
                               FleetSpec, HealthCheck, Hedging, HostIncident, OutlierDetection)
@@ -35,7 +35,7 @@ def is_host_incident(table: Any) -> bool:
 
 
 def split_incidents(raw: Any) -> tuple[Any, list[tuple[int, dict]]]:
-    """``incidents`` as the whole-server ones (what ``sim.config`` reads as before) and the
+    """``incidents`` as the whole-server ones (what ``sim.settings.config`` reads as before) and the
     per-host ones with their positions in the list."""
     if not isinstance(raw, list):
         return raw, []

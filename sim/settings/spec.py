@@ -1,6 +1,6 @@
 """The validated, frozen specs a run consumes: a strategy entry, a simulation, a config.
 
-Built by ``sim.config`` from TOML (all validation happens there); everything downstream (engine,
+Built by ``sim.settings.config`` from TOML (all validation happens there); everything downstream (engine,
 analysis, export, the app) reads only these.
 """
 
@@ -15,7 +15,7 @@ from sim.models.strategies import Strategy
 from sim.models.workloads import Burst, Outage, Workload
 from sim.policies.chain import ChainSpec
 from sim.policies.seam import Policy
-from sim.units import DEFAULT_TIME_UNIT
+from sim.vocabulary.units import DEFAULT_TIME_UNIT
 
 DEFAULT_BUCKETS = 200  # time-series buckets over the horizon when ``bucket`` is not given
 
@@ -180,7 +180,7 @@ class SimulationSpec:
 class Config:
     """A whole config file: its simulations and, from their ``[simulation.explore]`` and
     ``[simulation.tune]`` tables, the maps and tunes (``sim.exploration``'s plans; empty when the
-    file has none, or when it was read by ``sim.config.load_config``, which skips them)."""
+    file has none, or when it was read by ``sim.settings.config.load_config``, which skips them)."""
 
     path: str
     simulations: tuple[SimulationSpec, ...]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import fields
 
-from sim.errors import ParamError
+from sim.vocabulary.errors import ParamError
 
 
 def at_least(obj: object, low: float, *names: str) -> None:

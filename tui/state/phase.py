@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from sim.errors import UserError
+from sim.vocabulary.errors import UserError
 from sim.phase.glyphs import APP_SETTINGS
 from sim.phase.pool import cell_runner
 from sim.phase.portrait import Portrait, compute_portrait, replying_problem

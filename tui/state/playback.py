@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim import units
+from sim.vocabulary import units
 
 # Simulated time units (ms by default) per real second.
 SPEEDS: tuple[float, ...] = (0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000,

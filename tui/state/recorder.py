@@ -21,7 +21,7 @@ from sim.analysis.policy_state import scopes_of
 from sim.analysis.pool_state import pool_capacity
 from sim.runs.procpool import WorkerDied, WorkerPool
 from sim.runs.engine import record_run
-from sim.spec import SimulationSpec
+from sim.settings.spec import SimulationSpec
 
 from ..view.rundata import RunData
 from ..view.timeline_grid import cached_grid

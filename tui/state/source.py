@@ -20,8 +20,8 @@ from sim.exploration.tune_plan import TunePlan
 from sim.models import recorded_capabilities
 from sim.models.controls import Capabilities
 from sim.runs.tiers import TierLayout
-from sim.spec import Config, SimulationSpec, StrategySpec
-from sim.units import DEFAULT_TIME_UNIT
+from sim.settings.spec import Config, SimulationSpec, StrategySpec
+from sim.vocabulary.units import DEFAULT_TIME_UNIT
 
 from ..view.rundata import RunData
 from ..view.timeline_grid import cached_grid

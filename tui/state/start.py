@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.config import SAMPLE_CONFIG
-from sim.errors import UserError
+from sim.settings.config import SAMPLE_CONFIG
+from sim.vocabulary.errors import UserError
 
 from .source import ConfigSource, ReplaySource, Selection, Source
 

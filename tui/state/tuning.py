@@ -19,7 +19,7 @@ from sim.exploration.cache import CellCache
 from sim.exploration.tune_checks import check_tunes
 from sim.exploration.tune import run_tune
 from sim.exploration.tune_plan import TunePlan
-from sim.spec import StrategySpec
+from sim.settings.spec import StrategySpec
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from sim.analysis.recovery import NO_BASELINE, TOO_NOISY, TOO_SHORT
 from sim.analysis.replay import RunSummary, merged_times, step_time  # noqa: F401
 from sim.models.controls import Capabilities
-from sim.units import DEFAULT_TIME_UNIT
+from sim.vocabulary.units import DEFAULT_TIME_UNIT
 
 from .latency_rows import format_time
 from .ticks import format_duration

@@ -20,7 +20,7 @@ from sim.analysis.load import offered_load
 from sim.analysis.recovery import NEVER_GLYPH, RecoverySummary
 from sim.report.latency import NARROW_DROP_ORDER, format_value, silent_columns, strategy_values
 from sim.runs.sweep import SweepResult
-from sim.units import DEFAULT_TIME_UNIT, goodput_unit
+from sim.vocabulary.units import DEFAULT_TIME_UNIT, goodput_unit
 
 from .plural import count
 from .policy_columns import POLICY_KEYS
@@ -69,7 +69,7 @@ def format_recovery(summary: RecoverySummary | None, time_unit: str = DEFAULT_TI
 
 def goodput_rate(result: SweepResult) -> tuple[float, str]:
     """The factor and unit the goodput column reads in: per second below 1 per ms, as ``run``'s
-    latency table (``sim.units.goodput_unit``, over every client count's rows as there)."""
+    latency table (``sim.vocabulary.units.goodput_unit``, over every client count's rows as there)."""
     values = [row["goodput"] for k in range(len(result.spec.clients))
               for row in strategy_values(result, k)]
     return goodput_unit(result.spec.time_unit, values)

@@ -36,7 +36,7 @@ from sim.core import events as ev
 from sim.core.history import History, unpack_codes, unpack_details, unpack_hosts
 from sim.models.controls import Capabilities
 from sim.runs.tiers import TierLayout
-from sim.units import DEFAULT_TIME_UNIT
+from sim.vocabulary.units import DEFAULT_TIME_UNIT
 
 from .marks import CODE_RANK
 

@@ -1,6 +1,6 @@
 """Axis ticks and time labels shared by the timeline's ruler and the time-series charts.
 
-Times are in the simulation's ``time_unit`` (``sim.units``): milliseconds by default, whose
+Times are in the simulation's ``time_unit`` (``sim.vocabulary.units``): milliseconds by default, whose
 spans of ten seconds or more read better in seconds. Ticks fall on round values (0 15 30 45 s,
 never 0 15.25 30.51), and counts on whole numbers.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from sim.units import DEFAULT_TIME_UNIT, display_scale, format_duration  # noqa: F401 (re-exported)
+from sim.vocabulary.units import DEFAULT_TIME_UNIT, display_scale, format_duration  # noqa: F401 (re-exported)
 
 
 def time_scale(span: float, unit: str = DEFAULT_TIME_UNIT) -> tuple[str, float]:

@@ -20,7 +20,7 @@ from sim.report.html.page import Chart, Report, Section, Table, page_html
 
 if TYPE_CHECKING:  # pragma: no cover
     from sim.runs.sweep import SweepResult
-    from sim.spec import SimulationSpec
+    from sim.settings.spec import SimulationSpec
 
 __all__ = ["REPORT_THEME", "Chart", "Report", "Section", "Table", "config_of", "report_palette",
            "rich_text", "run_report", "version", "write_report"]

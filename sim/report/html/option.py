@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from sim.errors import UserError
+from sim.vocabulary.errors import UserError
 
 
 def report_path(text: str) -> Path:

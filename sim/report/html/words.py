@@ -11,12 +11,12 @@ from dataclasses import fields, is_dataclass
 from typing import TYPE_CHECKING
 
 from sim.models.incidents import incident_label
-from sim.params import describe_params
-from sim.units import format_duration
+from sim.vocabulary.params import describe_params
+from sim.vocabulary.units import format_duration
 
 if TYPE_CHECKING:  # pragma: no cover
     from sim.runs.sweep import SweepResult
-    from sim.spec import SimulationSpec
+    from sim.settings.spec import SimulationSpec
 
 
 def _set_params(obj: object) -> dict[str, object]:
@@ -76,7 +76,7 @@ def run_verdict(result: SweepResult) -> str:
         return f"{where}: {_cost_verdict(result, k)}"
     from sim.analysis.best import best_rows
     from sim.report.latency import format_value, recovery_number, strategy_values
-    from sim.units import goodput_unit
+    from sim.vocabulary.units import goodput_unit
 
     unit = spec.time_unit
     rows = strategy_values(result, k)
