@@ -226,6 +226,7 @@ def _run(args: argparse.Namespace) -> int:
         TimeRemainingColumn,
     )
 
+    from sim.config import unbounded_backlog_warning
     from sim.pipeline import commit_staged, prepare, stage_simulation, sweep
     from sim.export.palette import load_palette
     from sim.export.plots import preload as preload_figures
@@ -243,6 +244,9 @@ def _run(args: argparse.Namespace) -> int:
     config = prepare(args.config, seed=args.seed, force=getattr(args, "force", False),
                      workers=workers, out=args.out)
     specs = config.simulations
+    warning = unbounded_backlog_warning(config)
+    if warning is not None:
+        stderr_line(f"warning: {warning}")
     out = stdout_console()
 
     staged = {}

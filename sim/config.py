@@ -21,7 +21,7 @@ from sim.inputs import InputFileError, read_limited
 from sim.models import CONTROLS, STRATEGIES, WORKLOADS
 from sim.models.clients import workload_problem
 from sim.models.controls import Control
-from sim.models.outage import ABANDONED_RULES, BACKLOG_OVERFLOWS
+from sim.models.outage import ABANDONED_RULES, BACKLOG_OVERFLOWS, DEFAULT_BACKLOG, UNBOUNDED
 from sim.models.incidents import KINDS as INCIDENT_KINDS, Incident, control_problems, schedule_problems
 from sim.models.strategies import Strategy
 from sim.models.workloads import Outage, Workload
@@ -379,8 +379,9 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
     horizon, timeout, bucket = (spans.get(key) for key in ("horizon", "timeout", "bucket"))
     outages = _parse_outages(check, block.get("outages"), horizon)
     incidents = _parse_incidents(check, block.get("incidents"), horizon, outages, control)
-    backlog = check.attempt(check.integer, block, "backlog", minimum=0) if "backlog" in block else None
-    if "backlog" in block and not block.get("outages") and not any(i.is_outage for i in incidents):
+    stopped = bool(block.get("outages")) or any(i.is_outage for i in incidents)
+    backlog = _parse_backlog(check, block, stopped, control_cls, time_unit or default_time_unit)
+    if "backlog" in block and not stopped:
         check.report("backlog", "bounds the requests held during an outage, but there are no outages",
                      "add outages = [{ start = ..., duration = ... }] or remove backlog")
     overflow, abandoned = _parse_accept_queue(check, block, time_unit or default_time_unit)
@@ -402,6 +403,19 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
                           time_unit=time_unit, shared_policies=shared_policies,
                           incidents=incidents, tiers=tiers, source=top.file,
                           clients_key="max_clients" if "max_clients" in block else "clients")
+
+
+def unbounded_backlog_warning(config: Config) -> str | None:
+    """One line naming the simulations whose server stops (outages) with no bound on its accept
+    queue (``backlog = "unbounded"``, or a unit without seconds): every request sent during the
+    outage is then served at the resume, which no real server does; None when there are none."""
+    titles = [s.title for s in config.simulations
+              if s.stops and s.backlog is None and s.control.CAPS.replies]
+    if not titles:
+        return None
+    return (f"{', '.join(map(repr, titles))}: outages with an unbounded accept queue (every request sent in the "
+            f"outage is served at the resume; no real server holds that many): set backlog = {DEFAULT_BACKLOG} "
+            f"(Go on Linux before 5.4) or 4096 (since)")
 
 
 def _resolve_paths(config_file: str, args: dict[str, Any], keys: tuple[str, ...]) -> None:
@@ -491,6 +505,25 @@ def _parse_workload(check: _Checker, block: dict[str, Any]) -> Workload | None:
     if args is not None:
         _resolve_paths(check.file, args, getattr(cls, "PATH_KEYS", ()))
     return check.build(cls, args) if args is not None else None
+
+
+def _parse_backlog(check: _Checker, block: dict[str, Any], stopped: bool,
+                   control_cls: type[Control] | None, time_unit: str) -> int | None:
+    """``backlog``: a count, ``"unbounded"`` (None), or when absent ``DEFAULT_BACKLOG`` where it
+    applies (a replying server with outages and a timeout, in a time unit with seconds, as SYN
+    retransmits need); None (no bound) elsewhere."""
+    if "backlog" in block:
+        if block["backlog"] == UNBOUNDED:
+            return None
+        if isinstance(block["backlog"], str):
+            check.report("backlog", f"must be a count of connections or {UNBOUNDED!r}, got {block['backlog']!r}",
+                         f"use e.g. backlog = {DEFAULT_BACKLOG} (Linux before 5.4) or 4096 (since)")
+            return None
+        return check.attempt(check.integer, block, "backlog", minimum=0)
+    replies = control_cls is not None and control_cls.CAPS.replies
+    if stopped and replies and "timeout" in block and seconds_per_unit(time_unit) is not None:
+        return DEFAULT_BACKLOG
+    return None
 
 
 def _parse_accept_queue(check: _Checker, block: dict[str, Any], time_unit: str) -> tuple[str, str]:
