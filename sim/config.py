@@ -44,7 +44,7 @@ _SIMULATION_KEYS = {
     "title", "max_clients", "clients", "repeat", "network_mu", "network_sigma", "incidents",
     "work_to_duration", "control", "strategies", "seed",
     "workload", "horizon", "timeout", "outages", "bucket", "backlog", "time_unit", "policies",
-    "backlog_overflow", "abandoned", "tiers",
+    "backlog_overflow", "abandoned", "tiers", "warmup",
 }
 _WORKLOAD_KEYS: dict[str, str] = {}  # key -> the first workload that takes it
 for _name, _cls in WORKLOADS.items():
@@ -377,6 +377,10 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
     spans = {key: check.attempt(check.number, block, key, positive=True, minimum=MIN_SPAN)
              for key in ("horizon", "timeout", "bucket") if key in block}
     horizon, timeout, bucket = (spans.get(key) for key in ("horizon", "timeout", "bucket"))
+    warmup = check.attempt(check.number, block, "warmup", minimum=0) if "warmup" in block else 0.0
+    if warmup and horizon is not None and warmup >= horizon:
+        check.report("warmup", f"must end before the horizon ({horizon:g}), got {warmup:g}",
+                     "shorten warmup: the successes after it are the latency statistics")
     outages = _parse_outages(check, block.get("outages"), horizon)
     incidents = _parse_incidents(check, block.get("incidents"), horizon, outages, control)
     stopped = bool(block.get("outages")) or any(i.is_outage for i in incidents)
@@ -399,7 +403,7 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
                           network_sigma=network_sigma, work_to_duration=work_to_duration,
                           control=control, strategies=strategies, seed=seed, workload=workload,
                           horizon=horizon, timeout=timeout, outages=outages, bucket=bucket,
-                          backlog=backlog, backlog_overflow=overflow, abandoned=abandoned,
+                          warmup=warmup or 0.0, backlog=backlog, backlog_overflow=overflow, abandoned=abandoned,
                           time_unit=time_unit, shared_policies=shared_policies,
                           incidents=incidents, tiers=tiers, source=top.file,
                           clients_key="max_clients" if "max_clients" in block else "clients")
@@ -484,7 +488,7 @@ def _check_replying(check: _Checker, block: dict[str, Any], control_cls: type[Co
             check.report("bucket", f"must not exceed horizon ({horizon:g}), got {bucket:g}")
         return
     replying = ", ".join(name for name, cls in CONTROLS.items() if cls.CAPS.replies)
-    for key in ("horizon", "timeout", "bucket", "backlog", "backlog_overflow", "abandoned"):
+    for key in ("horizon", "timeout", "bucket", "warmup", "backlog", "backlog_overflow", "abandoned"):
         if key in block:
             check.report(key, f"needs a server that replies ({replying}); {control_name} lets clients assume success")
     problem = None if workload is None else workload_problem(control_cls.CAPS, workload)

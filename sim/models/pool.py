@@ -78,7 +78,7 @@ from sim.core.events import NO_EVENT
 from sim.errors import ParamError
 from sim.models.adaptive_limits import AdaptiveLimit
 from sim.models.controls import Capabilities, Control, ServerHandlers, register
-from sim.models.incidents import KINDS as INCIDENT_KINDS, IncidentHooks, kept_slots
+from sim.models.incidents import KINDS as INCIDENT_KINDS, IncidentHooks, kept_slots, slot_speed
 from sim.models.load_curve import (LoadCurveError, cached, curve_multiplier, law_multiplier,
                                    read_load_curve)
 from sim.models.service_times import (DISTRIBUTIONS, ServiceFileError, lognormal_sigma,
@@ -515,10 +515,20 @@ class PoolServer(Control):
             gate.on_resume(dispatch)
         wiring.server_state = state
         wiring.server_hooks = PoolHooks(set_workers, set_slowdown, state)
-        # Incidents: capacity is the pool's workers (kept as ``kept_slots``: 64 at 0.5 keep 32),
-        # slowdown the factor on service that starts from then on.
+        # Incidents: capacity is the pool's workers (kept as ``kept_slots``: 64 at 0.5 keep 32;
+        # where that is not whole each serves more slowly, ``slot_speed``: 3 at 0.5 keep 2 at
+        # 75%), slowdown the factor on service that starts from then on; the two multiply.
         full = int(self.workers)
-        wiring.incident_hooks = IncidentHooks(
-            lambda t, fraction: set_workers(t, full if fraction >= 1.0 else kept_slots(full, fraction)),
-            lambda t, factor: set_slowdown(factor))
+        levels = {"slowdown": 1.0, "speed": 1.0}
+
+        def set_capacity(t: float, fraction: float) -> None:
+            levels["speed"] = slot_speed(full, fraction)
+            set_slowdown(levels["slowdown"] / levels["speed"])
+            set_workers(t, full if fraction >= 1.0 else kept_slots(full, fraction))
+
+        def set_incident_slowdown(t: float, factor: float) -> None:
+            levels["slowdown"] = factor
+            set_slowdown(factor / levels["speed"])
+
+        wiring.incident_hooks = IncidentHooks(set_capacity, set_incident_slowdown)
         return ServerHandlers(receive_write, None, stopped_waiting if immediate else None)

@@ -20,7 +20,7 @@ from sim.core import events as ev
 from sim.core.events import NO_EVENT
 from sim.errors import ParamError
 from sim.models.controls import Capabilities, Control, ServerHandlers, Timer, register
-from sim.models.incidents import KINDS, IncidentHooks, kept_slots
+from sim.models.incidents import KINDS, IncidentHooks, kept_slots, slot_speed
 from sim.models.queue_ticks import build_per_tick
 from sim.params import above, at_least
 
@@ -48,8 +48,9 @@ class QueueServer(Control):
       threshold at that moment (later load does not touch it).
 
     Incidents: capacity is its ``concurrency`` slots (``kept_slots``: requests in service beyond
-    them finish, and no new one starts until fewer are busy; the queue and the overload threshold
-    stay as they are); a slowdown stretches the work of each service and rejection that starts in
+    them finish, and no new one starts until fewer are busy; where the fraction of them is not
+    whole, each kept slot serves more slowly, ``slot_speed``; the queue and the overload
+    threshold stay as they are); a slowdown stretches the work of each service and rejection that starts in
     the window.
     """
 
@@ -153,18 +154,23 @@ class QueueServer(Control):
                 heappush(heap, (t + work * slowdown(), seq(), served, nc, ntoken))
             return completes_code | ((in_service + 1) << shift)
 
+        factor, speed = 1.0, 1.0  # a slowdown incident's, and the kept slots' (``slot_speed``)
+
         def set_capacity(t: float, fraction: float) -> None:
-            # Slots regained take queued requests at once; slots lost empty as work finishes.
-            nonlocal slots, in_service
-            slots = kept_slots(concurrency, fraction)
+            # Slots regained take queued requests at once; slots lost empty as work finishes;
+            # service that starts from now on takes 1 / speed as long.
+            nonlocal slots, in_service, speed, work
+            slots, speed = kept_slots(concurrency, fraction), slot_speed(concurrency, fraction)
+            work = service_time * factor / speed
             while queue and in_service < slots:
                 nc, ntoken = queue.popleft()
                 in_service += 1
                 heappush(heap, (t + work * slowdown(), seq(), served, nc, ntoken))
 
-        def set_slowdown(t: float, factor: float) -> None:
-            nonlocal work, reject_work
-            work, reject_work = service_time * factor, reject_delay * factor
+        def set_slowdown(t: float, level: float) -> None:
+            nonlocal work, reject_work, factor
+            factor = level
+            work, reject_work = service_time * factor / speed, reject_delay * factor
 
         served = wiring.after_service(complete)  # complete, or the call to a tier below first
         if gate is not None:

@@ -28,6 +28,7 @@ import importlib
 from collections.abc import Sequence
 
 from sim.kernels import jit
+from sim.models.incidents import slot_speed
 from sim.models.pool import PoolServer
 from sim.models.servers import LatencyServer
 from sim.models.strategies import (Constant, EqualJitteredExpo, Expo, FullJitteredExpo, NoBackoff, NormalJitterExpo,
@@ -59,7 +60,8 @@ def _pool_open_expresses(spec: SimulationSpec, chain: ChainSpec) -> bool:
             and type(strategy) in STRATEGIES and (not spec.stops or spec.backlog is None)
             and not spec.tiers and control.discipline == "fifo" and control.cancel == "none"
             and control.codel_target is None and control.concurrency_limit is None
-            and control.load_multiplier() is None)
+            and control.load_multiplier() is None
+            and all(slot_speed(control.workers, i.level) == 1.0 for i in spec.degradations if i.kind == "capacity"))
 
 
 def _latency_closed_expresses(spec: SimulationSpec, chain: ChainSpec) -> bool:
