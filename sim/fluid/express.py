@@ -138,7 +138,8 @@ def fluid_case(spec: SimulationSpec, s: int) -> FluidCase | str:
         slots, mean, queue = control.concurrency, float(control.service_time), float(control.queue_size)
         reject, threshold = float(control.reject_delay), int(control.overload_threshold)
     elif isinstance(control, PoolServer):
-        for key in ("queue_timeout", "codel_target", "concurrency_limit", "factor", "load_curve_file"):
+        for key in ("queue_timeout", "codel_target", "concurrency_limit", "controlled_delay", "factor",
+                    "load_curve_file"):
             if getattr(control, key) is not None:
                 return f"PoolServer {key}"
         if control.discipline != "fifo" or control.cancel != "none":

@@ -60,6 +60,7 @@ def _pool_open_expresses(spec: SimulationSpec, chain: ChainSpec) -> bool:
             and type(strategy) in STRATEGIES and (not spec.stops or spec.backlog is None)
             and not spec.tiers and control.discipline == "fifo" and control.cancel == "none"
             and control.codel_target is None and control.concurrency_limit is None
+            and control.controlled_delay is None
             and control.load_multiplier() is None
             and all(slot_speed(control.workers, i.level) == 1.0 for i in spec.degradations if i.kind == "capacity"))
 
