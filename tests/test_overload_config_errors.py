@@ -243,7 +243,7 @@ def test_outages_with_a_contention_control_are_allowed(tmp_path: Path) -> None:
 @pytest.mark.parametrize("key, value, contains", [
     ("concurrency", 0, ">= 1"), ("service_time", 0.0, "> 0"), ("queue_size", -1, ">= 0"),
     ("reject_delay", -1.0, ">= 0"), ("overload_threshold", -2, ">= 0"), ("concurrency", 2.5, "integer"),
-    ("overload_rule", "per_step", "'per_tick', 'at_start'"), ("overload_rule", 1, "non-empty string"),
+    ("overload_rule", "per_step", "'at_start', 'per_tick'"), ("overload_rule", 1, "non-empty string"),
     ("overload_tick", 0.0, "> 0"), ("overload_tick", "1", "must be a number"),
 ])
 def test_bad_queue_server_parameter(tmp_path: Path, key: str, value: Any, contains: str) -> None:
