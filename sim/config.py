@@ -388,7 +388,7 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
     if "backlog" in block and not stopped:
         check.report("backlog", "bounds the requests held during an outage, but there are no outages",
                      "add outages = [{ start = ..., duration = ... }] or remove backlog")
-    overflow, abandoned = _parse_accept_queue(check, block, time_unit or default_time_unit)
+    overflow, abandoned = _parse_accept_queue(check, block, time_unit or default_time_unit, backlog)
     if control_cls is not None:
         _check_replying(check, block, control_cls, control_name, workload, horizon, bucket)
     calls_before = getattr(workload, "calls_before", None)  # a trace
@@ -479,7 +479,7 @@ def _check_replying(check: _Checker, block: dict[str, Any], control_cls: type[Co
     """Horizons, timeouts, buckets, backlogs and workloads that repeat need a server that replies;
     replying servers need a horizon, and a backlog needs a timeout."""
     if control_cls.CAPS.replies:
-        if "backlog" in block and "timeout" not in block:
+        if "backlog" in block and block["backlog"] != UNBOUNDED and "timeout" not in block:
             check.report("backlog", "needs timeout: a client whose request is refused only notices by "
                          "its timeout", "add e.g. timeout = 2000.0")
         if "horizon" not in block:
@@ -530,21 +530,26 @@ def _parse_backlog(check: _Checker, block: dict[str, Any], stopped: bool,
     return None
 
 
-def _parse_accept_queue(check: _Checker, block: dict[str, Any], time_unit: str) -> tuple[str, str]:
-    """``backlog_overflow`` and ``abandoned`` (sim.models.outage), their defaults when absent."""
+def _parse_accept_queue(check: _Checker, block: dict[str, Any], time_unit: str,
+                        backlog: int | None) -> tuple[str, str]:
+    """``backlog_overflow`` and ``abandoned`` (sim.models.outage), their defaults when absent;
+    ``backlog`` is the bound in force (given, or the default), None for none."""
     overflow, abandoned = BACKLOG_OVERFLOWS[0], ABANDONED_RULES[0]
     if "backlog_overflow" in block:
         overflow = check.attempt(check.choice, block, "backlog_overflow", BACKLOG_OVERFLOWS) or overflow
-        if "backlog" not in block:
+        if backlog is None and block.get("backlog") != UNBOUNDED:
             check.report("backlog_overflow", "says what happens beyond backlog, but backlog is not set",
                          "add e.g. backlog = 128 or remove backlog_overflow")
+        elif backlog is None:
+            check.report("backlog_overflow", 'says what happens beyond backlog, but backlog = "unbounded"',
+                         "remove backlog_overflow, or give backlog a count")
     if "abandoned" in block:
         abandoned = check.attempt(check.choice, block, "abandoned", ABANDONED_RULES) or abandoned
         if not block.get("outages"):
             check.report("abandoned", "says what a resumed server does with requests held through an "
                          "outage, but there are no outages",
                          "add outages = [{ start = ..., duration = ... }] or remove abandoned")
-    if "backlog" in block and overflow == "syn-retry" and seconds_per_unit(time_unit) is None:
+    if backlog is not None and overflow == "syn-retry" and seconds_per_unit(time_unit) is None:
         key = "backlog_overflow" if "backlog_overflow" in block else "backlog"
         check.report(key, f'beyond backlog a client\'s SYN is sent again after 1, 3, 7 ... s (backlog_overflow = '
                      f'"syn-retry", the default), but time_unit {time_unit!r} has no length in seconds',

@@ -197,7 +197,8 @@ OPEN = dict(base_latency=100.0, concurrency_limit=30, factor=1.05, k=15.0,
 @pytest.mark.parametrize("keys, message", [
     ({"backlog": 8, "backlog_overflow": "syn"}, "key 'backlog_overflow': must be one of 'syn-retry', 'drop', got a string 'syn'"),
     ({"abandoned": "keep"}, "key 'abandoned': must be one of 'serve', 'drop'"),
-    ({"backlog_overflow": "drop"}, "key 'backlog_overflow': says what happens beyond backlog, but backlog is not set"),
+    ({"backlog_overflow": "drop", "outages": []}, "key 'backlog_overflow': says what happens beyond backlog, but backlog is not set"),
+    ({"backlog_overflow": "drop", "backlog": "unbounded"}, "key 'backlog_overflow': says what happens beyond backlog, but backlog = \"unbounded\""),
     ({"abandoned": "drop", "outages": []}, "key 'abandoned': says what a resumed server does"),
     ({"backlog": 8, "time_unit": "tick"}, "key 'backlog': beyond backlog a client's SYN is sent again"),
     ({"backlog": 8, "backlog_overflow": "syn-retry", "time_unit": "tick"}, "key 'backlog_overflow': beyond backlog"),
@@ -216,6 +217,9 @@ def test_accept_queue_keys_load() -> None:
     assert (default.backlog, default.backlog_overflow, default.abandoned) == (DEFAULT_BACKLOG, "syn-retry", "serve")
     ticks = make_spec("LatencyServer", **OPEN, backlog=8, backlog_overflow="drop", time_unit="tick")
     assert ticks.backlog_overflow == "drop"
+    beyond_default = make_spec("LatencyServer", **OPEN, backlog_overflow="drop")  # beyond the default 128
+    assert (beyond_default.backlog, beyond_default.backlog_overflow) == (DEFAULT_BACKLOG, "drop")
+    assert make_spec("LatencyServer", **{**OPEN, "time_unit": "tick"}, backlog="unbounded").backlog is None
 
 
 def test_the_default_accept_queue_is_a_go_server_on_linux_before_5_4() -> None:
