@@ -214,7 +214,8 @@ def test_backlog_loads(tmp_path: Path) -> None:
     assert load(tmp_path, LATENCY, backlog="unbounded").simulations[0].backlog is None
 
 
-@pytest.mark.parametrize("value, contains", [(-1, ">= 0"), (2.5, "integer"), ("many", "a count of connections or 'unbounded'")])
+@pytest.mark.parametrize("value, contains", [(-1, ">= 0"), (2.5, "integer"),
+                                             ("many", "a count of connections or 'unbounded'")])
 def test_bad_backlog(tmp_path: Path, value: Any, contains: str) -> None:
     error(tmp_path, LATENCY, "backlog", contains, backlog=value)
 

@@ -49,8 +49,8 @@ latency wanders on its relaxation time, ~1/(μ(1 − √ρ)²) for M/M/1 (370 se
 nothing of its median's spread, and two windows' medians differ as two draws of the queue's
 level: for M/M/1 the chance that one exceeds twice the other is about 1/3, the 20–39% of
 undisturbed runs the former fixed 2x called "never" (``bench/calm_verdict.py``). So the spread is
-measured, not assumed: the baseline is cut into ``K`` ≥ ``MIN_BATCHES`` (8) batches no longer than a
-window (shorter batches vary more, which errs on the calm side), ``s`` is the standard deviation
+measured, not assumed: the baseline is cut into ``K`` ≥ ``MIN_BATCHES`` (8) batches no longer
+than a window (shorter batches vary more, which errs on the calm side), ``s`` is the standard deviation
 of their log medians, and a window's log median is predicted within ``t · s · sqrt(1 + 1/K)`` of
 theirs (a prediction interval for one more draw, Student's t at ``K − 1`` degrees of freedom,
 one-sided ``1 − CEILING_ALPHA``). ``CEILING_ALPHA`` = 0.1%: the stretch after an incident holds
@@ -58,8 +58,9 @@ some ten windows that do not overlap (a 60 s horizon's 30 s after the incident, 
 a calm run fails one with probability about 10 × 0.1% = 1% at most (Bonferroni); measured, 0 of
 100–200 runs of M/M/1, M/M/4 and M/M/16 at ρ 0.8–0.95 (study notes). A baseline whose latency
 does not move (constant service, a synthetic run) keeps 2x exactly; a latency collapse (10x and
-more, or requests served after their timeout, when goodput falls too) stays far above it. A **stretch** of healthy windows that lasts to the end of the horizon is a
-recovery when
+more, or requests served after their timeout, when goodput falls too) stays far above it.
+
+A **stretch** of healthy windows that lasts to the end of the horizon is a recovery when
 
 - it lasts a window at least, counted from the recovery instant (below), and its goodput from
   there reaches the floor (for its own length);
