@@ -25,6 +25,7 @@ from sim.models.outage import ABANDONED_RULES, BACKLOG_OVERFLOWS, DEFAULT_BACKLO
 from sim.models.incidents import KINDS as INCIDENT_KINDS, Incident, control_problems, schedule_problems
 from sim.models.strategies import Strategy
 from sim.models.workloads import Outage, Workload
+from sim.open_rate import RATE_KEYS, capacity_per_unit, think_time
 from sim.policies.chain import ChainSpec
 from sim.policies.entries import parse_entry, parse_policies, preset_label, seconds_per_unit
 from sim.policies.presets import PRESETS
@@ -44,7 +45,7 @@ _SIMULATION_KEYS = {
     "title", "max_clients", "clients", "repeat", "network_mu", "network_sigma", "incidents",
     "work_to_duration", "control", "strategies", "seed",
     "workload", "horizon", "timeout", "outages", "bucket", "backlog", "time_unit", "policies",
-    "backlog_overflow", "abandoned", "tiers", "warmup",
+    "backlog_overflow", "abandoned", "tiers", "warmup", "rate", "load",
 }
 _WORKLOAD_KEYS: dict[str, str] = {}  # key -> the first workload that takes it
 for _name, _cls in WORKLOADS.items():
@@ -343,6 +344,9 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
         if control_cls is None:
             check.report("control", f"unknown control {control_name!r}",
                          _suggest(control_name, CONTROLS) or f"choose one of {', '.join(CONTROLS)}")
+    by_rate = [key for key in RATE_KEYS if key in block]
+    if by_rate:
+        block = _rate_block(check, block, by_rate)
     workload = _parse_workload(check, block)
     _check_keys(check, block, control_cls, control_name, workload)
 
@@ -356,6 +360,9 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
         control = check.build(control_cls, args) if args is not None else None
 
     clients = _parse_clients(check, block)
+    if by_rate and workload is not None and clients is not None and control is not None:
+        workload = _rated_workload(check, block, by_rate[0], workload, control, clients,
+                                   block.get("time_unit", default_time_unit))
     repeat = check.attempt(check.integer, block, "repeat", minimum=1)
     network_mu = check.attempt(check.number, block, "network_mu", minimum=0)
     network_sigma = check.attempt(check.number, block, "network_sigma", minimum=0)
@@ -407,6 +414,50 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
                           time_unit=time_unit, shared_policies=shared_policies,
                           incidents=incidents, tiers=tiers, source=top.file,
                           clients_key="max_clients" if "max_clients" in block else "clients")
+
+
+def _rate_block(check: _Checker, block: dict[str, Any], keys: list[str]) -> dict[str, Any]:
+    """``rate`` or ``load`` (sim.open_rate): checked against the other keys; the block with a
+    stand-in ``think_time`` for the workload's parser (``_rated_workload`` sets the real one)."""
+    if len(keys) > 1:
+        check.report(keys[1], "and rate both set the open workload's pace", "keep one")
+    elif "think_time" in block:
+        check.report(keys[0], "and think_time both set the open workload's pace", "keep one")
+    elif block.get("workload") != "open":
+        check.report(keys[0], f"sets an open workload's pace, but workload is {block.get('workload', 'burst')!r}",
+                     'use workload = "open"')
+    elif not isinstance(block.get("clients"), list) or len(block["clients"]) != 1:
+        check.report(keys[0], "sets the pace of one client count, but clients is not a list of one",
+                     "give clients = [N] (the rate is shared by N open sources)")
+    else:
+        return {**block, "think_time": 1.0}
+    return block
+
+
+def _rated_workload(check: _Checker, block: dict[str, Any], key: str, workload: Workload,
+                    control: Control, clients: tuple[int, ...], time_unit: str) -> Workload:
+    """The open workload whose ``think_time`` gives ``rate`` calls per second, or ``load`` of the
+    server's capacity (sim.open_rate)."""
+    from dataclasses import replace
+
+    value = check.attempt(check.number, block, key, positive=True)
+    if value is None:
+        return workload
+    if key == "rate":
+        unit = seconds_per_unit(time_unit)
+        if unit is None:
+            check.report("rate", f"is in calls per second, but time_unit {time_unit!r} has no length in seconds",
+                         "use load (a fraction of the server's capacity), or a time_unit such as \"ms\"")
+            return workload
+        per_unit = value * unit
+    else:
+        capacity = capacity_per_unit(control)
+        if capacity is None:
+            check.report("load", f"is a fraction of the capacity of a PoolServer or QueueServer, not "
+                         f"{type(control).__name__}", "use rate (calls per second)")
+            return workload
+        per_unit = value * capacity
+    return replace(workload, think_time=think_time(clients[0], per_unit))
 
 
 def unbounded_backlog_warning(config: Config) -> str | None:
