@@ -226,8 +226,7 @@ def _run(args: argparse.Namespace) -> int:
         TimeRemainingColumn,
     )
 
-    from sim.config import unbounded_backlog_warning
-    from sim.pipeline import commit_staged, prepare, stage_simulation, sweep
+    from sim.pipeline import commit_staged, prepare, stage_simulation, sweep, unbounded_backlog_warning
     from sim.export.palette import load_palette
     from sim.export.plots import preload as preload_figures
     from sim.report import result_table

@@ -25,7 +25,7 @@ from sim.models.outage import ABANDONED_RULES, BACKLOG_OVERFLOWS, DEFAULT_BACKLO
 from sim.models.incidents import KINDS as INCIDENT_KINDS, Incident, control_problems, schedule_problems
 from sim.models.strategies import Strategy
 from sim.models.workloads import Outage, Workload
-from sim.open_rate import RATE_KEYS, capacity_per_unit, think_time
+from sim.models.open_rate import RATE_KEYS, capacity_per_unit, think_time
 from sim.policies.chain import ChainSpec
 from sim.policies.entries import parse_entry, parse_policies, preset_label, seconds_per_unit
 from sim.policies.presets import PRESETS
@@ -458,19 +458,6 @@ def _rated_workload(check: _Checker, block: dict[str, Any], key: str, workload: 
             return workload
         per_unit = value * capacity
     return replace(workload, think_time=think_time(clients[0], per_unit))
-
-
-def unbounded_backlog_warning(config: Config) -> str | None:
-    """One line naming the simulations whose server stops (outages) with no bound on its accept
-    queue (``backlog = "unbounded"``, or a unit without seconds): every request sent during the
-    outage is then served at the resume, which no real server does; None when there are none."""
-    titles = [s.title for s in config.simulations
-              if s.stops and s.backlog is None and s.control.CAPS.replies]
-    if not titles:
-        return None
-    return (f"{', '.join(map(repr, titles))}: outages with an unbounded accept queue (every request sent in the "
-            f"outage is served at the resume; no real server holds that many): set backlog = {DEFAULT_BACKLOG} "
-            f"(Go on Linux before 5.4) or 4096 (since)")
 
 
 def _resolve_paths(config_file: str, args: dict[str, Any], keys: tuple[str, ...]) -> None:

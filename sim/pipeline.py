@@ -22,7 +22,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from sim.runs.sweep import EventCount, SweepResult
     from sim.spec import Config, SimulationSpec
 
-__all__ = ["Staged", "commit_staged", "load", "prepare", "sample_path", "stage_simulation", "sweep"]
+__all__ = ["Staged", "commit_staged", "load", "prepare", "sample_path", "stage_simulation", "sweep",
+           "unbounded_backlog_warning"]
 
 Source = Union[str, "os.PathLike[str]", "Config"]  # a path, TOML text, or a loaded config
 Progress = Callable[[int, int], None]  # (done, total) runs
@@ -143,3 +144,19 @@ def commit_staged(output: OutputSet, specs: tuple[SimulationSpec, ...] | list[Si
     names = [p.name for i in sorted(staged) for p in staged[i].written]
     stale = [n for i in sorted(staged) for n in stale_names(specs[i].title, staged[i].written)]
     return output.commit(names, remove=stale, last=last)
+
+
+def unbounded_backlog_warning(config: Config) -> str | None:
+    """One line naming the simulations whose server stops (outages) with no bound on its accept
+    queue (``backlog = "unbounded"``, or a unit without seconds): every request sent during the
+    outage is then served at the resume, which no real server does; None when there are none
+    (``backoff-sim run`` prints it once)."""
+    from sim.config import DEFAULT_BACKLOG
+
+    titles = [s.title for s in config.simulations
+              if s.stops and s.backlog is None and s.control.CAPS.replies]
+    if not titles:
+        return None
+    return (f"{', '.join(map(repr, titles))}: outages with an unbounded accept queue (every request sent in the "
+            f"outage is served at the resume; no real server holds that many): set backlog = {DEFAULT_BACKLOG} "
+            f"(Go on Linux before 5.4) or 4096 (since)")

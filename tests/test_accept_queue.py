@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 from support import make_spec
 
-from sim.config import load_config, unbounded_backlog_warning
+from sim.config import load_config
+from sim.pipeline import unbounded_backlog_warning
 from sim.core.events import NO_EVENT
 from sim.core.streams import clipped_normal
 from sim.core.wiring import Wiring
