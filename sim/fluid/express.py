@@ -109,6 +109,8 @@ def fluid_case(spec: SimulationSpec, s: int) -> FluidCase | str:
         return "an error_rate incident"
     if getattr(entry.strategy, "FROM_THINK_TIME", False):
         return f"strategy {entry.strategy.type_name} (its backoff starts from each think time)"
+    if getattr(entry.strategy, "retry_probability", None) is not None:
+        return "retry_probability"
     budget = None
     for policy in entry.policies:
         if not isinstance(policy, RetryBudget) or budget is not None:

@@ -57,7 +57,7 @@ _warm = False  # the kernels are loaded in this process (``warm_up``)
 def _pool_open_expresses(spec: SimulationSpec, chain: ChainSpec) -> bool:
     control, strategy = spec.control, chain.strategy
     return (type(control) is PoolServer and type(spec.workload) is Open and not chain.policies
-            and type(strategy) in STRATEGIES and (not spec.stops or spec.backlog is None)
+            and type(strategy) in STRATEGIES and strategy.retry_probability is None and (not spec.stops or spec.backlog is None)
             and not spec.tiers and control.discipline == "fifo" and control.cancel == "none"
             and control.codel_target is None and control.concurrency_limit is None
             and control.controlled_delay is None
@@ -70,6 +70,7 @@ def _latency_closed_expresses(spec: SimulationSpec, chain: ChainSpec) -> bool:
     return (type(control) is LatencyServer and control.latency_rule == "current"
             and type(spec.workload) is Poisson and type(strategy) in LATENCY_STRATEGIES
             and strategy.max_attempts is None and strategy.max_elapsed is None
+            and strategy.retry_probability is None
             and (not policies or (len(policies) == 1 and type(policies[0]) is RetryBudget))
             and not spec.degradations and not spec.tiers)
 
