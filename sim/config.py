@@ -417,7 +417,7 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
 
 
 def _rate_block(check: _Checker, block: dict[str, Any], keys: list[str]) -> dict[str, Any]:
-    """``rate`` or ``load`` (sim.open_rate): checked against the other keys; the block with a
+    """``rate`` or ``load`` (sim.models.open_rate): checked against the other keys; the block with a
     stand-in ``think_time`` for the workload's parser (``_rated_workload`` sets the real one)."""
     if len(keys) > 1:
         check.report(keys[1], "and rate both set the open workload's pace", "keep one")
@@ -437,7 +437,7 @@ def _rate_block(check: _Checker, block: dict[str, Any], keys: list[str]) -> dict
 def _rated_workload(check: _Checker, block: dict[str, Any], key: str, workload: Workload,
                     control: Control, clients: tuple[int, ...], time_unit: str) -> Workload:
     """The open workload whose ``think_time`` gives ``rate`` calls per second, or ``load`` of the
-    server's capacity (sim.open_rate)."""
+    server's capacity (sim.models.open_rate)."""
     from dataclasses import replace
 
     value = check.attempt(check.number, block, key, positive=True)
