@@ -18,7 +18,7 @@ ABANDONED_RULES = ("serve", "drop")
 
 # A config's accept queue when it gives no ``backlog`` (sim.config): what a Go server on Linux
 # before 5.4 gets, study 003's server in 2014. Go's net.Listen passes the kernel's somaxconn to
-# listen(2) (golang/go, src/net/sock_linux.go, maxListenerBacklog: it reads
+# listen(2) (golang/go, src/net/sock_linux.go, src/pkg/net/ in 2014, maxListenerBacklog: it reads
 # /proc/sys/net/core/somaxconn, falling back to syscall.SOMAXCONN = 128); Linux's somaxconn
 # default was 128 until 5.4 and is 4096 since (commit 19f92a030ca6, "net: increase SOMAXCONN to
 # 4096"). ``backlog = UNBOUNDED`` asks for no bound (no real server has one: warned about).
