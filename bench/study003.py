@@ -28,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 from sim.settings.config import load_config  # noqa: E402
 from sim.models.strategies import STRATEGIES  # noqa: E402
 from sim.models.workloads import Outage  # noqa: E402
+from sim.runs import fast  # noqa: E402
 from sim.runs.engine import run_metrics  # noqa: E402
 from sim.settings.spec import SimulationSpec  # noqa: E402
 
@@ -41,7 +42,10 @@ VARIANTS: dict[str, tuple[int | None, str, str]] = {
     "b128-drop-overflow": (128, "drop", "serve"),
     "b128-drop-abandoned": (128, "syn-retry", "drop"),
     "b128-old": (128, "drop", "drop"),
+    "b1024": (1024, "syn-retry", "serve"),
+    "b1024-drop-abandoned": (1024, "syn-retry", "drop"),
     "b4096": (4096, "syn-retry", "serve"),
+    "b4096-drop-abandoned": (4096, "syn-retry", "drop"),
 }
 
 
@@ -105,6 +109,7 @@ def main(argv: list[str]) -> int:
             for rep in range(args.reps)]
     results: dict[tuple, list[float]] = {}
     tails: dict[tuple, list[float]] = {}
+    fast.warm_up()  # the compiled kernel (numba), loaded once before the workers fork
     with Pool(args.workers) as pool:
         for key, (value, tail) in pool.imap(one, jobs, chunksize=4):
             results.setdefault(key, []).append(value)

@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from sim.settings.spec import Config, SimulationSpec
 
 __all__ = ["Staged", "add_staged", "check_plans", "explore_maps", "load", "output_set", "prepare",
-           "record", "sample_path", "stage_simulation", "sweep", "tune"]
+           "record", "sample_path", "stage_simulation", "sweep", "tune", "unbounded_backlog_warning"]
 
 Source = Union[str, "os.PathLike[str]", "Config"]  # a path, TOML text, or a loaded config
 Progress = Callable[[int, int], None]  # (done, total) runs
@@ -236,3 +236,19 @@ def tune(plan: TunePlan, backend, cache: CellCache, *, progress: Progress | None
     from sim.exploration.tune import run_tune
 
     return run_tune(plan, backend, cache, progress=progress, should_stop=should_stop)
+
+
+def unbounded_backlog_warning(config: Config) -> str | None:
+    """One line naming the simulations whose server stops (outages) with no bound on its accept
+    queue (``backlog = "unbounded"``, or a unit without seconds): every request sent during the
+    outage is then served at the resume, which no real server does; None when there are none
+    (``backoff-sim run`` prints it once)."""
+    from sim.settings.config import DEFAULT_BACKLOG
+
+    titles = [s.title for s in config.simulations
+              if s.stops and s.backlog is None and s.control.CAPS.replies]
+    if not titles:
+        return None
+    return (f"{', '.join(map(repr, titles))}: outages with an unbounded accept queue (every request sent in the "
+            f"outage is served at the resume; no real server holds that many): set backlog = {DEFAULT_BACKLOG} "
+            f"(Go on Linux before 5.4) or 4096 (since)")

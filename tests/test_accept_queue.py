@@ -20,13 +20,15 @@ import pytest
 from support import make_spec
 
 from sim.settings.config import load_config
+from sim.pipeline import unbounded_backlog_warning
 from sim.core.events import NO_EVENT
 from sim.core.streams import clipped_normal
 from sim.core.wiring import Wiring
 from sim.vocabulary.errors import ConfigError
-from sim.models.outage import SYN_GIVE_UP_GAP_S, SYN_RETRY_GAPS_S, AcceptQueue, OutageGate
+from sim.models.outage import DEFAULT_BACKLOG, SYN_GIVE_UP_GAP_S, SYN_RETRY_GAPS_S, AcceptQueue, OutageGate
 from sim.models.workloads import Outage
 from sim.runs.engine import _build, _due_first, run_metrics
+from sim.settings.spec import Config
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -196,7 +198,10 @@ OPEN = dict(base_latency=100.0, concurrency_limit=30, factor=1.05, k=15.0,
 @pytest.mark.parametrize("keys, message", [
     ({"backlog": 8, "backlog_overflow": "syn"}, "key 'backlog_overflow': must be one of 'syn-retry', 'drop', got a string 'syn'"),
     ({"abandoned": "keep"}, "key 'abandoned': must be one of 'serve', 'drop'"),
-    ({"backlog_overflow": "drop"}, "key 'backlog_overflow': says what happens beyond backlog, but backlog is not set"),
+    ({"backlog_overflow": "drop", "outages": []},
+     "key 'backlog_overflow': says what happens beyond backlog, but backlog is not set"),
+    ({"backlog_overflow": "drop", "backlog": "unbounded"},
+     "key 'backlog_overflow': says what happens beyond backlog, but backlog = \"unbounded\""),
     ({"abandoned": "drop", "outages": []}, "key 'abandoned': says what a resumed server does"),
     ({"backlog": 8, "time_unit": "tick"}, "key 'backlog': beyond backlog a client's SYN is sent again"),
     ({"backlog": 8, "backlog_overflow": "syn-retry", "time_unit": "tick"}, "key 'backlog_overflow': beyond backlog"),
@@ -212,6 +217,40 @@ def test_accept_queue_keys_load() -> None:
     spec = make_spec("LatencyServer", **OPEN, backlog=8, backlog_overflow="drop", abandoned="drop")
     assert (spec.backlog, spec.backlog_overflow, spec.abandoned) == (8, "drop", "drop")
     default = make_spec("LatencyServer", **OPEN)
-    assert (default.backlog, default.backlog_overflow, default.abandoned) == (None, "syn-retry", "serve")
+    assert (default.backlog, default.backlog_overflow, default.abandoned) == (DEFAULT_BACKLOG, "syn-retry", "serve")
     ticks = make_spec("LatencyServer", **OPEN, backlog=8, backlog_overflow="drop", time_unit="tick")
     assert ticks.backlog_overflow == "drop"
+    beyond_default = make_spec("LatencyServer", **OPEN, backlog_overflow="drop")  # beyond the default 128
+    assert (beyond_default.backlog, beyond_default.backlog_overflow) == (DEFAULT_BACKLOG, "drop")
+    assert make_spec("LatencyServer", **{**OPEN, "time_unit": "tick"}, backlog="unbounded").backlog is None
+
+
+def test_the_default_accept_queue_is_a_go_server_on_linux_before_5_4() -> None:
+    """Without ``backlog`` a replying server that stops gets Go's listen backlog on the post's
+    Linux (somaxconn 128); ``"unbounded"`` asks for none, which is warned about in one line; a
+    unit without seconds (no SYN retransmits) or a server without outages keeps no bound."""
+    assert DEFAULT_BACKLOG == 128
+    assert make_spec("LatencyServer", **OPEN).backlog == 128
+    unbounded = make_spec("LatencyServer", **OPEN, backlog="unbounded")
+    assert unbounded.backlog is None
+    assert make_spec("LatencyServer", **{**OPEN, "time_unit": "tick"}).backlog is None
+    assert make_spec("LatencyServer", **{**OPEN, "outages": []}).backlog is None
+    config = Config("x.toml", (unbounded, make_spec("LatencyServer", **OPEN)))
+    warning = unbounded_backlog_warning(config)
+    assert warning is not None and "\n" not in warning
+    assert repr(unbounded.title) in warning and "backlog = 128" in warning
+    assert unbounded_backlog_warning(Config("x.toml", (make_spec("LatencyServer", **OPEN),))) is None
+    with pytest.raises(ConfigError) as info:
+        make_spec("LatencyServer", **OPEN, backlog="lots")
+    assert "key 'backlog': must be a count of connections or 'unbounded'" in str(info.value)
+
+
+def test_run_warns_once_about_an_unbounded_queue(tmp_path: Path, capsys) -> None:
+    """``backoff-sim run`` of a config with outages and ``backlog = "unbounded"`` (the fixture's
+    two client counts and two strategies) says so once, in one line, and still runs."""
+    from sim import cli
+
+    fixture = Path(__file__).resolve().parent / "fixtures" / "tiny_outage.toml"
+    assert cli.main(["run", str(fixture), "--out", str(tmp_path / "out"), "--quiet", "--workers", "1"]) == 0
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("warning: 'Tiny outage': outages with an unbounded accept queue")

@@ -43,12 +43,14 @@ SAMPLES: dict[str, list[dict[str, Any]]] = {
     "LatencyServer": [{**LATENCY, "clients": [40]},
                       {**LATENCY, "clients": [40], "latency_rule": "at_start"}],
     # Open arrivals at 1.5x capacity: queued, rejected beyond the waiting room, dropped by the
-    # queue timeout, by CoDel and (immediate cancel) when the client times out.
+    # queue timeout, by CoDel (FIFO: under LIFO it never acts), by the controlled delay and
+    # (immediate cancel) when the client times out.
     "PoolServer": [{"workers": 2, "service_time": 4.0, "service_distribution": "exponential",
-                    "queue_size": 6, "queue_timeout": 6.0, "workload": "open", "think_time": 80.0,
+                    "queue_size": 6, "queue_timeout": 6.0, "codel_target": 1.0, "codel_interval": 10.0,
+                    "workload": "open", "think_time": 80.0,
                     "horizon": 1500.0, "timeout": 12.0, "clients": [60], "network_mu": 1.0, "network_sigma": 0.5},
-                   {"workers": 2, "service_time": 4.0, "discipline": "adaptive_lifo",
-                    "codel_target": 1.0, "codel_interval": 10.0, "cancel": "immediate",
+                   {"workers": 2, "service_time": 4.0, "discipline": "adaptive_lifo", "codel_interval": 10.0,
+                    "controlled_delay": {"short": 1.0, "long": 6.0, "interval": 10.0}, "cancel": "immediate",
                     "workload": "open", "think_time": 80.0, "horizon": 1500.0, "timeout": 15.0, "network_mu": 1.0,
                     "clients": [60], "strategies": [
                         {"type": "Constant", "constant": 1.0, "max_attempts": 3, "name": "capped",

@@ -114,6 +114,7 @@ incidents = [{ start = 400.0, duration = 400.0, capacity = 0.5 },
              { start = 1500.0, duration = 50.0, capacity = 0.0 },
              { start = 1600.0, duration = 300.0, slowdown = 2.5 },
              { start = 1700.0, duration = 400.0, error_rate = 0.3 }]
+backlog = "unbounded"  # the kernel's accept queue (a bounded one takes the reference)
 abandoned = "drop"
 strategies = [
   { type = "FullJitteredExpo", base = 5.0, cap = 200.0, max_attempts = 4, name = "full jitter, 4 attempts" },

@@ -51,6 +51,7 @@ think_time = 4000.0
 horizon = 120000.0
 timeout = 2000.0
 outages = [{ start = 20000.0, duration = 60000.0 }]
+backlog = "unbounded"  # the fluid model's accept queue (it has no bound)
 abandoned = "drop"
 strategies = [
   { type = "Constant", constant = 100.0, name = "constant" },

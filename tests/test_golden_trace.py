@@ -56,11 +56,11 @@ CONFIG = parse_config({"seed": 7, "simulation": [
      "horizon": 150.0, "timeout": 15.0, "outages": [{"start": 20.0, "duration": 25.0}], **OPEN,
      "abandoned": "drop",
      "strategies": [{"type": "FullJitteredExpo", "base": 2.0, "cap": 40.0, "max_attempts": 4}]},
-    # The same server tick by tick (the default rule), overwhelmed above 4 (with 2 in service and
+    # The same server tick by tick (overload_rule = "per_tick"), overwhelmed above 4 (with 2 in service and
     # 2 queued, as soon as 1 is being rejected), ticks of 0.5, study 004's literal REB.
     {"title": "golden_queue_per_tick", "clients": [12], "control": "QueueServer", "concurrency": 2,
      "service_time": 4.0, "queue_size": 2, "reject_delay": 1.0, "overload_threshold": 4,
-     "overload_tick": 0.5, "abandoned": "drop",
+     "overload_rule": "per_tick", "overload_tick": 0.5, "abandoned": "drop",
      "workload": "spike", "spike_fraction": 0.5, "spike_width": 3.0, "arrival_window": 60.0,
      "horizon": 150.0, "timeout": 15.0, "outages": [{"start": 20.0, "duration": 25.0}], **OPEN,
      "strategies": [{"type": "FullJitteredFlooredExpo", "base": 2.0, "floor": 6.0, "max_attempts": 5}]},

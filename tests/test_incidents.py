@@ -22,7 +22,7 @@ from sim.exploration.paths import resolve
 from sim.exploration.summary import has_verdict
 from sim.export.csv_files import read_events_csv, write_events_csv
 from sim.models import CONTROLS
-from sim.models.incidents import Incident, Incidents, incident_label, kept_slots, merged_windows
+from sim.models.incidents import Incident, Incidents, incident_label, kept_slots, merged_windows, slot_speed
 from sim.models.outage import OutageGate
 from sim.models.servers import LatencyServer
 from sim.runs.engine import record_run, run_metrics
@@ -51,9 +51,37 @@ def _completions(run, start: float, end: float) -> int:
 
 # --- capacity ----------------------------------------------------------------------------------
 
-def test_kept_slots_round_to_the_nearest_whole_slot_and_keep_one() -> None:
-    assert [kept_slots(4, 0.5), kept_slots(5, 0.5), kept_slots(64, 0.5), kept_slots(5, 0.29)] == [2, 3, 32, 1]
-    assert kept_slots(5, 0.01) == 1 and kept_slots(7, 1.0) == 7
+def test_kept_slots_round_up_and_serve_more_slowly_where_the_fraction_is_not_whole() -> None:
+    """Issue 34: a fraction of slots rounded to the nearest kept 1 worker at 0.3 serving (100%
+    of it) and 3 at 0.5 at 67%; now the kept slots' speed makes up the fraction exactly."""
+    assert [kept_slots(4, 0.5), kept_slots(5, 0.5), kept_slots(64, 0.5), kept_slots(5, 0.29)] == [2, 3, 32, 2]
+    assert kept_slots(5, 0.01) == 1 and kept_slots(7, 1.0) == 7 and kept_slots(30, 0.1) == 3
+    for slots, capacity in ((1, 0.3), (3, 0.5), (5, 0.29), (5, 0.01), (4, 0.5), (30, 0.1), (7, 1.0)):
+        kept, speed = kept_slots(slots, capacity), slot_speed(slots, capacity)
+        assert kept * speed == pytest.approx(slots * capacity) and 0 < speed <= 1.0
+    assert slot_speed(4, 0.5) == slot_speed(64, 0.5) == slot_speed(30, 0.1) == 1.0  # whole: as before
+
+
+@pytest.mark.parametrize("control", ["QueueServer", "QueueServer per_tick", "PoolServer"])
+@pytest.mark.parametrize("slots, capacity", [(1, 0.3), (3, 0.5)])
+def test_a_fractional_capacity_reduces_a_saturated_servers_throughput(control: str, slots: int,
+                                                                      capacity: float) -> None:
+    """One slot at 0.3 serves 30% of what it did, three at 0.5 half: each busy slot completes
+    a request every 10 / speed, so over the 990 units after the first service time the count is
+    slots · capacity · 990 / 10, give or take one per kept slot (where the stretch cuts its
+    cycle), and one more for the requests in service at the start finishing at full speed."""
+    keys = dict(SATURATED, concurrency=slots)
+    if control == "PoolServer":
+        keys = {k: v for k, v in keys.items() if k not in ("concurrency", "queue_size", "overload_threshold")}
+        keys.update(control="PoolServer", workers=slots, service_distribution="constant")
+    elif control.endswith("per_tick"):
+        keys.update(overload_rule="per_tick")
+    spec = make_spec(**keys, incidents=[{"start": 1000.0, "duration": 1000.0, "capacity": capacity}])
+    run = record_run(spec, spec.labels[0], 50, 0)
+    before, inside = _completions(run, 100.0, 1000.0), _completions(run, 1010.0, 2000.0)
+    assert abs(before - slots * 900 / 10) <= slots
+    expected = slots * capacity * 990 / 10
+    assert abs(inside - expected) <= kept_slots(slots, capacity) + 1, (inside, expected)
 
 
 @pytest.mark.parametrize("rule", ["at_start", "per_tick"])

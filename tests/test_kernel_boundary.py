@@ -17,6 +17,7 @@ import pytest
 
 from sim.settings.config import load_config, parse_config
 from sim.models.adaptive_limits import AdaptiveLimit
+from sim.models.controlled_delay import ControlledDelay
 from sim.models.fleet import FleetSpec
 from sim.models.incidents import Incident
 from sim.models.pool import PoolServer
@@ -38,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 POOL = {"title": "Pool", "clients": [6], "repeat": 1, "network_mu": 1.0, "network_sigma": 0.2,
         "control": "PoolServer", "workers": 2, "service_time": 10.0, "service_distribution": "exponential",
         "queue_size": 4, "queue_timeout": 30.0, "workload": "open", "think_time": 40.0, "horizon": 1500.0,
-        "timeout": 60.0, "abandoned": "drop",
+        "timeout": 60.0, "abandoned": "drop", "backlog": "unbounded",
         "outages": [{"start": 300.0, "duration": 100.0}],
         "incidents": [{"start": 600.0, "duration": 200.0, "capacity": 0.5},
                       {"start": 900.0, "duration": 100.0, "error_rate": 0.2}],
@@ -159,6 +160,8 @@ CHANGES: dict[tuple[str, type, str], Change] = {
     (POOL_OPEN, PoolServer, "k"): _control(factor=1.0, k=3.0, slowdown_above=1),
     (POOL_OPEN, PoolServer, "slowdown_above"): _control(factor=1.0, k=1.0, slowdown_above=2),
     (POOL_OPEN, PoolServer, "load_curve_file"): _load_curve,
+    (POOL_OPEN, PoolServer, "controlled_delay"): _control(queue_timeout=None, controlled_delay=ControlledDelay(short=5.0, long=100.0,
+                                                                                                             interval=100.0)),
     (LATENCY_CLOSED, SimulationSpec, "tiers"): _tier,
     (LATENCY_CLOSED, SimulationSpec, "fleet"): _fleet,
     (LATENCY_CLOSED, LatencyServer, "latency_rule"): _control(latency_rule="at_start"),
@@ -166,6 +169,10 @@ CHANGES: dict[tuple[str, type, str], Change] = {
     (LATENCY_CLOSED, Incident, "error_rate"): _incident(error_rate=0.3),
     **{(LATENCY_CLOSED, type(s), name): _limited(s, **{name: value})
        for s in LATENCY_STRATEGIES for name, value in (("max_attempts", 3), ("max_elapsed", 200.0))},
+    # a retry sent only with a probability: the reference models draw it, no kernel
+    **{(kernel, type(s), "retry_probability"): _limited(s, retry_probability=0.5)
+       for kernel, strategies in ((POOL_OPEN, LATENCY_STRATEGIES[:5]), (LATENCY_CLOSED, LATENCY_STRATEGIES))
+       for s in strategies},
 }
 # Values a kernel honours only in part (a declaration's ``when``): beyond it, the reference.
 BEYOND: dict[str, tuple[str, Change]] = {
@@ -176,6 +183,10 @@ BEYOND: dict[str, tuple[str, Change]] = {
     "two policies before the latency kernel's strategy": (
         LATENCY_CLOSED, lambda spec, chain, tmp: (spec, replace(chain, policies=chain.policies * 2))),
     "a token bucket before it": (LATENCY_CLOSED, lambda spec, chain, tmp: (spec, replace(chain, policies=(TokenBucket(),)))),
+    "a capacity incident that slows the pool's one worker": (
+        POOL_OPEN, lambda spec, chain, tmp: (replace(spec, control=replace(spec.control, workers=1),
+                                                     incidents=(Incident(start=500.0, duration=100.0, capacity=0.3),)),
+                                             chain)),
     "a burst workload against a pool": (POOL_OPEN, lambda spec, chain, tmp: (replace(spec, workload=Burst()), chain)),
 }
 

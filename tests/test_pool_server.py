@@ -232,6 +232,51 @@ def test_adaptive_lifo_is_fifo_while_the_queue_empties_and_lifo_under_a_standing
     assert not np.array_equal(latencies(0.5, "adaptive_lifo", 1e-3), latencies(0.5, "fifo", 0))
 
 
+@pytest.mark.parametrize("discipline", ["adaptive_lifo", "lifo"])
+def test_codel_under_lifo_is_refused_in_one_line(tmp_path: Path, discipline: str) -> None:
+    """CoDel judges the wait of the request it dequeues; LIFO dequeues the newest, so it would
+    never act (issue 34: 0 drops under adaptive LIFO)."""
+    message = error(tmp_path, "codel_target", "CoDel never acts", discipline=discipline,
+                    codel_target=5.0, codel_interval=100.0)
+    assert "controlled_delay" in message
+
+
+def test_controlled_delay_refuses_a_second_queue_limit_and_a_bad_table(tmp_path: Path) -> None:
+    delay = {"short": 5.0, "long": 100.0, "interval": 100.0}
+    error(tmp_path, "queue_timeout", "both limit a request's wait", controlled_delay=delay, queue_timeout=50.0)
+    error(tmp_path, "controlled_delay.short", "must be at most long", controlled_delay={**delay, "short": 200.0})
+    error(tmp_path, "controlled_delay.interval", "must be a time > 0", controlled_delay={**delay, "interval": 0.0})
+    error(tmp_path, "controlled_delay.short", "is missing", controlled_delay={"long": 100.0, "interval": 100.0})
+
+
+def test_controlled_delay_is_a_queue_timeout_when_one_limit_applies(tmp_path: Path) -> None:
+    """With an interval no queue outlasts (or short = long) every request gets the long limit:
+    the runs are a queue_timeout of that length, event for event."""
+    base = dict(clients=[40], think_time=100.0, timeout=1000.0,
+                strategies=[{"type": "Constant", "constant": 5.0, "max_attempts": 1}])
+    timeout = record_run(load(tmp_path, queue_timeout=20.0, **base).simulations[0], "Constant", 40, 0)
+    for delay in ({"short": 1.0, "long": 20.0, "interval": 1e12}, {"short": 20.0, "long": 20.0, "interval": 1.0}):
+        run = record_run(load(tmp_path, controlled_delay=delay, **base).simulations[0], "Constant", 40, 0)
+        assert np.array_equal(np.asarray(run.history.packed), np.asarray(timeout.history.packed)), delay
+        assert np.array_equal(np.asarray(run.history.times), np.asarray(timeout.history.times)), delay
+
+
+def test_controlled_delay_sheds_a_standing_queue_harder_than_its_long_limit() -> None:
+    """Fail at Scale's rule at ρ = 1.3 (one worker, exponential service of 10): a request that
+    joins a queue not empty for the last 100 may wait 5, else 100. The queue stands, so most
+    requests get the short limit: more drops than the long limit alone (queue_timeout = 100),
+    and no success waited past the long one (its latency is its wait plus a service, so the
+    successes above 100 are at most those whose service alone exceeded what was left)."""
+    def run(**keys):
+        spec = pool_spec(1.3 / 10.0, 20_000.0, workers=1, service_time=10.0,
+                         service_distribution="exponential", **keys)
+        return runs(spec, 1)[0]
+    shed = run(controlled_delay={"short": 5.0, "long": 100.0, "interval": 100.0})
+    long_only = run(queue_timeout=100.0)
+    assert shed.series["server_drops"].sum() > long_only.series["server_drops"].sum() > 0
+    assert np.percentile(shed.latencies, 99) < np.percentile(long_only.latencies, 99) + 10.0
+
+
 def test_a_bounded_queue_rejects_beyond_it_and_zero_means_no_waiting_room(tmp_path: Path) -> None:
     spec = load(tmp_path, think_time=50.0, queue_size=0, timeout=None).simulations[0]
     run = record_run(spec, "Constant", 20, 0)
@@ -268,7 +313,7 @@ def test_open_arrivals_with_policies_and_presets(tmp_path: Path) -> None:
 
 def test_same_seed_same_outputs_and_metrics_equal_recording(tmp_path: Path) -> None:
     spec = load(tmp_path, cancel="immediate", discipline="adaptive_lifo", codel_interval=30.0,
-                codel_target=3.0, queue_timeout=40.0, think_time=60.0,
+                controlled_delay={"short": 3.0, "long": 40.0, "interval": 30.0}, think_time=60.0,
                 service_distribution="lognormal", service_p99=40.0).simulations[0]
     a = record_run(spec, spec.labels[0], 20, 0)
     b = record_run(spec, spec.labels[0], 20, 0)

@@ -110,8 +110,8 @@ def test_never_overwhelmed_both_rules_agree(threshold: int) -> None:
 
 
 def test_overwhelmed_the_rules_differ_and_each_is_reproducible() -> None:
-    spec = make_spec("QueueServer", STRATEGIES, overload_threshold=6, **QUEUE)
-    again = make_spec("QueueServer", STRATEGIES, overload_threshold=6, **QUEUE)
+    spec = make_spec("QueueServer", STRATEGIES, overload_threshold=6, overload_rule="per_tick", **QUEUE)
+    again = make_spec("QueueServer", STRATEGIES, overload_threshold=6, overload_rule="per_tick", **QUEUE)
     old = make_spec("QueueServer", STRATEGIES, overload_threshold=6, overload_rule="at_start", **QUEUE)
     chain = spec.strategies[0].chain
     a, b, c = (run_metrics(s, chain, 40, 0) for s in (spec, again, old))
@@ -123,7 +123,7 @@ def test_ticks_count_in_the_events_estimate() -> None:
     """One unrecorded tick per overload_tick while a request is in progress: the estimate counts
     them only where the server can be overwhelmed under the per-tick rule."""
     def spec(**kw: Any) -> SimulationSpec:
-        return make_spec("QueueServer", STRATEGIES, **{**QUEUE, "overload_threshold": 6, **kw})
+        return make_spec("QueueServer", STRATEGIES, **{**QUEUE, "overload_threshold": 6, "overload_rule": "per_tick", **kw})
 
     # A busy span of at least one service time (4) over the tick: 4 ticks of 1, 400 of 0.01.
     assert resources.timer_events(spec(overload_tick=0.01), 40) == 100 * resources.timer_events(spec(), 40) == 400
@@ -138,7 +138,7 @@ def test_a_tiny_overload_tick_is_refused_naming_it() -> None:
 
     spec = make_spec("QueueServer", [{"type": "NoBackoff"}], clients=[50], repeat=1, concurrency=2,
                      service_time=1.0, overload_threshold=5, horizon=30000.0, workload="poisson",
-                     think_time=100.0, overload_tick=1e-9)
+                     think_time=100.0, overload_tick=1e-9, overload_rule="per_tick")
     with pytest.raises(ConfigError) as info:
         resources.check_resources([spec], workers=2, memory=(8 << 30, 4 << 30))
     assert info.value.key == "overload_tick" and "(raise overload_tick, or pass --force" in str(info.value)
@@ -151,7 +151,8 @@ def test_a_rejection_with_no_delay_needs_no_turn() -> None:
 
     spec = make_spec("QueueServer", [{"type": "Constant", "constant": NEVER}], clients=[20], repeat=1,
                      network_mu=0.0, network_sigma=0.0, concurrency=1, service_time=5.0,
-                     reject_delay=0.0, overload_threshold=THRESHOLD, workload="burst", horizon=100.0)
+                     reject_delay=0.0, overload_threshold=THRESHOLD, overload_rule="per_tick", workload="burst",
+                     horizon=100.0)
     rows = list(record_run(spec, spec.labels[0], 20, 0).history.rows())
     backs_off = [t for t, _, name, _ in rows if name == "client_backs_off"]
     assert backs_off == [0.0] * 19

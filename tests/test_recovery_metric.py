@@ -20,6 +20,7 @@ import pytest
 
 from sim.analysis.open_metrics import OpenRunMetrics
 from sim.analysis.recovery import (
+    DECIDING_SUCCESSES,
     LATENCY_FACTOR,
     NO_BASELINE,
     TOO_NOISY,
@@ -268,7 +269,12 @@ def test_a_short_baseline_is_judged_with_its_uncertainty() -> None:
     g = np.full(BUCKETS, LEVEL)
     g[8:28] = 0.0
     g[28:] = 0.86 * LEVEL
-    assert verdict(g, outages=(short,)) == Recovery(None, TOO_NOISY)
+    undecided = verdict(g, outages=(short,))
+    assert (undecided.time, undecided.note) == (None, TOO_NOISY)
+    # It says the rate it had and the rate it would need: 1,753 successes (Poisson noise) over
+    # the baseline's 4 buckets to tell every return (DECIDING_SUCCESSES), against its 400.
+    assert undecided.rate == LEVEL and undecided.needed_rate == pytest.approx(DECIDING_SUCCESSES / 4)
+    assert DECIDING_SUCCESSES == pytest.approx((2.3263478740408408 * 0.9 / 0.05) ** 2)
     long = Outage(start=200.0, duration=20.0)  # baseline: buckets 100-199
     g = np.full(BUCKETS + 200, LEVEL)
     g[200:220] = 0.0

@@ -35,13 +35,32 @@ could be at 80% as well as at 90%.
 
 The run is judged twice, the same way with each floor. After the last outage, a **window** of
 ``RECOVERY_WINDOW`` buckets is *healthy* when the median latency of the requests that succeeded
-in it is at most ``LATENCY_FACTOR`` (2) times the baseline's and its goodput reaches the floor of
+in it is under the baseline's **latency ceiling** and its goodput reaches the floor of
 an endless stretch (the baseline's noise only, ``n`` → ∞: the *level*) less ``WINDOW_Z`` (3)
 standard errors of its own noise, ``σ·sqrt(level/width)``: many windows are tested, and the
 baseline's error is shared by all of them, so the window's own noise alone must not break a
 stretch. Windows find where the server is back and whether it stays; the stretch's floor decides
-at what level. A **stretch** of healthy windows that lasts to the end of the horizon is a
-recovery when
+at what level.
+
+**The latency ceiling** is ``LATENCY_FACTOR`` (2) times the baseline's median latency, widened by
+the baseline's own variability. A window's median is not a mean of independent draws: a queue's
+latency wanders on its relaxation time, ~1/(μ(1 − √ρ)²) for M/M/1 (370 services at ρ = 0.9,
+1,560 at 0.95: 16 s of 10 ms services), far longer than a 3 s window, so the window's count says
+nothing of its median's spread, and two windows' medians differ as two draws of the queue's
+level: for M/M/1 the chance that one exceeds twice the other is about 1/3, the 20–39% of
+undisturbed runs the former fixed 2x called "never" (``bench/calm_verdict.py``). So the spread is
+measured, not assumed: the baseline is cut into ``K`` ≥ ``MIN_BATCHES`` (8) batches no longer
+than a window (shorter batches vary more, which errs on the calm side), ``s`` is the standard deviation
+of their log medians, and a window's log median is predicted within ``t · s · sqrt(1 + 1/K)`` of
+theirs (a prediction interval for one more draw, Student's t at ``K − 1`` degrees of freedom,
+one-sided ``1 − CEILING_ALPHA``). ``CEILING_ALPHA`` = 0.1%: the stretch after an incident holds
+some ten windows that do not overlap (a 60 s horizon's 30 s after the incident, 3 s windows), so
+a calm run fails one with probability about 10 × 0.1% = 1% at most (Bonferroni); measured, 0 of
+100–200 runs of M/M/1, M/M/4 and M/M/16 at ρ 0.8–0.95 (study notes). A baseline whose latency
+does not move (constant service, a synthetic run) keeps 2x exactly; a latency collapse (10x and
+more, or requests served after their timeout, when goodput falls too) stays far above it.
+
+A **stretch** of healthy windows that lasts to the end of the horizon is a recovery when
 
 - it lasts a window at least, counted from the recovery instant (below), and its goodput from
   there reaches the floor (for its own length);
@@ -75,6 +94,11 @@ successes: 1 at r = ½, 32 at r = 0.85. At 1000 clients (~100 successes a second
 timely successes count, so the burst of requests held through the outage (served at once, seconds
 late) does not read as recovery.
 
+A run too noisy to judge (``TOO_NOISY``) carries the rate of successes its baseline had and the
+rate it would need (``Recovery.rate``, ``Recovery.needed_rate``: ``DECIDING_SUCCESSES`` times its
+dispersion over the baseline's length, 1,753 successes at Poisson noise: 117 a second over the
+example's 15 s), so a user knows how much more load or a longer baseline would tell.
+
 ``None`` also means there is nothing to judge: no outage (no note), or no baseline (an outage at or
 near t = 0, or no success before it: the note ``NO_BASELINE``).
 
@@ -102,6 +126,8 @@ RECOVERY_WINDOW = 10  # buckets per window (the default bucket is a 200th of the
 WINDOW_Z = 3.0  # a window may fall this many standard errors of its own noise short of the level
 DIP_AFTER = 2  # windows of health before a dip is forgiven
 MIN_BASELINE = 4  # buckets the baseline needs at least
+MIN_BATCHES = 8  # batches the baseline's latency is cut into at least (``latency_ceiling``)
+CEILING_ALPHA = 0.001  # a calm window's median passes the latency ceiling but this often
 PACE_SHARE = 0.5  # the recovery instant's reference: this share of the baseline's timely pace
 
 TOO_NOISY = "baseline too noisy to tell 80% from 90%"  # its noise is the larger share
@@ -119,6 +145,7 @@ class Baseline:
     buckets: int
     latency: float  # median latency of its successes
     pace: float = math.nan  # timely successes (latency <= LATENCY_FACTOR x median) per time unit
+    ceiling: float = math.nan  # a healthy window's median latency at most (``latency_ceiling``)
 
     def sd(self, level: float, buckets: float, mean: float | None = None) -> float:
         """Standard deviation of (a mean over ``buckets`` buckets at ``level`` of the baseline −
@@ -150,17 +177,34 @@ class Baseline:
         return level * self.goodput - WINDOW_Z * self.spread * math.sqrt(level / width)
 
 
+# Successes the baseline needs (times its dispersion) for every return to be told 80% from 90%:
+# the lenient floor of an endless stretch, 0.9·m − Z·0.9·σ/√B with σ² = dispersion·m, reaches
+# THRESHOLD·m once m·B ≥ dispersion·(Z·0.9/0.05)² (the strict one sooner: (Z·0.8/0.05)² = 1,385).
+DECIDING_SUCCESSES = (Z * RECOVERY_LEVEL / (RECOVERY_LEVEL - THRESHOLD)) ** 2  # 1,753
+
+
 @dataclass(frozen=True)
 class Recovery:
     """One run's verdict: ``time`` after the last outage's end, ``nan`` never, ``None`` not
-    judged (``note`` says why: too noisy, no baseline; empty without an outage)."""
+    judged (``note`` says why: too noisy, no baseline; empty without an outage). A run too
+    noisy to judge (``TOO_NOISY``) says the rate of successes its baseline had (``rate``, per
+    time unit) and the rate it would need (``needed_rate``, ``rate_needed``)."""
 
     time: float | None
     note: str = ""
+    rate: float = math.nan
+    needed_rate: float = math.nan
+
+
+def rate_needed(base: Baseline, bucket: float) -> float:
+    """Successes per time unit a baseline as long as ``base`` (and as dispersed) would need for
+    every return to be decided (``DECIDING_SUCCESSES`` over its length)."""
+    dispersion = base.spread ** 2 / base.goodput
+    return DECIDING_SUCCESSES * dispersion / (base.buckets * bucket)
 
 
 def baseline(goodput: np.ndarray, bucket: float, first: Outage, success_times: np.ndarray,
-             latencies: np.ndarray) -> Baseline | None:
+             latencies: np.ndarray, width: int = RECOVERY_WINDOW) -> Baseline | None:
     """The baseline before ``first``, or None when there is none to compare against."""
     lo, hi = int(first.start / 2 / bucket), int(first.start / bucket)
     before = np.asarray(goodput[lo:hi], dtype=np.float64)
@@ -173,7 +217,42 @@ def baseline(goodput: np.ndarray, bucket: float, first: Outage, success_times: n
     spread = max(float(before.std(ddof=1)), math.sqrt(level))
     median = float(np.median(latencies[in_span]))
     timely = int(np.count_nonzero(latencies[in_span] <= LATENCY_FACTOR * median))
-    return Baseline(level, spread, before.size, median, timely / ((hi - lo) * bucket))
+    ceiling = latency_ceiling(success_times[in_span], latencies[in_span], lo * bucket, bucket,
+                              hi - lo, width, median)
+    return Baseline(level, spread, before.size, median, timely / ((hi - lo) * bucket), ceiling)
+
+
+def latency_ceiling(times: np.ndarray, latencies: np.ndarray, since: float, bucket: float,
+                    buckets: int, width: int, median: float) -> float:
+    """The median latency a healthy window of ``width`` buckets stays under: ``LATENCY_FACTOR``
+    times the baseline's median, widened by how much the baseline's own medians move from batch
+    to batch (see the module: a queue's latency wanders for longer than a window)."""
+    size = max(1, min(width, buckets // MIN_BATCHES))  # batches no longer than a window
+    count = buckets // size
+    edges = np.searchsorted(times, since + np.arange(count + 1) * size * bucket, side="left")
+    medians = [float(np.median(latencies[a:b])) for a, b in zip(edges[:-1], edges[1:]) if b > a]
+    logs = [math.log(m) for m in medians if m > 0]
+    if len(logs) < 2:
+        return LATENCY_FACTOR * median
+    spread = float(np.std(logs, ddof=1))
+    return LATENCY_FACTOR * median * math.exp(t_quantile(len(logs) - 1) * spread * math.sqrt(1 + 1 / len(logs)))
+
+
+# Student's t at one-sided 1 - CEILING_ALPHA for 1 ... 30 degrees of freedom (scipy.stats.t.ppf
+# (0.999, df), to 3 decimals; tests/test_recovery_calm.py checks them when scipy is there).
+_T_999 = (318.309, 22.327, 10.215, 7.173, 5.893, 5.208, 4.785, 4.501, 4.297, 4.144, 4.025, 3.930,
+          3.852, 3.787, 3.733, 3.686, 3.646, 3.610, 3.579, 3.552, 3.527, 3.505, 3.485, 3.467, 3.450,
+          3.435, 3.421, 3.408, 3.396, 3.385)
+_Z_999 = 3.090232306167813  # the normal's
+
+
+def t_quantile(df: int) -> float:
+    """Student's t quantile at 1 − ``CEILING_ALPHA`` for ``df`` degrees of freedom: the table
+    up to 30, then the Cornish–Fisher expansion's first two terms (within 0.002 from 30 on)."""
+    if df <= len(_T_999):
+        return _T_999[df - 1]
+    z = _Z_999
+    return z + (z ** 3 + z) / (4 * df) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df ** 2)
 
 
 def bucket_edges(success_times: np.ndarray, buckets: int, bucket: float) -> np.ndarray:
@@ -239,7 +318,7 @@ def recovered_from(goodput: np.ndarray, start: int, width: int, base: Baseline, 
     stretch's goodput is counted from the bucket edge nearest that instant, so the dead buckets
     of a window that is healthy only for its later part do not pull it down."""
     healthy = healthy_windows(goodput, start, base.window_floor(strict, width),
-                              LATENCY_FACTOR * base.latency, edges, latencies, width)
+                              base.ceiling, edges, latencies, width)
     point = recovery_point(healthy, width)
     if point is None:
         return None
@@ -278,12 +357,12 @@ def recovery_verdict(goodput: np.ndarray, bucket: float, outages: Sequence[Outag
         return Recovery(None)
     success_times = np.asarray(success_times, dtype=np.float64)
     latencies = np.asarray(latencies, dtype=np.float64)
-    base = baseline(goodput, bucket, outages[0], success_times, latencies)
-    if base is None:
-        return Recovery(None, NO_BASELINE)
     last = outages[-1]
     start = int(math.ceil(last.end / bucket - 1e-9))
     width = min(width, max(1, len(goodput) - start))
+    base = baseline(goodput, bucket, outages[0], success_times, latencies, width)
+    if base is None:
+        return Recovery(None, NO_BASELINE)
     edges = bucket_edges(success_times, len(goodput), bucket)
     judged = (goodput, start, width, base)
     instant = recovered_from(*judged, True, edges, success_times, latencies, bucket, last.end)
@@ -294,7 +373,9 @@ def recovery_verdict(goodput: np.ndarray, bucket: float, outages: Sequence[Outag
         # Whose noise is the larger share of sd(0.9, n): the return's own (0.9/n, n its buckets:
         # say a ramp still climbing at the horizon) or the baseline's (0.81/B).
         n = len(goodput) - max(start, round(lenient / bucket))
-        return Recovery(None, TOO_SHORT if RECOVERY_LEVEL * n < base.buckets else TOO_NOISY)
+        if RECOVERY_LEVEL * n < base.buckets:
+            return Recovery(None, TOO_SHORT)
+        return Recovery(None, TOO_NOISY, base.goodput / bucket, rate_needed(base, bucket))
     return Recovery(max(0.0, instant - last.end))
 
 

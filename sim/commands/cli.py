@@ -220,7 +220,7 @@ def out_of_collection() -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from sim.pipeline import add_staged, output_set, prepare, stage_simulation, sweep
+    from sim.pipeline import add_staged, output_set, prepare, stage_simulation, sweep, unbounded_backlog_warning
     from sim.export.palette import load_palette
     from sim.export.plots import preload as preload_figures
     from sim.report import result_table
@@ -241,6 +241,9 @@ def _run(args: argparse.Namespace) -> int:
 
     check_report_path(getattr(args, "report", None))
     specs = config.simulations
+    warning = unbounded_backlog_warning(config)
+    if warning is not None:
+        stderr_line(f"warning: {warning}")
     out = stdout_console()
 
     staged = {}

@@ -103,6 +103,8 @@ def fluid_case(spec: SimulationSpec, s: int) -> FluidCase | str:
         return "an error_rate incident"
     if getattr(entry.strategy, "FROM_THINK_TIME", False):
         return f"strategy {entry.strategy.type_name} (its backoff starts from each think time)"
+    if getattr(entry.strategy, "retry_probability", None) is not None:
+        return "retry_probability"
     budget = None
     for policy in entry.policies:
         if not isinstance(policy, RetryBudget) or budget is not None:
@@ -132,7 +134,8 @@ def fluid_case(spec: SimulationSpec, s: int) -> FluidCase | str:
         slots, mean, queue = control.concurrency, float(control.service_time), float(control.queue_size)
         reject, threshold = float(control.reject_delay), int(control.overload_threshold)
     elif isinstance(control, PoolServer):
-        for key in ("queue_timeout", "codel_target", "concurrency_limit", "factor", "load_curve_file"):
+        for key in ("queue_timeout", "codel_target", "concurrency_limit", "controlled_delay", "factor",
+                    "load_curve_file"):
             if getattr(control, key) is not None:
                 return f"PoolServer {key}"
         if control.discipline != "fifo" or control.cancel != "none":

@@ -6,8 +6,9 @@
 - ``capacity`` (0 to 1): the fraction of its capacity the server keeps. What capacity is belongs
   to the server kind (``Control.INCIDENTS`` says which kinds a server honours; it applies them
   through the ``IncidentHooks`` it sets on ``wiring.incident_hooks``): a ``QueueServer`` keeps
-  that fraction of its service slots (``kept_slots``), a ``LatencyServer`` of its concurrency
-  limit. Work in service finishes; new work starts only while fewer than the kept slots are busy.
+  that fraction of its service slots (``kept_slots``, each slower where the fraction of them
+  is not whole: ``slot_speed``), a ``PoolServer`` of its workers likewise, a ``LatencyServer`` of
+  its concurrency limit. Work in service finishes; new work starts only while fewer than the kept slots are busy.
   ``capacity = 0`` is an outage, exactly as ``outages`` (``sim.models.outage``: the server stops,
   arrivals wait in the backlog), so the engine hands such incidents to the ``OutageGate`` and
   they never reach this module (``SimulationSpec.stops``).
@@ -117,10 +118,24 @@ def incident_label(incident: Incident) -> str:
 
 
 def kept_slots(slots: int, capacity: float) -> int:
-    """Slots a server of ``slots`` keeps at ``capacity`` (0 < capacity <= 1): the nearest whole
-    number (halves up, so 5 slots at 0.5 keep 3), at least 1: 0 slots would stop service without
-    an outage's rules (write capacity = 0 for those)."""
-    return max(1, math.floor(slots * capacity + 0.5))
+    """Slots a server of ``slots`` keeps at ``capacity`` (0 < capacity <= 1): ``slots ·
+    capacity`` rounded up, at least 1 (0 slots would stop service without an outage's rules:
+    write capacity = 0 for those). Where that is not whole, each kept slot serves more slowly
+    (``slot_speed``), so the server keeps exactly ``slots · capacity`` slots' worth of service:
+    one worker at 0.3 is one worker at 30% of its speed, 3 at 0.5 are 2 at 75%."""
+    return max(1, math.ceil(slots * capacity - _WHOLE))
+
+
+def slot_speed(slots: int, capacity: float) -> float:
+    """The speed of each slot kept at ``capacity`` (``kept_slots``), as a fraction of its own:
+    1 where ``slots · capacity`` is whole; a slot's service takes 1 / speed times as long."""
+    if capacity >= 1.0:
+        return 1.0
+    speed = slots * capacity / kept_slots(slots, capacity)
+    return 1.0 if speed > 1.0 - _WHOLE else speed
+
+
+_WHOLE = 1e-9  # slots · capacity this close to a whole number is that number (0.1 · 30 = 3.0000000000000004)
 
 
 class IncidentHooks(NamedTuple):

@@ -16,6 +16,15 @@ from sim.models.workloads import Outage
 BACKLOG_OVERFLOWS = ("syn-retry", "drop")
 ABANDONED_RULES = ("serve", "drop")
 
+# A config's accept queue when it gives no ``backlog`` (sim.settings.config): what a Go server on Linux
+# before 5.4 gets, study 003's server in 2014. Go's net.Listen passes the kernel's somaxconn to
+# listen(2) (golang/go, src/net/sock_linux.go, src/pkg/net/ in 2014, maxListenerBacklog: it reads
+# /proc/sys/net/core/somaxconn, falling back to syscall.SOMAXCONN = 128); Linux's somaxconn
+# default was 128 until 5.4 and is 4096 since (commit 19f92a030ca6, "net: increase SOMAXCONN to
+# 4096"). ``backlog = UNBOUNDED`` asks for no bound (no real server has one: warned about).
+DEFAULT_BACKLOG = 128
+UNBOUNDED = "unbounded"
+
 # Linux's SYN retransmits (net.ipv4.tcp_syn_retries = 6, initial timeout 1 s, doubling): again
 # 1, 3, 7, 15, 31 and 63 s after the first try, i.e. gaps of 1, 2, 4, 8, 16 and 32 s; after the
 # last, one more doubled wait (64 s, 127 s from the first try) and connect() fails (ETIMEDOUT).

@@ -38,8 +38,14 @@ waited at least ``target`` (and others wait behind it), drop one and enter the d
 while in it, drop the request at the head each time ``drop_next`` passes, ``drop_next`` moving
 by ``interval / √count`` after each drop (the control law), until a request waited less than
 ``target``. On re-entering soon after leaving (within 16 intervals) the count resumes from
-where it was. Maurer's paper uses a variant of it (a short timeout of M = 5 ms while the queue
-has not been empty for N = 100 ms); ``queue_timeout`` with ``adaptive_lifo`` is close to that.
+where it was. CoDel judges the request it dequeues, so under ``lifo`` or ``adaptive_lifo`` (the
+newest first, which has hardly waited) it would never act: the pair is refused.
+
+Controlled delay (``controlled_delay = { short, long, interval }``, ``sim.models.controlled_delay``):
+Maurer's variant of CoDel. A request joining a queue that has not been empty for the last
+``interval`` (N = 100 ms) may wait ``short`` (M = 5 ms), else ``long`` (N); past its limit it is
+dropped when a worker reaches it (``queue_timeout``, an error reply). With ``adaptive_lifo`` it
+is the paper's whole scheme.
 
 Admission limit. ``concurrency_limit = { algorithm = "aimd" | "gradient2" | "vegas", ... }``
 puts Netflix's concurrency-limits ``SimpleLimiter`` in front of the pool
@@ -78,7 +84,8 @@ from sim.core.events import NO_EVENT
 from sim.vocabulary.errors import ParamError
 from sim.models.adaptive_limits import AdaptiveLimit
 from sim.models.controls import Capabilities, Control, ServerHandlers, register
-from sim.models.incidents import KINDS as INCIDENT_KINDS, IncidentHooks, kept_slots
+from sim.models.controlled_delay import ControlledDelay
+from sim.models.incidents import KINDS as INCIDENT_KINDS, IncidentHooks, kept_slots, slot_speed
 from sim.models.load_curve import (LoadCurveError, cached, curve_multiplier, law_multiplier,
                                    read_load_curve)
 from sim.models.service_times import (DISTRIBUTIONS, ServiceFileError, lognormal_mean, lognormal_problem,
@@ -142,6 +149,7 @@ class PoolServer(Control):
     codel_interval: float | None = None
     cancel: str = "none"
     concurrency_limit: AdaptiveLimit | None = None
+    controlled_delay: ControlledDelay | None = None  # Fail at Scale (sim.models.controlled_delay)
     factor: float | None = None
     k: float | None = None
     slowdown_above: int | None = None
@@ -195,6 +203,20 @@ class PoolServer(Control):
             raise ParamError("codel_interval", "is missing: CoDel (codel_target) drops once requests "
                              "waited longer than the target for a whole interval",
                              "add codel_interval (CoDel's default is 20 times the target: 5 ms and 100 ms)")
+        if self.codel_target is not None and self.discipline != "fifo":
+            raise ParamError("codel_target", f'CoDel never acts under discipline = "{self.discipline}": it judges '
+                             "the wait of the request dequeued, and LIFO dequeues the newest",
+                             'use discipline = "fifo" with CoDel, or controlled_delay = { short = 5.0, long = 100.0, '
+                             "interval = 100.0 } (Fail at Scale's queue deadlines)")
+        cd = self.controlled_delay
+        if cd is not None and not isinstance(cd, ControlledDelay):
+            raise ParamError("controlled_delay", f"is a table, got {cd!r}",
+                             "write controlled_delay = { short = 5.0, long = 100.0, interval = 100.0 }")
+        if cd is not None:
+            for key in ("queue_timeout", "codel_target"):
+                if getattr(self, key) is not None:
+                    raise ParamError(key, "and controlled_delay both limit a request's wait in the queue",
+                                     "keep one")
         if self.discipline == "adaptive_lifo" and self.codel_interval is None:
             raise ParamError("codel_interval", 'is missing: discipline = "adaptive_lifo" serves LIFO while '
                              "the queue has not been empty for codel_interval",
@@ -282,6 +304,8 @@ class PoolServer(Control):
         constant = float(self.service_time or 0.0)  # constant service (draw is None)
         capacity_limit = None if self.queue_size is None else int(self.queue_size)
         queue_timeout = None if self.queue_timeout is None else float(self.queue_timeout)
+        controlled = self.controlled_delay
+        limits: dict[tuple[int, int], float] = {}  # controlled_delay: each queued request's limit
         target = None if self.codel_target is None else float(self.codel_target)
         interval = None if self.codel_interval is None else float(self.codel_interval)
         discipline, cancel = self.discipline, self.cancel
@@ -363,9 +387,10 @@ class PoolServer(Control):
                 if not queued:
                     last_empty = t
                     queue.clear()  # only taken-back entries are left, if any
+                limit = queue_timeout if controlled is None else limits.pop((c, tok))
                 if checks_waiting and not still_waiting(c, tok):
                     heappush(near, (t, seq(), drop, c, tok << _REASON_BITS | _CANCELLED))
-                elif queue_timeout is not None and t - arrived > queue_timeout:
+                elif limit is not None and t - arrived > limit:
                     heappush(near, (t, seq(), drop, c, tok << _REASON_BITS | _QUEUE_TIMEOUT))
                 else:
                     return item
@@ -448,6 +473,8 @@ class PoolServer(Control):
             if capacity_limit is None or queued < capacity_limit:
                 if not queued:
                     last_empty = t
+                if controlled is not None:
+                    limits[(c, tok)] = controlled.limit(t, last_empty)
                 queue.append((t, c, tok))
                 queued += 1
                 if immediate:
@@ -481,6 +508,7 @@ class PoolServer(Control):
             key = (c, tok)
             if key in waiting_set:
                 waiting_set.discard(key)
+                limits.pop(key, None)
                 queued -= 1
                 if not queued:
                     last_empty = t
@@ -517,10 +545,20 @@ class PoolServer(Control):
             gate.on_resume(dispatch)
         wiring.server_state = state
         wiring.server_hooks = PoolHooks(set_workers, set_slowdown, state)
-        # Incidents: capacity is the pool's workers (kept as ``kept_slots``: 64 at 0.5 keep 32),
-        # slowdown the factor on service that starts from then on.
+        # Incidents: capacity is the pool's workers (kept as ``kept_slots``: 64 at 0.5 keep 32;
+        # where that is not whole each serves more slowly, ``slot_speed``: 3 at 0.5 keep 2 at
+        # 75%), slowdown the factor on service that starts from then on; the two multiply.
         full = int(self.workers)
-        wiring.incident_hooks = IncidentHooks(
-            lambda t, fraction: set_workers(t, full if fraction >= 1.0 else kept_slots(full, fraction)),
-            lambda t, factor: set_slowdown(factor))
+        levels = {"slowdown": 1.0, "speed": 1.0}
+
+        def set_capacity(t: float, fraction: float) -> None:
+            levels["speed"] = slot_speed(full, fraction)
+            set_slowdown(levels["slowdown"] / levels["speed"])
+            set_workers(t, full if fraction >= 1.0 else kept_slots(full, fraction))
+
+        def set_incident_slowdown(t: float, factor: float) -> None:
+            levels["slowdown"] = factor
+            set_slowdown(factor / levels["speed"])
+
+        wiring.incident_hooks = IncidentHooks(set_capacity, set_incident_slowdown)
         return ServerHandlers(receive_write, None, stopped_waiting if immediate else None)

@@ -34,7 +34,7 @@ from sim.core import events as ev
 from sim.core.events import NO_EVENT
 from sim.core.streams import uniform01
 from sim.models.controls import ServerHandlers
-from sim.models.incidents import IncidentHooks, kept_slots
+from sim.models.incidents import IncidentHooks, kept_slots, slot_speed
 
 if TYPE_CHECKING:
     from sim.core.wiring import Wiring
@@ -146,19 +146,24 @@ def build_per_tick(wiring: Wiring, concurrency: int, service_time: float, queue_
         start(t, c, token, reject_work, False)
         return rejects
 
+    factor, speed = 1.0, 1.0  # a slowdown incident's, and the kept slots' (``slot_speed``)
+
     def set_capacity(t: float, fraction: float) -> None:
-        # Slots regained take queued requests at once; slots lost empty as work finishes.
-        nonlocal slots, in_service
-        slots = kept_slots(concurrency, fraction)
+        # Slots regained take queued requests at once; slots lost empty as work finishes;
+        # service that starts from now on takes 1 / speed as long.
+        nonlocal slots, in_service, speed, work
+        slots, speed = kept_slots(concurrency, fraction), slot_speed(concurrency, fraction)
+        work = service_time * factor / speed
         while queue and in_service < slots:
             nc, ntoken = queue.popleft()
             in_service += 1
             start(t, nc, ntoken, work, True)
 
-    def set_slowdown(t: float, factor: float) -> None:
+    def set_slowdown(t: float, level: float) -> None:
         # Work fixed when a request starts: those in progress keep what they have left.
-        nonlocal work, reject_work
-        work, reject_work = service_time * factor, reject_delay * factor
+        nonlocal work, reject_work, factor
+        factor = level
+        work, reject_work = service_time * factor / speed, reject_delay * factor
 
     if gate is not None:
         gate.freeze(on_tick)

@@ -20,7 +20,7 @@ from sim.core import events as ev
 from sim.core.events import NO_EVENT
 from sim.vocabulary.errors import ParamError
 from sim.models.controls import Capabilities, Control, ServerHandlers, Timer, register
-from sim.models.incidents import KINDS, IncidentHooks, kept_slots
+from sim.models.incidents import KINDS, IncidentHooks, kept_slots, slot_speed
 from sim.models.queue_ticks import build_per_tick
 from sim.vocabulary.params import above, at_least
 
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 _MAX_LATENCY_EXPONENT = 700.0  # exp(700) ~ 1e304: latencies saturate instead of overflowing
 
 
-OVERLOAD_RULES = ("per_tick", "at_start")
+OVERLOAD_RULES = ("at_start", "per_tick")  # the default first
 
 
 @register
@@ -41,15 +41,20 @@ class QueueServer(Control):
     requests (in service + queued + being rejected) it is overwhelmed, and useful throughput
     falls in proportion (outstanding / threshold):
 
-    - ``overload_rule = "per_tick"`` (the study's): every ``overload_tick`` each request in
-      progress goes on with probability threshold / outstanding at that moment, or stands still
-      (``sim.models.queue_ticks``);
-    - ``"at_start"``: a request's time is fixed when it starts, stretched by outstanding /
-      threshold at that moment (later load does not touch it).
+    - ``overload_rule = "at_start"`` (the default): a request's time is fixed when it starts,
+      stretched by outstanding / threshold at that moment (later load does not touch it). It
+      reproduces study 004's findings at its own parameters: constant backoff kept overwhelmed
+      like no backoff (docs/study-notes.md);
+    - ``"per_tick"`` (the study's words read literally, "each request equally likely to make
+      forward progress"): every ``overload_tick`` each request in progress goes on with
+      probability threshold / outstanding at that moment, or stands still
+      (``sim.models.queue_ticks``). It has no memory of the peak, and constant backoff then
+      drains the spike instead of staying overwhelmed.
 
     Incidents: capacity is its ``concurrency`` slots (``kept_slots``: requests in service beyond
-    them finish, and no new one starts until fewer are busy; the queue and the overload threshold
-    stay as they are); a slowdown stretches the work of each service and rejection that starts in
+    them finish, and no new one starts until fewer are busy; where the fraction of them is not
+    whole, each kept slot serves more slowly, ``slot_speed``; the queue and the overload
+    threshold stay as they are); a slowdown stretches the work of each service and rejection that starts in
     the window.
     """
 
@@ -64,7 +69,7 @@ class QueueServer(Control):
     queue_size: int = 0
     reject_delay: float = 0.0
     overload_threshold: int = 0  # 0: never overwhelmed
-    overload_rule: str = "per_tick"
+    overload_rule: str = "at_start"
     overload_tick: float = 1.0
 
     def validate(self) -> None:
@@ -153,18 +158,23 @@ class QueueServer(Control):
                 heappush(heap, (t + work * slowdown(), seq(), served, nc, ntoken))
             return completes_code | ((in_service + 1) << shift)
 
+        factor, speed = 1.0, 1.0  # a slowdown incident's, and the kept slots' (``slot_speed``)
+
         def set_capacity(t: float, fraction: float) -> None:
-            # Slots regained take queued requests at once; slots lost empty as work finishes.
-            nonlocal slots, in_service
-            slots = kept_slots(concurrency, fraction)
+            # Slots regained take queued requests at once; slots lost empty as work finishes;
+            # service that starts from now on takes 1 / speed as long.
+            nonlocal slots, in_service, speed, work
+            slots, speed = kept_slots(concurrency, fraction), slot_speed(concurrency, fraction)
+            work = service_time * factor / speed
             while queue and in_service < slots:
                 nc, ntoken = queue.popleft()
                 in_service += 1
                 heappush(heap, (t + work * slowdown(), seq(), served, nc, ntoken))
 
-        def set_slowdown(t: float, factor: float) -> None:
-            nonlocal work, reject_work
-            work, reject_work = service_time * factor, reject_delay * factor
+        def set_slowdown(t: float, level: float) -> None:
+            nonlocal work, reject_work, factor
+            factor = level
+            work, reject_work = service_time * factor / speed, reject_delay * factor
 
         served = wiring.after_service(complete)  # complete, or the call to a tier below first
         if gate is not None:

@@ -37,9 +37,13 @@ class Strategy:
 
     max_attempts: int | None = None
     max_elapsed: float | None = None
+    # Each retry is sent only with this probability (some clients, joemag1's simulator); else
+    # the call ends there (``client_gives_up``). Drawn from the client's jitter stream, before
+    # the delay, so a strategy without it draws exactly as before.
+    retry_probability: float | None = None
 
     # Fields that are limits rather than shape parameters, in labels and docs.
-    LIMIT_FIELDS: ClassVar[tuple[str, ...]] = ("max_attempts", "max_elapsed")
+    LIMIT_FIELDS: ClassVar[tuple[str, ...]] = ("max_attempts", "max_elapsed", "retry_probability")
     # True when the delays start from the think time before the call (``think_delays``).
     FROM_THINK_TIME: ClassVar[bool] = False
 
@@ -48,6 +52,9 @@ class Strategy:
             at_least(self, 1, "max_attempts")
         if self.max_elapsed is not None:
             above(self, 0, "max_elapsed")
+        p = self.retry_probability
+        if p is not None and (isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1):
+            raise ParamError("retry_probability", f"must be a probability from 0 to 1, got {p!r}")
         finite_fields(self)
         self.validate()
 

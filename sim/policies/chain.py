@@ -36,7 +36,7 @@ class ChainSpec:
         """The strategy alone (no limits, no policies): the engine may skip the chain entirely."""
         s = self.strategy
         return (not self.policies and s is not None and s.max_attempts is None
-                and s.max_elapsed is None)
+                and s.max_elapsed is None and s.retry_probability is None)
 
     @property
     def attempt_timeout(self) -> float | None:

@@ -127,18 +127,23 @@ class Chain:
             hook(t, attempt, start)
 
 
+# A strategy's ``retry_probability`` drew against its retry: the call ends, a limit's way.
+RETRY_NOT_TAKEN = GiveUp("retry_probability", denied=False)
+
+
 class StrategyLink(Link):
     """The backoff strategy as a link: a fresh delay sequence for each call (the reset after a
     success), advanced once per failure that is still to be retried. A strategy that defines
     ``kind_delays(uniform)`` (botocore's standard mode) is told the failure's kind; one that
     starts from the call's think time (``FROM_THINK_TIME``) asks ``think()`` for it."""
 
-    __slots__ = ("_strategy", "_uniform", "_next", "_by_kind", "_think")
+    __slots__ = ("_strategy", "_uniform", "_next", "_by_kind", "_think", "_retry_probability")
 
     def __init__(self, strategy: object, uniform: Uniform,
                  think: Callable[[], float] | None = None) -> None:
         self._strategy = strategy
         self._uniform = uniform
+        self._retry_probability = getattr(strategy, "retry_probability", None)
         self._by_kind = hasattr(strategy, "kind_delays")
         self._think = think if getattr(strategy, "FROM_THINK_TIME", False) else None
         if getattr(strategy, "FROM_THINK_TIME", False) and think is None:
@@ -149,6 +154,9 @@ class StrategyLink(Link):
                    verdict: float | GiveUp) -> float | GiveUp:
         if verdict.__class__ is GiveUp:
             return verdict
+        p = self._retry_probability
+        if p is not None and self._uniform() >= p:  # the retry is not taken: the call ends
+            return RETRY_NOT_TAKEN
         if attempt == 1 or self._next is float:
             if self._by_kind:
                 self._next = self._strategy.kind_delays(self._uniform)  # type: ignore[attr-defined]

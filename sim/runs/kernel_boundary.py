@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from sim.models.incidents import Incident
+from sim.models.incidents import Incident, slot_speed
 from sim.models.pool import PoolServer
 from sim.models.servers import LatencyServer
 from sim.models.strategies import (Constant, EqualJitteredExpo, Expo, FullJitteredExpo, NoBackoff, NormalJitterExpo,
@@ -155,6 +155,14 @@ def _unbounded_while_stopped(spec: SimulationSpec) -> bool:
     return spec.backlog is None or not spec.stops
 
 
+def _whole_slots(spec: SimulationSpec) -> bool:
+    """The pool kernel keeps ``kept_slots`` workers in a capacity incident, each at full speed:
+    true of a capacity that leaves a whole number of them (``slot_speed`` 1), not of one worker
+    at 0.3, which the reference serves at 30% of its speed."""
+    workers = getattr(spec.control, "workers", 1)
+    return all(slot_speed(workers, i.level) == 1.0 for i in spec.degradations if i.kind == "capacity")
+
+
 def _has_strategy(chain: ChainSpec) -> bool:
     """A chain with a strategy (a preset's may have none): its class is then checked in turn."""
     return chain.strategy is not None
@@ -172,6 +180,7 @@ _SPEC_FIELDS: dict[str, Field] = {
     "title": read(STREAMS), "seed": read(STREAMS),
     "clients": outside(SWEEP), "repeat": outside(SWEEP), "strategies": outside(SWEEP),
     "shared_policies": outside(SWEEP), "source": outside(SWEEP), "clients_key": outside(SWEEP),
+    "warmup": outside(SWEEP),  # which successes the sweep pools into the latency table
     "soft_limits": read(ENGINE), "work_to_duration": read(ENGINE),
     "network_mu": read(BUILT), "network_sigma": read(BUILT),
     "control": read(BUILT), "workload": read(BUILT), "horizon": read(BUILT), "bucket": read(BUILT),
@@ -190,6 +199,9 @@ _PLAIN_STRATEGIES: dict[type, tuple[str, dict[str, Field]]] = {
     EqualJitteredExpo: ("S_EQUAL_JITTER", {"base": slot("G_BASE"), "cap": slot("G_CAP")}),
 }
 _LIMITS = ("max_attempts", "max_elapsed")  # the strategy's own limits (``ChainSpec.ordered``)
+# A retry sent only with a probability (``Strategy.retry_probability``): drawn by the reference
+# models alone, so no kernel honours it.
+_SOMETIMES = ("retry_probability",)
 
 # ``sim.kernels.pool_open``: open arrivals against a PoolServer (``sim.models.open_clients``,
 # ``sim.models.pool``), a plain strategy with its own limits, outages with an unbounded accept
@@ -200,6 +212,7 @@ POOL_OPEN_TABLE: dict[type, Transcribed] = {
         "backlog": read("inert: the accept queue holds every arrival", _unbounded_while_stopped),
         "backlog_overflow": read("inert: the accept queue holds every arrival", _unbounded_while_stopped),
         "time_unit": read("labels (the accept queue's SYN gaps: none here)"),
+        "incidents": read(BUILT, _whole_slots),
     }, _SPEC_NOT_HONOURED),
     ChainSpec: Transcribed({"strategy": read(BUILT, _has_strategy)}, ("policies",)),
     PoolServer: Transcribed({
@@ -212,14 +225,14 @@ POOL_OPEN_TABLE: dict[type, Transcribed] = {
         "codel_interval": read("inert without CoDel under FIFO",
                                lambda pool: pool.codel_target is None and pool.discipline == "fifo"),
     }, ("discipline", "codel_target", "cancel", "concurrency_limit", "factor", "k", "slowdown_above",
-        "load_curve_file")),
+        "load_curve_file", "controlled_delay")),
     Open: Transcribed({"think_time": read(BUILT)}),
     Outage: _OUTAGE,
     Incident: Transcribed({name: read(BUILT) for name in ("start", "duration", "capacity", "slowdown",
                                                           "error_rate")}),
     **{cls: Transcribed({"max_attempts": slot("C_MAX_ATTEMPTS", none=0),
                          "max_elapsed": optional("C_HAS_MAX_ELAPSED", "G_MAX_ELAPSED"), **params},
-                        (), strategy_code(code))
+                        _SOMETIMES, strategy_code(code))
        for cls, (code, params) in _PLAIN_STRATEGIES.items()},
 }
 
@@ -252,12 +265,13 @@ LATENCY_CLOSED_TABLE: dict[type, Transcribed] = {
         "max_retries_per_request": optional("C_BUDGET_HAS_CAP", "G_BUDGET_CAP"),
         **{name: read(BY_CLASS) for name in ("percent", "min_retries_per_s", "ttl", "unit_seconds")},
     }, (), _budget),
-    **{cls: Transcribed(params, _LIMITS, strategy_code(code)) for cls, (code, params) in _PLAIN_STRATEGIES.items()},
+    **{cls: Transcribed(params, _LIMITS + _SOMETIMES, strategy_code(code))
+       for cls, (code, params) in _PLAIN_STRATEGIES.items()},
     NormalJitterExpo: Transcribed({"min_delay": slot("G_BASE"), "max_delay": slot("G_CAP"),
                                    "factor": slot("G_FACTOR"), "jitter": slot("G_JITTER")},
-                                  _LIMITS, strategy_code("S_NORMAL_JITTER")),
+                                  _LIMITS + _SOMETIMES, strategy_code("S_NORMAL_JITTER")),
     ThinkTimeExpo: Transcribed({"max_delay": slot("G_CAP"), "factor": slot("G_FACTOR"),
-                                "jitter": slot("G_JITTER")}, _LIMITS, strategy_code("S_THINK_TIME")),
+                                "jitter": slot("G_JITTER")}, _LIMITS + _SOMETIMES, strategy_code("S_THINK_TIME")),
 }
 
 # Every kernel's table, in the order a run is offered to them.

@@ -107,9 +107,12 @@ class SweepResult:
         return self.open_runs.get((s, k, r))
 
     def latency(self, s: int, k: int) -> dict[str, float]:
-        """Latency percentiles pooled over every repetition's successful requests."""
+        """Latency percentiles pooled over every repetition's successful requests, but those that
+        arrived before the spec's ``warmup``."""
         runs = [self.open_runs[(s, k, r)] for r in range(self.spec.repeat) if (s, k, r) in self.open_runs]
-        pooled = np.concatenate([m.latencies for m in runs]) if runs else np.zeros(0)
+        warmup = self.spec.warmup
+        kept = [m.latencies[m.latency_times >= warmup] if warmup else m.latencies for m in runs]
+        pooled = np.concatenate(kept) if runs else np.zeros(0)
         return latency_summary(pooled)
 
     def open_mean(self, name: str, s: int, k: int) -> float:

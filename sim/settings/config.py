@@ -24,10 +24,11 @@ from sim.vocabulary.inputs import InputFileError, read_limited
 from sim.models import CONTROLS, STRATEGIES, WORKLOADS
 from sim.models.clients import workload_problem
 from sim.models.controls import Control
-from sim.models.outage import ABANDONED_RULES, BACKLOG_OVERFLOWS
+from sim.models.outage import ABANDONED_RULES, BACKLOG_OVERFLOWS, DEFAULT_BACKLOG, UNBOUNDED
 from sim.models.incidents import KINDS as INCIDENT_KINDS, Incident, control_problems, schedule_problems
 from sim.models.strategies import Strategy
 from sim.models.workloads import Outage, Workload
+from sim.models.open_rate import RATE_KEYS, capacity_per_unit, think_time
 from sim.policies.chain import ChainSpec
 from sim.policies.entries import parse_entry, parse_policies, preset_label, seconds_per_unit
 from sim.policies.presets import PRESETS
@@ -47,7 +48,7 @@ _SIMULATION_KEYS = {
     "title", "max_clients", "clients", "repeat", "network_mu", "network_sigma", "incidents",
     "work_to_duration", "control", "strategies", "seed",
     "workload", "horizon", "timeout", "outages", "bucket", "backlog", "time_unit", "policies",
-    "backlog_overflow", "abandoned", "tiers", "extends", "fleet",
+    "backlog_overflow", "abandoned", "tiers", "extends", "fleet", "warmup", "rate", "load",
 }
 _WORKLOAD_KEYS: dict[str, str] = {}  # key -> the first workload that takes it
 for _name, _cls in WORKLOADS.items():
@@ -376,6 +377,9 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
         if control_cls is None:
             check.report("control", f"unknown control {control_name!r}",
                          _suggest(control_name, CONTROLS) or f"choose one of {', '.join(CONTROLS)}")
+    by_rate = [key for key in RATE_KEYS if key in block]
+    if by_rate:
+        block = _rate_block(check, block, by_rate)
     workload = _parse_workload(check, block)
     _check_keys(check, block, control_cls, control_name, workload)
 
@@ -389,6 +393,9 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
         control = check.build(control_cls, args) if args is not None else None
 
     clients = _parse_clients(check, block)
+    if by_rate and workload is not None and clients is not None and control is not None:
+        workload = _rated_workload(check, block, by_rate[0], workload, control, clients,
+                                   block.get("time_unit", default_time_unit))
     repeat = check.attempt(check.integer, block, "repeat", minimum=1)
     network_mu = check.attempt(check.number, block, "network_mu", minimum=0)
     network_sigma = check.attempt(check.number, block, "network_sigma", minimum=0)
@@ -410,6 +417,10 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
     spans = {key: check.attempt(check.number, block, key, positive=True, minimum=MIN_SPAN)
              for key in ("horizon", "timeout", "bucket") if key in block}
     horizon, timeout, bucket = (spans.get(key) for key in ("horizon", "timeout", "bucket"))
+    warmup = check.attempt(check.number, block, "warmup", minimum=0) if "warmup" in block else 0.0
+    if warmup and horizon is not None and warmup >= horizon:
+        check.report("warmup", f"must end before the horizon ({horizon:g}), got {warmup:g}",
+                     "shorten warmup: the successes after it are the latency statistics")
     whole_outages, host_outages = split_incidents(block.get("outages"))
     outages = _parse_outages(check, whole_outages, horizon)
     whole_incidents, host_incidents = split_incidents(block.get("incidents"))
@@ -418,11 +429,13 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
                          host_outages, bool(outages) or any(i.is_outage for i in incidents))
     if fleet is not None:
         fleet, incidents = absorb_incidents(check, fleet, incidents)
-    backlog = check.attempt(check.integer, block, "backlog", minimum=0) if "backlog" in block else None
-    if "backlog" in block and not block.get("outages") and not any(i.is_outage for i in incidents):
+    # Stopped: the whole server or some hosts of a fleet (each host's gate takes the same keys).
+    stopped = bool(block.get("outages")) or any(i.is_outage for i in incidents)
+    backlog = _parse_backlog(check, block, stopped, control_cls, time_unit or default_time_unit)
+    if "backlog" in block and not stopped:
         check.report("backlog", "bounds the requests held during an outage, but there are no outages",
                      "add outages = [{ start = ..., duration = ... }] or remove backlog")
-    overflow, abandoned = _parse_accept_queue(check, block, time_unit or default_time_unit)
+    overflow, abandoned = _parse_accept_queue(check, block, time_unit or default_time_unit, backlog)
     if control_cls is not None:
         _check_replying(check, block, control_cls, control_name, workload, horizon, bucket)
     calls_before = getattr(workload, "calls_before", None)  # a trace
@@ -437,7 +450,7 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
                           network_sigma=network_sigma, work_to_duration=work_to_duration,
                           control=control, strategies=strategies, seed=seed, workload=workload,
                           horizon=horizon, timeout=timeout, outages=outages, bucket=bucket,
-                          backlog=backlog, backlog_overflow=overflow, abandoned=abandoned,
+                          warmup=warmup or 0.0, backlog=backlog, backlog_overflow=overflow, abandoned=abandoned,
                           time_unit=time_unit, shared_policies=shared_policies,
                           incidents=incidents, tiers=tiers, fleet=fleet, source=top.file,
                           clients_key="max_clients" if "max_clients" in block else "clients")
@@ -467,6 +480,50 @@ def _parse_fleet(check: _Checker, block: dict[str, Any], control: Control | None
             if problem is not None:
                 check.report(f"incidents[{position}].{incident.kind}", problem[0], problem[1])
     return None if fleet is None else replace(fleet, incidents=per_host)
+
+
+def _rate_block(check: _Checker, block: dict[str, Any], keys: list[str]) -> dict[str, Any]:
+    """``rate`` or ``load`` (sim.models.open_rate): checked against the other keys; the block with a
+    stand-in ``think_time`` for the workload's parser (``_rated_workload`` sets the real one)."""
+    if len(keys) > 1:
+        check.report(keys[1], "and rate both set the open workload's pace", "keep one")
+    elif "think_time" in block:
+        check.report(keys[0], "and think_time both set the open workload's pace", "keep one")
+    elif block.get("workload") != "open":
+        check.report(keys[0], f"sets an open workload's pace, but workload is {block.get('workload', 'burst')!r}",
+                     'use workload = "open"')
+    elif not isinstance(block.get("clients"), list) or len(block["clients"]) != 1:
+        check.report(keys[0], "sets the pace of one client count, but clients is not a list of one",
+                     "give clients = [N] (the rate is shared by N open sources)")
+    else:
+        return {**block, "think_time": 1.0}
+    return block
+
+
+def _rated_workload(check: _Checker, block: dict[str, Any], key: str, workload: Workload,
+                    control: Control, clients: tuple[int, ...], time_unit: str) -> Workload:
+    """The open workload whose ``think_time`` gives ``rate`` calls per second, or ``load`` of the
+    server's capacity (sim.models.open_rate)."""
+    from dataclasses import replace
+
+    value = check.attempt(check.number, block, key, positive=True)
+    if value is None:
+        return workload
+    if key == "rate":
+        unit = seconds_per_unit(time_unit)
+        if unit is None:
+            check.report("rate", f"is in calls per second, but time_unit {time_unit!r} has no length in seconds",
+                         "use load (a fraction of the server's capacity), or a time_unit such as \"ms\"")
+            return workload
+        per_unit = value * unit
+    else:
+        capacity = capacity_per_unit(control)
+        if capacity is None:
+            check.report("load", f"is a fraction of the capacity of a PoolServer or QueueServer, not "
+                         f"{type(control).__name__}", "use rate (calls per second)")
+            return workload
+        per_unit = value * capacity
+    return replace(workload, think_time=think_time(clients[0], per_unit))
 
 
 def _resolve_paths(config_file: str, args: dict[str, Any], keys: tuple[str, ...]) -> None:
@@ -526,7 +583,7 @@ def _check_replying(check: _Checker, block: dict[str, Any], control_cls: type[Co
     """Horizons, timeouts, buckets, backlogs and workloads that repeat need a server that replies;
     replying servers need a horizon, and a backlog needs a timeout."""
     if control_cls.CAPS.replies:
-        if "backlog" in block and "timeout" not in block:
+        if "backlog" in block and block["backlog"] != UNBOUNDED and "timeout" not in block:
             check.report("backlog", "needs timeout: a client whose request is refused only notices by "
                          "its timeout", "add e.g. timeout = 2000.0")
         if "horizon" not in block:
@@ -535,7 +592,7 @@ def _check_replying(check: _Checker, block: dict[str, Any], control_cls: type[Co
             check.report("bucket", f"must not exceed horizon ({horizon:g}), got {bucket:g}")
         return
     replying = ", ".join(name for name, cls in CONTROLS.items() if cls.CAPS.replies)
-    for key in ("horizon", "timeout", "bucket", "backlog", "backlog_overflow", "abandoned"):
+    for key in ("horizon", "timeout", "bucket", "warmup", "backlog", "backlog_overflow", "abandoned"):
         if key in block:
             check.report(key, f"needs a server that replies ({replying}); {control_name} lets clients assume success")
     problem = None if workload is None else workload_problem(control_cls.CAPS, workload)
@@ -558,21 +615,45 @@ def _parse_workload(check: _Checker, block: dict[str, Any]) -> Workload | None:
     return check.build(cls, args) if args is not None else None
 
 
-def _parse_accept_queue(check: _Checker, block: dict[str, Any], time_unit: str) -> tuple[str, str]:
-    """``backlog_overflow`` and ``abandoned`` (sim.models.outage), their defaults when absent."""
+def _parse_backlog(check: _Checker, block: dict[str, Any], stopped: bool,
+                   control_cls: type[Control] | None, time_unit: str) -> int | None:
+    """``backlog``: a count, ``"unbounded"`` (None), or when absent ``DEFAULT_BACKLOG`` where it
+    applies (a replying server with outages and a timeout, in a time unit with seconds, as SYN
+    retransmits need); None (no bound) elsewhere."""
+    if "backlog" in block:
+        if block["backlog"] == UNBOUNDED:
+            return None
+        if isinstance(block["backlog"], str):
+            check.report("backlog", f"must be a count of connections or {UNBOUNDED!r}, got {block['backlog']!r}",
+                         f"use e.g. backlog = {DEFAULT_BACKLOG} (Linux before 5.4) or 4096 (since)")
+            return None
+        return check.attempt(check.integer, block, "backlog", minimum=0)
+    replies = control_cls is not None and control_cls.CAPS.replies
+    if stopped and replies and "timeout" in block and seconds_per_unit(time_unit) is not None:
+        return DEFAULT_BACKLOG
+    return None
+
+
+def _parse_accept_queue(check: _Checker, block: dict[str, Any], time_unit: str,
+                        backlog: int | None) -> tuple[str, str]:
+    """``backlog_overflow`` and ``abandoned`` (sim.models.outage), their defaults when absent;
+    ``backlog`` is the bound in force (given, or the default), None for none."""
     overflow, abandoned = BACKLOG_OVERFLOWS[0], ABANDONED_RULES[0]
     if "backlog_overflow" in block:
         overflow = check.attempt(check.choice, block, "backlog_overflow", BACKLOG_OVERFLOWS) or overflow
-        if "backlog" not in block:
+        if backlog is None and block.get("backlog") != UNBOUNDED:
             check.report("backlog_overflow", "says what happens beyond backlog, but backlog is not set",
                          "add e.g. backlog = 128 or remove backlog_overflow")
+        elif backlog is None:
+            check.report("backlog_overflow", 'says what happens beyond backlog, but backlog = "unbounded"',
+                         "remove backlog_overflow, or give backlog a count")
     if "abandoned" in block:
         abandoned = check.attempt(check.choice, block, "abandoned", ABANDONED_RULES) or abandoned
         if not block.get("outages"):
             check.report("abandoned", "says what a resumed server does with requests held through an "
                          "outage, but there are no outages",
                          "add outages = [{ start = ..., duration = ... }] or remove abandoned")
-    if "backlog" in block and overflow == "syn-retry" and seconds_per_unit(time_unit) is None:
+    if backlog is not None and overflow == "syn-retry" and seconds_per_unit(time_unit) is None:
         key = "backlog_overflow" if "backlog_overflow" in block else "backlog"
         check.report(key, f'beyond backlog a client\'s SYN is sent again after 1, 3, 7 ... s (backlog_overflow = '
                      f'"syn-retry", the default), but time_unit {time_unit!r} has no length in seconds',

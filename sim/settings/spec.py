@@ -81,6 +81,9 @@ class SimulationSpec:
     timeout: float | None = None
     outages: tuple[Outage, ...] = ()
     bucket: float | None = None
+    # Successes before this time are left out of the latency statistics (``_latency.csv``'s
+    # percentiles and mean): a queue that starts empty is not yet in its steady state.
+    warmup: float = 0.0
     backlog: int | None = None  # requests held during an outage; None: no bound
     # Beyond the backlog, "syn-retry" (the client's TCP stack sends its SYN again) or "drop"; a
     # held request whose client stopped waiting is "serve"d at the resume or "drop"ped
