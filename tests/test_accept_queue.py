@@ -248,7 +248,7 @@ def test_the_default_accept_queue_is_a_go_server_on_linux_before_5_4() -> None:
 def test_run_warns_once_about_an_unbounded_queue(tmp_path: Path, capsys) -> None:
     """``backoff-sim run`` of a config with outages and ``backlog = "unbounded"`` (the fixture's
     two client counts and two strategies) says so once, in one line, and still runs."""
-    from sim import cli
+    from sim.commands import cli
 
     fixture = Path(__file__).resolve().parent / "fixtures" / "tiny_outage.toml"
     assert cli.main(["run", str(fixture), "--out", str(tmp_path / "out"), "--quiet", "--workers", "1"]) == 0

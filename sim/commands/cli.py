@@ -230,7 +230,7 @@ def _run(args: argparse.Namespace) -> int:
     from sim.report.tables import history_table, more_events_note
     from sim.runs.procpool import worker_count
     from sim.runs.sweep import EventCount
-    from sim.commands.stdout import print_plain, print_table, stderr_console, stdout_console
+    from sim.commands.stdout import print_plain, print_table, stderr_console, stderr_line, stdout_console
 
     err = stderr_console()
     palette = load_palette(args.theme)

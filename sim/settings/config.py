@@ -41,7 +41,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised only on Python 3.10
     import tomli as tomllib
 
-SAMPLE_CONFIG = Path(__file__).with_name("sample.toml")
+SAMPLE_CONFIG = Path(__file__).resolve().parent.parent / "sample.toml"  # sim/sample.toml, the bundled one
 MAX_CLIENT_VALUES = 20
 
 _SIMULATION_KEYS = {

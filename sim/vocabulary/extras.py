@@ -12,7 +12,7 @@ PROJECT = "backoff-sim"
 
 def checkout_root() -> Path | None:
     """The source checkout this copy of ``sim`` runs from (editable install or clone), if any."""
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]  # sim/vocabulary/extras.py -> the checkout
     pyproject = root / "pyproject.toml"
     try:
         text = pyproject.read_text(encoding="utf-8")
