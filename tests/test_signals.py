@@ -77,7 +77,10 @@ def _start(tmp_path: Path) -> tuple[subprocess.Popen, Path, list[int]]:
     return proc, out, list(workers)
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT],
+# SIGHUP's case (a terminal that goes away) in the default run; a second and third stop signal of
+# the same clean stop under -m slow (test_teardown has SIGTERM's too).
+@pytest.mark.parametrize("signum", [pytest.param(signal.SIGTERM, marks=pytest.mark.slow), signal.SIGHUP,
+                                    pytest.param(signal.SIGINT, marks=pytest.mark.slow)],
                          ids=["SIGTERM", "SIGHUP", "SIGINT"])
 def test_a_stop_signal_ends_the_run_cleanly(tmp_path: Path, signum: int) -> None:
     proc, out, workers = _start(tmp_path)
