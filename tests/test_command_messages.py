@@ -70,7 +70,8 @@ def test_a_full_stdout_is_one_line_and_exit_1(tmp_path: Path, command: str) -> N
         done = subprocess.run(COMMANDS[command], cwd=tmp_path, stdout=full, stderr=subprocess.PIPE,
                               text=True, timeout=120)
     assert done.returncode == 1
-    assert done.stderr.splitlines() == ["error: cannot write to standard output: No space left on device"]
+    # A progress line, on a slow machine, is no error.
+    assert without_progress(done.stderr) == ["error: cannot write to standard output: No space left on device"]
 
 
 def test_the_app_without_a_terminal_suggests_the_headless_command(tmp_path: Path) -> None:
@@ -185,7 +186,7 @@ def test_a_closed_stdout_is_one_line_and_exit_1(tmp_path: Path, command: str) ->
     # the command says in one line that it could not print, as for a full disk.
     done = _run(["bash", "-c", 'exec "$@" >&-', "--", *COMMANDS[command]], tmp_path)
     assert done.returncode == 1
-    assert done.stderr.splitlines() == ["error: cannot write to standard output: it is closed"]
+    assert without_progress(done.stderr) == ["error: cannot write to standard output: it is closed"]
     written = sorted(p.name for p in tmp_path.iterdir())
     assert written and not [n for n in written if n.startswith((".backoff-sim-staging", ".backoff-sim.lock"))]
     for png in tmp_path.glob("*.png"):
@@ -198,7 +199,7 @@ def test_an_ascii_only_stdout_gets_ascii_glyphs(tmp_path: Path, command: str) ->
     env = {**os.environ, "PYTHONIOENCODING": "ascii"}
     done = subprocess.run(COMMANDS[command], cwd=tmp_path, capture_output=True, timeout=120, env=env)
     assert done.returncode == 0, done.stderr
-    assert done.stderr == b""
+    assert without_progress(done.stderr.decode("ascii")) == []  # progress lines are ASCII too
     out = done.stdout.decode("ascii")  # nothing else
     assert "?" not in out.replace("(?", "")
     if command == "backoff-sim":
