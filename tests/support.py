@@ -180,8 +180,10 @@ def wait_for_exit(pids: list[int]) -> list[int]:
 
 
 # A progress line (sim.commands.progress.ProgressLines.line): a command whose run outlives the
-# progress interval (a slow machine) prints some on stderr; nothing else may be there.
-PROGRESS_LINE = re.compile(r"^.+: [\d,]+ of [\d,]+ \w+ done(, [\d,]+ events simulated)?, \d+m\d\ds"
+# progress interval (a slow machine) prints some on stderr; nothing else may be there. The unit
+# may be two words (phase's "pilot runs"); test_progress_display checks the pattern against the
+# lines themselves.
+PROGRESS_LINE = re.compile(r"^.+: [\d,]+ of [\d,]+ \w+( \w+)* done(, [\d,]+ events simulated)?, \d+m\d\ds"
                            r"(, about \d+m\d\ds left)?$")
 
 

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from support import HANG_GUARD, wait_for_exit
+from support import HANG_GUARD, wait_for_exit, without_progress
 
 from sim.commands.teardown import descendants
 
@@ -118,10 +118,11 @@ class Watched:
         return self._status
 
     def stderr_lines(self) -> list[str]:
-        """What a headless command printed on stderr, once it has exited."""
+        """What a headless command printed on stderr, once it has exited, but its progress lines
+        (a run that outlives the progress interval, on a slow machine, prints some)."""
         assert self.proc is not None and not self.running
         _, err = self.proc.communicate()
-        return err.decode("utf-8", "replace").strip().splitlines()
+        return without_progress(err.decode("utf-8", "replace").strip())
 
     def leftovers(self) -> list[str]:
         """Files left in its private TMPDIR."""

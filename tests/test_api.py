@@ -33,6 +33,7 @@ def _files(directory: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(directory.iterdir()) if p.is_file()}
 
 
+@pytest.mark.slow  # a long walk or round trip; a shorter default test keeps its feature
 def test_readme_examples_run(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     result = doctest.testfile(str(ROOT / "README.md"), module_relative=False,
@@ -55,8 +56,10 @@ def test_import_sim_is_light():
         sim.nope  # noqa: B018
 
 
-# tiny_outage writes every kind of file (the overload ones too); tiny, a second config, is slow.
-@pytest.mark.parametrize("config", [pytest.param("tiny.toml", marks=pytest.mark.slow), "tiny_outage.toml"])
+# A long end-to-end round trip (tiny_outage writes every kind of file, the overload ones too; tiny
+# is a second config): under -m slow, the export's own tests stay in the default run.
+@pytest.mark.slow
+@pytest.mark.parametrize("config", ["tiny.toml", "tiny_outage.toml"])
 def test_export_is_the_command_byte_for_byte(tmp_path, config):
     path = FIXTURES / config
     results = sim.run(path, workers=1)
@@ -86,7 +89,8 @@ def _text_of(value) -> set[str]:
     return {format_float(value), repr(value)}
 
 
-@pytest.mark.parametrize("config", ["tiny.toml", "tiny_outage.toml"])
+# tiny_outage has every kind of row; tiny, a second config of the same code path, is slow.
+@pytest.mark.parametrize("config", [pytest.param("tiny.toml", marks=pytest.mark.slow), "tiny_outage.toml"])
 def test_rows_are_the_csv_columns_and_values(tmp_path, config):
     import csv
 
@@ -195,6 +199,7 @@ def test_to_pandas_without_pandas_says_how_to_get_it(monkeypatch):
         results.to_pandas("metrics")
 
 
+@pytest.mark.slow  # a long walk or round trip; a shorter default test keeps its feature
 def test_explore_and_tune_are_the_command(tmp_path):
     """``sim.explore``/``sim.tune`` write what ``backoff-sim explore`` writes, and rows are its CSV."""
     for config, kinds in (("tiny_map.toml", ("explore",)), ("tiny_tune.toml", ("tune", "pareto"))):

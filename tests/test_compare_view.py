@@ -87,6 +87,7 @@ async def test_the_clock_starts_where_the_single_run_was(tmp_path: Path) -> None
         assert screen.clock == app.current_time
 
 
+@pytest.mark.slow  # a long walk or round trip; a shorter default test keeps its feature
 @pilot_test
 async def test_the_place_is_kept_across_client_counts_and_leaving_the_view(tmp_path: Path) -> None:
     # Issue 23.4: C or c used to land at the first loaded run's end, and Esc then v at the
@@ -144,6 +145,7 @@ async def test_one_clock_steps_and_plays_every_run(tmp_path: Path) -> None:
         assert app.cursor == 0  # the main view's cursor did not move
 
 
+@pytest.mark.slow  # a help key walk (every walk runs with -m slow)
 @pilot_test
 async def test_strategies_are_picked_by_number_or_click(tmp_path: Path) -> None:
     app = make_app(tmp_path)
@@ -164,6 +166,7 @@ async def test_strategies_are_picked_by_number_or_click(tmp_path: Path) -> None:
         assert app.selection.strategy == labels[0]
 
 
+@pytest.mark.slow  # a help key walk (every walk runs with -m slow)
 @pilot_test
 async def test_clients_and_repetition_keys_move_every_run(tmp_path: Path) -> None:
     app = make_app(tmp_path)
@@ -194,6 +197,7 @@ async def test_overload_comparison_shows_latency_and_recovery(tmp_path: Path) ->
             assert "requests" in title and "p50" in title and "recovered" in title
 
 
+@pytest.mark.slow  # a help key walk (every walk runs with -m slow)
 @pilot_test
 async def test_compare_is_in_the_palette_and_the_help(tmp_path: Path) -> None:
     app = make_app(tmp_path, TINY)

@@ -78,6 +78,7 @@ def test_a_start_the_config_does_not_have_is_one_line(flags: list[str], words: s
     assert err.count("\n") == 1 and words in err and "Traceback" not in err
 
 
+@pytest.mark.slow  # a long walk or round trip; a shorter default test keeps its feature
 @pilot_test
 async def test_in_a_replay_y_copies_the_replay_command(tmp_path: Path) -> None:
     from sim.settings.config import load_config

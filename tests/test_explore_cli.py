@@ -11,7 +11,7 @@ import pytest
 
 from sim.commands import cli
 from support import (CONSTANT, FULL_JITTER, PNG_MAGIC, one_error_line, section, sim_table,
-                     toml_text, write_config)
+                     toml_text, without_progress, write_config)
 
 # A small lock map with a tune table, then a simulation without either.
 CONFIG = (toml_text(sim_table(title="Lock map", clients=[5],
@@ -156,7 +156,8 @@ def test_ctrl_c_during_the_tune_writes_none_of_the_maps_files(config: Path, tmp_
     monkeypatch.setattr(tune, "run_tune", interrupted)  # after the map's files were staged
     out = tmp_path / "out"
     assert cli.main(["explore", str(config), "--out", str(out), "-j", "1"]) == 130
-    assert capsys.readouterr().err.startswith("interrupted")
+    # the map's cells, run before the tune, may outlast the progress interval on a slow machine
+    assert without_progress(capsys.readouterr().err)[0].startswith("interrupted")
     assert [p.name for p in out.iterdir()] == [".backoff-sim-cache"]
 
 

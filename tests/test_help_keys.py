@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.widgets import Footer
 from textual.worker import Worker, WorkerState
 from tui_support import FIXTURES, fake_clock, make_app, pilot_test, settle
@@ -95,6 +96,7 @@ def assert_footer_fits(app) -> None:
     assert any(key.action.endswith("help") for key in keys)
 
 
+@pytest.mark.slow  # a long walk or round trip; a shorter default test keeps its feature
 @pilot_test
 async def test_every_key_of_the_main_view_and_the_event_log_acts_and_the_footer_fits(tmp_path: Path,
                                                                  monkeypatch) -> None:
@@ -124,6 +126,7 @@ async def test_every_key_of_the_main_view_and_the_event_log_acts_and_the_footer_
     assert pressed | {"q"} >= listed(MAIN_VIEW)
 
 
+@pytest.mark.slow  # a help key walk (every walk runs with -m slow)
 @pilot_test
 async def test_every_key_of_the_comparison_view_acts_and_its_footer_fits(tmp_path: Path, monkeypatch) -> None:
     now = fake_clock(monkeypatch)
@@ -145,6 +148,7 @@ async def test_every_key_of_the_comparison_view_acts_and_its_footer_fits(tmp_pat
     assert pressed >= listed(COMPARE_VIEW)
 
 
+@pytest.mark.slow  # a help key walk (every walk runs with -m slow)
 @pilot_test
 async def test_every_key_of_the_explore_map_acts_and_its_footer_fits(tmp_path: Path) -> None:
     from tui.main import _config_source

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 from textual.widgets import Static
 from tui_support import FIXTURES, help_keys_text, make_app, pilot_test, settle
 
@@ -23,6 +24,7 @@ def status_line(app) -> str:
     return str(line.render()) if line.display and line.parent.has_class("-search-status") else ""
 
 
+@pytest.mark.slow  # a long walk or round trip; a shorter default test keeps its feature
 @pilot_test
 async def test_slash_searches_n_goes_on_and_enter_moves_the_cursor(tmp_path: Path) -> None:
     app = make_app(tmp_path, SNAPSHOT)
@@ -73,6 +75,7 @@ async def test_the_search_counts_only_what_the_filter_lists(tmp_path: Path) -> N
         assert f"of {len(wanted)}" in status_line(app)
 
 
+@pytest.mark.slow  # a long walk or round trip; a shorter default test keeps its feature
 @pilot_test
 async def test_typing_in_the_help_narrows_its_keys(tmp_path: Path) -> None:
     app = make_app(tmp_path, SNAPSHOT)

@@ -108,6 +108,7 @@ def test_a_second_run_into_the_same_out_is_refused(tmp_path: Path, capsys) -> No
     assert cli.main(["run", str(config), "--out", str(out), "--quiet", "--workers", "1"]) == 0
 
 
+@pytest.mark.slow  # a long walk or round trip; a shorter default test keeps its feature
 def test_two_processes_at_once_never_mix_their_sets(tmp_path: Path) -> None:
     config = _config(tmp_path, FIRST, SECOND)
     out = tmp_path / "out"

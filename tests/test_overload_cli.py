@@ -62,6 +62,7 @@ def test_run_writes_ten_files_and_prints_the_latency_table(tmp_path: Path, capsy
     assert printed.count("client_requests_write") <= 2 * 20
 
 
+@pytest.mark.slow  # a navigation or regression check whose main path other default tests walk
 def test_events_file_keeps_the_full_histories(tmp_path: Path) -> None:
     assert cli.main(["run", str(FIXTURE), "--out", str(tmp_path), "--quiet", "--workers", "1"]) == 0
     spec = load_config(FIXTURE).simulations[0]
@@ -107,6 +108,7 @@ def test_report_marks_never_and_keeps_strategy_names_on_narrow_terminals() -> No
     assert "too narrow a terminal for: p90" in " ".join(narrow.split())
 
 
+@pytest.mark.slow  # a navigation or regression check whose main path other default tests walk
 def test_server_wide_events_alone_have_no_client(tmp_path: Path) -> None:
     """Outages pause the whole server: those rows carry client_id -1, and read back; no other may."""
     assert cli.main(["run", str(FIXTURE), "--out", str(tmp_path), "--quiet", "--workers", "1"]) == 0
@@ -159,6 +161,7 @@ def test_a_strategy_that_never_recovers_gets_no_star() -> None:
     assert "recovered in every run" in " ".join(never.split())
 
 
+@pytest.mark.slow  # a long walk or round trip; a shorter default test keeps its feature
 def test_a_piped_run_gets_the_whole_latency_table(tmp_path: Path) -> None:
     """stdout to a file or pipe with no COLUMNS: nothing left out for a screen that is not there,
     and each recovery verdict on one line."""

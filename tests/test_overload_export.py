@@ -171,7 +171,9 @@ def test_per_client_latency_is_the_mean_and_nan_without_success() -> None:
     assert got[0] == 3.0 and math.isnan(got[1]) and got[2] == 5.0
 
 
-@pytest.mark.parametrize(("which", "theme"), [("outage", "backoff-light"), ("spike", "backoff-dark")])
+# The spike's PNGs in the dark theme: a second case of the same drawing, under -m slow.
+@pytest.mark.parametrize(("which", "theme"), [("outage", "backoff-light"),
+                                              pytest.param("spike", "backoff-dark", marks=pytest.mark.slow)])
 def test_pngs_open(which: str, theme: str, request, tmp_path: Path) -> None:
     from matplotlib.image import imread
 

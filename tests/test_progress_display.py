@@ -6,8 +6,9 @@ from __future__ import annotations
 import io
 
 from rich.console import Console
+from support import without_progress
 
-from sim.commands.progress import SHARE_STEPS, Display
+from sim.commands.progress import SHARE_STEPS, Display, ProgressLines
 
 
 class _NotATerminal:
@@ -51,3 +52,27 @@ def test_on_a_terminal_a_bar_measured_by_the_finer_share() -> None:
         assert display.bar.tasks[0].completed == SHARE_STEPS * 20 / 30
         display.note("above the bar")
     assert "above the bar" in console.file.getvalue()
+
+
+def test_the_tests_helper_drops_every_progress_line_and_nothing_else() -> None:
+    # Tests that expect an empty stderr (or one error line) drop the progress lines a slow
+    # machine prints (support.without_progress): the helper must know each form the commands
+    # write, with and without events and the time left, under each phase and unit they use.
+    written: list[str] = []
+    clock = [0.0]
+    lines = ProgressLines(written.append, events=lambda: 1_234_567, interval=1.0, clock=lambda: clock[0],
+                          fraction=lambda: None)
+    for phase, unit in (("simulating", "runs"), ("writing Tiny", "runs"), ("checking the maps", "cells"),
+                        ("tuning 'jitter' of Lock map", "runs"), ("Tiny outage", "cells"),
+                        ("Tiny outage: settling the healthy state", "pilot runs")):
+        for done in (0, 3, 10):
+            clock[0] += 3_700.0  # past an hour: the minutes have more than two digits
+            lines.reporter(phase, unit)(done, 10)
+    plain = ProgressLines(written.append, interval=1.0, clock=lambda: clock[0])
+    plain.reporter("exploring 6 cells", "runs")(2, 6)
+    clock[0] += 5.0
+    plain.tick()
+    assert len(written) == 6 * 3 + 1 and any(" left" in line for line in written)
+    assert any("pilot runs done" in line for line in written) and "events" not in written[-1]
+    notes = ["interrupted", "error: cannot write to standard output: it is closed", "a note: 3 of 6 things"]
+    assert without_progress("\n".join(written + notes)) == notes

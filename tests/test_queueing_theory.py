@@ -144,6 +144,7 @@ def _agree_with_ciw(lam: float, c: int, horizon: float, warmup: float, runs_each
     assert abs(a - theory) <= BOUND * sa and abs(b - theory) <= BOUND * sb
 
 
+@pytest.mark.slow  # a long walk or round trip; a shorter default test keeps its feature
 def test_mmc_against_ciw() -> None:
     """M/M/3 at ρ = 0.6 (λ = 0.18, μ = 0.1; W = 12.96), 8 runs of ~5k arrivals each by Ciw and
     by us: the SE of the difference is ~1.2% (measured), so a 6% disagreement fails."""

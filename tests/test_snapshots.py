@@ -47,8 +47,11 @@ def test_the_bundled_themes_are_the_ones_pictured() -> None:
     assert sorted(available_themes()) == sorted(THEMES)
 
 
-@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-@pytest.mark.parametrize("theme", THEMES)
+# The dark theme at 80x24 in the default run; the other themes and the larger size under -m slow.
+@pytest.mark.parametrize("size", [s if s == (80, 24) else pytest.param(s, marks=pytest.mark.slow) for s in SIZES],
+                         ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("theme", [t if t == "backoff-dark" else pytest.param(t, marks=pytest.mark.slow)
+                                   for t in THEMES])
 def test_main_screen(snap_compare, theme: str, size: tuple[int, int]) -> None:
     assert snap_compare(make_app(theme=theme), terminal_size=size,
                         run_before=at_event("right_square_bracket", "right", "right"))
@@ -60,6 +63,7 @@ def test_overload_simulation(snap_compare) -> None:
                         run_before=at_event("c", "g", *"17000", "enter"))
 
 
+@pytest.mark.slow  # a long walk or round trip; a shorter default test keeps its feature
 def test_tick_based_simulation(snap_compare) -> None:
     # A spike against a queue, in ticks: every label says tick, goodput is per tick.
     assert snap_compare(make_app(TICKS), terminal_size=(120, 40),
@@ -70,6 +74,7 @@ def test_help_screen(snap_compare) -> None:
     assert snap_compare(make_app(), terminal_size=(100, 40), run_before=at_event("question_mark"))
 
 
+@pytest.mark.slow  # the comparison view's larger picture; its 80x24 stays in the default run
 def test_comparison_view(snap_compare) -> None:
     # Three strategies at 4 clients, repetition 1, a few steps of the shared clock in.
     assert snap_compare(make_app(), terminal_size=(120, 36),
@@ -81,7 +86,9 @@ def test_comparison_view_80x24(snap_compare) -> None:
                         run_before=at_event("v", "g", *"30000", "enter"))
 
 
-@pytest.mark.parametrize("keys", [("right_square_bracket",), ("a",)], ids=["replay", "analysis"])
+# The analysis pane's picture in the default run; the replay pane's, a second of the same layout, slow.
+@pytest.mark.parametrize("keys", [pytest.param(("right_square_bracket",), marks=pytest.mark.slow), ("a",)],
+                         ids=["replay", "analysis"])
 def test_80x24_single_client_count(snap_compare, keys: tuple[str, ...]) -> None:
     # 11 clients: even lanes of two; one client count: a bar per strategy; one status row.
     assert snap_compare(make_app(FIXTURES / "eleven.toml"), terminal_size=(80, 24),
@@ -126,7 +133,9 @@ def test_event_log_focused_80x24(snap_compare) -> None:
                         run_before=at_event("right_square_bracket", "tab", "up"))
 
 
-@pytest.mark.parametrize("size", ((80, 24), (120, 36)), ids=lambda s: f"{s[0]}x{s[1]}")
+# 80x24 in the default run; the larger size under -m slow.
+@pytest.mark.parametrize("size", ((80, 24), pytest.param((120, 36), marks=pytest.mark.slow)),
+                         ids=lambda s: f"{s[0]}x{s[1]}")
 def test_event_log_whole_run_and_a_search(snap_compare, size: tuple[int, int]) -> None:
     # The whole run listed, the events ahead of the cursor (event 11) greyed; / then Enter
     # selects the first match from the cursor (ahead of it: greyed), highlighted, its number
@@ -148,13 +157,16 @@ def test_log_scale_chart_120x36(snap_compare) -> None:
     assert snap_compare(make_app(), terminal_size=(120, 36), run_before=run_before)
 
 
-@pytest.mark.parametrize("size", ((80, 24), (120, 36)), ids=lambda s: f"{s[0]}x{s[1]}")
-@pytest.mark.parametrize("view", ("main", "compare"))
+# The main view's help at 80x24 in the default run; the comparison view's and the larger size slow.
+@pytest.mark.parametrize("size", ((80, 24), pytest.param((120, 36), marks=pytest.mark.slow)),
+                         ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("view", ("main", pytest.param("compare", marks=pytest.mark.slow)))
 def test_help_of_each_view(snap_compare, view: str, size: tuple[int, int]) -> None:
     keys = ("question_mark",) if view == "main" else ("v", "question_mark")
     assert snap_compare(make_app(), terminal_size=size, run_before=at_event(*keys))
 
 
+@pytest.mark.slow  # the explore map's larger picture; 80x24 stays in the default run
 def test_explore_map_120x36(snap_compare) -> None:
     from tui.main import _config_source
 

@@ -19,6 +19,9 @@ from tui.state.source import ConfigSource
 ELEVEN = FIXTURES / "eleven.toml"  # 11 clients: two to a lane at 80x24
 SNAPSHOT = FIXTURES / "snapshot.toml"
 SIZES = ((80, 24), (120, 36))
+# An 80x24 picture of each kind in the default run, the larger one under -m slow (the keys themselves
+# are pilot-tested in test_timeline_clients.py and test_tui_tables.py).
+SIZES_80X24_BY_DEFAULT = ((80, 24), pytest.param((120, 36), marks=pytest.mark.slow))
 
 
 def make_app(config) -> BackoffApp:
@@ -39,7 +42,7 @@ def pressing(*keys: str):
     return run_before
 
 
-@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("size", SIZES_80X24_BY_DEFAULT, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_a_lane_group_expanded_and_a_client_followed(snap_compare, size: tuple[int, int]) -> None:
     # Event 31's client followed (d), its lane group expanded (E: at 80x24 its lane of two; at
     # 120x36 every client has a lane already, nothing to expand), then its next attempt (j).
@@ -47,12 +50,14 @@ def test_a_lane_group_expanded_and_a_client_followed(snap_compare, size: tuple[i
     assert snap_compare(make_app(ELEVEN), terminal_size=size, run_before=pressing(*keys))
 
 
+@pytest.mark.slow  # the typed pick pictured; its keys are pilot-tested in test_timeline_clients.py
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_clients_picked_by_typing(snap_compare, size: tuple[int, int]) -> None:
     keys = ("right_square_bracket", "right_square_bracket", "L", *"0, 5-7", "enter")
     assert snap_compare(make_app(ELEVEN), terminal_size=size, run_before=pressing(*keys))
 
 
+@pytest.mark.slow  # the sorted table pictured; its keys are pilot-tested in test_tui_tables.py
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_the_strategy_table_sorted_by_cost_largest_first(snap_compare, size: tuple[int, int]) -> None:
     # The analysis pane alone (O brings it at 80x24; a at 120x36), O four times: Strategy,
@@ -61,7 +66,7 @@ def test_the_strategy_table_sorted_by_cost_largest_first(snap_compare, size: tup
     assert snap_compare(make_app(SNAPSHOT), terminal_size=size, run_before=pressing(*keys))
 
 
-@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("size", SIZES_80X24_BY_DEFAULT, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_the_column_picker_with_success_shown(snap_compare, size: tuple[int, int]) -> None:
     # T opens the picker over the table; the fifth entry (Success) is ticked or unticked.
     keys = ("T", "down", "down", "down", "down", "space")

@@ -4,6 +4,7 @@ amplification table (120x36, the analysis pane alone), mid-run."""
 
 from __future__ import annotations
 
+import pytest
 from test_snapshots import at_event, make_app
 from tui_support import FIXTURES
 
@@ -20,6 +21,7 @@ def test_tiers_unfolded_120x36(snap_compare) -> None:
                         run_before=at_event("k", "right_curly_bracket", "right_curly_bracket"))
 
 
+@pytest.mark.slow  # a long walk or round trip; a shorter default test keeps its feature
 def test_tier_table_120x36(snap_compare) -> None:
     # The analysis pane alone: at 80x24 the tier table leaves the charts a row or two, whose
     # axis labels plotext draws differently from one layout pass to the next.

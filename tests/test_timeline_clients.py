@@ -83,6 +83,7 @@ async def pick_by_typing(pilot) -> None:
     assert timeline.picked is None and timeline.grid.lane_labels[-1] == "c10"
 
 
+@pytest.mark.slow  # a long walk or round trip; a shorter default test keeps its feature
 @pilot_test
 async def test_pick_expand_follow_and_jump_at_80x24(tmp_path: Path) -> None:
     """One app (its sweep is most of the time): L with a mistake then a pick, L emptied; E on a

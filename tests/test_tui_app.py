@@ -113,6 +113,7 @@ async def test_go_to_time(tmp_path: Path) -> None:
         assert app.cursor == k  # the last event at or before the time typed
 
 
+@pytest.mark.slow  # a long walk or round trip; a shorter default test keeps its feature
 @pilot_test
 async def test_play_advances_with_the_clock_and_stops_at_the_end(tmp_path: Path,
                                                                   monkeypatch) -> None:
@@ -200,6 +201,7 @@ async def test_change_seed_reruns(tmp_path: Path) -> None:
         assert app.screen.sweeps.result(("Tiny_Locking", 7, None)) is not None
 
 
+@pytest.mark.slow  # a long walk or round trip; a shorter default test keeps its feature
 @pilot_test
 async def test_filter_the_log(tmp_path: Path) -> None:
     app = make_app(tmp_path)
@@ -332,6 +334,7 @@ async def test_help_lists_every_binding(tmp_path: Path) -> None:
         assert not isinstance(app.screen, HelpScreen)
 
 
+@pytest.mark.slow  # the palette runs what a key runs; the keys stay in the default run
 @pilot_test
 async def test_command_palette_runs_actions(tmp_path: Path) -> None:
     app = make_app(tmp_path)
@@ -341,6 +344,7 @@ async def test_command_palette_runs_actions(tmp_path: Path) -> None:
         assert app.selection.strategy == "FullJitteredExpo"
 
 
+@pytest.mark.slow  # a theme or size variant; one of each stays in the default run
 @pilot_test
 async def test_theme_key_cycles_our_themes(tmp_path: Path) -> None:
     app = make_app(tmp_path, theme="backoff-light")
@@ -354,7 +358,9 @@ async def test_theme_key_cycles_our_themes(tmp_path: Path) -> None:
         assert seen == {"backoff-dark", "backoff-light", "backoff-contrast"}
 
 
-@pytest.mark.parametrize("size", [(60, 20), (80, 24), (40, 10), (20, 5)])
+# One size in the default run, the others (more of the same layout code) under -m slow.
+@pytest.mark.parametrize("size", [(60, 20), *(pytest.param(s, marks=pytest.mark.slow)
+                                              for s in ((80, 24), (40, 10), (20, 5)))])
 @pilot_test
 async def test_small_terminals_do_not_crash(tmp_path: Path, size: tuple[int, int]) -> None:
     app = make_app(tmp_path)

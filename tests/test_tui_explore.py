@@ -56,6 +56,7 @@ def expected_map(app: BackoffApp):
     return plan, result
 
 
+@pytest.mark.slow  # a long walk or round trip; a shorter default test keeps its feature
 @pilot_test
 async def test_p_shows_every_strategys_map_as_sim_explore_computes_it(tmp_path: Path) -> None:
     app = make_app(tmp_path)
@@ -77,6 +78,7 @@ async def test_p_shows_every_strategys_map_as_sim_explore_computes_it(tmp_path: 
         assert text.splitlines()[1].lstrip().startswith(compact_number(plan.axes[1].values[-1]))
 
 
+@pytest.mark.slow  # a navigation or regression check whose main path other default tests walk
 @pilot_test
 async def test_the_cursor_moves_over_the_cells_and_the_detail_follows(tmp_path: Path) -> None:
     app = make_app(tmp_path)
@@ -100,6 +102,7 @@ async def test_the_cursor_moves_over_the_cells_and_the_detail_follows(tmp_path: 
         assert screen.metric != plan.metric and screen.query_one(MapGrid).view.grids[0][0][0].state == "value"
 
 
+@pytest.mark.slow  # a long walk or round trip; a shorter default test keeps its feature
 @pilot_test
 async def test_enter_opens_the_cells_runs_and_p_comes_back_to_it(tmp_path: Path) -> None:
     app = make_app(tmp_path)
@@ -132,6 +135,7 @@ async def test_enter_opens_the_cells_runs_and_p_comes_back_to_it(tmp_path: Path)
         assert not isinstance(app.screen, ExploreScreen)
 
 
+@pytest.mark.slow  # a navigation or regression check whose main path other default tests walk
 @pilot_test
 async def test_the_map_runs_in_a_worker_that_x_cancels_and_w_resumes(tmp_path: Path, monkeypatch) -> None:
     release = threading.Event()
@@ -219,6 +223,7 @@ async def test_a_cancelled_map_says_what_is_not_computed_and_p_does_not_restart_
         assert again.missing == missing and again.state.cancelled
 
 
+@pytest.mark.slow  # a navigation or regression check whose main path other default tests walk
 @pilot_test
 async def test_the_seed_dialog_reseeds_the_map(tmp_path: Path) -> None:
     app = make_app(tmp_path)
@@ -230,6 +235,7 @@ async def test_the_seed_dialog_reseeds_the_map(tmp_path: Path) -> None:
         assert screen.plan.base.seed == 7 and {c.spec.seed for c in screen.plan.cells} == {7}
 
 
+@pytest.mark.slow  # a navigation or regression check whose main path other default tests walk
 @pilot_test
 async def test_a_click_on_a_cell_selects_it(tmp_path: Path) -> None:
     app = make_app(tmp_path)
@@ -246,6 +252,7 @@ async def test_a_click_on_a_cell_selects_it(tmp_path: Path) -> None:
         assert screen.state.strategy == 1 and screen.state.cursor == (2, 1)
 
 
+@pytest.mark.slow  # a long walk or round trip; a shorter default test keeps its feature
 @pilot_test
 async def test_the_map_is_in_the_palette_and_the_help(tmp_path: Path) -> None:
     app = make_app(tmp_path)
@@ -350,6 +357,7 @@ def test_explore_app_with_dask_hands_the_cluster_to_the_app_and_closes_it(tmp_pa
     assert events == [("run", "NoneType", "LocalBackend")]  # no --dask: the local pool
 
 
+@pytest.mark.slow  # a navigation or regression check whose main path other default tests walk
 @pilot_test
 async def test_the_map_runs_on_dask_in_the_app_with_the_local_pools_cells(tmp_path: Path) -> None:
     from distributed import Client, LocalCluster
@@ -388,6 +396,7 @@ ONE_AXIS = (toml_text(sim_table(title="Lock map", clients=[5], strategies=[CONST
             + section("explore", {"axes": [{"key": "write_mu", "values": [1.0, 3.0, 9.0]}]}))
 
 
+@pytest.mark.slow  # a navigation or regression check whose main path other default tests walk
 @pilot_test
 async def test_a_one_axis_map_without_a_verdict_shows_the_metrics_mean(tmp_path: Path) -> None:
     config = tmp_path / "lock.toml"

@@ -9,6 +9,7 @@ import os
 import threading
 from pathlib import Path
 
+import pytest
 from tui_support import TINY, pilot_test, settle
 
 from sim.settings.config import load_config
@@ -30,6 +31,7 @@ def export_notes(app: BackoffApp) -> list[str]:
     return [str(n.title) for n in app._notifications if str(n.title).startswith("Exported")]
 
 
+@pytest.mark.slow  # a long walk or round trip; a shorter default test keeps its feature
 @pilot_test
 async def test_export_writes_the_run_on_screen_whole_and_never_overwrites(tmp_path: Path) -> None:
     out = tmp_path / "out"
@@ -62,6 +64,7 @@ async def test_export_writes_the_run_on_screen_whole_and_never_overwrites(tmp_pa
         assert export_notes(app)[-1] == f"Exported {len(first)} files to {out.resolve()}"
 
 
+@pytest.mark.slow  # a navigation or regression check whose main path other default tests walk
 @pilot_test
 async def test_export_shows_its_progress_while_the_worker_writes(tmp_path: Path,
                                                                  monkeypatch) -> None:
@@ -94,6 +97,7 @@ async def test_export_shows_its_progress_while_the_worker_writes(tmp_path: Path,
     assert [done for done, _ in steps] == sorted(done for done, _ in steps)
 
 
+@pytest.mark.slow  # a long walk or round trip; a shorter default test keeps its feature
 @pilot_test
 async def test_an_export_to_a_full_disk_writes_none_of_its_files(tmp_path: Path, monkeypatch) -> None:
     # The disk fills up at the export's second file: "Export failed", and no file of the export

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 from textual.widgets import DataTable, Static
 from tui_support import make_app, pilot_test, settle
 
@@ -20,6 +21,7 @@ from tui.widgets.replay.event_log import EventLog
 BEYOND_FLOAT = 2**53 + 1
 
 
+@pytest.mark.slow  # a navigation or regression check whose main path other default tests walk
 @pilot_test
 async def test_the_seed_dialog_keeps_every_digit(tmp_path: Path) -> None:
     app = make_app(tmp_path)
@@ -35,6 +37,7 @@ async def test_the_seed_dialog_keeps_every_digit(tmp_path: Path) -> None:
 
 # --- 2. g, then Enter on the prefilled time, stays put ----------------------------------------
 
+@pytest.mark.slow  # a navigation or regression check whose main path other default tests walk
 @pilot_test
 async def test_go_to_time_prefilled_with_the_current_time_stays_on_the_current_event(
         tmp_path: Path) -> None:
@@ -65,6 +68,7 @@ def log_title(app: BackoffApp) -> str:
     return str(app.screen.query_one("#log-pane").border_title)
 
 
+@pytest.mark.slow  # a navigation or regression check whose main path other default tests walk
 @pilot_test
 async def test_an_invalid_filter_shows_no_stale_rows_and_its_whole_message(tmp_path: Path) -> None:
     app = make_app(tmp_path)
@@ -118,6 +122,7 @@ def table_state(app: BackoffApp) -> tuple[list[str], list[list[str]]]:
     return table.columns, rows
 
 
+@pytest.mark.slow  # a navigation or regression check whose main path other default tests walk
 @pilot_test
 async def test_a_resize_round_trip_restores_the_strategy_table_and_every_pane(tmp_path: Path) -> None:
     app = make_app(tmp_path)
@@ -138,6 +143,7 @@ async def test_a_resize_round_trip_restores_the_strategy_table_and_every_pane(tm
         assert app.export_screenshot() == before
 
 
+@pytest.mark.slow  # a navigation or regression check whose main path other default tests walk
 @pilot_test
 async def test_a_sweep_that_lands_before_the_final_width_is_laid_out_again(tmp_path: Path) -> None:
     # The order a loaded machine can produce: the sweep lands while the analysis pane is

@@ -157,6 +157,7 @@ async def test_the_event_log_takes_the_focus_and_enter_goes_to_the_selected_even
 
 # --- find the next / previous event the filter matches ---------------------------------------
 
+@pytest.mark.slow  # a navigation or regression check whose main path other default tests walk
 @pilot_test
 async def test_f_and_shift_f_jump_between_the_events_the_filter_matches(tmp_path: Path) -> None:
     app = make_app(tmp_path)
@@ -192,6 +193,7 @@ async def test_f_and_shift_f_jump_between_the_events_the_filter_matches(tmp_path
 
 # --- zoom -----------------------------------------------------------------------------------
 
+@pytest.mark.slow  # a navigation or regression check whose main path other default tests walk
 @pilot_test
 async def test_zoom_in_and_out_around_the_cursor_and_reset(tmp_path: Path) -> None:
     app = make_app(tmp_path)
@@ -268,6 +270,7 @@ async def test_switching_runs_keeps_the_time_and_the_speed(tmp_path: Path) -> No
         assert app.selection == start and app.cursor == k and app.speed == speed
 
 
+@pytest.mark.slow  # a navigation or regression check whose main path other default tests walk
 @pilot_test
 async def test_n_then_shift_n_returns_to_the_same_run_and_event(tmp_path: Path) -> None:
     app = make_app(tmp_path)
@@ -284,6 +287,7 @@ async def test_n_then_shift_n_returns_to_the_same_run_and_event(tmp_path: Path) 
         assert app.selection == where and app.cursor == k
 
 
+@pytest.mark.slow  # a navigation or regression check whose main path other default tests walk
 @pilot_test
 async def test_client_counts_stop_at_their_ends(tmp_path: Path) -> None:
     app = make_app(tmp_path)
@@ -317,6 +321,7 @@ async def test_repetitions_and_counts_read_1_based_with_plurals(tmp_path: Path) 
         assert caption.startswith("1 client · 2 runs each")
 
 
+@pytest.mark.slow  # a navigation or regression check whose main path other default tests walk
 @pilot_test
 async def test_without_animation_the_footer_does_not_offer_play(tmp_path: Path) -> None:
     app = make_app(tmp_path, animated=False)

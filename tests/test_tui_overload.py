@@ -306,6 +306,7 @@ def make_app(tmp_path: Path, source=None, **kwargs) -> BackoffApp:
     return make_tui_app(tmp_path, TINY_OUTAGE, source, **kwargs)
 
 
+@pytest.mark.slow  # a long walk or round trip; a shorter default test keeps its feature
 @pilot_test
 async def test_open_simulation_shows_latency_table_and_time_series(tmp_path: Path) -> None:
     app = make_app(tmp_path)

@@ -8,6 +8,7 @@ import asyncio
 from pathlib import Path
 
 import numpy as np
+import pytest
 from tui_support import FIXTURES, TINY, WidgetApp, make_app, pilot_test, settle
 
 from sim.analysis.pool_state import PoolSnapshot, PoolState, pool_capacity
@@ -75,6 +76,7 @@ def test_the_line_follows_the_cursor_in_a_widget() -> None:
     asyncio.run(body())
 
 
+@pytest.mark.slow  # a long walk or round trip; a shorter default test keeps its feature
 @pilot_test
 async def test_the_app_shows_the_pool_under_the_timeline(tmp_path: Path) -> None:
     app = make_app(tmp_path, TINY_POOL)

@@ -33,8 +33,11 @@ def tick_app(tmp_path) -> BackoffApp:
     return BackoffApp(ConfigSource(load_config(TICKS)), sweep_workers=1, out_dir=tmp_path)
 
 
-@pytest.mark.parametrize("size, keys", [((120, 40), ()), ((80, 24), ()), ((80, 24), ("a",)),
-                                        ((120, 40), ("a",)), ((120, 40), ("v",))], ids=str)
+# The main view at 80x24 in the default run; the other sizes and views under -m slow.
+@pytest.mark.parametrize("size, keys", [
+    pytest.param((120, 40), (), marks=pytest.mark.slow), ((80, 24), ()),
+    *(pytest.param(size, keys, marks=pytest.mark.slow)
+      for size, keys in (((80, 24), ("a",)), ((120, 40), ("a",)), ((120, 40), ("v",))))], ids=str)
 @pilot_test
 async def test_a_tick_config_never_says_ms(tmp_path, size, keys) -> None:
     app = tick_app(tmp_path)

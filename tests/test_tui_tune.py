@@ -89,7 +89,8 @@ async def test_x_cancels_the_tune_and_no_row_is_added(tmp_path: Path, monkeypatc
         assert any("Tune cancelled" in str(n.message) for n in app._notifications)
 
 
-@pytest.mark.parametrize("key, table", [("u", "tune"), ("p", "explore")])
+# explore's case in the default run; tune's, a second of the same message, under -m slow.
+@pytest.mark.parametrize("key, table", [pytest.param("u", "tune", marks=pytest.mark.slow), ("p", "explore")])
 @pilot_test
 async def test_a_simulation_without_the_table_says_so(tmp_path: Path, key: str, table: str) -> None:
     app = make_app(tmp_path, TINY)

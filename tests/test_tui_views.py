@@ -215,6 +215,7 @@ async def test_one_client_count_is_charted_as_a_bar_per_strategy(tmp_path: Path)
         assert any("●" in line and "▲" in line and "■" in line for line in axis)
 
 
+@pytest.mark.slow  # a long walk or round trip; a shorter default test keeps its feature
 @pilot_test
 async def test_charts_get_readable_room_or_a_compact_table(tmp_path: Path) -> None:
     app = make_app(tmp_path, ELEVEN)
