@@ -62,7 +62,6 @@ def count_series(times: np.ndarray, codes: np.ndarray, details: np.ndarray, widt
         "in_service": np.maximum(held, 0),
         "queued": np.zeros(buckets, dtype=np.int64),
         "goodput": count(codes == ev.CLIENT_SUCCEEDS),
-        "server_drops": count(codes == ev.SERVER_DROPS),  # a server kind that drops (SERVER_SERIES)
     }
 
 

@@ -38,6 +38,7 @@ class _RunSpec:
     clients: tuple[int, ...]
     repeat: int
     caps: Capabilities
+    warmup: float = 0.0  # an events file does not say the run's: every success counts
 
     @property
     def strategies(self) -> tuple[str, ...]:
