@@ -233,10 +233,12 @@ LAYERS: dict[str, Layer] = {
                             ("sim.exploration", "sim.export", "sim.recording", "sim.runs",
                              "sim specs", "sim vocabulary")),
     # The shell: the commands, their stdout, stop signals, teardown, progress display and GC
-    # policy. The library below takes all of these from its caller (``sim.runs.caller``).
+    # policy. The library below takes all of these from its caller (``sim.runs.caller``). Their
+    # help quotes the ★ rule in words (``sim.analysis.best``, math alone: no numpy at startup).
     "sim commands": Layer(("sim.commands", "sim.__main__"),
-                          ("sim front door", "sim.exploration", "sim.export", "sim.phase",
-                           "sim.report", "sim.report.html", "sim.runs", "sim specs", "sim vocabulary")),
+                          ("sim front door", "sim.analysis.best", "sim.exploration", "sim.export",
+                           "sim.phase", "sim.report", "sim.report.html", "sim.runs", "sim specs",
+                           "sim vocabulary")),
     # --- tui/ ------------------------------------------------------------------------------
     # View maths: what to draw, from sim's results and runs (no Textual): a recorded run as the
     # views index it (RunData), plot dots, policy labels, table rows, ticks, zoom.

@@ -221,7 +221,7 @@ def test_series_chart_shows_outage_cursor_and_labels(outage_data: RunData) -> No
             chart.show(outage_data.series)
             await pilot.pause()
             plain = chart.render().plain
-            assert "requests per 300 ms" in plain and "never recovered" in plain
+            assert "requests per 300 ms" in plain and "never (0/1)" in plain
             assert "outage" in plain and OUTAGE_GLYPH in plain
             for label in ("new", "retries", "successes"):
                 assert label in plain

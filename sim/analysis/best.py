@@ -1,7 +1,8 @@
 """The ★ of a latency table: which strategies are best at one client count, and the rule in words.
 
 One rule, stated once (``star_rule``), which every table's caption quotes (the CLI's latency
-table, the app's, an explore cell's runs):
+table, the app's, an explore cell's runs) and the help texts too (``backoff-sim run --help``, the
+app's help screen):
 
 - a ★ goes only to a strategy that served at least ``SERVED_SHARE`` (90%) as many successes as
   the one that served most: latency percentiles cover successful requests only, and a strategy
@@ -28,9 +29,12 @@ MARKED = ("requests", "p50")  # the columns a ★ marks
 Row = Mapping[str, Any]  # a strategy's cells by column: requests, successes, p50, recovery
 
 
-def star_rule(has_outage: bool) -> str:
-    """The rule in words, as every caption gives it."""
-    recovered = " and recovered in every run" if has_outage else ""
+def star_rule(has_outage: bool | None) -> str:
+    """The rule in words, as every caption gives it: for a simulation with an outage or an
+    incident (True) or without (False); None: for any simulation (the help texts, which
+    describe every table at once)."""
+    recovered = {True: " and recovered in every run", False: "",
+                 None: " and, where there is an outage or an incident, recovered in every run"}[has_outage]
     return (f"{BEST} fewest requests, lowest p50: among strategies that served "
             f"≥ {SERVED_SHARE:.0%} of the most served{recovered}")
 

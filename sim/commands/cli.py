@@ -10,12 +10,14 @@ from __future__ import annotations
 import argparse
 import gc
 import sys
+import textwrap
 from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import NoReturn
 
 from sim.commands import collector
+from sim.analysis.best import star_rule
 from sim.commands import progress as progress_lines
 from sim.vocabulary.errors import EXIT_OK, EXIT_USER_ERROR
 from sim.export.outputs import help_lines
@@ -37,11 +39,11 @@ Simulations against servers that reply (QueueServer, LatencyServer, FlakyServer,
 print a latency table instead (requests, successes, clients left waiting, latency percentiles
 and mean, goodput, recovery
 after an outage as "3/3 recovered, median ...", "✗ never (0/3)" or "—" when too noisy to tell a
-return to 80% from one to 90% of the level before it; ★ marks the fewest requests
-and the lowest median latency among strategies that served at least 90% as many as the best),
-and also write:
+return to 80% from one to 90% of the level before it; ★ the best cells), and also write:
 
 {help_lines("keeps_series")}
+
+{textwrap.fill(f"The latency table's marks, as its caption gives them: {star_rule(None)}.", 96)}
 
 Times are labelled in the config's time_unit (default ms).
 """

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sim.analysis.open_metrics import OpenRunMetrics
+from sim.analysis.recovery import RecoverySummary
 from sim.analysis.run_series import FAILURE_LINES, with_refusals
 from sim.runs.sweep import SweepResult
 from sim.export.atomic import atomic_save_figure
@@ -77,15 +78,15 @@ def _failures(series: dict[str, np.ndarray]) -> str:
 
 
 def _recovery_notes(result: SweepResult, label: str, m: OpenRunMetrics) -> tuple[str, str]:
-    """The shown run's verdict (`` · recovered after 1,600``, `` · never recovered``) and all
+    """The shown run's verdict, as the tables give a strategy's (a run is a summary of one:
+    `` · this run: 1/1 recovered, median 1,600 ms``, `` · this run: never (0/1)``), and all
     repetitions' (`` · all runs: 3/3 recovered, median ...``); empty when nothing was judged."""
-    recovery = m.recovery_time
-    if recovery is None:
+    one = RecoverySummary.of([m.recovery_time])
+    if one is None:
         return "", ""
     spec = result.spec
     unit = spec.time_unit
-    shown = (" · never recovered" if math.isnan(recovery) else
-             f" · recovered after {_short(recovery, unit)}")
+    shown = f" · this run: {one.text(_short, unit)}"
     summary = result.recovery(spec.labels.index(label), spec.clients.index(spec.max_clients))
     return shown, (f" · all runs: {summary.text(_short, unit)}" if summary and summary.runs > 1
                    else "")

@@ -14,6 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from ..keys import COMPARE, COMPARE_KEYS, EXPLORE, EXPLORE_KEYS, KEYS, LOG_KEYS, MAIN_VIEW, Key, ViewKeys
+from ..view.latency_rows import star_rule  # the caption's rule (sim.analysis.best), in words
 from ..view.log_filter import __doc__ as FILTER_HELP
 
 # What each part of the screen shows, and what its marks mean.
@@ -51,9 +52,8 @@ READING: tuple[tuple[str, str], ...] = (
                   "limiter). A replay does not know the pool's size."),
     ("Latency table", "For servers that reply: counts are means per run; p50…max and mean are "
                       "latencies from a request's first attempt to its success, pooled "
-                      "over the runs; unfinished: clients still waiting at the end. ★ fewest "
-                      "requests and lowest p50, among strategies that served at least 90% as "
-                      "many as the best served. Recovery: runs whose goodput came back to 85% of "
+                      "over the runs; unfinished: clients still waiting at the end. "
+                      f"{star_rule(None)}. Recovery: runs whose goodput came back to 85% of "
                       "its pre-outage level, above 80% beyond noise, and median latency to within "
                       "2x, to the end, and their median time; ✗ never: none did, short of 90% "
                       "beyond noise; —: too noisy to tell 80% from 90% (the caption says why)."),

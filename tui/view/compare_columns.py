@@ -15,12 +15,12 @@ from dataclasses import dataclass
 
 # merged_times and step_time (the shared clock) are for the compare screen, which reaches sim
 # only through its public API.
-from sim.analysis.recovery import NO_BASELINE, TOO_NOISY, TOO_SHORT
+from sim.analysis.recovery import NO_BASELINE, TOO_NOISY, TOO_SHORT, RecoverySummary
 from sim.analysis.replay import RunSummary, merged_times, step_time  # noqa: F401
 from sim.models.controls import Capabilities
 from sim.vocabulary.units import DEFAULT_TIME_UNIT
 
-from .latency_rows import format_time
+from .latency_rows import format_recovery
 from .ticks import format_duration
 
 
@@ -29,13 +29,16 @@ SHORT_NOTES = {TOO_NOISY: "too noisy", TOO_SHORT: "too short", NO_BASELINE: "no 
 
 
 def _recovered(summary: RunSummary) -> str:
-    # In the run's unit on every row, as the latency table's Recovery (a column that read
-    # "7,792 ms" on one row and "17.1 s" on the next was hard to compare).
-    if summary.recovered:
-        return f"✓ {format_time(summary.recovery, summary.time_unit)}"
-    if summary.recovered is None and summary.recovery_note:
+    """The run's verdict as the latency table's Recovery cell gives a strategy's (a run is a
+    summary of one: ``1/1 · 7,792 ms``, ``✗ never (0/1)``), in the run's unit on every row (a
+    column that read "7,792 ms" on one row and "17.1 s" on the next was hard to compare); not
+    judged: ``—`` and why, as short as a column allows."""
+    verdict = RecoverySummary.of([summary.recovery])
+    if verdict is not None:
+        return format_recovery(verdict, summary.time_unit)
+    if summary.recovery_note:
         return f"— {SHORT_NOTES.get(summary.recovery_note, summary.recovery_note)}"
-    return {None: "—", False: "✗ never"}[summary.recovered]
+    return "—"
 
 
 @dataclass(frozen=True)

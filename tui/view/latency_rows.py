@@ -67,6 +67,13 @@ def format_recovery(summary: RecoverySummary | None, time_unit: str = DEFAULT_TI
     return summary.text(lambda v: format_time(v, time_unit), compact=True, glyph=True)
 
 
+def format_run_recovery(recovery: float | None, time_unit: str = DEFAULT_TIME_UNIT) -> str | None:
+    """One run's verdict (``recovery_time``) as the tables give a strategy's, a run being a
+    summary of one: ``1/1 recovered, median 7,792 ms``, ``✗ never (0/1)``; None: not judged."""
+    one = RecoverySummary.of([recovery])
+    return None if one is None else one.text(lambda v: format_time(v, time_unit), glyph=True)
+
+
 def goodput_rate(result: SweepResult) -> tuple[float, str]:
     """The factor and unit the goodput column reads in: per second below 1 per ms, as ``run``'s
     latency table (``sim.vocabulary.units.goodput_unit``, over every client count's rows as there)."""

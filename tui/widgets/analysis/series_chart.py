@@ -10,13 +10,12 @@ colours are the PNG export's (``sim.export.palette.SERIES_COLOURS``, through ``t
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 from textual_plotext import Plot
 
-from ...view.latency_rows import format_time
+from ...view.latency_rows import format_run_recovery
 from ...view.rundata import FAILURE_LINES, RunSeries
 from ...theme import SERIES_COLOURS, Palette
 from ...view.ticks import DEFAULT_TIME_UNIT, count_ticks, format_duration, nice_ticks, time_scale
@@ -51,13 +50,13 @@ PANEL_NAMES = tuple(p.name for p in PANELS)
 
 
 def recovery_note(series: RunSeries, time_unit: str = DEFAULT_TIME_UNIT) -> str:
-    """`` · recovered after 12.3 s``, `` · ✗ never recovered``, `` · recovery —: baseline too
-    noisy to tell 80% from 90%``, or nothing without an outage."""
-    if series.recovery_time is None:
-        return f" · recovery —: {series.recovery_note}" if series.recovery_note else ""
-    if math.isnan(series.recovery_time):
-        return " · ✗ never recovered"
-    return f" · recovered in {format_time(series.recovery_time, time_unit)}"  # as the tables
+    """`` · recovery: 1/1 recovered, median 12,300 ms``, `` · recovery: ✗ never (0/1)`` (the
+    tables' text, a run being a summary of one), `` · recovery —: baseline too noisy to tell
+    80% from 90%``, or nothing without an outage."""
+    verdict = format_run_recovery(series.recovery_time, time_unit)
+    if verdict is not None:
+        return f" · recovery: {verdict}"
+    return f" · recovery —: {series.recovery_note}" if series.recovery_note else ""
 
 
 class SeriesChart(PaletteChart):
