@@ -30,7 +30,7 @@ REPORT_THEME = "backoff-light"
 # Tables whose CSVs the report shows (the runs', events' and time series' files are too long to
 # read in a page: they stay files).
 RUN_TABLES = {"_metrics.csv": "metrics", "_latency.csv": "latency, with the recovery verdict",
-              "_tiers.csv": "tiers"}
+              "_tiers.csv": "tiers", "_hosts.csv": "hosts of the fleet: what each got and answered"}
 
 
 def report_palette():
