@@ -198,6 +198,34 @@ def test_a_report_without_a_fleet_says_no_fleet(outage_run) -> None:
     assert "outage (the server stops)" in next(w for w in words if w.startswith("Incidents: "))
 
 
+def test_the_words_name_a_tiers_incidents_and_fleet() -> None:
+    import tomllib
+
+    from sim.models.incidents import incident_label
+    from sim.report.html.words import described
+    from sim.settings.config import parse_config
+    from sim.vocabulary.units import format_duration
+
+    raw = tomllib.loads((FIXTURES / "tiny_tiers.toml").read_text(encoding="utf-8"))
+    tier2, tier3 = raw["simulation"][0]["tiers"]
+    tier2["incidents"] = [{"start": 50.0, "duration": 100.0, "slowdown": 3.0}]
+    tier2["outages"] = [{"start": 200.0, "duration": 50.0}]
+    tier3["fleet"] = {"hosts": 2, "balancer": "p2c"}
+    spec = parse_config(raw).simulations[0]
+    words = described(spec)
+    [incidents] = [w for w in words if w.startswith("Incidents: ")]
+    [slow], [stop] = spec.tiers[0].incidents, spec.tiers[0].outages
+    unit = spec.time_unit
+    assert (f"{incident_label(slow)} on tier 2 from {format_duration(slow.start, unit)} to "
+            f"{format_duration(slow.end, unit)}") in incidents
+    assert f"outage of tier 2 from {format_duration(stop.start, unit)}" in incidents
+    [tiers] = [w for w in words if w.startswith("Tiers below: ")]
+    fleet = spec.tiers[1].fleet
+    third = tiers.split("tier 3: ")[1]
+    assert f" on {fleet.hosts} hosts behind a {fleet.balancer} balancer, retried by " in third
+    assert " hosts behind " not in tiers.split("tier 3: ")[0]  # tier 2 is one server
+
+
 def test_a_verdict_with_an_incident_but_none_judged_says_the_latency_tables_note(fleet_run) -> None:
     out, report = fleet_run
     text = report.read_text(encoding="utf-8")
