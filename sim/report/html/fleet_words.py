@@ -66,7 +66,7 @@ def fleet_words(fleet: FleetSpec, unit: str) -> str:
     if od is not None:
         longest = od.longest()  # as the engine reads it (build_fleet's unit_ms: the default)
         parts.append(f"outlier detection ejects a host after {od.consecutive_errors:,} consecutive errors for "
-                     f"{format_duration(od.base_ejection_time, unit)} times its ejections (at most "
+                     f"{format_duration(od.base_ejection_time, unit)}, longer each time it is ejected again (at most "
                      f"{format_duration(longest, unit)}), at most {_number(od.max_ejection_percent)}% "
                      f"of the hosts out, checked every {format_duration(od.interval, unit)}; below "
                      f"{_number(fleet.panic_threshold)}% of the hosts in, the balancer uses them all")
