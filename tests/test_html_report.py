@@ -129,6 +129,119 @@ def test_a_report_that_cannot_be_written_is_refused_before_any_work(tmp_path: Pa
     assert "is a directory" in one_error_line(done.stderr)
 
 
+FLEET = FIXTURES / "tiny_fleet.toml"
+
+
+@pytest.fixture(scope="module")
+def fleet_run(tmp_path_factory) -> tuple[Path, Path]:
+    """``backoff-sim run tiny_fleet.toml --report``: the output folder and the report (in a
+    process of its own, as ``outage_report``)."""
+    out = tmp_path_factory.mktemp("fleet_report")
+    report = out / "report.html"
+    done = sim_process("run", str(FLEET), "--out", str(out), "-j", "1", "--quiet", "--report", str(report))
+    assert done.returncode == 0, done.stderr
+    return out, report
+
+
+def page_words(path: Path) -> list[str]:
+    """The "what was simulated" lines of the page's (first) section, as a reader reads them."""
+    from html import unescape
+
+    items = re.search(r'<ul class="words">(.*?)</ul>', path.read_text(encoding="utf-8"), re.S).group(1)
+    return [unescape(li) for li in re.findall(r"<li>(.*?)</li>", items, re.S)]
+
+
+def test_a_fleets_report_holds_its_hosts_csv_cell_for_cell(fleet_run) -> None:
+    from sim.settings.config import load_config
+
+    out, report = fleet_run
+    tables = page_tables(report)
+    assert set(tables) == {"Tiny_Fleet_metrics.csv", "Tiny_Fleet_latency.csv", "Tiny_Fleet_hosts.csv"}
+    for name, rows in tables.items():
+        assert rows == csv_rows(out / name)
+    spec = load_config(FLEET).simulations[0]
+    # A row per strategy x client count x host, under the header.
+    assert len(tables["Tiny_Fleet_hosts.csv"]) == 1 + len(spec.labels) * len(spec.clients) * spec.fleet.hosts
+
+
+def test_a_fleets_report_says_what_the_fleet_is(fleet_run) -> None:
+    from sim.models.incidents import incident_label
+    from sim.settings.config import load_config
+    from sim.vocabulary.units import format_duration
+
+    _, report = fleet_run
+    spec = load_config(FLEET).simulations[0]
+    fleet, unit = spec.fleet, spec.time_unit
+    words = page_words(report)
+    [line] = [w for w in words if w.startswith("Fleet: ")]
+    od, check, hedge = fleet.outlier_detection, fleet.health_check, fleet.hedging
+    for said in (f"{fleet.hosts} hosts", f"{fleet.balancer} balancer", "a host the call has not tried",
+                 f"after {od.consecutive_errors} consecutive errors for {format_duration(od.base_ejection_time, unit)}",
+                 f"at most {od.max_ejection_percent:g}% of the hosts out",
+                 f"checked every {format_duration(od.interval, unit)}",
+                 f"health checks every {format_duration(check.interval, unit)}",
+                 f"up to {hedge.max_attempts} copies of an attempt, one more every {format_duration(hedge.delay, unit)}",
+                 f"at most {hedge.budget:g}% of attempts as hedges"):
+        assert said in line
+    [incidents] = [w for w in words if w.startswith("Incidents: ")]
+    crash, erring = sorted(fleet.incidents, key=lambda i: i.kind != "crash")
+    assert crash.kind == "crash" and erring.hosts == tuple(range(fleet.hosts))  # the whole fleet's, every host's
+    assert (f"crash (refuses every connection at once) on host {crash.hosts[0]} from "
+            f"{format_duration(crash.start, unit)} to {format_duration(crash.end, unit)}") in incidents
+    assert f"{incident_label(erring.incident())} on every host from {format_duration(erring.start, unit)}" in incidents
+
+
+def test_a_report_without_a_fleet_says_no_fleet(outage_run) -> None:
+    _, report = outage_run
+    words = page_words(report)
+    assert words[0].startswith("Server: ") and not [w for w in words if w.startswith("Fleet: ")]
+    assert "outage (the server stops)" in next(w for w in words if w.startswith("Incidents: "))
+
+
+def test_the_words_name_a_tiers_incidents_and_fleet() -> None:
+    import tomllib
+
+    from sim.models.incidents import incident_label
+    from sim.report.html.words import described
+    from sim.settings.config import parse_config
+    from sim.vocabulary.units import format_duration
+
+    raw = tomllib.loads((FIXTURES / "tiny_tiers.toml").read_text(encoding="utf-8"))
+    tier2, tier3 = raw["simulation"][0]["tiers"]
+    tier2["incidents"] = [{"start": 50.0, "duration": 100.0, "slowdown": 3.0}]
+    tier2["outages"] = [{"start": 200.0, "duration": 50.0}]
+    tier3["fleet"] = {"hosts": 2, "balancer": "p2c"}
+    spec = parse_config(raw).simulations[0]
+    words = described(spec)
+    [incidents] = [w for w in words if w.startswith("Incidents: ")]
+    [slow], [stop] = spec.tiers[0].incidents, spec.tiers[0].outages
+    unit = spec.time_unit
+    assert (f"{incident_label(slow)} on tier 2 from {format_duration(slow.start, unit)} to "
+            f"{format_duration(slow.end, unit)}") in incidents
+    assert f"outage of tier 2 from {format_duration(stop.start, unit)}" in incidents
+    [tiers] = [w for w in words if w.startswith("Tiers below: ")]
+    fleet = spec.tiers[1].fleet
+    third = tiers.split("tier 3: ")[1]
+    assert f" on {fleet.hosts} hosts behind a {fleet.balancer} balancer, retried by " in third
+    assert " hosts behind " not in tiers.split("tier 3: ")[0]  # tier 2 is one server
+
+
+def test_a_verdict_with_an_incident_but_none_judged_says_the_latency_tables_note(fleet_run) -> None:
+    out, report = fleet_run
+    text = report.read_text(encoding="utf-8")
+    verdict = re.search(r'<div class="verdict" id="verdict">(.*?)</div>', text, re.S).group(1)
+    rows = list(csv.DictReader(io.StringIO((out / "Tiny_Fleet_latency.csv").read_text())))
+    largest = max(int(r["clients"]) for r in rows)
+    unjudged = [r for r in rows if int(r["clients"]) == largest]
+    # Nothing judged at the largest count (the case this test is about), each row saying why.
+    assert unjudged and not any(r["runs"] for r in unjudged)
+    notes = {r["recovery_note"] for r in unjudged} - {""}
+    assert notes
+    assert "no outage or incident to recover from" not in verdict
+    for note in notes:
+        assert note in verdict
+
+
 def test_explore_and_phase_reports_hold_their_csvs(tmp_path: Path) -> None:
     explore, phase = tmp_path / "explore.html", tmp_path / "phase.html"
     assert cli.main(["explore", str(FIXTURES / "tiny_map.toml"), "--out", str(tmp_path), "-j", "1",

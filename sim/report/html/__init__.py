@@ -4,8 +4,8 @@
 ``phase`` to theirs beside their figures (``sim.exploration.html_report``,
 ``sim.phase.html_report``), which use the parts here. A builder gathers the CSVs' texts (the
 same functions the CSV files are written from), the figures the PNGs are drawn from (as SVG,
-``svg``) and the words (``words``) into a ``Report`` (``page``); ``write_report`` writes its
-page atomically. ``option`` is the flag. Nothing here imports Textual.
+``svg``) and the words (``words``, a fleet's ``fleet_words``) into a ``Report`` (``page``);
+``write_report`` writes its page atomically. ``option`` is the flag. Nothing here imports Textual.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ REPORT_THEME = "backoff-light"
 # Tables whose CSVs the report shows (the runs', events' and time series' files are too long to
 # read in a page: they stay files).
 RUN_TABLES = {"_metrics.csv": "metrics", "_latency.csv": "latency, with the recovery verdict",
-              "_tiers.csv": "tiers"}
+              "_tiers.csv": "tiers", "_hosts.csv": "hosts of the fleet: what each got and answered"}
 
 
 def report_palette():

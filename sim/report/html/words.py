@@ -11,6 +11,7 @@ from dataclasses import fields, is_dataclass
 from typing import TYPE_CHECKING
 
 from sim.models.incidents import incident_label
+from sim.report.html.fleet_words import fleet_brief, fleet_words, host_incident_words
 from sim.vocabulary.params import describe_params
 from sim.vocabulary.units import format_duration
 
@@ -32,8 +33,8 @@ def _plural(n: int, word: str) -> str:
 
 
 def described(spec: SimulationSpec) -> list[str]:
-    """What was simulated, one line per part: the server, the clients, the incidents, the
-    strategies (each with its policies)."""
+    """What was simulated, one line per part: the server, the clients, a fleet's hosts and
+    balancer, the incidents (a fleet's per-host ones too), the strategies (each with its policies)."""
     unit = spec.time_unit
     control = spec.control
     lines = [f"Server: {describe_params(type(control).__name__, _set_params(control))}."]
@@ -47,8 +48,17 @@ def described(spec: SimulationSpec) -> list[str]:
     if spec.timeout is not None:
         clients += f", a {format_duration(spec.timeout, unit)} timeout per attempt"
     lines.append(clients + f"; seed {spec.seed}.")
-    windows = [(o.start, o.end, "outage (the server stops)") for o in spec.stops]
+    fleet = spec.fleet
+    if fleet is not None:
+        lines.append(f"Fleet: {fleet_words(fleet, unit)}.")
+    whole = "the fleet" if fleet is not None else "the server"
+    windows = [(o.start, o.end, f"outage ({whole} stops)") for o in spec.stops]
     windows += [(i.start, i.end, incident_label(i)) for i in spec.degradations]
+    if fleet is not None:  # the hosts' own, and the whole-fleet ones the config gave every host
+        windows += [(i.start, i.end, host_incident_words(i, fleet.hosts)) for i in fleet.incidents]
+    for n, tier in enumerate(spec.tiers, start=2):
+        windows += [(o.start, o.end, f"outage of tier {n}") for o in tier.outages]
+        windows += [(i.start, i.end, f"{incident_label(i)} on tier {n}") for i in tier.incidents]
     if windows:
         lines.append("Incidents: " + "; ".join(
             f"{what} from {format_duration(start, unit)} to {format_duration(end, unit)}"
@@ -57,8 +67,9 @@ def described(spec: SimulationSpec) -> list[str]:
         lines.append("Incidents: none.")
     if spec.tiers:
         lines.append("Tiers below: " + "; ".join(
-            f"tier {i}: {describe_params(type(t.control).__name__, _set_params(t.control))}, "
-            f"retried by {t.retry.describe() or 'nothing'}" for i, t in enumerate(spec.tiers, start=2)) + ".")
+            f"tier {i}: {describe_params(type(t.control).__name__, _set_params(t.control))}"
+            f"{fleet_brief(t.fleet)}, retried by {t.retry.describe() or 'nothing'}"
+            for i, t in enumerate(spec.tiers, start=2)) + ".")
     for entry in spec.strategies:
         policies = "".join(f" + {p.describe()}" for p in entry.policies)
         lines.append(f"Strategy {entry.label!r}: {entry.strategy.describe()}{policies}.")
@@ -92,8 +103,11 @@ def run_verdict(result: SweepResult) -> str:
         parts.append(f"{label!r} {verdict} ({format_value('requests', row['requests'])} requests, "
                      f"p99 {format_value('p99', row['p99'])} {unit}, "
                      f"goodput {format_value('goodput', row['goodput'] * factor)} per {rate_unit})")
-    if not judged:
+    if not judged and not spec.disruptions:
         head = "no outage or incident to recover from"
+    elif not judged:  # the latency table's notes say why (its recovery_note cells)
+        notes = list(dict.fromkeys(filter(None, (result.recovery_note(s, k) for s in range(len(labels))))))
+        head = f"recovery not judged ({'; '.join(notes) or 'no repetition could be judged'})"
     elif recovered:
         head = f"{_listed(recovered)} recovered in every repetition"
     else:
