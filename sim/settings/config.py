@@ -8,7 +8,6 @@ file, the simulation and the key. The engine never sees a raw dict. Files in the
 from __future__ import annotations
 
 import difflib
-import re
 import sys
 import typing
 from collections.abc import Callable
@@ -17,7 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from sim.vocabulary.bounds import MAX_INTEGER, MAX_SEED, MAX_TIERS, MAX_TIME, MIN_SPAN
-from sim.vocabulary.errors import ConfigError, ParamError
+from sim.vocabulary.errors import ConfigError, ParamError, build_every_mistake
 from sim.settings.extends import resolve_extends
 from sim.settings.fleet import absorb_incidents, parse_fleet, parse_host_incidents, parse_host_outages, split_incidents
 from sim.vocabulary.inputs import InputFileError, read_limited
@@ -238,35 +237,15 @@ class _Checker:
             self.report(prefix + (exc.key or ""), exc.message, exc.hint)
             return None
 
-    def build(self, cls: type[T], args: dict[str, Any], prefix: str = "") -> T | None:
-        """Construct a model from checked arguments; its own ``ParamError`` is recorded. A model
-        checks its parameters one after the other and stops at the first mistake: to report
-        the others too, the faulty key is left out (its default taken), or a required number
-        set to 1, and the model built again, until it builds or nothing is left to try. A later
-        mistake that names a key already set aside is its consequence, not the user's: unsaid."""
-        args = dict(args)
-        defaults = {f.name for f in fields(cls) if f.default is not MISSING or f.default_factory is not MISSING}
-        reported: set[str] = set()
-        left_out: dict[str, Any] = {}
-        while True:
-            try:
-                built = cls(**args)
-            except ParamError as exc:
-                text = f"{exc.message} {exc.hint or ''}"
-                follows = any(re.search(rf"\b{re.escape(key)}\b", text) for key in reported)
-                if exc.key not in reported and not follows:
-                    self.report(prefix + exc.key, exc.message, exc.hint)
-                reported.add(exc.key)
-                value = args.get(exc.key, left_out.get(exc.key))
-                if exc.key in args and exc.key in defaults and exc.key not in left_out:
-                    left_out[exc.key] = args.pop(exc.key)
-                elif isinstance(value, (int, float)) and not isinstance(value, bool) and value != 1:
-                    args[exc.key] = type(value)(1)  # a number needed after all: one most checks pass
-                    left_out[exc.key] = 1
-                else:
-                    return None
-                continue
-            return None if reported else built
+    def build(self, cls: type[T], args: dict[str, Any], prefix: str = "",
+              said: typing.Iterable[str] = ()) -> T | None:
+        """Construct a model from checked arguments; every ``ParamError`` it would raise is
+        recorded, each key named ``prefix + key`` (``build_every_mistake``: the faulty keys set
+        aside one by one). ``said``: keys already reported, whose values are stand-ins."""
+        built, problems = build_every_mistake(cls, args, said)
+        for exc in problems:
+            self.report(prefix + exc.key, exc.message, exc.hint)
+        return built
 
 
 class _PrefixedChecker(_Checker):
@@ -670,13 +649,12 @@ def _parse_outages(check: _Checker, raw: Any, horizon: float | None) -> tuple[Ou
     outages: list[Outage] = []
     for position, table in enumerate(raw):
         key = f"outages[{position}]"
-        extra = set(table) - {"start", "duration"}
-        if extra:
-            check.report(f"{key}.{sorted(extra)[0]}", "is not an outage key", "an outage has start and duration")
-            continue
+        extra = sorted(set(table) - {"start", "duration"})
+        for name in extra:
+            check.report(f"{key}.{name}", "is not an outage key", "an outage has start and duration")
         start = check._located(f"{key}.", check.number, table, "start", minimum=0)
         duration = check._located(f"{key}.", check.number, table, "duration", positive=True)
-        if start is None or duration is None:
+        if start is None or duration is None or extra:
             continue
         if outages and start < outages[-1].end:
             check.report(f"{key}.start", f"overlaps or precedes the previous outage (ends at {outages[-1].end:g})",
@@ -703,23 +681,16 @@ def _parse_incidents(check: _Checker, raw: Any, horizon: float | None, outages: 
         return ()
     before = len(check.errors)
     incidents: list[Incident] = []
+    names = ("start", "duration", *INCIDENT_KINDS)
     for position, table in enumerate(raw):
         key = f"incidents[{position}]"
-        extra = set(table) - {"start", "duration", *INCIDENT_KINDS}
-        if extra:
-            check.report(f"{key}.{sorted(extra)[0]}", "is not an incident key",
-                         _suggest(sorted(extra)[0], ("start", "duration", *INCIDENT_KINDS))
-                         or f"an incident has start, duration and one of {', '.join(INCIDENT_KINDS)}")
-            continue
-        values = {name: check._located(f"{key}.", check.number, table, name,
-                                       **({"positive": True} if name == "duration" else {"minimum": 0}))
-                  for name in ("start", "duration", *INCIDENT_KINDS) if name in table or name in ("start", "duration")}
-        if any(v is None for v in values.values()):
-            continue
-        try:
-            incidents.append(Incident(**values))
-        except ParamError as exc:
-            check.report(f"{key}.{exc.key}", exc.message, exc.hint)
+        for extra in sorted(set(table) - set(names)):
+            check.report(f"{key}.{extra}", "is not an incident key",
+                         _suggest(extra, names) or f"an incident has start, duration and one of {', '.join(INCIDENT_KINDS)}")
+        incident = _incident(check, key, {k: v for k, v in table.items() if k in names},
+                             misspelt=bool(set(table) - set(names)))
+        if incident is not None and not set(table) - set(names):
+            incidents.append(incident)
     if len(check.errors) > before:
         return ()
     for suffix, message, hint in schedule_problems(incidents, outages, horizon):
@@ -728,6 +699,29 @@ def _parse_incidents(check: _Checker, raw: Any, horizon: float | None, outages: 
         for suffix, message, hint in control_problems(control, incidents):
             check.report(f"incidents{suffix}", message, hint)
     return tuple(incidents) if len(check.errors) == before else ()
+
+
+# A value every incident check passes, standing in for a faulty one so the others are checked.
+_INCIDENT_STAND_INS = {"start": 0.0, "duration": 1.0, "capacity": 1.0, "slowdown": 1.0, "error_rate": 0.0}
+
+
+def _incident(check: _Checker, key: str, table: dict[str, Any], misspelt: bool = False) -> Incident | None:
+    """One incident table (its known keys; ``misspelt``: it had others, reported): every mistake
+    recorded, named ``key.name``, the numbers' by the loader, the levels' ranges and the kinds
+    by ``Incident`` itself. A misspelt key stands for the kind when none is given (``eror_rate``
+    is one mistake, not a second "sets exactly one of ... got none")."""
+    values: dict[str, Any] = {}
+    said: list[str] = []
+    if misspelt and not any(kind in table for kind in INCIDENT_KINDS):
+        values["capacity"], said = _INCIDENT_STAND_INS["capacity"], ["capacity"]
+    for name in ("start", "duration", *INCIDENT_KINDS):
+        if name in table or name in ("start", "duration"):
+            value = check._located(f"{key}.", check.number, table, name,
+                                   **({"positive": True} if name == "duration" else {"minimum": 0}))
+            if value is None:
+                said.append(name)
+            values[name] = _INCIDENT_STAND_INS[name] if value is None else value
+    return check.build(Incident, values, prefix=f"{key}.", said=said)
 
 
 def _parse_strategies(check: _Checker, raw: Any, shared_raw: Any = None,

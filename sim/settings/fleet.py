@@ -78,48 +78,50 @@ def parse_host_incidents(check: Any, entries: list[tuple[int, dict]], hosts: int
                          "needs a fleet: per-host incidents and crashes hit hosts of [simulation.fleet]",
                          "add [simulation.fleet] with hosts = N, or remove the key")
             continue
-        extra = set(table) - {"start", "duration", "hosts", "kind", *KINDS}
-        if extra:
-            check.report(f"{key}.{sorted(extra)[0]}", "is not an incident key",
+        names = {"start", "duration", "hosts", "kind", *KINDS}
+        faulty = False  # a mistake recorded: every other key is still checked
+        for extra in sorted(set(table) - names):
+            check.report(f"{key}.{extra}", "is not an incident key",
                          f"an incident has start, duration, hosts and one of {', '.join(KINDS)} or kind = \"crash\"")
-            continue
+            faulty = True
         kind_value = table.get("kind")
+        given = [k for k in KINDS if k in table]
+        kind, level = None, None
         if "kind" in table and kind_value != "crash":
             check.report(f"{key}.kind", f"must be \"crash\", got {kind_value!r}",
                          f"other kinds are written as their key: {', '.join(k + ' = ...' for k in KINDS)}")
-            continue
-        given = [k for k in KINDS if k in table]
-        if kind_value == "crash":
+            faulty = True
+        elif kind_value == "crash":
             if given:
                 check.report(f"{key}.{given[0]}", "a crash takes no level", "write the crash and the other kind as two incidents")
-                continue
-            kind, level = "crash", None
+                faulty = True
+            kind = "crash"
         elif len(given) != 1:
-            check.report(f"{key}.{given[1] if given else 'kind'}",
-                         f"an incident sets exactly one of {', '.join(HOST_KINDS[:-1])} or kind = \"crash\"")
-            continue
+            if given or not set(table) - names:  # none given beside a misspelt key: that one mistake
+                check.report(f"{key}.{given[1] if given else 'kind'}",
+                             f"an incident sets exactly one of {', '.join(HOST_KINDS[:-1])} or kind = \"crash\"")
+            faulty = True
         else:
             kind = given[0]
             level = check._located(f"{key}.", check.number, table, kind, minimum=0)
-            if level is None:
-                continue
+            faulty = faulty or level is None
         start = check._located(f"{key}.", check.number, table, "start", minimum=0)
         duration = check._located(f"{key}.", check.number, table, "duration", positive=True)
         ids = _hosts_of(check, f"{key}.hosts", table["hosts"], hosts) if "hosts" in table else tuple(range(hosts))
-        if start is None or duration is None or ids is None:
-            continue
-        if horizon is not None and start >= horizon:
+        if horizon is not None and start is not None and start >= horizon:
             check.report(f"{key}.start", f"is at or after the horizon ({horizon:g})")
+            faulty = True
+        if kind in KINDS and level is not None and not (kind == "capacity" and level == 0):
+            # the level's range, as the whole server's incidents (start and duration stand-ins
+            # where theirs were refused above)
+            said = [name for name, value in (("start", start), ("duration", duration)) if value is None]
+            window = {"start": 0.0 if start is None else start, "duration": 1.0 if duration is None else duration}
+            faulty = check.build(Incident, {**window, kind: level}, prefix=f"{key}.", said=said) is None or faulty
+        if faulty or kind is None or start is None or duration is None or ids is None:
             continue
         if kind == "capacity" and level == 0:
             kind, level = "outage", None  # capacity 0 is an outage, on these hosts
         incident = HostIncident(start, duration, kind, level, ids)
-        if kind not in ("crash", "outage"):
-            try:
-                incident.incident()
-            except ParamError as exc:
-                check.report(f"{key}.{exc.key}", exc.message, exc.hint)
-                continue
         clash = next((o for o in out if _same_window_kind(o.kind, kind) and set(o.hosts) & set(ids)
                       and o.start < incident.end and incident.start < o.end), None)
         if clash is not None:
@@ -158,14 +160,14 @@ def parse_host_outages(check: Any, entries: list[tuple[int, dict]], hosts: int |
     for position, table in entries:
         key = f"outages[{position}]"
         extra = sorted(set(table) - {"start", "duration", "hosts"})
-        if extra:
-            check.report(f"{key}.{extra[0]}", "is not an outage key", "an outage has start, duration and hosts")
-            continue
+        for name in extra:
+            check.report(f"{key}.{name}", "is not an outage key", "an outage has start, duration and hosts")
         if hosts is None:
             check.report(f"{key}.hosts", "needs a fleet: per-host outages stop hosts of [simulation.fleet]",
                          "add [simulation.fleet] with hosts = N, or remove the key")
             continue
-        out.append((position, {**table, "capacity": 0.0}))
+        # its other keys checked with the incidents (the config refused all the same)
+        out.append((position, {**{k: v for k, v in table.items() if k not in extra}, "capacity": 0.0}))
     return out
 
 
