@@ -20,7 +20,7 @@ from typing import Any
 
 from sim.vocabulary.errors import ParamError
 from sim.vocabulary.units import UNIT_SECONDS, seconds_per_unit  # noqa: F401 (re-exported: their old home)
-from sim.policies.chain import policy_from_dict
+from sim.policies.chain import policy_from_dict, policy_with_mistakes
 from sim.policies.circuit_breaker import CircuitBreaker
 from sim.policies.presets import PRESETS, expand_preset
 from sim.policies.seam import POLICIES, Policy
@@ -67,10 +67,10 @@ def parse_policies(raw: Any, unit_seconds: float | None, key: str = "policies",
                                            "give unit_seconds = seconds per time unit"))
                 continue
             table["unit_seconds"] = unit_seconds
-        try:
-            policies.append(policy_from_dict(table))
-        except ParamError as exc:
-            problems.append(ParamError(f"{where}.{exc.key}", exc.message, exc.hint))
+        policy, found = policy_with_mistakes(table)
+        problems += [ParamError(f"{where}.{exc.key}", exc.message, exc.hint) for exc in found]
+        if policy is not None:
+            policies.append(policy)
     return policies, problems
 
 
