@@ -201,3 +201,9 @@ def test_a_strategy_s_type_mistake_hides_no_check_of_the_strategy(tmp_path: Path
     lines = mistakes(tmp_path, strategies=strategies)
     assert keys_named(lines, "strategies[0].base", "strategies[0].max_attempts") == \
         ["strategies[0].base", "strategies[0].max_attempts"] and len(lines) == 2, lines
+
+
+def test_an_unknown_hedging_preset_hides_no_bad_budget(tmp_path: Path) -> None:
+    lines = mistakes(tmp_path, FLEET + 'hedging = { preset = "polly", budget = -1.0 }\n')
+    assert keys_named(lines, "fleet.hedging.preset", "fleet.hedging.budget") == \
+        ["fleet.hedging.preset", "fleet.hedging.budget"] and len(lines) == 2, lines

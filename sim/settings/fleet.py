@@ -133,17 +133,16 @@ def parse_host_incidents(check: Any, entries: list[tuple[int, dict]], hosts: int
 
 
 def _sub_table(check: Any, raw: Any, name: str, keys: tuple[str, ...], example: str) -> dict | None:
-    """A ``[simulation.fleet]`` sub-table ``name``, its keys among ``keys`` (None: reported)."""
+    """A ``[simulation.fleet]`` sub-table ``name``: its keys among ``keys`` (None if it is no
+    table). Each other key is reported, and the known ones returned to be checked too."""
     prefix = f"fleet.{name}"
     if not isinstance(raw, dict):
         check.report(prefix, f"must be a table like {example}, got {raw!r}")
         return None
-    extra = sorted(set(raw) - set(keys))
-    if extra:
-        article = "an" if name[0] in "aeiou" else "a"
-        check.report(f"{prefix}.{extra[0]}", f"is not {article} {name} key", f"it takes {', '.join(keys)}")
-        return None
-    return raw
+    article = "an" if name[0] in "aeiou" else "a"
+    for extra in sorted(set(raw) - set(keys)):
+        check.report(f"{prefix}.{extra}", f"is not {article} {name} key", f"it takes {', '.join(keys)}")
+    return {k: v for k, v in raw.items() if k in keys}
 
 
 def _same_window_kind(a: str, b: str) -> bool:
@@ -178,6 +177,7 @@ def _outlier(check: Any, raw: Any, unit_seconds: float | None) -> OutlierDetecti
     if raw is None:
         return None
     args: dict[str, Any] = {}
+    said: list[str] = []  # refused here: left to their defaults, so the others are checked too
     for key in OUTLIER_KEYS:
         if key in raw:
             if key == "consecutive_errors":
@@ -185,8 +185,9 @@ def _outlier(check: Any, raw: Any, unit_seconds: float | None) -> OutlierDetecti
             else:
                 value = check._located(f"{prefix}.", check.number, raw, key, minimum=0)
             if value is None:
-                return None
-            args[key] = value
+                said.append(key)
+            else:
+                args[key] = value
         elif key in _TIMES or key == "max_ejection_time":
             # Envoy's defaults are times in seconds: in the simulation's unit.
             if unit_seconds is None:
@@ -198,11 +199,7 @@ def _outlier(check: Any, raw: Any, unit_seconds: float | None) -> OutlierDetecti
                                 args.get("base_ejection_time", ENVOY_BASE_EJECTION_S / unit_seconds))
             else:
                 args[key] = _TIMES[key] / unit_seconds
-    try:
-        return OutlierDetection(**args)
-    except ParamError as exc:
-        check.report(f"{prefix}.{exc.key}", exc.message, exc.hint)
-        return None
+    return check.build(OutlierDetection, args, prefix=f"{prefix}.", said=said)
 
 
 def _health_check(check: Any, raw: Any) -> HealthCheck | None:
@@ -225,33 +222,42 @@ def _hedging(check: Any, raw: Any, unit_seconds: float | None) -> Hedging | None
     if raw is None:
         return None
     raw = dict(raw)
+    faulty = False
+    unsaid = {"budget"}  # keys checked only when given: a faulty preset may have meant to give the others
     if "preset" in raw:
         name = raw.pop("preset")
         preset = HEDGING_PRESETS.get(name) if isinstance(name, str) else None
         if preset is None:
             check.report(f"{prefix}.preset", f"must be one of {', '.join(map(repr, HEDGING_PRESETS))}, got {name!r}")
-            return None
-        if "delay" not in raw:
+            faulty, unsaid = True, set(HEDGING_KEYS)
+            preset = {}
+        if preset and "delay" not in raw:
             if unit_seconds is None:
                 check.report(f"{prefix}.delay", "is missing: the preset's delay is in seconds and this "
                              "simulation's time unit has no length in seconds", "add delay = ...")
-                return None
-            raw["delay"] = preset["delay_s"] / unit_seconds
+                faulty = True
+                unsaid.add("delay")
+            else:
+                raw["delay"] = preset["delay_s"] / unit_seconds
         if "max_attempts" in preset:
             raw.setdefault("max_attempts", preset["max_attempts"])
-        elif "max_attempts" not in raw:
+        elif preset and "max_attempts" not in raw:
             check.report(f"{prefix}.max_attempts", f"is missing: {name} has no default (gRPC requires it)",
                          "add e.g. max_attempts = 3")
-            return None
+            faulty = True
         cap = preset.get("max_attempts_cap")
-        if cap is not None and isinstance(raw["max_attempts"], int) and raw["max_attempts"] > cap:
+        if cap is not None and isinstance(raw.get("max_attempts"), int) and raw["max_attempts"] > cap:
             raw["max_attempts"] = cap  # gRPC treats values above 5 as 5
-    most = check._located(f"{prefix}.", check.integer, raw, "max_attempts", minimum=2, maximum=1000)
-    delay = check._located(f"{prefix}.", check.number, raw, "delay", minimum=0)
-    budget = check._located(f"{prefix}.", check.number, raw, "budget", positive=True) if "budget" in raw else None
-    if most is None or delay is None or ("budget" in raw and budget is None):
+    checks = {"max_attempts": (check.integer, {"minimum": 2, "maximum": 1000}),
+              "delay": (check.number, {"minimum": 0}), "budget": (check.number, {"positive": True})}
+    values: dict[str, Any] = {}
+    for key, (kind, bounds) in checks.items():
+        if key in raw or key not in unsaid:
+            values[key] = check._located(f"{prefix}.", kind, raw, key, **bounds)
+            faulty = faulty or values[key] is None
+    if faulty:
         return None
-    return Hedging(most, delay, budget)
+    return Hedging(values["max_attempts"], values["delay"], values.get("budget"))
 
 
 def parse_fleet(check: Any, raw: Any, control: Control | None, unit_seconds: float | None) -> FleetSpec | None:
