@@ -180,15 +180,32 @@ class _Checker:
             self.fail(key, f"must be a non-empty string, got {_type_name(value)} {value!r}")
         return value
 
-    def params(self, cls: type, table: dict[str, Any], what: str, skip: set[str],
-               prefix: str = "") -> dict[str, Any] | None:
-        """Check ``table`` against the dataclass fields of ``cls``; return its keyword arguments,
-        or None after recording every mistake (keys named ``prefix + key``)."""
+    def model(self, cls: type[T], table: dict[str, Any], what: str, skip: set[str], prefix: str = "",
+              paths: tuple[str, ...] = ()) -> T | None:
+        """``cls`` built from ``table`` (``arguments``, then ``build``), or None after recording every
+        mistake: the loader's (each key's type, unknown and missing keys) and the model's own, a
+        faulty key's default or a stand-in taken so that one mistake hides none of the others.
+        ``paths``: the file keys, relative to the config file."""
+        before = len(self.errors)
+        args, said = self.arguments(cls, table, what, skip, prefix)
+        if args is None:
+            return None
+        _resolve_paths(self.file, args, paths)
+        built = self.build(cls, args, prefix, said=said)
+        return built if len(self.errors) == before else None
+
+    def arguments(self, cls: type, table: dict[str, Any], what: str, skip: set[str],
+                  prefix: str = "") -> tuple[dict[str, Any] | None, dict[str, Any]]:
+        """Check ``table`` against the dataclass fields of ``cls`` (mistakes recorded, keys named
+        ``prefix + key``): its keyword arguments and the keys whose mistakes were recorded
+        (``said``, each with its stand-in: 1 for a number, else None). In their place the
+        arguments hold their defaults (left out) or, for a required number, the stand-in, so the
+        model can still check its other keys. None for the arguments when a required key has
+        no stand-in."""
         hints = typing.get_type_hints(cls)
         known = {f.name: f for f in fields(cls)}
         out: dict[str, Any] = {}
-        before = len(self.errors)
-        in_tables = 0  # mistakes inside parameters that are tables of their own
+        said: dict[str, Any] = {}
         for key, value in table.items():
             if key in skip:
                 continue
@@ -205,16 +222,10 @@ class _Checker:
                 # model to refuse in its own words.
                 value = table[key]
                 if isinstance(value, dict):
-                    ahead = len(self.errors)
-                    sub = self.params(table_cls, value, f"{what}'s {key}", skip=set(), prefix=f"{prefix}{key}.")
-                    checked = self.build(table_cls, sub, f"{prefix}{key}.") if sub is not None else None
-                    in_tables += len(self.errors) - ahead
+                    checked = self.model(table_cls, value, f"{what}'s {key}", skip=set(), prefix=f"{prefix}{key}.")
                 else:
                     checked = value
-                if checked is not None:
-                    out[key] = checked
-                continue
-            if args == {str}:
+            elif args == {str}:
                 checked = self._located(prefix, self.string, table, key)
             elif int in args and float not in args:
                 checked = self._located(prefix, self.integer, table, key)
@@ -222,12 +233,22 @@ class _Checker:
                 checked = self._located(prefix, self.number, table, key)
             if checked is not None:
                 out[key] = checked
+            else:
+                said[key] = None
         for name, f in known.items():
             if name not in table and f.default is MISSING and f.default_factory is MISSING:
                 self.report(prefix + name, f"is missing (required by {what})")
-        # A table parameter's mistakes alone leave the rest buildable without it: the model's
-        # own checks then report its other mistakes too (the config is refused all the same).
-        return out if len(self.errors) - before == in_tables else None
+                said[name] = None
+        for name in (n for n in known if n in said):
+            kinds = set(typing.get_args(hints[name])) or {hints[name]}
+            # a stand-in: most checks pass 1, and its key's mistake is said
+            said[name] = 1.0 if float in kinds else 1 if int in kinds else None
+            f = known[name]
+            if f.default is MISSING and f.default_factory is MISSING:
+                if said[name] is None:
+                    return None, said
+                out[name] = said[name]
+        return out, said
 
     def _located(self, prefix: str, check: Callable[..., T], *args: Any, **kwargs: Any) -> T | None:
         """``attempt``, with the key of a recorded error prefixed (``strategies[2].base``)."""
@@ -238,10 +259,11 @@ class _Checker:
             return None
 
     def build(self, cls: type[T], args: dict[str, Any], prefix: str = "",
-              said: typing.Iterable[str] = ()) -> T | None:
+              said: typing.Iterable[str] | typing.Mapping[str, Any] = ()) -> T | None:
         """Construct a model from checked arguments; every ``ParamError`` it would raise is
         recorded, each key named ``prefix + key`` (``build_every_mistake``: the faulty keys set
-        aside one by one). ``said``: keys already reported, whose values are stand-ins."""
+        aside one by one). ``said``: keys already reported, whose values are stand-ins (a
+        mapping: with the stand-in to take should the model need the key)."""
         built, problems = build_every_mistake(cls, args, said)
         for exc in problems:
             self.report(prefix + exc.key, exc.message, exc.hint)
@@ -365,11 +387,8 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
     control = None
     if control_cls is not None:
         control_keys = {f.name for f in fields(control_cls)}
-        args = check.params(control_cls, {k: v for k, v in block.items() if k in control_keys},
-                            control_name, skip=set())
-        if args is not None:
-            _resolve_paths(check.file, args, getattr(control_cls, "PATH_KEYS", ()))
-        control = check.build(control_cls, args) if args is not None else None
+        control = check.model(control_cls, {k: v for k, v in block.items() if k in control_keys},
+                              control_name, skip=set(), paths=getattr(control_cls, "PATH_KEYS", ()))
 
     clients = _parse_clients(check, block)
     if by_rate and workload is not None and clients is not None and control is not None:
@@ -588,10 +607,8 @@ def _parse_workload(check: _Checker, block: dict[str, Any]) -> Workload | None:
         return None
     cls = WORKLOADS[name]
     keys = {f.name for f in fields(cls)}
-    args = check.params(cls, {k: v for k, v in block.items() if k in keys}, f"workload {name!r}", skip=set())
-    if args is not None:
-        _resolve_paths(check.file, args, getattr(cls, "PATH_KEYS", ()))
-    return check.build(cls, args) if args is not None else None
+    return check.model(cls, {k: v for k, v in block.items() if k in keys}, f"workload {name!r}", skip=set(),
+                       paths=getattr(cls, "PATH_KEYS", ()))
 
 
 def _parse_backlog(check: _Checker, block: dict[str, Any], stopped: bool,
@@ -762,8 +779,7 @@ def _parse_strategies(check: _Checker, raw: Any, shared_raw: Any = None,
         if name is not None and (not isinstance(name, str) or not name.strip()):
             check.report(f"{key}.name", f"must be a non-empty string, got {name!r}")
             name = None
-        args = check.params(cls, entry.strategy, type_name, skip={"type", "name"}, prefix=f"{key}.")
-        strategy = check.build(cls, args, prefix=f"{key}.") if args is not None else None
+        strategy = check.model(cls, entry.strategy, type_name, skip={"type", "name"}, prefix=f"{key}.")
         if strategy is not None:
             preset = preset_label(entry, table) if entry.preset is not None else None
             built.append((name, strategy, entry.policies, preset))
@@ -842,11 +858,8 @@ def _tier_control(tier: _Checker, table: dict[str, Any], i: int, calls_below: bo
         tier.report("control", f"{name} is a contention control: it lets clients assume success, so it "
                     f"cannot be tier {i + 2}", f"a tier is a replying server: {_replying_controls()}")
         return None
-    args = tier.params(cls, {k: v for k, v in table.items() if k in control_keys}, name, skip=set())
-    if args is None:
-        return None
-    _resolve_paths(tier.file, args, getattr(cls, "PATH_KEYS", ()))
-    control = tier.build(cls, args)
+    control = tier.model(cls, {k: v for k, v in table.items() if k in control_keys}, name, skip=set(),
+                         paths=getattr(cls, "PATH_KEYS", ()))
     if control is not None:
         problem = control.tier_problem(calls_below)
         if problem is not None:
@@ -884,8 +897,7 @@ def _parse_retry(tier: _Checker, table: dict[str, Any], time_unit: str) -> Chain
         tier.report("retry.type", f"{type_name} starts its backoff from a client's think time, "
                     "and a tier has none", "choose another strategy")
         return None
-    args = tier.params(cls, entry.strategy, type_name, skip={"type", "name"}, prefix="retry.")
-    strategy = tier.build(cls, args, prefix="retry.") if args is not None else None
+    strategy = tier.model(cls, entry.strategy, type_name, skip={"type", "name"}, prefix="retry.")
     if strategy is None or len(tier.errors) > before:
         return None
     return ChainSpec(strategy, entry.policies)
