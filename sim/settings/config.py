@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from sim.vocabulary.bounds import MAX_INTEGER, MAX_SEED, MAX_TIERS, MAX_TIME, MIN_SPAN
-from sim.vocabulary.errors import ConfigError, ParamError, build_every_mistake
+from sim.vocabulary.errors import ConfigError, build_every_mistake
 from sim.settings.extends import resolve_extends
 from sim.settings.fleet import absorb_incidents, parse_fleet, parse_host_incidents, parse_host_outages, split_incidents
 from sim.vocabulary.inputs import InputFileError, read_limited
@@ -182,17 +182,17 @@ class _Checker:
 
     def model(self, cls: type[T], table: dict[str, Any], what: str, skip: set[str], prefix: str = "",
               paths: tuple[str, ...] = ()) -> T | None:
-        """``cls`` built from ``table`` (``arguments``, then ``build``), or None after recording every
-        mistake: the loader's (each key's type, unknown and missing keys) and the model's own, a
-        faulty key's default or a stand-in taken so that one mistake hides none of the others.
-        ``paths``: the file keys, relative to the config file."""
-        before = len(self.errors)
+        """``cls`` built from ``table`` (``arguments``, then ``build``): every mistake recorded, the
+        loader's (each key's type, unknown and missing keys) and the model's own, a faulty key's
+        default or a stand-in taken so that one mistake hides none of the others. None when a
+        value was refused (an unknown key or a faulty sub-table alone leave the model built, for
+        the checks that need it; the caller refuses the config by its errors). ``paths``: the
+        file keys, relative to the config file."""
         args, said = self.arguments(cls, table, what, skip, prefix)
         if args is None:
             return None
         _resolve_paths(self.file, args, paths)
-        built = self.build(cls, args, prefix, said=said)
-        return built if len(self.errors) == before else None
+        return self.build(cls, args, prefix, said=said)
 
     def arguments(self, cls: type, table: dict[str, Any], what: str, skip: set[str],
                   prefix: str = "") -> tuple[dict[str, Any] | None, dict[str, Any]]:
@@ -221,11 +221,15 @@ class _Checker:
                 # keys checked alike, named ``key.sub``; a value not a table is left to the
                 # model to refuse in its own words.
                 value = table[key]
-                if isinstance(value, dict):
-                    checked = self.model(table_cls, value, f"{what}'s {key}", skip=set(), prefix=f"{prefix}{key}.")
-                else:
-                    checked = value
-            elif args == {str}:
+                # A faulty table is left out, unsaid: the model built without it goes on to the
+                # checks that need the model (as a control's incidents), the config refused all
+                # the same.
+                checked = (self.model(table_cls, value, f"{what}'s {key}", skip=set(), prefix=f"{prefix}{key}.")
+                           if isinstance(value, dict) else value)
+                if checked is not None:
+                    out[key] = checked
+                continue
+            if args == {str}:
                 checked = self._located(prefix, self.string, table, key)
             elif int in args and float not in args:
                 checked = self._located(prefix, self.integer, table, key)
