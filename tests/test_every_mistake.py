@@ -207,3 +207,12 @@ def test_an_unknown_hedging_preset_hides_no_bad_budget(tmp_path: Path) -> None:
     lines = mistakes(tmp_path, FLEET + 'hedging = { preset = "polly", budget = -1.0 }\n')
     assert keys_named(lines, "fleet.hedging.preset", "fleet.hedging.budget") == \
         ["fleet.hedging.preset", "fleet.hedging.budget"] and len(lines) == 2, lines
+
+
+def test_every_setting_of_a_preset_entry(tmp_path: Path) -> None:
+    # an unknown setting beside one of the wrong type, and the entry's policy: three lines
+    strategies = [{"preset": "grpc", "maxAttempts": 3, "jitter": "lots",
+                   "policies": [{"type": "TokenBucket", "cost": -1.0}]}]
+    lines = mistakes(tmp_path, strategies=strategies)
+    keys = ("strategies[0].maxAttempts", "strategies[0].jitter", "strategies[0].policies[0].cost")
+    assert keys_named(lines, *keys) == list(keys) and len(lines) == 3, lines

@@ -102,13 +102,19 @@ def parse_entry(table: Mapping[str, Any], unit_seconds: float | None, time_unit:
             problems.append(ParamError("unit_seconds", f"is needed: time_unit {time_unit!r} has no length in seconds",
                                        "give unit_seconds = seconds per time unit in the preset entry"))
             return None, problems
-        try:
-            data = expand_preset(settings, float(own_unit))
-        except ParamError as exc:
-            hint = exc.hint
-            if exc.key == "preset":
-                hint = f"choose one of {', '.join(PRESETS)}"
-            problems.append(ParamError(exc.key, exc.message, hint))
+        data = None
+        while data is None:
+            try:
+                data = expand_preset(settings, float(own_unit))
+            except ParamError as exc:
+                hint = exc.hint
+                if exc.key == "preset":
+                    hint = f"choose one of {', '.join(PRESETS)}"
+                problems.append(ParamError(exc.key, exc.message, hint))
+                if exc.key == "preset" or exc.key not in settings:
+                    return None, problems
+                del settings[exc.key]  # its default taken, so the other settings are checked too
+        if problems:
             return None, problems
         preset = data["preset"]
         try:
