@@ -216,3 +216,12 @@ def test_every_setting_of_a_preset_entry(tmp_path: Path) -> None:
     lines = mistakes(tmp_path, strategies=strategies)
     keys = ("strategies[0].maxAttempts", "strategies[0].jitter", "strategies[0].policies[0].cost")
     assert keys_named(lines, *keys) == list(keys) and len(lines) == 3, lines
+
+
+@pytest.mark.parametrize("key", ["outages", "incidents"])
+def test_a_start_after_the_horizon_hides_no_end_past_the_clock(tmp_path: Path, key: str) -> None:
+    # start at the horizon (5000, POOL's) is one mistake, a window ending after MAX_TIME another
+    entry = {"start": 6000.0, "duration": 1e15, **({"capacity": 0.5} if key == "incidents" else {})}
+    lines = mistakes(tmp_path, **{key: [entry]})
+    assert keys_named(lines, f"{key}[0].start", f"{key}[0].duration") == \
+        [f"{key}[0].start", f"{key}[0].duration"] and len(lines) == 2, lines

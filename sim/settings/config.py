@@ -677,15 +677,16 @@ def _parse_outages(check: _Checker, raw: Any, horizon: float | None) -> tuple[Ou
         duration = check._located(f"{key}.", check.number, table, "duration", positive=True)
         if start is None or duration is None or extra:
             continue
+        ahead = len(check.errors)
         if outages and start < outages[-1].end:
             check.report(f"{key}.start", f"overlaps or precedes the previous outage (ends at {outages[-1].end:g})",
                          "list outages in time order, without overlap")
         elif horizon is not None and start >= horizon:
             check.report(f"{key}.start", f"is at or after the horizon ({horizon:g})")
-        elif start + duration > MAX_TIME:
+        if start + duration > MAX_TIME:  # the end's own mistake, beside the start's
             check.report(f"{key}.duration", f"ends after {MAX_TIME:g}, got start + duration = {start + duration:g}",
                          "larger times overflow or lose the clock's resolution")
-        else:
+        if len(check.errors) == ahead:
             outages.append(Outage(start, duration))
     return tuple(outages)
 
