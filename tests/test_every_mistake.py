@@ -225,3 +225,11 @@ def test_a_start_after_the_horizon_hides_no_end_past_the_clock(tmp_path: Path, k
     lines = mistakes(tmp_path, **{key: [entry]})
     assert keys_named(lines, f"{key}[0].start", f"{key}[0].duration") == \
         [f"{key}[0].start", f"{key}[0].duration"] and len(lines) == 2, lines
+
+
+@pytest.mark.parametrize("key", ["outages", "incidents"])
+def test_a_host_entry_without_a_fleet_hides_no_bad_window(tmp_path: Path, key: str) -> None:
+    entry = {"start": -1.0, "duration": 0.0, "hosts": [0], **({"slowdown": 2.0} if key == "incidents" else {})}
+    lines = mistakes(tmp_path, **{key: [entry]})
+    keys = (f"{key}[0].hosts", f"{key}[0].start", f"{key}[0].duration")
+    assert keys_named(lines, *keys) == list(keys) and len(lines) == 3, lines

@@ -73,13 +73,13 @@ def parse_host_incidents(check: Any, entries: list[tuple[int, dict]], hosts: int
     out: list[HostIncident] = []
     for position, table in entries:
         key = f"{what}[{position}]"
+        faulty = False  # a mistake recorded: every other key is still checked
         if hosts is None:
             check.report(f"{key}.{'hosts' if 'hosts' in table else 'kind'}",
                          "needs a fleet: per-host incidents and crashes hit hosts of [simulation.fleet]",
                          "add [simulation.fleet] with hosts = N, or remove the key")
-            continue
+            faulty = True
         names = {"start", "duration", "hosts", "kind", *KINDS}
-        faulty = False  # a mistake recorded: every other key is still checked
         for extra in sorted(set(table) - names):
             check.report(f"{key}.{extra}", "is not an incident key",
                          f"an incident has start, duration, hosts and one of {', '.join(KINDS)} or kind = \"crash\"")
@@ -107,7 +107,8 @@ def parse_host_incidents(check: Any, entries: list[tuple[int, dict]], hosts: int
             faulty = faulty or level is None
         start = check._located(f"{key}.", check.number, table, "start", minimum=0)
         duration = check._located(f"{key}.", check.number, table, "duration", positive=True)
-        ids = _hosts_of(check, f"{key}.hosts", table["hosts"], hosts) if "hosts" in table else tuple(range(hosts))
+        ids = (None if hosts is None else _hosts_of(check, f"{key}.hosts", table["hosts"], hosts)
+               if "hosts" in table else tuple(range(hosts)))
         if horizon is not None and start is not None and start >= horizon:
             check.report(f"{key}.start", f"is at or after the horizon ({horizon:g})")
             faulty = True
@@ -164,6 +165,8 @@ def parse_host_outages(check: Any, entries: list[tuple[int, dict]], hosts: int |
         if hosts is None:
             check.report(f"{key}.hosts", "needs a fleet: per-host outages stop hosts of [simulation.fleet]",
                          "add [simulation.fleet] with hosts = N, or remove the key")
+            check._located(f"{key}.", check.number, table, "start", minimum=0)  # its window's own mistakes
+            check._located(f"{key}.", check.number, table, "duration", positive=True)
             continue
         # its other keys checked with the incidents (the config refused all the same)
         out.append((position, {**{k: v for k, v in table.items() if k not in extra}, "capacity": 0.0}))
