@@ -168,14 +168,14 @@ def schedule_problems(incidents: Sequence[Incident], outages: Sequence[Outage],
                              "list incidents in time order"))
         elif horizon is not None and incident.start >= horizon:
             problems.append((f"{where}.start", f"is at or after the horizon ({horizon:g})", None))
-        elif incident.end > MAX_TIME:
-            problems.append((f"{where}.duration", f"ends after {MAX_TIME:g}, got start + duration = "
-                             f"{incident.end:g}", "larger times overflow or lose the clock's resolution"))
-        else:
+        elif incident.end <= MAX_TIME:
             clash = _overlap(incident, incidents[:i], outages)
             if clash is not None:
                 problems.append((f"{where}.start", clash, "incidents of one kind, and capacity incidents "
                                  "and outages, may not overlap; different kinds may"))
+        if incident.end > MAX_TIME:  # the end's own mistake, beside the start's
+            problems.append((f"{where}.duration", f"ends after {MAX_TIME:g}, got start + duration = "
+                             f"{incident.end:g}", "larger times overflow or lose the clock's resolution"))
         previous = incident
     return problems
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, fields
 from typing import Any
 
-from sim.vocabulary.errors import ParamError
+from sim.vocabulary.errors import ParamError, build_every_mistake
 from sim.models import STRATEGIES
 from sim.models.strategies import Strategy, Uniform
 from sim.policies.limits import AttemptTimeout, MaxAttempts, MaxElapsed
@@ -116,6 +116,32 @@ def _construct(registry: Mapping[str, type], raw: Mapping[str, Any], what: str) 
         missing = sorted(f.name for f in fields(cls) if f.name not in args
                          and f.default is MISSING and f.default_factory is MISSING)
         raise ParamError(missing[0] if missing else "type", f"{name} needs {', '.join(missing) or exc}") from None
+
+
+def policy_with_mistakes(raw: Mapping[str, Any]) -> tuple[Policy | None, list[ParamError]]:
+    """``policy_from_dict`` with every mistake of the table, not only the first: each unknown key,
+    and each the policy itself refuses (``build_every_mistake``); the policy None if any."""
+    name = raw.get("type") if isinstance(raw, Mapping) else None
+    cls = POLICIES.get(name) if isinstance(name, str) else None
+    if cls is None:  # not a table, or of no known type: the one mistake _construct names
+        try:
+            return policy_from_dict(raw), []
+        except ParamError as exc:
+            return None, [exc]
+    known = {f.name for f in fields(cls)}
+    args = {k: v for k, v in raw.items() if k not in ("type", "name")}
+    problems = [ParamError(key, f"is not a parameter of {name}",
+                           f"{name} takes {', '.join(sorted(known)) or 'no parameters'}")
+                for key in args if key not in known]
+    missing = sorted(f.name for f in fields(cls) if f.name not in args
+                     and f.default is MISSING and f.default_factory is MISSING)
+    if missing:
+        return None, [*problems, ParamError(missing[0], f"{name} needs {', '.join(missing)}")]
+    try:
+        built, found = build_every_mistake(cls, {k: v for k, v in args.items() if k in known})
+    except TypeError as exc:
+        return None, [*problems, ParamError("type", f"{name} needs {exc}")]
+    return (None if problems else built), problems + found
 
 
 def policy_from_dict(raw: Mapping[str, Any]) -> Policy:

@@ -20,7 +20,7 @@ from typing import Any
 
 from sim.vocabulary.errors import ParamError
 from sim.vocabulary.units import UNIT_SECONDS, seconds_per_unit  # noqa: F401 (re-exported: their old home)
-from sim.policies.chain import policy_from_dict
+from sim.policies.chain import policy_from_dict, policy_with_mistakes
 from sim.policies.circuit_breaker import CircuitBreaker
 from sim.policies.presets import PRESETS, expand_preset
 from sim.policies.seam import POLICIES, Policy
@@ -67,10 +67,10 @@ def parse_policies(raw: Any, unit_seconds: float | None, key: str = "policies",
                                            "give unit_seconds = seconds per time unit"))
                 continue
             table["unit_seconds"] = unit_seconds
-        try:
-            policies.append(policy_from_dict(table))
-        except ParamError as exc:
-            problems.append(ParamError(f"{where}.{exc.key}", exc.message, exc.hint))
+        policy, found = policy_with_mistakes(table)
+        problems += [ParamError(f"{where}.{exc.key}", exc.message, exc.hint) for exc in found]
+        if policy is not None:
+            policies.append(policy)
     return policies, problems
 
 
@@ -102,13 +102,19 @@ def parse_entry(table: Mapping[str, Any], unit_seconds: float | None, time_unit:
             problems.append(ParamError("unit_seconds", f"is needed: time_unit {time_unit!r} has no length in seconds",
                                        "give unit_seconds = seconds per time unit in the preset entry"))
             return None, problems
-        try:
-            data = expand_preset(settings, float(own_unit))
-        except ParamError as exc:
-            hint = exc.hint
-            if exc.key == "preset":
-                hint = f"choose one of {', '.join(PRESETS)}"
-            problems.append(ParamError(exc.key, exc.message, hint))
+        data = None
+        while data is None:
+            try:
+                data = expand_preset(settings, float(own_unit))
+            except ParamError as exc:
+                hint = exc.hint
+                if exc.key == "preset":
+                    hint = f"choose one of {', '.join(PRESETS)}"
+                problems.append(ParamError(exc.key, exc.message, hint))
+                if exc.key == "preset" or exc.key not in settings:
+                    return None, problems
+                del settings[exc.key]  # its default taken, so the other settings are checked too
+        if problems:
             return None, problems
         preset = data["preset"]
         try:

@@ -8,7 +8,6 @@ file, the simulation and the key. The engine never sees a raw dict. Files in the
 from __future__ import annotations
 
 import difflib
-import re
 import sys
 import typing
 from collections.abc import Callable
@@ -17,7 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from sim.vocabulary.bounds import MAX_INTEGER, MAX_SEED, MAX_TIERS, MAX_TIME, MIN_SPAN
-from sim.vocabulary.errors import ConfigError, ParamError
+from sim.vocabulary.errors import ConfigError, build_every_mistake
 from sim.settings.extends import resolve_extends
 from sim.settings.fleet import absorb_incidents, parse_fleet, parse_host_incidents, parse_host_outages, split_incidents
 from sim.vocabulary.inputs import InputFileError, read_limited
@@ -181,15 +180,32 @@ class _Checker:
             self.fail(key, f"must be a non-empty string, got {_type_name(value)} {value!r}")
         return value
 
-    def params(self, cls: type, table: dict[str, Any], what: str, skip: set[str],
-               prefix: str = "") -> dict[str, Any] | None:
-        """Check ``table`` against the dataclass fields of ``cls``; return its keyword arguments,
-        or None after recording every mistake (keys named ``prefix + key``)."""
+    def model(self, cls: type[T], table: dict[str, Any], what: str, skip: set[str], prefix: str = "",
+              paths: tuple[str, ...] = ()) -> T | None:
+        """``cls`` built from ``table`` (``arguments``, then ``build``): every mistake recorded, the
+        loader's (each key's type, unknown and missing keys) and the model's own, a faulty key's
+        default or a stand-in taken so that one mistake hides none of the others. None when a
+        value was refused (an unknown key or a faulty sub-table alone leave the model built, for
+        the checks that need it; the caller refuses the config by its errors). ``paths``: the
+        file keys, relative to the config file."""
+        args, said = self.arguments(cls, table, what, skip, prefix)
+        if args is None:
+            return None
+        _resolve_paths(self.file, args, paths)
+        return self.build(cls, args, prefix, said=said)
+
+    def arguments(self, cls: type, table: dict[str, Any], what: str, skip: set[str],
+                  prefix: str = "") -> tuple[dict[str, Any] | None, dict[str, Any]]:
+        """Check ``table`` against the dataclass fields of ``cls`` (mistakes recorded, keys named
+        ``prefix + key``): its keyword arguments and the keys whose mistakes were recorded
+        (``said``, each with its stand-in: 1 for a number, else None). In their place the
+        arguments hold their defaults (left out) or, for a required number, the stand-in, so the
+        model can still check its other keys. None for the arguments when a required key has
+        no stand-in."""
         hints = typing.get_type_hints(cls)
         known = {f.name: f for f in fields(cls)}
         out: dict[str, Any] = {}
-        before = len(self.errors)
-        in_tables = 0  # mistakes inside parameters that are tables of their own
+        said: dict[str, Any] = {}
         for key, value in table.items():
             if key in skip:
                 continue
@@ -205,13 +221,11 @@ class _Checker:
                 # keys checked alike, named ``key.sub``; a value not a table is left to the
                 # model to refuse in its own words.
                 value = table[key]
-                if isinstance(value, dict):
-                    ahead = len(self.errors)
-                    sub = self.params(table_cls, value, f"{what}'s {key}", skip=set(), prefix=f"{prefix}{key}.")
-                    checked = self.build(table_cls, sub, f"{prefix}{key}.") if sub is not None else None
-                    in_tables += len(self.errors) - ahead
-                else:
-                    checked = value
+                # A faulty table is left out, unsaid: the model built without it goes on to the
+                # checks that need the model (as a control's incidents), the config refused all
+                # the same.
+                checked = (self.model(table_cls, value, f"{what}'s {key}", skip=set(), prefix=f"{prefix}{key}.")
+                           if isinstance(value, dict) else value)
                 if checked is not None:
                     out[key] = checked
                 continue
@@ -223,12 +237,22 @@ class _Checker:
                 checked = self._located(prefix, self.number, table, key)
             if checked is not None:
                 out[key] = checked
+            else:
+                said[key] = None
         for name, f in known.items():
             if name not in table and f.default is MISSING and f.default_factory is MISSING:
                 self.report(prefix + name, f"is missing (required by {what})")
-        # A table parameter's mistakes alone leave the rest buildable without it: the model's
-        # own checks then report its other mistakes too (the config is refused all the same).
-        return out if len(self.errors) - before == in_tables else None
+                said[name] = None
+        for name in (n for n in known if n in said):
+            kinds = set(typing.get_args(hints[name])) or {hints[name]}
+            # a stand-in: most checks pass 1, and its key's mistake is said
+            said[name] = 1.0 if float in kinds else 1 if int in kinds else None
+            f = known[name]
+            if f.default is MISSING and f.default_factory is MISSING:
+                if said[name] is None:
+                    return None, said
+                out[name] = said[name]
+        return out, said
 
     def _located(self, prefix: str, check: Callable[..., T], *args: Any, **kwargs: Any) -> T | None:
         """``attempt``, with the key of a recorded error prefixed (``strategies[2].base``)."""
@@ -238,35 +262,16 @@ class _Checker:
             self.report(prefix + (exc.key or ""), exc.message, exc.hint)
             return None
 
-    def build(self, cls: type[T], args: dict[str, Any], prefix: str = "") -> T | None:
-        """Construct a model from checked arguments; its own ``ParamError`` is recorded. A model
-        checks its parameters one after the other and stops at the first mistake: to report
-        the others too, the faulty key is left out (its default taken), or a required number
-        set to 1, and the model built again, until it builds or nothing is left to try. A later
-        mistake that names a key already set aside is its consequence, not the user's: unsaid."""
-        args = dict(args)
-        defaults = {f.name for f in fields(cls) if f.default is not MISSING or f.default_factory is not MISSING}
-        reported: set[str] = set()
-        left_out: dict[str, Any] = {}
-        while True:
-            try:
-                built = cls(**args)
-            except ParamError as exc:
-                text = f"{exc.message} {exc.hint or ''}"
-                follows = any(re.search(rf"\b{re.escape(key)}\b", text) for key in reported)
-                if exc.key not in reported and not follows:
-                    self.report(prefix + exc.key, exc.message, exc.hint)
-                reported.add(exc.key)
-                value = args.get(exc.key, left_out.get(exc.key))
-                if exc.key in args and exc.key in defaults and exc.key not in left_out:
-                    left_out[exc.key] = args.pop(exc.key)
-                elif isinstance(value, (int, float)) and not isinstance(value, bool) and value != 1:
-                    args[exc.key] = type(value)(1)  # a number needed after all: one most checks pass
-                    left_out[exc.key] = 1
-                else:
-                    return None
-                continue
-            return None if reported else built
+    def build(self, cls: type[T], args: dict[str, Any], prefix: str = "",
+              said: typing.Iterable[str] | typing.Mapping[str, Any] = ()) -> T | None:
+        """Construct a model from checked arguments; every ``ParamError`` it would raise is
+        recorded, each key named ``prefix + key`` (``build_every_mistake``: the faulty keys set
+        aside one by one). ``said``: keys already reported, whose values are stand-ins (a
+        mapping: with the stand-in to take should the model need the key)."""
+        built, problems = build_every_mistake(cls, args, said)
+        for exc in problems:
+            self.report(prefix + exc.key, exc.message, exc.hint)
+        return built
 
 
 class _PrefixedChecker(_Checker):
@@ -386,11 +391,8 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
     control = None
     if control_cls is not None:
         control_keys = {f.name for f in fields(control_cls)}
-        args = check.params(control_cls, {k: v for k, v in block.items() if k in control_keys},
-                            control_name, skip=set())
-        if args is not None:
-            _resolve_paths(check.file, args, getattr(control_cls, "PATH_KEYS", ()))
-        control = check.build(control_cls, args) if args is not None else None
+        control = check.model(control_cls, {k: v for k, v in block.items() if k in control_keys},
+                              control_name, skip=set(), paths=getattr(control_cls, "PATH_KEYS", ()))
 
     clients = _parse_clients(check, block)
     if by_rate and workload is not None and clients is not None and control is not None:
@@ -609,10 +611,8 @@ def _parse_workload(check: _Checker, block: dict[str, Any]) -> Workload | None:
         return None
     cls = WORKLOADS[name]
     keys = {f.name for f in fields(cls)}
-    args = check.params(cls, {k: v for k, v in block.items() if k in keys}, f"workload {name!r}", skip=set())
-    if args is not None:
-        _resolve_paths(check.file, args, getattr(cls, "PATH_KEYS", ()))
-    return check.build(cls, args) if args is not None else None
+    return check.model(cls, {k: v for k, v in block.items() if k in keys}, f"workload {name!r}", skip=set(),
+                       paths=getattr(cls, "PATH_KEYS", ()))
 
 
 def _parse_backlog(check: _Checker, block: dict[str, Any], stopped: bool,
@@ -670,23 +670,23 @@ def _parse_outages(check: _Checker, raw: Any, horizon: float | None) -> tuple[Ou
     outages: list[Outage] = []
     for position, table in enumerate(raw):
         key = f"outages[{position}]"
-        extra = set(table) - {"start", "duration"}
-        if extra:
-            check.report(f"{key}.{sorted(extra)[0]}", "is not an outage key", "an outage has start and duration")
-            continue
+        extra = sorted(set(table) - {"start", "duration"})
+        for name in extra:
+            check.report(f"{key}.{name}", "is not an outage key", "an outage has start and duration")
         start = check._located(f"{key}.", check.number, table, "start", minimum=0)
         duration = check._located(f"{key}.", check.number, table, "duration", positive=True)
-        if start is None or duration is None:
+        if start is None or duration is None or extra:
             continue
+        ahead = len(check.errors)
         if outages and start < outages[-1].end:
             check.report(f"{key}.start", f"overlaps or precedes the previous outage (ends at {outages[-1].end:g})",
                          "list outages in time order, without overlap")
         elif horizon is not None and start >= horizon:
             check.report(f"{key}.start", f"is at or after the horizon ({horizon:g})")
-        elif start + duration > MAX_TIME:
+        if start + duration > MAX_TIME:  # the end's own mistake, beside the start's
             check.report(f"{key}.duration", f"ends after {MAX_TIME:g}, got start + duration = {start + duration:g}",
                          "larger times overflow or lose the clock's resolution")
-        else:
+        if len(check.errors) == ahead:
             outages.append(Outage(start, duration))
     return tuple(outages)
 
@@ -703,23 +703,16 @@ def _parse_incidents(check: _Checker, raw: Any, horizon: float | None, outages: 
         return ()
     before = len(check.errors)
     incidents: list[Incident] = []
+    names = ("start", "duration", *INCIDENT_KINDS)
     for position, table in enumerate(raw):
         key = f"incidents[{position}]"
-        extra = set(table) - {"start", "duration", *INCIDENT_KINDS}
-        if extra:
-            check.report(f"{key}.{sorted(extra)[0]}", "is not an incident key",
-                         _suggest(sorted(extra)[0], ("start", "duration", *INCIDENT_KINDS))
-                         or f"an incident has start, duration and one of {', '.join(INCIDENT_KINDS)}")
-            continue
-        values = {name: check._located(f"{key}.", check.number, table, name,
-                                       **({"positive": True} if name == "duration" else {"minimum": 0}))
-                  for name in ("start", "duration", *INCIDENT_KINDS) if name in table or name in ("start", "duration")}
-        if any(v is None for v in values.values()):
-            continue
-        try:
-            incidents.append(Incident(**values))
-        except ParamError as exc:
-            check.report(f"{key}.{exc.key}", exc.message, exc.hint)
+        for extra in sorted(set(table) - set(names)):
+            check.report(f"{key}.{extra}", "is not an incident key",
+                         _suggest(extra, names) or f"an incident has start, duration and one of {', '.join(INCIDENT_KINDS)}")
+        incident = _incident(check, key, {k: v for k, v in table.items() if k in names},
+                             misspelt=bool(set(table) - set(names)))
+        if incident is not None and not set(table) - set(names):
+            incidents.append(incident)
     if len(check.errors) > before:
         return ()
     for suffix, message, hint in schedule_problems(incidents, outages, horizon):
@@ -728,6 +721,29 @@ def _parse_incidents(check: _Checker, raw: Any, horizon: float | None, outages: 
         for suffix, message, hint in control_problems(control, incidents):
             check.report(f"incidents{suffix}", message, hint)
     return tuple(incidents) if len(check.errors) == before else ()
+
+
+# A value every incident check passes, standing in for a faulty one so the others are checked.
+_INCIDENT_STAND_INS = {"start": 0.0, "duration": 1.0, "capacity": 1.0, "slowdown": 1.0, "error_rate": 0.0}
+
+
+def _incident(check: _Checker, key: str, table: dict[str, Any], misspelt: bool = False) -> Incident | None:
+    """One incident table (its known keys; ``misspelt``: it had others, reported): every mistake
+    recorded, named ``key.name``, the numbers' by the loader, the levels' ranges and the kinds
+    by ``Incident`` itself. A misspelt key stands for the kind when none is given (``eror_rate``
+    is one mistake, not a second "sets exactly one of ... got none")."""
+    values: dict[str, Any] = {}
+    said: list[str] = []
+    if misspelt and not any(kind in table for kind in INCIDENT_KINDS):
+        values["capacity"], said = _INCIDENT_STAND_INS["capacity"], ["capacity"]
+    for name in ("start", "duration", *INCIDENT_KINDS):
+        if name in table or name in ("start", "duration"):
+            value = check._located(f"{key}.", check.number, table, name,
+                                   **({"positive": True} if name == "duration" else {"minimum": 0}))
+            if value is None:
+                said.append(name)
+            values[name] = _INCIDENT_STAND_INS[name] if value is None else value
+    return check.build(Incident, values, prefix=f"{key}.", said=said)
 
 
 def _parse_strategies(check: _Checker, raw: Any, shared_raw: Any = None,
@@ -768,8 +784,7 @@ def _parse_strategies(check: _Checker, raw: Any, shared_raw: Any = None,
         if name is not None and (not isinstance(name, str) or not name.strip()):
             check.report(f"{key}.name", f"must be a non-empty string, got {name!r}")
             name = None
-        args = check.params(cls, entry.strategy, type_name, skip={"type", "name"}, prefix=f"{key}.")
-        strategy = check.build(cls, args, prefix=f"{key}.") if args is not None else None
+        strategy = check.model(cls, entry.strategy, type_name, skip={"type", "name"}, prefix=f"{key}.")
         if strategy is not None:
             preset = preset_label(entry, table) if entry.preset is not None else None
             built.append((name, strategy, entry.policies, preset))
@@ -848,11 +863,8 @@ def _tier_control(tier: _Checker, table: dict[str, Any], i: int, calls_below: bo
         tier.report("control", f"{name} is a contention control: it lets clients assume success, so it "
                     f"cannot be tier {i + 2}", f"a tier is a replying server: {_replying_controls()}")
         return None
-    args = tier.params(cls, {k: v for k, v in table.items() if k in control_keys}, name, skip=set())
-    if args is None:
-        return None
-    _resolve_paths(tier.file, args, getattr(cls, "PATH_KEYS", ()))
-    control = tier.build(cls, args)
+    control = tier.model(cls, {k: v for k, v in table.items() if k in control_keys}, name, skip=set(),
+                         paths=getattr(cls, "PATH_KEYS", ()))
     if control is not None:
         problem = control.tier_problem(calls_below)
         if problem is not None:
@@ -890,8 +902,7 @@ def _parse_retry(tier: _Checker, table: dict[str, Any], time_unit: str) -> Chain
         tier.report("retry.type", f"{type_name} starts its backoff from a client's think time, "
                     "and a tier has none", "choose another strategy")
         return None
-    args = tier.params(cls, entry.strategy, type_name, skip={"type", "name"}, prefix="retry.")
-    strategy = tier.build(cls, args, prefix="retry.") if args is not None else None
+    strategy = tier.model(cls, entry.strategy, type_name, skip={"type", "name"}, prefix="retry.")
     if strategy is None or len(tier.errors) > before:
         return None
     return ChainSpec(strategy, entry.policies)

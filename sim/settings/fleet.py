@@ -73,53 +73,56 @@ def parse_host_incidents(check: Any, entries: list[tuple[int, dict]], hosts: int
     out: list[HostIncident] = []
     for position, table in entries:
         key = f"{what}[{position}]"
+        faulty = False  # a mistake recorded: every other key is still checked
         if hosts is None:
             check.report(f"{key}.{'hosts' if 'hosts' in table else 'kind'}",
                          "needs a fleet: per-host incidents and crashes hit hosts of [simulation.fleet]",
                          "add [simulation.fleet] with hosts = N, or remove the key")
-            continue
-        extra = set(table) - {"start", "duration", "hosts", "kind", *KINDS}
-        if extra:
-            check.report(f"{key}.{sorted(extra)[0]}", "is not an incident key",
+            faulty = True
+        names = {"start", "duration", "hosts", "kind", *KINDS}
+        for extra in sorted(set(table) - names):
+            check.report(f"{key}.{extra}", "is not an incident key",
                          f"an incident has start, duration, hosts and one of {', '.join(KINDS)} or kind = \"crash\"")
-            continue
+            faulty = True
         kind_value = table.get("kind")
+        given = [k for k in KINDS if k in table]
+        kind, level = None, None
         if "kind" in table and kind_value != "crash":
             check.report(f"{key}.kind", f"must be \"crash\", got {kind_value!r}",
                          f"other kinds are written as their key: {', '.join(k + ' = ...' for k in KINDS)}")
-            continue
-        given = [k for k in KINDS if k in table]
-        if kind_value == "crash":
+            faulty = True
+        elif kind_value == "crash":
             if given:
                 check.report(f"{key}.{given[0]}", "a crash takes no level", "write the crash and the other kind as two incidents")
-                continue
-            kind, level = "crash", None
+                faulty = True
+            kind = "crash"
         elif len(given) != 1:
-            check.report(f"{key}.{given[1] if given else 'kind'}",
-                         f"an incident sets exactly one of {', '.join(HOST_KINDS[:-1])} or kind = \"crash\"")
-            continue
+            if given or not set(table) - names:  # none given beside a misspelt key: that one mistake
+                check.report(f"{key}.{given[1] if given else 'kind'}",
+                             f"an incident sets exactly one of {', '.join(HOST_KINDS[:-1])} or kind = \"crash\"")
+            faulty = True
         else:
             kind = given[0]
             level = check._located(f"{key}.", check.number, table, kind, minimum=0)
-            if level is None:
-                continue
+            faulty = faulty or level is None
         start = check._located(f"{key}.", check.number, table, "start", minimum=0)
         duration = check._located(f"{key}.", check.number, table, "duration", positive=True)
-        ids = _hosts_of(check, f"{key}.hosts", table["hosts"], hosts) if "hosts" in table else tuple(range(hosts))
-        if start is None or duration is None or ids is None:
-            continue
-        if horizon is not None and start >= horizon:
+        ids = (None if hosts is None else _hosts_of(check, f"{key}.hosts", table["hosts"], hosts)
+               if "hosts" in table else tuple(range(hosts)))
+        if horizon is not None and start is not None and start >= horizon:
             check.report(f"{key}.start", f"is at or after the horizon ({horizon:g})")
+            faulty = True
+        if kind in KINDS and level is not None and not (kind == "capacity" and level == 0):
+            # the level's range, as the whole server's incidents (start and duration stand-ins
+            # where theirs were refused above)
+            said = [name for name, value in (("start", start), ("duration", duration)) if value is None]
+            window = {"start": 0.0 if start is None else start, "duration": 1.0 if duration is None else duration}
+            faulty = check.build(Incident, {**window, kind: level}, prefix=f"{key}.", said=said) is None or faulty
+        if faulty or kind is None or start is None or duration is None or ids is None:
             continue
         if kind == "capacity" and level == 0:
             kind, level = "outage", None  # capacity 0 is an outage, on these hosts
         incident = HostIncident(start, duration, kind, level, ids)
-        if kind not in ("crash", "outage"):
-            try:
-                incident.incident()
-            except ParamError as exc:
-                check.report(f"{key}.{exc.key}", exc.message, exc.hint)
-                continue
         clash = next((o for o in out if _same_window_kind(o.kind, kind) and set(o.hosts) & set(ids)
                       and o.start < incident.end and incident.start < o.end), None)
         if clash is not None:
@@ -131,17 +134,16 @@ def parse_host_incidents(check: Any, entries: list[tuple[int, dict]], hosts: int
 
 
 def _sub_table(check: Any, raw: Any, name: str, keys: tuple[str, ...], example: str) -> dict | None:
-    """A ``[simulation.fleet]`` sub-table ``name``, its keys among ``keys`` (None: reported)."""
+    """A ``[simulation.fleet]`` sub-table ``name``: its keys among ``keys`` (None if it is no
+    table). Each other key is reported, and the known ones returned to be checked too."""
     prefix = f"fleet.{name}"
     if not isinstance(raw, dict):
         check.report(prefix, f"must be a table like {example}, got {raw!r}")
         return None
-    extra = sorted(set(raw) - set(keys))
-    if extra:
-        article = "an" if name[0] in "aeiou" else "a"
-        check.report(f"{prefix}.{extra[0]}", f"is not {article} {name} key", f"it takes {', '.join(keys)}")
-        return None
-    return raw
+    article = "an" if name[0] in "aeiou" else "a"
+    for extra in sorted(set(raw) - set(keys)):
+        check.report(f"{prefix}.{extra}", f"is not {article} {name} key", f"it takes {', '.join(keys)}")
+    return {k: v for k, v in raw.items() if k in keys}
 
 
 def _same_window_kind(a: str, b: str) -> bool:
@@ -158,14 +160,16 @@ def parse_host_outages(check: Any, entries: list[tuple[int, dict]], hosts: int |
     for position, table in entries:
         key = f"outages[{position}]"
         extra = sorted(set(table) - {"start", "duration", "hosts"})
-        if extra:
-            check.report(f"{key}.{extra[0]}", "is not an outage key", "an outage has start, duration and hosts")
-            continue
+        for name in extra:
+            check.report(f"{key}.{name}", "is not an outage key", "an outage has start, duration and hosts")
         if hosts is None:
             check.report(f"{key}.hosts", "needs a fleet: per-host outages stop hosts of [simulation.fleet]",
                          "add [simulation.fleet] with hosts = N, or remove the key")
+            check._located(f"{key}.", check.number, table, "start", minimum=0)  # its window's own mistakes
+            check._located(f"{key}.", check.number, table, "duration", positive=True)
             continue
-        out.append((position, {**table, "capacity": 0.0}))
+        # its other keys checked with the incidents (the config refused all the same)
+        out.append((position, {**{k: v for k, v in table.items() if k not in extra}, "capacity": 0.0}))
     return out
 
 
@@ -176,6 +180,7 @@ def _outlier(check: Any, raw: Any, unit_seconds: float | None) -> OutlierDetecti
     if raw is None:
         return None
     args: dict[str, Any] = {}
+    said: list[str] = []  # refused here: left to their defaults, so the others are checked too
     for key in OUTLIER_KEYS:
         if key in raw:
             if key == "consecutive_errors":
@@ -183,8 +188,9 @@ def _outlier(check: Any, raw: Any, unit_seconds: float | None) -> OutlierDetecti
             else:
                 value = check._located(f"{prefix}.", check.number, raw, key, minimum=0)
             if value is None:
-                return None
-            args[key] = value
+                said.append(key)
+            else:
+                args[key] = value
         elif key in _TIMES or key == "max_ejection_time":
             # Envoy's defaults are times in seconds: in the simulation's unit.
             if unit_seconds is None:
@@ -196,11 +202,7 @@ def _outlier(check: Any, raw: Any, unit_seconds: float | None) -> OutlierDetecti
                                 args.get("base_ejection_time", ENVOY_BASE_EJECTION_S / unit_seconds))
             else:
                 args[key] = _TIMES[key] / unit_seconds
-    try:
-        return OutlierDetection(**args)
-    except ParamError as exc:
-        check.report(f"{prefix}.{exc.key}", exc.message, exc.hint)
-        return None
+    return check.build(OutlierDetection, args, prefix=f"{prefix}.", said=said)
 
 
 def _health_check(check: Any, raw: Any) -> HealthCheck | None:
@@ -223,33 +225,42 @@ def _hedging(check: Any, raw: Any, unit_seconds: float | None) -> Hedging | None
     if raw is None:
         return None
     raw = dict(raw)
+    faulty = False
+    unsaid = {"budget"}  # keys checked only when given: a faulty preset may have meant to give the others
     if "preset" in raw:
         name = raw.pop("preset")
         preset = HEDGING_PRESETS.get(name) if isinstance(name, str) else None
         if preset is None:
             check.report(f"{prefix}.preset", f"must be one of {', '.join(map(repr, HEDGING_PRESETS))}, got {name!r}")
-            return None
-        if "delay" not in raw:
+            faulty, unsaid = True, set(HEDGING_KEYS)
+            preset = {}
+        if preset and "delay" not in raw:
             if unit_seconds is None:
                 check.report(f"{prefix}.delay", "is missing: the preset's delay is in seconds and this "
                              "simulation's time unit has no length in seconds", "add delay = ...")
-                return None
-            raw["delay"] = preset["delay_s"] / unit_seconds
+                faulty = True
+                unsaid.add("delay")
+            else:
+                raw["delay"] = preset["delay_s"] / unit_seconds
         if "max_attempts" in preset:
             raw.setdefault("max_attempts", preset["max_attempts"])
-        elif "max_attempts" not in raw:
+        elif preset and "max_attempts" not in raw:
             check.report(f"{prefix}.max_attempts", f"is missing: {name} has no default (gRPC requires it)",
                          "add e.g. max_attempts = 3")
-            return None
+            faulty = True
         cap = preset.get("max_attempts_cap")
-        if cap is not None and isinstance(raw["max_attempts"], int) and raw["max_attempts"] > cap:
+        if cap is not None and isinstance(raw.get("max_attempts"), int) and raw["max_attempts"] > cap:
             raw["max_attempts"] = cap  # gRPC treats values above 5 as 5
-    most = check._located(f"{prefix}.", check.integer, raw, "max_attempts", minimum=2, maximum=1000)
-    delay = check._located(f"{prefix}.", check.number, raw, "delay", minimum=0)
-    budget = check._located(f"{prefix}.", check.number, raw, "budget", positive=True) if "budget" in raw else None
-    if most is None or delay is None or ("budget" in raw and budget is None):
+    checks = {"max_attempts": (check.integer, {"minimum": 2, "maximum": 1000}),
+              "delay": (check.number, {"minimum": 0}), "budget": (check.number, {"positive": True})}
+    values: dict[str, Any] = {}
+    for key, (kind, bounds) in checks.items():
+        if key in raw or key not in unsaid:
+            values[key] = check._located(f"{prefix}.", kind, raw, key, **bounds)
+            faulty = faulty or values[key] is None
+    if faulty:
         return None
-    return Hedging(most, delay, budget)
+    return Hedging(values["max_attempts"], values["delay"], values.get("budget"))
 
 
 def parse_fleet(check: Any, raw: Any, control: Control | None, unit_seconds: float | None) -> FleetSpec | None:

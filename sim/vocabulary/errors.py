@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import MISSING, fields
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
 
 class UserError(Exception):
     """A mistake in the user's input (config, arguments, files), reported as one line."""
@@ -70,6 +77,50 @@ class ParamError(ValueError):
         self.message = message
         self.hint = hint
         super().__init__(f"{key}: {message}")
+
+
+def build_every_mistake(cls: Callable[..., T], args: Mapping[str, Any],
+                        said: Iterable[str] | Mapping[str, Any] = ()) -> tuple[T | None, list[ParamError]]:
+    """Construct a model (a dataclass checking its fields in ``__post_init__``), with every
+    ``ParamError`` it would raise, not only the first. A model stops at its first mistake: to
+    find the others, the faulty key is left out (its default taken), or a required number set
+    to 1, and the model built again, until it builds or nothing is left to try. ``said``: keys
+    whose mistakes the caller already reported (their values stand-ins); a later mistake that
+    names such a key, or one set aside here, is its consequence, not the user's: left out. A
+    mapping for ``said`` gives each such key a stand-in, taken if the model needs the key after
+    all (an optional number refused, its default None then "missing")."""
+    args = dict(args)
+    stand_ins = dict(said) if isinstance(said, Mapping) else {}
+    defaults = ({f.name for f in fields(cls) if f.default is not MISSING or f.default_factory is not MISSING}
+                if isinstance(cls, type) else set())
+    reported: set[str] = set(said)
+    problems: list[ParamError] = []
+    left_out: dict[str, Any] = {}
+    while True:
+        try:
+            built = cls(**args)
+        except ParamError as exc:
+            text = f"{exc.message} {exc.hint or ''}"
+            follows = any(re.search(rf"\b{re.escape(key)}\b", text) for key in reported)
+            if exc.key not in reported and not follows:
+                problems.append(exc)
+            reported.add(exc.key)
+            value = args.get(exc.key, left_out.get(exc.key))
+            if exc.key in args and exc.key in defaults and exc.key not in left_out:
+                left_out[exc.key] = args.pop(exc.key)
+            elif exc.key not in args and stand_ins.get(exc.key) is not None:
+                args[exc.key] = stand_ins.pop(exc.key)
+            elif isinstance(value, (int, float)) and not isinstance(value, bool) and value != 1:
+                args[exc.key] = type(value)(1)  # a number needed after all: one most checks pass
+                left_out[exc.key] = 1
+            else:
+                return None, problems
+            continue
+        except TypeError:
+            if reported:  # a stand-in's consequence (a required key left without one)
+                return None, problems
+            raise
+        return (None if reported else built), problems
 
 
 class ArgumentValueError(UserError, ValueError):
