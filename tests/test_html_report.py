@@ -107,6 +107,7 @@ def test_the_verdict_says_the_latency_tables_recovery_and_the_command_again(outa
     assert "--seed 3 --report" in text and f"{OUTAGE.resolve()}" in text
 
 
+@pytest.mark.slow  # the same bytes again: run's CSVs have their own determinism test by default
 def test_the_same_command_writes_the_same_report(outage_run) -> None:
     out, report = outage_run
     before = report.read_bytes()

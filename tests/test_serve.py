@@ -110,7 +110,8 @@ def test_the_browser_draws_the_apps_first_screen_and_sigterm_ends_the_apps(tmp_p
         stop_and_check(proc, signal.SIGTERM)
 
 
-@pytest.mark.parametrize("sig", [pytest.param(signal.SIGHUP, id="SIGHUP"),
+# SIGTERM's stop is the first test's; the hang-up and Ctrl-C take the same path (-m slow).
+@pytest.mark.parametrize("sig", [pytest.param(signal.SIGHUP, id="SIGHUP", marks=pytest.mark.slow),
                                  pytest.param(signal.SIGINT, id="SIGINT", marks=pytest.mark.slow)])
 def test_a_stop_signal_ends_every_app_the_server_started(tmp_path: Path, sig: int) -> None:
     with serving(tmp_path) as (proc, port):

@@ -150,7 +150,8 @@ def _start_run(tmp_path: Path, ignore: tuple[int, ...]) -> tuple[subprocess.Pope
     return proc, out
 
 
-@pytest.mark.parametrize("name", ["SIGHUP", "SIGINT"])
+# nohup's SIGHUP stays in the default run; a background job's SIGINT is the same rule (-m slow).
+@pytest.mark.parametrize("name", ["SIGHUP", pytest.param("SIGINT", marks=pytest.mark.slow)])
 def test_a_signal_ignored_at_start_stays_ignored(tmp_path: Path, name: str) -> None:
     """``nohup backoff-sim run`` (SIGHUP) and ``backoff-sim run &`` in a script (SIGINT): the
     signal, sent to the whole group, reaches neither the command nor its workers; a SIGTERM
