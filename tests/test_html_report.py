@@ -243,6 +243,7 @@ def test_a_verdict_with_an_incident_but_none_judged_says_the_latency_tables_note
         assert note in verdict
 
 
+@pytest.mark.slow  # the map's and the portrait's pages are the run page's builder with their CSVs; the run's stays
 def test_explore_and_phase_reports_hold_their_csvs(tmp_path: Path) -> None:
     explore, phase = tmp_path / "explore.html", tmp_path / "phase.html"
     assert cli.main(["explore", str(FIXTURES / "tiny_map.toml"), "--out", str(tmp_path), "-j", "1",

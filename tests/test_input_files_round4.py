@@ -118,6 +118,7 @@ def test_an_extreme_lognormal_has_no_fluid_form_rather_than_a_crash(tmp_path: Pa
     assert isinstance(case, str) and "lognormal" in case
 
 
+@pytest.mark.slow  # two whole maps; the load-time refusal of an overflowing sigma stays
 def test_explore_adaptive_and_fluid_simulate_an_extreme_lognormal(tmp_path: Path) -> None:
     table = {k: v for k, v in {**POOL, **LOGNORMAL, "horizon": 500.0, "clients": [2]}.items()
              if v is not None}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from support import section, toml_text
 from tui_support import make_app, pilot_test, settle
 
@@ -84,6 +85,7 @@ async def test_the_event_log_names_each_events_host(tmp_path: Path) -> None:
 
 
 @pilot_test
+@pytest.mark.slow  # a hedging fleet's panel; the host panel's numbers stay in the default run
 async def test_the_app_shows_a_hedging_fleet(tmp_path: Path) -> None:
     # Its runs keep a hedges series beside the common ones: the panes take it as the others.
     path = tmp_path / "hedged.toml"

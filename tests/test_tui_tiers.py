@@ -8,6 +8,7 @@ import csv
 import io
 from pathlib import Path
 
+import pytest
 import numpy as np
 from tui_support import FIXTURES, make_app, pilot_test, settle
 
@@ -143,6 +144,7 @@ async def test_the_tiers_lane_groups_fold_and_unfold(tmp_path: Path) -> None:
 
 
 @pilot_test
+@pytest.mark.slow  # the tier snapshots show the log's tier column by default
 async def test_the_log_says_which_tier(tmp_path: Path) -> None:
     app = make_app(tmp_path, TINY_TIERS)
     async with app.run_test(size=(120, 36)) as pilot:

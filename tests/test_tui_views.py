@@ -86,6 +86,7 @@ async def test_status_line_is_one_row_at_80x24(tmp_path: Path) -> None:
 
 
 @pilot_test
+@pytest.mark.slow  # a narrow status line's variant of the speed keys
 async def test_speed_keys_say_the_speed_when_the_status_line_has_dropped_it(tmp_path: Path) -> None:
     # 300 clients inside the outage, 60 columns: the status line gives the speed up first.
     app = make_app(tmp_path, TINY_OUTAGE)
@@ -178,6 +179,7 @@ async def test_log_scale_toggle(tmp_path: Path) -> None:
 
 
 @pilot_test
+@pytest.mark.slow  # the log-scale chart's snapshot stays
 async def test_lines_never_hide_the_markers_on_a_log_scale(monkeypatch) -> None:
     # sim/sample.toml's Locking_Example (3 repetitions): on a log axis the three strategies'
     # work bunches up and a later strategy's line used to run over the earlier ones' markers,
