@@ -214,6 +214,7 @@ async def test_compare_is_in_the_palette_and_the_help(tmp_path: Path) -> None:
 
 
 @pilot_test
+@pytest.mark.slow  # a shading detail of the comparison's lanes
 async def test_crowded_lanes_share_one_shading_scale(tmp_path: Path) -> None:
     app = make_app(tmp_path, TINY_OUTAGE)
     async with app.run_test(size=(80, 24)) as pilot:

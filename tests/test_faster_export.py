@@ -164,6 +164,7 @@ def _run_garbage(generation: int | None = None) -> list[str]:
         gc.collect()  # now freed: no name holds them
 
 
+@pytest.mark.slow  # a memory property, measured in bench/
 def test_a_finished_runs_structure_is_freed_by_a_young_collection() -> None:
     """The sweep's runs leave no garbage to the older generations (a worker's memory grew with
     every run until a rare full collection: ~240 MB)."""

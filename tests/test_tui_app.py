@@ -291,6 +291,7 @@ def write_replay_file(tmp_path: Path) -> Path:
 
 
 @pilot_test
+@pytest.mark.slow  # a replay in the app: the replayed pool's test and sim.replay's stay
 async def test_replay_loads_runs_from_a_csv(tmp_path: Path) -> None:
     path = write_replay_file(tmp_path)
     runs = read_events_csv(path)
@@ -388,6 +389,7 @@ async def test_narrow_layout_switches_between_panes(tmp_path: Path) -> None:
 
 
 @pilot_test
+@pytest.mark.slow  # the wide layout's variant; the narrow layout's pane switching stays
 async def test_wide_layout_cycles_both_analysis_and_replay_panes(tmp_path: Path) -> None:
     app = make_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -101,6 +101,7 @@ async def scroll(pilot, widget, down: bool, times: int = 1) -> None:
 
 
 @pilot_test
+@pytest.mark.slow  # the wheel's variant of the log's and the help's scrolling keys
 async def test_the_wheel_scrolls_the_event_log_and_the_help(tmp_path: Path) -> None:
     app = make_app(tmp_path)
     async with app.run_test(size=(120, 24)) as pilot:
@@ -250,6 +251,7 @@ def test_a_zoomed_grid_bins_the_window_only() -> None:
 # --- switching keeps the place and the speed ------------------------------------------------
 
 @pilot_test
+@pytest.mark.slow  # switching runs keeps the place: test_compare_view's clock test stays
 async def test_switching_runs_keeps_the_time_and_the_speed(tmp_path: Path) -> None:
     app = make_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -99,6 +99,7 @@ def test_the_log_filter_takes_tiers() -> None:
 
 
 @pilot_test
+@pytest.mark.slow  # the tier snapshots show both, folded and unfolded
 async def test_the_tiers_lane_groups_fold_and_unfold(tmp_path: Path) -> None:
     app = make_app(tmp_path, TINY_TIERS)
     async with app.run_test(size=(120, 36)) as pilot:

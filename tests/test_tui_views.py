@@ -104,6 +104,7 @@ async def test_speed_keys_say_the_speed_when_the_status_line_has_dropped_it(tmp_
 # Requests chart cursor -------------------------------------------------------------------------
 
 @pilot_test
+@pytest.mark.slow  # the chart cursor's variant of the clock the timeline follows
 async def test_requests_chart_cursor_follows_the_playback_clock(tmp_path: Path,
                                                                   monkeypatch) -> None:
     now = fake_clock(monkeypatch)
