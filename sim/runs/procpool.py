@@ -35,6 +35,7 @@ from sim.runs.workers import init_worker, kill
 
 REAP_SECONDS = 1.0  # how long stop() waits, in all, for killed workers to be gone
 POLL_SECONDS = 0.1  # how often a waiting caller's tick runs (progress, cancellation)
+DEATH_SECONDS = 0.5  # how long a dead worker may take to be reaped before it is reported
 
 _progress: Connection | None = None  # in a worker process: the pool's progress pipe
 
@@ -196,8 +197,18 @@ class WorkerPool:
     def _died(self) -> WorkerDied:
         if self._stopped:
             return WorkerDied("the worker processes were stopped")
-        codes = [p.exitcode for p in self._processes() if p.exitcode is not None and p.exitcode != 0]
-        code = codes[0] if codes else None
+        # The executor may see the pool broken before the dead worker is reaped (its exit code
+        # still None): wait for it a moment, never longer than DEATH_SECONDS.
+        deadline = time.monotonic() + DEATH_SECONDS
+        while True:
+            codes = [p.exitcode for p in self._processes() if p.exitcode is not None and p.exitcode != 0]
+            if codes or time.monotonic() >= deadline:
+                break
+            time.sleep(0.01)
+        # The cause first: a worker killed by a signal; the executor then ends the others, which
+        # exit with a code of their own (255) that says nothing of why.
+        killed = [c for c in codes if c < 0]
+        code = (killed or codes or [None])[0]
         how = (f"killed by {signal.Signals(-code).name}" if code is not None and code < 0
                and -code in signal.valid_signals() else f"exit code {code}")
         self.stop()
