@@ -369,3 +369,45 @@ class BotocoreStandard(Strategy):
         delay = self.kind_delays(uniform)
         while True:
             yield delay(REJECTED)
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class Resilience4jBackoff(Strategy):
+    """resilience4j's IntervalFunction: whole ms, ×multiplier each retry, randomized ±factor, then capped.
+
+    resilience4j-core ``IntervalFunction.java`` (``ofExponentialRandomBackoff``): retry n waits
+    ``min((long) randomize(iₙ, f), max)``, with i₁ = the wait and iₙ₊₁ = ``(long) (iₙ × multiplier)``
+    (whole milliseconds, truncated); ``randomize(x, f)`` = x − f·x + U(0,1)·2f·x. ``multiplier = 1``
+    is ``of(wait)`` (constant: RetryConfig's default, 500 ms), ``randomization_factor = 0`` is
+    ``ofExponentialBackoff``, both together ``ofRandomized``. ``tick`` is one millisecond in the
+    config's time unit (1.0 for ms).
+    """
+
+    wait_duration: float = 500.0
+    multiplier: float = 1.0
+    randomization_factor: float = 0.0
+    max_wait_duration: float | None = None
+    tick: float = 1.0
+
+    def validate(self) -> None:
+        above(self, 0, "tick")
+        at_least(self, 0, "wait_duration")
+        at_least(self, 1, "multiplier")
+        f = self.randomization_factor
+        if not 0 <= f <= 1:  # IntervalFunctionCompanion.checkRandomizationFactor: [0, 1]
+            raise ParamError("randomization_factor", f"must be from 0 to 1, got {f!r}")
+        _optional_positive(self, "max_wait_duration")
+
+    def delays(self, uniform: Uniform) -> Iterator[float]:
+        tick, mult, f = float(self.tick), float(self.multiplier), float(self.randomization_factor)
+        interval = math.floor(self.wait_duration / tick)  # Duration.toMillis()
+        cap = _cap(None if self.max_wait_duration is None else math.floor(self.max_wait_duration / tick))
+        while True:
+            if f:
+                delta = f * interval
+                wait = math.floor(interval - delta + uniform() * (2.0 * delta))  # (long) randomize(...)
+            else:
+                wait = interval  # of / ofExponentialBackoff draw nothing
+            yield tick * min(wait, cap)
+            interval = min(math.floor(interval * mult), 2**63 - 1)  # (long) (x * multiplier), Long.MAX saturated

@@ -134,6 +134,13 @@ def _polly_constant(v: dict[str, Any]) -> float:
     return delay if cap is None else min(delay, cap)
 
 
+def _r4j_attempts(n: Any) -> int:
+    """maxAttempts as RetryConfig.Builder checks it: an integer >= 1."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ParamError("max_attempts", f"must be an integer >= 1 (resilience4j counts the first call), got {n!r}")
+    return n
+
+
 FINAGLE_BUDGET = {
     "percent_can_retry": Setting(0.2, "percentCanRetry"), "min_retries_per_sec": Setting(10, "minRetriesPerSec"),
     "ttl": Setting(10.0, "ttl", time=True),
@@ -273,6 +280,29 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
                             "policies": [*_limit(v["num_retries"] + 1),
                                          {"type": "ConcurrencyBudget", "percent": v["budget_percent"],
                                           "min_concurrency": v["min_retry_concurrency"]}]}),
+    # resilience4j/resilience4j (resilience4j-retry RetryConfig.java: DEFAULT_MAX_ATTEMPTS = 3,
+    # DEFAULT_WAIT_DURATION = 500 ms, a constant interval; resilience4j-core IntervalFunction.java:
+    # DEFAULT_MULTIPLIER = 1.5, DEFAULT_RANDOMIZATION_FACTOR = 0.5; the Spring properties'
+    # enableExponentialBackoff / enableRandomizedWait pick of, ofExponentialBackoff, ofRandomized or
+    # ofExponentialRandomBackoff: resilience4j-framework-common CommonRetryConfigurationProperties).
+    Preset("resilience4j", "resilience4j 2.x Retry (RetryConfig defaults; Spring Boot instance properties)",
+           "resilience4j-retry/.../RetryConfig.java; resilience4j-core/.../IntervalFunction.java;"
+           " resilience4j-framework-common/.../CommonRetryConfigurationProperties.java",
+           "Resilience4jBackoff(500 ms constant; ×1.5, ±50% when enabled) + MaxAttempts(3) (maxAttempts counts the first)",
+           {"max_attempts": Setting(3, "maxAttempts, the first call included (RetryConfig.DEFAULT_MAX_ATTEMPTS)"),
+            "wait_duration": Setting(0.5, "waitDuration (RetryConfig.DEFAULT_WAIT_DURATION = 500 ms)", time=True),
+            "enable_exponential_backoff": Setting(False, "enableExponentialBackoff"),
+            "exponential_backoff_multiplier": Setting(1.5, "exponentialBackoffMultiplier (IntervalFunction.DEFAULT_MULTIPLIER)"),
+            "exponential_max_wait_duration": Setting(None, "exponentialMaxWaitDuration (none: no cap)", time=True),
+            "enable_randomized_wait": Setting(False, "enableRandomizedWait"),
+            "randomized_wait_factor": Setting(0.5, "randomizedWaitFactor (IntervalFunction.DEFAULT_RANDOMIZATION_FACTOR)")},
+           lambda v, unit: {"strategy": {"type": "Resilience4jBackoff", "wait_duration": v["wait_duration"],
+                                         "multiplier": v["exponential_backoff_multiplier"] if v["enable_exponential_backoff"] else 1.0,
+                                         "randomization_factor": v["randomized_wait_factor"] if v["enable_randomized_wait"] else 0.0,
+                                         **({} if v["exponential_max_wait_duration"] is None or not v["enable_exponential_backoff"]
+                                            else {"max_wait_duration": v["exponential_max_wait_duration"]}),
+                                         "tick": 0.001 / unit},
+                            "policies": _limit(_r4j_attempts(v["max_attempts"]))}),
     # twitter/finagle at 4feb34cb: the client stack's Retries.moduleRequeueable builds a
     # RequeueFilter(RetryBudget(), Backoff.const(0), MaxRequeuesPerReq = 0.2); RequeueFilter.apply
     # fixes the cap from the balance first and deposits only after a successful response.

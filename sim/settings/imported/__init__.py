@@ -5,3 +5,9 @@ A settings file becomes one or more ``Layer``s: what one layer of a call path (t
 a sidecar) does to each call it passes on. ``backoff-sim check`` stacks the layers in the order
 the calls pass through them; ``--explain`` prints the TOML they became.
 """
+
+from sim.settings.imported.explain import explain, worst_case_attempts
+from sim.settings.imported.layer import Knob, Layer
+from sim.settings.imported.read import KINDS, read_settings
+
+__all__ = ["KINDS", "Knob", "Layer", "explain", "read_settings", "worst_case_attempts"]

@@ -30,6 +30,9 @@ class Layer:
     and ``total_timeout`` the whole call's deadline, in ms, where the source sets them.
     ``fleet`` holds ``[simulation.fleet]`` keys the source implies (outlier detection, retries
     to another host); ``notes`` say what was assumed or is not modelled, one line each.
+    ``options`` are the reader's options this layer was read with (resilience4j: ``{"order":
+    "retry-outside"}``); ``read_settings(source, **options)`` with another value reads the
+    alternative (the other decorator order).
     """
 
     source: str
@@ -42,6 +45,7 @@ class Layer:
     fleet: dict[str, Any] = field(default_factory=dict)
     knob: Knob | None = None
     notes: tuple[str, ...] = ()
+    options: dict[str, Any] = field(default_factory=dict)
 
     @property
     def retries(self) -> int:
