@@ -150,6 +150,9 @@ def test_circuit_breaker_and_decorator_order(tmp_path: Path) -> None:
     assert layer.options == {"order": "retry-outside"}  # Spring Boot: retryAspectOrder < circuitBreakerAspectOrder
     inside = one(tmp_path, "application.yml", text, order="retry-inside")
     assert inside.options == {"order": "retry-inside"} and any("inside the breaker" in n for n in inside.notes)
+    assert [p.counts for p in config_of(inside).simulations[0].strategies[0].chain.policies
+            if isinstance(p, CircuitBreaker)] == ["calls"]
+    assert breaker.counts == "attempts"
     swapped = one(tmp_path, "application.yml", text.replace("retry:\n", "retry:\n        retryAspectOrder: 10\n")
                   .replace("circuitbreaker:\n", "circuitbreaker:\n        circuitBreakerAspectOrder: 5\n"))
     assert swapped.options == {"order": "retry-inside"}
@@ -184,3 +187,37 @@ def test_mistakes_name_file_line_and_key(tmp_path: Path, keys: str, line: int, k
     message = error_of(tmp_path, "application.yml", APP.format(keys="        " + keys))
     assert message.startswith(f"{tmp_path / 'application.yml'}:{line}: key '{key}'")
     assert words in message
+
+
+def _drive(counts: str, calls: int) -> list[int]:
+    """Attempts sent per call under total failure: a resilience4j-like chain (3 attempts, a count
+    breaker of 10 calls at 50%), each refused attempt reported as DENIED, as the client does."""
+    from sim.policies.chain import chain_from_data
+    from sim.vocabulary.outcomes import DENIED, SERVER_ERROR
+    spec = chain_from_data({"strategy": {"type": "Constant", "constant": 1.0},
+                            "policies": [{"type": "MaxAttempts", "max_attempts": 3},
+                                         {"type": "CircuitBreaker", "kind": "count", "window": 10,
+                                          "minimum_throughput": 10, "break_duration": 1e9, "counts": counts}]})
+    chain = spec.build([lambda: 0.5])[0]
+    t, sent = 0.0, []
+    for _ in range(calls):
+        attempt, start, n = 1, t, 0
+        while True:
+            hold = chain.on_attempt(t, attempt, start)
+            refused = hold.__class__.__name__ == "GiveUp"
+            n += 0 if refused else 1
+            verdict = chain.on_failure(t, DENIED if refused else SERVER_ERROR, attempt, start)
+            t += 1.0
+            if verdict.__class__.__name__ == "GiveUp":
+                break
+            attempt += 1
+        sent.append(n)
+    return sent
+
+
+def test_decorator_order_decides_what_the_breaker_counts() -> None:
+    # Retry outside (counts "attempts"): 10 failed attempts open the breaker, during the 4th call
+    # (3 + 3 + 3 + 1); later calls send nothing. Retry inside ("calls"): 10 failed calls of 3
+    # attempts each open it; the calls after it are refused at once.
+    assert _drive("attempts", 6) == [3, 3, 3, 1, 0, 0]
+    assert _drive("calls", 12) == [3] * 10 + [0, 0]

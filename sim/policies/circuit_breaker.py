@@ -42,6 +42,7 @@ TRIPPED = GiveUp("breaker")
 CLOSED, OPEN, HALF_OPEN = "closed", "open", "half_open"
 
 KINDS = ("ratio", "count", "brooker")
+COUNTS = ("attempts", "calls")
 # Each kind's defaults (times in seconds) and the parameters it accepts.
 DEFAULTS: dict[str, dict[str, float | int]] = {
     "ratio": {"failure_ratio": 0.1, "minimum_throughput": 100, "sampling_duration": 30.0, "break_duration": 5.0},
@@ -73,10 +74,18 @@ class CircuitBreaker(Policy):
     break_duration: float | None = None
     half_open_calls: int | None = None
     unit_seconds: float = 0.001
+    # "attempts": the breaker sees every attempt (the retry outside it: resilience4j's Spring Boot
+    # aspect order, Polly's standard pipeline); "calls": one outcome per call, the retry inside
+    # the breaker (a refused call fails at once, with no retry).
+    counts: str = "attempts"
 
     def validate(self) -> None:
         if self.kind not in KINDS:
             raise ParamError("kind", f"must be one of {', '.join(KINDS)}, got {self.kind!r}")
+        if self.counts not in COUNTS:
+            raise ParamError("counts", f"must be one of {', '.join(COUNTS)}, got {self.counts!r}")
+        if self.counts == "calls" and self.kind == "brooker":
+            raise ParamError("counts", "does not apply to kind 'brooker' (it counts calls and attempts already)")
         if not self.unit_seconds > 0:
             raise ParamError("unit_seconds", f"must be > 0, got {self.unit_seconds!r}")
         accepted = DEFAULTS[self.kind]
@@ -109,6 +118,18 @@ class CircuitBreaker(Policy):
         return out
 
     def link(self) -> Link:
+        inner = self._breaker()
+        return _PerCall(inner) if self.counts == "calls" else inner
+
+    def links(self, n: int) -> list[Link]:
+        if self.counts != "calls":
+            return super().links(n)
+        if self.scope == "shared":  # one breaker, and each client's own view of its call
+            inner = self._breaker()
+            return [_PerCall(inner) for _ in range(n)]
+        return [_PerCall(self._breaker()) for _ in range(n)]
+
+    def _breaker(self) -> _Breaker:
         p = self.resolved()
         if self.kind == "ratio":
             sampling = float(p["sampling_duration"])
@@ -134,6 +155,53 @@ class _Breaker(Link):
         self.state = state
         if self.listener is not None:
             self.listener(t, state)
+
+
+class _PerCall(Link):
+    """A breaker outside the retries (``counts = "calls"``): asked once, before a call's first
+    attempt, and told the call's outcome once: a success, or the failure it ended with. A call it
+    refuses ends there (the retry inside never runs), and is not counted."""
+
+    __slots__ = ("inner", "refused", "kind")
+
+    def __init__(self, inner: _Breaker) -> None:
+        self.inner = inner
+        self.refused = False
+        self.kind = DENIED
+
+    @property
+    def listener(self) -> Callable[[float, str], None] | None:
+        return self.inner.listener
+
+    @listener.setter
+    def listener(self, value: Callable[[float, str], None] | None) -> None:
+        self.inner.listener = value
+
+    @property
+    def state(self) -> str:
+        return self.inner.state
+
+    def on_attempt(self, t: float, attempt: int, start: float) -> GiveUp | None:
+        if attempt != 1:
+            return None  # the retries run inside a call the breaker let through
+        answer = self.inner.on_attempt(t, attempt, start)
+        self.refused = answer.__class__ is GiveUp
+        return answer
+
+    def on_failure(self, t: float, kind: int, attempt: int, start: float,
+                   verdict: float | GiveUp) -> float | GiveUp:
+        if self.refused:
+            return OPEN_CIRCUIT  # CallNotPermitted reaches the caller: no retry
+        self.kind = kind
+        return verdict
+
+    def on_success(self, t: float, attempt: int, start: float) -> None:
+        self.inner.on_success(t, attempt, start)
+
+    def on_give_up(self, t: float) -> None:
+        if not self.refused:
+            self.inner.on_failure(t, self.kind, 1, t, TRIPPED)
+        self.refused = False
 
 
 # --- Polly v8 (ratio) --------------------------------------------------------------------------

@@ -241,8 +241,8 @@ def _breaker(doc: Document, values: dict[str, tuple[tuple, Any]], notes: list[st
     if "automaticTransitionFromOpenToHalfOpenEnabled" in values:
         notes.append("automaticTransitionFromOpenToHalfOpenEnabled: the breaker half-opens at the next call")
     if retried and order == "retry-inside":
-        notes.append("retry inside the breaker: resilience4j counts one outcome per call; "
-                     "the breaker here counts every attempt (as with the retry outside)")
+        policy["counts"] = "calls"
+        notes.append("retry inside the breaker: it counts one outcome per call, and a call it refuses is not retried")
     elif retried:
         notes.append("retry outside the breaker (Spring Boot's aspect order): the breaker counts every attempt")
     return policy
