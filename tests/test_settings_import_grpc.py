@@ -139,7 +139,7 @@ def test_aws_profile_and_environment(tmp_path: Path) -> None:
     env = {"AWS_RETRY_MODE": "standard", "AWS_MAX_ATTEMPTS": "7"}
     assert read_settings(path, environ=env)[0].attempts == 7  # the environment overrides the file
     assert read_settings("env:aws", environ={"AWS_MAX_ATTEMPTS": "2"})[0].entry == {
-        "name": "default (legacy)", "preset": "botocore-legacy", "max_attempts": 2}
+        "name": "default (aws)", "preset": "botocore-legacy", "max_attempts": 2}
 
 
 def test_aws_mistakes(tmp_path: Path) -> None:

@@ -92,7 +92,7 @@ def read(doc: Document, profile: str | None = None, environ: Mapping[str, str] |
         notes.append("no retry_mode: botocore's default, legacy")
     notes.append(NOTES[mode])
     notes.append("every failed attempt (error, throttle, timeout) counts as retryable")
-    name = f"{profile} ({mode})"
+    name = profile
     entry = {"name": name, "preset": PRESET[mode], "max_attempts": attempts}
     knob = Knob("max_attempts", "max_attempts", tuple(sorted({1, 2, 3, 4, 5, attempts})))
     return [Layer(source=doc.file, kind="aws", name=name, attempts=attempts, entry=entry, knob=knob,

@@ -65,6 +65,9 @@ def explain(layers: Sequence[Layer]) -> str:
         out.append(f"# Worst case at the server: {product} = {total} attempts per call ({total - 1} retries)")
     elif layers:
         out.append(f"# Worst case at the server: {total} attempt{'s' if total != 1 else ''} per call")
+    if len(layers) > 1:
+        out.append("# Each entry is one layer's retries. In one [[simulation]] they run as alternatives; stacked,")
+        out.append("# the first is the clients' and each next one the retry = { ... } of a [[simulation.tiers]] below.")
     out.append("strategies = [")
     for layer in layers:
         out.append(f"  {toml_value(layer.entry)},  # {layer.counts()}")

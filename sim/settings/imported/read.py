@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path as FilePath
 from typing import Any
 
@@ -81,7 +82,14 @@ def read_settings(path: str | os.PathLike[str], kind: str | None = None, *, sele
     return _one(layers, name, select)
 
 
+def _labelled(layer: Layer) -> Layer:
+    """The entry named by the call path and the tool (``inventory (envoy)``): the label of its
+    rows, distinct from another layer's of the same path."""
+    return replace(layer, entry={**layer.entry, "name": f"{layer.name} ({layer.kind})"})
+
+
 def _one(layers: list[Layer], name: str, select: str | None) -> list[Layer]:
+    layers = [_labelled(layer) for layer in layers]
     names = [layer.name for layer in layers]
     if select is not None:
         chosen = [layer for layer in layers if layer.name == select]
