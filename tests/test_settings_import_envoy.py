@@ -124,6 +124,8 @@ def test_envoy_virtual_host_policy_applies_to_its_routes(tmp_path: Path) -> None
     ("retry_policy: { retry_on: 5xx, per_try_timeout: 25ms }", 10, "retry_policy.per_try_timeout", "0.025s"),
     ("retry_policy: { retry_on: 5xxx }", 10, "retry_policy.retry_on", "did you mean '5xx'"),
     ("retry_policy: { retry_on: 5xx, num_retries: -1 }", 10, "retry_policy.num_retries", ">= 0"),
+    ("retry_policy: { retry_on: 5xx, retry_back_off: { base_interval: 0.0002s } }", 10,
+     "retry_policy.retry_back_off.base_interval", "whole milliseconds"),
 ])
 def test_envoy_mistakes_name_file_line_and_key(tmp_path: Path, text: str, line: int, key: str, words: str) -> None:
     body = "\n".join("            " + x for x in text.splitlines())

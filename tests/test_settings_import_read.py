@@ -134,3 +134,14 @@ def test_durations_in_every_syntax(syntax: str, text, ms: float) -> None:
 def test_durations_in_the_wrong_syntax_are_refused(syntax: str, text: str) -> None:
     with pytest.raises(ConfigError, match="is not a duration"):
         to_ms(Document("f.yaml", {}, {("k",): 3}), ("k",), text, syntax)
+
+
+def test_an_entry_the_model_refuses_is_one_line_at_reading() -> None:
+    from sim.settings.imported.layer import Layer
+    from sim.settings.imported.read import _checked
+    layer = Layer(source="s.yaml", kind="envoy", name="r", attempts=2,
+                  entry={"name": "r", "preset": "envoy", "num_retries": 1, "base_interval": 0.2})
+    with pytest.raises(ConfigError) as info:
+        _checked(layer, "s.yaml")
+    assert str(info.value).startswith("s.yaml: key 'r': becomes a strategy entry backoff-sim refuses: "
+                                      "strategy.base_interval")

@@ -120,8 +120,9 @@ def read_retry_policy(doc: Document, path: Path, raw: Any, out: Retry) -> None:
         if "base_interval" not in back:
             raise doc.error(bpath, "needs base_interval (Envoy requires it)", 'add base_interval: "0.025s"')
         out.base_interval = to_ms(doc, bpath + ("base_interval",), back["base_interval"], "proto")
-        if not out.base_interval > 0:
-            raise doc.error(bpath + ("base_interval",), "must be greater than 0")
+        if not out.base_interval >= 1.0:
+            raise doc.error(bpath + ("base_interval",), "must be at least 1 ms: Envoy counts backoff in whole milliseconds",
+                            'e.g. base_interval: "0.025s"')
         if "max_interval" in back:
             out.max_interval = to_ms(doc, bpath + ("max_interval",), back["max_interval"], "proto")
             if out.max_interval < out.base_interval:

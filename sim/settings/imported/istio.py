@@ -69,8 +69,9 @@ def _route(doc: Document, path: tuple, route: dict[str, Any]) -> Retry:
             r.retry_other_host = False
         if "backoff" in retries:
             r.base_interval = to_ms(doc, rpath + ("backoff",), retries["backoff"], "go")
-            if not r.base_interval > 0:
-                raise doc.error(rpath + ("backoff",), "must be greater than 0")
+            if not r.base_interval >= 1.0:
+                raise doc.error(rpath + ("backoff",), "must be at least 1ms: Envoy counts backoff in whole milliseconds",
+                                "e.g. backoff: 25ms")
         if "retryRemoteLocalities" in retries:
             r.notes.append("retryRemoteLocalities: not modelled (one locality here)")
     else:

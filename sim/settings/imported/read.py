@@ -17,9 +17,11 @@ from pathlib import Path as FilePath
 from typing import Any
 
 from sim.settings.imported import aws, dotnet, envoy, grpc, istio, resilience4j
+from sim.policies.chain import strategy_from_dict
+from sim.policies.entries import parse_entry
 from sim.settings.imported.layer import Layer
 from sim.settings.imported.source import Document, load_json, load_yaml, suggest
-from sim.vocabulary.errors import ConfigError
+from sim.vocabulary.errors import ConfigError, ParamError
 from sim.vocabulary.inputs import InputFileError, read_limited
 
 KINDS = ("envoy", "istio", "grpc", "resilience4j", "dotnet", "aws")
@@ -65,9 +67,13 @@ def read_settings(path: str | os.PathLike[str], kind: str | None = None, *, sele
         raise ConfigError(f"profile applies to AWS config files, not {found}", file=name, hint="leave profile out")
     if found == "istio":
         layers = istio.read(docs)
+    elif found == "resilience4j" and len([d for d in docs if isinstance(d.data, dict) and "resilience4j" in d.data]) == 1:
+        # a Spring application.yml with profile documents: the one that sets resilience4j
+        docs = [d for d in docs if isinstance(d.data, dict) and "resilience4j" in d.data]
+        layers = resilience4j.read(docs[0], order=order)
     elif len(docs) != 1:
-        raise ConfigError(f"holds {len(docs)} YAML documents; {found} settings are one", file=name,
-                          hint="split the file, one document each")
+        raise ConfigError(f"holds {len(docs)} YAML documents that could each set {found} retries", file=name,
+                          hint="keep the one in use, or split the file, one document each")
     elif found == "envoy":
         layers = envoy.read(docs[0])
     elif found == "grpc":
@@ -88,8 +94,24 @@ def _labelled(layer: Layer) -> Layer:
     return replace(layer, entry={**layer.entry, "name": f"{layer.name} ({layer.kind})"})
 
 
+def _checked(layer: Layer, name: str) -> Layer:
+    """The entry as a config would read it (times in ms): a value the settings allow but the
+    model refuses (an Envoy base_interval under a millisecond...) is one line here, not later."""
+    entry, problems = parse_entry(layer.entry, 0.001)
+    if entry is not None:
+        try:
+            strategy_from_dict({k: v for k, v in entry.strategy.items() if k != "name"})
+        except ParamError as exc:
+            problems = [ParamError(f"strategy.{exc.key}", exc.message, exc.hint)]
+    if problems:
+        p = problems[0]
+        raise ConfigError(f"becomes a strategy entry backoff-sim refuses: {p.key}: {p.message}", file=name,
+                          key=layer.name, hint=p.hint)
+    return layer
+
+
 def _one(layers: list[Layer], name: str, select: str | None) -> list[Layer]:
-    layers = [_labelled(layer) for layer in layers]
+    layers = [_checked(_labelled(layer), name) for layer in layers]
     names = [layer.name for layer in layers]
     if select is not None:
         chosen = [layer for layer in layers if layer.name == select]

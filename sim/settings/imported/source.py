@@ -284,12 +284,13 @@ def table(doc: Document, path: Path, value: Any, example: str) -> dict[str, Any]
 def integer(doc: Document, path: Path, value: Any, minimum: int | None = None, maximum: int | None = None) -> int:
     if isinstance(value, str) and re.fullmatch(r"-?\d+", value.strip()):
         value = int(value)  # proto3 JSON writes 64-bit integers as strings; INI values are text
+    example = f"e.g. {max(minimum, 3) if minimum is not None else 3}"
     if isinstance(value, bool) or not isinstance(value, int):
-        raise doc.error(path, f"must be a whole number, got {_kind(value)} {value!r}")
+        raise doc.error(path, f"must be a whole number, got {_kind(value)} {value!r}", f"write a number, {example}")
     if minimum is not None and value < minimum:
-        raise doc.error(path, f"must be >= {minimum}, got {value}")
+        raise doc.error(path, f"must be >= {minimum}, got {value}", example)
     if maximum is not None and value > maximum:
-        raise doc.error(path, f"must be <= {maximum}, got {value}")
+        raise doc.error(path, f"must be <= {maximum}, got {value}", f"e.g. {maximum}")
     return value
 
 
@@ -301,7 +302,7 @@ def number(doc: Document, path: Path, value: Any, minimum: float | None = None, 
         except ValueError:
             pass
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-        raise doc.error(path, f"must be a number, got {_kind(value)} {value!r}")
+        raise doc.error(path, f"must be a number, got {_kind(value)} {value!r}", "write a number, e.g. 0.5")
     if positive and not value > 0:
         raise doc.error(path, f"must be > 0, got {value}")
     if minimum is not None and value < minimum:
@@ -315,7 +316,7 @@ def boolean(doc: Document, path: Path, value: Any) -> bool:
     if isinstance(value, str) and value.strip().lower() in ("true", "false"):
         return value.strip().lower() == "true"  # Spring and .NET bind "true"/"false" strings
     if not isinstance(value, bool):
-        raise doc.error(path, f"must be true or false, got {value!r}")
+        raise doc.error(path, f"must be true or false, got {value!r}", "write true or false")
     return value
 
 
