@@ -200,3 +200,20 @@ def test_istio_unknown_key_names_its_line(tmp_path: Path) -> None:
     message = error_of(tmp_path, "vs.yaml", VS.format(extra="      retries: { attempt: 3 }"))
     assert message.startswith(f"{tmp_path / 'vs.yaml'}:8: key 'spec.http[0].retries.attempt'")
     assert "did you mean 'attempts'" in message
+
+
+def test_envoy_max_retries_caps_retries_in_flight(tmp_path: Path) -> None:
+    clusters = """
+clusters:
+  - name: api
+    circuit_breakers:
+      thresholds:
+        - { priority: DEFAULT, max_retries: 8 }
+        - { priority: HIGH, max_retries: 1 }
+"""
+    layer = route(tmp_path, "retry_policy: { retry_on: 5xx }", clusters)
+    assert (layer.entry["budget_percent"], layer.entry["min_retry_concurrency"]) == (0.0, 8)
+    assert any("priority HIGH" in n for n in layer.notes)
+    budget = next(p for p in config_of(layer).simulations[0].strategies[0].chain.policies
+                  if isinstance(p, ConcurrencyBudget))
+    assert budget.min_concurrency == 8
