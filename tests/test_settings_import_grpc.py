@@ -12,7 +12,7 @@ from settings_import_helpers import config_of, error_of, max_attempts, one, writ
 from sim.models.library_strategies import GrpcBackoff, PollyDecorrelatedJitter
 from sim.policies.circuit_breaker import CircuitBreaker
 from sim.policies.grpc_throttle import GrpcThrottle
-from sim.policies.limits import AttemptTimeout, Deadline
+from sim.policies.limits import Deadline
 from sim.settings.imported import read_settings
 
 

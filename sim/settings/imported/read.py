@@ -49,6 +49,9 @@ def read_settings(path: str | os.PathLike[str], kind: str | None = None, *, sele
     if kind is not None and kind not in KINDS:
         raise ConfigError(f"unknown settings kind {kind!r}", file=name,
                           hint=suggest(kind, KINDS) or f"choose one of {', '.join(KINDS)}")
+    if order is not None and order not in resilience4j.ORDERS:
+        raise ConfigError(f"unknown decorator order {order!r}", file=name,
+                          hint=f"choose {' or '.join(resilience4j.ORDERS)}")
     if name == ENVIRONMENT:
         env = os.environ if environ is None else environ
         doc = Document("environment", {}, {(): 0})
