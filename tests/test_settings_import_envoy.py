@@ -100,10 +100,33 @@ retry_policy:
 
 
 def test_envoy_retry_on_conditions_that_do_not_exist_here_are_noted(tmp_path: Path) -> None:
-    layer = route(tmp_path, 'retry_policy: { retry_on: "5xx,retriable-4xx,envoy-ratelimited" }')
-    assert any("retriable-4xx" in n for n in layer.notes)
+    layer = route(tmp_path, 'retry_policy: { retry_on: "5xx,envoy-ratelimited,cancelled" }')
     assert any("envoy-ratelimited" in n for n in layer.notes)
+    assert any("'cancelled'" in n for n in layer.notes)
     assert not any("'5xx'" in n for n in layer.notes)
+
+
+def retried(layer) -> list[str] | None:
+    """The failure kinds the layer's RetryOn lets through (None: every kind)."""
+    from sim.policies.retry_on import RetryOn
+    found = [p.kinds for p in config_of(layer).simulations[0].strategies[0].chain.policies if isinstance(p, RetryOn)]
+    return list(found[0]) if found else None
+
+
+@pytest.mark.parametrize("retry_on, codes, kinds", [
+    ("5xx", None, ["rejected", "server_error", "timed_out"]),   # any 5xx, or no response
+    ("5xx,retriable-4xx", None, None),                          # every kind simulated here
+    ("reset", None, ["timed_out"]),                             # no response: a read timeout
+    ("retriable-status-codes", "[503, 429]", ["rejected"]),     # 503/429 are this simulation's rejections
+    ("retriable-status-codes,retriable-4xx", "[500]", ["aborted", "server_error"]),
+    ("connect-failure", None, []),                              # no connection failures here: no retries
+])
+def test_envoy_retry_on_becomes_the_failure_kinds_retried(tmp_path: Path, retry_on: str, codes: str | None,
+                                                          kinds: list[str] | None) -> None:
+    extra = f", retriable_status_codes: {codes}" if codes else ""
+    layer = route(tmp_path, f'retry_policy: {{ retry_on: "{retry_on}"{extra}, num_retries: 2 }}')
+    assert retried(layer) == kinds
+    assert layer.attempts == 3  # the configured maximum, whatever is simulated
 
 
 def test_envoy_without_retry_on_makes_no_retries(tmp_path: Path) -> None:
@@ -167,7 +190,9 @@ def test_istio_default_policy_is_istios(tmp_path: Path) -> None:
     assert layer.total_timeout is None
     assert layer.fleet == {"retry_other_host": True, "host_selection_attempts": 5}
     assert layer.entry["min_retry_concurrency"] == 2**32 - 1  # HTTPSettings.maxRetries default
-    config_of(layer)
+    # retryOn connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes (503):
+    # of the failures simulated here only rejections (503, a refused stream, UNAVAILABLE).
+    assert retried(layer) == ["rejected"]
 
 
 def test_istio_attempts_are_retries_and_destination_rule_applies(tmp_path: Path) -> None:

@@ -147,3 +147,17 @@ def test_aws_mistakes(tmp_path: Path) -> None:
     assert message.startswith(f"{tmp_path / 'config'}:3: key 'default.retry_mode'") and "did you mean 'standard'" in message
     message = error_of(tmp_path, "config", "[default]\nmax_attempt = 3\n")
     assert ":2: key 'default.max_attempt'" in message and "did you mean 'max_attempts'" in message
+
+
+@pytest.mark.parametrize("codes, kinds", [
+    (["UNAVAILABLE"], ["rejected"]),
+    (["UNAVAILABLE", "DEADLINE_EXCEEDED", "INTERNAL"], ["rejected", "server_error", "timed_out"]),
+    (["UNAVAILABLE", "DEADLINE_EXCEEDED", "INTERNAL", "ABORTED"], None),  # every kind: no RetryOn
+    (["NOT_FOUND"], []),
+])
+def test_grpc_retryable_codes_are_the_failure_kinds_retried(tmp_path: Path, codes: list[str], kinds) -> None:
+    from sim.policies.retry_on import RetryOn
+    layer = service_config(tmp_path, {"retryPolicy": {**RETRY, "retryableStatusCodes": codes}})
+    found = [list(p.kinds) for p in config_of(layer).simulations[0].strategies[0].chain.policies
+             if isinstance(p, RetryOn)]
+    assert found == ([] if kinds is None else [kinds])

@@ -145,3 +145,19 @@ def test_an_entry_the_model_refuses_is_one_line_at_reading() -> None:
         _checked(layer, "s.yaml")
     assert str(info.value).startswith("s.yaml: key 'r': becomes a strategy entry backoff-sim refuses: "
                                       "strategy.base_interval")
+
+
+def test_retry_on_retries_only_its_kinds() -> None:
+    from sim.policies.chain import chain_from_data
+    from sim.vocabulary.outcomes import DENIED, REJECTED, SERVER_ERROR, TIMED_OUT
+    spec = chain_from_data({"strategy": {"type": "Constant", "constant": 7.0},
+                            "policies": [{"type": "RetryOn", "kinds": ["rejected", "timed_out"]}]})
+    chain = spec.build([lambda: 0.5])[0]
+    assert chain.on_failure(0.0, REJECTED, 1, 0.0) == 7.0
+    assert chain.on_failure(0.0, TIMED_OUT, 2, 0.0) == 7.0
+    assert chain.on_failure(0.0, DENIED, 3, 0.0) == 7.0  # a refusal of the chain's own is left to the others
+    verdict = chain.on_failure(0.0, SERVER_ERROR, 1, 0.0)
+    assert verdict.__class__.__name__ == "GiveUp" and verdict.reason == "retry_on" and not verdict.denied
+    with pytest.raises(Exception, match="unknown failure kind 'rejectd'"):
+        chain_from_data({"strategy": {"type": "Constant", "constant": 1.0},
+                         "policies": [{"type": "RetryOn", "kinds": ["rejectd"]}]})

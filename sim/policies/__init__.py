@@ -17,6 +17,7 @@ from sim.policies import (  # noqa: F401  # noqa: F401
            limits,
            rate_limit,
            retry_budget,
+           retry_on,
            retry_quota,
            token_bucket,
 )

@@ -57,11 +57,45 @@ RETRY_ON = ("5xx", "gateway-error", "reset", "reset-before-request", "connect-fa
             "retriable-4xx", "refused-stream", "retriable-status-codes", "retriable-headers",
             "http3-post-connect-failure", "cancelled", "deadline-exceeded", "internal", "resource-exhausted",
             "unavailable")
+# What each condition retries, in the failure kinds simulated here (sim.vocabulary.outcomes):
+# router_filter.rst "x-envoy-retry-on" / "x-envoy-retry-grpc-on". "5xx" is any 5xx or no response
+# (reset, read timeout); "gateway-error" 502/503/504 (server_error stands for 500/502/504 here);
+# "reset" no response; "refused-stream" a stream the server turned away; "retriable-4xx" 409.
+ALL_KINDS = frozenset({"rejected", "aborted", "timed_out", "server_error"})
+RETRY_ON_KINDS: dict[str, tuple[str, ...]] = {
+    "5xx": ("server_error", "rejected", "timed_out"), "gateway-error": ("server_error", "rejected", "timed_out"),
+    "reset": ("timed_out",), "refused-stream": ("rejected",), "retriable-4xx": ("aborted",),
+    "unavailable": ("rejected",), "resource-exhausted": ("rejected",), "deadline-exceeded": ("timed_out",),
+    "internal": ("server_error",), "connect-failure": (), "reset-before-request": (), "envoy-ratelimited": (),
+    "retriable-headers": (), "http3-post-connect-failure": (), "cancelled": (), "retriable-status-codes": ()}
+# retriable_status_codes: 503 and 429 are rejections here, 500/502/504 server errors, 409 a conflict.
+STATUS_KINDS = {503: "rejected", 429: "rejected", 500: "server_error", 502: "server_error", 504: "server_error",
+                409: "aborted"}
 # Conditions with no counterpart among the failures simulated here (errors, rejections, timeouts).
-NOT_HERE = {"retriable-4xx": "no 409 responses", "envoy-ratelimited": "no x-envoy-ratelimited header",
-            "retriable-headers": "no response headers", "reset-before-request": "no connection resets",
-            "http3-post-connect-failure": "no HTTP/3", "cancelled": "no cancelled calls",
-            "internal": "no INTERNAL status"}
+NOT_HERE = {"envoy-ratelimited": "no x-envoy-ratelimited header", "retriable-headers": "no response headers",
+            "reset-before-request": "no connection resets", "http3-post-connect-failure": "no HTTP/3",
+            "cancelled": "no cancelled calls", "connect-failure": "no connection failures"}
+
+
+def kinds_of(conditions: list[str], codes: list[int], notes: list[str]) -> set[str]:
+    """The failure kinds a ``retry_on`` retries (with ``retriable_status_codes`` where
+    ``retriable-status-codes`` is one of them), each condition that has none here noted."""
+    kinds: set[str] = set()
+    for c in conditions:
+        kinds.update(RETRY_ON_KINDS.get(c, ()))
+        if c in NOT_HERE:
+            notes.append(f"retry_on {c!r}: not modelled ({NOT_HERE[c]} here)")
+    if "retriable-status-codes" in conditions:
+        for code in codes:
+            if code in STATUS_KINDS:
+                kinds.add(STATUS_KINDS[code])
+            else:
+                notes.append(f"retriable status {code}: no such response here")
+    if "gateway-error" in conditions and "5xx" not in conditions:
+        notes.append("gateway-error: server errors (500/502/504 here) are all retried, though Envoy skips 500")
+    if kinds:
+        notes.append(f"retries {', '.join(sorted(kinds))} failures (retry_on); other failures end the call")
+    return kinds
 
 
 @dataclass
@@ -79,6 +113,7 @@ class Retry:
     min_retry_concurrency: int = DEFAULT_MAX_RETRIES
     budget: bool = False
     outlier: dict[str, Any] | None = None
+    kinds: set[str] = field(default_factory=lambda: set(ALL_KINDS))  # the failure kinds retried
     notes: list[str] = field(default_factory=list)
 
 
@@ -104,11 +139,16 @@ def read_retry_policy(doc: Document, path: Path, raw: Any, out: Retry) -> None:
         out.notes.append("retry_on is empty: Envoy retries nothing, so 1 attempt")
         n = 0
     out.num_retries = n
-    missing = [c for c in conditions if c in NOT_HERE]
-    for c in missing:
-        out.notes.append(f"retry_on {c!r}: not modelled ({NOT_HERE[c]} here)")
-    if conditions:
-        out.notes.append("every failed attempt (error, rejection, timeout) counts as retriable under retry_on")
+    codes: list[int] = []
+    if "retriable_status_codes" in policy:
+        raw = policy["retriable_status_codes"]
+        if not isinstance(raw, list):
+            raise doc.error(path + ("retriable_status_codes",), "must be a list of HTTP status codes", "e.g. [503]")
+        codes = [integer(doc, path + ("retriable_status_codes", i), c, minimum=100, maximum=599) for i, c in enumerate(raw)]
+    out.kinds = kinds_of(conditions, codes, out.notes)
+    if conditions and not out.kinds:
+        out.notes.append("retry_on names no failure simulated here: the simulation makes no retries, "
+                         "though the attempts count the real maximum")
     if "per_try_timeout" in policy:
         out.per_try_timeout = to_ms(doc, path + ("per_try_timeout",), policy["per_try_timeout"], "proto") or None
     if "per_try_idle_timeout" in policy:
@@ -129,7 +169,7 @@ def read_retry_policy(doc: Document, path: Path, raw: Any, out: Retry) -> None:
                 raise doc.error(bpath + ("max_interval",), "must be >= base_interval (Envoy refuses it)")
     if "rate_limited_retry_back_off" in policy:
         out.notes.append("rate_limited_retry_back_off: not modelled (no reset headers here)")
-    for key in ("retriable_status_codes", "retriable_headers", "retriable_request_headers", "retry_priority",
+    for key in ("retriable_headers", "retriable_request_headers", "retry_priority",
                 "retry_options_predicates"):
         if key in policy:
             out.notes.append(f"{key}: not modelled")
@@ -236,7 +276,9 @@ def layer_of(source: str, kind: str, name: str, r: Retry) -> Layer:
     entry: dict[str, Any] = {"name": name, "preset": "envoy", "num_retries": r.num_retries,
                              "base_interval": r.base_interval, "max_interval": max_interval,
                              "budget_percent": r.budget_percent, "min_retry_concurrency": r.min_retry_concurrency}
-    policies = []
+    policies: list[dict[str, Any]] = []
+    if r.kinds != ALL_KINDS and r.num_retries > 0:
+        policies.append({"type": "RetryOn", "kinds": sorted(r.kinds)})
     if r.per_try_timeout:
         policies.append({"type": "AttemptTimeout", "timeout": r.per_try_timeout})
     if r.route_timeout:

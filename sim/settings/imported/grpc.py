@@ -28,9 +28,12 @@ THROTTLE_KEYS = ("maxTokens", "tokenRatio")
 CODES = ("OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS",
          "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
          "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED")
-# The failures simulated here, as gRPC would report them: rejections (UNAVAILABLE,
-# RESOURCE_EXHAUSTED), timeouts (DEADLINE_EXCEEDED), conflicts (ABORTED), errors (INTERNAL, UNKNOWN).
-MODELLED = {"UNAVAILABLE", "RESOURCE_EXHAUSTED", "DEADLINE_EXCEEDED", "ABORTED", "INTERNAL", "UNKNOWN"}
+# The failures simulated here, as gRPC would report them (sim.vocabulary.outcomes): rejections
+# (UNAVAILABLE, RESOURCE_EXHAUSTED), timeouts (DEADLINE_EXCEEDED), conflicts (ABORTED), errors
+# (INTERNAL, UNKNOWN).
+KIND_OF = {"UNAVAILABLE": "rejected", "RESOURCE_EXHAUSTED": "rejected", "DEADLINE_EXCEEDED": "timed_out",
+           "ABORTED": "aborted", "INTERNAL": "server_error", "UNKNOWN": "server_error"}
+ALL_KINDS = {"rejected", "aborted", "timed_out", "server_error"}
 
 
 def _codes(doc: Document, path: tuple, raw: Any, required: bool) -> list[str]:
@@ -131,7 +134,9 @@ def _method(doc: Document, path: tuple, method: dict[str, Any], name: str, throt
                         tuple(sorted({2.0, 5.0, 10.0, 20.0, 50.0, 100.0, throttle["max_tokens"]})))
         else:
             knob = Knob("max_attempts", "maxAttempts", tuple(sorted({2, 3, 4, 5, attempts})))
-        _code_notes(codes, notes)
+        kinds = _code_kinds(codes, notes)
+        if kinds != ALL_KINDS:
+            entry["policies"] = [{"type": "RetryOn", "kinds": sorted(kinds)}]
     elif "hedgingPolicy" in method:
         hpath = path + ("hedgingPolicy",)
         policy = table(doc, hpath, method["hedgingPolicy"], '{ "maxAttempts": 3, "hedgingDelay": "0.5s" }')
@@ -161,8 +166,14 @@ def _method(doc: Document, path: tuple, method: dict[str, Any], name: str, throt
                  total_timeout=deadline, fleet=fleet, knob=knob, notes=tuple(notes))
 
 
-def _code_notes(codes: list[str], notes: list[str]) -> None:
-    other = [c for c in codes if c not in MODELLED]
+def _code_kinds(codes: list[str], notes: list[str]) -> set[str]:
+    """The failure kinds the retryable status codes retry; a code with no failure here noted."""
+    other = [c for c in codes if c not in KIND_OF]
     if other:
-        notes.append(f"retryableStatusCodes {', '.join(other)}: not simulated here")
-    notes.append("every failed attempt (error, rejection, timeout) counts as a retryable status")
+        notes.append(f"retryableStatusCodes {', '.join(other)}: no such failure here")
+    kinds = {KIND_OF[c] for c in codes if c in KIND_OF}
+    if kinds:
+        notes.append(f"retries {', '.join(sorted(kinds))} failures; other failures end the call")
+    else:
+        notes.append("retryableStatusCodes name no failure simulated here: the simulation makes no retries")
+    return kinds

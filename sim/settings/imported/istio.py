@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from sim.settings.imported.durations import to_ms
-from sim.settings.imported.envoy import NOT_HERE, RETRY_ON, Retry, layer_of, read_outlier
+from sim.settings.imported.envoy import RETRY_ON, Retry, kinds_of, layer_of, read_outlier
 from sim.settings.imported.layer import Layer
 from sim.settings.imported.source import Document, boolean, check_keys, integer, suggest, table
 
@@ -23,6 +23,7 @@ DEFAULT_ATTEMPTS = 2  # retry.go DefaultPolicy: NumRetries 2 (Istio's "attempts"
 DEFAULT_HOST_SELECTION = 5  # retry.go: HostSelectionRetryMaxAttempts: 5
 MAX_RETRIES_DEFAULT = 2**32 - 1  # HTTPSettings.maxRetries: "Default 2^32-1"
 DEFAULT_RETRY_ON = "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes"
+DEFAULT_STATUS_CODES = [503]  # retry.go DefaultPolicy: RetriableStatusCodes: [http.StatusServiceUnavailable]
 RETRY_KEYS = ("attempts", "perTryTimeout", "retryOn", "retryRemoteLocalities", "retryIgnorePreviousHosts", "backoff")
 ROUTE_KEYS = ("name", "match", "route", "redirect", "directResponse", "delegate", "rewrite", "timeout", "retries",
               "fault", "mirror", "mirrors", "mirrorPercentage", "mirrorPercent", "mirror_percent", "corsPolicy",
@@ -38,23 +39,29 @@ HTTP_POOL_KEYS = ("http1MaxPendingRequests", "http2MaxRequests", "maxRequestsPer
                   "idleTimeout", "h2UpgradePolicy", "useClientProtocol", "maxConcurrentStreams")
 
 
-def _retry_on(doc: Document, path: tuple, value: Any, r: Retry) -> None:
+def _retry_on(doc: Document, path: tuple, value: Any, r: Retry, codes: list[int] | None = None) -> None:
+    """retry.go parseRetryOn: a status code in the list joins retriable_status_codes (and turns
+    on retriable-status-codes); the other parts are Envoy's conditions."""
     if not isinstance(value, str):
         raise doc.error(path, f"must be a comma-separated string, got {value!r}", 'e.g. retryOn: "5xx,reset"')
+    conditions, codes = [], list(codes or [])
     for c in (c.strip() for c in value.split(",") if c.strip()):
-        if c.isdigit():  # retry.go parseRetryOn: a status code joins retriable-status-codes
-            r.notes.append(f"retryOn status {c}: every failed attempt counts as retriable here")
+        if c.isdigit():
+            codes.append(int(c))
+            conditions.append("retriable-status-codes")
         elif c not in RETRY_ON:
             raise doc.error(path, f"names an unknown condition {c!r}", suggest(c, RETRY_ON) or f"Envoy's are {', '.join(RETRY_ON)}")
-        elif c in NOT_HERE:
-            r.notes.append(f"retryOn {c!r}: not modelled ({NOT_HERE[c]} here)")
+        else:
+            conditions.append(c)
+    r.kinds = kinds_of(conditions, codes, r.notes)
+    if not r.kinds:
+        r.notes.append("retryOn names no failure simulated here: the simulation makes no retries")
 
 
 def _route(doc: Document, path: tuple, route: dict[str, Any]) -> Retry:
     check_keys(doc, path, route, ROUTE_KEYS, "an Istio HTTPRoute")
     r = Retry(num_retries=DEFAULT_ATTEMPTS, route_timeout=None, retry_other_host=True,
               host_selection_attempts=DEFAULT_HOST_SELECTION, min_retry_concurrency=MAX_RETRIES_DEFAULT)
-    r.notes.append("every failed attempt (error, rejection, timeout) counts as retriable under retryOn")
     if "retries" in route:
         rpath = path + ("retries",)
         retries = table(doc, rpath, route["retries"], "{ attempts: 3, perTryTimeout: 2s }")
@@ -63,7 +70,10 @@ def _route(doc: Document, path: tuple, route: dict[str, Any]) -> Retry:
             r.num_retries = integer(doc, rpath + ("attempts",), retries["attempts"], minimum=0)
         if "perTryTimeout" in retries:
             r.per_try_timeout = to_ms(doc, rpath + ("perTryTimeout",), retries["perTryTimeout"], "go") or None
-        _retry_on(doc, rpath + ("retryOn",), retries.get("retryOn", DEFAULT_RETRY_ON), r)
+        if "retryOn" in retries:
+            _retry_on(doc, rpath + ("retryOn",), retries["retryOn"], r)
+        else:
+            _retry_on(doc, rpath, DEFAULT_RETRY_ON, r, codes=DEFAULT_STATUS_CODES)
         if "retryIgnorePreviousHosts" in retries and not boolean(doc, rpath + ("retryIgnorePreviousHosts",),
                                                                   retries["retryIgnorePreviousHosts"]):
             r.retry_other_host = False
@@ -75,6 +85,7 @@ def _route(doc: Document, path: tuple, route: dict[str, Any]) -> Retry:
         if "retryRemoteLocalities" in retries:
             r.notes.append("retryRemoteLocalities: not modelled (one locality here)")
     else:
+        _retry_on(doc, path, DEFAULT_RETRY_ON, r, codes=DEFAULT_STATUS_CODES)
         r.notes.append("no retries block: Istio's default policy, 2 retries to other hosts")
     if r.num_retries == 0:
         r.notes.append("attempts 0: Istio turns retries off")
