@@ -88,6 +88,8 @@ def test_dotnet_standard_handler_defaults(tmp_path: Path) -> None:
     assert breaker.resolved() == {"failure_ratio": 0.1, "minimum_throughput": 100, "sampling_duration": 30000.0,
                                   "break_duration": 5000.0}
     assert chain.attempt_timeout == 10000.0
+    from sim.policies.retry_on import RetryOn
+    assert [p.kinds for p in chain.policies if isinstance(p, RetryOn)] == [("rejected", "server_error", "timed_out")]
 
 
 def test_dotnet_timespans_and_comments(tmp_path: Path) -> None:

@@ -161,3 +161,10 @@ def test_retry_on_retries_only_its_kinds() -> None:
     with pytest.raises(Exception, match="unknown failure kind 'rejectd'"):
         chain_from_data({"strategy": {"type": "Constant", "constant": 1.0},
                          "policies": [{"type": "RetryOn", "kinds": ["rejectd"]}]})
+
+
+def test_reading_settings_imports_no_yaml_until_a_yaml_file() -> None:
+    code = ("import sys\nimport sim.settings.imported\nprint('yaml' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert out.stdout.strip() == "False", out.stderr

@@ -36,6 +36,7 @@ DEFAULT_ATTEMPT_TIMEOUT_MS = 10000.0  # HttpStandardResilienceOptions.AttemptTim
 DEFAULT_TOTAL_TIMEOUT_MS = 30000.0  # Polly TimeoutConstants.DefaultTimeout: 30 s
 DEFAULT_HEDGED = 1                  # Polly HedgingConstants.DefaultMaxHedgedAttempts
 DEFAULT_HEDGING_DELAY_MS = 2000.0   # Polly HedgingConstants.DefaultHedgingDelay: 2 s
+TRANSIENT = ("rejected", "server_error", "timed_out")  # HttpClientResiliencePredicates.IsTransient, in our kinds
 EXPONENTIAL_CAP_MS = 86_400_000.0   # no MaxDelay: one day stands for Polly's TimeSpan.MaxValue guard
 
 
@@ -102,6 +103,7 @@ def _layer(doc: Document, path: tuple, section: dict[str, Any]) -> Layer:
     else:
         attempts, entry = _retry(doc, path + ("Retry",), section.get("Retry", {}), name, notes)
         policies.extend(entry.pop("policies", []))
+        policies.append({"type": "RetryOn", "kinds": list(TRANSIENT)})
         attempt_timeout = _timeout(doc, path + ("AttemptTimeout",), section.get("AttemptTimeout", {}),
                                    DEFAULT_ATTEMPT_TIMEOUT_MS)
         policies.append(_breaker(doc, path + ("CircuitBreaker",), section.get("CircuitBreaker", {})))
@@ -135,6 +137,10 @@ def _retry(doc: Document, path: tuple, raw: Any, name: str, notes: list[str]) ->
     if "ShouldRetryAfterHeader" in r:
         boolean(doc, path + ("ShouldRetryAfterHeader",), r["ShouldRetryAfterHeader"])
         notes.append("ShouldRetryAfterHeader: no Retry-After headers here")
+    # HttpClientResiliencePredicates.IsTransient: 408, 429, 5xx, HttpRequestException and
+    # TimeoutRejectedException; a 409 conflict is not transient.
+    notes.append("retries rejections, server errors and timeouts (HttpRetryStrategyOptions: transient failures); "
+                 "a conflict (409) ends the call")
     limit = [{"type": "MaxAttempts", "max_attempts": retries + 1}]
     settings: dict[str, Any] = {"max_retry_attempts": retries, "delay": delay,
                                 **({} if cap is None else {"max_delay": cap})}
