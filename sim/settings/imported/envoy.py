@@ -361,6 +361,9 @@ def read(doc: Document) -> list[Layer]:
         read_retry_policy(doc, ppath or (), policy, r)
         if apath is not None and "timeout" in action:
             r.route_timeout = to_ms(doc, apath + ("timeout",), action["timeout"], "proto") or None
+        for key in ("hedge_policy", "max_stream_duration", "idle_timeout"):
+            if key in action:
+                r.notes.append(f"route {key}: not modelled")
         name = action.get("cluster") if isinstance(action.get("cluster"), str) else None
         chosen = clusters.get(name) if name else (next(iter(clusters.values())) if len(clusters) == 1 else None)
         if chosen is not None:
