@@ -40,7 +40,8 @@ TRANSIENT = ("rejected", "server_error", "timed_out")  # HttpClientResiliencePre
 EXPONENTIAL_CAP_MS = 86_400_000.0   # no MaxDelay: one day stands for Polly's TimeSpan.MaxValue guard
 
 
-def _sections(value: Any, path: tuple) -> list[tuple[tuple, dict[str, Any]]]:
+def handler_sections(value: Any, path: tuple) -> list[tuple[tuple, dict[str, Any]]]:
+    """Every section holding a standard (or hedging) handler's options, with its path."""
     if not isinstance(value, dict):
         return []
     keys = set(value)
@@ -48,12 +49,12 @@ def _sections(value: Any, path: tuple) -> list[tuple[tuple, dict[str, Any]]]:
         return [(path, value)]
     out = []
     for k, v in value.items():
-        out += _sections(v, path + (k,))
+        out += handler_sections(v, path + (k,))
     return out
 
 
 def read(doc: Document) -> list[Layer]:
-    found = _sections(doc.data, ())
+    found = handler_sections(doc.data, ())
     if not found:
         raise doc.error((), "has no resilience handler section (Retry, AttemptTimeout, TotalRequestTimeout, "
                         "CircuitBreaker, Hedging)", 'e.g. "Resilience": { "Retry": { "MaxRetryAttempts": 3 } }')

@@ -172,7 +172,7 @@ def _detect(docs: list[Document], syntax: str, name: str) -> str:
         return "istio"
     if keys & _GRPC_KEYS:
         return "grpc"
-    if any(dotnet._sections(d, ()) for d in datas) and not keys & _ENVOY_KEYS:
+    if any(dotnet.handler_sections(d, ()) for d in datas) and not keys & _ENVOY_KEYS:
         return "dotnet"
     if keys & _ENVOY_KEYS or keys & set(envoy.RETRY_KEYS):
         return "envoy"
