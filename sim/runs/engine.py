@@ -23,6 +23,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from functools import cached_property, partial
 from heapq import heappop, heappush
 
@@ -46,7 +47,8 @@ from sim.core.streams import PURPOSE_WORKLOAD, clipped_normal, generator
 from sim.core.wiring import Wiring
 from sim.vocabulary.errors import UserError
 from sim.models.clients import Clients, start_clients
-from sim.models.fleet import build_fleet
+from sim.models.controls import Control, ServerHandlers
+from sim.models.fleet import FleetSpec, build_fleet
 from sim.models.incidents import Incidents
 from sim.models.initial import InitialState
 from sim.models.open_clients import OpenClients
@@ -234,8 +236,7 @@ def _build(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int,
                          partial(wiring._rng, PURPOSE_WORKLOAD),
                          OpenClients if spec.workload.CONCURRENT else None, initial)
     tiers = wiring.tiers = RunTiers(spec, wiring, clients, repetition) if spec.tiers else None
-    handlers = (control.build(wiring) if spec.fleet is None
-                else build_fleet(spec.fleet, control, wiring, accept_queue(spec)))
+    handlers = _server(spec, as_chain(strategy), control, wiring)
     receive_write = handlers.receive_write
     if incidents is not None:
         incidents.bind(wiring.incident_hooks)
@@ -252,6 +253,19 @@ def _build(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int,
     if wiring.series is not None:
         _schedule_sampling(wiring, float(spec.horizon))
     return wiring, side
+
+
+def _server(spec: SimulationSpec, chain: ChainSpec, control: Control, wiring: Wiring) -> ServerHandlers:
+    """The server the clients call: the control, a fleet of its copies, or (a strategy entry
+    that hedges, no fleet) a fleet of one host whose events name no host, so the copies of an
+    attempt go to the one server (``sim.policies.hedging``)."""
+    hedging, fleet = chain.hedging, spec.fleet
+    if hedging is None and fleet is None:
+        return control.build(wiring)
+    if fleet is None:
+        return build_fleet(FleetSpec(hosts=1, hedging=hedging), control, wiring, accept_queue(spec),
+                           tag_hosts=False)
+    return build_fleet(replace(fleet, hedging=hedging), control, wiring, accept_queue(spec))
 
 
 def start_run(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int, repetition: int,
@@ -315,7 +329,7 @@ def counters_of(spec: SimulationSpec, wiring: Wiring, side: Clients, duration: f
         counters.refused, counters.dropped = gate.refused, gate.dropped
     if wiring.tiers is not None:
         counters.tiers = wiring.tiers.counts(counts["successes"], latencies, side.retries_denied)
-    if getattr(wiring, "fleet", None) is not None:
+    if spec.fleet is not None and getattr(wiring, "fleet", None) is not None:  # not a lone server's hedging
         counters.hosts = host_counts(wiring.fleet, float(spec.horizon))
     return counters
 

@@ -29,6 +29,7 @@ from sim.models.strategies import Strategy
 from sim.models.workloads import Outage, Workload
 from sim.models.open_rate import RATE_KEYS, capacity_per_unit, think_time
 from sim.policies.chain import ChainSpec
+from sim.policies.hedging import Hedging
 from sim.policies.entries import parse_entry, parse_policies, preset_label, seconds_per_unit
 from sim.policies.presets import PRESETS
 from sim.policies.seam import Policy
@@ -416,6 +417,12 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
                              f"{entry.strategy.type_name} starts its backoff from the client's last "
                              f"think time, and workload {workload.NAME!r} has none",
                              'use workload = "poisson" or another strategy')
+    if strategies is not None and control is not None and not control.CAPS.replies:
+        for position, entry in enumerate(strategies):
+            if entry.hedging is not None:
+                check.report(f"strategies[{position}].hedging",
+                             f"needs a server that replies; {control.type_name} lets clients assume success",
+                             "hedge against a replying server (QueueServer, PoolServer, ...)")
     spans = {key: check.attempt(check.number, block, key, positive=True, minimum=MIN_SPAN)
              for key in ("horizon", "timeout", "bucket") if key in block}
     horizon, timeout, bucket = (spans.get(key) for key in ("horizon", "timeout", "bucket"))
@@ -446,6 +453,12 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
                      f"{workload.data.times[0]:g}", "times count from the run's t = 0: shift them, "
                      "or lengthen the horizon")
     tiers = _parse_tiers(check, block.get("tiers"), control, horizon, time_unit or default_time_unit)
+    if tiers and strategies is not None:
+        for position, entry in enumerate(strategies):
+            if entry.hedging is not None:
+                check.report(f"strategies[{position}].hedging", "cannot hedge a server that calls [[simulation.tiers]] "
+                             "(the copies of an attempt would share its call below)",
+                             "hedge in a simulation without tiers (its server may be a fleet)")
     if len(top.errors) > before:
         return None
     return SimulationSpec(title=title, clients=clients, repeat=repeat, network_mu=network_mu,
@@ -787,7 +800,7 @@ def _parse_strategies(check: _Checker, raw: Any, shared_raw: Any = None,
         strategy = check.model(cls, entry.strategy, type_name, skip={"type", "name"}, prefix=f"{key}.")
         if strategy is not None:
             preset = preset_label(entry, table) if entry.preset is not None else None
-            built.append((name, strategy, entry.policies, preset))
+            built.append((name, strategy, entry.policies, preset, entry.hedging))
     if len(built) != len(raw) or len(check.errors) > before:
         return None
     labelled = _label(check, built)
@@ -893,6 +906,10 @@ def _parse_retry(tier: _Checker, table: dict[str, Any], time_unit: str) -> Chain
         tier.report(f"retry.{p.key}", p.message, p.hint)
     if entry is None:
         return None
+    if entry.hedging is not None:
+        tier.report("retry.hedging", "a tier's calls do not hedge: hedging is for the clients' strategy entries",
+                    "remove it (or its preset's hedging)")
+        return None
     type_name = entry.strategy["type"]
     cls = STRATEGIES.get(type_name) if isinstance(type_name, str) else None
     if cls is None:
@@ -905,28 +922,30 @@ def _parse_retry(tier: _Checker, table: dict[str, Any], time_unit: str) -> Chain
     strategy = tier.model(cls, entry.strategy, type_name, skip={"type", "name"}, prefix="retry.")
     if strategy is None or len(tier.errors) > before:
         return None
-    return ChainSpec(strategy, entry.policies)
+    return ChainSpec(strategy, entry.policies, entry.hedging)
 
 
-# A strategy entry as built: its name, strategy, policies and (for a preset) the preset's label.
-_Built = tuple[str | None, Strategy, tuple[Policy, ...], str | None]
+# A strategy entry as built: its name, strategy, policies, (for a preset) the preset's label and
+# its hedging.
+_Built = tuple[str | None, Strategy, tuple[Policy, ...], str | None, Hedging | None]
 
 
 def _label(check: _Checker, built: list[_Built]) -> tuple[StrategySpec, ...] | None:
     """Label each entry by its name, else its preset, else its type, else (when a type repeats)
     its parameters and policies."""
     type_counts: dict[str, int] = {}
-    for name, s, _, preset in built:
+    for name, s, _, preset, _ in built:
         if name is None and preset is None:
             type_counts[s.type_name] = type_counts.get(s.type_name, 0) + 1
     labels: list[str] = []
-    for name, s, policies, preset in built:
+    for name, s, policies, preset, hedging in built:
         if name is not None:
             labels.append(name)
         elif preset is not None:
             labels.append(preset)
         elif type_counts[s.type_name] > 1:
-            labels.append(" + ".join([s.describe(), *(p.describe() for p in policies)]))
+            labels.append(" + ".join([s.describe(), *(p.describe() for p in policies),
+                                      *(() if hedging is None else (hedging.describe(),))]))
         else:
             labels.append(s.type_name)
     seen: set[str] = set()
@@ -939,4 +958,4 @@ def _label(check: _Checker, built: list[_Built]) -> tuple[StrategySpec, ...] | N
         seen.add(label)
     if duplicated:
         return None
-    return tuple(StrategySpec(label, s, policies) for label, (_, s, policies, _) in zip(labels, built))
+    return tuple(StrategySpec(label, s, policies, hedging) for label, (_, s, policies, _, hedging) in zip(labels, built))

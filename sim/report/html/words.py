@@ -11,7 +11,7 @@ from dataclasses import fields, is_dataclass
 from typing import TYPE_CHECKING
 
 from sim.models.incidents import incident_label
-from sim.report.html.fleet_words import fleet_brief, fleet_words, host_incident_words
+from sim.report.html.fleet_words import fleet_brief, fleet_words, hedging_words, host_incident_words
 from sim.vocabulary.params import describe_params
 from sim.vocabulary.units import format_duration
 
@@ -72,7 +72,8 @@ def described(spec: SimulationSpec) -> list[str]:
             for i, t in enumerate(spec.tiers, start=2)) + ".")
     for entry in spec.strategies:
         policies = "".join(f" + {p.describe()}" for p in entry.policies)
-        lines.append(f"Strategy {entry.label!r}: {entry.strategy.describe()}{policies}.")
+        hedging = "" if entry.hedging is None else f"; {hedging_words(entry.hedging, unit)}"
+        lines.append(f"Strategy {entry.label!r}: {entry.strategy.describe()}{policies}{hedging}.")
     return lines
 
 
