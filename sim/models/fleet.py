@@ -241,8 +241,8 @@ def hash_ring(weights: Sequence[float]) -> tuple[list[int], list[int]]:
 class _HostIncidents(Incidents):
     """A host's own incidents: as a server's, their starts and ends naming the host."""
 
-    def __init__(self, wiring: Wiring, incidents: Sequence[Incident], host: int) -> None:
-        self._tag = ev.host_tag(host)
+    def __init__(self, wiring: Wiring, incidents: Sequence[Incident], tag: int) -> None:
+        self._tag = tag
         super().__init__(wiring, incidents)
 
     def _begin(self, t: float, c: int, i: int) -> int:
@@ -510,7 +510,7 @@ class FleetRun:
             handlers = control.build(w)
             door = _tagging(handlers.receive_write, tags[h])
             if others[h]:
-                incidents = _HostIncidents(w, others[h], h)
+                incidents = _HostIncidents(w, others[h], tags[h])
                 incidents.bind(w.incident_hooks)
                 door = incidents.wrap(door)  # its error replies name no host: tag at the door
                 door = _tagging(door, tags[h])
@@ -652,6 +652,13 @@ class FleetRun:
                 if chain is not None:
                     chain.on_copy_failure(t, kind)
 
+            # A hedge sent while the whole fleet is stopped waits at its gate as any arrival
+            # (the gate reads a copy's token as its attempt's).
+            parent_gate = wiring.gate
+            if parent_gate is not None and parent_gate.still_waiting is not None:
+                parent_gate.still_waiting = _copy_waiting(parent_gate.still_waiting)
+            hedge_doors = doors if parent_gate is None else [parent_gate.wrap(d) for d in doors]
+
             def send_copy(t: float, c: int, tok: int, entry: list) -> int:
                 # A hedge: to a host this attempt has not tried, if the balancer finds one.
                 pool, tried = healthy[0], entry[2]
@@ -668,7 +675,7 @@ class FleetRun:
                 requests[h] += 1
                 hedges[h] += 1
                 hedged_series[int(t * inverse)] += 1
-                return doors[h](t, c, tok | k << COPY_SHIFT)
+                return hedge_doors[h](t, c, tok | k << COPY_SHIFT)
 
             def hedge_due(t: float, c: int, tok: int) -> int:
                 entry = live.get(tok * width + c)

@@ -143,6 +143,8 @@ def parse_entry(table: Mapping[str, Any], unit_seconds: float | None, time_unit:
             try:
                 data = expand_preset(settings, float(own_unit))
             except ParamError as exc:
+                if any(p.key == exc.key for p in problems):
+                    return None, problems  # its default refused as well (a required setting): said once
                 hint = exc.hint
                 if exc.key == "preset":
                     hint = f"choose one of {', '.join(PRESETS)}"

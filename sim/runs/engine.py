@@ -48,7 +48,7 @@ from sim.core.wiring import Wiring
 from sim.vocabulary.errors import UserError
 from sim.models.clients import Clients, start_clients
 from sim.models.controls import Control, ServerHandlers
-from sim.models.fleet import FleetSpec, build_fleet
+from sim.models.fleet import FleetSpec, HostIncident, build_fleet
 from sim.models.incidents import Incidents
 from sim.models.initial import InitialState
 from sim.models.open_clients import OpenClients
@@ -228,15 +228,18 @@ def _build(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int,
     wiring = build_wiring(spec, clients, repetition)
     wiring.ahead = ahead and ahead_is_exact(spec, initial)
     control = spec.control
+    chain = as_chain(strategy)
     stops, degradations = spec.stops, spec.degradations
+    lone_hedging = chain.hedging is not None and spec.fleet is None
     if stops:
         wiring.gate = OutageGate(wiring, stops, accept_queue(spec))
-    incidents = Incidents(wiring, degradations) if degradations else None
+    # A lone server that hedges is a fleet of one host, whose incidents are the host's (every copy meets them).
+    incidents = Incidents(wiring, degradations) if degradations and not lone_hedging else None
     side = start_clients(wiring, as_chain(strategy), control, spec.workload, spec.timeout,
                          partial(wiring._rng, PURPOSE_WORKLOAD),
                          OpenClients if spec.workload.CONCURRENT else None, initial)
     tiers = wiring.tiers = RunTiers(spec, wiring, clients, repetition) if spec.tiers else None
-    handlers = _server(spec, as_chain(strategy), control, wiring)
+    handlers = _server(spec, chain, control, wiring)
     receive_write = handlers.receive_write
     if incidents is not None:
         incidents.bind(wiring.incident_hooks)
@@ -263,7 +266,8 @@ def _server(spec: SimulationSpec, chain: ChainSpec, control: Control, wiring: Wi
     if hedging is None and fleet is None:
         return control.build(wiring)
     if fleet is None:
-        return build_fleet(FleetSpec(hosts=1, hedging=hedging), control, wiring, accept_queue(spec),
+        own = tuple(HostIncident(i.start, i.duration, i.kind, i.level, (0,)) for i in spec.degradations)
+        return build_fleet(FleetSpec(hosts=1, hedging=hedging, incidents=own), control, wiring, accept_queue(spec),
                            tag_hosts=False)
     return build_fleet(replace(fleet, hedging=hedging), control, wiring, accept_queue(spec))
 
