@@ -215,3 +215,35 @@ def test_hedging_is_part_of_an_entry_s_identity() -> None:
     assert isinstance(hedged, ChainSpec) and "hedging(2 copies" in hedged.describe()
     with pytest.raises(ParamError):
         Hedging(2, -1.0)
+
+
+# --- the outputs: hedges in their own column, amplification counting every copy -------------
+
+def test_the_latency_table_counts_hedges_in_a_column_of_their_own(tmp_path) -> None:
+    import sim
+    from sim.report.latency import latency_table, strategy_values
+    from sim.runs.sweep import run_sweep
+    from support import toml_text
+    from tui.view.latency_rows import latency_rows
+
+    hedged = table(once({"max_attempts": 2, "delay": 1.0}), service_distribution="lognormal", service_p99=20.0,
+                   horizon=800.0)
+    path = tmp_path / "hedged.toml"
+    path.write_text(toml_text(hedged))
+    result = sim.run(path, workers=1)
+    [row] = result.rows("latency")
+    spec = spec_of(hedged)
+    run = Run(spec, spec.labels[0], spec.clients[0], 0).run()
+    m = run.metrics()
+    assert float(row["hedges"]) == m.hedges == sum(run._wiring.fleet.hedges) > 0  # one repetition
+    # amplification counts every copy: the attempts and their hedges, per call
+    assert m.amplification == (m.work + m.hedges) / m.offered > 1
+    assert sum(r["hedges"] for r in result.rows("timeseries")) == m.hedges
+    sweep = run_sweep(spec, workers=1)
+    assert [c.header for c in latency_table(sweep).columns][2:4] == ["requests", "hedges"]
+    assert strategy_values(sweep, 0)[0]["hedges"] == m.hedges
+    rows, _ = latency_rows(sweep, 0)
+    assert rows[0].cells["hedges"] == f"{m.hedges:,}"
+    plain = tmp_path / "plain.toml"
+    plain.write_text(toml_text(table({"type": "NoBackoff", "max_attempts": 1}, horizon=300.0)))
+    assert "hedges" not in sim.run(plain, workers=1).rows("latency")[0]

@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
 # (series name, legend label, index into the theme's series colours: ``SERIES_COLOURS``).
 # The failures are the app's failures chart's lines, named as it names them (FAILURE_LINES).
 FLOW_LINES = tuple((name, label, SERIES_COLOURS[name]) for name, label in (
-    ("offered", "offered"), ("retries", "retries"), ("accepted", "accepted"),
+    ("offered", "offered"), ("retries", "retries"), ("hedges", "hedges"), ("accepted", "accepted"),
     ("goodput", "goodput (successes)"), *FAILURE_LINES))
 LEVEL_LINES = tuple((name, label, SERIES_COLOURS[name])
                     for name, label in (("in_service", "in service"), ("queued", "queued")))

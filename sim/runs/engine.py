@@ -333,8 +333,11 @@ def counters_of(spec: SimulationSpec, wiring: Wiring, side: Clients, duration: f
         counters.refused, counters.dropped = gate.refused, gate.dropped
     if wiring.tiers is not None:
         counters.tiers = wiring.tiers.counts(counts["successes"], latencies, side.retries_denied)
-    if spec.fleet is not None and getattr(wiring, "fleet", None) is not None:  # not a lone server's hedging
-        counters.hosts = host_counts(wiring.fleet, float(spec.horizon))
+    fleet = getattr(wiring, "fleet", None)
+    if fleet is not None:
+        counters.hedges = sum(fleet.hedges)
+        if spec.fleet is not None:  # not a lone server's hedging
+            counters.hosts = host_counts(fleet, float(spec.horizon))
     return counters
 
 
@@ -348,7 +351,7 @@ def _metrics(spec: SimulationSpec, counters: RunCounters, duration: float, event
     common = dict(work=work, duration=duration, cost=cost(work, duration, spec.work_to_duration),
                   gave_up=counters.gave_up, events=events, retries_denied=counters.retries_denied,
                   breaker_open_time=counters.breaker_open_time, calls_refused=counters.calls_refused,
-                  calls=counters.calls)
+                  calls=counters.calls, hedges=counters.hedges)
     if series is None:
         return RunMetrics(**common)
     latencies, latency_times = counters.latencies, counters.latency_times

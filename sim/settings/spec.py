@@ -150,11 +150,15 @@ class SimulationSpec:
         return self.control.CAPS
 
     @property
+    def hedges(self) -> bool:
+        """Whether a strategy entry hedges (``hedging``): its outputs gain a ``hedges`` column."""
+        return any(s.hedging is not None for s in self.strategies or ())
+
+    @property
     def series_declared(self) -> tuple[str, ...]:
         """The counters beyond the common ones its runs keep: the server kind's, and ``hedges``
         when a strategy entry hedges (``sim.core.series.extra_series`` orders them)."""
-        hedging = any(s.hedging is not None for s in self.strategies or ())
-        return self.control.CAPS.series + (("hedges",) if hedging else ())
+        return self.control.CAPS.series + (("hedges",) if self.hedges else ())
 
     @property
     def runs_to_horizon(self) -> bool:
