@@ -247,3 +247,64 @@ def test_the_latency_table_counts_hedges_in_a_column_of_their_own(tmp_path) -> N
     plain = tmp_path / "plain.toml"
     plain.write_text(toml_text(table({"type": "NoBackoff", "max_attempts": 1}, horizon=300.0)))
     assert "hedges" not in sim.run(plain, workers=1).rows("latency")[0]
+
+
+@pytest.mark.parametrize("server, extra", [
+    ("PoolServer", {"queue_timeout": 2.0, "cancel": "immediate"}),  # drops: queue timeouts, cancelled copies
+    ("FlakyServer", {"latency": 1.0}),  # a failed attempt's completion
+])
+def test_every_server_event_of_a_fleet_names_its_host(server: str, extra: dict[str, Any]) -> None:
+    # The server's own events (a PoolServer's drops, a FlakyServer's completions of failed
+    # attempts) are not returned through a host's door: each must still name its host.
+    run = run_of(table(once({"max_attempts": 2, "delay": 0.5}), server=server, fleet={"hosts": 3},
+                       horizon=600.0, clients=60, **extra))
+    server_codes = {ev.SERVER_DROPS, ev.SERVER_COMPLETES, ev.SERVER_ACCEPTS, ev.SERVER_QUEUES, ev.SERVER_REJECTS}
+    seen = [p for p in run.history.packed if ev.unpack(p)[0] in server_codes]
+    assert seen and all(ev.host_of(p) != ev.NO_HOST for p in seen)
+    if server == "PoolServer":
+        assert any(ev.unpack(p)[0] == ev.SERVER_DROPS for p in seen)
+
+
+# --- incidents of a fleet: each window whole, each message at its entry -----------------------
+
+def test_a_fleet_s_incident_windows_end_on_their_own_host() -> None:
+    # Host 0 errs from 100 to 300, host 1 from 150 to 200: the windows read back from the events
+    # are those two (an end paired by kind alone would cut host 0's at 200), and a whole-fleet
+    # incident, each host's own copy (absorb_incidents), is one window.
+    import numpy as np
+
+    from sim.analysis.replay import incident_windows
+    from sim.core.history import unpack_hosts
+
+    incidents = [{"start": 100.0, "duration": 200.0, "error_rate": 0.2, "hosts": [0]},
+                 {"start": 150.0, "duration": 50.0, "error_rate": 0.2, "hosts": [1]},
+                 {"start": 400.0, "duration": 50.0, "slowdown": 2.0}]
+    run = run_of(table({"type": "NoBackoff", "max_attempts": 1}, fleet={"hosts": 3}, horizon=600.0,
+                       incidents=incidents))
+    h = run.history
+    packed = np.asarray(h.packed, dtype=np.int64)
+    windows = incident_windows(np.asarray(h.times), np.asarray(h.clients), h.codes(), h.details(),
+                               unpack_hosts(packed))
+    assert sorted((s, e) for s, e, _ in windows) == [(100.0, 300.0), (150.0, 200.0), (400.0, 450.0)]
+
+
+def test_whole_server_entries_keep_their_positions_beside_per_host_ones() -> None:
+    # A per-host entry is split off the list (sim.settings.fleet.split_incidents): a mistake in
+    # a whole-fleet one after it is still named at its place in the file.
+    crash = {"start": 1.0, "duration": 5.0, "kind": "crash", "hosts": [0]}
+    bad = {"start": 1.0, "duration": -5.0, "error_rate": 0.5}
+    base = table({"type": "NoBackoff"}, fleet={"hosts": 2}, horizon=100.0)
+    assert "key 'incidents[1].duration'" in one_line_error({**base, "incidents": [crash, bad]})
+    outages = [{"start": 1.0, "duration": 2.0, "hosts": [1]}, {"start": 10.0, "duration": -2.0}]
+    assert "key 'outages[1].duration'" in one_line_error({**base, "outages": outages})
+    late = {"start": 300.0, "duration": 5.0, "slowdown": 2.0}
+    assert "key 'incidents[1].start'" in one_line_error({**base, "incidents": [crash, late]})
+
+
+def test_the_timeseries_png_shades_a_fleet_s_incidents_by_host() -> None:
+    from sim.export.overload_plots import fleet_window_label
+    from sim.models.fleet import HostIncident
+
+    assert fleet_window_label(HostIncident(1.0, 2.0, "crash", None, (0,)), 3) == "host 0: crash"
+    assert fleet_window_label(HostIncident(1.0, 2.0, "error_rate", 0.3, (1, 2)), 3) == "hosts 1, 2: errors 30%"
+    assert fleet_window_label(HostIncident(1.0, 2.0, "slowdown", 2.0, (0, 1, 2)), 3) == "slowdown ×2"

@@ -8,9 +8,10 @@ file, the simulation and the key. The engine never sees a raw dict. Files in the
 from __future__ import annotations
 
 import difflib
+import re
 import sys
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import MISSING, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -18,7 +19,8 @@ from typing import Any, TypeVar
 from sim.vocabulary.bounds import MAX_INTEGER, MAX_SEED, MAX_TIERS, MAX_TIME, MIN_SPAN
 from sim.vocabulary.errors import ConfigError, build_every_mistake
 from sim.settings.extends import resolve_extends
-from sim.settings.fleet import absorb_incidents, parse_fleet, parse_host_incidents, parse_host_outages, split_incidents
+from sim.settings.fleet import (absorb_incidents, parse_fleet, parse_host_incidents, parse_host_outages, split_incidents,
+                                whole_positions)
 from sim.vocabulary.inputs import InputFileError, read_limited
 from sim.models import CONTROLS, STRATEGIES, WORKLOADS
 from sim.models.clients import workload_problem
@@ -431,9 +433,10 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
         check.report("warmup", f"must end before the horizon ({horizon:g}), got {warmup:g}",
                      "shorten warmup: the successes after it are the latency statistics")
     whole_outages, host_outages = split_incidents(block.get("outages"))
-    outages = _parse_outages(check, whole_outages, horizon)
+    outages = _parse_outages(check, whole_outages, horizon, whole_positions(block.get("outages")))
     whole_incidents, host_incidents = split_incidents(block.get("incidents"))
-    incidents = _parse_incidents(check, whole_incidents, horizon, outages, control)
+    incidents = _parse_incidents(check, whole_incidents, horizon, outages, control,
+                                 whole_positions(block.get("incidents")))
     fleet = _parse_fleet(check, block, control, horizon, host_incidents, time_unit or default_time_unit,
                          host_outages, bool(outages) or any(i.is_outage for i in incidents))
     if fleet is not None:
@@ -674,7 +677,22 @@ def _parse_accept_queue(check: _Checker, block: dict[str, Any], time_unit: str,
     return overflow, abandoned
 
 
-def _parse_outages(check: _Checker, raw: Any, horizon: float | None) -> tuple[Outage, ...]:
+def _at(positions: Sequence[int] | None, i: int) -> int:
+    """Entry ``i`` of a list the config split (``sim.settings.fleet.split_incidents``) at its
+    position in the file's list, so a message names the entry the user wrote."""
+    return i if positions is None else positions[i]
+
+
+def _renumbered(suffix: str, positions: Sequence[int] | None) -> str:
+    """A problem's ``[i]...`` suffix with ``i`` at its position in the file's list."""
+    found = re.match(r"\[(\d+)\]", suffix)
+    if positions is None or found is None:
+        return suffix
+    return f"[{positions[int(found.group(1))]}]{suffix[found.end():]}"
+
+
+def _parse_outages(check: _Checker, raw: Any, horizon: float | None,
+                   positions: Sequence[int] | None = None) -> tuple[Outage, ...]:
     if raw is None:
         return ()
     if not isinstance(raw, list) or not all(isinstance(o, dict) for o in raw):
@@ -682,7 +700,7 @@ def _parse_outages(check: _Checker, raw: Any, horizon: float | None) -> tuple[Ou
         return ()
     outages: list[Outage] = []
     for position, table in enumerate(raw):
-        key = f"outages[{position}]"
+        key = f"outages[{_at(positions, position)}]"
         extra = sorted(set(table) - {"start", "duration"})
         for name in extra:
             check.report(f"{key}.{name}", "is not an outage key", "an outage has start and duration")
@@ -705,7 +723,7 @@ def _parse_outages(check: _Checker, raw: Any, horizon: float | None) -> tuple[Ou
 
 
 def _parse_incidents(check: _Checker, raw: Any, horizon: float | None, outages: tuple[Outage, ...],
-                     control: Control | None) -> tuple[Incident, ...]:
+                     control: Control | None, positions: Sequence[int] | None = None) -> tuple[Incident, ...]:
     """``incidents``: each table checked, then the list's windows (time order, no overlap of
     one kind, before the horizon) and what the server kind can run (sim.models.incidents)."""
     if raw is None:
@@ -718,7 +736,7 @@ def _parse_incidents(check: _Checker, raw: Any, horizon: float | None, outages: 
     incidents: list[Incident] = []
     names = ("start", "duration", *INCIDENT_KINDS)
     for position, table in enumerate(raw):
-        key = f"incidents[{position}]"
+        key = f"incidents[{_at(positions, position)}]"
         for extra in sorted(set(table) - set(names)):
             check.report(f"{key}.{extra}", "is not an incident key",
                          _suggest(extra, names) or f"an incident has start, duration and one of {', '.join(INCIDENT_KINDS)}")
@@ -729,10 +747,10 @@ def _parse_incidents(check: _Checker, raw: Any, horizon: float | None, outages: 
     if len(check.errors) > before:
         return ()
     for suffix, message, hint in schedule_problems(incidents, outages, horizon):
-        check.report(f"incidents{suffix}", message, hint)
+        check.report(f"incidents{_renumbered(suffix, positions)}", message, hint)
     if control is not None:
         for suffix, message, hint in control_problems(control, incidents):
-            check.report(f"incidents{suffix}", message, hint)
+            check.report(f"incidents{_renumbered(suffix, positions)}", message, hint)
     return tuple(incidents) if len(check.errors) == before else ()
 
 

@@ -37,6 +37,14 @@ def split_incidents(raw: Any) -> tuple[Any, list[tuple[int, dict]]]:
     return [t for t in raw if not is_host_incident(t)], host
 
 
+def whole_positions(raw: Any) -> list[int] | None:
+    """Where the whole-server entries of ``raw`` stand in the file's list (``split_incidents``
+    leaves the per-host ones out), for messages naming them; None when none was split off."""
+    if not isinstance(raw, list) or not any(is_host_incident(t) for t in raw):
+        return None
+    return [i for i, t in enumerate(raw) if not is_host_incident(t)]
+
+
 def _hosts_of(check: Any, key: str, value: Any, hosts: int) -> tuple[int, ...] | None:
     """``hosts = [0, 3]`` (ids) or ``hosts = 2`` (a count: the first ones)."""
     if isinstance(value, int) and not isinstance(value, bool):
