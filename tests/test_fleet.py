@@ -674,3 +674,19 @@ def test_a_tier_below_may_be_a_fleet() -> None:
     with pytest.raises(ConfigError) as info:
         spec_of(fleet_table(None, tiers=[{**tier, "fleet": {"hosts": 0}}]))
     assert "key 'tiers[0].fleet.hosts'" in str(info.value)
+
+
+def test_every_tier_may_be_a_fleet() -> None:
+    # "A fleet works with tiers (each tier can be a fleet)": the clients' server is 2 hosts, tier
+    # 2 is 3 and tier 3 is 2, each behind its callers' balancer; every call a tier makes reaches
+    # one host of the tier below, and each host of each tier takes some.
+    leaf = {"control": "PoolServer", "workers": 2, "service_time": 1.0,
+            "retry": {"type": "Constant", "constant": 1.0, "max_attempts": 1}}
+    tiers = [{**leaf, "fleet": {"hosts": 3, "balancer": "round_robin"}}, {**leaf, "fleet": {"hosts": 2}}]
+    run = run_of(fleet_table({"hosts": 2, "balancer": "p2c"}, horizon=1500.0, tiers=tiers))
+    m, top = run.metrics(), run._wiring.fleet
+    below = [w.fleet for w in run._wiring.tiers.wirings]
+    assert all(r > 0 for f in (top, *below) for r in f.requests)
+    assert sum(top.requests) == m.work
+    for number, fleet in enumerate(below, start=2):
+        assert sum(fleet.requests) == m.tiers[number - 1].requests > 0
