@@ -308,3 +308,14 @@ def test_the_timeseries_png_shades_a_fleet_s_incidents_by_host() -> None:
     assert fleet_window_label(HostIncident(1.0, 2.0, "crash", None, (0,)), 3) == "host 0: crash"
     assert fleet_window_label(HostIncident(1.0, 2.0, "error_rate", 0.3, (1, 2)), 3) == "hosts 1, 2: errors 30%"
     assert fleet_window_label(HostIncident(1.0, 2.0, "slowdown", 2.0, (0, 1, 2)), 3) == "slowdown ×2"
+
+
+def test_a_map_may_vary_an_entry_s_hedging() -> None:
+    from sim.exploration.paths import resolve
+
+    spec = spec_of(table(once({"max_attempts": 2, "delay": 5.0})))
+    changed = resolve("strategies[0].hedging.delay", spec).set(spec, 9.0)
+    assert changed.strategies[0].hedging == Hedging(2, 9.0) and changed.strategies[0].chain.hedging.delay == 9.0
+    assert resolve("strategies[0].hedging.max_attempts", spec).set(spec, 4).strategies[0].hedging.max_attempts == 4
+    with pytest.raises(ParamError, match="must be >= 0"):
+        resolve("strategies[0].hedging.delay", spec).set(spec, -1.0)
