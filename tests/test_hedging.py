@@ -319,3 +319,16 @@ def test_a_map_may_vary_an_entry_s_hedging() -> None:
     assert resolve("strategies[0].hedging.max_attempts", spec).set(spec, 4).strategies[0].hedging.max_attempts == 4
     with pytest.raises(ParamError, match="must be >= 0"):
         resolve("strategies[0].hedging.delay", spec).set(spec, -1.0)
+
+
+@pytest.mark.parametrize("policy, most", [
+    # Brooker's bucket: 5 tokens, no refill, a hedge needs more than its cost of 1: 5 → 4 → 3 → 2 → 1,
+    # then 1 is not more than 1: exactly 4 hedges in the run.
+    ({"type": "TokenBucket", "capacity": 5.0, "refill": 0.0, "scope": "shared"}, 4),
+    # botocore's quota: 10, a retry's cost 5, no refund: 10 → 5 → 0: exactly 2 hedges.
+    ({"type": "RetryQuota", "capacity": 10, "retry_cost": 5, "success_refund": 0, "scope": "shared"}, 2),
+])
+def test_retry_buckets_pay_for_hedges(policy: dict[str, Any], most: int) -> None:
+    run = run_of(table(once({"max_attempts": 2, "delay": 0.0}, policies=[policy]), horizon=300.0))
+    assert sum(run._wiring.series.hedges) == most
+    assert run._wiring.fleet.hedges_denied == run.metrics().work - most  # every other attempt asked, refused
