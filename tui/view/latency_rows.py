@@ -96,7 +96,7 @@ def latency_rows(result: SweepResult, clients_index: int) -> tuple[list[LatencyR
         for key, _ in COLUMNS[1:]:
             value = values.get(key)
             if key == "hedges" and key not in values:
-                continue  # no strategy of the simulation hedges: no column (``shown_columns``)
+                continue  # no strategy of the simulation hedges: no column (``LatencyTable.column_widths``)
             if key == "success":  # the app's own column: a mean, as the counts (no CI)
                 cells[key] = success_cell(result, s, clients_index, ci=False)
             elif key == "recovery":
