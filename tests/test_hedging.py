@@ -244,6 +244,8 @@ def test_the_latency_table_counts_hedges_in_a_column_of_their_own(tmp_path) -> N
     assert strategy_values(sweep, 0)[0]["hedges"] == m.hedges
     rows, _ = latency_rows(sweep, 0)
     assert rows[0].cells["hedges"] == f"{m.hedges:,}"
+    from sim.report.html.words import run_verdict
+    assert f"{m.hedges:,} hedges" in run_verdict(sweep)  # the report's words say them too
     plain = tmp_path / "plain.toml"
     plain.write_text(toml_text(table({"type": "NoBackoff", "max_attempts": 1}, horizon=300.0)))
     assert "hedges" not in sim.run(plain, workers=1).rows("latency")[0]

@@ -101,7 +101,8 @@ def run_verdict(result: SweepResult) -> str:
     for label, row in zip(labels, rows):
         summary = row["recovery"]
         verdict = summary.text(recovery_number, unit) if summary is not None else "recovery not judged"
-        parts.append(f"{label!r} {verdict} ({format_value('requests', row['requests'])} requests, "
+        hedges = f", {format_value('hedges', row['hedges'])} hedges" if "hedges" in row else ""
+        parts.append(f"{label!r} {verdict} ({format_value('requests', row['requests'])} requests{hedges}, "
                      f"p99 {format_value('p99', row['p99'])} {unit}, "
                      f"goodput {format_value('goodput', row['goodput'] * factor)} per {rate_unit})")
     if not judged and not spec.disruptions:
