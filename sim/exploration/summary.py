@@ -39,7 +39,7 @@ METRIC_HELP = {
     "successes": "successful requests", "timeouts": "attempts that timed out",
     "rejections": "attempts rejected", "unfinished": "clients not served by the horizon",
     "goodput": "successes per time unit over the horizon", "p50": "median latency",
-    "p99": "99th percentile latency", "amplification": "attempts per offered request",
+    "p99": "99th percentile latency", "amplification": "attempts (and hedges) per offered request",
     "success_rate": "successful requests per offered request",
     "retries_denied": "retries a policy refused",
     "calls_refused": "calls an open breaker refused at their first attempt", "breaker_open_time": "mean time a breaker was open",
