@@ -335,3 +335,17 @@ def test_retry_buckets_pay_for_hedges(policy: dict[str, Any], most: int) -> None
     run = run_of(table(once({"max_attempts": 2, "delay": 0.0}, policies=[policy]), horizon=300.0))
     assert sum(run._wiring.series.hedges) == most
     assert run._wiring.fleet.hedges_denied == run.metrics().work - most  # every other attempt asked, refused
+
+
+def test_envoy_s_concurrency_budget_holds_a_slot_per_hedge() -> None:
+    # ConcurrencyBudget(percent 0, min_concurrency 1): at most one retry slot in the cluster at
+    # once; a hedge takes it until its attempt's outcome. Every attempt wants a hedge at once
+    # (delay 0; without the budget every call hedges, as test_a_retry_budget_pays_for_hedges
+    # shows); with calls overlapping, some find the slot taken: fewer hedges than calls, more
+    # than none (a slot held forever would allow one hedge in all), each refusal counted.
+    budget = {"type": "ConcurrencyBudget", "percent": 0.0, "min_concurrency": 1}
+    run = run_of(table(once({"max_attempts": 2, "delay": 0.0}, policies=[budget]), clients=60,
+                       service_distribution="lognormal", service_p99=20.0, horizon=600.0))
+    hedges, calls = sum(run._wiring.series.hedges), run.metrics().work
+    assert 0 < hedges < calls
+    assert run._wiring.fleet.hedges_denied == calls - hedges

@@ -11,7 +11,8 @@ through the balancer of a fleet (to hosts not yet tried, if it has them) or to t
 
 Counted against the entry's policies as gRPC counts hedges against its retry throttle: a hedge
 is sent only if every policy's ``Link.on_hedge`` allows it (``GrpcThrottle``: tokens above
-``max_tokens / 2``; ``RetryBudget``, ``TokenBucket``, ``RetryQuota``: it pays as a retry);
+``max_tokens / 2``; ``RetryBudget``, ``TokenBucket``, ``RetryQuota``: it pays as a retry;
+``ConcurrencyBudget``: it holds a retry slot);
 every copy that fails costs what a
 failed attempt costs (``Link.on_copy_failure``; the copy whose failure ends the call is heard by
 ``on_failure`` as any failed attempt), a success adds what a success adds. ``budget`` (percent,
