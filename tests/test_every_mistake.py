@@ -166,8 +166,9 @@ def test_every_unknown_key_of_a_fleet_sub_table_beside_a_bad_value(tmp_path: Pat
 
 
 def test_every_key_of_a_hedging_table(tmp_path: Path) -> None:
-    lines = mistakes(tmp_path, FLEET + "hedging = { max_attempts = 1, delay = -1.0, budget = 0.0, wait = 1 }\n")
-    keys = ("fleet.hedging.wait", "fleet.hedging.max_attempts", "fleet.hedging.delay", "fleet.hedging.budget")
+    strategies = [{"type": "NoBackoff", "hedging": {"max_attempts": 1, "delay": -1.0, "budget": 0.0, "wait": 1}}]
+    lines = mistakes(tmp_path, FLEET, strategies=strategies)
+    keys = tuple(f"strategies[0].hedging.{k}" for k in ("wait", "max_attempts", "delay", "budget"))
     assert keys_named(lines, *keys) == list(keys) and len(lines) == 4, lines
 
 
@@ -203,10 +204,12 @@ def test_a_strategy_s_type_mistake_hides_no_check_of_the_strategy(tmp_path: Path
         ["strategies[0].base", "strategies[0].max_attempts"] and len(lines) == 2, lines
 
 
-def test_an_unknown_hedging_preset_hides_no_bad_budget(tmp_path: Path) -> None:
-    lines = mistakes(tmp_path, FLEET + 'hedging = { preset = "polly", budget = -1.0 }\n')
-    assert keys_named(lines, "fleet.hedging.preset", "fleet.hedging.budget") == \
-        ["fleet.hedging.preset", "fleet.hedging.budget"] and len(lines) == 2, lines
+def test_a_hedging_preset_s_bad_setting_hides_no_bad_policy(tmp_path: Path) -> None:
+    strategies = [{"preset": "polly-v8-hedging", "max_hedged_attempts": "two",
+                   "policies": [{"type": "TokenBucket", "cost": -1.0}]}]
+    lines = mistakes(tmp_path, strategies=strategies)
+    keys = ("strategies[0].policies[0].cost", "strategies[0].max_hedged_attempts")
+    assert keys_named(lines, *keys) == list(keys) and len(lines) == 2, lines
 
 
 def test_every_setting_of_a_preset_entry(tmp_path: Path) -> None:

@@ -94,7 +94,7 @@ def test_also_adds_panels_beside_the_metric(tmp_path: Path) -> None:
     cells = [CellResult.from_json({"labels": list(plan.base.labels), "clients": 20, "values": values})] * 2
     fig = explore_figure(ExploreResult(plan, cells))
     titles = [ax.get_title() for ax in fig.axes]
-    assert titles == ["attempts per offered request", "successful requests per offered request",
+    assert titles == ["attempts (and hedges) per offered request", "successful requests per offered request",
                       "99th percentile latency", "fraction of runs that recovered after the outages"]
 
 

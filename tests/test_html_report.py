@@ -175,15 +175,19 @@ def test_a_fleets_report_says_what_the_fleet_is(fleet_run) -> None:
     fleet, unit = spec.fleet, spec.time_unit
     words = page_words(report)
     [line] = [w for w in words if w.startswith("Fleet: ")]
-    od, check, hedge = fleet.outlier_detection, fleet.health_check, fleet.hedging
+    od, check = fleet.outlier_detection, fleet.health_check
     for said in (f"{fleet.hosts} hosts", f"{fleet.balancer} balancer", "a host the call has not tried",
                  f"after {od.consecutive_errors} consecutive errors for {format_duration(od.base_ejection_time, unit)}",
                  f"at most {od.max_ejection_percent:g}% of the hosts out",
                  f"checked every {format_duration(od.interval, unit)}",
-                 f"health checks every {format_duration(check.interval, unit)}",
-                 f"up to {hedge.max_attempts} copies of an attempt, one more every {format_duration(hedge.delay, unit)}",
-                 f"at most {hedge.budget:g}% of attempts as hedges"):
+                 f"health checks every {format_duration(check.interval, unit)}"):
         assert said in line
+    for entry in spec.strategies:  # hedging is a strategy entry's (issue 35)
+        [said] = [w for w in words if w.startswith(f"Strategy {entry.label!r}: ")]
+        hedge = entry.hedging
+        assert (f"up to {hedge.max_attempts} copies of an attempt, one more every "
+                f"{format_duration(hedge.delay, unit)}") in said
+        assert f"at most {hedge.budget:g}% of attempts as hedges" in said
     [incidents] = [w for w in words if w.startswith("Incidents: ")]
     crash, erring = sorted(fleet.incidents, key=lambda i: i.kind != "crash")
     assert crash.kind == "crash" and erring.hosts == tuple(range(fleet.hosts))  # the whole fleet's, every host's

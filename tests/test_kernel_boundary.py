@@ -26,6 +26,7 @@ from sim.models.strategies import (Constant, EqualJitteredExpo, Expo, FullJitter
                                    ThinkTimeExpo)
 from sim.models.workloads import Burst, Open, Outage, Poisson
 from sim.policies.chain import ChainSpec
+from sim.policies.hedging import Hedging
 from sim.policies.retry_budget import RetryBudget
 from sim.policies.token_bucket import TokenBucket
 from sim.runs import engine, fast, kernel_boundary
@@ -152,6 +153,9 @@ CHANGES: dict[tuple[str, type, str], Change] = {
     (POOL_OPEN, SimulationSpec, "tiers"): _tier,
     (POOL_OPEN, SimulationSpec, "fleet"): _fleet,
     (POOL_OPEN, ChainSpec, "policies"): lambda spec, chain, tmp: (spec, replace(chain, policies=(TokenBucket(),))),
+    # a strategy entry's hedging (issue 35): its copies are sim.models.fleet's, on a lone server too
+    (POOL_OPEN, ChainSpec, "hedging"): lambda spec, chain, tmp: (spec, replace(chain, hedging=Hedging(2, 5.0))),
+    (LATENCY_CLOSED, ChainSpec, "hedging"): lambda spec, chain, tmp: (spec, replace(chain, hedging=Hedging(2, 5.0))),
     (POOL_OPEN, PoolServer, "discipline"): _control(discipline="lifo"),
     (POOL_OPEN, PoolServer, "codel_target"): _control(codel_target=5.0, codel_interval=100.0),
     (POOL_OPEN, PoolServer, "cancel"): _control(cancel="dequeue"),

@@ -22,7 +22,7 @@ from sim.policies.circuit_breaker import CLOSED, HALF_OPEN, OPEN, CircuitBreaker
 from sim.policies.concurrency_budget import ConcurrencyBudget
 from sim.policies.grpc_throttle import GrpcThrottle
 from sim.policies.limits import AttemptTimeout, Deadline, MaxAttempts
-from sim.policies.presets import PRESETS, expand_preset, preset_settings
+from sim.policies.presets import PRESETS, expand_preset, preset_settings, required_example
 from sim.policies.rate_limit import RateLimit
 from sim.policies.retry_budget import RetryBudget
 from sim.policies.retry_quota import RetryQuota
@@ -216,7 +216,7 @@ def test_library_strategies_load_from_a_config(tmp_path: Path) -> None:
              'network_sigma = 2.0', 'work_to_duration = 1.0', 'control = "LockingServer"',
              'write_mu = 2.0', 'write_sigma = 1.0', 'strategies = [']
     for name in sorted(PRESETS):
-        strategy = expand_preset({"preset": name})["strategy"]
+        strategy = expand_preset({"preset": name, **required_example(name)})["strategy"]
         fields = ", ".join(f"{k} = {v!r}".replace("True", "true") for k, v in strategy.items() if k != "type")
         lines.append(f'  {{ type = "{strategy["type"]}", name = "{name}"{", " if fields else ""}{fields} }},')
     lines.append("]")
@@ -241,7 +241,7 @@ def test_policies_and_presets_import_without_the_libraries() -> None:
     code = ("import sys\n"
             "for m in ('tenacity', 'stamina', 'backoff', 'urllib3', 'botocore', 'scipy'): sys.modules[m] = None\n"
             "import sim.policies, sim.policies.presets as p, sim.models.library_strategies\n"
-            "for n in p.PRESETS: sim.policies.chain_from_data(p.expand_preset({'preset': n}))\n"
+            "for n in p.PRESETS: sim.policies.chain_from_data(p.expand_preset({'preset': n, **p.required_example(n)}))\n"
             "print('ok')\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert out.stdout.strip() == "ok", out.stderr
@@ -251,7 +251,7 @@ def test_policies_and_presets_import_without_the_libraries() -> None:
 
 @pytest.mark.parametrize("name", sorted(PRESETS))
 def test_every_preset_expands_to_valid_specs(name: str) -> None:
-    data = expand_preset({"preset": name})
+    data = expand_preset({"preset": name, **required_example(name)})
     assert data["preset"] == name
     spec = chain_from_data(data)
     assert spec.strategy is not None

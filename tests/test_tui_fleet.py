@@ -89,8 +89,8 @@ async def test_the_event_log_names_each_events_host(tmp_path: Path) -> None:
 async def test_the_app_shows_a_hedging_fleet(tmp_path: Path) -> None:
     # Its runs keep a hedges series beside the common ones: the panes take it as the others.
     path = tmp_path / "hedged.toml"
-    fleet = {**FLEET, "hedging": {"max_attempts": 2, "delay": 2.0}}
-    path.write_text(toml_text(TABLE) + section("fleet", fleet), encoding="utf-8")
+    hedged = [{**TABLE["strategies"][0], "hedging": {"max_attempts": 2, "delay": 2.0}}]
+    path.write_text(toml_text({**TABLE, "strategies": hedged}) + section("fleet", FLEET), encoding="utf-8")
     app = make_app(tmp_path, path)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)

@@ -17,6 +17,12 @@ def amplification(attempts: float, calls: float) -> float:
     return attempts / calls if calls else math.nan
 
 
+def copies_sent(work: float, hedges: float) -> float:
+    """Every copy of every attempt that went to a server: the attempts (``work``) and the hedged
+    copies beside them (``sim.policies.hedging``); what amplification counts."""
+    return work + hedges
+
+
 def share_of_calls(count: float, calls: float) -> float:
     """``count`` (calls that succeeded) as a share of the calls; NaN without calls."""
     return count / calls if calls else math.nan
@@ -42,11 +48,13 @@ class RunMetrics:
     breaker_open_time: float = 0.0  # mean over the run's breakers of the time not closed
     calls_refused: int = 0  # first attempts an open breaker refused (not retries)
     calls: int = 0  # unique calls: one per client of a burst, each new request of a workload
+    hedges: int = 0  # hedged copies sent beside the attempts (sim.policies.hedging); not in work
 
     @property
     def amplification(self) -> float:
-        """Attempts per unique call (1: no retries); NaN without calls."""
-        return amplification(self.work, self.calls)
+        """Copies sent per unique call, every hedge counted (1: no retries, no hedges); NaN
+        without calls."""
+        return amplification(copies_sent(self.work, self.hedges), self.calls)
 
     @property
     def success_rate(self) -> float:

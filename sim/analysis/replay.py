@@ -60,9 +60,12 @@ def outage_windows(times: np.ndarray, clients: np.ndarray, codes: np.ndarray) ->
 
 
 def incident_windows(times: np.ndarray, clients: np.ndarray, codes: np.ndarray,
-                     details: np.ndarray) -> tuple[tuple[float, float, str], ...]:
+                     details: np.ndarray, hosts: np.ndarray | None = None) -> tuple[tuple[float, float, str], ...]:
     """``(start, end, kind)`` of each incident (``sim.models.incidents``), in order of start; one
-    not ended before the run did ends the run."""
+    not ended before the run did ends the run. A fleet's (``hosts``: each event's host,
+    ``sim.core.history.unpack_hosts``) end on their own host: host 0's error window and host 1's
+    shorter one inside it are two windows, not one cut short; a whole-fleet incident each host
+    had (``sim.settings.fleet.absorb_incidents``) is one window."""
     server = clients < 0
     starts = np.flatnonzero(server & (codes == ev.SERVER_INCIDENT_STARTS))
     ends = np.flatnonzero(server & (codes == ev.SERVER_INCIDENT_ENDS))
@@ -71,10 +74,13 @@ def incident_windows(times: np.ndarray, clients: np.ndarray, codes: np.ndarray,
     windows = []
     for i in starts.tolist():
         kind = int(details[i])
-        later = ends[(ends > i) & (details[ends] == kind)]
+        same = (ends > i) & (details[ends] == kind)
+        if hosts is not None:
+            same &= hosts[ends] == hosts[i]
+        later = ends[same]
         name = kinds[kind] if 0 <= kind < len(kinds) else str(kind)
         windows.append((float(times[i]), float(times[later[0]]) if later.size else end_of_run, name))
-    return tuple(windows)
+    return tuple(dict.fromkeys(windows))
 
 
 def success_latencies(times: np.ndarray, clients: np.ndarray, codes: np.ndarray,

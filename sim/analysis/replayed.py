@@ -23,7 +23,7 @@ from sim.analysis.open_metrics import OpenRunMetrics
 from sim.analysis.replay import gives_up
 from sim.analysis.run_series import RunSeries
 from sim.core import events as ev
-from sim.core.history import History
+from sim.core.history import History, unpack_hosts
 from sim.core.latency_sample import sampled
 
 
@@ -39,7 +39,9 @@ def replayed_metrics(history: History, clients: int) -> tuple[OpenRunMetrics, st
     if derived:
         calls = derived_calls(ids, codes, details)
     horizon, width = history.clock if history.clock is not None else (None, None)
-    series = RunSeries.from_events(times, ids, codes, details, calls=calls, horizon=horizon, width=width)
+    hosts = unpack_hosts(history.packed)  # a fleet's incidents end on their own host
+    series = RunSeries.from_events(times, ids, codes, details, calls=calls, horizon=horizon, width=width,
+                                   hosts=hosts if hosts.size and int(hosts.max()) >= 0 else None)
     end = float(horizon) if horizon is not None else (float(times[-1]) if times.size else 0.0)
     success_times, latencies = call_latencies(times, codes, calls)
     done = np.flatnonzero((codes == ev.CLIENT_SUCCEEDS) & (calls >= 0))

@@ -140,7 +140,8 @@ class RunSeries:
     @classmethod
     def from_events(cls, times: np.ndarray, clients: np.ndarray, codes: np.ndarray,
                     details: np.ndarray, buckets: int = DEFAULT_BUCKETS, calls: np.ndarray | None = None,
-                    horizon: float | None = None, width: float | None = None) -> RunSeries:
+                    horizon: float | None = None, width: float | None = None,
+                    hosts: np.ndarray | None = None) -> RunSeries:
         """Count the series back from a run's events and judge its recovery from them as the
         engine does (``recovery.recovery_verdict``, latencies paired by ``calls``). The buckets
         are the run's own where the file says its ``horizon`` and bucket ``width`` (then
@@ -153,7 +154,7 @@ class RunSeries:
             width = span / buckets if span > 0 else 1.0
         series = count_series(times, codes, details, width, buckets, to_horizon)
         windows = outage_windows(times, clients, codes)
-        incidents = tuple((s, e) for s, e, _ in incident_windows(times, clients, codes, details))
+        incidents = tuple((s, e) for s, e, _ in incident_windows(times, clients, codes, details, hosts))
         recovery, note = None, ""
         if windows or incidents:
             # Judged against every disruption, as the engine judges (SimulationSpec.disruptions).

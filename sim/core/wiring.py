@@ -102,6 +102,13 @@ class Wiring:
         self.attempt_of: Callable[[int, int], tuple[int, int]] | None = None
         # Set by a fleet's build (``sim.models.fleet.FleetRun``): its hosts' counts for the outputs.
         self.fleet: Any = None
+        # Set by replying clients that keep policy chains: ``chain_of(c, token)`` is the chain
+        # (``sim.policies.seam.Chain``) of the call attempt ``token`` belongs to, or None; hedges
+        # ask it (``sim.models.fleet``).
+        self.chain_of: Callable[[int, int], Any] | None = None
+        # OR-ed into the events a server makes of itself (its drops): a fleet host's tag
+        # (``sim.core.events.host_tag``), 0 elsewhere.
+        self.event_tag = 0
 
     def after_service(self, complete: Callable[[float, int, int], int]) -> Callable[[float, int, int], int]:
         """The handler a server schedules when a request's own service ends: ``complete`` itself,

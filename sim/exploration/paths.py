@@ -8,7 +8,8 @@ a tier's server parameter by its bare name (``tiers[1].failure_rate``), or a tie
 (``tiers[0].timeout``, ``tiers[0].incidents[0].duration``). A policy is an element
 of a strategy's chain as the strategy runs it (the preset's policies, the entry's own, then the
 simulation's: ``strategies[1].policies[0].percent``), or of the simulation's own list, which
-sets it in every strategy (``policies[0].capacity``). ``clients`` is the single client count of
+sets it in every strategy (``policies[0].capacity``). A strategy entry's hedging is
+``strategies[0].hedging.delay`` (or ``max_attempts``, ``budget``). ``clients`` is the single client count of
 a cell. Setting a key rebuilds the frozen dataclasses on the way with
 ``dataclasses.replace``, so every model re-validates itself; spec-wide rules are in ``checks``.
 """
@@ -216,7 +217,7 @@ def resolve(text: str, spec: SimulationSpec) -> KeyPath:
             steps.append(step)
             last, where = step, step
             continue
-        if isinstance(obj, StrategySpec) and step not in ("label", "policies"):
+        if isinstance(obj, StrategySpec) and step not in ("label", "policies", "hedging"):
             obj = obj.strategy  # strategies[i].base means the strategy's parameter
             steps.append("strategy")
         if isinstance(obj, ChainSpec) and step not in _field_names(obj):

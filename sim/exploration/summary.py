@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.analysis.metrics import RunMetrics, amplification, cost
+from sim.analysis.metrics import RunMetrics, cost
 from sim.analysis.open_metrics import OpenRunMetrics
 from sim.analysis.recovery import RecoverySummary
 from sim.analysis.stats import Estimate, estimate
@@ -39,7 +39,7 @@ METRIC_HELP = {
     "successes": "successful requests", "timeouts": "attempts that timed out",
     "rejections": "attempts rejected", "unfinished": "clients not served by the horizon",
     "goodput": "successes per time unit over the horizon", "p50": "median latency",
-    "p99": "99th percentile latency", "amplification": "attempts per offered request",
+    "p99": "99th percentile latency", "amplification": "attempts (and hedges) per offered request",
     "success_rate": "successful requests per offered request",
     "retries_denied": "retries a policy refused",
     "calls_refused": "calls an open breaker refused at their first attempt", "breaker_open_time": "mean time a breaker was open",
@@ -87,7 +87,7 @@ def run_values(spec: SimulationSpec, m: RunMetrics) -> dict[str, float]:
         out.update(successes=float(m.successes), timeouts=float(m.timeouts),
                    rejections=float(m.rejections), unfinished=float(m.unfinished),
                    goodput=float(m.goodput), p50=pct["p50"], p99=pct["p99"],
-                   amplification=float(amplification(m.work, m.offered)),
+                   amplification=float(m.amplification),
                    success_rate=float(m.success_rate),  # calls: the requests offered
                    retries_denied=float(m.retries_denied), calls_refused=float(m.calls_refused),
                    breaker_open_time=float(m.breaker_open_time))

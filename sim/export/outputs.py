@@ -175,10 +175,10 @@ OUTPUTS: tuple[Output, ...] = (
            needs="keeps_series"),
     Output("_latency.png", "latency and requests per client, sorted by latency, per strategy",
            _latency_png, needs="keeps_series"),
-    _csv("_timeseries.csv", "every bucket of every run (PoolServer adds server_drops, a hedging fleet hedges)",
+    _csv("_timeseries.csv", "every bucket of every run (PoolServer adds server_drops, a strategy that hedges hedges)",
          _timeseries_csv, _OVERLOAD_CSV,
          "TIMESERIES_HEADER", needs="keeps_series"),
-    _csv("_latency.csv", "latency percentiles, counts, unfinished, goodput and recovery\n"
+    _csv("_latency.csv", "latency percentiles, counts (hedges when a strategy hedges), unfinished, goodput and recovery\n"
          "(repetitions recovered, median time, why some were not judged) per strategy and clients",
          _latency_csv, _OVERLOAD_CSV, "LATENCY_HEADER", needs="keeps_series"),
     Output("_tiers.csv", "with [[simulation.tiers]]: per strategy, clients and tier, attempts arriving\n"

@@ -24,6 +24,15 @@ LATENCY_HEADER = ("simulation", "strategy", "clients", "p50", "p75", "p90", "p99
                   "recovered_runs", "runs", "recovery_time_median", "recovery_note")
 
 
+def latency_header(spec: SimulationSpec) -> tuple[str, ...]:
+    """``LATENCY_HEADER``, with ``hedges`` (hedged copies, beside the requests) when a strategy
+    entry of the simulation hedges."""
+    if not spec.hedges:
+        return LATENCY_HEADER
+    at = LATENCY_HEADER.index("requests") + 1
+    return LATENCY_HEADER[:at] + ("hedges",) + LATENCY_HEADER[at:]
+
+
 def recovery_cells(summary: RecoverySummary | None) -> list[str]:
     """``recovered_runs, runs, recovery_time_median``; empty cells when nothing was judged."""
     if summary is None:
@@ -60,15 +69,15 @@ def latency_csv_text(result: SweepResult) -> str:
     means over repetitions (``unfinished``: clients still waiting at the horizon; ``goodput``:
     successes per time unit of the simulation's ``time_unit``), recovery."""
     spec = result.spec
+    counts = ("requests", *(("hedges",) if spec.hedges else ()), "successes", "timeouts", "gave_up",
+              "unfinished", "goodput")
     rows = []
     for s, label in enumerate(spec.labels):
         for k, n in enumerate(spec.clients):
             pct = result.latency(s, k)
             rows.append([spec.title, label, str(n),
                          *(format_float(pct[p]) for p in ("p50", "p75", "p90", "p99", "max", "mean")),
-                         *(format_float(result.open_mean(name, s, k))
-                           for name in ("requests", "successes", "timeouts", "gave_up",
-                                        "unfinished", "goodput")),
+                         *(format_float(result.open_mean(name, s, k)) for name in counts),
                          *recovery_cells(result.recovery(s, k)), result.recovery_note(s, k)])
-    return csv_text(LATENCY_HEADER, rows)
+    return csv_text(latency_header(spec), rows)
 

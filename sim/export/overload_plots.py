@@ -20,6 +20,7 @@ from sim.runs.sweep import SweepResult
 from sim.export.atomic import atomic_save_figure
 from sim.export.figure_style import DPI, style_axes, style_figure, style_legend, time_axis
 from sim.export.palette import SERIES_COLOURS, Palette, load_palette
+from sim.models.fleet import HostIncident
 from sim.models.incidents import incident_label
 from sim.vocabulary.units import format_duration
 
@@ -30,7 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
 # (series name, legend label, index into the theme's series colours: ``SERIES_COLOURS``).
 # The failures are the app's failures chart's lines, named as it names them (FAILURE_LINES).
 FLOW_LINES = tuple((name, label, SERIES_COLOURS[name]) for name, label in (
-    ("offered", "offered"), ("retries", "retries"), ("accepted", "accepted"),
+    ("offered", "offered"), ("retries", "retries"), ("hedges", "hedges"), ("accepted", "accepted"),
     ("goodput", "goodput (successes)"), *FAILURE_LINES))
 LEVEL_LINES = tuple((name, label, SERIES_COLOURS[name])
                     for name, label in (("in_service", "in service"), ("queued", "queued")))
@@ -107,6 +108,10 @@ def _shade_outages(ax: Axes, result: SweepResult, palette: Palette, label_them: 
         windows += [(o.start, o.end, f"tier {number}: outage", 0.09) for o in tier.stops]
         windows += [(i.start, i.end, f"tier {number}: {incident_label(i)}", 0.09)
                     for i in tier.degradations]
+    # A fleet's: each host's own and the whole fleet's the config gave every host, lightly (the
+    # other hosts, or the fleet at its level, keep serving), named with their hosts.
+    if spec.fleet is not None:
+        windows += [(i.start, i.end, fleet_window_label(i, spec.fleet.hosts), 0.09) for i in spec.fleet.incidents]
     shown: set[str] = set()
     ends: list[float] = []  # of the windows labelled so far, by label row
     for start, end, name, alpha in sorted(windows):
@@ -119,6 +124,15 @@ def _shade_outages(ax: Axes, result: SweepResult, palette: Palette, label_them: 
             ends[row:row + 1] = [end]
             ax.text(start, 0.97 - 0.07 * row, f" {name}", color=colour, fontsize=8, va="top", ha="left",
                     transform=blended_transform_factory(ax.transData, ax.transAxes))
+
+
+def fleet_window_label(incident: HostIncident, fleet_hosts: int) -> str:
+    """A fleet incident's label on a chart: ``host 0: crash``, ``hosts 1, 2: errors 30%``, or the
+    kind alone for every host (a whole-fleet incident)."""
+    what = incident.kind if incident.kind in ("crash", "outage") else incident_label(incident.incident())
+    if len(incident.hosts) == fleet_hosts:
+        return what
+    return f"host{'s' if len(incident.hosts) > 1 else ''} {', '.join(map(str, incident.hosts))}: {what}"
 
 
 def _per_strategy_figure(result: SweepResult, palette: Palette, width: float, row_height: float,

@@ -67,7 +67,7 @@ CODE_KINDS: dict[int, str] = {
 # theme's colours makes offered blue, retries orange, goodput green, rejected red.
 SERIES_COLOURS: dict[str, int] = {"offered": 0, "retries": 1, "accepted": 4, "goodput": 2,
                                   "rejected": 3, "timed_out": 5, "in_service": 4, "queued": 5,
-                                  "server_drops": 6, "limit_refused": 1}
+                                  "server_drops": 6, "limit_refused": 1, "hedges": 7}
 _BASE_KEYS = ("primary", "secondary", "accent", "foreground", "background", "surface", "panel",
               "success", "warning", "error")
 

@@ -50,6 +50,11 @@ class _RunSpec:
         no hedges (an events file does not say which copies were hedges)."""
         return self.caps.series
 
+    @property
+    def hedges(self) -> bool:
+        """No ``hedges`` column (``SimulationSpec.hedges``): see ``series_declared``."""
+        return False
+
 
 @dataclass(frozen=True, eq=False)
 class ReplayedRuns:

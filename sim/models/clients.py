@@ -331,6 +331,8 @@ class Clients:
 
             self._seed_at_server, self._seed_in_orbit = seed_at_server, seed_in_orbit
             wiring.attempt_of = lambda c, tok: (c, tries[c])  # one call at a time: the client is the call
+            if chains is not None:
+                wiring.chain_of = lambda c, tok: chains[c]  # hedges ask the client's policies
             self._waiting = waiting
             wiring.client_succeeded = succeeded
             wiring.client_server_error = failure_reply(SERVER_ERROR)

@@ -70,6 +70,7 @@ class FlakyServer(Control):
         accepted_series, rejected_series, inv = series.accepted, series.rejected, series.inverse_width
         accepts, rejects = ev.pack(ev.SERVER_ACCEPTS), ev.pack(ev.SERVER_REJECTS)
         completes_code, shift = ev.SERVER_COMPLETES, ev.DETAIL_SHIFT
+        tag = wiring.event_tag  # a fleet host's events name the host (sim.models.fleet)
         in_service = 0
         calls_down = wiring.downstream is not None  # each success calls the tier below first
 
@@ -99,7 +100,7 @@ class FlakyServer(Control):
                 heappush(near, (t + net[c](), seq(), rejected, c, ~token))
             else:
                 heappush(near, (t + net[c](), seq(), succeeded, c, token))
-            return completes_code | ((in_service + 1) << shift)
+            return completes_code | ((in_service + 1) << shift) | tag  # a failed one's: not through served
 
         def set_slowdown(t: float, factor: float) -> None:
             nonlocal latency

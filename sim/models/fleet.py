@@ -80,6 +80,8 @@ from sim.models.controls import Control, ServerHandlers
 from sim.models.incidents import KINDS, Incident, IncidentHooks, Incidents
 from sim.models.outage import AcceptQueue, OutageGate
 from sim.models.workloads import Outage
+from sim.vocabulary.outcomes import REJECTED, SERVER_ERROR
+from sim.policies.hedging import HEDGE_BURST, Hedging  # noqa: F401 (Hedging: re-exported, its old home)
 
 if TYPE_CHECKING:
     from sim.core.wiring import Wiring
@@ -91,13 +93,15 @@ CRASH_INDEX = ev.INCIDENT_DETAILS.index("crash")
 # past every purpose of ``sim.core.streams`` (below 64), so no stream of a run without a fleet moves.
 PURPOSE_BALANCER = 64
 HOST_PURPOSE_STRIDE = 256
+# Hedging: copy k of an attempt reaches its host as token ``tok | k << COPY_SHIFT`` (tokens of
+# attempts stay far below 2**40).
+COPY_SHIFT = 40
+TOKEN_MASK = (1 << COPY_SHIFT) - 1
 # Envoy's ring hash: ``minimum_ring_size`` 1024 points.
 RING_SIZE = 1024
 # Attempt latencies kept per host (a sample as the clients keep theirs: every other one dropped
 # and the interval doubled when full).
 HOST_LATENCY_SAMPLE = 1 << 16
-# A hedging budget's bucket holds at most this many hedges (Finagle's retry budget keeps a like floor).
-HEDGE_BURST = 10.0
 # Envoy's defaults (ms): ``interval`` 10 s, ``base_ejection_time`` 30 s, ``max_ejection_time``
 # max(300 s, base), ``consecutive_5xx`` 5, ``max_ejection_percent`` 10; ``healthy_panic_threshold`` 50.
 ENVOY_INTERVAL_S, ENVOY_BASE_EJECTION_S, ENVOY_MAX_EJECTION_S = 10.0, 30.0, 300.0
@@ -153,30 +157,6 @@ class HealthCheck:
         for name in ("unhealthy_threshold", "healthy_threshold"):
             if not getattr(self, name) >= 1:
                 raise ParamError(name, f"must be >= 1, got {getattr(self, name)!r}")
-
-
-@dataclass(frozen=True)
-class Hedging:
-    """Hedged requests at the balancer (gRPC's ``hedgingPolicy``, Envoy's hedge policy): while
-    none of an attempt's copies has answered, another copy goes to a host not yet tried every
-    ``delay``, up to ``max_attempts`` copies in all; a failed copy sends the next at once (gRPC).
-    The first success wins: the other copies are cancelled (their hosts hear it as a client
-    that stopped waiting: a PoolServer with ``cancel`` drops the work, others finish it, wasted)
-    and their replies ignored. ``budget`` (percent, optional): a token bucket on hedges, each
-    attempt depositing budget/100 tokens (at most ``HEDGE_BURST``, the bucket full at the start)
-    and each hedge taking one."""
-
-    max_attempts: int
-    delay: float
-    budget: float | None = None
-
-    def __post_init__(self) -> None:
-        if not self.max_attempts >= 2:
-            raise ParamError("max_attempts", f"must be >= 2 (the attempt and a hedge), got {self.max_attempts!r}")
-        if not self.delay >= 0:
-            raise ParamError("delay", f"must be >= 0, got {self.delay!r}")
-        if self.budget is not None and not self.budget > 0:
-            raise ParamError("budget", f"must be > 0 (percent of attempts), got {self.budget!r}")
 
 
 @dataclass(frozen=True)
@@ -261,8 +241,8 @@ def hash_ring(weights: Sequence[float]) -> tuple[list[int], list[int]]:
 class _HostIncidents(Incidents):
     """A host's own incidents: as a server's, their starts and ends naming the host."""
 
-    def __init__(self, wiring: Wiring, incidents: Sequence[Incident], host: int) -> None:
-        self._tag = ev.host_tag(host)
+    def __init__(self, wiring: Wiring, incidents: Sequence[Incident], tag: int) -> None:
+        self._tag = tag
         super().__init__(wiring, incidents)
 
     def _begin(self, t: float, c: int, i: int) -> int:
@@ -295,7 +275,7 @@ class FleetRun:
     ``timeouts``, ``ejections``, ``ejected_time``, attempt ``latencies``)."""
 
     def __init__(self, fleet: FleetSpec, control: Control, wiring: Wiring, queue: AcceptQueue | None = None,
-                 unit_ms: float = 1.0) -> None:
+                 unit_ms: float = 1.0, tag_hosts: bool = True) -> None:
         n = self.n = fleet.hosts
         self.requests = requests = [0] * n
         self.successes = successes = [0] * n
@@ -303,7 +283,7 @@ class FleetRun:
         self.timeouts = timeouts = [0] * n
         self.ejections = ejections = [0] * n
         self.hedges = hedges = [0] * n  # copies sent as hedges (in requests too)
-        self.hedges_denied = 0  # hedges the budget refused
+        self.hedges_denied = 0  # hedges the hedging budget or a policy (a gRPC throttle) refused
         self._ejected_at: list[float | None] = [None] * n
         self._ejected_for = [0.0] * n
         self.latencies: list[list[float]] = [[] for _ in range(n)]
@@ -314,7 +294,8 @@ class FleetRun:
         self.outstanding = outstanding = [0] * n
         route: dict[int, tuple[int, float]] = {}  # attempt key -> (host, sent at)
         self._route = route
-        tags = [ev.host_tag(h) for h in range(n)]
+        # Events name their host; a lone server's hedging (``tag_hosts`` false) names none.
+        tags = [ev.host_tag(h) if tag_hosts else 0 for h in range(n)]
         weights = fleet.host_weights
         weighted = fleet.weights is not None and len(set(weights)) > 1
         parent_ok, parent_rejected, parent_error = (wiring.client_succeeded, wiring.client_rejected,
@@ -405,14 +386,18 @@ class FleetRun:
             return entry[0]
 
         hedging = fleet.hedging
-        live: dict[int, list] = {}  # hedging: key -> [copies in flight [(host, sent)], copies sent, hosts tried]
+        # hedging: key -> [copies in flight [(host, sent, copy)], copies sent, hosts tried]. Copy k of
+        # attempt ``tok`` reaches its host as token ``tok | k << COPY_SHIFT`` (copy 0: ``tok``), so
+        # two copies on one host are two requests there; the replies are mapped back.
+        live: dict[int, list] = {}
         ghosts: dict[int, int] = {}  # hedging: key -> replies still to come from cancelled copies
 
         def hedged_replies(h: int) -> tuple[Callable, Callable, Callable]:
             lat = self.latencies[h]
 
-            def answer(ok: bool, parent: Callable) -> Callable:
-                def reply(t: float, c: int, tok: int) -> int:
+            def answer(ok: bool, parent: Callable, kind: int) -> Callable:
+                def reply(t: float, c: int, copy_tok: int) -> int:
+                    tok, k = copy_tok & TOKEN_MASK, copy_tok >> COPY_SHIFT
                     key = tok * width + c
                     entry = live.get(key)
                     if entry is None:
@@ -425,7 +410,7 @@ class FleetRun:
                             return NO_EVENT
                         return parent(t, c, tok)  # its client stopped waiting: late, as ever
                     flying = entry[0]
-                    sent = next(x for x in flying if x[0] == h)
+                    sent = next(x for x in flying if x[2] == k)
                     flying.remove(sent)
                     outstanding[h] -= 1
                     if ok:
@@ -436,22 +421,24 @@ class FleetRun:
                         del live[key]
                         if flying:  # the first answer wins: the other copies are cancelled
                             ghosts[key] = ghosts.get(key, 0) + len(flying)
-                            for other, _ in flying:
+                            for other, _, j in flying:
                                 outstanding[other] -= 1
                                 if stops[other] is not None:
-                                    stops[other](t, c, tok)
+                                    stops[other](t, c, tok | j << COPY_SHIFT)
                         return parent(t, c, tok)
                     errors[h] += 1
                     if threshold:
                         error_seen(t, h)
                     if flying:
+                        copy_failed(t, c, tok, kind)  # the call goes on: the failure costs what it costs
                         return NO_EVENT  # other copies are still out: wait for them
-                    if entry[1] < copies_max and allowed():
+                    if entry[1] < copies_max and allowed(t, c, tok, kind):
                         return send_copy(t, c, tok, entry)  # gRPC: a failure sends the next hedge at once
                     del live[key]
                     return parent(t, c, tok)
                 return reply
-            return answer(True, parent_ok), answer(False, parent_rejected), answer(False, parent_error)
+            return (answer(True, parent_ok, 0), answer(False, parent_rejected, REJECTED),
+                    answer(False, parent_error, SERVER_ERROR))
 
         def replies(h: int) -> tuple[Callable, Callable, Callable]:
             if hedging is not None:
@@ -513,14 +500,17 @@ class FleetRun:
             w.server_state = _idle
             w.fleet = None
             w.after_service = _tagging_after(wiring, tags[h])
+            w.event_tag = tags[h]  # a server's own events (a PoolServer's drops) name the host
+            if hedging is not None and wiring.still_waiting is not None:
+                w.still_waiting = _copy_waiting(wiring.still_waiting)
             if outages[h]:  # its own gate (the config refuses whole-fleet outages with these)
                 w.gate = _HostGate(w, tuple(sorted(outages[h], key=lambda o: o.start)),
                                    queue if queue is not None else AcceptQueue(), h)
-                w.gate.still_waiting = wiring.still_waiting
+                w.gate.still_waiting = w.still_waiting
             handlers = control.build(w)
             door = _tagging(handlers.receive_write, tags[h])
             if others[h]:
-                incidents = _HostIncidents(w, others[h], h)
+                incidents = _HostIncidents(w, others[h], tags[h])
                 incidents.bind(w.incident_hooks)
                 door = incidents.wrap(door)  # its error replies name no host: tag at the door
                 door = _tagging(door, tags[h])
@@ -640,15 +630,34 @@ class FleetRun:
             inverse = wiring.series.inverse_width
             deposit = None if hedging.budget is None else hedging.budget / 100.0
             tokens = [HEDGE_BURST]
+            chain_of = wiring.chain_of  # the client's policies, which gate hedges (None: a plain strategy)
 
-            def allowed() -> bool:
-                if deposit is None:
-                    return True
-                if tokens[0] >= 1.0:
+            def allowed(t: float, c: int, tok: int, kind: int | None = None) -> bool:
+                # The hedging budget first (a look, no token taken), then the entry's policies
+                # (a gRPC throttle; ``kind``: the failed copy this hedge would follow at once).
+                if deposit is not None and tokens[0] < 1.0:
+                    self.hedges_denied += 1
+                    return False
+                chain = chain_of(c, tok) if chain_of is not None else None
+                if chain is not None and not chain.on_hedge(t, kind):
+                    self.hedges_denied += 1
+                    return False
+                if deposit is not None:
                     tokens[0] -= 1.0
-                    return True
-                self.hedges_denied += 1
-                return False
+                return True
+
+            def copy_failed(t: float, c: int, tok: int, kind: int) -> None:
+                # A copy failed while others are out: what a failed attempt costs (A6).
+                chain = chain_of(c, tok) if chain_of is not None else None
+                if chain is not None:
+                    chain.on_copy_failure(t, kind)
+
+            # A hedge sent while the whole fleet is stopped waits at its gate as any arrival
+            # (the gate reads a copy's token as its attempt's).
+            parent_gate = wiring.gate
+            if parent_gate is not None and parent_gate.still_waiting is not None:
+                parent_gate.still_waiting = _copy_waiting(parent_gate.still_waiting)
+            hedge_doors = doors if parent_gate is None else [parent_gate.wrap(d) for d in doors]
 
             def send_copy(t: float, c: int, tok: int, entry: list) -> int:
                 # A hedge: to a host this attempt has not tried, if the balancer finds one.
@@ -659,17 +668,18 @@ class FleetRun:
                         break
                     h = pick(pool, c, i)
                 tried.append(h)
-                entry[0].append((h, t))
-                entry[1] += 1
+                k = entry[1]
+                entry[0].append((h, t, k))
+                entry[1] = k + 1
                 outstanding[h] += 1
                 requests[h] += 1
                 hedges[h] += 1
                 hedged_series[int(t * inverse)] += 1
-                return doors[h](t, c, tok)
+                return hedge_doors[h](t, c, tok | k << COPY_SHIFT)
 
             def hedge_due(t: float, c: int, tok: int) -> int:
                 entry = live.get(tok * width + c)
-                if entry is None or entry[1] >= copies_max or not allowed():
+                if entry is None or entry[1] >= copies_max or not allowed(t, c, tok):
                     return NO_EVENT  # answered, given up on, all copies sent, or no budget
                 if entry[1] + 1 < copies_max:
                     heappush(heap, (t + delay, seq(), hedge_due, c, tok))
@@ -677,7 +687,7 @@ class FleetRun:
 
             def receive_write(t: float, c: int, tok: int) -> int:
                 h = choose(c, tok)
-                live[tok * width + c] = [[(h, t)], 1, [h]]
+                live[tok * width + c] = [[(h, t, 0)], 1, [h]]
                 outstanding[h] += 1
                 requests[h] += 1
                 if deposit is not None:
@@ -688,9 +698,9 @@ class FleetRun:
             def stopped_waiting(t: float, c: int, tok: int) -> int:
                 entry = live.pop(tok * width + c, None)
                 if entry is not None:
-                    for h, _ in entry[0]:  # every copy in flight
+                    for h, _, k in entry[0]:  # every copy in flight
                         outstanding[h] -= 1
-                        reset(t, h, c, tok)
+                        reset(t, h, c, tok | k << COPY_SHIFT)
                 return NO_EVENT
 
         self.handlers = ServerHandlers(receive_write, None, stopped_waiting)
@@ -703,6 +713,13 @@ class FleetRun:
 
 def _idle() -> tuple[int, int]:
     return 0, 0
+
+
+def _copy_waiting(still_waiting: Callable[[int, int], bool]) -> Callable[[int, int], bool]:
+    """A host's ``still_waiting`` under hedging: a copy's token read as its attempt's."""
+    def waiting(c: int, tok: int) -> bool:
+        return still_waiting(c, tok & TOKEN_MASK)
+    return waiting
 
 
 def _tagging(door: Callable, tag: int) -> Callable:
@@ -821,9 +838,10 @@ def _balancer(name: str, weights: Sequence[float], weighted: bool, outstanding: 
 
 
 def build_fleet(fleet: FleetSpec, control: Control, wiring: Wiring, queue: AcceptQueue | None = None,
-                unit_ms: float = 1.0) -> ServerHandlers:
+                unit_ms: float = 1.0, tag_hosts: bool = True) -> ServerHandlers:
     """The fleet's entry points for one run (``wiring.fleet`` holds its ``FleetRun``); ``queue``:
-    the simulation's accept queue, for the hosts' own outages."""
-    run = FleetRun(fleet, control, wiring, queue, unit_ms)
+    the simulation's accept queue, for the hosts' own outages; ``tag_hosts`` false: a lone
+    server's hedging (a fleet of one host whose events name no host)."""
+    run = FleetRun(fleet, control, wiring, queue, unit_ms, tag_hosts)
     wiring.fleet = run
     return run.handlers

@@ -156,6 +156,11 @@ class OpenClients(Clients):
             s = waiting.get(tok)  # the call's slot (one call in flight each); None: given up on
             return (s, tries[s]) if s is not None else (-1, 0)
         wiring.attempt_of = attempt_of
+        if not plain:
+            def chain_of(c: int, tok: int) -> object:
+                s = waiting.get(tok)  # the call's chain (hedges ask its policies); None: given up on
+                return own[s] if s is not None else None
+            wiring.chain_of = chain_of
 
         def sends(t: float, c: int, s: int) -> int:
             tok = next_token()

@@ -330,6 +330,7 @@ class PoolServer(Control):
         completes_code, drops_code, shift = ev.SERVER_COMPLETES, ev.SERVER_DROPS, ev.DETAIL_SHIFT
         accepted_series, rejected_series, drops_series = series.accepted, series.rejected, series.server_drops
         inv = series.inverse_width
+        tag = wiring.event_tag  # a fleet host's drops name the host (sim.models.fleet)
         load = self.load_multiplier()  # None: no slowdown under load
         limiter = (None if self.concurrency_limit is None
                    else self.concurrency_limit.make(wiring.limiter_stream()))
@@ -364,7 +365,7 @@ class PoolServer(Control):
                 release(t, c, a >> _REASON_BITS, True)
             if reason != _CANCELLED:
                 heappush(near, (t + net[c](), seq(), rejected, c, a >> _REASON_BITS))
-            return drops_code | ((reason + 1) << shift)
+            return drops_code | ((reason + 1) << shift) | tag
 
         def take(t: float) -> tuple[float, int, int] | None:
             # The next live request by the discipline, past those the checks drop (each dropped

@@ -20,16 +20,19 @@ from typing import Any
 from sim.vocabulary.errors import ParamError, build_every_mistake
 from sim.models import STRATEGIES
 from sim.models.strategies import Strategy, Uniform
+from sim.policies.hedging import Hedging
 from sim.policies.limits import AttemptTimeout, MaxAttempts, MaxElapsed
 from sim.policies.seam import POLICIES, Chain, Link, Policy, StrategyLink, ViewedPolicy
 
 
 @dataclass(frozen=True)
 class ChainSpec:
-    """A strategy and its policies (validated specs, no state)."""
+    """A strategy and its policies (validated specs, no state); ``hedging``: the entry's hedged
+    requests (``sim.policies.hedging``), which the run's server side sends (``sim.models.fleet``)."""
 
     strategy: Strategy | None
     policies: tuple[Policy, ...] = ()
+    hedging: Hedging | None = None
 
     @property
     def plain(self) -> bool:
@@ -93,7 +96,8 @@ class ChainSpec:
 
     def describe(self) -> str:
         parts = [] if self.strategy is None else [self.strategy.describe()]
-        return " + ".join(parts + [p.describe() for p in self.policies])
+        hedging = [] if self.hedging is None else [self.hedging.describe()]
+        return " + ".join(parts + [p.describe() for p in self.policies] + hedging)
 
 
 def _construct(registry: Mapping[str, type], raw: Mapping[str, Any], what: str) -> Any:
@@ -154,9 +158,30 @@ def strategy_from_dict(raw: Mapping[str, Any]) -> Strategy:
     return _construct(STRATEGIES, raw, "strategy")
 
 
+def hedging_from_dict(raw: Mapping[str, Any]) -> Hedging:
+    """``{ max_attempts = 2, delay = 50.0, budget = 10.0 }`` → a validated Hedging."""
+    known = ("max_attempts", "delay", "budget")
+    for key in raw:
+        if key not in known:
+            raise ParamError(key, "is not a hedging key", f"hedging takes {', '.join(known)}")
+    missing = [k for k in known[:2] if k not in raw]
+    if missing:
+        raise ParamError(missing[0], "is missing", "hedging = { max_attempts = 2, delay = 50.0 }")
+    for key, value in raw.items():
+        if key == "budget" and value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ParamError(key, f"must be a number, got {value!r}")
+    if not isinstance(raw["max_attempts"], int):
+        raise ParamError("max_attempts", f"must be an integer, got {raw['max_attempts']!r}")
+    return Hedging(int(raw["max_attempts"]), float(raw["delay"]),
+                   None if raw.get("budget") is None else float(raw["budget"]))
+
+
 def chain_from_data(data: Mapping[str, Any]) -> ChainSpec:
-    """A preset's expansion (``{"strategy": {...}, "policies": [...]}``) → a ChainSpec."""
+    """A preset's expansion (``{"strategy": {...}, "policies": [...], "hedging": {...}}``) → a ChainSpec."""
     raw_strategy = data.get("strategy")
     strategy = None if raw_strategy is None else strategy_from_dict(raw_strategy)
     policies = tuple(policy_from_dict(p) for p in data.get("policies", ()))
-    return ChainSpec(strategy, policies)
+    hedging = None if data.get("hedging") is None else hedging_from_dict(data["hedging"])
+    return ChainSpec(strategy, policies, hedging)

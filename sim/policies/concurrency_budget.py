@@ -9,6 +9,10 @@ checked first; a granted retry holds its slot through the backoff and its attemp
 attempt's outcome or the end of the request). Active requests are the attempts in flight, of
 all clients: the budget is one per Envoy cluster, so this policy is shared only. Without a
 budget Envoy caps concurrent retries at ``max_retries = 3``: ``percent = 0, min_concurrency = 3``.
+
+A hedged copy (``sim.policies.hedging``) takes a retry slot as a retry does (Envoy's hedging on a
+per-try timeout goes through the same retry state, ``shouldHedgeRetryPerTryTimeout``), held
+until its attempt's outcome; without a free slot it is not sent.
 """
 
 from __future__ import annotations
@@ -65,12 +69,13 @@ class _Cluster:
 class _BudgetView(Link):
     """One client's view: is its attempt in flight, does its request hold a retry slot."""
 
-    __slots__ = ("cluster", "in_flight", "holding")
+    __slots__ = ("cluster", "in_flight", "holding", "hedges")
 
     def __init__(self, cluster: _Cluster) -> None:
         self.cluster = cluster
         self.in_flight = False
         self.holding = False
+        self.hedges = 0  # retry slots the attempt's hedged copies hold
 
     def _attempt_ended(self) -> None:
         cluster = self.cluster
@@ -80,6 +85,17 @@ class _BudgetView(Link):
         if self.holding:
             self.holding = False
             cluster.retries -= 1
+        if self.hedges:
+            cluster.retries -= self.hedges
+            self.hedges = 0
+
+    def on_hedge(self, t: float, kind: int | None = None) -> bool:
+        cluster = self.cluster
+        if cluster.retries < cluster.max_retries():
+            cluster.retries += 1
+            self.hedges += 1
+            return True
+        return False
 
     def on_attempt(self, t: float, attempt: int, start: float) -> None:
         if not self.in_flight:
@@ -105,3 +121,6 @@ class _BudgetView(Link):
         if self.holding:
             self.holding = False
             self.cluster.retries -= 1
+        if self.hedges:
+            self.cluster.retries -= self.hedges
+            self.hedges = 0

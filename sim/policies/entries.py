@@ -20,12 +20,13 @@ from typing import Any
 
 from sim.vocabulary.errors import ParamError
 from sim.vocabulary.units import UNIT_SECONDS, seconds_per_unit  # noqa: F401 (re-exported: their old home)
-from sim.policies.chain import policy_from_dict, policy_with_mistakes
+from sim.policies.chain import hedging_from_dict, policy_from_dict, policy_with_mistakes
+from sim.policies.hedging import Hedging, hedging_mistakes
 from sim.policies.circuit_breaker import CircuitBreaker
 from sim.policies.presets import PRESETS, expand_preset
 from sim.policies.seam import POLICIES, Policy
 
-ENTRY_KEYS = ("type", "preset", "name", "policies", "unit_seconds")
+ENTRY_KEYS = ("type", "preset", "name", "policies", "unit_seconds", "hedging")
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,37 @@ class Entry:
     policies: tuple[Policy, ...]
     preset: str | None = None
     name: str | None = None
+    hedging: Hedging | None = None
+
+
+HEDGING_KEYS = ("max_attempts", "delay", "budget")
+
+
+def parse_hedging(raw: Any) -> tuple[Hedging | None, list[ParamError]]:
+    """An entry's ``hedging = { max_attempts, delay, budget }`` (times in the config's unit),
+    with every mistake (keys named ``hedging.KEY``)."""
+    if not isinstance(raw, Mapping):
+        return None, [ParamError("hedging", f"must be an inline table like {{ max_attempts = 2, delay = 50.0 }}, "
+                                            f"got {raw!r}")]
+    problems = [ParamError(f"hedging.{key}", "is not a hedging key", f"hedging takes {', '.join(HEDGING_KEYS)}")
+                for key in raw if key not in HEDGING_KEYS]
+    args: dict[str, Any] = {}
+    for key in HEDGING_KEYS:
+        if key not in raw:
+            if key != "budget":
+                problems.append(ParamError(f"hedging.{key}", "is missing", "hedging = { max_attempts = 2, delay = 50.0 }"))
+            continue
+        value = raw[key]
+        whole = key == "max_attempts"
+        if isinstance(value, bool) or not isinstance(value, int if whole else (int, float)):
+            problems.append(ParamError(f"hedging.{key}", f"must be {'an integer' if whole else 'a number'}, got {value!r}"))
+            continue
+        args[key] = int(value) if whole else float(value)
+    found = hedging_mistakes(args.get("max_attempts"), args.get("delay"), args.get("budget"))
+    problems += [ParamError(f"hedging.{exc.key}", exc.message, exc.hint) for exc in found]
+    if problems:
+        return None, problems
+    return Hedging(args["max_attempts"], args["delay"], args.get("budget")), []
 
 
 def _needs_seconds(raw: Mapping[str, Any]) -> bool:
@@ -94,10 +126,14 @@ def parse_entry(table: Mapping[str, Any], unit_seconds: float | None, time_unit:
         own_unit = unit_seconds
     policies, found = parse_policies(table.get("policies"), own_unit, "policies", time_unit)
     problems += found
+    hedging = None
+    if "hedging" in table:
+        hedging, found = parse_hedging(table["hedging"])
+        problems += found
     name = table.get("name")
     preset = None
     if "preset" in table:
-        settings = {k: v for k, v in table.items() if k not in ("policies", "unit_seconds", "name")}
+        settings = {k: v for k, v in table.items() if k not in ("policies", "unit_seconds", "name", "hedging")}
         if own_unit is None:
             problems.append(ParamError("unit_seconds", f"is needed: time_unit {time_unit!r} has no length in seconds",
                                        "give unit_seconds = seconds per time unit in the preset entry"))
@@ -107,6 +143,8 @@ def parse_entry(table: Mapping[str, Any], unit_seconds: float | None, time_unit:
             try:
                 data = expand_preset(settings, float(own_unit))
             except ParamError as exc:
+                if any(p.key == exc.key for p in problems):
+                    return None, problems  # its default refused as well (a required setting): said once
                 hint = exc.hint
                 if exc.key == "preset":
                     hint = f"choose one of {', '.join(PRESETS)}"
@@ -124,14 +162,24 @@ def parse_entry(table: Mapping[str, Any], unit_seconds: float | None, time_unit:
             return None, problems
         policies = preset_policies + policies
         strategy = dict(data["strategy"])
+        if data.get("hedging") is not None:
+            if "hedging" in table:
+                problems.append(ParamError("hedging", f"is set by preset {preset!r} already",
+                                           "give the preset's own settings instead"))
+                return None, problems
+            try:
+                hedging = hedging_from_dict(data["hedging"])
+            except ParamError as exc:
+                problems.append(ParamError(exc.key, exc.message, exc.hint))
+                return None, problems
     else:
-        strategy = {k: v for k, v in table.items() if k not in ("policies", "unit_seconds")}
+        strategy = {k: v for k, v in table.items() if k not in ("policies", "unit_seconds", "hedging")}
         if "unit_seconds" in table:
             problems.append(ParamError("unit_seconds", "applies to presets only",
                                        "give unit_seconds inside the policy that needs it"))
     if problems:
         return None, problems
-    return Entry(strategy, (*policies, *shared), preset, name if isinstance(name, str) else None), []
+    return Entry(strategy, (*policies, *shared), preset, name if isinstance(name, str) else None, hedging), []
 
 
 def preset_label(entry: Entry, table: Mapping[str, Any]) -> str:

@@ -65,6 +65,24 @@ class _ThrottleLink(Link):
             return THROTTLED
         return verdict
 
+    def on_hedge(self, t: float, kind: int | None = None) -> bool:
+        # A6: "subsequent hedged RPCs will only be sent if token_count is greater than the
+        # threshold"; after a failed copy, checked after its decrement (as ``on_failure``).
+        if kind is None or not is_failure_from_server(kind):
+            return self.tokens > self.thresh
+        tokens = self.tokens - 1
+        if tokens < 0:
+            tokens = 0.0
+        if tokens > self.thresh:
+            self.tokens = tokens
+            return True
+        return False  # the failure ends the copies: on_failure counts it
+
+    def on_copy_failure(self, t: float, kind: int) -> None:
+        # A6: every failed RPC decrements token_count, a hedged one too.
+        if is_failure_from_server(kind):
+            self.tokens = max(0.0, self.tokens - 1)
+
     def on_success(self, t: float, attempt: int, start: float) -> None:
         tokens = self.tokens + self.ratio
         self.tokens = self.max if tokens > self.max else tokens

@@ -1,6 +1,7 @@
 """The retry policies of real libraries, by name: ``{ preset = "NAME", ... }`` → plain data.
 
-``expand_preset(entry, unit_seconds)`` returns ``{"preset", "strategy", "policies"}`` as plain
+``expand_preset(entry, unit_seconds)`` returns ``{"preset", "strategy", "policies"}`` (and
+``"hedging"`` for the hedging presets) as plain
 dicts (``{"type": ..., field: value}``), for the config layer to validate like any strategy and
 policy list (``chain_from_data`` does it here). Each preset has *settings*, named as the
 library names them, with the library's documented defaults; the defaults that are times are
@@ -28,6 +29,10 @@ class Setting:
     default: Any
     doc: str
     time: bool = False
+    # A setting the library requires (no default): the entry must give it; ``example`` is a value
+    # the docs and tests use.
+    required: bool = False
+    example: Any = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +95,47 @@ def _strategy_only(type_name: str, names: tuple[str, ...], limits: Callable[[dic
         strategy = {"type": type_name, **{k: v[k] for k in names if v[k] is not None}}
         return {"strategy": strategy, "policies": limits(v)}
     return build
+
+
+# Hedging presets (issue 35; ``sim.policies.hedging``): no retries after the copies (gRPC: "If
+# all instances of a hedged RPC fail, there are no additional retry attempts"; a Polly pipeline
+# of the hedging strategy alone), so MaxAttempts(1) and the copies as ``hedging``.
+HEDGE_BUDGET = Setting(None, "a hedging budget: hedges at most this percent of attempts (a token bucket; "
+                             "neither library has one)")
+
+
+def _grpc_hedging(v: dict[str, Any], unit: float) -> Data:
+    """gRPC's hedgingPolicy (A6): maxAttempts required and >= 2, above the client's limit (5)
+    treated as the limit; hedgingDelay 0 s when unset; every failure is a non-fatal status code
+    (the model's failures are UNAVAILABLE, RESOURCE_EXHAUSTED, INTERNAL...)."""
+    attempts = v["max_attempts"]
+    if attempts is None:
+        raise ParamError("max_attempts", "is required (A6: maxAttempts has no default)", "add e.g. max_attempts = 3")
+    if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 2:
+        raise ParamError("max_attempts", f"must be an integer >= 2 (A6: it counts the original RPC), got {attempts!r}")
+    delay = v["hedging_delay"]
+    if not delay >= 0:
+        raise ParamError("hedging_delay", f"must be >= 0, got {delay!r}")
+    policies = _limit(1)
+    if v["throttling"]:
+        policies.append({"type": "GrpcThrottle", "max_tokens": v["max_tokens"], "token_ratio": v["token_ratio"],
+                         "scope": v["scope"]})
+    return {"strategy": {"type": "NoBackoff"}, "policies": policies,
+            "hedging": {"max_attempts": min(attempts, v["max_attempts_limit"]), "delay": delay,
+                        "budget": v["budget"]}}
+
+
+def _polly_hedging(v: dict[str, Any], unit: float) -> Data:
+    """Polly v8's HedgingStrategyOptions: MaxHedgedAttempts beyond the original, in [1, 10]
+    (``[Range(MinimumHedgedAttempts, MaximumHedgedAttempts)]``); Delay >= 0 (Polly's
+    InfiniteTimeSpan, "never before the previous one finished", is not modelled)."""
+    n = v["max_hedged_attempts"]
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 10:
+        raise ParamError("max_hedged_attempts", f"must be an integer from 1 to 10 (Polly's range), got {n!r}")
+    if not v["delay"] >= 0:
+        raise ParamError("delay", f"must be >= 0 (InfiniteTimeSpan is not modelled), got {v['delay']!r}")
+    return {"strategy": {"type": "NoBackoff"}, "policies": _limit(1),
+            "hedging": {"max_attempts": n + 1, "delay": v["delay"], "budget": v["budget"]}}
 
 
 TENACITY_STOPS = {
@@ -303,6 +349,32 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
                                             else {"max_wait_duration": v["exponential_max_wait_duration"]}),
                                          "tick": 0.001 / unit},
                             "policies": _limit(_r4j_attempts(v["max_attempts"]))}),
+    # gRPC's hedgingPolicy, proposal A6 (grpc/proposal A6-client-retries.md, "Hedging Policy",
+    # "Throttling Retry Attempts and Hedged RPCs", "Limits on Retries and Hedges").
+    Preset("grpc-hedging", "gRPC hedging policy, proposal A6 (hedgingPolicy, retryThrottling)",
+           "grpc/proposal A6-client-retries.md",
+           "NoBackoff + MaxAttempts(1) + hedging(min(max_attempts, 5) copies, every 0 s) [+ GrpcThrottle(10, 0.1)]",
+           {"max_attempts": Setting(None, "maxAttempts, the original RPC included (required, >= 2)",
+                                    required=True, example=3),
+            "max_attempts_limit": Setting(5, "the client's clamp on maxAttempts (higher values treated as 5)"),
+            "hedging_delay": Setting(0.0, "hedgingDelay (unset: 0 s, every copy at once)", time=True),
+            "budget": HEDGE_BUDGET,
+            "throttling": Setting(False, "add retryThrottling (it gates hedges: none while tokens <= max/2)"),
+            "max_tokens": Setting(10.0, "retryThrottling maxTokens (A6 example)"),
+            "token_ratio": Setting(0.1, "retryThrottling tokenRatio (A6 example)"),
+            "scope": Setting("client", "throttle per client, or one per server name for all clients")},
+           _grpc_hedging),
+    # Polly v8's HedgingStrategyOptions<TResult> (App-vNext/Polly, src/Polly.Core/Hedging/
+    # HedgingStrategyOptions.TResult.cs; HedgingConstants.cs: DefaultMaxHedgedAttempts = 1,
+    # MinimumHedgedAttempts 1, MaximumHedgedAttempts 10, DefaultHedgingDelay = 2 s; ShouldHandle
+    # hedges on any exception but OperationCanceledException: every failure of the model).
+    Preset("polly-v8-hedging", "Polly 8 (App-vNext/Polly, Polly.Core; HedgingStrategyOptions defaults)",
+           "src/Polly.Core/Hedging/HedgingStrategyOptions.TResult.cs; HedgingConstants.cs",
+           "NoBackoff + MaxAttempts(1) + hedging(2 copies, every 2 s)",
+           {"max_hedged_attempts": Setting(1, "MaxHedgedAttempts, beyond the original (DefaultMaxHedgedAttempts)"),
+            "delay": Setting(2.0, "Delay (DefaultHedgingDelay)", time=True),
+            "budget": HEDGE_BUDGET},
+           _polly_hedging),
     # twitter/finagle at 4feb34cb: the client stack's Retries.moduleRequeueable builds a
     # RequeueFilter(RetryBudget(), Backoff.const(0), MaxRequeuesPerReq = 0.2); RequeueFilter.apply
     # fixes the cap from the balance first and deposits only after a successful response.
@@ -352,8 +424,14 @@ def preset_settings(name: str, unit_seconds: float = 0.001) -> dict[str, Any]:
             for k, s in preset.settings.items()}
 
 
+def required_example(name: str) -> dict[str, Any]:
+    """The settings preset ``name`` requires, at their example values (``Setting.example``)."""
+    return {k: s.example for k, s in PRESETS[name].settings.items() if s.required}
+
+
 def expand_preset(entry: Mapping[str, Any], unit_seconds: float = 0.001) -> Data:
-    """``{ preset = "NAME", setting = value, ... }`` → ``{"preset", "strategy", "policies"}``."""
+    """``{ preset = "NAME", setting = value, ... }`` → ``{"preset", "strategy", "policies"}``
+    (and ``"hedging"`` for a hedging preset)."""
     if not unit_seconds > 0:
         raise ParamError("unit_seconds", f"must be > 0, got {unit_seconds!r}")
     name = entry.get("preset")

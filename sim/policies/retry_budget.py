@@ -23,6 +23,9 @@ When a request deposits is the filter's choice, and the two filters differ (``de
 at ``ceil(fraction × balance in retries)``, computed when the request starts, before this
 request's deposit in RequeueFilter (it has none yet) and after it with ``deposit = "request"``
 (Finagle's ``RetryFilter`` above a ``RequeueFilter``, ``Retries.moduleWithRetryPolicy``).
+
+A hedged copy (``sim.policies.hedging``) is a retry sent before the failure: it withdraws as a
+retry does and is refused when a retry would be.
 """
 
 from __future__ import annotations
@@ -206,6 +209,15 @@ class _BudgetLink(Link):
             return EXHAUSTED
         self.remaining -= 1
         return verdict
+
+    def on_hedge(self, t: float, kind: int | None = None) -> bool:
+        # A hedge is a retry sent early: it withdraws as one (and counts against the request's cap).
+        if self.cap is not None and self.remaining <= 0:
+            return False
+        if not self.budget.try_withdraw(t):
+            return False
+        self.remaining -= 1
+        return True
 
 
 class _OnSuccessBudgetLink(_BudgetLink):

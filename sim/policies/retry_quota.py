@@ -11,6 +11,9 @@ and 14 after any other (the ``botocore-standard`` preset): a transient server er
 (``SERVER_ERROR``, an HTTP 500) costs ``retry_cost``, as botocore 1.44's ``retries/standard.py``
 charges ``RetryQuotaChecker._RETRY_COST`` for every error its ``ThrottlingErrorDetector`` does not
 call throttling (500, 502, 503, 504 are ``TransientRetryableChecker``'s status codes).
+
+A hedged copy (``sim.policies.hedging``; botocore itself never hedges) is taken as a retry sent
+early: it acquires what a retry would, or is not sent.
 """
 
 from __future__ import annotations
@@ -106,6 +109,15 @@ class _QuotaLink(Link):
             return EXHAUSTED
         self.last = cost
         return verdict
+
+    def on_hedge(self, t: float, kind: int | None = None) -> bool:
+        # botocore does not hedge: a hedge is taken as a retry sent early, acquiring what a retry
+        # after ``kind`` would (a hedge after its delay: the non-throttling retry cost).
+        cost = self.throttle_cost if kind == REJECTED else self.retry_cost
+        if not self.quota.acquire(cost):
+            return False
+        self.last = cost
+        return True
 
     def on_success(self, t: float, attempt: int, start: float) -> None:
         if attempt == 1 or start != self.call:

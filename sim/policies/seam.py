@@ -83,6 +83,18 @@ class Link:
     def on_give_up(self, t: float) -> None:
         """The call ended without success (the chain's final verdict was a GiveUp)."""
 
+    def on_hedge(self, t: float, kind: int | None = None) -> bool:
+        """Before a hedged copy of an attempt (``sim.policies.hedging``): False refuses it (the
+        link may take what the hedge costs, as a retry would). ``kind``: the copy that just failed
+        and would send this one at once (None: the hedging delay is up); a link that counts
+        failures counts it only when it allows the hedge (refused, the failure ends the copies
+        and ``on_failure`` hears it)."""
+        return True
+
+    def on_copy_failure(self, t: float, kind: int) -> None:
+        """A hedged copy failed while the call goes on (its other copies, or the next): what a
+        failed attempt costs, without a verdict."""
+
 
 def _overrides(link: Link, name: str) -> bool:
     return getattr(type(link), name) is not getattr(Link, name)
@@ -91,7 +103,8 @@ def _overrides(link: Link, name: str) -> bool:
 class Chain:
     """A client's ordered links; each hook asks only the links that override it."""
 
-    __slots__ = ("links", "attempt_timeout", "_attempt", "_failure", "_success", "_give_up")
+    __slots__ = ("links", "attempt_timeout", "_attempt", "_failure", "_success", "_give_up", "_hedge",
+                 "_copy_failure")
 
     def __init__(self, links: Sequence[Link], attempt_timeout: float | None = None) -> None:
         self.links = tuple(links)
@@ -100,6 +113,8 @@ class Chain:
         self._failure = tuple(x.on_failure for x in self.links if _overrides(x, "on_failure"))
         self._success = tuple(x.on_success for x in self.links if _overrides(x, "on_success"))
         self._give_up = tuple(x.on_give_up for x in self.links if _overrides(x, "on_give_up"))
+        self._hedge = tuple(x.on_hedge for x in self.links if _overrides(x, "on_hedge"))
+        self._copy_failure = tuple(x.on_copy_failure for x in self.links if _overrides(x, "on_copy_failure"))
 
     def on_attempt(self, t: float, attempt: int, start: float) -> float | GiveUp:
         hold = 0.0
@@ -125,6 +140,18 @@ class Chain:
     def on_success(self, t: float, attempt: int, start: float) -> None:
         for hook in self._success:
             hook(t, attempt, start)
+
+    def on_hedge(self, t: float, kind: int | None = None) -> bool:
+        """Whether a hedge may go out: every link that gates hedges allows it (asked in order,
+        stopping at the first refusal, as ``on_attempt``)."""
+        for hook in self._hedge:
+            if not hook(t, kind):
+                return False
+        return True
+
+    def on_copy_failure(self, t: float, kind: int) -> None:
+        for hook in self._copy_failure:
+            hook(t, kind)
 
 
 # A strategy's ``retry_probability`` drew against its retry: the call ends, a limit's way.

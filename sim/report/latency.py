@@ -21,6 +21,7 @@ from rich.text import Text
 from sim.analysis.best import BEST, best_rows, star_rule
 from sim.analysis.recovery import NEVER_GLYPH, RecoverySummary
 from sim.runs.sweep import SweepResult
+from sim.settings.spec import SimulationSpec
 from sim.export.palette import Palette
 from sim.vocabulary.units import goodput_unit, per_unit  # noqa: F401 (goodput_unit: re-exported)
 
@@ -29,6 +30,8 @@ NEVER_MARK = f"{NEVER_GLYPH} never"
 # (column header, OpenRunMetrics attribute): means over repetitions.
 COUNT_COLUMNS = (("requests", "requests"), ("successes", "successes"), ("timeouts", "timeouts"),
                  ("gave up", "gave_up"), ("unfinished", "unfinished"))
+# With a strategy that hedges, ``hedges`` (hedged copies sent beside the requests) follows ``requests``.
+HEDGES_COLUMN = ("hedges", "hedges")
 LATENCY_COLUMNS = ("p50", "p90", "p99", "max", "mean")
 OPTIONAL_COLUMNS = ("timeouts", "gave up")  # dropped (and named) when zero in every run
 STRATEGY_MIN_WIDTH = 14
@@ -98,10 +101,19 @@ def _marked(text: str, markable: bool, best: bool, accent: str) -> str | Text:
     return Text(f"{text} {BEST}", style=f"bold {accent}") if best else f"{text}  "
 
 
+def count_columns(spec: SimulationSpec) -> tuple[tuple[str, str], ...]:
+    """The count columns of ``spec``'s latency table: ``COUNT_COLUMNS``, with ``hedges`` after
+    ``requests`` when a strategy entry hedges."""
+    if not spec.hedges:
+        return COUNT_COLUMNS
+    return COUNT_COLUMNS[:1] + (HEDGES_COLUMN,) + COUNT_COLUMNS[1:]
+
+
 def strategy_values(result: SweepResult, k: int) -> list[dict[str, float | RecoverySummary | None]]:
     """Per strategy at client-count index ``k``: the latency table's cells by column, unformatted
     (counts and goodput are means over repetitions, latencies pooled; recovery as ``recovery``)."""
-    return [{**{col: result.open_mean(attr, s, k) for col, attr in COUNT_COLUMNS},
+    counts = count_columns(result.spec)
+    return [{**{col: result.open_mean(attr, s, k) for col, attr in counts},
              **result.latency(s, k), "goodput": result.open_mean("goodput", s, k),
              "recovery": result.recovery(s, k)}
             for s in range(len(result.spec.labels))]
@@ -140,7 +152,7 @@ def latency_table(result: SweepResult, palette: Palette | None = None,
     # per client count, per strategy: the cells by column name, unformatted
     sections = [strategy_values(result, k) for k in range(len(spec.clients))]
     silent = silent_columns(sections)
-    columns = [col for col in (*(c for c, _ in COUNT_COLUMNS), *LATENCY_COLUMNS, "goodput",
+    columns = [col for col in (*(c for c, _ in count_columns(spec)), *LATENCY_COLUMNS, "goodput",
                                *(("recovery",) if has_outage else ()))
                if col not in silent and col not in hidden]
 

@@ -76,7 +76,8 @@ def policy_table(result: SweepResult) -> Table | None:
         for s, label in enumerate(spec.labels):
             cells = policy_cells(result, s, k)
             table.add_row(str(n) if s == 0 else "", label, *(cells[key] for key, _ in columns))
-    notes = ["amplification: attempts per unique call (mean ± 95% CI); retries denied: retries a "
+    copies = "attempts and hedges" if getattr(spec, "hedges", False) else "attempts"
+    notes = [f"amplification: {copies} per unique call (mean ± 95% CI); retries denied: retries a "
              "policy refused; calls refused: first attempts an open breaker refused (the call "
              "failed fast); breaker open: mean time a breaker was open or half-open."]
     if silent:

@@ -41,3 +41,4 @@ class RunCounters:
     dropped: int = 0  # held requests it dropped at a resume
     tiers: tuple[TierRunCounts, ...] = ()  # every tier's, tier 1 first; () without tiers
     hosts: tuple = ()  # a fleet's hosts' counts (``sim.analysis.hosts.host_counts``); () without one
+    hedges: int = 0  # hedged copies sent (a strategy entry's ``hedging``, sim.models.fleet)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from functools import cached_property, partial
 from heapq import heappop, heappush
 
@@ -46,7 +47,8 @@ from sim.core.streams import PURPOSE_WORKLOAD, clipped_normal, generator
 from sim.core.wiring import Wiring
 from sim.vocabulary.errors import UserError
 from sim.models.clients import Clients, start_clients
-from sim.models.fleet import build_fleet
+from sim.models.controls import Control, ServerHandlers
+from sim.models.fleet import FleetSpec, HostIncident, build_fleet
 from sim.models.incidents import Incidents
 from sim.models.initial import InitialState
 from sim.models.open_clients import OpenClients
@@ -226,16 +228,18 @@ def _build(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int,
     wiring = build_wiring(spec, clients, repetition)
     wiring.ahead = ahead and ahead_is_exact(spec, initial)
     control = spec.control
+    chain = as_chain(strategy)
     stops, degradations = spec.stops, spec.degradations
+    lone_hedging = chain.hedging is not None and spec.fleet is None
     if stops:
         wiring.gate = OutageGate(wiring, stops, accept_queue(spec))
-    incidents = Incidents(wiring, degradations) if degradations else None
+    # A lone server that hedges is a fleet of one host, whose incidents are the host's (every copy meets them).
+    incidents = Incidents(wiring, degradations) if degradations and not lone_hedging else None
     side = start_clients(wiring, as_chain(strategy), control, spec.workload, spec.timeout,
                          partial(wiring._rng, PURPOSE_WORKLOAD),
                          OpenClients if spec.workload.CONCURRENT else None, initial)
     tiers = wiring.tiers = RunTiers(spec, wiring, clients, repetition) if spec.tiers else None
-    handlers = (control.build(wiring) if spec.fleet is None
-                else build_fleet(spec.fleet, control, wiring, accept_queue(spec)))
+    handlers = _server(spec, chain, control, wiring)
     receive_write = handlers.receive_write
     if incidents is not None:
         incidents.bind(wiring.incident_hooks)
@@ -252,6 +256,20 @@ def _build(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int,
     if wiring.series is not None:
         _schedule_sampling(wiring, float(spec.horizon))
     return wiring, side
+
+
+def _server(spec: SimulationSpec, chain: ChainSpec, control: Control, wiring: Wiring) -> ServerHandlers:
+    """The server the clients call: the control, a fleet of its copies, or (a strategy entry
+    that hedges, no fleet) a fleet of one host whose events name no host, so the copies of an
+    attempt go to the one server (``sim.policies.hedging``)."""
+    hedging, fleet = chain.hedging, spec.fleet
+    if hedging is None and fleet is None:
+        return control.build(wiring)
+    if fleet is None:
+        own = tuple(HostIncident(i.start, i.duration, i.kind, i.level, (0,)) for i in spec.degradations)
+        return build_fleet(FleetSpec(hosts=1, hedging=hedging, incidents=own), control, wiring, accept_queue(spec),
+                           tag_hosts=False)
+    return build_fleet(replace(fleet, hedging=hedging), control, wiring, accept_queue(spec))
 
 
 def start_run(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int, repetition: int,
@@ -315,8 +333,11 @@ def counters_of(spec: SimulationSpec, wiring: Wiring, side: Clients, duration: f
         counters.refused, counters.dropped = gate.refused, gate.dropped
     if wiring.tiers is not None:
         counters.tiers = wiring.tiers.counts(counts["successes"], latencies, side.retries_denied)
-    if getattr(wiring, "fleet", None) is not None:
-        counters.hosts = host_counts(wiring.fleet, float(spec.horizon))
+    fleet = getattr(wiring, "fleet", None)
+    if fleet is not None:
+        counters.hedges = sum(fleet.hedges)
+        if spec.fleet is not None:  # not a lone server's hedging
+            counters.hosts = host_counts(fleet, float(spec.horizon))
     return counters
 
 
@@ -330,7 +351,7 @@ def _metrics(spec: SimulationSpec, counters: RunCounters, duration: float, event
     common = dict(work=work, duration=duration, cost=cost(work, duration, spec.work_to_duration),
                   gave_up=counters.gave_up, events=events, retries_denied=counters.retries_denied,
                   breaker_open_time=counters.breaker_open_time, calls_refused=counters.calls_refused,
-                  calls=counters.calls)
+                  calls=counters.calls, hedges=counters.hedges)
     if series is None:
         return RunMetrics(**common)
     latencies, latency_times = counters.latencies, counters.latency_times

@@ -214,7 +214,7 @@ POOL_OPEN_TABLE: dict[type, Transcribed] = {
         "time_unit": read("labels (the accept queue's SYN gaps: none here)"),
         "incidents": read(BUILT, _whole_slots),
     }, _SPEC_NOT_HONOURED),
-    ChainSpec: Transcribed({"strategy": read(BUILT, _has_strategy)}, ("policies",)),
+    ChainSpec: Transcribed({"strategy": read(BUILT, _has_strategy)}, ("policies", "hedging")),
     PoolServer: Transcribed({
         "workers": slot("C_WORKERS"),
         "service_time": slot("G_SERVICE", none=0.0),
@@ -246,7 +246,8 @@ LATENCY_CLOSED_TABLE: dict[type, Transcribed] = {
         "backlog_overflow": read(BUILT), "time_unit": read(BUILT),  # the SYN retries' gaps
     }, _SPEC_NOT_HONOURED),
     ChainSpec: Transcribed({"strategy": read(BUILT, _has_strategy),
-                            "policies": read(BY_CLASS, lambda chain: len(chain.policies) == 1)}),
+                            "policies": read(BY_CLASS, lambda chain: len(chain.policies) == 1)},
+                           ("hedging",)),  # hedged copies: sim.models.fleet, the reference engine only
     LatencyServer: Transcribed({
         "base_latency": slot("G_LATENCY"), "concurrency_limit": slot("G_LIMIT"),
         "factor": Field(lambda slots, factor: slots.put("G_LOG_FACTOR", math.log(factor))),  # as ``law``

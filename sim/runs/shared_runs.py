@@ -5,7 +5,8 @@ timeout, a rejection or a server error. Every random draw of a run is keyed by i
 not its strategy (``sim.core.streams``: common random numbers), so until the first failure
 every strategy's run at the same (simulation, clients, repetition) is the same run, event for
 event. A run that ends without any failure therefore *is* each other strategy's run, provided
-their attempts time out alike (a chain's ``attempt_timeout`` shortens the run's timeout). In
+their attempts time out alike (a chain's ``attempt_timeout`` shortens the run's timeout) and they
+hedge alike (a hedge goes out without any failure). In
 the metastability map 16 of 96 cells are such runs: their strategies are simulated once.
 
 Only runs against replying servers qualify (``OpenRunMetrics``, which count timeouts and
@@ -29,4 +30,4 @@ def no_attempt_failed(m: RunMetrics) -> bool:
 def stands_for(template: ChainSpec, chain: ChainSpec) -> bool:
     """Whether a run of ``template`` in which no attempt failed is also ``chain``'s run: their
     attempts time out at the same moment (so none of ``chain``'s would have failed either)."""
-    return template.attempt_timeout == chain.attempt_timeout
+    return template.attempt_timeout == chain.attempt_timeout and template.hedging == chain.hedging  # hedges need no failure

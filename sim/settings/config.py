@@ -8,9 +8,10 @@ file, the simulation and the key. The engine never sees a raw dict. Files in the
 from __future__ import annotations
 
 import difflib
+import re
 import sys
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import MISSING, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -18,7 +19,8 @@ from typing import Any, TypeVar
 from sim.vocabulary.bounds import MAX_INTEGER, MAX_SEED, MAX_TIERS, MAX_TIME, MIN_SPAN
 from sim.vocabulary.errors import ConfigError, build_every_mistake
 from sim.settings.extends import resolve_extends
-from sim.settings.fleet import absorb_incidents, parse_fleet, parse_host_incidents, parse_host_outages, split_incidents
+from sim.settings.fleet import (absorb_incidents, parse_fleet, parse_host_incidents, parse_host_outages, split_incidents,
+                                whole_positions)
 from sim.vocabulary.inputs import InputFileError, read_limited
 from sim.models import CONTROLS, STRATEGIES, WORKLOADS
 from sim.models.clients import workload_problem
@@ -29,6 +31,7 @@ from sim.models.strategies import Strategy
 from sim.models.workloads import Outage, Workload
 from sim.models.open_rate import RATE_KEYS, capacity_per_unit, think_time
 from sim.policies.chain import ChainSpec
+from sim.policies.hedging import Hedging
 from sim.policies.entries import parse_entry, parse_policies, preset_label, seconds_per_unit
 from sim.policies.presets import PRESETS
 from sim.policies.seam import Policy
@@ -416,6 +419,12 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
                              f"{entry.strategy.type_name} starts its backoff from the client's last "
                              f"think time, and workload {workload.NAME!r} has none",
                              'use workload = "poisson" or another strategy')
+    if strategies is not None and control is not None and not control.CAPS.replies:
+        for position, entry in enumerate(strategies):
+            if entry.hedging is not None:
+                check.report(f"strategies[{position}].hedging",
+                             f"needs a server that replies; {control.type_name} lets clients assume success",
+                             "hedge against a replying server (QueueServer, PoolServer, ...)")
     spans = {key: check.attempt(check.number, block, key, positive=True, minimum=MIN_SPAN)
              for key in ("horizon", "timeout", "bucket") if key in block}
     horizon, timeout, bucket = (spans.get(key) for key in ("horizon", "timeout", "bucket"))
@@ -424,9 +433,10 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
         check.report("warmup", f"must end before the horizon ({horizon:g}), got {warmup:g}",
                      "shorten warmup: the successes after it are the latency statistics")
     whole_outages, host_outages = split_incidents(block.get("outages"))
-    outages = _parse_outages(check, whole_outages, horizon)
+    outages = _parse_outages(check, whole_outages, horizon, whole_positions(block.get("outages")))
     whole_incidents, host_incidents = split_incidents(block.get("incidents"))
-    incidents = _parse_incidents(check, whole_incidents, horizon, outages, control)
+    incidents = _parse_incidents(check, whole_incidents, horizon, outages, control,
+                                 whole_positions(block.get("incidents")))
     fleet = _parse_fleet(check, block, control, horizon, host_incidents, time_unit or default_time_unit,
                          host_outages, bool(outages) or any(i.is_outage for i in incidents))
     if fleet is not None:
@@ -446,6 +456,12 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
                      f"{workload.data.times[0]:g}", "times count from the run's t = 0: shift them, "
                      "or lengthen the horizon")
     tiers = _parse_tiers(check, block.get("tiers"), control, horizon, time_unit or default_time_unit)
+    if tiers and strategies is not None:
+        for position, entry in enumerate(strategies):
+            if entry.hedging is not None:
+                check.report(f"strategies[{position}].hedging", "cannot hedge a server that calls [[simulation.tiers]] "
+                             "(the copies of an attempt would share its call below)",
+                             "hedge in a simulation without tiers (its server may be a fleet)")
     if len(top.errors) > before:
         return None
     return SimulationSpec(title=title, clients=clients, repeat=repeat, network_mu=network_mu,
@@ -661,7 +677,22 @@ def _parse_accept_queue(check: _Checker, block: dict[str, Any], time_unit: str,
     return overflow, abandoned
 
 
-def _parse_outages(check: _Checker, raw: Any, horizon: float | None) -> tuple[Outage, ...]:
+def _at(positions: Sequence[int] | None, i: int) -> int:
+    """Entry ``i`` of a list the config split (``sim.settings.fleet.split_incidents``) at its
+    position in the file's list, so a message names the entry the user wrote."""
+    return i if positions is None else positions[i]
+
+
+def _renumbered(suffix: str, positions: Sequence[int] | None) -> str:
+    """A problem's ``[i]...`` suffix with ``i`` at its position in the file's list."""
+    found = re.match(r"\[(\d+)\]", suffix)
+    if positions is None or found is None:
+        return suffix
+    return f"[{positions[int(found.group(1))]}]{suffix[found.end():]}"
+
+
+def _parse_outages(check: _Checker, raw: Any, horizon: float | None,
+                   positions: Sequence[int] | None = None) -> tuple[Outage, ...]:
     if raw is None:
         return ()
     if not isinstance(raw, list) or not all(isinstance(o, dict) for o in raw):
@@ -669,7 +700,7 @@ def _parse_outages(check: _Checker, raw: Any, horizon: float | None) -> tuple[Ou
         return ()
     outages: list[Outage] = []
     for position, table in enumerate(raw):
-        key = f"outages[{position}]"
+        key = f"outages[{_at(positions, position)}]"
         extra = sorted(set(table) - {"start", "duration"})
         for name in extra:
             check.report(f"{key}.{name}", "is not an outage key", "an outage has start and duration")
@@ -692,7 +723,7 @@ def _parse_outages(check: _Checker, raw: Any, horizon: float | None) -> tuple[Ou
 
 
 def _parse_incidents(check: _Checker, raw: Any, horizon: float | None, outages: tuple[Outage, ...],
-                     control: Control | None) -> tuple[Incident, ...]:
+                     control: Control | None, positions: Sequence[int] | None = None) -> tuple[Incident, ...]:
     """``incidents``: each table checked, then the list's windows (time order, no overlap of
     one kind, before the horizon) and what the server kind can run (sim.models.incidents)."""
     if raw is None:
@@ -705,7 +736,7 @@ def _parse_incidents(check: _Checker, raw: Any, horizon: float | None, outages: 
     incidents: list[Incident] = []
     names = ("start", "duration", *INCIDENT_KINDS)
     for position, table in enumerate(raw):
-        key = f"incidents[{position}]"
+        key = f"incidents[{_at(positions, position)}]"
         for extra in sorted(set(table) - set(names)):
             check.report(f"{key}.{extra}", "is not an incident key",
                          _suggest(extra, names) or f"an incident has start, duration and one of {', '.join(INCIDENT_KINDS)}")
@@ -716,10 +747,10 @@ def _parse_incidents(check: _Checker, raw: Any, horizon: float | None, outages: 
     if len(check.errors) > before:
         return ()
     for suffix, message, hint in schedule_problems(incidents, outages, horizon):
-        check.report(f"incidents{suffix}", message, hint)
+        check.report(f"incidents{_renumbered(suffix, positions)}", message, hint)
     if control is not None:
         for suffix, message, hint in control_problems(control, incidents):
-            check.report(f"incidents{suffix}", message, hint)
+            check.report(f"incidents{_renumbered(suffix, positions)}", message, hint)
     return tuple(incidents) if len(check.errors) == before else ()
 
 
@@ -787,7 +818,7 @@ def _parse_strategies(check: _Checker, raw: Any, shared_raw: Any = None,
         strategy = check.model(cls, entry.strategy, type_name, skip={"type", "name"}, prefix=f"{key}.")
         if strategy is not None:
             preset = preset_label(entry, table) if entry.preset is not None else None
-            built.append((name, strategy, entry.policies, preset))
+            built.append((name, strategy, entry.policies, preset, entry.hedging))
     if len(built) != len(raw) or len(check.errors) > before:
         return None
     labelled = _label(check, built)
@@ -893,6 +924,10 @@ def _parse_retry(tier: _Checker, table: dict[str, Any], time_unit: str) -> Chain
         tier.report(f"retry.{p.key}", p.message, p.hint)
     if entry is None:
         return None
+    if entry.hedging is not None:
+        tier.report("retry.hedging", "a tier's calls do not hedge: hedging is for the clients' strategy entries",
+                    "remove it (or its preset's hedging)")
+        return None
     type_name = entry.strategy["type"]
     cls = STRATEGIES.get(type_name) if isinstance(type_name, str) else None
     if cls is None:
@@ -905,28 +940,30 @@ def _parse_retry(tier: _Checker, table: dict[str, Any], time_unit: str) -> Chain
     strategy = tier.model(cls, entry.strategy, type_name, skip={"type", "name"}, prefix="retry.")
     if strategy is None or len(tier.errors) > before:
         return None
-    return ChainSpec(strategy, entry.policies)
+    return ChainSpec(strategy, entry.policies, entry.hedging)
 
 
-# A strategy entry as built: its name, strategy, policies and (for a preset) the preset's label.
-_Built = tuple[str | None, Strategy, tuple[Policy, ...], str | None]
+# A strategy entry as built: its name, strategy, policies, (for a preset) the preset's label and
+# its hedging.
+_Built = tuple[str | None, Strategy, tuple[Policy, ...], str | None, Hedging | None]
 
 
 def _label(check: _Checker, built: list[_Built]) -> tuple[StrategySpec, ...] | None:
     """Label each entry by its name, else its preset, else its type, else (when a type repeats)
     its parameters and policies."""
     type_counts: dict[str, int] = {}
-    for name, s, _, preset in built:
+    for name, s, _, preset, _ in built:
         if name is None and preset is None:
             type_counts[s.type_name] = type_counts.get(s.type_name, 0) + 1
     labels: list[str] = []
-    for name, s, policies, preset in built:
+    for name, s, policies, preset, hedging in built:
         if name is not None:
             labels.append(name)
         elif preset is not None:
             labels.append(preset)
         elif type_counts[s.type_name] > 1:
-            labels.append(" + ".join([s.describe(), *(p.describe() for p in policies)]))
+            labels.append(" + ".join([s.describe(), *(p.describe() for p in policies),
+                                      *(() if hedging is None else (hedging.describe(),))]))
         else:
             labels.append(s.type_name)
     seen: set[str] = set()
@@ -939,4 +976,4 @@ def _label(check: _Checker, built: list[_Built]) -> tuple[StrategySpec, ...] | N
         seen.add(label)
     if duplicated:
         return None
-    return tuple(StrategySpec(label, s, policies) for label, (_, s, policies, _) in zip(labels, built))
+    return tuple(StrategySpec(label, s, policies, hedging) for label, (_, s, policies, _, hedging) in zip(labels, built))

@@ -10,19 +10,11 @@ from typing import Any
 from sim.vocabulary.errors import ParamError
 from sim.models.controls import Control
 from sim.models.fleet import (BALANCERS, ENVOY_BASE_EJECTION_S, ENVOY_INTERVAL_S, ENVOY_MAX_EJECTION_S, HOST_KINDS,
-                              FleetSpec, HealthCheck, Hedging, HostIncident, OutlierDetection)
+                              FleetSpec, HealthCheck, HostIncident, OutlierDetection)
 from sim.models.incidents import KINDS, Incident
 
 FLEET_KEYS = ("hosts", "balancer", "weights", "retry_other_host", "host_selection_attempts",
               "outlier_detection", "panic_threshold", "health_check", "hedging")
-HEDGING_KEYS = ("preset", "max_attempts", "delay", "budget")
-# Hedging presets, the libraries' defaults: Polly v8's HedgingStrategyOptions (MaxHedgedAttempts
-# 1 beyond the original, Delay 2 s: docs/strategies/hedging.md "Defaults"); gRPC's hedgingPolicy
-# (gRFC A6: hedgingDelay 0 s when unset, maxAttempts required, above 5 treated as 5).
-HEDGING_PRESETS: dict[str, dict[str, Any]] = {
-    "polly-v8-hedging": {"max_attempts": 2, "delay_s": 2.0},
-    "grpc-hedging": {"delay_s": 0.0, "max_attempts_cap": 5},
-}
 HEALTH_KEYS = ("interval", "unhealthy_threshold", "healthy_threshold")
 OUTLIER_KEYS = ("consecutive_errors", "interval", "base_ejection_time", "max_ejection_percent",
                 "max_ejection_time")
@@ -43,6 +35,14 @@ def split_incidents(raw: Any) -> tuple[Any, list[tuple[int, dict]]]:
     if not host:
         return raw, []
     return [t for t in raw if not is_host_incident(t)], host
+
+
+def whole_positions(raw: Any) -> list[int] | None:
+    """Where the whole-server entries of ``raw`` stand in the file's list (``split_incidents``
+    leaves the per-host ones out), for messages naming them; None when none was split off."""
+    if not isinstance(raw, list) or not any(is_host_incident(t) for t in raw):
+        return None
+    return [i for i, t in enumerate(raw) if not is_host_incident(t)]
 
 
 def _hosts_of(check: Any, key: str, value: Any, hosts: int) -> tuple[int, ...] | None:
@@ -219,50 +219,6 @@ def _health_check(check: Any, raw: Any) -> HealthCheck | None:
     return HealthCheck(interval, low, high)
 
 
-def _hedging(check: Any, raw: Any, unit_seconds: float | None) -> Hedging | None:
-    prefix = "fleet.hedging"
-    raw = _sub_table(check, raw, "hedging", HEDGING_KEYS, "{ max_attempts = 2, delay = 50.0 }")
-    if raw is None:
-        return None
-    raw = dict(raw)
-    faulty = False
-    unsaid = {"budget"}  # keys checked only when given: a faulty preset may have meant to give the others
-    if "preset" in raw:
-        name = raw.pop("preset")
-        preset = HEDGING_PRESETS.get(name) if isinstance(name, str) else None
-        if preset is None:
-            check.report(f"{prefix}.preset", f"must be one of {', '.join(map(repr, HEDGING_PRESETS))}, got {name!r}")
-            faulty, unsaid = True, set(HEDGING_KEYS)
-            preset = {}
-        if preset and "delay" not in raw:
-            if unit_seconds is None:
-                check.report(f"{prefix}.delay", "is missing: the preset's delay is in seconds and this "
-                             "simulation's time unit has no length in seconds", "add delay = ...")
-                faulty = True
-                unsaid.add("delay")
-            else:
-                raw["delay"] = preset["delay_s"] / unit_seconds
-        if "max_attempts" in preset:
-            raw.setdefault("max_attempts", preset["max_attempts"])
-        elif preset and "max_attempts" not in raw:
-            check.report(f"{prefix}.max_attempts", f"is missing: {name} has no default (gRPC requires it)",
-                         "add e.g. max_attempts = 3")
-            faulty = True
-        cap = preset.get("max_attempts_cap")
-        if cap is not None and isinstance(raw.get("max_attempts"), int) and raw["max_attempts"] > cap:
-            raw["max_attempts"] = cap  # gRPC treats values above 5 as 5
-    checks = {"max_attempts": (check.integer, {"minimum": 2, "maximum": 1000}),
-              "delay": (check.number, {"minimum": 0}), "budget": (check.number, {"positive": True})}
-    values: dict[str, Any] = {}
-    for key, (kind, bounds) in checks.items():
-        if key in raw or key not in unsaid:
-            values[key] = check._located(f"{prefix}.", kind, raw, key, **bounds)
-            faulty = faulty or values[key] is None
-    if faulty:
-        return None
-    return Hedging(values["max_attempts"], values["delay"], values.get("budget"))
-
-
 def parse_fleet(check: Any, raw: Any, control: Control | None, unit_seconds: float | None) -> FleetSpec | None:
     """``[simulation.fleet]`` (None when absent; mistakes recorded, None then too). The
     per-host incidents are added later (``with_incidents``), once the hosts are known."""
@@ -309,8 +265,9 @@ def parse_fleet(check: Any, raw: Any, control: Control | None, unit_seconds: flo
         args["outlier_detection"] = _outlier(check, raw["outlier_detection"], unit_seconds)
     if "health_check" in raw:
         args["health_check"] = _health_check(check, raw["health_check"])
-    if "hedging" in raw:
-        args["hedging"] = _hedging(check, raw["hedging"], unit_seconds)
+    if "hedging" in raw:  # hedging moved to the strategy entries (issue 35)
+        check.report("fleet.hedging", "is set on a strategy entry now, not on the fleet",
+                     "move it: strategies = [{ ..., hedging = { max_attempts = 2, delay = 50.0 } }]")
     if len(check.errors) > before or hosts is None:
         return None
     try:

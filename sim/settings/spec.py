@@ -14,6 +14,7 @@ from sim.models.incidents import Incident, merged_windows
 from sim.models.strategies import Strategy
 from sim.models.workloads import Burst, Outage, Workload
 from sim.policies.chain import ChainSpec
+from sim.policies.hedging import Hedging
 from sim.policies.seam import Policy
 from sim.vocabulary.units import DEFAULT_TIME_UNIT
 
@@ -28,11 +29,13 @@ class StrategySpec:
     strategy: Strategy
     # Policies after the strategy's own limits (sim.policies); none: the engine's fast path.
     policies: tuple[Policy, ...] = ()
+    # The entry's ``hedging = {...}`` (sim.policies.hedging): copies of each attempt.
+    hedging: Hedging | None = None
 
     @property
     def chain(self) -> ChainSpec:
-        """What a client of this entry asks after each attempt (sim.policies.seam)."""
-        return ChainSpec(self.strategy, self.policies)
+        """What a client of this entry asks after each attempt (sim.policies.seam), with its hedging."""
+        return ChainSpec(self.strategy, self.policies, self.hedging)
 
 
 @dataclass(frozen=True)
@@ -147,11 +150,15 @@ class SimulationSpec:
         return self.control.CAPS
 
     @property
+    def hedges(self) -> bool:
+        """Whether a strategy entry hedges (``hedging``): its outputs gain a ``hedges`` column."""
+        return any(s.hedging is not None for s in self.strategies or ())
+
+    @property
     def series_declared(self) -> tuple[str, ...]:
         """The counters beyond the common ones its runs keep: the server kind's, and ``hedges``
-        for a fleet that hedges (``sim.core.series.extra_series`` orders them)."""
-        hedging = self.fleet is not None and self.fleet.hedging is not None
-        return self.control.CAPS.series + (("hedges",) if hedging else ())
+        when a strategy entry hedges (``sim.core.series.extra_series`` orders them)."""
+        return self.control.CAPS.series + (("hedges",) if self.hedges else ())
 
     @property
     def runs_to_horizon(self) -> bool:

@@ -28,7 +28,7 @@ from .success_cells import SUCCESS_HEADER, success_cell
 
 # (column key, header)
 COLUMNS: tuple[tuple[str, str], ...] = (
-    ("strategy", "Strategy"), ("requests", "Requests"), ("successes", "Successes"),
+    ("strategy", "Strategy"), ("requests", "Requests"), ("hedges", "Hedges"), ("successes", "Successes"),
     ("timeouts", "Timeouts"), ("gave up", "Gave up"), ("unfinished", "Unfinished"),
     ("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("max", "max"), ("mean", "mean"),
     ("goodput", "Goodput"), ("success", SUCCESS_HEADER), ("recovery", "Recovery"),
@@ -95,6 +95,8 @@ def latency_rows(result: SweepResult, clients_index: int) -> tuple[list[LatencyR
         cells = {"strategy": spec.labels[s]}
         for key, _ in COLUMNS[1:]:
             value = values.get(key)
+            if key == "hedges" and key not in values:
+                continue  # no strategy of the simulation hedges: no column (``LatencyTable.column_widths``)
             if key == "success":  # the app's own column: a mean, as the counts (no CI)
                 cells[key] = success_cell(result, s, clients_index, ci=False)
             elif key == "recovery":

@@ -183,8 +183,13 @@ class RunData:
             array.flags.writeable = False
         n_clients = max(1, n_clients)
         requests = RequestPoints.from_columns(times, clients, codes, n_clients)
+        hosts = unpack_hosts(packed)
+        if hosts.size and int(hosts.max()) >= 0:
+            hosts.flags.writeable = False
+        else:
+            hosts = None
         outages = outage_windows(times, clients, codes)
-        incidents = incident_windows(times, clients, codes, details)
+        incidents = incident_windows(times, clients, codes, details, hosts)  # a fleet's: each host's own
         series = None
         if open_metrics is not None:
             series = RunSeries.from_metrics(open_metrics, outages, tuple((s, e) for s, e, _ in incidents),
@@ -192,12 +197,7 @@ class RunData:
         elif recorded_caps(codes).keeps_series:
             horizon, width = clock if clock is not None else (None, None)
             series = RunSeries.from_events(times, clients, codes, details, calls=calls,
-                                           horizon=horizon, width=width)
-        hosts = unpack_hosts(packed)
-        if hosts.size and int(hosts.max()) >= 0:
-            hosts.flags.writeable = False
-        else:
-            hosts = None
+                                           horizon=horizon, width=width, hosts=hosts)
         # A fleet's hosts each have their own pool: one pool line would mix them.
         pool = (PoolState(times, codes, details, capacity) if hosts is None and records_pool(codes, details)
                 else None)

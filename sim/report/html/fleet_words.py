@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sim.models.fleet import FleetSpec, HostIncident
+from sim.policies.hedging import Hedging
 from sim.models.incidents import incident_label
 from sim.vocabulary.units import format_duration
 
@@ -76,9 +77,11 @@ def fleet_words(fleet: FleetSpec, unit: str) -> str:
     if check is not None:
         parts.append(f"health checks every {format_duration(check.interval, unit)} take a host out after "
                      f"{check.unhealthy_threshold:,} failed and back after {check.healthy_threshold:,} passed")
-    hedge = fleet.hedging
-    if hedge is not None:
-        budget = f", at most {_number(hedge.budget)}% of attempts as hedges" if hedge.budget is not None else ""
-        parts.append(f"hedging: up to {hedge.max_attempts:,} copies of an attempt, one more every "
-                     f"{format_duration(hedge.delay, unit)} while none has answered{budget}")
     return "; ".join(parts)
+
+
+def hedging_words(hedge: Hedging, unit: str) -> str:
+    """A strategy entry's hedging (``sim.policies.hedging``), in a reader's words."""
+    budget = f", at most {_number(hedge.budget)}% of attempts as hedges" if hedge.budget is not None else ""
+    return (f"hedging: up to {hedge.max_attempts:,} copies of an attempt, one more every "
+            f"{format_duration(hedge.delay, unit)} while none has answered{budget}")

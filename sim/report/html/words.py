@@ -11,7 +11,7 @@ from dataclasses import fields, is_dataclass
 from typing import TYPE_CHECKING
 
 from sim.models.incidents import incident_label
-from sim.report.html.fleet_words import fleet_brief, fleet_words, host_incident_words
+from sim.report.html.fleet_words import fleet_brief, fleet_words, hedging_words, host_incident_words
 from sim.vocabulary.params import describe_params
 from sim.vocabulary.units import format_duration
 
@@ -72,7 +72,8 @@ def described(spec: SimulationSpec) -> list[str]:
             for i, t in enumerate(spec.tiers, start=2)) + ".")
     for entry in spec.strategies:
         policies = "".join(f" + {p.describe()}" for p in entry.policies)
-        lines.append(f"Strategy {entry.label!r}: {entry.strategy.describe()}{policies}.")
+        hedging = "" if entry.hedging is None else f"; {hedging_words(entry.hedging, unit)}"
+        lines.append(f"Strategy {entry.label!r}: {entry.strategy.describe()}{policies}{hedging}.")
     return lines
 
 
@@ -100,7 +101,8 @@ def run_verdict(result: SweepResult) -> str:
     for label, row in zip(labels, rows):
         summary = row["recovery"]
         verdict = summary.text(recovery_number, unit) if summary is not None else "recovery not judged"
-        parts.append(f"{label!r} {verdict} ({format_value('requests', row['requests'])} requests, "
+        hedges = f", {format_value('hedges', row['hedges'])} hedges" if "hedges" in row else ""
+        parts.append(f"{label!r} {verdict} ({format_value('requests', row['requests'])} requests{hedges}, "
                      f"p99 {format_value('p99', row['p99'])} {unit}, "
                      f"goodput {format_value('goodput', row['goodput'] * factor)} per {rate_unit})")
     if not judged and not spec.disruptions:

@@ -71,6 +71,8 @@ class LatencyTable(StrategyTable):
         keys = [k for k, _ in COLUMNS if k not in self.silent]
         if self._result is not None and not self._result.spec.disruptions:
             keys.remove("recovery")
+        if self._result is None or not self._result.spec.hedges:
+            keys.remove("hedges")  # a column only where a strategy hedges
         widths = {k: column_width(self.header(k), [self._label(r) if k == "strategy" else r.cells[k]
                                                    for r in self.rows]) for k in keys}
         for k in self.policy_keys:

@@ -40,7 +40,7 @@ class Panel:
 
 
 PANELS: tuple[Panel, ...] = (
-    Panel("traffic", "requests", (("offered", "new"), ("retries", "retries"),
+    Panel("traffic", "requests", (("offered", "new"), ("retries", "retries"), ("hedges", "hedges"),
                                   ("goodput", "successes")), True, "no requests"),
     Panel("server", "at the server", (("in_service", "in service"), ("queued", "queued")), False,
           "the server held no requests"),
