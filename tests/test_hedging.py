@@ -1,4 +1,4 @@
-"""Hedging on a strategy entry (issue 35, sim.policies.hedging): the config's key and presets,
+"""Hedging on a strategy entry (issue 35, sim.models.hedging): the config's key and presets,
 copies to one server or through a fleet, and hedges as gRPC's throttle counts them."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 
 from sim.core import events as ev
 from sim.policies.chain import ChainSpec
-from sim.policies.hedging import Hedging
+from sim.models.hedging import Hedging
 from sim.policies.presets import PRESETS, expand_preset
 from sim.runs.engine import Run
 from sim.runs.shared_runs import stands_for

@@ -26,7 +26,7 @@ from sim.models.strategies import (Constant, EqualJitteredExpo, Expo, FullJitter
                                    ThinkTimeExpo)
 from sim.models.workloads import Burst, Open, Outage, Poisson
 from sim.policies.chain import ChainSpec
-from sim.policies.hedging import Hedging
+from sim.models.hedging import Hedging
 from sim.policies.retry_budget import RetryBudget
 from sim.policies.token_bucket import TokenBucket
 from sim.runs import engine, fast, kernel_boundary

@@ -19,7 +19,7 @@ def amplification(attempts: float, calls: float) -> float:
 
 def copies_sent(work: float, hedges: float) -> float:
     """Every copy of every attempt that went to a server: the attempts (``work``) and the hedged
-    copies beside them (``sim.policies.hedging``); what amplification counts."""
+    copies beside them (``sim.models.hedging``); what amplification counts."""
     return work + hedges
 
 
@@ -48,7 +48,7 @@ class RunMetrics:
     breaker_open_time: float = 0.0  # mean over the run's breakers of the time not closed
     calls_refused: int = 0  # first attempts an open breaker refused (not retries)
     calls: int = 0  # unique calls: one per client of a burst, each new request of a workload
-    hedges: int = 0  # hedged copies sent beside the attempts (sim.policies.hedging); not in work
+    hedges: int = 0  # hedged copies sent beside the attempts (sim.models.hedging); not in work
 
     @property
     def amplification(self) -> float:

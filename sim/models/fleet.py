@@ -81,7 +81,7 @@ from sim.models.incidents import KINDS, Incident, IncidentHooks, Incidents
 from sim.models.outage import AcceptQueue, OutageGate
 from sim.models.workloads import Outage
 from sim.vocabulary.outcomes import REJECTED, SERVER_ERROR
-from sim.policies.hedging import HEDGE_BURST, Hedging  # noqa: F401 (Hedging: re-exported, its old home)
+from sim.models.hedging import HEDGE_BURST, Hedging  # noqa: F401 (Hedging: re-exported, its old home)
 
 if TYPE_CHECKING:
     from sim.core.wiring import Wiring

@@ -20,7 +20,7 @@ from typing import Any
 from sim.vocabulary.errors import ParamError, build_every_mistake
 from sim.models import STRATEGIES
 from sim.models.strategies import Strategy, Uniform
-from sim.policies.hedging import Hedging
+from sim.models.hedging import Hedging
 from sim.policies.limits import AttemptTimeout, MaxAttempts, MaxElapsed
 from sim.policies.seam import POLICIES, Chain, Link, Policy, StrategyLink, ViewedPolicy
 
@@ -28,7 +28,7 @@ from sim.policies.seam import POLICIES, Chain, Link, Policy, StrategyLink, Viewe
 @dataclass(frozen=True)
 class ChainSpec:
     """A strategy and its policies (validated specs, no state); ``hedging``: the entry's hedged
-    requests (``sim.policies.hedging``), which the run's server side sends (``sim.models.fleet``)."""
+    requests (``sim.models.hedging``), which the run's server side sends (``sim.models.fleet``)."""
 
     strategy: Strategy | None
     policies: tuple[Policy, ...] = ()

@@ -10,7 +10,7 @@ attempt's outcome or the end of the request). Active requests are the attempts i
 all clients: the budget is one per Envoy cluster, so this policy is shared only. Without a
 budget Envoy caps concurrent retries at ``max_retries = 3``: ``percent = 0, min_concurrency = 3``.
 
-A hedged copy (``sim.policies.hedging``) takes a retry slot as a retry does (Envoy's hedging on a
+A hedged copy (``sim.models.hedging``) takes a retry slot as a retry does (Envoy's hedging on a
 per-try timeout goes through the same retry state, ``shouldHedgeRetryPerTryTimeout``), held
 until its attempt's outcome; without a free slot it is not sent.
 """

@@ -21,7 +21,7 @@ from typing import Any
 from sim.vocabulary.errors import ParamError
 from sim.vocabulary.units import UNIT_SECONDS, seconds_per_unit  # noqa: F401 (re-exported: their old home)
 from sim.policies.chain import hedging_from_dict, policy_from_dict, policy_with_mistakes
-from sim.policies.hedging import Hedging, hedging_mistakes
+from sim.models.hedging import Hedging, hedging_mistakes
 from sim.policies.circuit_breaker import CircuitBreaker
 from sim.policies.presets import PRESETS, expand_preset
 from sim.policies.seam import POLICIES, Policy

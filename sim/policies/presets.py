@@ -97,7 +97,7 @@ def _strategy_only(type_name: str, names: tuple[str, ...], limits: Callable[[dic
     return build
 
 
-# Hedging presets (issue 35; ``sim.policies.hedging``): no retries after the copies (gRPC: "If
+# Hedging presets (issue 35; ``sim.models.hedging``): no retries after the copies (gRPC: "If
 # all instances of a hedged RPC fail, there are no additional retry attempts"; a Polly pipeline
 # of the hedging strategy alone), so MaxAttempts(1) and the copies as ``hedging``.
 HEDGE_BUDGET = Setting(None, "a hedging budget: hedges at most this percent of attempts (a token bucket; "

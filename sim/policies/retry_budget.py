@@ -24,7 +24,7 @@ at ``ceil(fraction × balance in retries)``, computed when the request starts, b
 request's deposit in RequeueFilter (it has none yet) and after it with ``deposit = "request"``
 (Finagle's ``RetryFilter`` above a ``RequeueFilter``, ``Retries.moduleWithRetryPolicy``).
 
-A hedged copy (``sim.policies.hedging``) is a retry sent before the failure: it withdraws as a
+A hedged copy (``sim.models.hedging``) is a retry sent before the failure: it withdraws as a
 retry does and is refused when a retry would be.
 """
 

@@ -12,7 +12,7 @@ and 14 after any other (the ``botocore-standard`` preset): a transient server er
 charges ``RetryQuotaChecker._RETRY_COST`` for every error its ``ThrottlingErrorDetector`` does not
 call throttling (500, 502, 503, 504 are ``TransientRetryableChecker``'s status codes).
 
-A hedged copy (``sim.policies.hedging``; botocore itself never hedges) is taken as a retry sent
+A hedged copy (``sim.models.hedging``; botocore itself never hedges) is taken as a retry sent
 early: it acquires what a retry would, or is not sent.
 """
 

@@ -84,7 +84,7 @@ class Link:
         """The call ended without success (the chain's final verdict was a GiveUp)."""
 
     def on_hedge(self, t: float, kind: int | None = None) -> bool:
-        """Before a hedged copy of an attempt (``sim.policies.hedging``): False refuses it (the
+        """Before a hedged copy of an attempt (``sim.models.hedging``): False refuses it (the
         link may take what the hedge costs, as a retry would). ``kind``: the copy that just failed
         and would send this one at once (None: the hedging delay is up); a link that counts
         failures counts it only when it allows the hedge (refused, the failure ends the copies

@@ -7,7 +7,7 @@ than ``cost`` tokens (his ``if self.bucket > 1.0``), and then costs ``cost``. ``
 come back on each call start (``refill_on = "attempt"``, his code: ``start()`` runs once per new
 call, not per retry) or on each success (``"success"``, as his blog describes it), up to the
 capacity. There is no per-call cap: combine with ``MaxAttempts`` for one. A hedged copy
-(``sim.policies.hedging``) pays as a retry does, or is not sent.
+(``sim.models.hedging``) pays as a retry does, or is not sent.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ class _Bucket(Link):
         return EMPTY
 
     def on_hedge(self, t: float, kind: int | None = None) -> bool:
-        # A hedge (sim.policies.hedging) is a retry sent early: it pays as one, or is not sent.
+        # A hedge (sim.models.hedging) is a retry sent early: it pays as one, or is not sent.
         tokens, cost = self.tokens, self.cost
         if tokens > cost if self.strict else tokens >= cost:
             self.tokens = tokens - cost

@@ -261,7 +261,7 @@ def _build(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int,
 def _server(spec: SimulationSpec, chain: ChainSpec, control: Control, wiring: Wiring) -> ServerHandlers:
     """The server the clients call: the control, a fleet of its copies, or (a strategy entry
     that hedges, no fleet) a fleet of one host whose events name no host, so the copies of an
-    attempt go to the one server (``sim.policies.hedging``)."""
+    attempt go to the one server (``sim.models.hedging``)."""
     hedging, fleet = chain.hedging, spec.fleet
     if hedging is None and fleet is None:
         return control.build(wiring)

@@ -31,7 +31,7 @@ from sim.models.strategies import Strategy
 from sim.models.workloads import Outage, Workload
 from sim.models.open_rate import RATE_KEYS, capacity_per_unit, think_time
 from sim.policies.chain import ChainSpec
-from sim.policies.hedging import Hedging
+from sim.models.hedging import Hedging
 from sim.policies.entries import parse_entry, parse_policies, preset_label, seconds_per_unit
 from sim.policies.presets import PRESETS
 from sim.policies.seam import Policy

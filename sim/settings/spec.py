@@ -14,7 +14,7 @@ from sim.models.incidents import Incident, merged_windows
 from sim.models.strategies import Strategy
 from sim.models.workloads import Burst, Outage, Workload
 from sim.policies.chain import ChainSpec
-from sim.policies.hedging import Hedging
+from sim.models.hedging import Hedging
 from sim.policies.seam import Policy
 from sim.vocabulary.units import DEFAULT_TIME_UNIT
 
@@ -29,7 +29,7 @@ class StrategySpec:
     strategy: Strategy
     # Policies after the strategy's own limits (sim.policies); none: the engine's fast path.
     policies: tuple[Policy, ...] = ()
-    # The entry's ``hedging = {...}`` (sim.policies.hedging): copies of each attempt.
+    # The entry's ``hedging = {...}`` (sim.models.hedging): copies of each attempt.
     hedging: Hedging | None = None
 
     @property

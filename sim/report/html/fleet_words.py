@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sim.models.fleet import FleetSpec, HostIncident
-from sim.policies.hedging import Hedging
+from sim.models.hedging import Hedging
 from sim.models.incidents import incident_label
 from sim.vocabulary.units import format_duration
 
@@ -81,7 +81,7 @@ def fleet_words(fleet: FleetSpec, unit: str) -> str:
 
 
 def hedging_words(hedge: Hedging, unit: str) -> str:
-    """A strategy entry's hedging (``sim.policies.hedging``), in a reader's words."""
+    """A strategy entry's hedging (``sim.models.hedging``), in a reader's words."""
     budget = f", at most {_number(hedge.budget)}% of attempts as hedges" if hedge.budget is not None else ""
     return (f"hedging: up to {hedge.max_attempts:,} copies of an attempt, one more every "
             f"{format_duration(hedge.delay, unit)} while none has answered{budget}")
