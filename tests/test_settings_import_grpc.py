@@ -55,8 +55,9 @@ def test_grpc_throttling_and_its_knob(tmp_path: Path) -> None:
 def test_grpc_hedging_copies_count_as_attempts(tmp_path: Path) -> None:
     layer = service_config(tmp_path, {"hedgingPolicy": {"maxAttempts": 7, "hedgingDelay": "0.05s"}})
     assert layer.attempts == 5  # hedged copies count, capped at 5 as maxAttempts is
-    assert layer.fleet == {"hedging": {"preset": "grpc-hedging", "max_attempts": 5, "delay": 50.0}}
-    assert config_of(layer).simulations[0].fleet.hedging is not None
+    assert layer.entry["preset"] == "grpc-hedging" and layer.fleet == {}
+    hedging = config_of(layer).simulations[0].strategies[0].hedging
+    assert (hedging.max_attempts, hedging.delay) == (5, 50.0)  # the preset clamps 7 to 5 (A6)
 
 
 @pytest.mark.parametrize("policy, key, needle, words", [
@@ -111,8 +112,9 @@ def test_dotnet_timespans_and_comments(tmp_path: Path) -> None:
 def test_dotnet_hedging_handler(tmp_path: Path) -> None:
     layer = one(tmp_path, "appsettings.json", '{ "H": { "Hedging": { "MaxHedgedAttempts": 2, "Delay": "00:00:00.100" } } }')
     assert layer.attempts == 3  # the original and 2 hedged copies
-    assert layer.fleet == {"hedging": {"preset": "polly-v8-hedging", "max_attempts": 3, "delay": 100.0}}
-    config_of(layer)
+    assert layer.fleet == {}
+    hedging = config_of(layer).simulations[0].strategies[0].hedging
+    assert (hedging.max_attempts, hedging.delay) == (3, 100.0)
 
 
 def test_dotnet_mistake_names_its_line(tmp_path: Path) -> None:

@@ -89,9 +89,9 @@ def _layer(doc: Document, path: tuple, section: dict[str, Any]) -> Layer:
             if "MaxHedgedAttempts" in h else DEFAULT_HEDGED  # HedgingStrategyOptions: [Range(1, 10)]
         delay = to_ms(doc, hpath + ("Delay",), h["Delay"], "timespan") if "Delay" in h else DEFAULT_HEDGING_DELAY_MS
         attempts = hedged + 1
-        fleet["hedging"] = {"preset": "polly-v8-hedging", "max_attempts": attempts, "delay": delay}
-        notes.append("hedged copies go to other hosts of a fleet ([simulation.fleet] hedging); no retries")
-        entry: dict[str, Any] = {"name": name, "type": "NoBackoff"}
+        notes.append("hedged copies go to other hosts of a fleet (or again to a lone server); no retries")
+        entry: dict[str, Any] = {"name": name, "type": "NoBackoff",
+                                 "hedging": {"max_attempts": attempts, "delay": delay}}
         policies.append({"type": "MaxAttempts", "max_attempts": 1})
         epath = path + ("Endpoint",)
         endpoint = table(doc, epath, section.get("Endpoint", {}), '{ "Timeout": { "Timeout": "00:00:10" } }')

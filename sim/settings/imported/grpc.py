@@ -1,5 +1,5 @@
 """A gRPC service config (JSON): ``methodConfig[].retryPolicy`` or ``hedgingPolicy``, ``timeout``
-and ``retryThrottling``, onto the ``grpc`` preset (and ``[simulation.fleet]`` hedging).
+and ``retryThrottling``, onto the ``grpc`` and ``grpc-hedging`` presets.
 
 From grpc/proposal ``A6-client-retries.md``: ``maxAttempts`` counts the original attempt, must be
 > 1 and is clamped to 5 by the client (``maxAttempts`` "greater than 5 ... treated as 5");
@@ -149,12 +149,14 @@ def _method(doc: Document, path: tuple, method: dict[str, Any], name: str, throt
             notes.append(f"maxAttempts {asked} is clamped to {MAX_ATTEMPTS_LIMIT} by the client (A6)")
         delay = to_ms(doc, hpath + ("hedgingDelay",), policy["hedgingDelay"], "proto") if "hedgingDelay" in policy else 0.0
         _codes(doc, hpath + ("nonFatalStatusCodes",), policy.get("nonFatalStatusCodes"), required=False)
-        fleet["hedging"] = {"preset": "grpc-hedging", "max_attempts": attempts, "delay": delay}
-        notes.append("hedged copies go to other hosts of a fleet ([simulation.fleet] hedging); no retries")
-        entry = {"name": name, "type": "NoBackoff", "policies": [{"type": "MaxAttempts", "max_attempts": 1}]}
+        # The grpc-hedging preset clamps maxAttempts to 5 itself and lets retryThrottling gate the
+        # hedges (A6: none while tokens <= max_tokens / 2), as the client does.
+        entry = {"name": name, "preset": "grpc-hedging", "max_attempts": asked, "hedging_delay": delay}
         if throttle is not None:
-            entry["policies"].append({"type": "GrpcThrottle", **throttle})
-            notes.append("retryThrottling also stops hedges (A6); here it counts the call's failures only")
+            entry.update(throttling=True, **throttle)
+            knob = Knob("max_tokens", "retryThrottling.maxTokens",
+                        tuple(sorted({2.0, 5.0, 10.0, 20.0, 50.0, 100.0, throttle["max_tokens"]})))
+        notes.append("hedged copies go to other hosts of a fleet (or again to a lone server); no retries")
     else:
         attempts = 1
         entry = {"name": name, "type": "NoBackoff", "policies": [{"type": "MaxAttempts", "max_attempts": 1}]}
