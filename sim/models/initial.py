@@ -23,14 +23,30 @@ class InitialState:
     its backoff left, as a client caught at a random moment of it would. Every client of the
     state is on its call's ``attempt``-th attempt: a backoff strategy remembers how many failed
     before (the backoff after the state's failures is that of the ``attempt``-th).
+
+    ``age``: how old the work's live requests may be. 0 (the default): each was sent just
+    before t = 0, its client's timeout a full one away. Above 0: each was sent a uniform random
+    time in [0, ``age``) before t = 0 (drawn after the orbit's residuals, from the same stream),
+    so its timeout falls due that much sooner -- as after an outage, whose waiting clients'
+    attempts are of every age up to the timeout (``sim.phase.state``).
     """
 
     work: int
     orbit: int
     attempt: int = 1
+    age: float = 0.0
+    # ``held``: how many of the work's requests are at the server (None: all); the others are at
+    # the door (a stopped server's full accept queue refused their SYN): each reaches the server
+    # at the first of ``retransmits`` (times after its attempt was sent, e.g. Linux's 1, 3, 7 s)
+    # not before its age, or never (it times out) when none falls within the timeout.
+    held: int | None = None
+    retransmits: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         for name, low in (("work", 0), ("orbit", 0), ("attempt", 1)):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
                 raise UserError(f"initial state: {name} must be a whole number, {low} or more, got {value!r}")
+        age = self.age
+        if isinstance(age, bool) or not isinstance(age, (int, float)) or not 0.0 <= age < float("inf"):
+            raise UserError(f"initial state: age must be a time, 0 or more, got {age!r}")

@@ -53,7 +53,7 @@ def phase_spec(spec: SimulationSpec, limit: float) -> SimulationSpec:
 
 def replicate(spec: SimulationSpec, label: str, clients: int, state: InitialState, number: int,
               horizon: float, limit: float, step: float, healthy: Healthy | None,
-              beyond: int | None = None, tick: Callable[[], None] | None = None) -> Replicate:
+              beyond: float | None = None, tick: Callable[[], None] | None = None) -> Replicate:
     """Run ``spec`` (a ``phase_spec``) from ``state``; ``number`` picks the replicate's random
     numbers. Without ``healthy`` the run goes to ``horizon`` only. A run whose work passes
     ``beyond`` after the horizon (far above the grid) stops there, counted as not returning:
@@ -120,7 +120,10 @@ class CellTask:
     limit: float
     step: float
     healthy: Healthy
-    beyond: int
+    beyond: float
+    age: float = 0.0  # the seeded requests' ages are uniform below it (``sim.phase.state``)
+    held: int | None = None  # at the server at t = 0; the rest at the door, arriving at ``retransmits``
+    retransmits: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -142,7 +145,7 @@ def run_cell(task: CellTask) -> CellResult:
     those disagree on returning, so cells deep in a basin cost half. Replicate numbers are the
     cell's index times the runs per cell plus the replicate's, so a cell's random numbers
     depend on its place alone."""
-    state = InitialState(task.work, task.orbit, task.attempt)
+    state = InitialState(task.work, task.orbit, task.attempt, task.age, task.held, task.retransmits)
 
     def run(r: int) -> Replicate:
         return replicate(task.spec, task.label, task.clients, state, task.index * task.runs + r,

@@ -18,9 +18,11 @@ from sim.analysis.stats import Estimate, estimate
 from sim.vocabulary.bounds import MAX_TIME, MIN_SPAN
 from sim.vocabulary.errors import UserError
 from sim.models.initial import InitialState
+from sim.phase.bound import collapse_bound
 from sim.phase.attempt import delay_after, outage_attempt
 from sim.phase.estimate import CellResult, CellTask, Healthy, Replicate, phase_spec, replicate, run_cell
 from sim.phase.grid import PhaseGrid
+from sim.phase.state import outage_age, outage_door
 from sim.settings.spec import SimulationSpec
 
 # The pilot runs from the empty state are numbered from here, or after every cell's when the
@@ -29,8 +31,6 @@ PILOT_BASE = 1 << 19
 # A run samples its state every horizon up to the time limit: at most this many samples (the
 # defaults take 30, fifteen timeouts by half ones; --horizon 1e-300 would take 10^300).
 MAX_SAMPLES = 10**6
-# A cell's run whose work passes this many times the grid's top counts as not returning.
-BEYOND_FACTOR = 2
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,7 @@ class PhaseSettings:
     clients: int | None = None
     work_max: int | None = None
     orbit_max: int | None = None
+    age: float | None = None  # None: as the config's outage leaves requests (``sim.phase.state``)
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,9 @@ class Resolved:
     attempt: int
     clients: int
     grid: PhaseGrid
+    age: float = 0.0  # the seeded requests' ages are uniform below it (``outage_age``)
+    held: int | None = None  # the requests at the server at t = 0, the rest at the door (``outage_door``)
+    retransmits: tuple[float, ...] = ()
 
 
 def resolve(spec: SimulationSpec, settings: PhaseSettings, label: str) -> Resolved:
@@ -84,10 +88,15 @@ def resolve(spec: SimulationSpec, settings: PhaseSettings, label: str) -> Resolv
         raise UserError(f"phase: the time limit ({limit:g}) is more than {MAX_SAMPLES:,} horizons "
                         f"({horizon:g}) long; pass a longer --horizon or a shorter --limit")
     clients = settings.clients or max(spec.clients)
-    grid = PhaseGrid(settings.size, settings.work_max if settings.work_max is not None else clients,
+    held, retransmits = outage_door(spec)
+    # After an outage with a bounded accept queue the work is at most every client's request and
+    # the queue's stale ones: the axis reaches that, so every resume state is on the grid.
+    top = clients + (held or 0)
+    grid = PhaseGrid(settings.size, settings.work_max if settings.work_max is not None else top,
                      settings.orbit_max if settings.orbit_max is not None else clients)
+    age = settings.age if settings.age is not None else outage_age(spec)
     return Resolved(settings.size, settings.runs, float(horizon), float(limit), float(horizon),
-                    attempt, clients, grid)
+                    attempt, clients, grid, float(age), held, retransmits)
 
 
 def replying_problem(spec: SimulationSpec) -> str | None:
@@ -199,9 +208,9 @@ def healthy_state(spec: SimulationSpec, label: str, r: Resolved,
 
 
 def tasks(spec: SimulationSpec, label: str, r: Resolved, healthy: Healthy) -> list[CellTask]:
-    beyond = BEYOND_FACTOR * max(r.grid.work_max, r.clients)
+    beyond = collapse_bound(spec, r.limit, max(r.grid.work_max, r.clients))  # decided: ``sim.phase.bound``
     return [CellTask(spec, label, r.clients, i, w, o, r.attempt, r.runs, r.horizon, r.limit, r.step,
-                     healthy, beyond) for i, (w, o) in enumerate(r.grid.cells)]
+                     healthy, beyond, r.age, r.held, r.retransmits) for i, (w, o) in enumerate(r.grid.cells)]
 
 
 def summarise(results: list[CellResult], runs: int) -> tuple[Cell, ...]:
