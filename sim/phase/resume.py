@@ -60,7 +60,7 @@ def outage_run(spec: SimulationSpec, label: str, clients: int, repetition: int, 
     bound = [collapse_bound(spec, limit, top)]
 
     def at_resume(t: float, c: int, a: int) -> int:
-        found[0] = resume_state(wiring, side, float(outage.duration), spec.timeout)
+        found[0] = resume_state(wiring, side, float(outage.duration), spec.timeout, spec.abandoned == "serve")
         bound[0] += sum(wiring.server_state())
         heappush(heap, (end + step, seq(), sample, -1, 1))
         return NO_EVENT

@@ -60,13 +60,15 @@ def outage_door(spec: SimulationSpec) -> tuple[int | None, tuple[float, ...]]:
     return int(spec.backlog), tuple(accumulate(queue.syn_gaps[:-1]))
 
 
-def resume_state(wiring, side, outage_duration: float, timeout: float | None) -> tuple[int, int]:
+def resume_state(wiring, side, outage_duration: float, timeout: float | None,
+                 serve_abandoned: bool = True) -> tuple[int, int]:
     """The portrait's state of a run just before an outage's resume: (work, orbit).
 
     Work = the requests the stopped server holds (its accept queue, ``OutageGate``, and those in
     service at the pause) + the clients waiting for a reply whose request is not among them (at
     the door, or in flight). The held requests whose client still waits are counted once, as
-    that client's. Requests in service at the pause are stale (their clients timed out) when the
+    that client's; stale held ones count only where the resume serves them (``abandoned``).
+    Requests in service at the pause are stale (their clients timed out) when the
     outage outlasts the timeout; otherwise they are counted as their waiting clients'.
     """
     gate = wiring.gate
@@ -75,7 +77,7 @@ def resume_state(wiring, side, outage_duration: float, timeout: float | None) ->
     live_held = sum(1 for _, c, a in held if still is not None and still(c, a))
     in_service = int(sum(wiring.server_state()))
     waiting = int(side._waiting.count(True))
-    stale_held = len(held) - live_held
+    stale_held = len(held) - live_held if serve_abandoned else 0  # ``abandoned = "drop"``: dropped at the resume
     live_in_service = 0
     if timeout is None or outage_duration < float(timeout):
         live_in_service = min(in_service, max(0, waiting - live_held))
