@@ -479,6 +479,8 @@ class Clients:
         n = len(start_times)
         orbit = min(initial.orbit, n)
         live = min(initial.work, n - orbit)
+        if initial.stale and initial.held is not None:
+            live = min(live, max(0, initial.work - initial.held))
         for c in range(orbit):
             self._seed_in_orbit(c, residuals[c], initial.attempt)
         if initial.held is None:
@@ -592,6 +594,8 @@ def start_clients(wiring: Wiring, chain: ChainFactory, control: Control, workloa
     residuals = state.random(min(initial.orbit, n)).tolist()
     # The live requests' ages, drawn after the residuals: a state without ages draws as before.
     live = min(initial.work, n - min(initial.orbit, n))
+    if initial.stale and initial.held is not None:
+        live = min(live, max(0, initial.work - initial.held))
     ages = (state.random(live) * float(initial.age)).tolist() if initial.age > 0 else []
     return Clients(wiring, chain, control, workload, timeout, workload.start_times(rng, n),
                    workload.gaps(rng, n), initial, residuals, ages)

@@ -41,6 +41,9 @@ class InitialState:
     # not before its age, or never (it times out) when none falls within the timeout.
     held: int | None = None
     retransmits: tuple[float, ...] = ()
+    # The accept queue's requests are stale (an outage longer than the timeout: their clients
+    # timed out long before the resume): the first ``held`` of the work are orphans.
+    stale: bool = False
 
     def __post_init__(self) -> None:
         for name, low in (("work", 0), ("orbit", 0), ("attempt", 1)):

@@ -124,6 +124,7 @@ class CellTask:
     age: float = 0.0  # the seeded requests' ages are uniform below it (``sim.phase.state``)
     held: int | None = None  # at the server at t = 0; the rest at the door, arriving at ``retransmits``
     retransmits: tuple[float, ...] = ()
+    stale: bool = False  # the held requests are orphans (``sim.phase.state.stale_queue``)
 
 
 @dataclass(frozen=True)
@@ -145,7 +146,8 @@ def run_cell(task: CellTask) -> CellResult:
     those disagree on returning, so cells deep in a basin cost half. Replicate numbers are the
     cell's index times the runs per cell plus the replicate's, so a cell's random numbers
     depend on its place alone."""
-    state = InitialState(task.work, task.orbit, task.attempt, task.age, task.held, task.retransmits)
+    state = InitialState(task.work, task.orbit, task.attempt, task.age, task.held, task.retransmits,
+                         task.stale)
 
     def run(r: int) -> Replicate:
         return replicate(task.spec, task.label, task.clients, state, task.index * task.runs + r,

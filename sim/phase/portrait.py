@@ -22,7 +22,7 @@ from sim.phase.bound import collapse_bound
 from sim.phase.attempt import delay_after, outage_attempt
 from sim.phase.estimate import CellResult, CellTask, Healthy, Replicate, phase_spec, replicate, run_cell
 from sim.phase.grid import PhaseGrid
-from sim.phase.state import outage_age, outage_door
+from sim.phase.state import outage_age, outage_door, stale_queue
 from sim.settings.spec import SimulationSpec
 
 # The pilot runs from the empty state are numbered from here, or after every cell's when the
@@ -63,6 +63,7 @@ class Resolved:
     age: float = 0.0  # the seeded requests' ages are uniform below it (``outage_age``)
     held: int | None = None  # the requests at the server at t = 0, the rest at the door (``outage_door``)
     retransmits: tuple[float, ...] = ()
+    stale: bool = False  # the held requests are orphans (``sim.phase.state.stale_queue``)
 
 
 def resolve(spec: SimulationSpec, settings: PhaseSettings, label: str) -> Resolved:
@@ -96,7 +97,7 @@ def resolve(spec: SimulationSpec, settings: PhaseSettings, label: str) -> Resolv
                      settings.orbit_max if settings.orbit_max is not None else clients)
     age = settings.age if settings.age is not None else outage_age(spec)
     return Resolved(settings.size, settings.runs, float(horizon), float(limit), float(horizon),
-                    attempt, clients, grid, float(age), held, retransmits)
+                    attempt, clients, grid, float(age), held, retransmits, stale_queue(spec))
 
 
 def replying_problem(spec: SimulationSpec) -> str | None:
@@ -210,7 +211,7 @@ def healthy_state(spec: SimulationSpec, label: str, r: Resolved,
 def tasks(spec: SimulationSpec, label: str, r: Resolved, healthy: Healthy) -> list[CellTask]:
     beyond = collapse_bound(spec, r.limit, max(r.grid.work_max, r.clients))  # decided: ``sim.phase.bound``
     return [CellTask(spec, label, r.clients, i, w, o, r.attempt, r.runs, r.horizon, r.limit, r.step,
-                     healthy, beyond, r.age, r.held, r.retransmits) for i, (w, o) in enumerate(r.grid.cells)]
+                     healthy, beyond, r.age, r.held, r.retransmits, r.stale) for i, (w, o) in enumerate(r.grid.cells)]
 
 
 def summarise(results: list[CellResult], runs: int) -> tuple[Cell, ...]:

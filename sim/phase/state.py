@@ -25,7 +25,9 @@ The seeded start follows an outage's resume: the accept queue's requests (``back
 all when it is unbounded) reach the server at t = 0, and the others, at the door, when their
 next SYN retransmit falls (their age since their attempt's send matters here too: a client whose
 retransmit is due after its timeout never reaches the server, it times out and retries;
-``outage_door``).
+``outage_door``). After an outage longer than the timeout the queue's requests are stale (its
+first arrivals, whose clients have long timed out: ``stale_queue``), orphans the server still
+serves (``abandoned = "serve"``; with ``"drop"`` they are gone and the queue holds none).
 """
 
 from __future__ import annotations
@@ -43,6 +45,14 @@ def outage_age(spec: SimulationSpec) -> float:
     return float(min(float(spec.timeout), float(stops[0].duration)))
 
 
+def stale_queue(spec: SimulationSpec) -> bool:
+    """Whether the accept queue's requests are stale at the resume: they came first (the queue
+    fills within ``backlog`` arrivals of the pause), so an outage longer than the timeout has
+    seen every one of their clients time out."""
+    return bool(spec.stops and spec.backlog is not None and spec.timeout
+                and float(spec.stops[0].duration) > float(spec.timeout))
+
+
 def outage_door(spec: SimulationSpec) -> tuple[int | None, tuple[float, ...]]:
     """Where an outage leaves a state's requests: how many the accept queue holds (``backlog``;
     None: no bound, every request held, delivered at the resume) and, for the others (at the
@@ -50,14 +60,20 @@ def outage_door(spec: SimulationSpec) -> tuple[int | None, tuple[float, ...]]:
     s with ``"syn-retry"``; none with ``"drop"``: they only time out)."""
     if not spec.stops or spec.backlog is None:
         return None, ()
-    from itertools import accumulate
-
     from sim.runs.engine import accept_queue
 
     queue = accept_queue(spec)
+    if stale_queue(spec) and queue.abandoned == "drop":
+        return 0, _retransmits(queue)  # the stale requests are dropped at the resume: none held
+    return int(spec.backlog), _retransmits(queue)
+
+
+def _retransmits(queue) -> tuple[float, ...]:
+    from itertools import accumulate
+
     if queue.overflow != "syn-retry" or queue.unit_seconds is None:
-        return int(spec.backlog), ()
-    return int(spec.backlog), tuple(accumulate(queue.syn_gaps[:-1]))
+        return ()
+    return tuple(accumulate(queue.syn_gaps[:-1]))
 
 
 def resume_state(wiring, side, outage_duration: float, timeout: float | None,
