@@ -587,10 +587,12 @@ def start_clients(wiring: Wiring, chain: ChainFactory, control: Control, workloa
     if initial is None:
         return (model or Clients)(wiring, chain, control, workload, timeout, workload.start_times(rng, n),
                        workload.gaps(rng, n))
-    if model is not None:
-        raise UserError(f"a run can start from a state only with clients that make one call at a "
-                        f"time, and workload {workload.NAME!r} overlaps calls")
     state = wiring._rng(PURPOSE_STATE)
+    if model is not None:  # calls overlap (``OpenClients``): the state's calls are not the clients
+        residuals = state.random(initial.orbit).tolist()
+        ages = (state.random(initial.work) * float(initial.age)).tolist() if initial.age > 0 else []
+        return model(wiring, chain, control, workload, timeout, workload.start_times(rng, n),
+                     workload.gaps(rng, n), initial, residuals, ages)
     residuals = state.random(min(initial.orbit, n)).tolist()
     # The live requests' ages, drawn after the residuals: a state without ages draws as before.
     live = min(initial.work, n - min(initial.orbit, n))

@@ -93,11 +93,25 @@ def resolve(spec: SimulationSpec, settings: PhaseSettings, label: str) -> Resolv
     # After an outage with a bounded accept queue the work is at most every client's request and
     # the queue's stale ones: the axis reaches that, so every resume state is on the grid.
     top = clients + (held or 0)
+    orbit_top = clients
+    if spec.workload.CONCURRENT:  # open arrivals: the calls in a state are not bounded by the clients
+        top = orbit_top = open_top(spec, clients)
     grid = PhaseGrid(settings.size, settings.work_max if settings.work_max is not None else top,
-                     settings.orbit_max if settings.orbit_max is not None else clients)
+                     settings.orbit_max if settings.orbit_max is not None else orbit_top)
     age = settings.age if settings.age is not None else outage_age(spec)
     return Resolved(settings.size, settings.runs, float(horizon), float(limit), float(horizon),
                     attempt, clients, grid, float(age), held, retransmits, stale_queue(spec))
+
+
+def open_top(spec: SimulationSpec, clients: int) -> int:
+    """The top of both axes for open arrivals: twice the calls that arrive in one timeout (at
+    ``clients / think_time``). A collapsed server answers no call in time, so it holds at least
+    every call of the last timeout, one timeout's arrivals; a state twice that is past the
+    boundary of any server that can collapse, and the grid shows both sides. Without a timeout,
+    the calls of a tenth of the horizon."""
+    rate = clients / float(spec.workload.think_time)
+    span = float(spec.timeout) if spec.timeout else float(spec.horizon or 0.0) / 10
+    return max(clients, math.ceil(2 * rate * span))
 
 
 def replying_problem(spec: SimulationSpec) -> str | None:
@@ -105,9 +119,6 @@ def replying_problem(spec: SimulationSpec) -> str | None:
     if not spec.control.CAPS.replies:
         return (f"simulation {spec.title!r}: a phase portrait needs a server that replies "
                 f"(QueueServer, LatencyServer, PoolServer...), and {spec.control.type_name} does not")
-    if spec.workload.CONCURRENT:
-        return (f"simulation {spec.title!r}: a phase portrait needs clients that make one call at a "
-                f"time, and workload {spec.workload.NAME!r} overlaps calls")
     if spec.tiers:
         return f"simulation {spec.title!r}: a phase portrait of a tiered simulation is not supported"
     return None

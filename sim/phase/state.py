@@ -92,7 +92,8 @@ def resume_state(wiring, side, outage_duration: float, timeout: float | None,
     still = gate.still_waiting if gate is not None else None
     live_held = sum(1 for _, c, a in held if still is not None and still(c, a))
     in_service = int(sum(wiring.server_state()))
-    waiting = int(side._waiting.count(True))
+    waiting_of = side._waiting  # a flag per client, or (open arrivals) the attempts waited for
+    waiting = len(waiting_of) if isinstance(waiting_of, dict) else int(waiting_of.count(True))
     stale_held = len(held) - live_held if serve_abandoned else 0  # ``abandoned = "drop"``: dropped at the resume
     live_in_service = 0
     if timeout is None or outage_duration < float(timeout):
