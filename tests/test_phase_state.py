@@ -94,3 +94,29 @@ def test_a_portrait_predicts_how_the_outages_runs_end() -> None:
     assert ends[3000.0][0] >= 0.5 and ends[3000.0][1]
     assert ends[15000.0][0] < 0.5 and not ends[15000.0][1]  # a predicted collapse collapses
     assert ends[15000.0][2] > ends[3000.0][2]  # a longer outage leaves more work
+
+
+def test_cells_between_agreeing_coarse_cells_take_their_verdict_and_keep_their_drift() -> None:
+    from sim.phase.estimate import run_cell
+    from sim.phase.portrait import healthy_state, run_cells, tasks
+    from sim.phase.refine import coarse_indices
+
+    spec = tiny()
+    r = resolve(spec, PhaseSettings(size=5, runs=2, clients=300), "constant")
+    runnable = phase_spec(spec, r.limit)
+    _, healthy = healthy_state(runnable, "constant", r)
+    todo = tasks(runnable, "constant", r, healthy)
+    full = {res.index: res for res in (run_cell(t) for t in todo)}
+    refined = {res.index: res for res in run_cells(todo, r.size, None)}
+    assert sorted(refined) == sorted(full)
+    coarse = set(coarse_indices(5))
+    inferred = [i for i, res in refined.items() if res.inferred]
+    assert inferred and all(not (i % 5 in coarse and i // 5 in coarse) for i in inferred)
+    for i, res in refined.items():
+        assert res.d_work == full[i].d_work and res.d_orbit == full[i].d_orbit  # the same runs to the horizon
+        if not res.inferred:
+            assert res == full[i]
+    # Where the corners agree, the cell's own runs agree with them (a monotone return probability).
+    agree = sum(sum(refined[i].returned) / len(refined[i].returned)
+                == sum(full[i].returned) / len(full[i].returned) for i in inferred)
+    assert agree == len(inferred)

@@ -125,6 +125,9 @@ class CellTask:
     held: int | None = None  # at the server at t = 0; the rest at the door, arriving at ``retransmits``
     retransmits: tuple[float, ...] = ()
     stale: bool = False  # the held requests are orphans (``sim.phase.state.stale_queue``)
+    # Set (0 or 1): the coarse cells around agree on this return probability (``sim.phase.refine``),
+    # so the runs go to the drift's horizon only.
+    inferred: float | None = None
 
 
 @dataclass(frozen=True)
@@ -139,6 +142,7 @@ class CellResult:
     returned: tuple[bool, ...]
     return_times: tuple[float, ...]
     finals: tuple[tuple[int, int], ...] = ()  # where the runs that did not return ended
+    inferred: bool = False  # the return probability is the coarse cells' (``sim.phase.refine``)
 
 
 def run_cell(task: CellTask) -> CellResult:
@@ -149,11 +153,18 @@ def run_cell(task: CellTask) -> CellResult:
     state = InitialState(task.work, task.orbit, task.attempt, task.age, task.held, task.retransmits,
                          task.stale)
 
-    def run(r: int) -> Replicate:
+    def run(r: int, healthy: Healthy | None = task.healthy) -> Replicate:
         return replicate(task.spec, task.label, task.clients, state, task.index * task.runs + r,
-                         task.horizon, task.limit, task.step, task.healthy, task.beyond)
+                         task.horizon, task.limit, task.step, healthy, task.beyond)
 
     first = min(task.runs, max(2, task.runs // 2))
+    if task.inferred is not None:  # the drift only: the runs to the horizon (the same first ones)
+        outs = [run(r, None) for r in range(first)]
+        back = task.inferred >= 0.5
+        return CellResult(task.index, task.work, task.orbit,
+                          tuple((o.work - task.work) / task.horizon for o in outs),
+                          tuple((o.orbit - task.orbit) / task.horizon for o in outs),
+                          tuple(back for _ in outs), (), (), inferred=True)
     outs = [run(r) for r in range(first)]
     if len({o.returned_at is None for o in outs}) > 1:
         outs += [run(r) for r in range(first, task.runs)]

@@ -22,6 +22,7 @@ from sim.phase.bound import collapse_bound
 from sim.phase.attempt import delay_after, outage_attempt
 from sim.phase.estimate import CellResult, CellTask, Healthy, Replicate, phase_spec, replicate, run_cell
 from sim.phase.grid import PhaseGrid
+from sim.phase.refine import coarse_indices, inferred, refines
 from sim.phase.state import outage_age, outage_door, stale_queue
 from sim.settings.spec import SimulationSpec
 
@@ -136,6 +137,7 @@ class Cell:
     runs: int
     median_return: float
     finals: tuple[tuple[int, int], ...] = ()
+    inferred: bool = False  # its return probability is the coarse cells' around it (``sim.phase.refine``)
 
     @property
     def return_probability(self) -> float:
@@ -232,8 +234,32 @@ def summarise(results: list[CellResult], runs: int) -> tuple[Cell, ...]:
         times = res.return_times
         cells.append(Cell(res.work, res.orbit, estimate(np.array(res.d_work)), estimate(np.array(res.d_orbit)),
                           sum(res.returned), len(res.returned), float(np.median(times)) if times else math.nan,
-                          res.finals))
+                          res.finals, res.inferred))
     return tuple(cells)
+
+
+def run_cells(todo: list[CellTask], size: int,
+              run_all: Callable[..., list[CellResult]] | None) -> list[CellResult]:
+    """Every cell's results: the coarse grid's cells in full first, then the others, in full
+    near the boundary and to the drift's horizon where the coarse cells around agree
+    (``sim.phase.refine``). Progress counts every cell of the portrait."""
+    def run(part: list[CellTask], done: int) -> list[CellResult]:
+        if run_all is None:
+            return [run_cell(t) for t in part]
+        return run_all(part, done=done, total=len(todo))
+
+    if not refines(size):
+        return run(todo, 0)
+    coarse = set(coarse_indices(size))
+    first = [t for t in todo if t.index % size in coarse and t.index // size in coarse]
+    results = run(first, 0)
+    probability = {(res.index % size, res.index // size): sum(res.returned) / len(res.returned)
+                   for res in results}
+    known = inferred(size, probability)
+    rest = [t if (t.index % size, t.index // size) not in known
+            else replace(t, inferred=known[(t.index % size, t.index // size)])
+            for t in todo if not (t.index % size in coarse and t.index // size in coarse)]
+    return results + run(rest, len(first))
 
 
 def compute_portrait(spec: SimulationSpec, label: str, settings: PhaseSettings,
@@ -248,7 +274,7 @@ def compute_portrait(spec: SimulationSpec, label: str, settings: PhaseSettings,
     runnable = phase_spec(spec, r.limit)
     state, healthy = healthy_state(runnable, label, r, getattr(run_all, "run_many", None))
     todo = tasks(runnable, label, r, healthy)
-    results = run_all(todo) if run_all is not None else [run_cell(t) for t in todo]
+    results = run_cells(todo, r.size, run_all)
     return Portrait(spec.title, label, r, state, healthy, summarise(results, r.runs), spec.time_unit)
 
 
