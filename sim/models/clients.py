@@ -298,8 +298,9 @@ class Clients:
             def seed_at_server(c: int, live: bool, attempt: int, age: float = 0.0,
                                arrives: float | None = 0.0) -> None:
                 # A live request is the client's current attempt (number ``attempt`` of its call,
-                # sent ``age`` before t = 0: its timeout falls due that much sooner); an orphan one (token 0, never a live token) is
-                # abandoned work the server still holds, whose reply nobody waits for.
+                # sent ``age`` before t = 0: its timeout falls due that much sooner, and it reaches
+                # the server at ``arrives``, None: never); an orphan one (token 0, never a live
+                # token) is abandoned work the server still holds, whose reply nobody waits for.
                 tok = 0
                 if live:
                     active[c] = waiting[c] = True
@@ -478,9 +479,7 @@ class Clients:
             raise UserError("a run can start from a state only against a server that replies")
         n = len(start_times)
         orbit = min(initial.orbit, n)
-        live = min(initial.work, n - orbit)
-        if initial.stale and initial.held is not None:
-            live = min(live, max(0, initial.work - initial.held))
+        live = initial.live(n)
         for c in range(orbit):
             self._seed_in_orbit(c, residuals[c], initial.attempt)
         if initial.held is None:
@@ -496,11 +495,7 @@ class Clients:
             room = max(0, initial.held - orphans)
             for i in range(live):
                 age = ages[i] if i < len(ages) else 0.0
-                arrives: float | None = 0.0
-                if i >= room:  # at the door: at its first SYN retransmit after its age, if in time
-                    arrives = next((r - age for r in initial.retransmits if r >= age), None)
-                    if arrives is not None and self._timeout is not None and arrives + age >= self._timeout:
-                        arrives = None
+                arrives = 0.0 if i < room else initial.arrival(age, self._timeout)  # else at the door
                 self._seed_at_server(orbit + i, True, initial.attempt, age, arrives)
         for c in range(orbit + live, n):
             heappush(heap, (start_times[c], seq(), new_call, c, 0))
@@ -595,9 +590,6 @@ def start_clients(wiring: Wiring, chain: ChainFactory, control: Control, workloa
                      workload.gaps(rng, n), initial, residuals, ages)
     residuals = state.random(min(initial.orbit, n)).tolist()
     # The live requests' ages, drawn after the residuals: a state without ages draws as before.
-    live = min(initial.work, n - min(initial.orbit, n))
-    if initial.stale and initial.held is not None:
-        live = min(live, max(0, initial.work - initial.held))
-    ages = (state.random(live) * float(initial.age)).tolist() if initial.age > 0 else []
+    ages = (state.random(initial.live(n)) * float(initial.age)).tolist() if initial.age > 0 else []
     return Clients(wiring, chain, control, workload, timeout, workload.start_times(rng, n),
                    workload.gaps(rng, n), initial, residuals, ages)

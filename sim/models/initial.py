@@ -53,3 +53,22 @@ class InitialState:
         age = self.age
         if isinstance(age, bool) or not isinstance(age, (int, float)) or not 0.0 <= age < float("inf"):
             raise UserError(f"initial state: age must be a time, 0 or more, got {age!r}")
+
+    def live(self, clients: int) -> int:
+        """How many of the work's requests are live (their client waits for the reply) among
+        ``clients`` closed clients: the clients not in the orbit, less the accept queue's stale
+        requests (``stale``), which are orphans."""
+        orbit = min(self.orbit, clients)
+        live = min(self.work, clients - orbit)
+        if self.stale and self.held is not None:
+            live = min(live, max(0, self.work - self.held))
+        return live
+
+    def arrival(self, age: float, timeout: float | None) -> float | None:
+        """When a request at the door, sent ``age`` before t = 0, reaches the server: at its
+        attempt's first SYN retransmit not before ``age``; None (never: its client times out
+        first) when no retransmit falls within the timeout."""
+        due = next((r - age for r in self.retransmits if r >= age), None)
+        if due is None or (timeout is not None and due + age >= timeout):
+            return None
+        return due

@@ -339,11 +339,7 @@ class OpenClients(Clients):
             tok = next_token()
             waiting[tok] = s
             attempts[c] += 1
-            arrives: float | None = 0.0
-            if i >= room:  # at the door: at its first SYN retransmit after its age, if in time
-                arrives = next((r - age for r in initial.retransmits if r >= age), None)
-                if arrives is not None and timeout is not None and arrives + age >= timeout:
-                    arrives = None
+            arrives = 0.0 if i < room else initial.arrival(age, timeout)  # else at the door
             if arrives is not None:
                 heappush(heap, (arrives, seq(), deliver, c, tok))
             if timeout is not None:

@@ -32,7 +32,13 @@ serves (``abandoned = "serve"``; with ``"drop"`` they are gone and the queue hol
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sim.settings.spec import SimulationSpec
+
+if TYPE_CHECKING:
+    from sim.core.wiring import Wiring
+    from sim.models.clients import Clients
 
 
 def outage_age(spec: SimulationSpec) -> float:
@@ -76,7 +82,7 @@ def _retransmits(queue) -> tuple[float, ...]:
     return tuple(accumulate(queue.syn_gaps[:-1]))
 
 
-def resume_state(wiring, side, outage_duration: float, timeout: float | None,
+def resume_state(wiring: Wiring, side: Clients, outage_duration: float, timeout: float | None,
                  serve_abandoned: bool = True) -> tuple[int, int]:
     """The portrait's state of a run just before an outage's resume: (work, orbit).
 
