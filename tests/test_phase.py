@@ -140,11 +140,16 @@ def test_phase_writes_the_csv_png_and_provenance(tmp_path: Path, capsys) -> None
     assert "'expo': " in capsys.readouterr().out
 
 
-def test_phase_is_the_same_on_one_worker_and_two(tmp_path: Path) -> None:
-    args = [str(OUTAGE), "--grid", "3", "--runs", "2", "--clients", "30", "-s", "constant", "-q"]
+@pytest.mark.parametrize("config, strategy, clients, name", [
+    (OUTAGE, "constant", "30", "Tiny_outage_phase.csv"),
+    (OUTAGE.parent / "tiny_pool.toml", "3 attempts", "12", "Tiny_pool_phase.csv"),  # open traffic
+])
+def test_phase_is_the_same_on_one_worker_and_two(tmp_path: Path, config: Path, strategy: str,
+                                                  clients: str, name: str) -> None:
+    # A 5x5 grid: its coarse cells first, then the others, some inferred (``sim.phase.refine``).
+    args = [str(config), "--grid", "5", "--runs", "2", "--clients", clients, "-s", strategy, "-q"]
     assert cli.main(["phase", *args, "--out", str(tmp_path / "a"), "-j", "1"]) == 0
     assert cli.main(["phase", *args, "--out", str(tmp_path / "b"), "-j", "2"]) == 0
-    name = "Tiny_outage_phase.csv"
     assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
 
 

@@ -71,7 +71,7 @@ def test_a_config_without_a_replying_server_says_so_in_one_line() -> None:
                        ConfigSource(load_config(TINY_OUTAGE))) == ""
 
 
-def waits_for_cancel(selection, source, progress, cancelled):
+def waits_for_cancel(selection, source, progress, cancelled, workers=None):
     """A portrait that stays at its first cell until cancelled (as a long one would)."""
     progress(1, 100)
     while not cancelled():
@@ -93,7 +93,7 @@ def test_a_portrait_asked_to_stop_stops_before_its_next_cell() -> None:
     assert len(asked) == 4  # three cells ran, the fourth was not started
 
 
-def fails(selection, source, progress, cancelled):
+def fails(selection, source, progress, cancelled, workers=None):
     raise UserError("phase: the time limit (1) is shorter than the horizon (2)")
 
 

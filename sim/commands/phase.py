@@ -27,7 +27,8 @@ simulation it writes:
 
   <title>_phase.csv              one row per strategy and cell: work, orbit, drift of
                                  each with its CI, return probability, runs, median
-                                 return time, whether the cell is healthy
+                                 return time, whether the cell is healthy, whether its
+                                 return probability is the coarse cells' around it
   <title>_phase.png              a panel per strategy: drift arrows, return probability
                                  as shading, the boundary (half the runs return), the
                                  healthy equilibrium and a collapsed one when it lies
@@ -37,7 +38,13 @@ simulation it writes:
 The calls in backoff (and the requests of the work) are each on their --attempt-th
 attempt: a backoff strategy remembers how many failed before, and its portrait depends
 on it. By default, the attempt a call that began with the config's first outage is on
-when the outage ends (README, "Phase portrait").
+when the outage ends (README, "Phase portrait"). After an outage the state is as the
+outage leaves it: work counts the clients at the door (their SYN refused by the full
+accept queue) as well as the requests at the server, and the seeded requests are of
+every age up to the timeout, the accept queue's at the server and the others arriving at
+their SYN retransmit. Open workloads (calls that overlap) have portraits too: work is
+the calls with a request at the server, orbit the calls waiting to retry. A coarse grid
+runs first; cells whose coarse neighbours all agree run only to the drift's horizon.
 """
 
 PHASE_EPILOG = """\

@@ -97,7 +97,7 @@ class Clients:
     def __init__(self, wiring: Wiring, chain: ChainFactory, control: Control, workload: Workload,
                  timeout: float | None, start_times: list[float],
                  gaps: list[Callable[[], float]] | None, initial: InitialState | None = None,
-                 residuals: Sequence[float] = ()) -> None:
+                 residuals: Sequence[float] = (), ages: Sequence[float] = ()) -> None:
         caps = control.CAPS
         problem = workload_problem(caps, workload)
         if problem is not None:
@@ -295,10 +295,12 @@ class Clients:
                 for _ in range(failed):
                     backoff[c]()
 
-            def seed_at_server(c: int, live: bool, attempt: int) -> None:
+            def seed_at_server(c: int, live: bool, attempt: int, age: float = 0.0,
+                               arrives: float | None = 0.0) -> None:
                 # A live request is the client's current attempt (number ``attempt`` of its call,
-                # sent just before t = 0); an orphan one (token 0, never a live token) is
-                # abandoned work the server still holds, whose reply nobody waits for.
+                # sent ``age`` before t = 0: its timeout falls due that much sooner, and it reaches
+                # the server at ``arrives``, None: never); an orphan one (token 0, never a live
+                # token) is abandoned work the server still holds, whose reply nobody waits for.
                 tok = 0
                 if live:
                     active[c] = waiting[c] = True
@@ -309,8 +311,9 @@ class Clients:
                     if plain:
                         fresh_backoff(c, attempt - 1)
                     if timeout is not None:
-                        heappush(heap, (timeout, seq(), on_timeout, c, tok))
-                heappush(heap, (0.0, seq(), deliver, c, tok))
+                        heappush(heap, (max(0.0, timeout - age), seq(), on_timeout, c, tok))
+                if arrives is not None:  # None: at the door with no retransmit before its timeout
+                    heappush(heap, (arrives, seq(), deliver, c, tok))
 
             def seed_in_orbit(c: int, residual: float, attempt: int) -> None:
                 # A client whose attempt number ``attempt`` failed just before t = 0, ``residual``
@@ -461,14 +464,16 @@ class Clients:
 
             wiring.client_rejected_at, wiring.client_version_at = failure_ahead, version_ahead
         self._attempts_count_refused = not replies  # ``tries`` is ``attempts`` (see ``work``)
+        self._timeout = timeout
         if initial is None:
             for c, t0 in enumerate(start_times):
                 heappush(heap, (t0, seq(), new_call, c, 0))
         else:
-            self._start_in(initial, residuals, start_times, replies, new_call, heap, seq)
+            self._start_in(initial, residuals, start_times, replies, new_call, heap, seq, ages)
 
     def _start_in(self, initial: InitialState, residuals: Sequence[float], start_times: list[float],
-                  replies: bool, new_call: Callable, heap: list, seq: Callable[[], int]) -> None:
+                  replies: bool, new_call: Callable, heap: list, seq: Callable[[], int],
+                  ages: Sequence[float] = ()) -> None:
         """Put the run in ``initial`` at t = 0: its orbit's clients in backoff, its work at the
         server (live requests of the next clients, then orphans), and the other clients thinking
         until their usual first start."""
@@ -476,11 +481,24 @@ class Clients:
             raise UserError("a run can start from a state only against a server that replies")
         n = len(start_times)
         orbit = min(initial.orbit, n)
-        live = min(initial.work, n - orbit)
+        live = initial.live(n)
         for c in range(orbit):
             self._seed_in_orbit(c, residuals[c], initial.attempt)
-        for i in range(initial.work):
-            self._seed_at_server((orbit + i) if i < live else i % n, i < live, initial.attempt)
+        if initial.held is None:
+            for i in range(initial.work):
+                self._seed_at_server((orbit + i) if i < live else i % n, i < live, initial.attempt,
+                                     ages[i] if i < len(ages) else 0.0)
+        else:
+            # As an outage leaves them: the accept queue holds the oldest requests, the orphans
+            # (their clients timed out) first, then live ones; the other live ones are at the door.
+            orphans = initial.work - live
+            for i in range(orphans):
+                self._seed_at_server(i % n, False, initial.attempt)
+            room = max(0, initial.held - orphans)
+            for i in range(live):
+                age = ages[i] if i < len(ages) else 0.0
+                arrives = 0.0 if i < room else initial.arrival(age, self._timeout)  # else at the door
+                self._seed_at_server(orbit + i, True, initial.attempt, age, arrives)
         for c in range(orbit + live, n):
             heappush(heap, (start_times[c], seq(), new_call, c, 0))
 
@@ -566,9 +584,14 @@ def start_clients(wiring: Wiring, chain: ChainFactory, control: Control, workloa
     if initial is None:
         return (model or Clients)(wiring, chain, control, workload, timeout, workload.start_times(rng, n),
                        workload.gaps(rng, n))
-    if model is not None:
-        raise UserError(f"a run can start from a state only with clients that make one call at a "
-                        f"time, and workload {workload.NAME!r} overlaps calls")
-    residuals = wiring._rng(PURPOSE_STATE).random(min(initial.orbit, n)).tolist()
+    state = wiring._rng(PURPOSE_STATE)
+    if model is not None:  # calls overlap (``OpenClients``): the state's calls are not the clients
+        residuals = state.random(initial.orbit).tolist()
+        ages = (state.random(initial.work) * float(initial.age)).tolist() if initial.age > 0 else []
+        return model(wiring, chain, control, workload, timeout, workload.start_times(rng, n),
+                     workload.gaps(rng, n), initial, residuals, ages)
+    residuals = state.random(min(initial.orbit, n)).tolist()
+    # The live requests' ages, drawn after the residuals: a state without ages draws as before.
+    ages = (state.random(initial.live(n)) * float(initial.age)).tolist() if initial.age > 0 else []
     return Clients(wiring, chain, control, workload, timeout, workload.start_times(rng, n),
-                   workload.gaps(rng, n), initial, residuals)
+                   workload.gaps(rng, n), initial, residuals, ages)

@@ -26,7 +26,7 @@ An attempt's failure kind travels as ``slot << KIND_BITS | kind``; a held send a
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from itertools import count
 from heapq import heappush
 from typing import TYPE_CHECKING
@@ -42,6 +42,7 @@ from sim.vocabulary.outcomes import DENIED, REJECTED, SERVER_ERROR, TIMED_OUT, C
 
 if TYPE_CHECKING:
     from sim.core.wiring import Wiring
+    from sim.models.initial import InitialState
     from sim.models.controls import Control
 
 KIND_BITS = 3  # failure kinds (sim.vocabulary.outcomes) are below 8
@@ -55,7 +56,8 @@ class OpenClients(Clients):
 
     def __init__(self, wiring: Wiring, chain: ChainFactory, control: Control, workload: Workload,
                  timeout: float | None, start_times: list[float],
-                 gaps: list[Callable[[], float]] | None) -> None:
+                 gaps: list[Callable[[], float]] | None, initial: InitialState | None = None,
+                 residuals: Sequence[float] = (), ages: Sequence[float] = ()) -> None:
         if not control.CAPS.replies or not control.CAPS.keeps_series or gaps is None:
             raise ParamError("workload", f"{workload.NAME!r} needs a server that replies and keeps series; "
                              f"{control.type_name} lets clients assume success",
@@ -290,8 +292,73 @@ class OpenClients(Clients):
         wiring.still_waiting = still_waiting
         if wiring.gate is not None:
             wiring.gate.still_waiting = still_waiting
+        self._waiting = waiting
         for c, t0 in enumerate(start_times):
             heappush(heap, (t0, seq(), new_call, c, 0))
+        if initial is None:
+            return
+
+        # A state to start from (``InitialState``, a phase portrait's): its orbit's calls in
+        # backoff and its work's requests at the server, spread over the clients in turn, every
+        # call on its ``attempt``-th attempt; the clients' own arrivals go on as usual.
+        attempt = initial.attempt
+
+        def deliver(t: float, c: int, tok: int) -> int:
+            return receive[0](t, c, tok)
+
+        def seeded_call(c: int) -> int:
+            s = free.pop() if free else new_slot()
+            call_of[s] = next_call_id()
+            tries[s] = attempt
+            if plain:
+                if attempt > 1:  # the sequence after ``attempt - 1`` failures
+                    own[s] = delays(jitter[c]).__next__
+                    for _ in range(attempt - 1):
+                        own[s]()
+            else:
+                spare = idle[c]
+                own[s] = spare.pop() if spare else new_chain(c)
+            return s
+
+        for i in range(initial.orbit):
+            c = i % n
+            s = seeded_call(c)
+            residual = residuals[i] if i < len(residuals) else 0.5
+            if plain:
+                own[s] = own[s] if attempt > 1 else delays(jitter[c]).__next__
+                heappush(heap, (own[s]() * residual, seq(), send, c, s))
+                continue
+            current[0] = c
+            verdict = own[s].on_failure(0.0, TIMED_OUT, attempt, 0.0)
+            if verdict.__class__ is GiveUp:
+                call_ends(c, s)
+            else:
+                heappush(heap, (verdict * residual, seq(), send, c, ~s))  # let through: not asked again
+        timeouts = []
+        room = initial.work if initial.held is None else initial.held
+        for i in range(initial.work):
+            c = i % n
+            s = seeded_call(c)
+            age = ages[i] if i < len(ages) else 0.0
+            first[s] = -age
+            tok = next_token()
+            waiting[tok] = s
+            attempts[c] += 1
+            arrives = 0.0 if i < room else initial.arrival(age, timeout)  # else at the door
+            if arrives is not None:
+                heappush(heap, (arrives, seq(), deliver, c, tok))
+            if timeout is not None:
+                timeouts.append((max(0.0, timeout - age), c, tok))
+        timeouts.sort()  # ``due`` is in the order the timeouts fall due
+        if timeouts:
+            heappush(heap, (timeouts[0][0], seq(), on_timeout, timeouts[0][1], timeouts[0][2]))
+            due.extend(timeouts)
+
+    @property
+    def in_backoff(self) -> int:
+        """Calls open and not waiting for an attempt's reply: backing off (or held by a policy),
+        the retry orbit of a phase portrait."""
+        return len(self._slots) - len(self._free) - len(self._waiting)
 
     @property
     def unfinished(self) -> int:

@@ -53,7 +53,7 @@ def phase_spec(spec: SimulationSpec, limit: float) -> SimulationSpec:
 
 def replicate(spec: SimulationSpec, label: str, clients: int, state: InitialState, number: int,
               horizon: float, limit: float, step: float, healthy: Healthy | None,
-              beyond: int | None = None, tick: Callable[[], None] | None = None) -> Replicate:
+              beyond: float | None = None, tick: Callable[[], None] | None = None) -> Replicate:
     """Run ``spec`` (a ``phase_spec``) from ``state``; ``number`` picks the replicate's random
     numbers. Without ``healthy`` the run goes to ``horizon`` only. A run whose work passes
     ``beyond`` after the horizon (far above the grid) stops there, counted as not returning:
@@ -120,7 +120,14 @@ class CellTask:
     limit: float
     step: float
     healthy: Healthy
-    beyond: int
+    beyond: float
+    age: float = 0.0  # the seeded requests' ages are uniform below it (``sim.phase.state``)
+    held: int | None = None  # at the server at t = 0; the rest at the door, arriving at ``retransmits``
+    retransmits: tuple[float, ...] = ()
+    stale: bool = False  # the held requests are orphans (``sim.phase.state.stale_queue``)
+    # Set (0 or 1): the coarse cells around agree on this return probability (``sim.phase.refine``),
+    # so the runs go to the drift's horizon only.
+    inferred: float | None = None
 
 
 @dataclass(frozen=True)
@@ -135,6 +142,7 @@ class CellResult:
     returned: tuple[bool, ...]
     return_times: tuple[float, ...]
     finals: tuple[tuple[int, int], ...] = ()  # where the runs that did not return ended
+    inferred: bool = False  # the return probability is the coarse cells' (``sim.phase.refine``)
 
 
 def run_cell(task: CellTask) -> CellResult:
@@ -142,13 +150,21 @@ def run_cell(task: CellTask) -> CellResult:
     those disagree on returning, so cells deep in a basin cost half. Replicate numbers are the
     cell's index times the runs per cell plus the replicate's, so a cell's random numbers
     depend on its place alone."""
-    state = InitialState(task.work, task.orbit, task.attempt)
+    state = InitialState(task.work, task.orbit, task.attempt, task.age, task.held, task.retransmits,
+                         task.stale)
 
-    def run(r: int) -> Replicate:
+    def run(r: int, healthy: Healthy | None = task.healthy) -> Replicate:
         return replicate(task.spec, task.label, task.clients, state, task.index * task.runs + r,
-                         task.horizon, task.limit, task.step, task.healthy, task.beyond)
+                         task.horizon, task.limit, task.step, healthy, task.beyond)
 
     first = min(task.runs, max(2, task.runs // 2))
+    if task.inferred is not None:  # the drift only: the runs to the horizon (the same first ones)
+        outs = [run(r, None) for r in range(first)]
+        back = task.inferred >= 0.5
+        return CellResult(task.index, task.work, task.orbit,
+                          tuple((o.work - task.work) / task.horizon for o in outs),
+                          tuple((o.orbit - task.orbit) / task.horizon for o in outs),
+                          tuple(back for _ in outs), (), (), inferred=True)
     outs = [run(r) for r in range(first)]
     if len({o.returned_at is None for o in outs}) > 1:
         outs += [run(r) for r in range(first, task.runs)]

@@ -44,12 +44,12 @@ def cell_runner(workers: int, progress: Callable[[int, int], None] | None = None
 
     pools: list[WorkerPool] = []
 
-    def run_here(tasks: list[CellTask]) -> list[CellResult]:
+    def run_here(tasks: list[CellTask], done: int, total: int) -> list[CellResult]:
         results = []
         for task in tasks:
             check()
             results.append(run_cell(task))
-            report(len(results), len(tasks))
+            report(done + len(results), total)
         return results
 
     here = workers <= 1 if in_process is None else in_process
@@ -62,13 +62,16 @@ def cell_runner(workers: int, progress: Callable[[int, int], None] | None = None
             pools.append(WorkerPool(wanted))
         return pools[-1]
 
-    def run(tasks: list[CellTask]) -> list[CellResult]:
+    def run(tasks: list[CellTask], done: int = 0, total: int | None = None) -> list[CellResult]:
+        """``tasks``' results; progress counts from ``done`` of ``total`` (a portrait's cells
+        run in parts: ``sim.phase.portrait.run_cells``)."""
+        total = len(tasks) if total is None else total
         if here:
-            return run_here(tasks)
+            return run_here(tasks, done, total)
         results = []
         for result in pool_for(tasks).imap_unordered(run_cell, tasks, tick=check):
             results.append(result)
-            report(len(results), len(tasks))
+            report(done + len(results), total)
         return results
 
     def run_many(func: Callable, items: list) -> list:

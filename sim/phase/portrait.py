@@ -18,9 +18,12 @@ from sim.analysis.stats import Estimate, estimate
 from sim.vocabulary.bounds import MAX_TIME, MIN_SPAN
 from sim.vocabulary.errors import UserError
 from sim.models.initial import InitialState
+from sim.phase.bound import collapse_bound
 from sim.phase.attempt import delay_after, outage_attempt
 from sim.phase.estimate import CellResult, CellTask, Healthy, Replicate, phase_spec, replicate, run_cell
 from sim.phase.grid import PhaseGrid
+from sim.phase.refine import coarse_indices, inferred, refines
+from sim.phase.state import outage_age, outage_door, stale_queue
 from sim.settings.spec import SimulationSpec
 
 # The pilot runs from the empty state are numbered from here, or after every cell's when the
@@ -29,8 +32,6 @@ PILOT_BASE = 1 << 19
 # A run samples its state every horizon up to the time limit: at most this many samples (the
 # defaults take 30, fifteen timeouts by half ones; --horizon 1e-300 would take 10^300).
 MAX_SAMPLES = 10**6
-# A cell's run whose work passes this many times the grid's top counts as not returning.
-BEYOND_FACTOR = 2
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ class PhaseSettings:
     clients: int | None = None
     work_max: int | None = None
     orbit_max: int | None = None
+    age: float | None = None  # None: as the config's outage leaves requests (``sim.phase.state``)
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,10 @@ class Resolved:
     attempt: int
     clients: int
     grid: PhaseGrid
+    age: float = 0.0  # the seeded requests' ages are uniform below it (``outage_age``)
+    held: int | None = None  # the requests at the server at t = 0, the rest at the door (``outage_door``)
+    retransmits: tuple[float, ...] = ()
+    stale: bool = False  # the held requests are orphans (``sim.phase.state.stale_queue``)
 
 
 def resolve(spec: SimulationSpec, settings: PhaseSettings, label: str) -> Resolved:
@@ -84,10 +90,29 @@ def resolve(spec: SimulationSpec, settings: PhaseSettings, label: str) -> Resolv
         raise UserError(f"phase: the time limit ({limit:g}) is more than {MAX_SAMPLES:,} horizons "
                         f"({horizon:g}) long; pass a longer --horizon or a shorter --limit")
     clients = settings.clients or max(spec.clients)
-    grid = PhaseGrid(settings.size, settings.work_max if settings.work_max is not None else clients,
-                     settings.orbit_max if settings.orbit_max is not None else clients)
+    held, retransmits = outage_door(spec)
+    # After an outage with a bounded accept queue the work is at most every client's request and
+    # the queue's stale ones: the axis reaches that, so every resume state is on the grid.
+    top = clients + (held or 0)
+    orbit_top = clients
+    if spec.workload.CONCURRENT:  # open arrivals: the calls in a state are not bounded by the clients
+        top = orbit_top = open_top(spec, clients)
+    grid = PhaseGrid(settings.size, settings.work_max if settings.work_max is not None else top,
+                     settings.orbit_max if settings.orbit_max is not None else orbit_top)
+    age = settings.age if settings.age is not None else outage_age(spec)
     return Resolved(settings.size, settings.runs, float(horizon), float(limit), float(horizon),
-                    attempt, clients, grid)
+                    attempt, clients, grid, float(age), held, retransmits, stale_queue(spec))
+
+
+def open_top(spec: SimulationSpec, clients: int) -> int:
+    """The top of both axes for open arrivals: twice the calls that arrive in one timeout (at
+    ``clients / think_time``). A collapsed server answers no call in time, so it holds at least
+    every call of the last timeout, one timeout's arrivals; a state twice that is past the
+    boundary of any server that can collapse, and the grid shows both sides. Without a timeout,
+    the calls of a tenth of the horizon."""
+    rate = clients / float(spec.workload.think_time)
+    span = float(spec.timeout) if spec.timeout else float(spec.horizon or 0.0) / 10
+    return max(clients, math.ceil(2 * rate * span))
 
 
 def replying_problem(spec: SimulationSpec) -> str | None:
@@ -95,9 +120,6 @@ def replying_problem(spec: SimulationSpec) -> str | None:
     if not spec.control.CAPS.replies:
         return (f"simulation {spec.title!r}: a phase portrait needs a server that replies "
                 f"(QueueServer, LatencyServer, PoolServer...), and {spec.control.type_name} does not")
-    if spec.workload.CONCURRENT:
-        return (f"simulation {spec.title!r}: a phase portrait needs clients that make one call at a "
-                f"time, and workload {spec.workload.NAME!r} overlaps calls")
     if spec.tiers:
         return f"simulation {spec.title!r}: a phase portrait of a tiered simulation is not supported"
     return None
@@ -115,6 +137,7 @@ class Cell:
     runs: int
     median_return: float
     finals: tuple[tuple[int, int], ...] = ()
+    inferred: bool = False  # its return probability is the coarse cells' around it (``sim.phase.refine``)
 
     @property
     def return_probability(self) -> float:
@@ -199,9 +222,9 @@ def healthy_state(spec: SimulationSpec, label: str, r: Resolved,
 
 
 def tasks(spec: SimulationSpec, label: str, r: Resolved, healthy: Healthy) -> list[CellTask]:
-    beyond = BEYOND_FACTOR * max(r.grid.work_max, r.clients)
+    beyond = collapse_bound(spec, r.limit, max(r.grid.work_max, r.clients))  # decided: ``sim.phase.bound``
     return [CellTask(spec, label, r.clients, i, w, o, r.attempt, r.runs, r.horizon, r.limit, r.step,
-                     healthy, beyond) for i, (w, o) in enumerate(r.grid.cells)]
+                     healthy, beyond, r.age, r.held, r.retransmits, r.stale) for i, (w, o) in enumerate(r.grid.cells)]
 
 
 def summarise(results: list[CellResult], runs: int) -> tuple[Cell, ...]:
@@ -211,8 +234,32 @@ def summarise(results: list[CellResult], runs: int) -> tuple[Cell, ...]:
         times = res.return_times
         cells.append(Cell(res.work, res.orbit, estimate(np.array(res.d_work)), estimate(np.array(res.d_orbit)),
                           sum(res.returned), len(res.returned), float(np.median(times)) if times else math.nan,
-                          res.finals))
+                          res.finals, res.inferred))
     return tuple(cells)
+
+
+def run_cells(todo: list[CellTask], size: int,
+              run_all: Callable[..., list[CellResult]] | None) -> list[CellResult]:
+    """Every cell's results: the coarse grid's cells in full first, then the others, in full
+    near the boundary and to the drift's horizon where the coarse cells around agree
+    (``sim.phase.refine``). Progress counts every cell of the portrait."""
+    def run(part: list[CellTask], done: int) -> list[CellResult]:
+        if run_all is None:
+            return [run_cell(t) for t in part]
+        return run_all(part, done=done, total=len(todo))
+
+    if not refines(size):
+        return run(todo, 0)
+    coarse = set(coarse_indices(size))
+    first = [t for t in todo if t.index % size in coarse and t.index // size in coarse]
+    results = run(first, 0)
+    probability = {(res.index % size, res.index // size): sum(res.returned) / len(res.returned)
+                   for res in results}
+    known = inferred(size, probability)
+    rest = [t if (t.index % size, t.index // size) not in known
+            else replace(t, inferred=known[(t.index % size, t.index // size)])
+            for t in todo if not (t.index % size in coarse and t.index // size in coarse)]
+    return results + run(rest, len(first))
 
 
 def compute_portrait(spec: SimulationSpec, label: str, settings: PhaseSettings,
@@ -227,7 +274,7 @@ def compute_portrait(spec: SimulationSpec, label: str, settings: PhaseSettings,
     runnable = phase_spec(spec, r.limit)
     state, healthy = healthy_state(runnable, label, r, getattr(run_all, "run_many", None))
     todo = tasks(runnable, label, r, healthy)
-    results = run_all(todo) if run_all is not None else [run_cell(t) for t in todo]
+    results = run_cells(todo, r.size, run_all)
     return Portrait(spec.title, label, r, state, healthy, summarise(results, r.runs), spec.time_unit)
 
 

@@ -273,9 +273,10 @@ def _server(spec: SimulationSpec, chain: ChainSpec, control: Control, wiring: Wi
 
 
 def start_run(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int, repetition: int,
-              initial: InitialState) -> tuple[Wiring, Clients]:
-    """A run built in ``initial`` at t = 0 (work at the server, clients in backoff), not yet run:
-    the phase portrait drives its heap itself (``sim.phase.estimate``)."""
+              initial: InitialState | None) -> tuple[Wiring, Clients]:
+    """A run built in ``initial`` at t = 0 (work at the server, clients in backoff; None: every
+    client at its first start, as ``run``'s), not yet run: the phase portrait drives its heap
+    itself (``sim.phase.estimate``, ``sim.phase.resume``)."""
     return _build(spec, strategy, clients, repetition, initial)
 
 

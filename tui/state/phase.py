@@ -13,6 +13,7 @@ from dataclasses import replace
 from sim.vocabulary.errors import UserError
 from sim.phase.glyphs import APP_SETTINGS
 from sim.phase.pool import cell_runner
+from sim.runs.procpool import worker_count
 from sim.phase.portrait import Portrait, compute_portrait, replying_problem
 
 from .source import ConfigSource, Selection, Source
@@ -39,12 +40,13 @@ def no_portrait(selection: Selection, source: Source) -> str:
 
 
 def compute(selection: Selection, source: ConfigSource, progress: Callable[[int, int], None],
-            cancelled: Callable[[], bool]) -> Portrait:
-    """The selection's portrait on this thread, one cell after another (``SweepCancelled``
-    when ``cancelled()`` turns true between cells)."""
+            cancelled: Callable[[], bool], workers: int | None = None) -> Portrait:
+    """The selection's portrait, its cells on every core (the app's ``--workers``; one: on this
+    thread, one cell after another); ``SweepCancelled`` when ``cancelled()`` turns true (asked
+    between cells, and while waiting for the workers, which are then stopped)."""
     spec = source.spec(selection.simulation)
     settings = replace(APP_SETTINGS, clients=selection.clients)
-    with cell_runner(1, progress=progress, cancelled=cancelled) as run_all:
+    with cell_runner(worker_count(workers), progress=progress, cancelled=cancelled) as run_all:
         return compute_portrait(spec, selection.strategy, settings, run_all)
 
 

@@ -135,7 +135,8 @@ class PhasePane(Widget, can_focus=False):
         def progress(done: int, total: int) -> None:
             self.post_message(PhasePane.Progress(key, done, total))
 
-        return key, compute(selection, source, progress, lambda: worker.is_cancelled)
+        return key, compute(selection, source, progress, lambda: worker.is_cancelled,
+                            workers=getattr(self.app, "sweep_workers", None))
 
     def on_phase_pane_progress(self, message: PhasePane.Progress) -> None:
         if message.key == self._key and self._portrait is None:
