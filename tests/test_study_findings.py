@@ -548,6 +548,19 @@ def test_study_004_counting_from_the_reply(spike_fraction: float) -> None:
     assert count == {NB: 20, CB: CB_REPLY_COLLAPSES[spike_fraction], EB: 0, REB: 0}, count
 
 
+# Constant-5's collapses of 20 under the per-tick rule with the defaults' count from the send.
+CB_PER_TICK_SEND_COLLAPSES = {0.15: 17, 0.2: 20, 0.25: 20}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spike_fraction", DEFAULT_FRACTIONS)
+def test_study_004_per_tick_counting_from_the_send(spike_fraction: float) -> None:
+    """The per-tick rule with the send's count: constant-5 kept overwhelmed as at the defaults
+    (CB_PER_TICK_SEND_COLLAPSES): the finding rests on the clients' timing, not the rule."""
+    spec = spike_spec(0.0, spike_fraction, rule="per_tick", backoff_from="send")
+    assert sum(map(collapsed, runs(spec, CB))) == CB_PER_TICK_SEND_COLLAPSES[spike_fraction]
+
+
 def test_constant_5_retries_every_5_ticks_counted_from_the_send() -> None:
     """The two readings of "retry after 5 ticks" against a server that rejects after 1 tick: a
     client kept out (the one slot busy for good) retries every 5 ticks from its sends (the post's
@@ -560,3 +573,20 @@ def test_constant_5_retries_every_5_ticks_counted_from_the_send() -> None:
         m = run_metrics(spec, spec.strategies[0].chain, 2, 0)
         kept_out = int(m.attempts_per_client.max())  # its tries at 0, every, 2·every, ... < 100
         assert kept_out == math.ceil(100 / every), (backoff_from, constant, kept_out)
+
+
+def test_open_clients_count_from_the_send_too() -> None:
+    """Open arrivals (calls that overlap) against a server that fails every attempt after 1 tick:
+    each call's retries come every 5 ticks counted from the send, every 6 from the failure, so
+    the attempts over the horizon are 6/5 as many. Each call of the ~20 (a call every 100 ticks
+    over 2,000) adds at most one attempt to either count by where its last lands (a ceiling), out
+    of some 200 each: the ratio is 1.2 within 20 / 4,000 of the smaller count, 0.005 (0.02 kept)."""
+    table = {"title": "open", "clients": [1], "repeat": 1, "network_mu": 0.0, "network_sigma": 0.0,
+             "control": "FlakyServer", "failure_rate": 1.0, "latency": 1.0, "workload": "open",
+             "think_time": 100.0, "horizon": 2000.0, "time_unit": "tick",
+             "strategies": [{"type": "Constant", "constant": 5.0}]}
+    work = {}
+    for backoff_from in ("send", "reply"):
+        spec = parse_config({"simulation": [{**table, "backoff_from": backoff_from}]}).simulations[0]
+        work[backoff_from] = run_metrics(spec, spec.strategies[0].chain, 1, 0).requests
+    assert work["send"] / work["reply"] == pytest.approx(1.2, abs=0.02), work

@@ -111,8 +111,13 @@ class OpenClients(Clients):
         self.policy = policy = None if new_chain is None else PolicyEvents([i[0] for i in idle], heap, seq)
         current = [0] if policy is None else policy.current
 
+        # ``backoff_from = "send"`` (sim.models.clients): each slot's last attempt's send time.
+        from_send = wiring.backoff_from_send
+        sent_at: list[float] = []
+
         def new_slot() -> int:
             # A slot for a call when every earlier one is still in flight (the slots only grow).
+            sent_at.append(0.0)
             tries.append(0)
             first.append(0.0)
             own.append(None)
@@ -125,7 +130,7 @@ class OpenClients(Clients):
             # sequence is made at its first failure (making it draws nothing).
             heappush(heap, (t + gaps[c]() if clock is None else clock.after(t, gaps[c]()), seq(), plain_call, c, 0))
             s = free.pop() if free else new_slot()
-            first[s] = t
+            first[s] = sent_at[s] = t  # its first attempt goes now (inline, below)
             call_of[s] = cell[0] = next_call_id()
             offered[int(t * inv)] += 1
             tries[s] = 1
@@ -159,14 +164,8 @@ class OpenClients(Clients):
             return (s, tries[s]) if s is not None else (-1, 0)
         wiring.attempt_of = attempt_of
 
-        # ``backoff_from = "send"`` (sim.models.clients): each call's last attempt's send time.
-        from_send = wiring.backoff_from_send
-        sent_at: list[float] = []
-
         def sends(t: float, c: int, s: int) -> int:
             if from_send:
-                while len(sent_at) <= s:
-                    sent_at.append(0.0)
                 sent_at[s] = t
             tok = next_token()
             waiting[tok] = s
@@ -264,7 +263,7 @@ class OpenClients(Clients):
                     if verdict.denied:
                         return policy.denied(verdict.reason)
                     return gives_up | ((k + 1) << shift)
-                heappush(heap, (max(t, sent_at[s] + verdict) if from_send and s < len(sent_at) else t + verdict,
+                heappush(heap, (max(t, sent_at[s] + verdict) if from_send else t + verdict,
                                 seq(), send, c, s))
                 return policy.backs_off(c)
 
@@ -276,6 +275,7 @@ class OpenClients(Clients):
                     if hold.__class__ is GiveUp:
                         tries[s] += 1
                         refused[0] += 1
+                        sent_at[s] = t  # refused now: a backoff from the send counts from here
                         heappush(near, (t, seq(), after_failure, c, s << KIND_BITS | DENIED))
                         cell[0] = call_of[s]
                         return policy.refused(hold.reason, tries[s])
