@@ -163,3 +163,12 @@ def test_misuse_is_one_line(keys: dict[str, Any], message: str) -> None:
     text = str(info.value)
     assert message in text, text
     assert all("\n" not in line for line in info.value.lines()), text
+
+
+def test_the_offered_load_of_a_profile_is_its_peak() -> None:
+    """``run``'s offered-load line gives a profile's peak (400/s, 0.4 per ms) as an upper bound."""
+    from sim.analysis.load import offered_load
+
+    load = offered_load(make_spec(strategies=ONE_TRY, **{**WIDE, "rate_profile": PROFILE}))
+    assert load.at_most and load.calls == pytest.approx(0.4)
+    assert not offered_load(make_spec(strategies=ONE_TRY, **WIDE)).at_most
