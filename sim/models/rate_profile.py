@@ -110,7 +110,3 @@ class RateClock:
         if t < self.times[1] and t + gap <= self.times[1] and self.levels[1] == 1.0:
             return t + gap  # before the first point: the run without the profile, bit for bit
         return self.inverse(self.integral(t) + gap)
-
-    def expected(self, start: float, end: float, base_rate: float) -> float:
-        """The mean number of calls of the whole workload in [start, end): ∫ rate(s) ds."""
-        return base_rate * (self.integral(end) - self.integral(start))
