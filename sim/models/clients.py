@@ -393,7 +393,10 @@ class Clients:
             def after_failure(t: float, c: int, kind: int) -> int:
                 # The retry a backoff after the send, but never before the failure is heard.
                 at = sent_at[c] + backoff[c]()
-                heappush(heap, (at, seq(), send, c, 0)) if at > t else heappush(near, (t, seq(), send, c, 0))
+                if at > t:
+                    heappush(heap, (at, seq(), send, c, 0))
+                else:  # due at once: the heap of items due soon, as a retry without backoff
+                    heappush(near, (t, seq(), send, c, 0))
                 cell[0] = call_of[c]
                 return backs_off
 

@@ -46,7 +46,7 @@ class RatePoint:
         if self.at < 0:
             raise ParamError("at", f"must be >= 0, got {self.at!r}")
         if self.rate < 0:
-            raise ParamError("rate", f"must be >= 0 (calls per time unit), got {self.rate!r}")
+            raise ParamError("rate", f"must be >= 0 (calls per second), got {self.rate!r}")
         if not isinstance(self.ramp, bool):
             raise ParamError("ramp", f"must be true or false, got {self.ramp!r}")
 

@@ -563,10 +563,9 @@ def _profiled_workload(check: _Checker, raw: Any, workload: Workload, time_unit:
                 check.report(f"{key}.{name}", "is missing", f"write e.g. {example}")
         if len(check.errors) > before:
             continue
-        try:
-            points.append(RatePoint(table["at"], table["rate"] * unit if isinstance(table["rate"], (int, float))
-                                    and not isinstance(table["rate"], bool) else table["rate"],
-                                    table.get("ramp", False)))
+        try:  # checked in the user's numbers, then the rate in calls per time unit
+            point = RatePoint(table["at"], table["rate"], table.get("ramp", False))
+            points.append(replace(point, rate=point.rate * unit))
         except ParamError as error:
             check.report(f"{key}.{error.key}", error.message, error.hint)
     if len(check.errors) > before:
