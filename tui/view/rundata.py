@@ -192,7 +192,7 @@ class RunData:
         elif recorded_caps(codes).keeps_series:
             horizon, width = clock if clock is not None else (None, None)
             series = RunSeries.from_events(times, clients, codes, details, calls=calls,
-                                           horizon=horizon, width=width)
+                                           horizon=horizon, width=width, time_unit=time_unit)
         hosts = unpack_hosts(packed)
         if hosts.size and int(hosts.max()) >= 0:
             hosts.flags.writeable = False
