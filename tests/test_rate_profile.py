@@ -173,3 +173,20 @@ def test_the_offered_load_of_a_profile_is_its_peak() -> None:
     load = offered_load(make_spec(strategies=ONE_TRY, **{**WIDE, "rate_profile": PROFILE}))
     assert load.at_most and load.calls == pytest.approx(0.4)
     assert not offered_load(make_spec(strategies=ONE_TRY, **WIDE)).at_most
+
+
+def test_the_fluid_model_refuses_what_it_does_not_model() -> None:
+    """Explore's fluid model has neither a profile's changing rate, nor a ramp, nor a backoff
+    counted from the send: it says so (the cell is simulated), rather than answer for another run."""
+    from dataclasses import replace
+
+    from sim.fluid.express import fluid_case
+
+    base = make_spec(strategies=ONE_TRY, **WIDE)
+    assert not isinstance(fluid_case(base, 0), str)
+    profiled = make_spec(strategies=ONE_TRY, **{**WIDE, "rate_profile": PROFILE})
+    ramped = make_spec(strategies=ONE_TRY, **{**WIDE, "incidents": [
+        {"start": 5000.0, "duration": 5000.0, "capacity": 0.5, "ramp": 1000.0}]})
+    assert fluid_case(profiled, 0) == "a rate_profile"
+    assert fluid_case(ramped, 0) == "an incident's ramp"
+    assert fluid_case(replace(base, backoff_from="send"), 0) == 'backoff_from = "send"'
