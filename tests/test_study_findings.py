@@ -1,10 +1,11 @@
 """The two overload studies' findings, as properties over the range their sources imply, not at
 one point.
 
-- Study 004 (``examples/spike_queue.toml``: the default overload rule, ``at_start``, EB and REB
-  capped): at the post's parameters (no network delay) constant backoff is kept overwhelmed like
-  no backoff from a spike fraction of 0.2 on (issue 34's tests at the end); the figures below are
-  the per-tick reading's (``spike_spec``'s rule unless said), kept as an option. After a
+- Study 004 (``examples/spike_queue.toml``: the default overload rule, ``at_start``, clients
+  that count a backoff from the send, EB and REB capped): at the post's parameters (no network
+  delay) constant backoff is kept overwhelmed like no backoff over spike fractions 0.15-0.25
+  (issue 34's tests at the end); the figures below are the other readings' (``spike_spec``'s
+  per-tick rule and count from the reply unless said), kept as options. After a
   traffic spike against a queue service, no backoff (NB) and uniform random backoff (URB) leave
   most clients unserved, while exponential (EB) and random exponential backoff (REB) serve
   everyone with 13-24 times fewer requests; across network delay 0, 0.5 and 1 and spike fractions
