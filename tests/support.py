@@ -94,7 +94,7 @@ def toml_value(value: Any) -> str:
         return repr(value)
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)  # TOML has no surrogate-pair escapes
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):  # a model's tuple default (``rate_profile``) is a TOML list
         return "[" + ", ".join(toml_value(v) for v in value) + "]"
     if isinstance(value, dict):
         return "{ " + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + " }"

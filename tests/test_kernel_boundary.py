@@ -21,6 +21,7 @@ from sim.models.controlled_delay import ControlledDelay
 from sim.models.fleet import FleetSpec
 from sim.models.incidents import Incident
 from sim.models.pool import PoolServer
+from sim.models.rate_profile import RatePoint
 from sim.models.servers import LatencyServer
 from sim.models.strategies import (Constant, EqualJitteredExpo, Expo, FullJitteredExpo, NoBackoff, NormalJitterExpo,
                                    ThinkTimeExpo)
@@ -173,6 +174,14 @@ CHANGES: dict[tuple[str, type, str], Change] = {
     (LATENCY_CLOSED, Incident, "error_rate"): _incident(error_rate=0.3),
     **{(LATENCY_CLOSED, type(s), name): _limited(s, **{name: value})
        for s in LATENCY_STRATEGIES for name, value in (("max_attempts", 3), ("max_elapsed", 200.0))},
+    # backoff counted from the send, a rate profile, a ramp back after an incident (issue 34):
+    # the reference's alone
+    **{(kernel, SimulationSpec, "backoff_from"): (lambda spec, chain, tmp: (replace(spec, backoff_from="send"), chain))
+       for kernel in (POOL_OPEN, LATENCY_CLOSED)},
+    (POOL_OPEN, Open, "rate_profile"): lambda spec, chain, tmp: (
+        replace(spec, workload=replace(spec.workload, rate_profile=(RatePoint(at=500.0, rate=0.1),))), chain),
+    (POOL_OPEN, Incident, "ramp"): _incident(capacity=0.5, ramp=50.0),
+    (LATENCY_CLOSED, Incident, "ramp"): _incident(capacity=0.5, ramp=50.0),
     # a retry sent only with a probability: the reference models draw it, no kernel
     **{(kernel, type(s), "retry_probability"): _limited(s, retry_probability=0.5)
        for kernel, strategies in ((POOL_OPEN, LATENCY_STRATEGIES[:5]), (LATENCY_CLOSED, LATENCY_STRATEGIES))

@@ -12,7 +12,7 @@ import pytest
 from support import PNG_MAGIC, make_spec
 
 from sim.analysis.open_metrics import OpenRunMetrics
-from sim.analysis.recovery import TOO_NOISY
+from sim.analysis.recovery import RECOVERY_WINDOW, TOO_NOISY, too_few_note, window_rate_needed
 from sim.runs.sweep import SweepResult, run_sweep
 from sim.settings.config import load_config, parse_config
 from sim.core.series import SERIES_NAMES
@@ -112,12 +112,15 @@ def test_a_run_that_never_recovers_reads_never(outage: SweepResult) -> None:
     assert by_key[("expo", "300")] == ["2", "2", format_float(recovered.median), ""]
 
 
-def test_runs_too_noisy_to_judge_say_why(outage: SweepResult) -> None:
-    """At 30 clients the fixture's 7.5 s baseline holds ~20 successes: too few to tell 80% from
-    90% (sim.analysis.recovery), so nothing is judged and the note says why."""
+def test_runs_too_sparse_to_judge_say_why(outage: SweepResult) -> None:
+    """At 30 clients the fixture's baseline has some 2.5 successes a second, under the 3.53 a
+    3 s window's test needs (``WINDOW_SUCCESSES``, sim.analysis.recovery: a window without a
+    success would pass), so nothing is judged and the note says why, with the rate it needs."""
     by_key = {(row[1], row[2]): row[-4:] for row in _rows(latency_csv_text(outage))[1:]}
+    needed = window_rate_needed(RECOVERY_WINDOW, outage.spec.bucket_width)
     for label in outage.spec.labels:
-        assert by_key[(label, "30")] == ["", "", "", TOO_NOISY]
+        assert by_key[(label, "30")] == ["", "", "", too_few_note(needed, outage.spec.time_unit)]
+        assert by_key[(label, "30")][3].endswith("(needs ≥ 3.53/s)")
 
 
 def _hand_made(recoveries: list[float | None], latencies: list[np.ndarray], outages: bool = True,

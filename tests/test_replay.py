@@ -91,7 +91,7 @@ def test_outages_and_recovery_from_events_are_the_engines(path: Path, counts: li
         at = times < spec.horizon
         goodput = count_series(times[at], codes[at], details[at], m.bucket, len(m.series["goodput"]))["goodput"]
         derived = recovery_verdict(goodput, m.bucket, spec.outages,
-                                   *success_latencies(times, clients, codes, details))
+                                   *success_latencies(times, clients, codes, details), time_unit=spec.time_unit)
         # A verdict to compare: recovered, nan (never), or not judged with its reason (at 100
         # clients the tiny outage's baseline is too noisy to tell 80% from 90%).
         assert m.recovery_time is not None or m.recovery_note

@@ -12,7 +12,7 @@ from rich.text import Text
 from tui_support import TINY, TINY_OUTAGE, WidgetApp, pilot_test, settle
 from tui_support import make_app as make_tui_app
 
-from sim.analysis.recovery import TOO_NOISY
+from sim.analysis.recovery import RECOVERY_WINDOW, too_few_note, window_rate_needed
 from sim.analysis.replay import outage_windows, recorded_caps
 from sim.analysis.run_series import RunSeries
 from sim.runs.sweep import SweepResult, run_sweep
@@ -154,15 +154,18 @@ def test_latency_rows_sort_values_and_success(sweep: SweepResult) -> None:
     assert [row.cells["success"] for row in rows] == [f"{np.mean(r):.1%}" for r in rates]
 
 
-def test_runs_too_noisy_to_judge_read_as_a_dash_and_say_why(sweep: SweepResult) -> None:
-    """At 30 clients the fixture's 7.5 s baseline holds ~20 successes: no verdict (—), and the
-    caption, like the CSV, says why; a run's chart title says it too."""
+def test_runs_too_sparse_to_judge_read_as_a_dash_and_say_why(sweep: SweepResult) -> None:
+    """At 30 clients the fixture's baseline has some 2.5 successes a second, under the 3.53 a
+    window's test needs: no verdict (—), and the caption, like the CSV, says why and what rate
+    would do; a run's chart title says it too."""
     k = sweep.spec.clients.index(30)
     rows, _ = latency_rows(sweep, k)
-    assert all(r.cells["recovery"] == "—" and r.recovery_note == TOO_NOISY for r in rows)
+    TOO_FEW_NOTE = too_few_note(window_rate_needed(RECOVERY_WINDOW, sweep.spec.bucket_width), sweep.spec.time_unit)
+    assert TOO_FEW_NOTE.endswith("(needs ≥ 3.53/s)")
+    assert all(r.cells["recovery"] == "—" and r.recovery_note == TOO_FEW_NOTE for r in rows)
     metrics = sweep.open_run(0, k, 0)
     series = RunSeries.from_metrics(metrics, ())
-    assert recovery_note(series) == f" · recovery —: {TOO_NOISY}"
+    assert recovery_note(series) == f" · recovery —: {TOO_FEW_NOTE}"
 
     async def body() -> None:
         table = LatencyTable()
@@ -170,7 +173,7 @@ def test_runs_too_noisy_to_judge_read_as_a_dash_and_say_why(sweep: SweepResult) 
         async with app.run_test(size=(120, 12)) as pilot:
             table.show(sweep, k)
             await pilot.pause()
-            assert f"— {TOO_NOISY}" in str(table.query_one("#latency-caption").render())
+            assert f"— {TOO_FEW_NOTE}" in str(table.query_one("#latency-caption").render())
     import asyncio
     asyncio.run(body())
 

@@ -133,6 +133,9 @@ def call_rate(spec: SimulationSpec, clients: int) -> tuple[float | None, bool]:
     workload = spec.workload
     think = getattr(workload, "think_time", None)
     if workload.NAME == "open" and think:
+        profile = getattr(workload, "rate_profile", ())
+        if profile:  # a rate that changes: its peak, an upper bound (``sim.models.rate_profile``)
+            return max(clients / think, max(p.rate for p in profile)), True
         return clients / think, False
     if workload.NAME == "poisson" and think:
         return clients / think, True

@@ -94,6 +94,10 @@ successes: 1 at r = ½, 32 at r = 0.85. At 1000 clients (~100 successes a second
 timely successes count, so the burst of requests held through the outage (served at once, seconds
 late) does not read as recovery.
 
+A baseline with too few successes for a window's test (``TOO_FEW``: under ``WINDOW_SUCCESSES``,
+some 10.6 per window, a window without a single success would pass) is not judged, and its note
+says the rate it would need (``too_few_note``: "needs ≥ 3.5/s" for 3 s windows).
+
 A run too noisy to judge (``TOO_NOISY``) carries the rate of successes its baseline had and the
 rate it would need (``Recovery.rate``, ``Recovery.needed_rate``: ``DECIDING_SUCCESSES`` times its
 dispersion over the baseline's length, 1,753 successes at Poisson noise: 117 a second over the
@@ -132,7 +136,10 @@ PACE_SHARE = 0.5  # the recovery instant's reference: this share of the baseline
 
 TOO_NOISY = "baseline too noisy to tell 80% from 90%"  # its noise is the larger share
 TOO_SHORT = "too little time after the return to tell 80% from 90%"  # the return's is
-UNDECIDED = (TOO_NOISY, TOO_SHORT)  # the notes of runs that had a baseline but no verdict
+# Too few successes per window for a window's test to mean anything; its note goes on with the
+# rate that would do (``too_few_note``).
+TOO_FEW = "too few calls per window to judge"
+UNDECIDED = (TOO_NOISY, TOO_SHORT, TOO_FEW)  # the notes of runs that had a baseline but no verdict
 NO_BASELINE = "no baseline before the outage"
 
 
@@ -194,6 +201,41 @@ class Recovery:
     note: str = ""
     rate: float = math.nan
     needed_rate: float = math.nan
+
+
+# Successes a window needs at the baseline's rate for its goodput test to tell a dead server
+# from a live one. A window of ``width`` buckets passes when its mean reaches ``window_floor``,
+# level·m − WINDOW_Z·σ·sqrt(level/width); in successes per window (μ = m·width, Poisson
+# σ² = m, the least noise a count has) that is level·μ − WINDOW_Z·sqrt(level·μ), which is ≤ 0
+# once level·μ ≤ WINDOW_Z²: a window without a single success then passes (and its latency test
+# has no success to look at), so a collapse reads as health. The strict level is at least
+# THRESHOLD (``Baseline.floor``), so μ must exceed WINDOW_Z² / THRESHOLD = 9 / 0.85 ≈ 10.6
+# successes per window: a rate of WINDOW_SUCCESSES / (width · bucket) per time unit at least.
+WINDOW_SUCCESSES = WINDOW_Z ** 2 / THRESHOLD
+
+
+def window_rate_needed(width: int, bucket: float) -> float:
+    """Successes per time unit a baseline needs for windows of ``width`` buckets to be judged
+    (``WINDOW_SUCCESSES`` per window)."""
+    return WINDOW_SUCCESSES / (width * bucket)
+
+
+def too_few_note(needed: float, time_unit: str | None) -> str:
+    """``too few calls per window to judge (needs ≥ 3.5/s)``: the rate per second where the time
+    unit has a length in seconds, else per time unit (``tick``; None: a replay's unknown unit)."""
+    from sim.vocabulary.units import seconds_per_unit
+
+    seconds = seconds_per_unit(time_unit) if time_unit is not None else None
+    if seconds is not None:
+        return f"{TOO_FEW} (needs ≥ {needed / seconds:.3g}/s)"
+    return f"{TOO_FEW} (needs ≥ {needed:.3g} per {time_unit or 'time unit'})"
+
+
+def undecided_reason(note: str) -> str | None:
+    """Which of ``UNDECIDED`` a run's note is (``TOO_FEW``'s carries its rate), None for none."""
+    if note in UNDECIDED:
+        return note
+    return TOO_FEW if note.startswith(TOO_FEW) else None
 
 
 def rate_needed(base: Baseline, bucket: float) -> float:
@@ -351,8 +393,9 @@ def recovery_instant(success_times: np.ndarray, latencies: np.ndarray, since: fl
 
 def recovery_verdict(goodput: np.ndarray, bucket: float, outages: Sequence[Outage],
                      success_times: np.ndarray, latencies: np.ndarray,
-                     width: int = RECOVERY_WINDOW) -> Recovery:
-    """Whether and when the run recovered after its last outage (see the module)."""
+                     width: int = RECOVERY_WINDOW, time_unit: str | None = None) -> Recovery:
+    """Whether and when the run recovered after its last outage (see the module); a baseline
+    with too few successes per window is not judged (``TOO_FEW``, the note in ``time_unit``)."""
     if not outages:
         return Recovery(None)
     success_times = np.asarray(success_times, dtype=np.float64)
@@ -363,6 +406,9 @@ def recovery_verdict(goodput: np.ndarray, bucket: float, outages: Sequence[Outag
     base = baseline(goodput, bucket, outages[0], success_times, latencies, width)
     if base is None:
         return Recovery(None, NO_BASELINE)
+    if base.goodput * width < WINDOW_SUCCESSES:
+        needed = window_rate_needed(width, bucket)
+        return Recovery(None, too_few_note(needed, time_unit), base.goodput / bucket, needed)
     edges = bucket_edges(success_times, len(goodput), bucket)
     judged = (goodput, start, width, base)
     instant = recovered_from(*judged, True, edges, success_times, latencies, bucket, last.end)

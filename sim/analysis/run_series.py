@@ -141,11 +141,12 @@ class RunSeries:
     def from_events(cls, times: np.ndarray, clients: np.ndarray, codes: np.ndarray,
                     details: np.ndarray, buckets: int = DEFAULT_BUCKETS, calls: np.ndarray | None = None,
                     horizon: float | None = None, width: float | None = None,
-                    hosts: np.ndarray | None = None) -> RunSeries:
+                    hosts: np.ndarray | None = None, time_unit: str | None = None) -> RunSeries:
         """Count the series back from a run's events and judge its recovery from them as the
         engine does (``recovery.recovery_verdict``, latencies paired by ``calls``). The buckets
         are the run's own where the file says its ``horizon`` and bucket ``width`` (then
-        ``horizon / width`` of them), else ``buckets`` over the events' span."""
+        ``horizon / width`` of them), else ``buckets`` over the events' span. ``time_unit``: the
+        run's, for a verdict's note that quotes a rate (None: unknown, "per time unit")."""
         to_horizon = horizon is not None and width is not None and width > 0
         if to_horizon:
             buckets = bucket_count(horizon, width)
@@ -161,7 +162,8 @@ class RunSeries:
             judged = windows if not incidents else merged_windows(windows + incidents)
             verdict = recovery_verdict(series["goodput"], width,
                                        tuple(Outage(s, e - s) for s, e in judged),
-                                       *success_latencies(times, clients, codes, details, calls))
+                                       *success_latencies(times, clients, codes, details, calls),
+                                       time_unit=time_unit)
             recovery, note = verdict.time, verdict.note
         return cls(width, series, windows, recovery, derived=True, incidents=incidents,
                    recovery_note=note)

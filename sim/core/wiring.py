@@ -77,6 +77,9 @@ class Wiring:
         # ``taken_ahead[0]`` counts the events so taken, which the engine counts as it counts
         # the items.
         self.ahead = False
+        # ``backoff_from = "send"`` (sim.models.clients): a retry's backoff counts from when the
+        # failed attempt was sent, not from its failure (set by the engine).
+        self.backoff_from_send = False
         self.client_rejected_at: Callable[[float, int, int], None] | None = None
         self.client_version_at: Callable[[float, int, int], None] | None = None
         self.taken_ahead = [0]

@@ -17,7 +17,7 @@ import numpy as np
 
 from sim.analysis.metrics import RunMetrics
 from sim.analysis.open_metrics import OpenRunMetrics
-from sim.analysis.recovery import UNDECIDED, RecoverySummary, summary_note
+from sim.analysis.recovery import UNDECIDED, RecoverySummary, summary_note, undecided_reason
 
 
 def run_verdict(metrics: RunMetrics) -> tuple[float, float, float]:
@@ -27,7 +27,8 @@ def run_verdict(metrics: RunMetrics) -> tuple[float, float, float]:
     indexes ``UNDECIDED``, the reason); a run that never recovered has ``(0.0, nan, 0.0)``."""
     if not isinstance(metrics, OpenRunMetrics) or metrics.recovery_time is None:
         note = metrics.recovery_note if isinstance(metrics, OpenRunMetrics) else ""
-        return math.nan, math.nan, float(UNDECIDED.index(note) + 1 if note in UNDECIDED else 0)
+        reason = undecided_reason(note)  # TOO_FEW's rate is the run's note's, not the cell's
+        return math.nan, math.nan, float(UNDECIDED.index(reason) + 1 if reason is not None else 0)
     if math.isnan(metrics.recovery_time):
         return 0.0, math.nan, 0.0
     return 1.0, float(metrics.recovery_time), 0.0

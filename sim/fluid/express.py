@@ -101,6 +101,12 @@ def fluid_case(spec: SimulationSpec, s: int) -> FluidCase | str:
         return "a backlog bound during outages"
     if any(i.kind == "error_rate" for i in spec.degradations):
         return "an error_rate incident"
+    if any(i.ramp for i in spec.degradations):
+        return "an incident's ramp"
+    if getattr(workload, "rate_profile", ()):
+        return "a rate_profile"
+    if spec.backoff_from != "reply":
+        return 'backoff_from = "send"'
     if getattr(entry.strategy, "FROM_THINK_TIME", False):
         return f"strategy {entry.strategy.type_name} (its backoff starts from each think time)"
     if getattr(entry.strategy, "retry_probability", None) is not None:

@@ -63,6 +63,12 @@ if TYPE_CHECKING:
 HELD = -2
 
 
+# Where a retry's backoff counts from (``backoff_from``), the default first: the failure's reply,
+# or the failed attempt's send (the retry at max(reply, send + backoff): study 004's clients, whose
+# "retry after 5 ticks" is 5 ticks after the try, the 1-tick rejection inside them).
+BACKOFF_FROM = ("reply", "send")
+
+
 def client_events(caps: Capabilities) -> frozenset[int]:
     """Every event code the clients of a server with these capabilities can record."""
     common = {ev.CLIENT_REQUESTS_WRITE, ev.CLIENT_BACKS_OFF, ev.CLIENT_GIVES_UP} | PolicyEvents.EVENTS
@@ -377,8 +383,31 @@ class Clients:
 
             wiring.client_version_reply = write
 
+        # --- backoff counted from the send (``backoff_from = "send"``) ---------------------------
+        from_send = wiring.backoff_from_send
+        sent_at = [0.0] * n  # when each client's last attempt was sent (or refused)
+        if from_send:
+            sends_now = sends
+
+            def sends(t: float, c: int, a: int) -> int:  # noqa: F811 - the same, noting the time
+                sent_at[c] = t
+                return sends_now(t, c, a)
+
         # --- the decision after a failure, and before each attempt with a chain -----------------
-        if plain:
+        if plain and from_send:
+            def after_failure(t: float, c: int, kind: int) -> int:
+                # The retry a backoff after the send, but never before the failure is heard.
+                at = sent_at[c] + backoff[c]()
+                if at > t:
+                    heappush(heap, (at, seq(), send, c, 0))
+                else:  # due at once: the heap of items due soon, as a retry without backoff
+                    heappush(near, (t, seq(), send, c, 0))
+                cell[0] = call_of[c]
+                return backs_off
+
+            send = sends
+            heard = None
+        elif plain:
             def after_failure(t: float, c: int, kind: int) -> int:
                 delay = backoff[c]()
                 heappush(heap if delay else near, (t + delay, seq(), send, c, 0))
@@ -400,7 +429,7 @@ class Clients:
                     if verdict.denied:
                         return policy.denied(verdict.reason)
                     return gives_up | ((k + 1) << shift)
-                heappush(heap, (t + verdict, seq(), send, c, 0))
+                heappush(heap, (max(t, sent_at[c] + verdict) if from_send else t + verdict, seq(), send, c, 0))
                 return policy.backs_off(c)
 
             def asked(t: float, c: int, a: int) -> int:
@@ -414,6 +443,7 @@ class Clients:
                         # as a failure of kind DENIED at the same instant.
                         tries[c] += 1
                         refused[0] += 1
+                        sent_at[c] = t  # refused now: a backoff from the send counts from here
                         heappush(heap, (t, seq(), after_failure, c, DENIED))
                         cell[0] = call_of[c]
                         return policy.refused(hold.reason, tries[c])

@@ -50,6 +50,9 @@ KINDS = ev.INCIDENT_KINDS  # ("capacity", "slowdown", "error_rate")
 _KIND_INDEX = {kind: i for i, kind in enumerate(KINDS)}
 # The level of no incident of each kind: what a server runs at outside every window.
 NORMAL = {"capacity": 1.0, "slowdown": 1.0, "error_rate": 0.0}
+# A ramp back to normal is this many equal steps (``Incident.ramp_level``): capacity comes back in
+# 1/64ths of the change, finer than a pool of 16 workers' one worker in 16.
+RAMP_STEPS = 64
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,9 @@ class Incident:
     capacity: float | None = None
     slowdown: float | None = None
     error_rate: float | None = None
+    # The time the knob takes, after ``duration``, to return linearly to normal (a cold cache, an
+    # autoscaler adding capacity back): 0, at once. The incident ``end``s when it is back.
+    ramp: float = 0.0
 
     def __post_init__(self) -> None:
         given = [kind for kind in KINDS if getattr(self, kind) is not None]
@@ -71,7 +77,7 @@ class Incident:
                              f"{' and '.join(given) if given else 'none'}",
                              "write one incident per kind; incidents of different kinds may overlap"
                              if given else "add e.g. capacity = 0.5, slowdown = 3.0 or error_rate = 0.3")
-        for name in ("start", "duration", *given):
+        for name in ("start", "duration", "ramp", *given):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise ParamError(name, f"must be a finite number, got {value!r}")
@@ -79,7 +85,13 @@ class Incident:
             raise ParamError("start", f"must be >= 0, got {self.start!r}")
         if not self.duration > 0:
             raise ParamError("duration", f"must be > 0, got {self.duration!r}")
+        if not self.ramp >= 0:
+            raise ParamError("ramp", f"must be >= 0 (the time back to normal after the incident), got {self.ramp!r}")
         level = self.level
+        if self.ramp and self.kind == "capacity" and level == 0.0:
+            raise ParamError("ramp", "an outage (capacity 0) resumes at once",
+                             "follow it with a capacity incident that starts at its end, e.g. "
+                             "{ start = <its end>, duration = 1.0, capacity = 0.1, ramp = 60.0 }")
         if self.kind == "slowdown":
             if not level >= 1:
                 raise ParamError("slowdown", f"must be >= 1 (work takes that many times longer), got {level!r}")
@@ -97,8 +109,21 @@ class Incident:
         return float(getattr(self, self.kind))
 
     @property
-    def end(self) -> float:
+    def ramp_start(self) -> float:
+        """When the ramp back to normal begins: the end of ``duration``."""
         return self.start + self.duration
+
+    @property
+    def end(self) -> float:
+        """When the knob is back to normal: after ``duration`` and the ``ramp``."""
+        return self.start + self.duration + self.ramp
+
+    def ramp_level(self, step: int) -> float:
+        """The knob over step ``step`` of the ramp's ``RAMP_STEPS``: the linear ramp's mean over
+        that step, so the capacity (or slowdown, or error rate) the steps give over the ramp is
+        the linear one's, within 1 / (2 · RAMP_STEPS) of the change at any instant."""
+        normal = NORMAL[self.kind]
+        return self.level + (normal - self.level) * (step + 0.5) / RAMP_STEPS
 
     @property
     def is_outage(self) -> bool:
@@ -238,6 +263,11 @@ class Incidents:
         heap, seq = wiring.heap, wiring.seq
         for i, incident in enumerate(self._incidents):
             heappush(heap, (incident.start, seq(), self._begin, marker, i))
+            if incident.ramp:  # the steps back to normal, unrecorded; the end when they are done
+                width = incident.ramp / RAMP_STEPS
+                for step in range(RAMP_STEPS):
+                    heappush(heap, (incident.ramp_start + step * width, seq(), self._step, marker,
+                                    i * RAMP_STEPS + step))
             heappush(heap, (incident.end, seq(), self._finish, marker, i))
         if wiring.gate is not None:
             wiring.gate.on_resume(self._resumed)
@@ -267,6 +297,11 @@ class Incidents:
         incident = self._incidents[i]
         self._set(t, incident.kind, incident.level)
         return ev.pack(ev.SERVER_INCIDENT_STARTS, _KIND_INDEX[incident.kind])
+
+    def _step(self, t: float, c: int, arg: int) -> int:
+        incident = self._incidents[arg // RAMP_STEPS]
+        self._set(t, incident.kind, incident.ramp_level(arg % RAMP_STEPS))
+        return ev.NO_EVENT
 
     def _finish(self, t: float, c: int, i: int) -> int:
         kind = self._incidents[i].kind

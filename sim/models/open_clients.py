@@ -64,6 +64,8 @@ class OpenClients(Clients):
                              'use workload = "burst" or "spike" with a contention control')
         n = len(wiring.net)
         heap, seq, net, jitter, series = wiring.heap, wiring.seq, wiring.net, wiring.jitter, wiring.series
+        # A rate profile lays each next arrival out on its clock (sim.models.rate_profile).
+        clock = workload.clock(n) if getattr(workload, "rate_profile", ()) else None
         near = wiring.near
         self.attempts = attempts = [0] * n
         self.counts = counts = {"successes": 0, "rejections": 0, "timeouts": 0, "gave_up": 0, "late": 0}
@@ -111,8 +113,13 @@ class OpenClients(Clients):
         self.policy = policy = None if new_chain is None else PolicyEvents([i[0] for i in idle], heap, seq)
         current = [0] if policy is None else policy.current
 
+        # ``backoff_from = "send"`` (sim.models.clients): each slot's last attempt's send time.
+        from_send = wiring.backoff_from_send
+        sent_at: list[float] = []
+
         def new_slot() -> int:
             # A slot for a call when every earlier one is still in flight (the slots only grow).
+            sent_at.append(0.0)
             tries.append(0)
             first.append(0.0)
             own.append(None)
@@ -123,9 +130,9 @@ class OpenClients(Clients):
             # An arrival: the client's next one is due whatever becomes of this call. Its first
             # attempt is sent at once (``sends``, inline: the common case); the call's backoff
             # sequence is made at its first failure (making it draws nothing).
-            heappush(heap, (t + gaps[c](), seq(), plain_call, c, 0))
+            heappush(heap, (t + gaps[c]() if clock is None else clock.after(t, gaps[c]()), seq(), plain_call, c, 0))
             s = free.pop() if free else new_slot()
-            first[s] = t
+            first[s] = sent_at[s] = t  # its first attempt goes now (inline, below)
             call_of[s] = cell[0] = next_call_id()
             offered[int(t * inv)] += 1
             tries[s] = 1
@@ -142,7 +149,7 @@ class OpenClients(Clients):
         def chain_call(t: float, c: int, a: int) -> int:
             # An arrival with a chain: the call takes one of its client's idle chains, which
             # decides its first attempt (``asked``).
-            heappush(heap, (t + gaps[c](), seq(), chain_call, c, 0))
+            heappush(heap, (t + gaps[c]() if clock is None else clock.after(t, gaps[c]()), seq(), chain_call, c, 0))
             s = free.pop() if free else new_slot()
             first[s] = t
             call_of[s] = next_call_id()
@@ -165,6 +172,8 @@ class OpenClients(Clients):
             wiring.chain_of = chain_of
 
         def sends(t: float, c: int, s: int) -> int:
+            if from_send:
+                sent_at[s] = t
             tok = next_token()
             waiting[tok] = s
             k = tries[s] + 1
@@ -242,7 +251,8 @@ class OpenClients(Clients):
                 s = a >> KIND_BITS
                 if tries[s] == 1:
                     own[s] = delays(jitter[c]).__next__  # a fresh sequence for the call
-                heappush(heap, (t + own[s](), seq(), send, c, s))
+                delay = own[s]()
+                heappush(heap, (max(t, sent_at[s] + delay) if from_send else t + delay, seq(), send, c, s))
                 cell[0] = call_of[s]
                 return backs_off
 
@@ -260,7 +270,8 @@ class OpenClients(Clients):
                     if verdict.denied:
                         return policy.denied(verdict.reason)
                     return gives_up | ((k + 1) << shift)
-                heappush(heap, (t + verdict, seq(), send, c, s))
+                heappush(heap, (max(t, sent_at[s] + verdict) if from_send else t + verdict,
+                                seq(), send, c, s))
                 return policy.backs_off(c)
 
             def asked(t: float, c: int, a: int) -> int:
@@ -271,6 +282,7 @@ class OpenClients(Clients):
                     if hold.__class__ is GiveUp:
                         tries[s] += 1
                         refused[0] += 1
+                        sent_at[s] = t  # refused now: a backoff from the send counts from here
                         heappush(near, (t, seq(), after_failure, c, s << KIND_BITS | DENIED))
                         cell[0] = call_of[s]
                         return policy.refused(hold.reason, tries[s])

@@ -27,6 +27,7 @@ from typing import ClassVar
 import numpy as np
 
 from sim.core.streams import ClientStreams, Draw
+from sim.models.rate_profile import RatePoint, RateClock, order_problem
 from sim.vocabulary.errors import ParamError
 from sim.vocabulary.params import above, at_least
 
@@ -180,12 +181,24 @@ class Open(Workload):
     REPEATS: ClassVar[bool] = True
     CONCURRENT: ClassVar[bool] = True
     think_time: float
+    # ``rate_profile``: the rate over time (sim.models.rate_profile), the same draws laid out on
+    # its clock; empty: the own rate throughout.
+    rate_profile: tuple[RatePoint, ...] = ()
 
     def validate(self) -> None:
         above(self, 0, "think_time")
+        problem = order_problem(self.rate_profile)
+        if problem is not None:
+            raise ParamError(f"rate_profile[{problem[0]}].at", problem[1], "list the points in time order")
+
+    def clock(self, clients: int) -> RateClock | None:
+        """The profile's clock for ``clients`` sources (None without a profile)."""
+        return RateClock(clients / self.think_time, self.rate_profile) if self.rate_profile else None
 
     def start_times(self, rng: np.random.Generator, clients: int) -> list[float]:
-        return exponential_starts(self.think_time, rng, clients)
+        starts = exponential_starts(self.think_time, rng, clients)
+        clock = self.clock(clients)
+        return starts if clock is None else [clock.after(0.0, gap) for gap in starts]
 
     def gaps(self, rng: np.random.Generator, clients: int) -> list[Callable[[], float]]:
         return exponential_gaps(self.think_time, rng, clients)

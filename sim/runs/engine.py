@@ -219,7 +219,8 @@ def ahead_is_exact(spec: SimulationSpec, initial: InitialState | None = None) ->
     nothing else holds or moves a step (outages, incidents, tiers, a starting state)."""
     sigma = spec.network_sigma
     return (sigma > 0 and spec.network_mu >= AHEAD_SIGMAS * sigma and not spec.stops
-            and not spec.degradations and not spec.tiers and initial is None)
+            and not spec.degradations and not spec.tiers and initial is None
+            and spec.backoff_from == "reply")  # a step taken ahead counts its backoff from the failure
 
 
 def _build(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int,
@@ -227,6 +228,7 @@ def _build(spec: SimulationSpec, strategy: Strategy | ChainSpec, clients: int,
            ahead: bool = False) -> tuple[Wiring, Clients]:
     wiring = build_wiring(spec, clients, repetition)
     wiring.ahead = ahead and ahead_is_exact(spec, initial)
+    wiring.backoff_from_send = spec.backoff_from == "send"
     control = spec.control
     chain = as_chain(strategy)
     stops, degradations = spec.stops, spec.degradations
@@ -357,7 +359,8 @@ def _metrics(spec: SimulationSpec, counters: RunCounters, duration: float, event
         return RunMetrics(**common)
     latencies, latency_times = counters.latencies, counters.latency_times
     offered = int(series["offered"].sum())
-    recovery = recovery_verdict(series["goodput"], counters.bucket, spec.disruptions, latency_times, latencies)
+    recovery = recovery_verdict(series["goodput"], counters.bucket, spec.disruptions, latency_times, latencies,
+                                time_unit=spec.time_unit)
     return OpenRunMetrics(
         **{**common, "calls": offered}, offered=offered, successes=counters.successes,
         rejections=counters.rejections, timeouts=counters.timeouts, unfinished=counters.unfinished,

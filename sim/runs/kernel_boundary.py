@@ -188,7 +188,9 @@ _SPEC_FIELDS: dict[str, Field] = {
     "timeout": optional("C_HAS_TIMEOUT", "G_TIMEOUT"),
     "abandoned": equals("C_DROP_ABANDONED", "drop"),
 }
-_SPEC_NOT_HONOURED = ("tiers", "fleet")  # a fleet: sim.models.fleet, reference engine only
+# A fleet: sim.models.fleet, reference engine only; ``backoff_from = "send"``, the reference's
+# clients alone.
+_SPEC_NOT_HONOURED = ("tiers", "fleet", "backoff_from")
 _OUTAGE = Transcribed({"start": read(BUILT), "duration": read(BUILT)})
 # The plain strategies both kernels draw delays for (``sim.kernels.delays``).
 _PLAIN_STRATEGIES: dict[type, tuple[str, dict[str, Field]]] = {
@@ -226,10 +228,10 @@ POOL_OPEN_TABLE: dict[type, Transcribed] = {
                                lambda pool: pool.codel_target is None and pool.discipline == "fifo"),
     }, ("discipline", "codel_target", "cancel", "concurrency_limit", "factor", "k", "slowdown_above",
         "load_curve_file", "controlled_delay")),
-    Open: Transcribed({"think_time": read(BUILT)}),
+    Open: Transcribed({"think_time": read(BUILT)}, ("rate_profile",)),  # drawn by the reference alone
     Outage: _OUTAGE,
     Incident: Transcribed({name: read(BUILT) for name in ("start", "duration", "capacity", "slowdown",
-                                                          "error_rate")}),
+                                                          "error_rate")}, ("ramp",)),  # the reference's steps
     **{cls: Transcribed({"max_attempts": slot("C_MAX_ATTEMPTS", none=0),
                          "max_elapsed": optional("C_HAS_MAX_ELAPSED", "G_MAX_ELAPSED"), **params},
                         _SOMETIMES, strategy_code(code))
@@ -259,7 +261,7 @@ LATENCY_CLOSED_TABLE: dict[type, Transcribed] = {
     # An incident of capacity 0 is an outage (``SimulationSpec.stops``); no other is transcribed.
     Incident: Transcribed({"start": read(BUILT), "duration": read(BUILT),
                            "capacity": read(BUILT, lambda incident: incident.capacity == 0)},
-                          ("slowdown", "error_rate")),
+                          ("slowdown", "error_rate", "ramp")),
     RetryBudget: Transcribed({
         "scope": equals("C_BUDGET_SHARED", "shared"),
         "deposit": equals("C_BUDGET_AT_SUCCESS", "success"),

@@ -17,7 +17,7 @@ import numpy as np
 from sim.analysis.hosts import HostSummary, host_summaries
 from sim.analysis.metrics import RunMetrics, cost as run_cost
 from sim.analysis.open_metrics import OpenRunMetrics, latency_summary
-from sim.analysis.recovery import UNDECIDED, RecoverySummary, summary_note
+from sim.analysis.recovery import RecoverySummary, summary_note, undecided_reason
 from sim.analysis.stats import Estimate, estimate
 from sim.analysis.tiers import TierSummary, tier_summaries
 # default_workers: named here by the benches and tests, as before it moved to procpool.
@@ -138,7 +138,7 @@ class SweepResult:
         noisy to tell); None without an outage or when no repetition could be judged."""
         runs = self._open(s, k)
         return RecoverySummary.of([m.recovery_time for m in runs],
-                                  sum(m.recovery_note in UNDECIDED for m in runs))
+                                  sum(undecided_reason(m.recovery_note) is not None for m in runs))
 
     def recovery_note(self, s: int, k: int) -> str:
         """Why repetitions were not judged (``sim.analysis.recovery.summary_note``); empty when

@@ -17,19 +17,20 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from sim.vocabulary.bounds import MAX_INTEGER, MAX_SEED, MAX_TIERS, MAX_TIME, MIN_SPAN
-from sim.vocabulary.errors import ConfigError, build_every_mistake
+from sim.vocabulary.errors import ConfigError, ParamError, build_every_mistake
 from sim.settings.extends import resolve_extends
 from sim.settings.fleet import (absorb_incidents, parse_fleet, parse_host_incidents, parse_host_outages, split_incidents,
                                 whole_positions)
 from sim.vocabulary.inputs import InputFileError, read_limited
 from sim.models import CONTROLS, STRATEGIES, WORKLOADS
-from sim.models.clients import workload_problem
+from sim.models.clients import BACKOFF_FROM, workload_problem
 from sim.models.controls import Control
 from sim.models.outage import ABANDONED_RULES, BACKLOG_OVERFLOWS, DEFAULT_BACKLOG, UNBOUNDED
 from sim.models.incidents import KINDS as INCIDENT_KINDS, Incident, control_problems, schedule_problems
 from sim.models.strategies import Strategy
 from sim.models.workloads import Outage, Workload
 from sim.models.open_rate import RATE_KEYS, capacity_per_unit, think_time
+from sim.models.rate_profile import RatePoint, order_problem
 from sim.policies.chain import ChainSpec
 from sim.models.hedging import Hedging
 from sim.policies.entries import parse_entry, parse_policies, preset_label, seconds_per_unit
@@ -51,6 +52,7 @@ _SIMULATION_KEYS = {
     "work_to_duration", "control", "strategies", "seed",
     "workload", "horizon", "timeout", "outages", "bucket", "backlog", "time_unit", "policies",
     "backlog_overflow", "abandoned", "tiers", "extends", "fleet", "warmup", "rate", "load",
+    "backoff_from",
 }
 _WORKLOAD_KEYS: dict[str, str] = {}  # key -> the first workload that takes it
 for _name, _cls in WORKLOADS.items():
@@ -388,7 +390,7 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
     by_rate = [key for key in RATE_KEYS if key in block]
     if by_rate:
         block = _rate_block(check, block, by_rate)
-    workload = _parse_workload(check, block)
+    workload = _parse_workload(check, {k: v for k, v in block.items() if k != "rate_profile"})
     _check_keys(check, block, control_cls, control_name, workload)
 
     control = None
@@ -401,6 +403,9 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
     if by_rate and workload is not None and clients is not None and control is not None:
         workload = _rated_workload(check, block, by_rate[0], workload, control, clients,
                                    block.get("time_unit", default_time_unit))
+    if "rate_profile" in block and workload is not None and hasattr(workload, "rate_profile"):
+        workload = _profiled_workload(check, block["rate_profile"], workload,
+                                      block.get("time_unit", default_time_unit))
     repeat = check.attempt(check.integer, block, "repeat", minimum=1)
     network_mu = check.attempt(check.number, block, "network_mu", minimum=0)
     network_sigma = check.attempt(check.number, block, "network_sigma", minimum=0)
@@ -448,6 +453,8 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
         check.report("backlog", "bounds the requests held during an outage, but there are no outages",
                      "add outages = [{ start = ..., duration = ... }] or remove backlog")
     overflow, abandoned = _parse_accept_queue(check, block, time_unit or default_time_unit, backlog)
+    backoff_from = (check.attempt(check.choice, block, "backoff_from", BACKOFF_FROM)
+                    if "backoff_from" in block else None) or BACKOFF_FROM[0]
     if control_cls is not None:
         _check_replying(check, block, control_cls, control_name, workload, horizon, bucket)
     calls_before = getattr(workload, "calls_before", None)  # a trace
@@ -469,7 +476,7 @@ def _parse_simulation(top: _Checker, block: dict[str, Any], index: int,
                           control=control, strategies=strategies, seed=seed, workload=workload,
                           horizon=horizon, timeout=timeout, outages=outages, bucket=bucket,
                           warmup=warmup or 0.0, backlog=backlog, backlog_overflow=overflow, abandoned=abandoned,
-                          time_unit=time_unit, shared_policies=shared_policies,
+                          backoff_from=backoff_from, time_unit=time_unit, shared_policies=shared_policies,
                           incidents=incidents, tiers=tiers, fleet=fleet, source=top.file,
                           clients_key="max_clients" if "max_clients" in block else "clients")
 
@@ -542,6 +549,48 @@ def _rated_workload(check: _Checker, block: dict[str, Any], key: str, workload: 
             return workload
         per_unit = value * capacity
     return replace(workload, think_time=think_time(clients[0], per_unit))
+
+
+def _profiled_workload(check: _Checker, raw: Any, workload: Workload, time_unit: str) -> Workload:
+    """The open workload with its ``rate_profile`` (sim.models.rate_profile): each point's ``at``
+    in the simulation's time unit, its ``rate`` in calls per second of the whole workload, as
+    ``rate``; ``ramp = true`` reaches it linearly from the previous point."""
+    from dataclasses import replace
+
+    example = "[{ at = 60.0, rate = 500.0 }, { at = 120.0, rate = 100.0, ramp = true }]"
+    if not isinstance(raw, list) or not raw or not all(isinstance(p, dict) for p in raw):
+        check.report("rate_profile", f"must be a non-empty list of tables like {example}")
+        return workload
+    unit = seconds_per_unit(time_unit)
+    if unit is None:
+        check.report("rate_profile", f"rates are calls per second, but time_unit {time_unit!r} has no length "
+                     "in seconds", "use a time_unit such as \"s\" or \"ms\", or a trace_file")
+        return workload
+    before = len(check.errors)
+    points: list[RatePoint] = []
+    names = ("at", "rate", "ramp")
+    for position, table in enumerate(raw):
+        key = f"rate_profile[{position}]"
+        for extra in sorted(set(table) - set(names)):
+            check.report(f"{key}.{extra}", "is not a rate_profile key",
+                         _suggest(extra, names) or "a point has at, rate and optionally ramp = true")
+        for name in ("at", "rate"):
+            if name not in table:
+                check.report(f"{key}.{name}", "is missing", f"write e.g. {example}")
+        if len(check.errors) > before:
+            continue
+        try:  # checked in the user's numbers, then the rate in calls per time unit
+            point = RatePoint(table["at"], table["rate"], table.get("ramp", False))
+            points.append(replace(point, rate=point.rate * unit))
+        except ParamError as error:
+            check.report(f"{key}.{error.key}", error.message, error.hint)
+    if len(check.errors) > before:
+        return workload
+    problem = order_problem(tuple(points))
+    if problem is not None:
+        check.report(f"rate_profile[{problem[0]}].at", problem[1], "list the points in time order")
+        return workload
+    return replace(workload, rate_profile=tuple(points))
 
 
 def _resolve_paths(config_file: str, args: dict[str, Any], keys: tuple[str, ...]) -> None:
@@ -734,7 +783,7 @@ def _parse_incidents(check: _Checker, raw: Any, horizon: float | None, outages: 
         return ()
     before = len(check.errors)
     incidents: list[Incident] = []
-    names = ("start", "duration", *INCIDENT_KINDS)
+    names = ("start", "duration", "ramp", *INCIDENT_KINDS)
     for position, table in enumerate(raw):
         key = f"incidents[{_at(positions, position)}]"
         for extra in sorted(set(table) - set(names)):
@@ -755,7 +804,8 @@ def _parse_incidents(check: _Checker, raw: Any, horizon: float | None, outages: 
 
 
 # A value every incident check passes, standing in for a faulty one so the others are checked.
-_INCIDENT_STAND_INS = {"start": 0.0, "duration": 1.0, "capacity": 1.0, "slowdown": 1.0, "error_rate": 0.0}
+_INCIDENT_STAND_INS = {"start": 0.0, "duration": 1.0, "ramp": 0.0, "capacity": 1.0, "slowdown": 1.0,
+                       "error_rate": 0.0}
 
 
 def _incident(check: _Checker, key: str, table: dict[str, Any], misspelt: bool = False) -> Incident | None:
@@ -767,7 +817,7 @@ def _incident(check: _Checker, key: str, table: dict[str, Any], misspelt: bool =
     said: list[str] = []
     if misspelt and not any(kind in table for kind in INCIDENT_KINDS):
         values["capacity"], said = _INCIDENT_STAND_INS["capacity"], ["capacity"]
-    for name in ("start", "duration", *INCIDENT_KINDS):
+    for name in ("start", "duration", "ramp", *INCIDENT_KINDS):
         if name in table or name in ("start", "duration"):
             value = check._located(f"{key}.", check.number, table, name,
                                    **({"positive": True} if name == "duration" else {"minimum": 0}))

@@ -283,6 +283,10 @@ def absorb_incidents(check: Any, fleet: FleetSpec, incidents: tuple[Incident, ..
     so its balancer sees their errors host by host (outlier detection counts them, the hosts
     file shows them); the outages among them stay the whole fleet's (the engine's gate)."""
     every = tuple(range(fleet.hosts))
+    for position, incident in enumerate(incidents):
+        if incident.ramp and not incident.is_outage:
+            check.report(f"incidents[{position}].ramp", "a fleet's hosts take the incident without its ramp",
+                         "remove ramp, or run the server without [simulation.fleet]")
     moved = tuple(HostIncident(i.start, i.duration, i.kind, i.level, every) for i in incidents if not i.is_outage)
     if not moved:
         return fleet, incidents

@@ -93,6 +93,10 @@ class SimulationSpec:
     # (sim.models.outage).
     backlog_overflow: str = "syn-retry"
     abandoned: str = "serve"
+    # Where a retry's backoff is counted from: the failure's reply ("reply") or the failed
+    # attempt's send ("send": the retry goes at max(reply, send + backoff), study 004's ticks;
+    # sim.models.clients, BACKOFF_FROM).
+    backoff_from: str = "reply"
     time_unit: str = DEFAULT_TIME_UNIT  # what every time of this simulation is in (labels only)
     # How many policies at the end of every strategy's chain are the simulation's own
     # ``policies`` (one copy per strategy), so a key path ``policies[i].NAME`` can set them all.

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 # merged_times and step_time (the shared clock) are for the compare screen, which reaches sim
 # only through its public API.
-from sim.analysis.recovery import NO_BASELINE, TOO_NOISY, TOO_SHORT, RecoverySummary
+from sim.analysis.recovery import NO_BASELINE, TOO_FEW, TOO_NOISY, TOO_SHORT, RecoverySummary
 from sim.analysis.replay import RunSummary, merged_times, step_time  # noqa: F401
 from sim.models.controls import Capabilities
 from sim.vocabulary.units import DEFAULT_TIME_UNIT
@@ -28,6 +28,14 @@ from .ticks import format_duration
 SHORT_NOTES = {TOO_NOISY: "too noisy", TOO_SHORT: "too short", NO_BASELINE: "no baseline"}
 
 
+def short_too_few(note: str) -> str:
+    """``too few calls per window to judge (needs ≥ 3.5/s)`` as ``too few calls (needs ≥ 3.5/s)``
+    (the rate kept: it is what the user acts on); any other note as it is."""
+    if note.startswith(TOO_FEW):
+        return "too few calls" + note[len(TOO_FEW):]
+    return note
+
+
 def _recovered(summary: RunSummary) -> str:
     """The run's verdict as the latency table's Recovery cell gives a strategy's (a run is a
     summary of one: ``1/1 · 7,792 ms``, ``✗ never (0/1)``), in the run's unit on every row (a
@@ -37,7 +45,7 @@ def _recovered(summary: RunSummary) -> str:
     if verdict is not None:
         return format_recovery(verdict, summary.time_unit)
     if summary.recovery_note:
-        return f"— {SHORT_NOTES.get(summary.recovery_note, summary.recovery_note)}"
+        return f"— {SHORT_NOTES.get(summary.recovery_note, short_too_few(summary.recovery_note))}"
     return "—"
 
 

@@ -197,7 +197,7 @@ class RunData:
         elif recorded_caps(codes).keeps_series:
             horizon, width = clock if clock is not None else (None, None)
             series = RunSeries.from_events(times, clients, codes, details, calls=calls,
-                                           horizon=horizon, width=width, hosts=hosts)
+                                           horizon=horizon, width=width, hosts=hosts, time_unit=time_unit)
         # A fleet's hosts each have their own pool: one pool line would mix them.
         pool = (PoolState(times, codes, details, capacity) if hosts is None and records_pool(codes, details)
                 else None)
