@@ -233,3 +233,16 @@ def test_a_bad_events_mode_is_one_line(value: str, capsys) -> None:
     assert info.value.code == 2
     err = capsys.readouterr().err
     assert "--events" in err and "none, sample, all" in err and "Traceback" not in err
+
+
+def test_an_entry_builds_only_the_simulators_data_classes() -> None:
+    from sim.exploration.cache import _SweepUnpickler
+
+    class_of = _SweepUnpickler._allowed
+    assert class_of("sim.runs.sweep", "SweepResult") is not None
+    assert class_of("sim.core.history", "History") is not None
+    assert class_of("numpy", "dtype") is not None
+    # A function of the simulator, a class that starts processes, the standard library: refused.
+    for module, name in (("sim.runs.engine", "record_run"), ("sim.runs.procpool", "WorkerPool"),
+                         ("os", "system"), ("builtins", "eval"), ("numpy", "load")):
+        assert class_of(module, name) is None, (module, name)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import replace
+from dataclasses import is_dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -194,8 +194,9 @@ def sweep_key(spec: SimulationSpec) -> str:
 
 
 class _SweepUnpickler:
-    """Builds only what a pickled ``SweepResult`` holds: the simulator's classes (``sim.*``
-    types, never its functions), numpy's arrays and dtypes, and a few plain builtins. An entry
+    """Builds only what a pickled ``SweepResult`` holds: the simulator's data classes (its
+    dataclasses, a history and a recorded run; never a function), numpy's arrays and dtypes, and
+    a few plain builtins. An entry
     that names anything else is refused (a miss), so a file put in the cache runs no code."""
 
     _NUMPY = {("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.multiarray", "_reconstruct"),
@@ -203,6 +204,8 @@ class _SweepUnpickler:
               ("numpy._core.multiarray", "scalar"), ("numpy.core.numeric", "_frombuffer"),
               ("numpy._core.numeric", "_frombuffer")}
     _BUILTINS = {"set", "frozenset", "complex", "slice", "range", "bytearray"}
+    # A result's own classes are dataclasses (its spec, metrics, policies...) but these two.
+    _SIM_CLASSES = {"sim.core.history.History", "sim.runs.engine.Run"}
 
     @classmethod
     def loads(cls, data: bytes):
@@ -237,7 +240,8 @@ class _SweepUnpickler:
                 found = getattr(found, part)
         except (ImportError, AttributeError):
             return None
-        if module.startswith("sim.") and not isinstance(found, type):
+        if module.startswith("sim.") and not (is_dataclass(found) and isinstance(found, type)
+                                              or f"{module}.{name}" in cls._SIM_CLASSES):
             return None
         return found
 
