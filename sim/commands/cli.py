@@ -31,8 +31,8 @@ RUN_DESCRIPTION = f"""\
 Run every simulation of a config file: sweep each strategy over the client counts, print a
 table of work, duration and cost (mean ± 95% CI; best strategy by cost marked ★, the others'
 paired cost difference from it with its CI and percentage, ≈ when not significant, n/a with one
-repetition) and the first events of one example history per strategy (--events; the whole
-histories are in the events file), then write for each simulation:
+repetition) and the first events of one example history per strategy (--show-events; the
+whole histories are in the events file, --events), then write for each simulation:
 
 {help_lines(None)}
 
@@ -47,6 +47,11 @@ return to 80% from one to 90% of the level before it; ★ the best cells), and a
 {textwrap.fill(f"The latency table's marks, as its caption gives them: {star_rule(None)}.", 96)}
 
 Times are labelled in the config's time_unit (default ms).
+
+A sweep already done with the same settings, seed and code (by run or the app) is read from
+the cache, not simulated again, and run says so ("results from the cache of <date>"); the
+files are the same bytes. The cache is $BACKOFF_SIM_CACHE (off: none), else
+$XDG_CACHE_HOME/backoff-sim (~/.cache/backoff-sim); --no-cache simulates every sweep.
 """
 
 RUN_EPILOG = """\
@@ -121,7 +126,7 @@ def _max_seed() -> int:
 
 positive_int = int_at_least(1, 4096)
 seed_value = int_at_least(0, _max_seed())
-HISTORY_HEAD = 20  # events printed per example history unless --events says otherwise
+HISTORY_HEAD = 20  # events printed per example history unless --show-events says otherwise
 
 
 def event_count(text: str) -> int | None:
@@ -400,7 +405,7 @@ def _run(args: argparse.Namespace) -> int:
             # The title on a line of its own: as a table title it would wrap at the table's width.
             out.print(f"{spec.title} · {label} · {run.clients} clients, repetition "
                       f"{run.repetition} · {head}", style="italic", markup=False, soft_wrap=True)
-            if shown:  # --events 0: the title and where the events are, no empty table
+            if shown:  # --show-events 0: the title and where the events are, no empty table
                 print_table(out, history_table(run.history, palette=palette, limit=shown,
                                                time_unit=spec.time_unit))
             note = more_events_note(total, shown, None if events_path is None else str(events_path),
