@@ -189,11 +189,17 @@ def test_the_cache_stays_under_its_cap_the_least_recently_used_out_first(tmp_pat
 
     specs = [load(POOL).with_seed(seed).simulations[0] for seed in (1, 2, 3)]
     results = [run_sweep(spec, workers=1) for spec in specs]
+    import os
+
     cache = SweepCache(tmp_path)
     cache.put(results[0])
     one = entry(tmp_path).stat().st_size
     cache.max_bytes = 2 * one + one // 2  # room for two entries (theirs are about the same size)
     cache.put(results[1])
+    # Their use told apart by the clock whatever its grain (a file's times move by the jiffy):
+    # the first used long ago, the second later, then the first again now.
+    os.utime(cache._path(specs[0]), (1_000_000, 1_000_000))
+    os.utime(cache._path(specs[1]), (2_000_000, 2_000_000))
     assert cache.get(specs[0]) is not None  # used now: the second is the least recently used
     cache.put(results[2])
     kept = [cache.get(spec) is not None for spec in specs]
