@@ -130,15 +130,17 @@ class Staged:
     written: list[Path]
 
 
-def stage_simulation(result: SweepResult, staging: Path, palette: Palette, workers: int = 1) -> Staged:
+def stage_simulation(result: SweepResult, staging: Path, palette: Palette, workers: int = 1,
+                     events: str = "sample") -> Staged:
     """Write one simulation's files (``backoff-sim run``'s) into ``staging``, on ``workers``
-    forked processes when it can (``sim.export.write_simulation``)."""
+    forked processes when it can (``sim.export.write_simulation``); ``events``: what the
+    events file holds (``sim.export.outputs.EVENTS_MODES``)."""
     from sim.export import write_simulation
     from sim.export.runs import representative_runs
 
     representative = representative_runs(result.spec, result.recorded)
     written = write_simulation(result, staging, palette=palette, representative=representative,
-                               workers=workers)
+                               workers=workers, events=events)
     return Staged(representative, written)
 
 

@@ -9,7 +9,15 @@ Some are snapshot tests: update snapshots with ``pytest -m "slow or not slow" --
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+# No test reads or fills the user's sweep cache (``sim.exploration.cache.SweepCache``), nor sees
+# another test's sweeps (or its own, done again under a patched engine) served from it; the
+# cache's own tests give it a directory of their own. Set at import, so that the session's
+# fixtures and the subprocesses of every test inherit it.
+os.environ["BACKOFF_SIM_CACHE"] = "off"
 
 
 def _export_csvs(spec) -> dict[str, str]:

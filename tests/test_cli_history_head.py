@@ -63,7 +63,7 @@ def test_run_prints_the_first_20_events_and_where_the_rest_are(config: Path, tmp
 
 def test_events_all_prints_every_event_and_a_number_that_many(config: Path, tmp_path: Path,
                                                                capsys) -> None:
-    printed, lengths = run(config, tmp_path / "all", capsys, "--events", "all")
+    printed, lengths = run(config, tmp_path / "all", capsys, "--show-events", "all")
     for strategy, total in lengths.items():
         assert len(history_rows(printed, strategy)) == total
     assert "more events" not in printed

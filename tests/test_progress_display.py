@@ -76,3 +76,35 @@ def test_the_tests_helper_drops_every_progress_line_and_nothing_else() -> None:
     assert any("pilot runs done" in line for line in written) and "events" not in written[-1]
     notes = ["interrupted", "error: cannot write to standard output: it is closed", "a note: 3 of 6 things"]
     assert without_progress("\n".join(written + notes)) == notes
+
+
+def test_the_bars_time_left_moves_with_the_clock_between_reports_as_the_lines_say() -> None:
+    # A sweep of long runs reports its share seldom (a compiled run's events come at its end):
+    # the time left is the pace so far, so it moves as the seconds pass, and the bar and the
+    # lines give the same figure (rich's column kept its last estimate, then blanked it).
+    from sim.commands.progress import seconds_left
+
+    clock = [100.0]
+    console = Console(file=io.StringIO(), force_terminal=True, width=100)
+    share = [0.0]
+    display = Display(console, unit="runs", fraction=lambda: share[0], get_time=lambda: clock[0])
+    column = display.bar.columns[-1]
+    with display:
+        display.reporter("simulating")(0, 30)
+        assert column.render(display.bar.tasks[0]).plain == "-:--:--"  # no share known yet
+        clock[0] += 10.0
+        share[0] = 0.25
+        display.tick()
+        first = column.render(display.bar.tasks[0]).plain
+        # 10 s did a quarter: three quarters at that pace is 30 s.
+        assert first == "0:00:30" and seconds_left(10.0, 0.25) == 30
+        clock[0] += 4.0  # no report meanwhile
+        display.tick()
+        later = column.render(display.bar.tasks[0]).plain
+        assert later != first and later == f"0:00:{seconds_left(14.0, 0.25):02d}"
+    written: list[str] = []
+    lines = ProgressLines(written.append, interval=0.0, clock=lambda: clock[0], fraction=lambda: 0.25)
+    lines.reporter("simulating", "runs")(0, 30)
+    clock[0] += 14.0
+    lines.tick()
+    assert written[-1].endswith(f"about 0m{seconds_left(14.0, 0.25):02d}s left")

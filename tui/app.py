@@ -62,8 +62,10 @@ class BackoffApp(App[None]):
     def __init__(self, source: Source, *, theme: str = DEFAULT_THEME, animated: bool = True,
                  sweep_workers: int | None = None, out_dir: Path | str = DEFAULT_OUT,
                  freeze_gc: bool = False, explore_cache: Path | None = None,
-                 open_map: bool = False, explore_backend=None, start: Start | None = None) -> None:
+                 open_map: bool = False, explore_backend=None, start: Start | None = None,
+                 export_events: str = "sample") -> None:
         super().__init__()
+        self.export_events = export_events  # what the export key's events files hold (--events)
         self._start = start  # the run and place the command line asked for (--simulation...)
         # Where map cells and tune trials run: a backend the caller entered and closes (a Dask
         # cluster, `explore --app --dask`), else this machine's process pool.

@@ -94,6 +94,15 @@ def build_app_parser() -> argparse.ArgumentParser:
     parser.add_argument("--workers", "-j", metavar="N", type=positive_int, default=None,
                         help="worker processes for sweeps (default: all cores)")
     add_force(parser)
+    from sim.export.outputs import DEFAULT_EVENTS, EVENTS_MODES
+
+    parser.add_argument("--events", metavar="none|sample|all", choices=EVENTS_MODES, default=DEFAULT_EVENTS,
+                        help="what the export key's events files hold: sample (the default) the run on "
+                             "screen and the example runs, one per strategy; none no events file; all "
+                             "every run's every event (each run simulated again as the file is written)")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="simulate every sweep: read none from the cache of `backoff-sim run` and "
+                             "earlier launches, write none")
     add_start_options(parser)
     return parser
 
@@ -166,7 +175,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _fail(f"--time-unit {problem}")
     try:
         source = (_replay_source(args.file, args.time_unit) if replay else
-                  _config_source(args.config, args.seed, args.out, args.workers, args.force))
+                  _config_source(args.config, args.seed, args.out, args.workers, args.force,
+                                 cache=not args.no_cache))
         from tui.state.start import resolve_start
 
         start = resolve_start(source, args)
@@ -184,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     app = BackoffApp(source, theme=args.theme, animated=not args.no_animation,
                      sweep_workers=getattr(args, "workers", None), out_dir=args.out,
                      freeze_gc=True, explore_cache=None if replay else args.out / CACHE_DIR,
-                     start=start)
+                     start=start, export_events=getattr(args, "events", "sample"))
     _run_app(app)
     return _finish(app)
 
@@ -227,7 +237,8 @@ def _explore_app(argv: list[str]) -> int:
         return _fail("--report writes the map's report headless; --app shows the map in the app "
                      "(drop one of them)")
     try:
-        source = _config_source(args.config, None, args.out, args.workers, args.force)
+        source = _config_source(args.config, None, args.out, args.workers, args.force,
+                                cache=not args.no_cache)
     except UserError as exc:
         return _fail(*exc.lines())
     if not source.explores:
@@ -301,9 +312,12 @@ def _run_app(app) -> None:
             watching.set()
 
 
-def _config_source(path: Path | None, seed: int | None, out: Path, workers: int | None, force: bool):
+def _config_source(path: Path | None, seed: int | None, out: Path, workers: int | None, force: bool,
+                   cache: bool = False):
     """The config's runs, its explore maps and tunes, checked as ``backoff-sim run`` and
-    ``backoff-sim explore`` check them (``sim.api.prepare``)."""
+    ``backoff-sim explore`` check them (``sim.api.prepare``); ``cache``: its sweeps read from
+    and written to the cache ``backoff-sim run`` shares (``SweepCache.default``)."""
+    from sim.exploration.cache import SweepCache
     from sim.pipeline import prepare
 
     from .state.source import ConfigSource
@@ -311,7 +325,8 @@ def _config_source(path: Path | None, seed: int | None, out: Path, workers: int 
     config = prepare(path, seed=seed, force=force, workers=workers, out=out, plans=True,
                      unique_stems=False)
     return ConfigSource(config, {plan.title: plan for plan in config.explores},
-                        tunes={plan.title: plan for plan in config.tunes})
+                        tunes={plan.title: plan for plan in config.tunes},
+                        cache=SweepCache.default(enabled=cache))
 
 
 def _replay_source(path: Path, time_unit: str = "ms"):

@@ -13,6 +13,7 @@ import sys
 import textwrap
 from collections.abc import Sequence
 from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
 from typing import NoReturn
 
@@ -30,8 +31,8 @@ RUN_DESCRIPTION = f"""\
 Run every simulation of a config file: sweep each strategy over the client counts, print a
 table of work, duration and cost (mean ± 95% CI; best strategy by cost marked ★, the others'
 paired cost difference from it with its CI and percentage, ≈ when not significant, n/a with one
-repetition) and the first events of one example history per strategy (--events; the whole
-histories are in the events file), then write for each simulation:
+repetition) and the first events of one example history per strategy (--show-events; the
+whole histories are in the events file, --events), then write for each simulation:
 
 {help_lines(None)}
 
@@ -46,6 +47,11 @@ return to 80% from one to 90% of the level before it; ★ the best cells), and a
 {textwrap.fill(f"The latency table's marks, as its caption gives them: {star_rule(None)}.", 96)}
 
 Times are labelled in the config's time_unit (default ms).
+
+A sweep already done with the same settings, seed and code (by run or the app) is read from
+the cache, not simulated again, and run says so ("results from the cache of <date>"); the
+files are the same bytes. The cache is $BACKOFF_SIM_CACHE (off: none), else
+$XDG_CACHE_HOME/backoff-sim (~/.cache/backoff-sim); --no-cache simulates every sweep.
 """
 
 RUN_EPILOG = """\
@@ -120,11 +126,11 @@ def _max_seed() -> int:
 
 positive_int = int_at_least(1, 4096)
 seed_value = int_at_least(0, _max_seed())
-HISTORY_HEAD = 20  # events printed per example history unless --events says otherwise
+HISTORY_HEAD = 20  # events printed per example history unless --show-events says otherwise
 
 
 def event_count(text: str) -> int | None:
-    """An argparse type for ``--events``: a whole number >= 0, or ``all`` (None)."""
+    """An argparse type for ``--show-events``: a whole number >= 0, or ``all`` (None)."""
     if text.strip().lower() == "all":
         return None
     try:
@@ -132,6 +138,33 @@ def event_count(text: str) -> int | None:
     except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(
             f"expected a whole number of events or 'all', got {text!r}") from None
+
+
+def events_mode(text: str) -> str | int:
+    """An argparse type for ``--events``: ``none``, ``sample`` or ``all`` (what the events file
+    holds, ``sim.export.outputs.EVENTS_MODES``); a whole number is what ``--events N`` meant
+    before (``--show-events N``: events printed), still accepted."""
+    from sim.export.outputs import EVENTS_MODES
+
+    word = text.strip().lower()
+    if word in EVENTS_MODES:
+        return word
+    try:
+        return int_at_least(0)(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"expected one of {', '.join(EVENTS_MODES)} (or a number of events to print), got {text!r}") from None
+
+
+def events_options(args: argparse.Namespace) -> tuple[str, int | None]:
+    """(what the events file holds, events printed of each example history) from ``--events``
+    and ``--show-events``."""
+    from sim.export.outputs import DEFAULT_EVENTS
+
+    mode, shown = getattr(args, "events", DEFAULT_EVENTS), getattr(args, "show_events", HISTORY_HEAD)
+    if isinstance(mode, int):  # ``--events N``, as before: a number printed
+        return DEFAULT_EVENTS, mode
+    return mode, shown
 
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -149,9 +182,17 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
                         help="worker processes for the sweep (default: all cores)")
     parser.add_argument("--quiet", "-q", action="store_true",
                         help="no progress bar and no tables: print only the files written")
-    parser.add_argument("--events", metavar="N|all", type=event_count, default=HISTORY_HEAD,
+    parser.add_argument("--events", metavar="none|sample|all", type=events_mode, default="sample",
+                        help="what <title>_events.csv holds: sample (the default) the example runs, one "
+                             "per strategy (those the app replays and the tables show); none writes no "
+                             "events file (the fastest); all every run's every event (each run simulated "
+                             "again as the file is written: slow, and large)")
+    parser.add_argument("--show-events", metavar="N|all", type=event_count, default=HISTORY_HEAD,
                         help=f"events printed of each example history (default: {HISTORY_HEAD}); "
-                             "all prints every event (the events file always has them all)")
+                             "all prints every event (--events N, as before, does the same)")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="simulate every sweep again: read no result from the cache and write "
+                             "none (sweeps are cached by config, seed and version, the app's too)")
     parser.add_argument("--theme", metavar="NAME", default=DEFAULT_THEME,
                         help=f"colour theme for the PNGs and tables (default: {DEFAULT_THEME}; "
                              "also backoff-light, backoff-contrast)")
@@ -233,6 +274,7 @@ def _run(args: argparse.Namespace) -> int:
     from sim.runs.procpool import worker_count
     from sim.runs.sweep import EventCount
     from sim.commands.stdout import print_plain, print_table, stderr_console, stderr_line, stdout_console
+    from sim.exploration.cache import SweepCache, cached_note
 
     err = stderr_console()
     palette = load_palette(args.theme)
@@ -250,6 +292,17 @@ def _run(args: argparse.Namespace) -> int:
 
     staged = {}
     events = EventCount()
+    events_file, shown_events = events_options(args)
+    # Sweeps already done with this spec, seed and code (by ``run`` or the app) are read back,
+    # not simulated again (``sim.exploration.cache.SweepCache``); the others are swept.
+    cache = SweepCache.default(enabled=not getattr(args, "no_cache", False))
+    results: list = [None] * len(specs)
+    cached_on: dict[int, object] = {}
+    for i, spec in enumerate(specs):
+        hit = cache.get(spec)
+        if hit is not None:
+            results[i], cached_on[i] = hit
+    missing = [i for i in range(len(specs)) if results[i] is None]
 
     with ExitStack() as stack:
         output = stack.enter_context(output_set(args.out, last=True))
@@ -263,18 +316,23 @@ def _run(args: argparse.Namespace) -> int:
                                                              interval=PROGRESS_SECONDS))
         reporter, phase, tick = display.reporter("simulating"), display.phase, display.tick
 
-        last: list[int] = []
+        # Written once the pool is gone, on every core: the last simulation swept, and those
+        # read from the cache (while the pool works, this process writes the others' files).
+        last: list[int] = sorted(cached_on)
 
-        def export(i: int, result) -> None:
+        def export(j: int, result) -> None:
             # Called as each simulation finishes, while the pool works on the next ones: its files
             # are written here meanwhile (seconds for big open simulations: say so). The last one's
             # wait until the pool is gone, to be written on every core.
-            if len(staged) + 1 == len(specs):
+            i = missing[j]
+            results[i] = result
+            cache.put(result)
+            if sum(r is not None for r in results) == len(specs):  # the last to finish
                 last.append(i)
                 return
             phase(f"writing {result.spec.title}")
             out_of_collection()
-            staged[i] = stage_simulation(result, output.dir, palette)
+            staged[i] = stage_simulation(result, output.dir, palette, events=events_file)
             phase("simulating")
 
         preloaded = False
@@ -288,16 +346,17 @@ def _run(args: argparse.Namespace) -> int:
             if tick is not None:
                 tick()
 
-        results = sweep(config, workers=workers, progress=reporter, on_complete=export,
-                        events=events, tick=tick_and_preload, record=True)
+        if missing:
+            sweep(replace(config, simulations=tuple(specs[i] for i in missing)), workers=workers,
+                  progress=reporter, on_complete=export, events=events, tick=tick_and_preload, record=True)
         if display.bar is not None:
             # Its refresh thread would keep the files' workers from being forked (``sim.export.parallel``).
             display.stop()
-            err.print(f"writing {results[last[0]].spec.title}…", markup=False, highlight=False)
+            err.print(f"writing {results[last[-1]].spec.title}…", markup=False, highlight=False)
         out_of_collection()
         for i in last:
             phase(f"writing {results[i].spec.title}")
-            staged[i] = stage_simulation(results[i], output.dir, palette, workers=workers)
+            staged[i] = stage_simulation(results[i], output.dir, palette, workers=workers, events=events_file)
         report, page = getattr(args, "report", None), None
         if report is not None:  # built before the commit: a stop while it draws leaves no file
             from sim.report.html import run_report
@@ -322,6 +381,8 @@ def _run(args: argparse.Namespace) -> int:
                 print_plain(out, str(path))
             continue
         out.print()
+        if i in cached_on:
+            out.print(f"{spec.title} · {cached_note(cached_on[i])}", markup=False, soft_wrap=True)
         for line in load_lines(spec):  # what clients and think_time come to (sim.analysis.load)
             out.print(f"{spec.title} · {line}", markup=False, soft_wrap=True)
         print_table(out, result_table(result, palette))
@@ -335,19 +396,20 @@ def _run(args: argparse.Namespace) -> int:
             print_table(out, tiers)
         # Hundreds of clients make histories of ~10^5 events: a head of each, and where the
         # rest is (printing them all took 30 s for a 300-client sweep).
-        events_file = next(p for p in written if p.name.endswith("_events.csv"))
+        events_path = next((p for p in written if p.name.endswith("_events.csv")), None)
         for label, run in representative.items():
             total = len(run.history)
-            shown = total if args.events is None else min(args.events, total)
+            shown = total if shown_events is None else min(shown_events, total)
             head = f"first {shown:,} of {total:,} events" if shown < total else f"{total:,} events"
             out.print()
             # The title on a line of its own: as a table title it would wrap at the table's width.
             out.print(f"{spec.title} · {label} · {run.clients} clients, repetition "
                       f"{run.repetition} · {head}", style="italic", markup=False, soft_wrap=True)
-            if shown:  # --events 0: the title and where the events are, no empty table
+            if shown:  # --show-events 0: the title and where the events are, no empty table
                 print_table(out, history_table(run.history, palette=palette, limit=shown,
                                                time_unit=spec.time_unit))
-            note = more_events_note(total, shown, str(events_file), spec.time_unit)
+            note = more_events_note(total, shown, None if events_path is None else str(events_path),
+                                    spec.time_unit)
             if note:
                 out.print(note, markup=False, soft_wrap=True)
         out.print()

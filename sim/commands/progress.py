@@ -20,6 +20,35 @@ def _clock_text(seconds: int) -> str:
     return f"{seconds // 60}m{seconds % 60:02d}s"
 
 
+def seconds_left(elapsed: float, share: float | None) -> int | None:
+    """The time left at the pace so far: ``elapsed`` seconds did ``share`` of the work; None
+    until any share is known, or once it is all done. One formula for the lines and the bar, so
+    both say the same, and the estimate moves with the clock between the sweep's reports (at
+    each of the bar's refreshes; rich's own column holds its last estimate until the share
+    moves, and blanks it after 30 s without a move: a sweep of long runs showed "-:--:--")."""
+    if not share or not 0 < share < 1:
+        return None
+    return int(elapsed * (1 - share) / share)
+
+
+def _time_left_column():
+    """A rich column of ``seconds_left`` for the bar's task (its share: completed / total)."""
+    from rich.progress import ProgressColumn
+    from rich.text import Text
+
+    class TimeLeftColumn(ProgressColumn):
+        max_refresh = 0.5  # twice a second: the seconds tick down (or up) as they pass
+
+        def render(self, task) -> Text:
+            share = task.completed / task.total if task.total else None
+            left = seconds_left(task.elapsed or 0.0, share) if not task.finished else 0
+            if left is None:
+                return Text("-:--:--", style="progress.remaining")
+            hours, rest = divmod(left, 3600)
+            return Text(f"{hours}:{rest // 60:02d}:{rest % 60:02d}", style="progress.remaining")
+    return TimeLeftColumn()
+
+
 class ProgressLines:
     """``<phase>: <done> of <total> <unit> done[, <events> events simulated], <elapsed>[, about
     <time> left]``: the time left from the share of the phase done (``share``) and the time the
@@ -73,8 +102,8 @@ class ProgressLines:
         events = f", {self._events():,} events simulated" if self._events is not None else ""
         share = self.share()
         left = ""
-        if share and 0 < share < 1 and self._done < self._total:
-            remaining = int((self._clock() - self._phase_start) * (1 - share) / share)
+        remaining = seconds_left(self._clock() - self._phase_start, share)
+        if remaining is not None and self._done < self._total:
             left = f", about {_clock_text(remaining)} left"
         return (f"{self._phase}: {self._done:,} of {self._total:,} {self._unit} done{events}, "
                 f"{_clock_text(elapsed)}{left}")
@@ -106,7 +135,8 @@ class Display:
     def __init__(self, err, *, quiet: bool = False, unit: str = "runs",
                  fraction: Callable[[], float | None] | None = None,
                  events: Callable[[], int] | None = None,
-                 write: Callable[[str], None] | None = None, interval: float | None = None) -> None:
+                 write: Callable[[str], None] | None = None, interval: float | None = None,
+                 get_time: Callable[[], float] | None = None) -> None:
         from sim.commands.stdout import stderr_line
 
         self._write = write or stderr_line
@@ -119,11 +149,11 @@ class Display:
         if quiet:
             return
         if getattr(err, "is_terminal", False):
-            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
             self.bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[count]}"),
-                                TimeElapsedColumn(), TimeRemainingColumn(), console=err, transient=True,
-                                redirect_stdout=False, redirect_stderr=False)
+                                TimeElapsedColumn(), _time_left_column(), console=err, transient=True,
+                                redirect_stdout=False, redirect_stderr=False, get_time=get_time)
         else:
             self.lines = ProgressLines(self._write, events=events, unit=unit, fraction=fraction,
                                        interval=interval)

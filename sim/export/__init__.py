@@ -19,7 +19,7 @@ from pathlib import Path
 from sim.runs.sweep import SweepResult
 from sim.runs.engine import Run
 from sim.export.names import check_unique_stems, safe_title
-from sim.export.outputs import OUTPUTS, Job, Output, outputs_for
+from sim.export.outputs import DEFAULT_EVENTS, OUTPUTS, Job, Output, outputs_for
 from sim.export.outset import output_set
 from sim.export.runs import representative_runs, scatter_runs
 from sim.export.palette import Palette, load_palette
@@ -39,9 +39,11 @@ def output_paths(title: str, out_dir: str | Path, outputs: Iterable[Output] = OU
     return {o.kind: out / f"{stem}{o.suffix}" for o in outputs}
 
 
-def spec_output_paths(spec: SimulationSpec, out_dir: str | Path, stem: str | None = None) -> dict[str, Path]:
-    """``output_paths`` of the files that apply to ``spec`` (``outputs_for``)."""
-    return output_paths(spec.title, out_dir, outputs_for(spec), stem=stem)
+def spec_output_paths(spec: SimulationSpec, out_dir: str | Path, stem: str | None = None,
+                      events: str = DEFAULT_EVENTS) -> dict[str, Path]:
+    """``output_paths`` of the files that apply to ``spec`` (``outputs_for``; ``events``:
+    ``none`` has no events file)."""
+    return output_paths(spec.title, out_dir, outputs_for(spec, events), stem=stem)
 
 
 def stale_names(title: str, written: Sequence[Path], stem: str | None = None) -> list[str]:
@@ -78,7 +80,8 @@ def export_simulation(result: SweepResult, out_dir: str | Path, *, palette: Pale
 def write_simulation(result: SweepResult, out_dir: str | Path, *, palette: Palette | None = None,
                      representative: Mapping[str, Run] | None = None,
                      scatter: Mapping[str, Run] | None = None, stem: str | None = None,
-                     written_one: Callable[[Path], None] | None = None, workers: int = 1) -> list[Path]:
+                     written_one: Callable[[Path], None] | None = None, workers: int = 1,
+                     events: str = DEFAULT_EVENTS) -> list[Path]:
     """Write all files for one simulation into ``out_dir`` (each atomically); return their paths.
 
     ``representative`` and ``scatter`` are the recorded runs to use when the caller already has
@@ -86,19 +89,20 @@ def write_simulation(result: SweepResult, out_dir: str | Path, *, palette: Palet
     or, without those, recorded here. ``stem`` names the files instead of the title (see
     ``output_paths``); ``written_one`` is called with each file as it is written (the app's
     progress). ``workers`` > 1 writes them on that many forked workers when this process can fork
-    safely (``sim.export.parallel``), else here, one after another.
+    safely (``sim.export.parallel``), else here, one after another. ``events``
+    (``EVENTS_MODES``): the example runs' events file, none, or every run's.
     """
     palette = palette or load_palette()
     spec = result.spec
-    paths = spec_output_paths(spec, out_dir, stem=stem)
+    paths = spec_output_paths(spec, out_dir, stem=stem, events=events)
     if representative is None:
         representative = representative_runs(spec, result.recorded)
     if scatter is None:
         # Often the same client count (e.g. clients = [800]): record each run once, not twice.
         same = spec.representative_clients() == spec.max_clients
         scatter = representative if same else scatter_runs(spec, result.recorded)
-    job = Job(result, representative, scatter, palette)
-    outputs = outputs_for(spec)
+    job = Job(result, representative, scatter, palette, events)
+    outputs = outputs_for(spec, events)
     if workers > 1:
         from sim.export.parallel import write_outputs
 

@@ -11,6 +11,7 @@ import logging
 import os
 import secrets
 import warnings
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -81,6 +82,16 @@ def ensure_output_dir(directory: str | Path, *, git_ignored: bool = False,
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically; the temp file is removed if anything goes wrong."""
+    return _atomic_write(path, (data,))
+
+
+def atomic_write_parts(path: str | Path, parts: Iterable[str]) -> Path:
+    """Write the UTF-8 text of ``parts`` to ``path`` atomically, each part as it comes (a file
+    larger than memory, ``--events all``'s); nothing of it appears if any part fails."""
+    return _atomic_write(path, (part.encode("utf-8") for part in parts))
+
+
+def _atomic_write(path: str | Path, chunks: Iterable[bytes]) -> Path:
     path = Path(path)
     if not path.parent.is_dir():
         ensure_output_dir(path.parent)
@@ -92,7 +103,8 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
         raise UserError(f"cannot write {path}: {_why(exc)} (choose another output directory)") from None
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            for chunk in chunks:
+                f.write(chunk)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)

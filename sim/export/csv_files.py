@@ -16,7 +16,7 @@ import csv
 import io
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from itertools import chain
 from pathlib import Path
 from typing import NamedTuple
@@ -27,11 +27,11 @@ from sim.runs.sweep import SweepResult
 from sim.analysis.versus import NOT_AVAILABLE, cost_versus_best
 from sim.vocabulary.bounds import MAX_CLIENT_ID, MAX_DETAIL, MAX_INTEGER, MAX_TIERS, MAX_TIME
 from sim.core import events as ev
-from sim.runs.engine import Run
+from sim.runs.engine import Run, record_run
 from sim.runs.tiers import TierLayout
 from sim.core.history import NO_CALL, History, unpack_hosts
 from sim.vocabulary.errors import UserError
-from sim.export.atomic import atomic_write_text
+from sim.export.atomic import atomic_write_parts, atomic_write_text
 from sim.vocabulary.inputs import InputFileError, read_limited
 
 METRICS_HEADER = ("simulation", "control", "strategy", "clients", "repeats", "work_mean",
@@ -200,12 +200,22 @@ def histories_csv_text(blocks: list[tuple[str, str, int, int, History]], layout:
     Written a chunk of rows at a time, each chunk by one ``%`` format over all its rows
     (``float_texts`` for the times): the same bytes as a ``csv.writer`` row by row, ~3x faster
     (the 720,000 rows of server_outage's events file took 2.2 s on an idle core)."""
-    header = TIERED_EVENTS_HEADER if layout is not None else EVENTS_HEADER
-    parts = [csv_row_text(header + ((HOST_COLUMN,) if hosts else ())) + "\n"]
+    return "".join(histories_csv_parts(((*block, layout) for block in blocks), layout is not None,
+                                       clock, hosts))
+
+
+def histories_csv_parts(blocks: Iterable[tuple[str, str, int, int, History, TierLayout | None]],
+                        tiered: bool, clock: tuple[float, float] | None = None,
+                        hosts: bool = False) -> Iterator[str]:
+    """``histories_csv_text``'s text, a chunk at a time, for blocks that come one by one, each
+    with its own tier layout (``tiered``: the file has the tier column): every run of a sweep
+    (``--events all``) is written so, one history in memory at a time."""
+    header = TIERED_EVENTS_HEADER if tiered else EVENTS_HEADER
+    yield csv_row_text(header + ((HOST_COLUMN,) if hosts else ())) + "\n"
     # A run has millions of events but few distinct (type, detail) pairs: format each pair once.
     pairs: dict[int, str] = {}
     rows = 0
-    for title, label, clients, rep, h in blocks:
+    for title, label, clients, rep, h, layout in blocks:
         prefix = csv_row_text((title, label, str(clients), str(rep))).replace("%", "%%") + ","
         for start in range(0, len(h), _EVENT_CHUNK):
             end = start + _EVENT_CHUNK
@@ -222,13 +232,34 @@ def histories_csv_text(blocks: list[tuple[str, str, int, int, History]], layout:
             if hosts:
                 columns.append(["" if p < 0 else str(p) for p in unpack_hosts(packed).tolist()])
                 line = line[:-1] + ",%s\n"
-            parts.append((prefix + line) * len(times) % tuple(chain.from_iterable(zip(*columns))))
+            yield (prefix + line) * len(times) % tuple(chain.from_iterable(zip(*columns)))
         rows += len(h)
     marker = END_MARKER.format(rows)
     if clock is not None:
         marker += CLOCK_MARKER.format(format_float(clock[0]), format_float(clock[1]))
-    parts.append(marker + "\n")
-    return "".join(parts)
+    yield marker + "\n"
+
+
+def every_run_parts(result: SweepResult) -> Iterator[str]:
+    """The events file of every run of a sweep (``--events all``), strategy by strategy, client
+    count by client count, repetition by repetition: the runs the sweep recorded as they are,
+    the others simulated again here one at a time (a sweep keeps no run's history, and all of
+    them at once would not fit in memory), so the file is written as they come."""
+    spec = result.spec
+
+    def blocks() -> Iterator[tuple[str, str, int, int, History, TierLayout | None]]:
+        for label in spec.labels:
+            for clients in spec.clients:
+                for rep in range(spec.repeat):
+                    run = result.recorded.get((label, clients)) if rep == 0 else None
+                    run = run or record_run(spec, label, clients, rep)
+                    yield spec.title, label, clients, rep, run.history, run.layout
+    return histories_csv_parts(blocks(), bool(spec.tiers), run_clock(spec), spec.fleet is not None)
+
+
+def write_every_run_csv(result: SweepResult, path: str | Path) -> Path:
+    """``every_run_parts`` into ``path``, atomically, a chunk at a time."""
+    return atomic_write_parts(path, every_run_parts(result))
 
 
 def write_events_csv(runs: Mapping[str, Run], path: str | Path) -> Path:

@@ -30,6 +30,13 @@ class Job:
     representative: Mapping[str, Run]
     scatter: Mapping[str, Run]
     palette: Palette
+    events: str = "sample"  # what the events file holds (``EVENTS_MODES``)
+
+
+# ``--events`` of ``run`` and the app: no events file, the example runs' (one per strategy, the
+# runs the app replays and ``run`` prints the head of), or every run's every event.
+EVENTS_MODES = ("none", "sample", "all")
+DEFAULT_EVENTS = "sample"
 
 
 Writer = Callable[[Job, Path], Path]
@@ -88,6 +95,17 @@ def _events_csv(job: Job) -> str:
     return events_csv_text(job.representative)
 
 
+def _events_file(job: Job, path: Path) -> Path:
+    """The example runs' events (``_events_csv``), or with ``--events all`` every run's,
+    written as they are simulated again (``every_run_parts``)."""
+    from sim.export.atomic import atomic_write_text
+    from sim.export.csv_files import write_every_run_csv
+
+    if job.events == "all":
+        return write_every_run_csv(job.result, path)
+    return atomic_write_text(path, _events_csv(job))
+
+
 def _timeseries_png(job: Job, path: Path) -> Path:
     from sim.export.overload_plots import write_timeseries_png
     return write_timeseries_png(job.result, path, job.palette)
@@ -143,6 +161,7 @@ def _header(module: str, name: str) -> Callable[[], tuple[str, ...]]:
 
 _CSV, _OVERLOAD_CSV = "sim.export.csv_files", "sim.export.overload_csv"
 PROVENANCE_SUFFIX = "_provenance.json"
+EVENTS_SUFFIX = "_events.csv"
 
 
 def _provenance_json(job: Job, path: Path) -> Path:
@@ -150,7 +169,7 @@ def _provenance_json(job: Job, path: Path) -> Path:
     from sim.export.provenance import provenance_text
 
     stem = path.name[:-len(PROVENANCE_SUFFIX)]
-    files = [stem + o.suffix for o in outputs_for(job.result.spec) if o.suffix != PROVENANCE_SUFFIX]
+    files = [stem + o.suffix for o in outputs_for(job.result.spec, job.events) if o.suffix != PROVENANCE_SUFFIX]
     return atomic_write_text(path, provenance_text(job.result.spec, files))
 
 
@@ -164,9 +183,9 @@ OUTPUTS: tuple[Output, ...] = (
     _csv("_metrics.csv", "the metrics table, one row per strategy and client count", _metrics_csv,
          _CSV, "METRICS_HEADER"),
     _csv("_runs.csv", "every run of the sweep", _runs_csv, _CSV, "RUNS_HEADER"),
-    _csv("_events.csv", "the example histories (replay them: `backoff-sim replay FILE`), each client\n"
-         "event with its call's id (call, -1: none); with [[simulation.tiers]] a last column, tier", _events_csv,
-         _CSV, "EVENTS_HEADER"),
+    Output("_events.csv", "the example histories (replay them: `backoff-sim replay FILE`), each client\n"
+           "event with its call's id (call, -1: none); with [[simulation.tiers]] a last column, tier", _events_file,
+           columns=_header(_CSV, "EVENTS_HEADER"), text=_events_csv),
     Output(PROVENANCE_SUFFIX, "what made the set: version, seed, config file and its SHA-256, the\n"
            "command line, and a command that writes it again", _provenance_json),
     Output("_timeseries.png", "offered, retries, accepted, goodput, every failure (timed out, rejected\n"
@@ -194,10 +213,12 @@ OUTPUTS: tuple[Output, ...] = (
 )
 
 
-def outputs_for(spec: SimulationSpec) -> tuple[Output, ...]:
-    """The outputs that apply to a simulation, in writing order."""
+def outputs_for(spec: SimulationSpec, events: str = DEFAULT_EVENTS) -> tuple[Output, ...]:
+    """The outputs that apply to a simulation, in writing order (``events``: ``none`` leaves
+    out the events file)."""
     return tuple(o for o in OUTPUTS if o.applies(spec.caps) and (bool(spec.tiers) or not o.tiered)
-                 and (spec.fleet is not None or not o.fleet))
+                 and (spec.fleet is not None or not o.fleet)
+                 and (events != "none" or o.suffix != EVENTS_SUFFIX))
 
 
 def help_lines(needs: str | None) -> str:

@@ -80,12 +80,15 @@ def history_table(history: History, title: str | None = None, palette: Palette |
     return table
 
 
-def more_events_note(total: int, shown: int, events_file: str,
+def more_events_note(total: int, shown: int, events_file: str | None,
                      time_unit: str = DEFAULT_TIME_UNIT) -> str | None:
     """Where the events a head of ``shown`` out of ``total`` left out are; None if none were.
-    An events file does not record its time unit: the replay command names it unless ms."""
+    An events file does not record its time unit: the replay command names it unless ms.
+    ``events_file`` None: none was written (``--events none``)."""
     if shown >= total:
         return None
+    if events_file is None:
+        return f"… {total - shown:,} more events (no events file with --events none)"
     option = f" --time-unit {time_unit}" if time_unit != DEFAULT_TIME_UNIT else ""
     return (f"… {total - shown:,} more events; browse them with: "
             f"backoff-sim replay{option} {events_file}")

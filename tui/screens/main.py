@@ -20,6 +20,7 @@ from textual.widgets import DataTable, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from sim import SweepResult, UserError
+from sim.exploration.cache import cached_note
 
 from ..keys import MAIN_VIEW
 from ..widgets.footer import FittedFooter
@@ -311,18 +312,25 @@ class MainScreen(Screen):
         self.set_class(bool(note), "-noted")
         self.query_one(ChartStack).set_only_requests(bool(note))
 
-    def start_sweep(self, key: SweepKey) -> None:
+    def start_sweep(self, key: SweepKey, fresh: bool = False) -> None:
         self.query_one("#progress-label", Label).update(f"sweeping {key[0]} ")
         self.query_one(ProgressBar).update(total=None, progress=0)
         self.add_class("-sweeping")
         source = self.app.source
         assert isinstance(source, ConfigSource)
-        self.sweeps.started(self.sweep(key, source), key)
+        self.sweeps.started(self.sweep(key, source, fresh), key)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sweep")
-    def sweep(self, key: SweepKey, source: ConfigSource) -> tuple[SweepKey, SweepResult]:
-        """Every strategy × client count × repetition of one simulation, on worker processes."""
+    def sweep(self, key: SweepKey, source: ConfigSource, fresh: bool = False) -> tuple[SweepKey, SweepResult]:
+        """Every strategy × client count × repetition of one simulation, on worker processes;
+        read back from the cache when ``run`` or an earlier launch did it (unless ``fresh``: w)."""
         worker = get_current_worker()
+        hit = None if fresh else source.cached_sweep(key[0])
+        if hit is not None:
+            result, created = hit
+            self.app.call_from_thread(self.notify, f"{key[0]}: {cached_note(created)} (or press w)",
+                                      timeout=8, markup=False)
+            return key, result
 
         def progress(done: int, total: int) -> None:
             self.post_message(SweepProgress(key, done, total))
@@ -361,7 +369,7 @@ class MainScreen(Screen):
             return
         key = self._sweep_key(selection)
         self.sweeps.forget(key)
-        self.start_sweep(key)
+        self.start_sweep(key, fresh=True)  # simulated again, not read back from the cache
         self._show_sweep(selection)
 
     # --- tune -----------------------------------------------------------------------------
@@ -786,7 +794,8 @@ class MainScreen(Screen):
             self.post_message(ExportProgress(done, total, path.name))
 
         return export_view(out_dir, selection, data.history, result, svg, palette_for(theme),
-                           progress, data.tiers.layout if data.tiers is not None else None)
+                           progress, data.tiers.layout if data.tiers is not None else None,
+                           events=self.app.export_events)
 
     def on_export_progress(self, message: ExportProgress) -> None:
         self.query_one("#export-label", Label).update(

@@ -10,11 +10,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 
 from sim.analysis.replay import present_codes
 from sim.runs.sweep import Progress, ShouldStop, SweepResult, run_sweeps
 from sim.core.history import History
+from sim.exploration.cache import SweepCache
 from sim.exploration.plan import ExplorePlan
 from sim.exploration.tune_plan import TunePlan
 from sim.models import recorded_capabilities
@@ -149,14 +151,19 @@ class ConfigSource(Source):
 
     def __init__(self, config: Config, explores: Mapping[str, ExplorePlan] | None = None,
                  variants: Mapping[str, str] | None = None,
-                 tunes: Mapping[str, TunePlan] | None = None) -> None:
+                 tunes: Mapping[str, TunePlan] | None = None,
+                 cache: SweepCache | None = None) -> None:
         self.config = config
         self.explores = dict(explores or {})
         self.variants = dict(variants or {})
         self.tunes = dict(tunes or {})
+        # Finished sweeps on disk, shared with ``backoff-sim run`` (none unless given: the
+        # launcher gives the user's, ``SweepCache.default``).
+        self.cache = cache if cache is not None else SweepCache(None)
 
     def _with_config(self, config: Config, variants: Mapping[str, str] | None = None) -> ConfigSource:
-        return ConfigSource(config, self.explores, self.variants if variants is None else variants, self.tunes)
+        return ConfigSource(config, self.explores, self.variants if variants is None else variants, self.tunes,
+                            self.cache)
 
     def with_seed(self, seed: int) -> ConfigSource:
         """The same config re-seeded (the seed dialog), so every run and sweep is redone."""
@@ -239,11 +246,19 @@ class ConfigSource(Source):
     def time_unit(self, simulation: str) -> str:
         return self.spec(simulation).time_unit
 
+    def cached_sweep(self, simulation: str) -> tuple[SweepResult, datetime] | None:
+        """The simulation's sweep as ``backoff-sim run`` or an earlier launch cached it, with
+        when it was cached; None when it has to be simulated (blocking: reads a file)."""
+        return self.cache.get(self.spec(simulation))
+
     def sweep(self, simulation: str, *, workers: int | None, progress: Progress | None = None,
               should_stop: ShouldStop | None = None) -> SweepResult:
-        """Every strategy × client count × repetition of one simulation (blocking)."""
-        return run_sweeps([self.spec(simulation)], workers=workers, progress=progress,
-                          should_stop=should_stop)[0]
+        """Every strategy × client count × repetition of one simulation (blocking), with the
+        example runs the export writes (as ``run`` records them: the same cache entry); cached."""
+        result = run_sweeps([self.spec(simulation)], workers=workers, progress=progress,
+                            should_stop=should_stop, record=True)[0]
+        self.cache.put(result)
+        return result
 
 
 RunCoordinates = tuple[str, str, int, int]
