@@ -10,8 +10,8 @@ from typing import Any
 
 from sim.vocabulary.errors import ConfigError, UserError
 
-DEFAULT_WORKERS = 8
-DEFAULT_SERVICE_TIME = 10.0  # ms: 8 workers serve 0.8 calls/ms
+DEFAULT_WORKERS = 4
+DEFAULT_SERVICE_TIME = 20.0  # ms: 4 workers serve 0.2 calls/ms (a check of ~200 runs in about a minute)
 DEFAULT_LOAD = 0.7  # busy enough for an incident to matter, with room to recover
 DEFAULT_CLIENTS = 20  # open sources: each holds its own policy state (a client library instance)
 NETWORK = {"network_mu": 1.0, "network_sigma": 0.2}  # ms, as the examples' services

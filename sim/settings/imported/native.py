@@ -89,11 +89,9 @@ def _knob(file: str, where: str, raw: Any, entry: dict[str, Any], attempts: int)
     return Knob(raw["path"], str(raw.get("label", raw["path"])), tuple(raw["values"]))
 
 
-def entry_attempts(entry: dict[str, Any], where: str) -> int:
-    """The most attempts a strategy entry makes per call: the least attempt limit of its chain
-    (the strategy's ``max_attempts``, a preset's, a ``MaxAttempts`` policy). The entry is
-    validated as a config validates it; a mistake is one line naming ``where``."""
-    from sim.policies.limits import MaxAttempts
+def entry_chain(entry: dict[str, Any], where: str):
+    """A strategy entry's chain (``sim.policies.chain.ChainSpec``), validated as a config
+    validates it; a mistake is one line naming ``where``."""
     from sim.settings.config import parse_config
 
     block = {"title": "layer", "clients": [1], "repeat": 1, "network_mu": 1.0, "network_sigma": 0.0,
@@ -102,10 +100,19 @@ def entry_attempts(entry: dict[str, Any], where: str) -> int:
     try:
         spec = parse_config({"simulation": [block]}, where).simulations[0]
     except ConfigError as exc:
-        raise ConfigError(exc.message.splitlines()[0], file=where,
-                          key=None if exc.key is None else exc.key.removeprefix("strategies[0]."),
-                          hint=exc.hint) from None
-    limits = [p.max_attempts for p in spec.strategies[0].chain.ordered() if isinstance(p, MaxAttempts)]
+        first = exc.errors[0] if hasattr(exc, "errors") else exc
+        raise ConfigError(first.message, file=where,
+                          key=None if first.key is None else first.key.removeprefix("strategies[0]."),
+                          hint=first.hint) from None
+    return spec.strategies[0].chain
+
+
+def entry_attempts(entry: dict[str, Any], where: str) -> int:
+    """The most attempts a strategy entry makes per call: the least attempt limit of its chain
+    (the strategy's ``max_attempts``, a preset's, a ``MaxAttempts`` policy)."""
+    from sim.policies.limits import MaxAttempts
+
+    limits = [p.max_attempts for p in entry_chain(entry, where).ordered() if isinstance(p, MaxAttempts)]
     if not limits:
         raise ConfigError("sets no attempt limit, so its worst case has no bound", file=where,
                           hint="add max_attempts (attempts in all, the first included)")
