@@ -1,5 +1,6 @@
 """The files a check writes into ``--out``, each atomically (``sim.export.atomic``):
-``check_layers.csv``, ``check_incidents.csv`` and ``check_range.csv``, numbers as every CSV of
+``check_layers.csv``, ``check_incidents.csv``, ``check_range.csv`` and the config they came
+from, ``check_config.toml``; numbers as every CSV of
 the project writes them (``sim.export.csv_files.format_float``)."""
 
 from __future__ import annotations
@@ -7,9 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from sim.check.outcome import CheckResult
+from sim.check.plan import Plan
 from sim.export.csv_files import csv_text, format_float
 
 LAYERS_FILE, INCIDENTS_FILE, RANGE_FILE = "check_layers.csv", "check_incidents.csv", "check_range.csv"
+CONFIG_FILE = "check_config.toml"  # the battery as a config: `backoff-sim run` it, or open it in the app
+CONFIG_COMMENT = """The config backoff-sim check built: the incident battery under the settings as given and
+each alternative, one simulation per (settings, incident). `backoff-sim run` on it gives the
+check's verdicts (same titles, same seed); `backoff-sim` on it opens them in the app."""
 LAYERS_HEADER = ("layer", "source", "attempts", "retries", "amplification", "amplification_simulated")
 INCIDENTS_HEADER = ("settings", "incident", "recovered_runs", "runs", "recovery_time_median", "extra_load",
                     "p99", "goodput_lost")
@@ -44,10 +50,27 @@ def range_csv(result: CheckResult) -> str:
     return csv_text(RANGE_HEADER, rows)
 
 
-def write_files(result: CheckResult, out: Path) -> list[Path]:
-    """The three CSVs, each written whole or not at all; the paths written."""
+def config_text(plan: Plan) -> str:
+    """The comparison config (``check_config.toml``) as TOML text."""
+    from sim.check.plan import comparison_data
+    from sim.check.toml_text import document
+
+    return document(comparison_data(plan), CONFIG_COMMENT)
+
+
+def write_config(plan: Plan, out: Path) -> Path:
     from sim.export.atomic import atomic_write_text, ensure_output_dir
 
     ensure_output_dir(out)
-    texts = {LAYERS_FILE: layers_csv(result), INCIDENTS_FILE: incidents_csv(result), RANGE_FILE: range_csv(result)}
+    return atomic_write_text(out / CONFIG_FILE, config_text(plan))
+
+
+def write_files(result: CheckResult, plan: Plan, out: Path) -> list[Path]:
+    """The three CSVs and the config they came from, each written whole or not at all; the
+    paths written."""
+    from sim.export.atomic import atomic_write_text, ensure_output_dir
+
+    ensure_output_dir(out)
+    texts = {LAYERS_FILE: layers_csv(result), INCIDENTS_FILE: incidents_csv(result), RANGE_FILE: range_csv(result),
+             CONFIG_FILE: config_text(plan)}
     return [atomic_write_text(out / name, text) for name, text in texts.items()]

@@ -2,7 +2,9 @@
 under the settings and each alternative, and the battery at each value of the main knob.
 
 Blocks that would run the same simulation (a knob value equal to the settings as given, an
-alternative equal to a knob value) run once: each block is keyed by its content, not its title.
+alternative equal to a knob value) run once: each block is keyed by its content, not its title
+nor its strategy's label. Titles key the runs' random streams (``sim.core.streams``), so the
+first title of a content is the one that runs, wherever the block appears.
 """
 
 from __future__ import annotations
@@ -69,7 +71,9 @@ class Plan:
 
     def add(self, title: str, block: dict[str, Any]) -> str:
         """The title that runs ``block``: ``title``, or an earlier block's of the same content."""
-        key = json.dumps({k: v for k, v in block.items() if k != "title"}, sort_keys=True)
+        key = json.dumps({k: v for k, v in block.items() if k != "title"}
+                         | {"strategies": [{k: v for k, v in e.items() if k != "name"} for e in block["strategies"]]},
+                         sort_keys=True)
         if key in self._by_content:
             return self._by_content[key]
         block = {**block, "title": title}

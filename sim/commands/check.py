@@ -30,6 +30,7 @@ the main knob; ends with a verdict. Files written into --out:
   check_incidents.csv  settings,incident,recovered_runs,runs,recovery_time_median,extra_load,
                        p99,goodput_lost (times in ms; extra_load and goodput_lost as fractions)
   check_range.csv      the knob's values and whether each recovered from every incident
+  check_config.toml    the battery as a config: `backoff-sim run` it to see every run's files
 """
 
 CHECK_EPILOG = """\
@@ -176,7 +177,7 @@ def _check(args: argparse.Namespace) -> int:
                                 interval=progress_lines.PROGRESS_SECONDS) as display:
         result = run_check(plan, layers, args.repetitions, workers=workers,
                            progress=display.reporter("checking"), force=args.force, battery=battery_of(args))
-    written = write_files(result, args.out)
+    written = write_files(result, plan, args.out)
     if args.quiet:
         for path in written:
             print_plain(out, str(path))
@@ -186,3 +187,18 @@ def _check(args: argparse.Namespace) -> int:
     print_plain(out, f"\nwrote {len(written)} files to {args.out.resolve()}: "
                      f"{', '.join(p.name for p in written)}")
     return EXIT_OK
+
+
+def app_config(argv: list[str]) -> tuple[Path, Path]:
+    """For ``backoff-sim check ... --app``: the comparison config written into --out (the
+    battery under every arrangement, ``check_config.toml``) and --out, for the app to open as
+    it opens any config. Raises UserError (one line) for a mistake; argparse's exit for the
+    arguments'."""
+    from sim.check.files import write_config
+    from sim.commands.cli import build_parser
+
+    args = build_parser().parse_args(["check", *argv])
+    if args.explain:
+        raise UserError("--explain prints the settings' TOML; --app opens the comparison: give one")
+    _, _, plan = prepared(args)
+    return write_config(plan, args.out), args.out

@@ -9,7 +9,7 @@ A file of ``[[layer]]`` tables, one per layer the calls pass through, each with
 - ``timeout`` (optional): the per-attempt timeout in ms;
 - ``knob`` (optional): ``{ path = "max_attempts", values = [1, 2, 3, 4] }``, the setting a check
   sweeps (a key of ``strategy``, dotted for a nested one); by default the attempt limit
-  (``max_attempts``, or a preset's ``num_retries``).
+  (``max_attempts``, or a preset's ``num_retries``); ``knob = false``: none.
 
 A layer's attempts are its strategy's attempt limit (``max_attempts``, a preset's, or a
 ``MaxAttempts`` policy): a strategy without one is refused, as its worst case has no bound.
@@ -77,6 +77,8 @@ def _layer(file: str, i: int, table: dict[str, Any]) -> Layer:
 
 
 def _knob(file: str, where: str, raw: Any, entry: dict[str, Any], attempts: int) -> Knob | None:
+    if raw is False:  # no knob: the check sweeps nothing of this layer
+        return None
     if raw is None:  # the attempt limit, from none to two more than now
         if "max_attempts" in entry:
             return Knob("max_attempts", "max_attempts", tuple(range(1, attempts + 3)))

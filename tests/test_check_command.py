@@ -1,0 +1,185 @@
+"""``backoff-sim check``: the printed worst case, the CSVs' exact headers and rows, the battery's
+verdicts equal to running its config by hand, determinism, ``--explain``, ``--app`` and one-line
+mistakes (issue 36). Small services, one or two incidents, one or two repetitions."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sim.commands.cli import main
+from sim.check.files import INCIDENTS_HEADER, LAYERS_HEADER, RANGE_HEADER
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "settings" / "layers.toml"
+SMALL = ["--workers", "2", "--service-time", "20", "--load", "0.5"]  # 0.05 calls/ms
+
+
+def _layers(tmp_path: Path, knob: bool = False) -> list[Path]:
+    """A resilience4j-like app (3 attempts, 500 ms apart) and an Envoy sidecar (num_retries 2),
+    in files of their own; without a knob unless asked (the range is its own test)."""
+    off = "" if knob else "knob = false\n"
+    app = tmp_path / "app.toml"
+    app.write_text('[[layer]]\nname = "app"\nstrategy = { type = "Constant", constant = 500.0, max_attempts = 3 }\n'
+                   'timeout = 1000.0\n' + off)
+    sidecar = tmp_path / "sidecar.toml"
+    sidecar.write_text('[[layer]]\nname = "sidecar"\nstrategy = { preset = "envoy", num_retries = 2 }\n'
+                       'timeout = 250.0\n' + off)
+    return [app, sidecar]
+
+
+def _rows(path: Path) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(path.read_text())))
+
+
+def _check(tmp_path, capsys, *extra: str, settings=None, out: str = "out") -> tuple[int, str, Path]:
+    settings = _layers(tmp_path) if settings is None else settings
+    status = main(["check", *map(str, settings), *SMALL, "--out", str(tmp_path / out), "--processes", "1",
+                   *extra])
+    return status, capsys.readouterr().out, tmp_path / out
+
+
+def test_nine_attempts_printed_simulated_and_written(tmp_path, capsys):
+    status, printed, out = _check(tmp_path, capsys, "--incidents", "outage_10s", "--repetitions", "1")
+    assert status == 0
+    assert "3 attempts (2 retries)" in printed
+    assert "Worst-case amplification at the service: 9 attempts per call (3 × 3); " \
+           "simulated under total failure: 9 (as computed)" in printed
+    app, sidecar = _layers(tmp_path)
+    assert _rows(out / "check_layers.csv") == [
+        list(LAYERS_HEADER),
+        ["app", str(app), "3", "2", "3", "3.0"],
+        ["sidecar", str(sidecar), "3", "2", "9", "9.0"],
+        ["total", "", "9", "8", "9", "9.0"],
+    ]
+    assert LAYERS_HEADER == ("layer", "source", "attempts", "retries", "amplification", "amplification_simulated")
+    lines = printed.strip().splitlines()
+    assert lines[-3].startswith("Your settings ")  # the verdict, then where the files went
+
+
+def test_incidents_csv_has_a_row_per_settings_and_incident(tmp_path, capsys):
+    status, printed, out = _check(tmp_path, capsys, "--incidents", "outage_10s,capacity_half_10s",
+                                  "--repetitions", "1")
+    assert status == 0
+    rows = _rows(out / "check_incidents.csv")
+    assert rows[0] == list(INCIDENTS_HEADER) == ["settings", "incident", "recovered_runs", "runs",
+                                                 "recovery_time_median", "extra_load", "p99", "goodput_lost"]
+    # The sidecar holds Envoy's budget (no budget added); fewer attempts and jitter apply to the
+    # app (3 attempts, a fixed 500 ms); no decorator order, no fleet.
+    settings = ["as_given", "fewer_attempts", "jitter"]
+    assert [(r[0], r[1]) for r in rows[1:]] == [(s, i) for s in settings for i in ("capacity_half_10s", "outage_10s")]
+    for r in rows[1:]:
+        assert r[3] in ("", "1") and float(r[5]) >= 0 and 0 <= float(r[7]) <= 1
+    assert "Skipped alternative retry_budget: sidecar already holds its retries" in printed
+    assert "Skipped alternative retry_other_host: the service is one host" in printed
+    assert _rows(out / "check_range.csv") == [list(RANGE_HEADER)]  # no knob: no range
+
+
+def test_the_battery_agrees_with_running_its_config_by_hand(tmp_path, capsys):
+    # check_config.toml is the battery as a config; `sim.run` on it must give the same recovery
+    # verdicts and figures the check wrote (same titles, same seed: the same runs).
+    import sim
+    from sim.analysis.check import IncidentFigures
+    from sim.check.files import format_float
+
+    status, _, out = _check(tmp_path, capsys, "--incidents", "outage_10s,errors_20pct_60s", "--repetitions", "2")
+    assert status == 0
+    by_hand = sim.run(out / "check_config.toml", workers=1)
+    rows = {(r[0], r[1]): r for r in _rows(out / "check_incidents.csv")[1:]}
+    assert len(by_hand) == len(rows)
+    for result in by_hand:
+        settings, incident = result.spec.title.split("__")
+        row = rows[(settings, incident)]
+        recovery = result.recovery(0, 0)
+        figures = IncidentFigures.of(result._open(0, 0))
+        assert row[2:5] == (["", "", ""] if recovery is None else
+                            [str(recovery.recovered), str(recovery.runs), format_float(recovery.median)])
+        assert row[5:] == [format_float(figures.extra_load), format_float(figures.p99),
+                           format_float(figures.goodput_lost)]
+
+
+def test_the_knob_range_and_determinism(tmp_path, capsys):
+    # The app's max_attempts from 1 to 5 against one incident; the same check on two processes
+    # writes the same bytes (runs depend on the seed and their coordinates, never the pool).
+    app = tmp_path / "app.toml"
+    app.write_text('[[layer]]\nname = "app"\nstrategy = { type = "Constant", constant = 0.0, max_attempts = 3 }\n'
+                   'timeout = 1000.0\n')
+    args = ("--incidents", "errors_20pct_60s", "--repetitions", "1")
+    status, printed, one = _check(tmp_path, capsys, *args, settings=[app], out="one")
+    assert status == 0
+    rows = _rows(one / "check_range.csv")
+    assert rows[0] == list(RANGE_HEADER)
+    assert [(r[0], r[1], r[2]) for r in rows[1:]] == [("app", "max_attempts", str(v)) for v in range(1, 6)]
+    good = [r[2] for r in rows[1:] if r[3] == "true"]
+    assert all(r[3] == ("true" if r[4] == r[5] == "1" else "false") for r in rows[1:])
+    assert "Range of max_attempts (app):" in printed
+    status = main(["check", str(app), *SMALL, "--out", str(tmp_path / "two"), "--processes", "2", *args])
+    assert status == 0
+    for name in ("check_layers.csv", "check_incidents.csv", "check_range.csv", "check_config.toml"):
+        assert (one / name).read_bytes() == (tmp_path / "two" / name).read_bytes(), name
+    assert good == [r[2] for r in _rows(tmp_path / "two" / "check_range.csv")[1:] if r[3] == "true"]
+
+
+def test_explain_prints_the_settings_toml_and_exits(tmp_path, capsys):
+    import tomllib
+
+    status = main(["check", str(EXAMPLE), "--explain", "--out", str(tmp_path / "none")])
+    printed = capsys.readouterr().out
+    assert status == 0
+    data = tomllib.loads(printed)
+    assert [layer["name"] for layer in data["layer"]] == ["app", "sidecar"]
+    assert "# sidecar: 3 attempts (2 retries)" in printed
+    assert not (tmp_path / "none").exists()  # nothing run, nothing written
+
+
+def test_app_writes_the_comparison_config_and_opens_the_app_on_it(tmp_path, capsys):
+    # Under pytest there is no terminal: the app refuses in one line, after the config it would
+    # open is in place.
+    from tui.main import main as app_main
+
+    status = app_main(["check", *map(str, _layers(tmp_path)), *SMALL, "--incidents", "outage_10s",
+                       "--out", str(tmp_path / "app"), "--app"])
+    err = capsys.readouterr().err
+    assert status == 2 and "needs a terminal" in err
+    import tomllib
+
+    titles = [s["title"] for s in tomllib.loads((tmp_path / "app" / "check_config.toml").read_text())["simulation"]]
+    assert titles == ["as_given__outage_10s", "fewer_attempts__outage_10s", "jitter__outage_10s"]
+
+
+def _cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    import os
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "sim", "check", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=120, env=env)
+
+
+@pytest.mark.parametrize("args, words", [
+    (["missing.toml"], "missing.toml: no such file"),
+    (["{app}", "--service", "{service}", "--workers", "4"], "--service gives the service: drop --workers"),
+    (["{app}", "--load", "-1"], "--load"),
+    (["{app}", "--incidents", "outage_5s"], "unknown incident 'outage_5s'"),
+    (["{app}", "--service", "{bad_service}"], "key 'workerz'"),
+    (["{bad_layer}"], "key 'layer[0].retries'"),
+])
+def test_a_mistake_is_one_line_and_status_2(tmp_path, args, words):
+    app = _layers(tmp_path)[0]
+    service = tmp_path / "service.toml"
+    service.write_text('control = "PoolServer"\nworkers = 2\nservice_time = 20.0\n')
+    bad_service = tmp_path / "bad_service.toml"
+    bad_service.write_text('control = "PoolServer"\nworkerz = 2\nservice_time = 20.0\n')
+    bad_layer = tmp_path / "bad_layer.toml"
+    bad_layer.write_text('[[layer]]\nname = "a"\nretries = 3\n')
+    names = {"app": app, "service": service, "bad_service": bad_service, "bad_layer": bad_layer}
+    done = _cli([a.format(**names) for a in args] + ["--out", str(tmp_path / "out")], tmp_path)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0] and "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists()  # refused before any work, nothing written
