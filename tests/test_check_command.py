@@ -45,8 +45,9 @@ def _check(tmp_path, capsys, *extra: str, settings=None, out: str = "out") -> tu
     return status, capsys.readouterr().out, tmp_path / out
 
 
-def test_nine_attempts_printed_simulated_and_written(tmp_path, capsys):
-    status, printed, out = _check(tmp_path, capsys, "--incidents", "outage_10s", "--repetitions", "1")
+def test_nine_attempts_printed_simulated_and_written_and_a_row_per_settings_and_incident(tmp_path, capsys):
+    status, printed, out = _check(tmp_path, capsys, "--incidents", "outage_10s,capacity_half_10s",
+                                  "--repetitions", "1")
     assert status == 0
     assert "3 attempts (2 retries)" in printed
     assert "Worst-case amplification at the service: 9 attempts per call (3 × 3); " \
@@ -61,12 +62,6 @@ def test_nine_attempts_printed_simulated_and_written(tmp_path, capsys):
     assert LAYERS_HEADER == ("layer", "source", "attempts", "retries", "amplification", "amplification_simulated")
     lines = printed.strip().splitlines()
     assert lines[-3].startswith("Your settings ")  # the verdict, then where the files went
-
-
-def test_incidents_csv_has_a_row_per_settings_and_incident(tmp_path, capsys):
-    status, printed, out = _check(tmp_path, capsys, "--incidents", "outage_10s,capacity_half_10s",
-                                  "--repetitions", "1")
-    assert status == 0
     rows = _rows(out / "check_incidents.csv")
     assert rows[0] == list(INCIDENTS_HEADER) == ["settings", "incident", "recovered_runs", "runs",
                                                  "recovery_time_median", "extra_load", "p99", "goodput_lost"]
@@ -81,14 +76,19 @@ def test_incidents_csv_has_a_row_per_settings_and_incident(tmp_path, capsys):
     assert _rows(out / "check_range.csv") == [list(RANGE_HEADER)]  # no knob: no range
 
 
-def test_the_battery_agrees_with_running_its_config_by_hand(tmp_path, capsys):
+@pytest.mark.parametrize("incidents, repetitions", [
+    ("capacity_half_10s", "2"),
+    # More incidents and runs: the same agreement; the default case keeps the path (slow: ~1 min).
+    pytest.param("outage_10s,errors_20pct_60s", "3", marks=pytest.mark.slow),
+])
+def test_the_battery_agrees_with_running_its_config_by_hand(tmp_path, capsys, incidents, repetitions):
     # check_config.toml is the battery as a config; `sim.run` on it must give the same recovery
     # verdicts and figures the check wrote (same titles, same seed: the same runs).
     import sim
     from sim.analysis.check import IncidentFigures
     from sim.check.files import format_float
 
-    status, _, out = _check(tmp_path, capsys, "--incidents", "outage_10s,errors_20pct_60s", "--repetitions", "2")
+    status, _, out = _check(tmp_path, capsys, "--incidents", incidents, "--repetitions", repetitions)
     assert status == 0
     by_hand = sim.run(out / "check_config.toml", workers=1)
     rows = {(r[0], r[1]): r for r in _rows(out / "check_incidents.csv")[1:]}
@@ -118,7 +118,7 @@ def test_the_knob_range_and_determinism(tmp_path, capsys):
     assert [(r[0], r[1], r[2]) for r in rows[1:]] == [("app", "max_attempts", str(v)) for v in range(1, 6)]
     good = [r[2] for r in rows[1:] if r[3] == "true"]
     assert all(r[3] == ("true" if r[4] == r[5] == "1" else "false") for r in rows[1:])
-    assert "Range of max_attempts (app):" in printed
+    assert "Range of max_attempts (app, 1 run per value and incident):" in printed
     status = main(["check", str(app), *SMALL, "--out", str(tmp_path / "two"), "--processes", "2", *args])
     assert status == 0
     for name in ("check_layers.csv", "check_incidents.csv", "check_range.csv", "check_config.toml"):
@@ -161,25 +161,45 @@ def _cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
                           text=True, timeout=120, env=env)
 
 
-@pytest.mark.parametrize("args, words", [
+MISTAKES = [
     (["missing.toml"], "missing.toml: no such file"),
     (["{app}", "--service", "{service}", "--workers", "4"], "--service gives the service: drop --workers"),
     (["{app}", "--load", "-1"], "--load"),
     (["{app}", "--incidents", "outage_5s"], "unknown incident 'outage_5s'"),
     (["{app}", "--service", "{bad_service}"], "key 'workerz'"),
     (["{bad_layer}"], "key 'layer[0].retries'"),
-])
-def test_a_mistake_is_one_line_and_status_2(tmp_path, args, words):
-    app = _layers(tmp_path)[0]
+]
+
+
+def _mistake_files(tmp_path: Path) -> dict[str, Path]:
     service = tmp_path / "service.toml"
     service.write_text('control = "PoolServer"\nworkers = 2\nservice_time = 20.0\n')
     bad_service = tmp_path / "bad_service.toml"
     bad_service.write_text('control = "PoolServer"\nworkerz = 2\nservice_time = 20.0\n')
     bad_layer = tmp_path / "bad_layer.toml"
     bad_layer.write_text('[[layer]]\nname = "a"\nretries = 3\n')
-    names = {"app": app, "service": service, "bad_service": bad_service, "bad_layer": bad_layer}
+    return {"app": _layers(tmp_path)[0], "service": service, "bad_service": bad_service, "bad_layer": bad_layer}
+
+
+@pytest.mark.parametrize("args, words", MISTAKES)
+def test_a_mistake_is_one_line_and_status_2(tmp_path, capsys, args, words):
+    names = _mistake_files(tmp_path)
+    try:
+        status = main(["check", *[a.format(**names) for a in args], "--out", str(tmp_path / "out")])
+    except SystemExit as exc:  # argparse's own mistakes
+        status = exc.code
+    err = capsys.readouterr().err
+    assert status == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0] and "Traceback" not in err
+    assert not (tmp_path / "out").exists()  # refused before any work, nothing written
+
+
+@pytest.mark.parametrize("case", [0, pytest.param(4, marks=pytest.mark.slow)])  # each start costs seconds
+def test_a_mistake_through_the_interpreter_is_one_line_and_status_2(tmp_path, case):
+    args, words = MISTAKES[case]
+    names = _mistake_files(tmp_path)
     done = _cli([a.format(**names) for a in args] + ["--out", str(tmp_path / "out")], tmp_path)
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and words in lines[0] and "Traceback" not in done.stderr
-    assert not (tmp_path / "out").exists()  # refused before any work, nothing written

@@ -218,13 +218,15 @@ def _check_app(argv: list[str]) -> int:
     """``backoff-sim check SETTINGS... --app``: the check's comparison config (the battery under
     each arrangement, written into --out as check_config.toml), opened as any config is."""
     from sim.commands.check import app_config
+    from sim.commands.cli import build_parser
     from sim.vocabulary.errors import UserError
 
+    args = build_parser().parse_args(["check", *argv])
     try:
-        config, out = app_config(argv)
+        config = app_config(args)
     except UserError as exc:
         return _fail(*exc.lines())
-    return main([str(config), "--out", str(out)])
+    return main([str(config), "--out", str(args.out)])
 
 
 def _explore_app(argv: list[str]) -> int:

@@ -64,6 +64,7 @@ class CheckResult:
     range: tuple[RangeRow, ...]
     repetitions: int
     runs: int
+    range_repetitions: int = 0
 
     def rows_of(self, settings: str) -> list[IncidentRow]:
         return [row for row in self.incidents if row.settings == settings]
@@ -86,7 +87,7 @@ def layer_rows(layers: Sequence[Layer], failure) -> tuple[LayerRow, ...]:
 
 
 def assemble(plan: Plan, layers: Sequence[Layer], results: Sequence, repetitions: int,
-             battery: Sequence[Incident] = BATTERY) -> CheckResult:
+             battery: Sequence[Incident] = BATTERY, range_repetitions: int = 0) -> CheckResult:
     """The answers, from the sweep of ``plan.config_data`` (``results`` in its block order)."""
     by_title = {r.spec.title: r for r in results}
     cells = {title: _cell(r) for title, r in by_title.items() if title != plan.failure}
@@ -103,7 +104,7 @@ def assemble(plan: Plan, layers: Sequence[Layer], results: Sequence, repetitions
     runs = sum(r.spec.repeat for r in results)
     return CheckResult(layer_rows(layers, by_title[plan.failure]), rows,
                        {s.name: s.change for s in plan.settings}, tuple(plan.skipped), knob,
-                       tuple(ranges), repetitions, runs)
+                       tuple(ranges), repetitions, runs, range_repetitions)
 
 
 def counts_text(row: LayerRow) -> str:
@@ -133,12 +134,14 @@ def verdict(result: CheckResult) -> str:
     else:
         shown = ", ".join(failed[:3]) + (f" and {len(failed) - 3} more" if len(failed) > 3 else "")
         head = f"Your settings do not survive {len(failed)} of {len(given)} incidents ({shown})"
-    better = [name for name in result.changes if name != "as_given"
-              and sum(r.recovered_every_run is True for r in result.rows_of(name))
-              > sum(r.recovered_every_run is True for r in given)]
+    def survived(name: str) -> int:
+        return sum(r.recovered_every_run is True for r in result.rows_of(name))
+
+    better = sorted((name for name in result.changes if name != "as_given" and survived(name) > survived("as_given")),
+                    key=lambda name: -survived(name))  # the best first; ties in the alternatives' order
     tail = f"; worst case {total} attempts per call at the service"
     if failed and better:
-        tail += f"; {result.changes[better[0]]} recovers from more"
+        tail += (f"; with {result.changes[better[0]]} it survives {survived(better[0])} of {len(given)}")
     if result.knob is not None:
         good = result.recovering_values
         label = result.knob[1]
@@ -149,14 +152,14 @@ def verdict(result: CheckResult) -> str:
 
 def run_check(plan: Plan, layers: Sequence[Layer], repetitions: int, *, workers: int | None = None,
               progress: Callable[[int, int], None] | None = None, force: bool = False,
-              battery: Sequence[Incident] = BATTERY) -> CheckResult:
+              battery: Sequence[Incident] = BATTERY, range_repetitions: int = 0) -> CheckResult:
     """Sweep the plan's config (checked as ``run`` checks one) and assemble the answers."""
     from sim.pipeline import prepare, sweep
     from sim.settings.config import parse_config
 
     config = prepare(parse_config(plan.config_data, "<check>"), workers=workers, force=force)
     results = sweep(config, workers=workers, progress=progress)
-    return assemble(plan, layers, results, repetitions, battery)
+    return assemble(plan, layers, results, repetitions, battery, range_repetitions)
 
 
 def finite(value: float) -> bool:

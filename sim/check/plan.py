@@ -21,7 +21,10 @@ from sim.check.service import Service
 from sim.check.variants import AS_GIVEN, alternatives
 from sim.settings.imported.layer import Knob, Layer
 
-DEFAULT_REPETITIONS = 3
+DEFAULT_REPETITIONS = 3  # runs per incident and arrangement: a verdict as "2/3 recovered"
+# Runs per incident at each value of the knob: the sweep is the coarse map (5 values x 8 incidents),
+# the battery the verdict; one run each keeps a default check near a minute on two cores.
+DEFAULT_RANGE_REPETITIONS = 1
 
 
 @dataclass(frozen=True)
@@ -87,7 +90,8 @@ class Plan:
 
 
 def make_plan(layers: Sequence[Layer], service: Service, *, repetitions: int = DEFAULT_REPETITIONS,
-              seed: int = 0, battery: Sequence[Incident] = BATTERY, knob: bool = True) -> Plan:
+              seed: int = 0, battery: Sequence[Incident] = BATTERY, knob: bool = True,
+              range_repetitions: int = DEFAULT_RANGE_REPETITIONS) -> Plan:
     """Every block of the check, deduplicated (see the module)."""
     plan = Plan()
     base = Settings(AS_GIVEN, "", tuple(layers))
@@ -95,9 +99,9 @@ def make_plan(layers: Sequence[Layer], service: Service, *, repetitions: int = D
     others, plan.skipped = alternatives(base, service)
     plan.settings = [base, *others]
 
-    def battery_of(settings: Settings, label: str) -> dict[str, str]:
+    def battery_of(settings: Settings, label: str, runs: int = repetitions) -> dict[str, str]:
         return {incident.name: plan.add(f"{label}__{incident.name}",
-                                        battery_block(settings, service, incident, repetitions, seed, ""))
+                                        battery_block(settings, service, incident, runs, seed, ""))
                 for incident in battery}
 
     for settings in plan.settings:
@@ -106,7 +110,7 @@ def make_plan(layers: Sequence[Layer], service: Service, *, repetitions: int = D
     plan.swept = main_knob(layers) if knob else None
     if plan.swept is not None:
         for v, value in enumerate(plan.swept.knob.values):
-            for name, title in battery_of(plan.swept.at(base, value), f"knob{v}").items():
+            for name, title in battery_of(plan.swept.at(base, value), f"knob{v}", range_repetitions).items():
                 plan.range_cells[(v, name)] = title
     return plan
 

@@ -65,7 +65,9 @@ def range_lines(result: CheckResult) -> list[str]:
     good = result.recovering_values
     words = (f"recovers from every incident at {', '.join(map(str, good))}" if good
              else "recovers from every incident at none of these values")
-    return [f"Range of {label} ({layer}): {marks}", f"  {words}."]
+    runs = result.range_repetitions
+    return [f"Range of {label} ({layer}, {runs} run{'s' if runs != 1 else ''} per value and incident): {marks}",
+            f"  {words}."]
 
 
 def report_lines(result: CheckResult, service: Service) -> list[str]:

@@ -78,7 +78,7 @@ def add_check_subparser(subparsers, int_at_least: Callable, seed_value: Callable
                         directory: Callable[[str], Path] = Path) -> argparse.ArgumentParser:
     """Register ``check`` on the top-level parser's subparsers (the CLI's argparse types, so
     every command words a mistake alike)."""
-    from sim.check.plan import DEFAULT_REPETITIONS
+    from sim.check.plan import DEFAULT_RANGE_REPETITIONS, DEFAULT_REPETITIONS
     from sim.check.service import DEFAULT_LOAD, DEFAULT_SERVICE_TIME, DEFAULT_WORKERS
 
     sub = subparsers.add_parser("check", help="check retry settings (app, SDK, sidecar) against a service",
@@ -102,6 +102,9 @@ def add_check_subparser(subparsers, int_at_least: Callable, seed_value: Callable
                      help="open the comparison (the battery under each arrangement) in the terminal app")
     sub.add_argument("--repetitions", metavar="N", type=int_at_least(1, 1000), default=DEFAULT_REPETITIONS,
                      help=f"runs per incident and arrangement (default: {DEFAULT_REPETITIONS})")
+    sub.add_argument("--range-repetitions", metavar="N", type=int_at_least(1, 1000),
+                     default=DEFAULT_RANGE_REPETITIONS,
+                     help=f"runs per incident at each value of the knob (default: {DEFAULT_RANGE_REPETITIONS})")
     sub.add_argument("--seed", metavar="S", type=seed_value, default=0, help="seed of every run (default: 0)")
     sub.add_argument("--processes", "-j", metavar="N", type=int_at_least(1, 4096), default=None,
                      help="worker processes for the runs (default: all cores); --workers is the service's")
@@ -138,7 +141,8 @@ def prepared(args: argparse.Namespace):
 
     layers = read_layers(args.settings)
     service = service_of(args)
-    plan = make_plan(layers, service, repetitions=args.repetitions, seed=args.seed, battery=battery_of(args))
+    plan = make_plan(layers, service, repetitions=args.repetitions, seed=args.seed, battery=battery_of(args),
+                     range_repetitions=args.range_repetitions)
     return layers, service, plan
 
 
@@ -176,7 +180,8 @@ def _check(args: argparse.Namespace) -> int:
     with progress_lines.Display(err, quiet=args.quiet, unit="runs",
                                 interval=progress_lines.PROGRESS_SECONDS) as display:
         result = run_check(plan, layers, args.repetitions, workers=workers,
-                           progress=display.reporter("checking"), force=args.force, battery=battery_of(args))
+                           progress=display.reporter("checking"), force=args.force, battery=battery_of(args),
+                           range_repetitions=args.range_repetitions)
     written = write_files(result, plan, args.out)
     if args.quiet:
         for path in written:
@@ -189,16 +194,13 @@ def _check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def app_config(argv: list[str]) -> tuple[Path, Path]:
-    """For ``backoff-sim check ... --app``: the comparison config written into --out (the
-    battery under every arrangement, ``check_config.toml``) and --out, for the app to open as
-    it opens any config. Raises UserError (one line) for a mistake; argparse's exit for the
-    arguments'."""
+def app_config(args: argparse.Namespace) -> Path:
+    """For ``backoff-sim check ... --app`` (``args`` parsed by the CLI's parser): the comparison
+    config written into --out (the battery under every arrangement, ``check_config.toml``), for
+    the app to open as it opens any config. Raises UserError (one line) for a mistake."""
     from sim.check.files import write_config
-    from sim.commands.cli import build_parser
 
-    args = build_parser().parse_args(["check", *argv])
     if args.explain:
         raise UserError("--explain prints the settings' TOML; --app opens the comparison: give one")
     _, _, plan = prepared(args)
-    return write_config(plan, args.out), args.out
+    return write_config(plan, args.out)
