@@ -46,8 +46,9 @@ def _check(tmp_path, capsys, *extra: str, settings=None, out: str = "out") -> tu
 
 
 def test_nine_attempts_printed_simulated_and_written_and_a_row_per_settings_and_incident(tmp_path, capsys):
+    report = tmp_path / "report.html"
     status, printed, out = _check(tmp_path, capsys, "--incidents", "outage_10s,capacity_half_10s",
-                                  "--repetitions", "1")
+                                  "--repetitions", "1", "--report", str(report))
     assert status == 0
     assert "3 attempts (2 retries)" in printed
     assert "Worst-case amplification at the service: 9 attempts per call (3 × 3); " \
@@ -61,19 +62,28 @@ def test_nine_attempts_printed_simulated_and_written_and_a_row_per_settings_and_
     ]
     assert LAYERS_HEADER == ("layer", "source", "attempts", "retries", "amplification", "amplification_simulated")
     lines = printed.strip().splitlines()
-    assert lines[-3].startswith("Your settings ")  # the verdict, then where the files went
+    assert lines[-4].startswith("Your settings ")  # the verdict, then where the files went
+    assert lines[-1] == f"wrote the report to {report.resolve()}"
     rows = _rows(out / "check_incidents.csv")
     assert rows[0] == list(INCIDENTS_HEADER) == ["settings", "incident", "recovered_runs", "runs",
                                                  "recovery_time_median", "extra_load", "p99", "goodput_lost"]
-    # The sidecar holds Envoy's budget (no budget added); fewer attempts and jitter apply to the
-    # app (3 attempts, a fixed 500 ms); no decorator order, no fleet.
-    settings = ["as_given", "fewer_attempts", "jitter"]
+    # The sidecar holds Envoy's budget, so the budget goes to the app; fewer attempts and jitter
+    # apply to the app too (3 attempts, a fixed 500 ms); no decorator order, no fleet.
+    settings = ["as_given", "retry_budget", "fewer_attempts", "jitter"]
     assert [(r[0], r[1]) for r in rows[1:]] == [(s, i) for s in settings for i in ("capacity_half_10s", "outage_10s")]
     for r in rows[1:]:
         assert r[3] in ("", "1") and float(r[5]) >= 0 and 0 <= float(r[7]) <= 1
-    assert "Skipped alternative retry_budget: sidecar already holds its retries" in printed
+    assert "Alternative retry_budget (app: a retry budget of 10% of recent calls (shared))" in printed
     assert "Skipped alternative retry_other_host: the service is one host" in printed
     assert _rows(out / "check_range.csv") == [list(RANGE_HEADER)]  # no knob: no range
+    # The report holds the verdict and every CSV's cells as the files hold them.
+    import html
+
+    page = html.unescape(report.read_text())
+    assert lines[-4] in page
+    for name in ("check_layers.csv", "check_incidents.csv"):
+        for row in _rows(out / name):
+            assert all(cell in page for cell in row)
 
 
 @pytest.mark.parametrize("incidents, repetitions", [
@@ -150,7 +160,8 @@ def test_app_writes_the_comparison_config_and_opens_the_app_on_it(tmp_path, caps
     import tomllib
 
     titles = [s["title"] for s in tomllib.loads((tmp_path / "app" / "check_config.toml").read_text())["simulation"]]
-    assert titles == ["as_given__outage_10s", "fewer_attempts__outage_10s", "jitter__outage_10s"]
+    assert titles == ["as_given__outage_10s", "retry_budget__outage_10s", "fewer_attempts__outage_10s",
+                      "jitter__outage_10s"]
 
 
 def _cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess:

@@ -230,7 +230,8 @@ LAYERS: dict[str, Layer] = {
     # ``backoff-sim check``: settings read into layers, stacked in front of a service, run
     # through the incident battery and the front door's sweep (issue 36).
     "sim.check": Layer(("sim.check",), ("sim.analysis", "sim specs", "sim.export", "sim front door",
-                                        "sim.models", "sim.policies", "sim.runs", "sim vocabulary")),
+                                        "sim.models", "sim.policies", "sim.report.html", "sim.runs",
+                                        "sim vocabulary")),
     # The public API (sim/__init__.py re-exports sim.api's functions and the types they return)
     # and the one pipeline the commands, the API and the app share.
     "sim front door": Layer(("sim", "sim.api", "sim.arguments", "sim.pipeline", "sim.results"),

@@ -45,10 +45,11 @@ def retry_budget(base: Settings, service: Service) -> Settings | str:
     retrying = [i for i, layer in enumerate(base.layers) if layer.retries > 0]
     if not retrying:
         return "no layer retries: a budget would hold nothing back"
-    i = retrying[-1]  # the layer nearest the service, where meshes keep their budgets
+    free = [i for i in retrying if not chain_types(base.layers[i]) & set(BUDGETS)]
+    if not free:
+        return "every layer that retries already holds its retries to a budget or throttle"
+    i = free[-1]  # the nearest the service, where meshes keep their budgets
     layer = base.layers[i]
-    if chain_types(layer) & set(BUDGETS):
-        return f"{layer.name} already holds its retries to a budget or throttle"
     return _swap(base, i, _with_policy(layer, BUDGET), "retry_budget",
                  f"{layer.name}: a retry budget of 10% of recent calls (shared)")
 

@@ -112,6 +112,9 @@ def add_check_subparser(subparsers, int_at_least: Callable, seed_value: Callable
                      help="only these incidents of the battery, comma separated (default: all)")
     sub.add_argument("--quiet", "-q", action="store_true", help="no progress: print only the files written")
     add_force(sub)
+    from sim.report.html.option import add_report_argument
+
+    add_report_argument(sub)
     sub.set_defaults(command="check")
     return sub
 
@@ -173,8 +176,10 @@ def _check(args: argparse.Namespace) -> int:
         return EXIT_OK
     layers, service, plan = prepared(args)
     from sim.export.atomic import ensure_output_dir
+    from sim.report.html.option import check_report_path
 
     ensure_output_dir(args.out)  # an unusable --out fails now, not after the runs
+    check_report_path(args.report)
     err = stderr_console()
     workers = worker_count(args.processes)
     with progress_lines.Display(err, quiet=args.quiet, unit="runs",
@@ -182,15 +187,27 @@ def _check(args: argparse.Namespace) -> int:
         result = run_check(plan, layers, args.repetitions, workers=workers,
                            progress=display.reporter("checking"), force=args.force, battery=battery_of(args),
                            range_repetitions=args.range_repetitions)
+    lines = report_lines(result, service)
+    page = None
+    if args.report is not None:  # built before the files: a stop while it is made leaves none
+        from sim.check.report import check_report
+
+        page = check_report(result, plan, lines, args.seed, args.report)
     written = write_files(result, plan, args.out)
+    if page is not None:
+        from sim.report.html import write_report
+
+        write_report(args.report, page)
     if args.quiet:
-        for path in written:
+        for path in written + ([args.report] if page is not None else []):
             print_plain(out, str(path))
         return EXIT_OK
-    for line in report_lines(result, service):
+    for line in lines:
         print_plain(out, line)
     print_plain(out, f"\nwrote {len(written)} files to {args.out.resolve()}: "
                      f"{', '.join(p.name for p in written)}")
+    if page is not None:
+        print_plain(out, f"wrote the report to {args.report.resolve()}")
     return EXIT_OK
 
 
