@@ -214,3 +214,21 @@ def test_a_mistake_through_the_interpreter_is_one_line_and_status_2(tmp_path, ca
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and words in lines[0] and "Traceback" not in done.stderr
+
+
+def test_a_fleet_service_adds_retries_to_another_host(tmp_path, capsys):
+    import tomllib
+
+    service = tmp_path / "service.toml"
+    service.write_text('control = "PoolServer"\nworkers = 2\nservice_time = 20.0\nload = 0.5\n\n'
+                       '[fleet]\nhosts = 2\nbalancer = "round_robin"\n')
+    status = main(["check", *map(str, _layers(tmp_path)), "--service", str(service), "--incidents", "outage_10s",
+                   "--repetitions", "1", "--out", str(tmp_path / "out"), "--processes", "1"])
+    printed = capsys.readouterr().out
+    assert status == 0
+    assert "Alternative retry_other_host (retries to another host of the fleet)" in printed
+    blocks = {b["title"]: b for b in tomllib.loads((tmp_path / "out" / "check_config.toml").read_text())["simulation"]}
+    # The fleet is the service's, the last tier; only the alternative retries to another host.
+    assert blocks["as_given__outage_10s"]["tiers"][-1]["fleet"] == {"hosts": 2, "balancer": "round_robin"}
+    assert blocks["retry_other_host__outage_10s"]["tiers"][-1]["fleet"]["retry_other_host"] is True
+    assert "fleet" not in blocks["as_given__outage_10s"]  # the proxy in front is one host

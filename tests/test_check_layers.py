@@ -115,3 +115,17 @@ def test_a_policy_that_denies_retries_cuts_the_simulated_worst_case(tmp_path):
     layers = read_layers([path])
     assert worst_case([l.attempts for l in layers])[-1] == 9
     assert _total_failure(layers).per_layer == (3.0, 3.0)
+
+
+def test_a_layers_deadline_becomes_a_deadline_policy_of_its_entry():
+    from dataclasses import replace
+
+    from sim.check.battery import BATTERY
+    from sim.check.build import battery_block
+
+    app, sidecar = read_layers([EXAMPLE])
+    app = replace(app, total_timeout=2500.0)
+    block = battery_block(Settings("as_given", "", (app, sidecar)), from_flags(2, 20.0, 0.5), BATTERY[0], 1, 0, "t")
+    assert block["strategies"][0]["policies"] == [{"type": "Deadline", "total": 2500.0}]
+    assert "policies" not in block["tiers"][0]["retry"]  # the sidecar's own entry, no deadline added
+    parse_config({"simulation": [block]}, "<test>")  # a valid config

@@ -45,8 +45,17 @@ def service_fleet(service: Service, settings: Settings) -> dict[str, Any] | None
     return fleet
 
 
+def layer_entry(layer: Layer) -> dict[str, Any]:
+    """The layer's strategy entry as the config takes it: its whole call's deadline, where the
+    source sets one, as a ``Deadline`` policy (no attempt starts after it)."""
+    entry = {k: v for k, v in layer.entry.items() if k != "name"}
+    if layer.total_timeout is not None:
+        entry["policies"] = [*entry.get("policies", []), {"type": "Deadline", "total": float(layer.total_timeout)}]
+    return entry
+
+
 def strategy_entry(layer: Layer, label: str) -> dict[str, Any]:
-    return {**{k: v for k, v in layer.entry.items() if k != "name"}, "name": label}
+    return {**layer_entry(layer), "name": label}
 
 
 def simulation(title: str, settings: Settings, service: Service, incidents: Sequence[dict[str, Any]],
@@ -73,7 +82,7 @@ def simulation(title: str, settings: Settings, service: Service, incidents: Sequ
     tiers = []
     for i, layer in enumerate(below):
         tier: dict[str, Any] = dict(bottom) if i == len(below) - 1 else dict(PROXY)
-        tier["retry"] = {k: v for k, v in layer.entry.items() if k != "name"}
+        tier["retry"] = layer_entry(layer)
         if layer.timeout is not None:
             tier["timeout"] = float(layer.timeout)
         tiers.append(tier)

@@ -65,6 +65,7 @@ class CheckResult:
     repetitions: int
     runs: int
     range_repetitions: int = 0
+    sources: tuple[Layer, ...] = ()  # the layers as read (their notes: what was assumed)
 
     def rows_of(self, settings: str) -> list[IncidentRow]:
         return [row for row in self.incidents if row.settings == settings]
@@ -104,7 +105,7 @@ def assemble(plan: Plan, layers: Sequence[Layer], results: Sequence, repetitions
     runs = sum(r.spec.repeat for r in results)
     return CheckResult(layer_rows(layers, by_title[plan.failure]), rows,
                        {s.name: s.change for s in plan.settings}, tuple(plan.skipped), knob,
-                       tuple(ranges), repetitions, runs, range_repetitions)
+                       tuple(ranges), repetitions, runs, range_repetitions, tuple(layers))
 
 
 def counts_text(row: LayerRow) -> str:
@@ -130,7 +131,8 @@ def verdict(result: CheckResult) -> str:
     failed = [row.incident.words for row in given if row.recovered_every_run is not True]
     total = result.layers[-1].amplification
     if not failed:
-        head = f"Your settings survive every incident of the battery ({result.repetitions} runs each)"
+        runs = result.repetitions
+        head = f"Your settings survive every incident of the battery ({runs} run{'s' if runs != 1 else ''} each)"
     else:
         shown = ", ".join(failed[:3]) + (f" and {len(failed) - 3} more" if len(failed) > 3 else "")
         head = f"Your settings do not survive {len(failed)} of {len(given)} incidents ({shown})"

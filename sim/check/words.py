@@ -32,7 +32,8 @@ def layer_lines(result: CheckResult) -> list[str]:
     product = " × ".join(str(r.attempts) for r in result.layers)
     sim = last.amplification_simulated
     agree = "as computed" if sim == last.amplification else "less: a policy or deadline cut retries"
-    return ["Layers, in the order the calls pass through them:", *_grid(rows), "",
+    notes = [f"  {r.layer}: {note}" for r, layer in zip(result.layers, result.sources) for note in layer.notes]
+    return ["Layers, in the order the calls pass through them:", *_grid(rows), *notes, "",
             f"Worst-case amplification at the service: {last.amplification} attempts per call "
             f"({product}); simulated under total failure: {sim:g} ({agree})."]
 
