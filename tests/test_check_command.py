@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 import subprocess
 import sys
 from pathlib import Path
@@ -97,6 +96,7 @@ def test_the_battery_agrees_with_running_its_config_by_hand(tmp_path, capsys, in
     import sim
     from sim.analysis.check import IncidentFigures
     from sim.check.files import format_float
+    from sim.check.outcome import runs_of
 
     status, _, out = _check(tmp_path, capsys, "--incidents", incidents, "--repetitions", repetitions)
     assert status == 0
@@ -107,7 +107,7 @@ def test_the_battery_agrees_with_running_its_config_by_hand(tmp_path, capsys, in
         settings, incident = result.spec.title.split("__")
         row = rows[(settings, incident)]
         recovery = result.recovery(0, 0)
-        figures = IncidentFigures.of(result._open(0, 0))
+        figures = IncidentFigures.of(runs_of(result))
         assert row[2:5] == (["", "", ""] if recovery is None else
                             [str(recovery.recovered), str(recovery.runs), format_float(recovery.median)])
         assert row[5:] == [format_float(figures.extra_load), format_float(figures.p99),

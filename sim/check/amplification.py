@@ -50,7 +50,7 @@ def simulated(result) -> Simulated:
     call (the service's own arrivals for the last)."""
     from sim.analysis.tiers import tier_summaries
 
-    runs = [result.open_runs[key] for key in sorted(result.open_runs)]
+    runs = [result.open_runs[key] for key in sorted(result.open_runs)]  # the one run
     tiers = tier_summaries(runs)
     if tiers:  # tier 1 is the first proxy: the app's attempts arrive there
         return Simulated(tuple(t.amplification.mean for t in tiers))

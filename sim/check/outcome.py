@@ -8,7 +8,6 @@ Every number comes from ``sim.analysis``: the recovery verdict is the sweep's ow
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -75,9 +74,13 @@ class CheckResult:
         return [row.value for row in self.range if row.every]
 
 
+def runs_of(result) -> list:
+    """The repetitions of a check's simulation (one strategy, one client count), in order."""
+    return [result.open_runs[(0, 0, r)] for r in range(result.spec.repeat) if (0, 0, r) in result.open_runs]
+
+
 def _cell(result) -> tuple[RecoverySummary | None, IncidentFigures]:
-    runs = result._open(0, 0)
-    return result.recovery(0, 0), IncidentFigures.of(runs)
+    return result.recovery(0, 0), IncidentFigures.of(runs_of(result))
 
 
 def layer_rows(layers: Sequence[Layer], failure) -> tuple[LayerRow, ...]:
@@ -163,6 +166,3 @@ def run_check(plan: Plan, layers: Sequence[Layer], repetitions: int, *, workers:
     results = sweep(config, workers=workers, progress=progress)
     return assemble(plan, layers, results, repetitions, battery, range_repetitions)
 
-
-def finite(value: float) -> bool:
-    return not math.isnan(value)
