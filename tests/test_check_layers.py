@@ -129,3 +129,29 @@ def test_a_layers_deadline_becomes_a_deadline_policy_of_its_entry():
     assert block["strategies"][0]["policies"] == [{"type": "Deadline", "total": 2500.0}]
     assert "policies" not in block["tiers"][0]["retry"]  # the sidecar's own entry, no deadline added
     parse_config({"simulation": [block]}, "<test>")  # a valid config
+
+
+def test_other_tools_files_go_to_the_readers_when_they_are_there(tmp_path, monkeypatch):
+    # The seam with the readers of Envoy, gRPC... files: read_settings(path) -> [Layer] and
+    # explain(layers) -> str in sim.settings.imported.read; without them such a file is refused
+    # in one line, and a .toml is always backoff-sim's own.
+    import sys
+    import types
+
+    from sim.settings.imported.layer import Layer
+    from sim.vocabulary.errors import UserError
+
+    envoy = tmp_path / "envoy.yaml"
+    envoy.write_text("num_retries: 2\n")
+    monkeypatch.setitem(sys.modules, "sim.settings.imported.read", None)  # not there: refused
+    with pytest.raises(UserError) as caught:
+        read_layers([envoy])
+    assert "\n" not in str(caught.value) and str(envoy) in str(caught.value)
+    layer = Layer(str(envoy), "envoy", "sidecar", 3, {"preset": "envoy", "num_retries": 2})
+    fake = types.ModuleType("sim.settings.imported.read")
+    fake.read_settings = lambda path: [layer]
+    fake.explain = lambda layers: "# explained by the readers\n"
+    monkeypatch.setitem(sys.modules, "sim.settings.imported.read", fake)
+    app, sidecar = read_layers([EXAMPLE, envoy])[0], read_layers([envoy])[0]
+    assert app.kind == "toml" and sidecar is layer
+    assert explain([layer]) == "# explained by the readers\n"

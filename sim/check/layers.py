@@ -1,5 +1,6 @@
-"""Settings files into layers, through one function: the readers of other tools' files
-(``sim.settings.imported.read``) where they exist, backoff-sim's own ``.toml`` otherwise."""
+"""Settings files into layers, through one function (``read_settings``): backoff-sim's own
+``.toml`` (``sim.settings.imported.native``), every other file through the readers of other
+tools' files (``sim.settings.imported.read.read_settings``) where they exist."""
 
 from __future__ import annotations
 
@@ -24,13 +25,13 @@ def _readers() -> tuple[Reader | None, Callable[[list[Layer]], str] | None]:
 def read_settings(path: Path) -> list[Layer]:
     """The layers one settings file describes, in the order calls pass through them."""
     path = Path(path)
-    reader, _ = _readers()
-    if reader is not None:
-        return list(reader(path))
-    if path.suffix.lower() == ".toml":
+    if path.suffix.lower() == ".toml":  # no other tool's settings are TOML: backoff-sim's own
         from sim.settings.imported.native import read_native
 
         return read_native(path)
+    reader, _ = _readers()
+    if reader is not None:
+        return list(reader(path))
     raise UserError(f"{path}: settings of this kind cannot be read yet: give a backoff-sim settings "
                     f"file (.toml with [[layer]] tables)")
 
