@@ -81,8 +81,10 @@ def from_file(path: Path) -> Service:
     if fleet is not None and not isinstance(fleet, dict):
         raise ConfigError("must be a table, [simulation.fleet] or [fleet]", file=name, key="fleet")
     network = {k: table.get(k, v) for k, v in NETWORK.items()}
-    service = Service(name, server, table.get("load", DEFAULT_LOAD), table.get("clients", DEFAULT_CLIENTS),
-                      fleet, network)
+    clients = table.get("clients", DEFAULT_CLIENTS)
+    if table is not data and isinstance(clients, list) and clients:  # a sweep's counts: its first
+        clients = clients[0]
+    service = Service(name, server, table.get("load", DEFAULT_LOAD), clients, fleet, network)
     check(service)
     return service
 
