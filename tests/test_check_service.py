@@ -30,6 +30,13 @@ def test_an_existing_configs_first_simulation_is_a_service():
     assert fleet.fleet["hosts"] == 10
 
 
+def test_a_services_fleet_is_its_simulation_fleet_or_fleet_table(tmp_path):
+    for header in ("[simulation.fleet]", "[fleet]"):
+        path = tmp_path / "service.toml"
+        path.write_text(f'control = "PoolServer"\nworkers = 2\nservice_time = 20.0\n{header}\nhosts = 3\n')
+        assert from_file(path).fleet == {"hosts": 3}
+
+
 def test_the_example_service_file_reads():
     service = from_file(ROOT / "examples" / "settings" / "service.toml")
     assert (service.load, service.clients, service.server["workers"]) == (0.7, 20, 4)

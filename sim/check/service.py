@@ -61,6 +61,8 @@ def from_file(path: Path) -> Service:
     name = str(path)
     data = read_document(path)
     blocks = data.get("simulation")
+    if isinstance(blocks, dict) and set(blocks) == {"fleet"} and "fleet" not in data:
+        data = {**{k: v for k, v in data.items() if k != "simulation"}, "fleet": blocks["fleet"]}  # [simulation.fleet]
     table = blocks[0] if isinstance(blocks, list) and blocks and isinstance(blocks[0], dict) else data
     control = table.get("control", "PoolServer")
     cls = CONTROLS.get(control) if isinstance(control, str) else None
