@@ -40,7 +40,7 @@ def service_fleet(service: Service, settings: Settings) -> dict[str, Any] | None
         return None
     fleet = dict(service.fleet)
     for layer in settings.layers:
-        fleet.update(layer.fleet)
+        fleet.update(layer.fleet)  # what the layers imply (a sidecar's outlier detection...)
     fleet.update(settings.fleet or {})
     return fleet
 

@@ -77,10 +77,11 @@ def layers_toml(layers: list[Layer]) -> str:
         out.append(f"strategy = {value(layer.entry)}")
         if layer.timeout is not None:
             out.append(f"timeout = {value(float(layer.timeout))}")
-        if layer.knob is not None:
-            out.append(f"knob = {value({'path': layer.knob.path, 'values': list(layer.knob.values)})}")
+        knob = layer.knob
+        out.append("knob = false" if knob is None else
+                   f"knob = {value({'path': knob.path, 'values': list(knob.values), 'label': knob.label})}")
         if layer.total_timeout is not None:
-            out.append(f"# the whole call's deadline: {layer.total_timeout:g} ms")
+            out.append(f"total_timeout = {value(float(layer.total_timeout))}")
         if layer.fleet:
-            out.append(f"# [simulation.fleet] keys it implies: {value(layer.fleet)}")
+            out.append(f"fleet = {value(layer.fleet)}")
     return "\n".join(out) + "\n"

@@ -6,7 +6,10 @@ A file of ``[[layer]]`` tables, one per layer the calls pass through, each with
 - ``strategy``: a strategy entry exactly as in a config's ``strategies = [...]`` (``{ type =
   "Constant", constant = 0.0, max_attempts = 3 }``, ``{ preset = "envoy", num_retries = 2 }``,
   with ``policies`` if any), times in ms;
-- ``timeout`` (optional): the per-attempt timeout in ms;
+- ``timeout`` (optional): the per-attempt timeout in ms; ``total_timeout`` (optional) the whole
+  call's deadline in ms;
+- ``fleet`` (optional): ``[simulation.fleet]`` keys the layer implies (``retry_other_host``,
+  ``outlier_detection``...), used when the service is a fleet;
 - ``knob`` (optional): ``{ path = "max_attempts", values = [1, 2, 3, 4] }``, the setting a check
   sweeps (a key of ``strategy``, dotted for a nested one); by default the attempt limit
   (``max_attempts``, or a preset's ``num_retries``); ``knob = false``: none.
@@ -25,7 +28,7 @@ from sim.settings.imported.layer import Knob, Layer
 from sim.vocabulary.errors import ConfigError
 
 KIND = "toml"
-LAYER_KEYS = ("name", "strategy", "timeout", "knob")
+LAYER_KEYS = ("name", "strategy", "timeout", "total_timeout", "fleet", "knob")
 MAX_LAYERS = 8  # a call path of more layers than this is no path a person configures
 
 
@@ -65,15 +68,20 @@ def _layer(file: str, i: int, table: dict[str, Any]) -> Layer:
     if not isinstance(entry, dict):
         raise ConfigError("must be a strategy entry, an inline table", file=file, key=f"{where}.strategy",
                           hint='e.g. strategy = { type = "Constant", constant = 0.0, max_attempts = 3 }')
-    timeout = table.get("timeout")
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
-                                or not timeout > 0):
-        raise ConfigError(f"must be a time in ms > 0, got {timeout!r}", file=file, key=f"{where}.timeout")
+    times = {}
+    for key in ("timeout", "total_timeout"):
+        value = table.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0):
+            raise ConfigError(f"must be a time in ms > 0, got {value!r}", file=file, key=f"{where}.{key}")
+        times[key] = None if value is None else float(value)
+    fleet = table.get("fleet", {})
+    if not isinstance(fleet, dict):
+        raise ConfigError("must be a table of [simulation.fleet] keys", file=file, key=f"{where}.fleet")
     entry = {k: v for k, v in entry.items() if k != "name"}
     attempts = entry_attempts(entry, f"{file}: {where}.strategy")
     knob = _knob(file, where, table.get("knob"), entry, attempts)
     return Layer(source=file, kind=KIND, name=label.strip(), attempts=attempts, entry=entry,
-                 timeout=None if timeout is None else float(timeout), knob=knob)
+                 timeout=times["timeout"], total_timeout=times["total_timeout"], fleet=dict(fleet), knob=knob)
 
 
 def _knob(file: str, where: str, raw: Any, entry: dict[str, Any], attempts: int) -> Knob | None:
