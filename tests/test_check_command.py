@@ -142,9 +142,8 @@ def test_explain_prints_the_settings_toml_and_exits(tmp_path, capsys):
     status = main(["check", str(EXAMPLE), "--explain", "--out", str(tmp_path / "none")])
     printed = capsys.readouterr().out
     assert status == 0
-    data = tomllib.loads(printed)
-    assert [layer["name"] for layer in data["layer"]] == ["app", "sidecar"]
-    assert "# sidecar: 3 attempts (2 retries)" in printed
+    tomllib.loads(printed)  # TOML (the readers' rendering where they exist, else layers_toml's)
+    assert "3 attempts (2 retries)" in printed and '"app"' in printed and '"sidecar"' in printed
     assert not (tmp_path / "none").exists()  # nothing run, nothing written
 
 
