@@ -1,7 +1,7 @@
-"""The files a check writes into ``--out``, each atomically (``sim.export.atomic``):
+"""The files a check writes into ``--out``, together as one output set (``sim.pipeline.output_set``):
 ``check_layers.csv``, ``check_incidents.csv``, ``check_range.csv`` and the config they came
-from, ``check_config.toml``; numbers as every CSV of
-the project writes them (``sim.export.csv_files.format_float``)."""
+from, ``check_config.toml``; numbers as every CSV of the project writes them
+(``sim.export.csv_files.format_float``)."""
 
 from __future__ import annotations
 
@@ -66,11 +66,13 @@ def write_config(plan: Plan, out: Path) -> Path:
 
 
 def write_files(result: CheckResult, plan: Plan, out: Path) -> list[Path]:
-    """The three CSVs and the config they came from, each written whole or not at all; the
-    paths written."""
-    from sim.export.atomic import atomic_write_text, ensure_output_dir
+    """The three CSVs and the config they came from, as one output set (``sim.pipeline.output_set``:
+    staged, then committed together, so a stop leaves the previous set whole); the paths written."""
+    from sim.export.atomic import atomic_write_text
+    from sim.pipeline import output_set
 
-    ensure_output_dir(out)
     texts = {LAYERS_FILE: layers_csv(result), INCIDENTS_FILE: incidents_csv(result), RANGE_FILE: range_csv(result),
              CONFIG_FILE: config_text(plan)}
-    return [atomic_write_text(out / name, text) for name, text in texts.items()]
+    with output_set(out, last=True) as staging:
+        staging.add([atomic_write_text(staging.dir / name, text) for name, text in texts.items()])
+    return [out / name for name in texts]
