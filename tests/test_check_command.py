@@ -231,3 +231,20 @@ def test_a_fleet_service_adds_retries_to_another_host(tmp_path, capsys):
     assert blocks["as_given__outage_10s"]["tiers"][-1]["fleet"] == {"hosts": 2, "balancer": "round_robin"}
     assert blocks["retry_other_host__outage_10s"]["tiers"][-1]["fleet"]["retry_other_host"] is True
     assert "fleet" not in blocks["as_given__outage_10s"]  # the proxy in front is one host
+
+
+@pytest.mark.slow  # a whole default check, stopped once its first progress line is out (~5 s)
+def test_ctrl_c_stops_the_check_in_one_line_and_leaves_no_files(tmp_path):
+    import os
+    import signal
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "sim", "check", str(EXAMPLE), "--out", str(tmp_path / "out")],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    first = proc.stderr.readline()  # "checking: 3 of 137 runs done, ..." (every 5 s without a terminal)
+    assert first.startswith("checking: ")
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert err.strip().splitlines() == ["interrupted"]
+    assert not list((tmp_path / "out").glob("check_*"))
