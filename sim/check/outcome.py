@@ -133,12 +133,13 @@ def verdict(result: CheckResult) -> str:
     given = result.rows_of("as_given")
     failed = [row.incident.words for row in given if row.recovered_every_run is not True]
     total = result.layers[-1].amplification
+    runs = result.repetitions
+    each = f"{runs} run{'s' if runs != 1 else ''} each"
     if not failed:
-        runs = result.repetitions
-        head = f"Your settings survive every incident of the battery ({runs} run{'s' if runs != 1 else ''} each)"
+        head = f"Your settings survive every incident of the battery ({each})"
     else:
         shown = ", ".join(failed[:3]) + (f" and {len(failed) - 3} more" if len(failed) > 3 else "")
-        head = f"Your settings do not survive {len(failed)} of {len(given)} incidents ({shown})"
+        head = f"Your settings do not survive {len(failed)} of {len(given)} incidents ({shown}; {each})"
     def survived(name: str) -> int:
         return sum(r.recovered_every_run is True for r in result.rows_of(name))
 
