@@ -133,6 +133,10 @@ def _fleet(spec: SimulationSpec, chain: ChainSpec, tmp: Path) -> tuple[Simulatio
     return replace(spec, fleet=FleetSpec(hosts=2)), chain
 
 
+def _workload(**changes) -> Change:
+    return lambda spec, chain, tmp: (replace(spec, workload=replace(spec.workload, **changes)), chain)
+
+
 def _incident(**level) -> Change:
     return lambda spec, chain, tmp: (replace(spec, incidents=(Incident(start=500.0, duration=100.0, **level),)),
                                      chain)
@@ -160,6 +164,10 @@ CHANGES: dict[tuple[str, type, str], Change] = {
     (POOL_OPEN, PoolServer, "k"): _control(factor=1.0, k=3.0, slowdown_above=1),
     (POOL_OPEN, PoolServer, "slowdown_above"): _control(factor=1.0, k=1.0, slowdown_above=2),
     (POOL_OPEN, PoolServer, "load_curve_file"): _load_curve,
+    # an open load spike (issue 36): the pool kernel draws no surge
+    (POOL_OPEN, Open, "surge_start"): _workload(surge_start=100.0, surge_duration=200.0, surge_factor=2.0),
+    (POOL_OPEN, Open, "surge_duration"): _workload(surge_duration=200.0),
+    (POOL_OPEN, Open, "surge_factor"): _workload(surge_factor=2.0),
     (POOL_OPEN, PoolServer, "controlled_delay"): _control(queue_timeout=None, controlled_delay=ControlledDelay(short=5.0, long=100.0,
                                                                                                              interval=100.0)),
     (LATENCY_CLOSED, SimulationSpec, "tiers"): _tier,

@@ -113,6 +113,8 @@ def fluid_case(spec: SimulationSpec, s: int) -> FluidCase | str:
             return "RetryBudget's max_retries_per_request"
         budget = policy
     surge = getattr(workload, "surge", None)
+    if surge is not None and workload.NAME == "open":
+        return "an open workload's surge (fluid: a closed one's)"
     common = dict(clients=spec.clients[0], closed=workload.NAME == "poisson",
                   think_time=float(workload.think_time), surge=surge, timeout=float(spec.timeout),
                   network=max(0.0, float(spec.network_mu)), stops=spec.stops, abandoned=spec.abandoned,

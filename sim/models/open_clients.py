@@ -104,6 +104,15 @@ class OpenClients(Clients):
         # gives it back when it ends. A chain resets its call's state at the first attempt,
         # as the one chain of a client of ``Clients`` does from call to call.
         idle: list[list] = [[new_chain(c)] for c in range(n)] if new_chain is not None else []
+        surge = getattr(workload, "surge", None)
+        if surge is not None:  # a load spike: gaps drawn in the window are surge_factor times shorter
+            drawn, (s_start, s_end, s_factor) = gaps, surge
+
+            def surging(draw: Callable[[], float]) -> Callable[[float], float]:
+                return lambda t: draw() / s_factor if s_start <= t < s_end else draw()
+            timed = [surging(g) for g in drawn]
+        else:
+            timed = None
         # PolicyEvents finds each client's breakers and token holders through its first chain
         # (the same objects in every chain of the client's calls).
         self.policy = policy = None if new_chain is None else PolicyEvents([i[0] for i in idle], heap, seq)
@@ -121,7 +130,7 @@ class OpenClients(Clients):
             # An arrival: the client's next one is due whatever becomes of this call. Its first
             # attempt is sent at once (``sends``, inline: the common case); the call's backoff
             # sequence is made at its first failure (making it draws nothing).
-            heappush(heap, (t + gaps[c](), seq(), plain_call, c, 0))
+            heappush(heap, (t + (gaps[c]() if timed is None else timed[c](t)), seq(), plain_call, c, 0))
             s = free.pop() if free else new_slot()
             first[s] = t
             call_of[s] = cell[0] = next_call_id()
@@ -140,7 +149,7 @@ class OpenClients(Clients):
         def chain_call(t: float, c: int, a: int) -> int:
             # An arrival with a chain: the call takes one of its client's idle chains, which
             # decides its first attempt (``asked``).
-            heappush(heap, (t + gaps[c](), seq(), chain_call, c, 0))
+            heappush(heap, (t + (gaps[c]() if timed is None else timed[c](t)), seq(), chain_call, c, 0))
             s = free.pop() if free else new_slot()
             first[s] = t
             call_of[s] = next_call_id()

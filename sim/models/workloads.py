@@ -13,6 +13,9 @@
 - ``open``: each client starts calls at exponential gaps of mean ``think_time`` whatever
   happens to them (open arrivals: Poisson at clients / think_time in all), so a client may
   have several calls in flight (``sim.models.open_clients``); only servers that reply run it.
+  A surge as ``poisson``'s: gaps drawn at an arrival in the window are ``surge_factor`` times
+  shorter, so arrivals come that many times faster there (a load spike); unlike a closed
+  surge it is a window of trouble for the recovery verdict (``SimulationSpec.disruptions``).
 
 Burst and spike run with any server. Start times and gaps come from the run's workload stream, so
 they are the same for every strategy.
@@ -180,9 +183,20 @@ class Open(Workload):
     REPEATS: ClassVar[bool] = True
     CONCURRENT: ClassVar[bool] = True
     think_time: float
+    surge_start: float = 0.0
+    surge_duration: float = 0.0
+    surge_factor: float = 1.0
 
     def validate(self) -> None:
-        above(self, 0, "think_time")
+        above(self, 0, "think_time", "surge_factor")
+        at_least(self, 0, "surge_start", "surge_duration")
+
+    @property
+    def surge(self) -> tuple[float, float, float] | None:
+        """``(start, end, factor)`` of the surge, or None without one."""
+        if not self.surge_duration or self.surge_factor == 1.0:
+            return None
+        return (float(self.surge_start), float(self.surge_start + self.surge_duration), float(self.surge_factor))
 
     def start_times(self, rng: np.random.Generator, clients: int) -> list[float]:
         return exponential_starts(self.think_time, rng, clients)

@@ -226,7 +226,7 @@ POOL_OPEN_TABLE: dict[type, Transcribed] = {
                                lambda pool: pool.codel_target is None and pool.discipline == "fifo"),
     }, ("discipline", "codel_target", "cancel", "concurrency_limit", "factor", "k", "slowdown_above",
         "load_curve_file", "controlled_delay")),
-    Open: Transcribed({"think_time": read(BUILT)}),
+    Open: Transcribed({"think_time": read(BUILT)}, ("surge_start", "surge_duration", "surge_factor")),
     Outage: _OUTAGE,
     Incident: Transcribed({name: read(BUILT) for name in ("start", "duration", "capacity", "slowdown",
                                                           "error_rate")}),

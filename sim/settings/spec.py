@@ -136,6 +136,9 @@ class SimulationSpec:
         below = [w for tier in self.tiers for w in (*tier.outages, *tier.incidents)]
         if self.fleet is not None:
             below += self.fleet.incidents  # the hosts' own: crashes, outages, incidents
+        surge = getattr(self.workload, "surge", None) if self.workload.NAME == "open" else None
+        if surge is not None:  # an open load spike is trouble the server must recover from
+            below.append(Outage(surge[0], surge[1] - surge[0]))
         if not self.incidents and not below:
             return self.outages
         windows = [(w.start, w.end) for w in (*self.outages, *self.incidents, *below)]
