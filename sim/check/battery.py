@@ -14,15 +14,26 @@ BUCKET = 250.0  # ms per series bucket: 20 buckets of baseline, a 3 s window is 
 @dataclass(frozen=True)
 class Incident:
     """One incident of the battery: ``name`` (the CSV's), its words, and the service's
-    ``incidents`` entry (without ``start``: the battery places it)."""
+    ``incidents`` entry (without ``start``: the battery places it), or for a load spike the
+    open workload's surge (``surge_factor``: arrivals that many times faster)."""
 
     name: str
     words: str
     duration: float
     change: dict[str, float]
 
+    @property
+    def is_surge(self) -> bool:
+        return "surge_factor" in self.change
+
     def entry(self) -> dict[str, Any]:
         return {"start": START, "duration": self.duration, **self.change}
+
+    def workload_keys(self) -> dict[str, float]:
+        """The open workload's surge keys for a load spike; none for the others."""
+        if not self.is_surge:
+            return {}
+        return {"surge_start": START, "surge_duration": self.duration, **self.change}
 
     @property
     def horizon(self) -> float:
@@ -37,10 +48,7 @@ BATTERY: tuple[Incident, ...] = (
     Incident("slowdown_2x_60s", "a 2x slowdown for 60 s", 60_000.0, {"slowdown": 2.0}),
     Incident("slowdown_5x_60s", "a 5x slowdown for 60 s", 60_000.0, {"slowdown": 5.0}),
     Incident("errors_20pct_60s", "20% errors for 60 s", 60_000.0, {"error_rate": 0.2}),
-    # The open workload has no surge of its own: twice the load per worker is half the workers
-    # serving the same arrivals (the same offered load over capacity; queueing differs a little).
-    Incident("load_spike_2x_30s", "a 2x load spike for 30 s (as half the capacity)", 30_000.0,
-             {"capacity": 0.5}),
+    Incident("load_spike_2x_30s", "a 2x load spike for 30 s", 30_000.0, {"surge_factor": 2.0}),
 )
 
 

@@ -92,4 +92,8 @@ def simulation(title: str, settings: Settings, service: Service, incidents: Sequ
 
 def battery_block(settings: Settings, service: Service, incident: Incident, repeat: int, seed: int,
                   title: str) -> dict[str, Any]:
-    return simulation(title, settings, service, [incident.entry()], incident.horizon, repeat, seed)
+    """One incident of the battery: at the service, or (a load spike) in the clients' arrivals."""
+    block = simulation(title, settings, service, [] if incident.is_surge else [incident.entry()],
+                       incident.horizon, repeat, seed)
+    block.update(incident.workload_keys())
+    return block
