@@ -88,7 +88,7 @@ def test_nine_attempts_printed_simulated_and_written_and_a_row_per_settings_and_
 @pytest.mark.parametrize("incidents, repetitions", [
     ("capacity_half_10s", "2"),
     # More incidents and runs: the same agreement; the default case keeps the path (slow: ~1 min).
-    pytest.param("outage_10s,errors_20pct_60s", "3", marks=pytest.mark.slow),
+    pytest.param("outage_10s,errors_20pct_60s,load_spike_2x_30s", "3", marks=pytest.mark.slow),
 ])
 def test_the_battery_agrees_with_running_its_config_by_hand(tmp_path, capsys, incidents, repetitions):
     # check_config.toml is the battery as a config; `sim.run` on it must give the same recovery
