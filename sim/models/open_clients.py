@@ -104,15 +104,16 @@ class OpenClients(Clients):
         # gives it back when it ends. A chain resets its call's state at the first attempt,
         # as the one chain of a client of ``Clients`` does from call to call.
         idle: list[list] = [[new_chain(c)] for c in range(n)] if new_chain is not None else []
+        # A load spike (``Open.surge``): a gap drawn at an arrival in the window is surge_factor
+        # times shorter (the same draw, scaled); None without one, the common case's one test.
+        timed: list[Callable[[float], float]] | None = None
         surge = getattr(workload, "surge", None)
-        if surge is not None:  # a load spike: gaps drawn in the window are surge_factor times shorter
-            drawn, (s_start, s_end, s_factor) = gaps, surge
+        if surge is not None:
+            s_start, s_end, s_factor = surge
 
             def surging(draw: Callable[[], float]) -> Callable[[float], float]:
                 return lambda t: draw() / s_factor if s_start <= t < s_end else draw()
-            timed = [surging(g) for g in drawn]
-        else:
-            timed = None
+            timed = [surging(g) for g in gaps]
         # PolicyEvents finds each client's breakers and token holders through its first chain
         # (the same objects in every chain of the client's calls).
         self.policy = policy = None if new_chain is None else PolicyEvents([i[0] for i in idle], heap, seq)
