@@ -227,6 +227,11 @@ LAYERS: dict[str, Layer] = {
     # Phase portraits: runs started from a state, their drift and return estimates, the files.
     "sim.phase": Layer(("sim.phase",), ("sim.analysis", "sim.core", "sim specs", "sim.export",
                                         "sim.models", "sim.report.html", "sim.runs", "sim vocabulary")),
+    # ``backoff-sim check``: settings read into layers, stacked in front of a service, run
+    # through the incident battery and the front door's sweep (issue 36).
+    "sim.check": Layer(("sim.check",), ("sim.analysis", "sim specs", "sim.export", "sim front door",
+                                        "sim.models", "sim.policies", "sim.report.html", "sim.runs",
+                                        "sim vocabulary")),
     # The public API (sim/__init__.py re-exports sim.api's functions and the types they return)
     # and the one pipeline the commands, the API and the app share.
     "sim front door": Layer(("sim", "sim.api", "sim.arguments", "sim.pipeline", "sim.results"),
@@ -236,7 +241,7 @@ LAYERS: dict[str, Layer] = {
     # policy. The library below takes all of these from its caller (``sim.runs.caller``). Their
     # help quotes the ★ rule in words (``sim.analysis.best``, math alone: no numpy at startup).
     "sim commands": Layer(("sim.commands", "sim.__main__"),
-                          ("sim front door", "sim.analysis.best", "sim.exploration", "sim.export",
+                          ("sim front door", "sim.analysis.best", "sim.check", "sim.exploration", "sim.export",
                            "sim.phase", "sim.report", "sim.report.html", "sim.runs", "sim specs",
                            "sim vocabulary")),
     # --- tui/ ------------------------------------------------------------------------------

@@ -135,6 +135,10 @@ def _fleet(spec: SimulationSpec, chain: ChainSpec, tmp: Path) -> tuple[Simulatio
     return replace(spec, fleet=FleetSpec(hosts=2)), chain
 
 
+def _workload(**changes) -> Change:
+    return lambda spec, chain, tmp: (replace(spec, workload=replace(spec.workload, **changes)), chain)
+
+
 def _incident(**level) -> Change:
     return lambda spec, chain, tmp: (replace(spec, incidents=(Incident(start=500.0, duration=100.0, **level),)),
                                      chain)

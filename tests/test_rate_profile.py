@@ -190,3 +190,20 @@ def test_the_fluid_model_refuses_what_it_does_not_model() -> None:
     assert fluid_case(profiled, 0) == "a rate_profile"
     assert fluid_case(ramped, 0) == "an incident's ramp"
     assert fluid_case(replace(base, backoff_from="send"), 0) == 'backoff_from = "send"'
+
+
+def test_a_spike_in_the_profile_is_a_window_the_verdict_judges() -> None:
+    """The spans above the own rate are disruptions (a load spike judged as an incident is): a
+    step up and back is its own window; a ramp up from the own rate rises where it crosses it;
+    a profile that ends above its own rate has a new normal and no window."""
+    from sim.models.rate_profile import RatePoint, above_windows
+
+    step = (RatePoint(at=1000.0, rate=20.0), RatePoint(at=4000.0, rate=10.0))
+    assert above_windows(step, 10.0) == ((1000.0, 4000.0),)
+    # From 5 (half the own rate) at t = 0 up to 15 at 2000: it crosses 10 at 1000; the step back
+    # down to 10 at 3000 ends it.
+    ramp = (RatePoint(at=0.0, rate=5.0), RatePoint(at=2000.0, rate=15.0, ramp=True),
+            RatePoint(at=3000.0, rate=10.0))
+    assert above_windows(ramp, 10.0) == ((1000.0, 3000.0),)
+    assert above_windows((RatePoint(at=1000.0, rate=20.0),), 10.0) == ()
+    assert above_windows((RatePoint(at=1000.0, rate=5.0), RatePoint(at=2000.0, rate=10.0)), 10.0) == ()

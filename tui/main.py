@@ -33,6 +33,8 @@ inspect the runs event by event in a terminal app.
                                (see `backoff-sim explore --help`)
   backoff-sim phase CONFIG     phase portrait: from which states runs return to healthy
                                (see `backoff-sim phase --help`)
+  backoff-sim check SETTINGS   check retry settings (app, SDK, sidecar) against a service
+                               (see `backoff-sim check --help`)
   backoff-sim serve [CONFIG]   the app in a web browser, on 127.0.0.1:8000 by default
                                (needs the serve extra; see `backoff-sim serve --help`)
 """
@@ -143,7 +145,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] == ["explore"] and "--app" in args_list[1:]:
         return _explore_app(args_list[1:])
-    if args_list[:1] in (["run"], ["explore"], ["phase"]):
+    if args_list[:1] == ["check"] and "--app" in args_list[1:]:
+        return _check_app(args_list[1:])
+    if args_list[:1] in (["run"], ["explore"], ["phase"], ["check"]):
         from sim.commands.cli import main as cli_main
 
         return cli_main(args_list)
@@ -199,7 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _finish(app)
 
 
-COMMANDS = ("run", "explore", "phase", "replay", "serve")
+COMMANDS = ("run", "explore", "phase", "check", "replay", "serve")
 
 
 def _command_typo(word: str) -> str | None:
@@ -214,10 +218,25 @@ def _command_typo(word: str) -> str | None:
     if not close:
         return None
     return (f"{word}: no such command or config file; did you mean `backoff-sim {close[0]}`? "
-            "(commands: run, explore, phase, replay, serve; or give a TOML config to open the app on)")
+            "(commands: run, explore, phase, check, replay, serve; or give a TOML config to open the app on)")
 
 
 CACHE_DIR = ".backoff-sim-cache"  # explore cells, under the output directory (as the command)
+
+
+def _check_app(argv: list[str]) -> int:
+    """``backoff-sim check SETTINGS... --app``: the check's comparison config (the battery under
+    each arrangement, written into --out as check_config.toml), opened as any config is."""
+    from sim.commands.check import app_config
+    from sim.commands.cli import build_parser
+    from sim.vocabulary.errors import UserError
+
+    args = build_parser().parse_args(["check", *argv])
+    try:
+        config = app_config(args)
+    except UserError as exc:
+        return _fail(*exc.lines())
+    return main([str(config), "--out", str(args.out)])
 
 
 def _explore_app(argv: list[str]) -> int:

@@ -236,6 +236,9 @@ def build_parser() -> argparse.ArgumentParser:
     from sim.commands.phase import add_phase_subparser
 
     add_phase_subparser(subparsers, int_at_least, seed_value, add_force, output_dir)
+    from sim.commands.check import add_check_subparser
+
+    add_check_subparser(subparsers, int_at_least, seed_value, add_force, output_dir)
     return parser
 
 
@@ -424,7 +427,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``backoff-sim`` (headless): dispatch ``run``, ``explore`` and ``phase``; print help when no command is given."""
+    """``backoff-sim`` (headless): dispatch ``run``, ``explore``, ``phase`` and ``check``; print help when no command is given."""
     from sim.export.provenance import set_command
 
     parser = build_parser()
@@ -440,6 +443,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from sim.commands.phase import phase_command
 
         return phase_command(args)
+    if args.command == "check":
+        from sim.commands.check import check_command
+
+        return check_command(args)
     parser.print_help()
     return EXIT_OK
 

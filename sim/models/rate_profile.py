@@ -110,3 +110,25 @@ class RateClock:
         if t < self.times[1] and t + gap <= self.times[1] and self.levels[1] == 1.0:
             return t + gap  # before the first point: the run without the profile, bit for bit
         return self.inverse(self.integral(t) + gap)
+
+
+def above_windows(points: tuple[RatePoint, ...], base_rate: float) -> tuple[tuple[float, float], ...]:
+    """The spans in which the profile offers more than the workload's own rate (a spike the
+    server must recover from, judged as an incident is), each ``(start, end)``: from where it
+    rises above the own rate (a ramp's start) to where it is back at or below it. A profile
+    that ends above its own rate has a new normal, not a spike: its last rise is not a window."""
+    clock = RateClock(base_rate, points)
+    windows: list[tuple[float, float]] = []
+    start: float | None = None
+    knots = list(zip(clock.times, clock.levels))
+    for (t0, l0), (t1, l1) in zip(knots, knots[1:]):
+        if start is None and l1 > 1.0 and t1 >= t0:
+            # A step (t0 == t1) rises at its time; a ramp from at or below 1 rises where it
+            # crosses 1: t0 + (1 - l0) / slope, its start when it begins above.
+            start = t0 if l0 > 1.0 or t1 == t0 else t0 + (t1 - t0) * (1.0 - l0) / (l1 - l0)
+        elif start is not None and l1 <= 1.0:
+            end = t1 if t1 == t0 or l0 <= 1.0 else t0 + (t1 - t0) * (l0 - 1.0) / (l0 - l1)
+            windows.append((start, end))
+            start = None
+    return tuple(windows)
+

@@ -27,7 +27,7 @@ from typing import ClassVar
 import numpy as np
 
 from sim.core.streams import ClientStreams, Draw
-from sim.models.rate_profile import RatePoint, RateClock, order_problem
+from sim.models.rate_profile import RateClock, RatePoint, above_windows, order_problem
 from sim.vocabulary.errors import ParamError
 from sim.vocabulary.params import above, at_least
 
@@ -194,6 +194,10 @@ class Open(Workload):
     def clock(self, clients: int) -> RateClock | None:
         """The profile's clock for ``clients`` sources (None without a profile)."""
         return RateClock(clients / self.think_time, self.rate_profile) if self.rate_profile else None
+
+    def spikes(self, clients: int) -> tuple[tuple[float, float], ...]:
+        """The profile's spans above the own rate of ``clients`` sources (``above_windows``)."""
+        return above_windows(self.rate_profile, clients / self.think_time) if self.rate_profile else ()
 
     def start_times(self, rng: np.random.Generator, clients: int) -> list[float]:
         starts = exponential_starts(self.think_time, rng, clients)

@@ -143,6 +143,8 @@ class SimulationSpec:
         below = [w for tier in self.tiers for w in (*tier.outages, *tier.incidents)]
         if self.fleet is not None:
             below += self.fleet.incidents  # the hosts' own: crashes, outages, incidents
+        if self.workload.NAME == "open":  # an open load spike is trouble the server must recover from
+            below += [Outage(start, end - start) for start, end in self.workload.spikes(self.max_clients)]
         if not self.incidents and not below:
             return self.outages
         windows = [(w.start, w.end) for w in (*self.outages, *self.incidents, *below)]

@@ -20,7 +20,7 @@ from textual.widgets import DataTable, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from sim import SweepResult, UserError
-from sim.exploration.cache import cached_note
+from ..state.source import cached_note
 
 from ..keys import MAIN_VIEW
 from ..widgets.footer import FittedFooter

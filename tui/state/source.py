@@ -16,7 +16,7 @@ from pathlib import Path
 from sim.analysis.replay import present_codes
 from sim.runs.sweep import Progress, ShouldStop, SweepResult, run_sweeps
 from sim.core.history import History
-from sim.exploration.cache import SweepCache
+from sim.exploration.cache import SweepCache, cached_note  # noqa: F401 (cached_note: the screens say it)
 from sim.exploration.plan import ExplorePlan
 from sim.exploration.tune_plan import TunePlan
 from sim.models import recorded_capabilities
