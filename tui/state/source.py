@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from sim.analysis.replay import present_codes
+from sim.analysis.replay import present_codes, records_hedges
 from sim.runs.sweep import Progress, ShouldStop, SweepResult, run_sweeps
 from sim.core.history import History
 from sim.exploration.plan import ExplorePlan
@@ -80,6 +80,11 @@ class Source(ABC):
     def time_unit(self, simulation: str) -> str:
         """What the simulation's times are in, for every label (``ms`` unless told)."""
         return DEFAULT_TIME_UNIT
+
+    def hedges(self, simulation: str) -> bool:
+        """Whether the simulation's runs count hedges (a strategy entry hedges, and its runs
+        record them): the comparison then has a hedges column."""
+        return False
 
     def layout(self, selection: Selection) -> TierLayout | None:
         """A tiered run's numbering of clients and tier callers (None: no tiers)."""
@@ -236,6 +241,9 @@ class ConfigSource(Source):
     def capabilities(self, simulation: str) -> Capabilities:
         return self.spec(simulation).caps
 
+    def hedges(self, simulation: str) -> bool:
+        return self.spec(simulation).hedges
+
     def time_unit(self, simulation: str) -> str:
         return self.spec(simulation).time_unit
 
@@ -270,6 +278,8 @@ class ReplaySource(Source):
         for (simulation, *_), history in self.runs.items():
             codes.setdefault(simulation, set()).update(present_codes(history.codes()))
         self._caps = {simulation: recorded_capabilities(found) for simulation, found in codes.items()}
+        # The simulations whose runs record hedges (an older file's never say them).
+        self._hedged = {simulation for simulation, found in codes.items() if records_hedges(found)}
 
     def _keys(self, *prefix: object) -> list[RunCoordinates]:
         return [k for k in self.runs if k[:len(prefix)] == prefix]
@@ -305,6 +315,9 @@ class ReplaySource(Source):
 
     def capabilities(self, simulation: str) -> Capabilities:
         return self._caps[simulation]
+
+    def hedges(self, simulation: str) -> bool:
+        return simulation in self._hedged
 
     def layout(self, selection: Selection) -> TierLayout | None:
         s = selection
