@@ -39,7 +39,8 @@ def test_replying_runs_are_marked_by_the_declared_events() -> None:
     recorded by a replying server or its clients, none by the contention kinds."""
     marks = marking_events("keeps_series")
     assert marks == {ev.CLIENT_SUCCEEDS, ev.CLIENT_TIMES_OUT, ev.SERVER_COMPLETES, ev.SERVER_QUEUES,
-                     ev.SERVER_DROPS}  # PoolServer's drops
+                     ev.SERVER_DROPS,  # PoolServer's drops
+                     ev.CLIENT_HEDGES}  # hedging needs a replying server
 
 
 def test_a_call_an_open_breaker_refused_counts_as_offered() -> None:

@@ -167,10 +167,12 @@ def test_event_glyphs_and_styles_cover_every_kind() -> None:
 def test_every_event_code_and_series_has_a_colour() -> None:
     assert set(CODE_KINDS) == set(range(len(EVENT_NAMES)))
     assert set(CODE_KINDS.values()) == set(EVENT_KINDS)
-    # Every series, and the failures a run's events add (run_series.FAILURE_LINES).
+    # Every series, the ones only some runs keep (a pool's drops, a hedging entry's hedges) and
+    # the failures a run's events add (run_series.FAILURE_LINES).
     from sim.analysis.run_series import FAILURE_LINES
+    from sim.core.series import SERVER_SERIES
 
-    assert set(SERIES_COLOURS) == set(SERIES_NAMES) | {name for name, _ in FAILURE_LINES}
+    assert set(SERIES_COLOURS) == set(SERIES_NAMES) | set(SERVER_SERIES) | {name for name, _ in FAILURE_LINES}
 
 
 # Metrics table ---------------------------------------------------------------------------------

@@ -12,6 +12,9 @@ app's help screen):
   that did not recover is no one's best, however few requests it got through. When none did,
   no strategy has a ★;
 - among those: the ★ for requests goes to the fewest requests, the ★ for p50 to the lowest p50.
+  Where a strategy hedges, "requests" counts every copy sent, the hedges too
+  (``metrics.copies_sent``): a strategy that sends fewer attempts but more copies in all
+  loads the servers more, and the caption says so.
 """
 
 from __future__ import annotations
@@ -20,23 +23,28 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from sim.analysis.metrics import copies_sent
+
 BEST = "★"
 # A ★ goes only to strategies that served at least this share of the most served (as the
 # recovery verdict's 90% of the pre-outage level).
 SERVED_SHARE = 0.9
 MARKED = ("requests", "p50")  # the columns a ★ marks
 
-Row = Mapping[str, Any]  # a strategy's cells by column: requests, successes, p50, recovery
+Row = Mapping[str, Any]  # a strategy's cells by column: requests, hedges, successes, p50, recovery
 
 
-def star_rule(has_outage: bool | None) -> str:
+def star_rule(has_outage: bool | None, hedges: bool = False) -> str:
     """The rule in words, as every caption gives it: for a simulation with an outage or an
-    incident (True) or without (False); None: for any simulation (the help texts, which
-    describe every table at once)."""
+    incident (True) or without (False), whose strategies hedge (``hedges``: requests then
+    count every copy sent) or not; None: for any simulation (the help texts, which describe
+    every table at once)."""
     recovered = {True: " and recovered in every run", False: "",
                  None: " and, where there is an outage or an incident, recovered in every run"}[has_outage]
+    copies = ("; with hedging, requests count every copy sent, hedges too" if has_outage is None
+              else "; requests count every copy sent, hedges too" if hedges else "")
     return (f"{BEST} fewest requests, lowest p50: among strategies that served "
-            f"≥ {SERVED_SHARE:.0%} of the most served{recovered}")
+            f"≥ {SERVED_SHARE:.0%} of the most served{recovered}{copies}")
 
 
 def served_enough(section: Sequence[Row]) -> list[bool]:
@@ -58,10 +66,19 @@ def _lowest(values: list[float]) -> int | None:
     return min(finite)[1] if finite else None
 
 
+def _marked_value(row: Row, column: str) -> float:
+    """What a ★ compares in ``column``: the p50, or for requests every copy sent (the requests
+    and, in a table with a ``hedges`` column, the hedges)."""
+    if column == "requests":
+        return copies_sent(row["requests"], row.get("hedges", 0.0))
+    return row[column]
+
+
 def best_rows(section: Sequence[Row]) -> dict[str, int | None]:
     """The row with the ★ for requests and the one with the ★ for p50 (``star_rule``); None
     where no row may have it."""
     eligible = [recovered_every_time(row) and served
                 for row, served in zip(section, served_enough(section))]
-    return {column: _lowest([row[column] if ok else math.nan for row, ok in zip(section, eligible)])
+    return {column: _lowest([_marked_value(row, column) if ok else math.nan
+                             for row, ok in zip(section, eligible)])
             for column in MARKED}

@@ -18,7 +18,7 @@ attempt.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -103,6 +103,26 @@ def gives_up(codes: np.ndarray, details: np.ndarray) -> np.ndarray:
     return (codes == ev.CLIENT_GIVES_UP) | denied
 
 
+def hedge_events(codes: np.ndarray) -> np.ndarray:
+    """Where a hedged copy was sent (``client_hedges``, ``sim.models.hedging``): one event per
+    copy beside an attempt, as the engine counts ``RunMetrics.hedges`` (the latency table's
+    ``hedges`` column)."""
+    return codes == ev.CLIENT_HEDGES
+
+
+def hedges_sent(codes: np.ndarray) -> int:
+    """The hedged copies a run's record holds (``hedge_events``): its ``hedges`` count."""
+    return int(np.count_nonzero(hedge_events(codes)))
+
+
+def records_hedges(present: Iterable[int]) -> bool:
+    """Whether runs whose records hold the event codes ``present`` (``present_codes``) say which
+    copies were hedges: they hold a ``client_hedges`` event. An events file written before that
+    event existed holds none, so its hedges are unknown (a replay then shows no hedges column
+    rather than a 0)."""
+    return ev.CLIENT_HEDGES in frozenset(present)
+
+
 @dataclass(frozen=True)
 class RunSummary:
     """One run's totals, counted from its events: the engine's ``work``, ``gave_up``,
@@ -121,6 +141,7 @@ class RunSummary:
     # Why the latencies may be off: an older events file's calls, derived, under open traffic
     # (``sim.analysis.calls.pairing_note``); empty otherwise.
     latency_note: str = ""
+    hedges: int = 0  # hedged copies sent beside the attempts (``hedges_sent``); not in work
 
     @property
     def p50(self) -> float:
@@ -142,7 +163,7 @@ def summarize(times: np.ndarray, clients: np.ndarray, codes: np.ndarray, details
               caps: Capabilities, *, recovery: float | None = None,
               time_unit: str = DEFAULT_TIME_UNIT, recovery_note: str = "",
               calls: np.ndarray | None = None, calls_derived: bool = False) -> RunSummary:
-    """Work, duration and give-ups; successes and latency percentiles where the server kind
+    """Work, duration, give-ups and hedges (``hedges_sent``); successes and latency percentiles where the server kind
     measures latencies (paired by ``calls``, see ``success_latencies``), ``recovery``
     (``RunSeries.recovery_time``) and why it was not judged (``recovery_note``) where it has
     recovery verdicts (``caps``). ``calls_derived``: the calls are an older file's, derived
@@ -150,15 +171,16 @@ def summarize(times: np.ndarray, clients: np.ndarray, codes: np.ndarray, details
     work = int(np.count_nonzero(codes == ev.CLIENT_REQUESTS_WRITE))
     gave_up = int(np.count_nonzero(gives_up(codes, details)))
     duration = float(times[-1]) if times.size else 0.0
+    hedges = hedges_sent(codes)
     if not caps.latencies:
-        return RunSummary(work, duration, gave_up, caps, time_unit=time_unit)
+        return RunSummary(work, duration, gave_up, caps, time_unit=time_unit, hedges=hedges)
     _, latencies = success_latencies(times, clients, codes, details, calls)
     successes = int(np.count_nonzero(codes == ev.CLIENT_SUCCEEDS))
     derived = calls is None or calls_derived
     return RunSummary(work, duration, gave_up, caps, successes, latency_summary(latencies),
                       recovery if caps.recovery else None, time_unit,
                       recovery_note if caps.recovery else "",
-                      pairing_note(clients, codes, details, derived))
+                      pairing_note(clients, codes, details, derived), hedges)
 
 
 def backoff_waits(times: np.ndarray, clients: np.ndarray,

@@ -7,6 +7,8 @@ replay gives come out of the same functions as the run's (``sim.export.replay``)
 paired by call id and kept by the one sampling rule (``sim.analysis.calls``), the series in the
 run's own buckets and the recovery verdict judged from them (``RunSeries.from_events``).
 
+The hedges are the copies recorded as hedges (``client_hedges``, ``replay.hedges_sent``), as
+the latency table counts them; an older file that holds no such event does not say them.
 What the events do not say stays unknown: the cost (the config's ``work_to_duration``) is NaN,
 the per-client attempts are counted from the writes, and a server's state at bucket ends
 (``in_service``, ``queued``) is the requests it holds, as ``count_series`` counts them.
@@ -20,7 +22,7 @@ import numpy as np
 
 from sim.analysis.calls import call_latencies, call_starts, derived_calls, pairing_note
 from sim.analysis.open_metrics import OpenRunMetrics
-from sim.analysis.replay import gives_up
+from sim.analysis.replay import gives_up, hedges_sent
 from sim.analysis.run_series import RunSeries
 from sim.core import events as ev
 from sim.core.history import History, unpack_hosts
@@ -61,5 +63,5 @@ def replayed_metrics(history: History, clients: int) -> tuple[OpenRunMetrics, st
         horizon=end, latencies=sampled(latencies), latency_clients=sampled(ids[done]),
         latency_times=sampled(success_times), attempts_per_client=attempts[:clients].astype(np.int64),
         bucket=series.bucket, series=series.series, recovery_time=series.recovery_time,
-        recovery_note=series.recovery_note)
+        recovery_note=series.recovery_note, hedges=hedges_sent(codes))
     return metrics, pairing_note(ids, codes, details, derived)

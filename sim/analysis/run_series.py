@@ -18,7 +18,7 @@ import numpy as np
 from sim.analysis.open_metrics import OpenRunMetrics
 from sim.analysis.recovery import recovery_verdict
 from sim.analysis.calls import call_starts
-from sim.analysis.replay import Window, incident_windows, outage_windows, success_latencies
+from sim.analysis.replay import Window, hedge_events, incident_windows, outage_windows, success_latencies
 from sim.core import events as ev
 from sim.core.series import SERIES_NAMES, bucket_count
 from sim.models.incidents import merged_windows
@@ -34,7 +34,8 @@ def count_series(times: np.ndarray, codes: np.ndarray, details: np.ndarray, widt
                  buckets: int, to_horizon: bool = False) -> dict[str, np.ndarray]:
     """The series counted back from a run's events: the flows as the handlers count them
     (bucket ``int(t / width)``), ``in_service`` as the requests held at each bucket's end,
-    ``queued`` zero. ``to_horizon``: the buckets are the run's own, and an event at the horizon
+    ``queued`` zero, ``hedges`` the copies recorded as hedges (``hedge_events``; none in an older
+    file, which does not say). ``to_horizon``: the buckets are the run's own, and an event at the horizon
     falls past the last, as in the engine's spare slot; else events past the last bucket are in it."""
     index = (times * (1.0 / width)).astype(np.int64)  # as the handlers
     if to_horizon:
@@ -62,6 +63,7 @@ def count_series(times: np.ndarray, codes: np.ndarray, details: np.ndarray, widt
         "in_service": np.maximum(held, 0),
         "queued": np.zeros(buckets, dtype=np.int64),
         "goodput": count(codes == ev.CLIENT_SUCCEEDS),
+        "hedges": count(hedge_events(codes)),
     }
 
 

@@ -47,6 +47,11 @@ HOST_RETURNS = 26
 # A fleet's active health checks mark a host unhealthy, or healthy again.
 HOST_UNHEALTHY = 27
 HOST_HEALTHY = 28
+# A strategy entry's hedging (``sim.models.hedging``) sends another copy of an attempt still
+# unanswered: the detail is the copy's number (1: the first hedge; the attempt is copy 0), the
+# event carries the attempt's call, and the copy's arrival at its server follows. Recorded since
+# hedges are counted from events (an events file without it does not say which copies were hedges).
+CLIENT_HEDGES = 29
 
 EVENT_NAMES: tuple[str, ...] = (
     "client_requests_write",
@@ -78,6 +83,7 @@ EVENT_NAMES: tuple[str, ...] = (
     "host_returns",
     "host_unhealthy",
     "host_healthy",
+    "client_hedges",
 )
 EVENT_CODES: dict[str, int] = {name: code for code, name in enumerate(EVENT_NAMES)}
 
@@ -101,6 +107,7 @@ DETAIL_LABELS: dict[int, str] = {
     SERVER_INCIDENT_ENDS: "kind",
     HOST_EJECTED: "multiplier",
     HOST_RETURNS: "multiplier",
+    CLIENT_HEDGES: "copy",
 }
 # The policies that deny retries, by the reason their GiveUp names (``sim.policies``): the detail
 # of ``client_retry_denied`` is an index into this tuple and reads ``policy=token_bucket``. A
@@ -200,7 +207,8 @@ def shown_detail(code: int, detail: int) -> str:
 
 CLIENT_EVENTS = frozenset({CLIENT_REQUESTS_WRITE, CLIENT_REQUESTS_VERSION, CLIENT_BACKS_OFF,
                            CLIENT_GIVES_UP, CLIENT_TIMES_OUT, CLIENT_SUCCEEDS, CLIENT_RETRY_DENIED,
-                           BREAKER_OPENS, BREAKER_HALF_OPENS, BREAKER_CLOSES, CLIENT_CALL_REFUSED})
+                           BREAKER_OPENS, BREAKER_HALF_OPENS, BREAKER_CLOSES, CLIENT_CALL_REFUSED,
+                           CLIENT_HEDGES})
 
 
 def is_server_event(code: int) -> bool:

@@ -103,6 +103,10 @@ class Wiring:
         # c's attempt ``token`` belongs to (a key unique among calls in flight) and its attempt
         # number (1 for the first): a fleet's retries to another host read it (``sim.models.fleet``).
         self.attempt_of: Callable[[int, int], tuple[int, int]] | None = None
+        # Set by replying clients: ``call_id_of(c, token)`` is the id (``History.calls``) of the
+        # call client c's attempt ``token`` belongs to, ``NO_CALL`` (-1) once given up on: a
+        # hedge's event carries it (``sim.models.fleet``).
+        self.call_id_of: Callable[[int, int], int] | None = None
         # Set by a fleet's build (``sim.models.fleet.FleetRun``): its hosts' counts for the outputs.
         self.fleet: Any = None
         # Set by replying clients that keep policy chains: ``chain_of(c, token)`` is the chain

@@ -62,6 +62,7 @@ CODE_KINDS: dict[int, str] = {
     ev.HOST_RETURNS: KIND_SERVER,
     ev.HOST_UNHEALTHY: KIND_FAILURE,
     ev.HOST_HEALTHY: KIND_SERVER,
+    ev.CLIENT_HEDGES: KIND_REQUEST,  # another copy of an attempt (sim.models.hedging)
 }
 # Each time series' colour, an index into a theme's ``series.colors``. The order of the dark
 # theme's colours makes offered blue, retries orange, goodput green, rejected red.

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from sim.analysis.open_metrics import OpenRunMetrics
 from sim.analysis.pool_state import records_pool
-from sim.analysis.replay import recorded_caps
+from sim.analysis.replay import present_codes, recorded_caps, records_hedges
 from sim.analysis.replayed import replayed_metrics
 from sim.export.csv_files import EventsKey, read_events_csv
 from sim.export.overload_csv import latency_csv_text, timeseries_csv_text
@@ -39,6 +39,9 @@ class _RunSpec:
     repeat: int
     caps: Capabilities
     warmup: float = 0.0  # an events file does not say the run's: every success counts
+    # Whether the file's runs of this simulation record their hedges (``records_hedges``): the
+    # tables then have a ``hedges`` column, as the run's had. An older file's do not say.
+    hedges: bool = False
 
     @property
     def strategies(self) -> tuple[str, ...]:
@@ -46,14 +49,9 @@ class _RunSpec:
 
     @property
     def series_declared(self) -> tuple[str, ...]:
-        """The server kind's own counters (``SimulationSpec.series_declared``); a replay counts
-        no hedges (an events file does not say which copies were hedges)."""
-        return self.caps.series
-
-    @property
-    def hedges(self) -> bool:
-        """No ``hedges`` column (``SimulationSpec.hedges``): see ``series_declared``."""
-        return False
+        """The server kind's own counters and ``hedges`` where the file records them
+        (``SimulationSpec.series_declared``)."""
+        return self.caps.series + (("hedges",) if self.hedges else ())
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,6 +81,9 @@ class ReplayedRuns:
 def replay(path: str | Path) -> ReplayedRuns:
     """Read an ``*_events.csv`` and rebuild each of its runs (``ReplayedRuns``)."""
     histories = read_events_csv(path)
+    # A simulation hedges where any of its runs recorded a hedge (``SimulationSpec.hedges``: a
+    # strategy of it that hedges gives every strategy's rows the column).
+    hedged = {key.simulation for key, history in histories.items() if records_hedges(present_codes(history.codes()))}
     metrics: dict[EventsKey, OpenRunMetrics] = {}
     notes: dict[EventsKey, str] = {}
     results: dict[EventsKey, SweepResult] = {}
@@ -94,7 +95,8 @@ def replay(path: str | Path) -> ReplayedRuns:
         if records_pool(codes, details):  # a worker pool: its series count its drops too
             caps = replace(caps, series=extra_series(("server_drops",)))
         m, note = replayed_metrics(history, key.clients)
-        spec = _RunSpec(key.simulation, (key.strategy,), (key.clients,), key.repetition + 1, caps)
+        spec = _RunSpec(key.simulation, (key.strategy,), (key.clients,), key.repetition + 1, caps,
+                        hedges=key.simulation in hedged)
         result = SweepResult.empty(spec)  # type: ignore[arg-type]  # what the tables read of a spec
         result.open_runs[(0, 0, key.repetition)] = m
         metrics[key], notes[key], results[key] = m, note, result

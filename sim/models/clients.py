@@ -73,7 +73,7 @@ def client_events(caps: Capabilities) -> frozenset[int]:
     """Every event code the clients of a server with these capabilities can record."""
     common = {ev.CLIENT_REQUESTS_WRITE, ev.CLIENT_BACKS_OFF, ev.CLIENT_GIVES_UP} | PolicyEvents.EVENTS
     if caps.replies:
-        return frozenset(common | {ev.CLIENT_TIMES_OUT, ev.CLIENT_SUCCEEDS})
+        return frozenset(common | {ev.CLIENT_TIMES_OUT, ev.CLIENT_SUCCEEDS, ev.CLIENT_HEDGES})  # hedges: replying servers
     return frozenset(common | {ev.CLIENT_REQUESTS_VERSION})  # read-then-write reads first
 
 
@@ -340,6 +340,7 @@ class Clients:
 
             self._seed_at_server, self._seed_in_orbit = seed_at_server, seed_in_orbit
             wiring.attempt_of = lambda c, tok: (c, tries[c])  # one call at a time: the client is the call
+            wiring.call_id_of = lambda c, tok: call_of[c]
             if chains is not None:
                 wiring.chain_of = lambda c, tok: chains[c]  # hedges ask the client's policies
             self._waiting = waiting

@@ -658,6 +658,7 @@ class FleetRun:
             if parent_gate is not None and parent_gate.still_waiting is not None:
                 parent_gate.still_waiting = _copy_waiting(parent_gate.still_waiting)
             hedge_doors = doors if parent_gate is None else [parent_gate.wrap(d) for d in doors]
+            cell, call_id = wiring.call, wiring.call_id_of or _no_call
 
             def send_copy(t: float, c: int, tok: int, entry: list) -> int:
                 # A hedge: to a host this attempt has not tried, if the balancer finds one.
@@ -675,7 +676,13 @@ class FleetRun:
                 requests[h] += 1
                 hedges[h] += 1
                 hedged_series[int(t * inverse)] += 1
-                return hedge_doors[h](t, c, tok | k << COPY_SHIFT)
+                # The hedge is an event of its call (``client_hedges``, copy k); the copy's
+                # arrival, handled now, is recorded just after it, at the same time.
+                arrival = hedge_doors[h](t, c, tok | k << COPY_SHIFT)
+                if arrival != NO_EVENT:
+                    heappush(near, (t, seq(), _recorded, c, arrival))
+                cell[0] = call_id(c, tok)
+                return ev.pack(ev.CLIENT_HEDGES, k)
 
             def hedge_due(t: float, c: int, tok: int) -> int:
                 entry = live.get(tok * width + c)
@@ -709,6 +716,15 @@ class FleetRun:
         """Each host's time out of the balancer's set up to ``end`` (an ejection still on counts to it)."""
         return [spent + (max(0.0, end - at) if at is not None else 0.0)
                 for spent, at in zip(self._ejected_for, self._ejected_at)]
+
+
+def _recorded(t: float, c: int, packed: int) -> int:
+    """An event already handled, recorded now (a hedged copy's arrival, after its hedge)."""
+    return packed
+
+
+def _no_call(c: int, tok: int) -> int:
+    return -1
 
 
 def _idle() -> tuple[int, int]:

@@ -18,7 +18,9 @@ failed attempt costs (``Link.on_copy_failure``; the copy whose failure ends the 
 ``on_failure`` as any failed attempt), a success adds what a success adds. ``budget`` (percent,
 optional): a hedging budget, a token bucket on hedges of its own, each attempt depositing
 ``budget/100`` tokens (at most ``HEDGE_BURST``, the bucket full at the start) and each hedge
-taking one. Simulated by the reference engine alone (``sim.models.fleet``).
+taking one. Simulated by the reference engine alone (``sim.models.fleet``). Each hedge is an
+event of its call, ``client_hedges`` (the copy's number), recorded just before the copy's
+arrival, so a run's record says which copies were hedges (``sim.analysis.replay.hedges_sent``).
 """
 
 from __future__ import annotations

@@ -165,6 +165,11 @@ class OpenClients(Clients):
             s = waiting.get(tok)  # the call's slot (one call in flight each); None: given up on
             return (s, tries[s]) if s is not None else (-1, 0)
         wiring.attempt_of = attempt_of
+
+        def call_id_of(c: int, tok: int) -> int:
+            s = waiting.get(tok)
+            return call_of[s] if s is not None else -1
+        wiring.call_id_of = call_id_of
         if not plain:
             def chain_of(c: int, tok: int) -> object:
                 s = waiting.get(tok)  # the call's chain (hedges ask its policies); None: given up on

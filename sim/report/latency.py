@@ -185,7 +185,7 @@ def latency_table(result: SweepResult, palette: Palette | None = None,
                                          best.get(col) == s, accent))
             table.add_row(*cells)
 
-    notes = [f"{star_rule(has_outage)}. Counts are means over "
+    notes = [f"{star_rule(has_outage, spec.hedges)}. Counts are means over "
              f"repetitions (unfinished: clients still waiting at the horizon); latency (first attempt "
              f"to success, successful requests only; mean: their mean) is pooled over them; goodput is successes "
              f"{per_unit(rate_unit)}."]

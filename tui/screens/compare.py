@@ -106,13 +106,13 @@ class ComparePane(Vertical):
     def compose(self) -> ComposeResult:
         yield self.timeline
 
-    def set_title(self, summary: RunSummary | None, ended: bool) -> None:
+    def set_title(self, summary: RunSummary | None, ended: bool, hedges: bool = False) -> None:
         marker = series_marker(self.index)
         text = f"{marker} {self.strategy}"
         if summary is None:
             text += " · recording…"
         else:
-            text += f" · {summary_line(summary)}" + (" · ended" if ended else "")
+            text += f" · {summary_line(summary, hedges)}" + (" · ended" if ended else "")
             if summary.latency_note:  # an older events file: latencies paired by client
                 text += " · latencies paired by client (the file has no call column)"
         self.border_title = text.replace("[", r"\[")
@@ -199,6 +199,10 @@ class CompareScreen(ModalScreen[float]):
         """What the compared simulation's server kind offers: the table's columns."""
         return self.app.source.capabilities(self._selection.simulation)
 
+    def _hedges(self) -> bool:
+        """Whether the compared simulation counts hedges: the table's hedges column."""
+        return self.app.source.hedges(self._selection.simulation)
+
     def _coordinates(self, strategy: str) -> Selection:
         return replace(self._selection, strategy=strategy)
 
@@ -222,14 +226,14 @@ class CompareScreen(ModalScreen[float]):
 
     def _fill_table(self) -> None:
         """One row per strategy: shown or not, its key, and its run's totals once loaded."""
-        caps = self._caps()
-        headers = ["#", "Strategy", *summary_headers(caps)]
+        caps, hedges = self._caps(), self._hedges()
+        headers = ["#", "Strategy", *summary_headers(caps, hedges)]
         palette = palette_for(self.app.theme)
         rows = []
         for i, strategy in enumerate(self._strategies()):
             shown = strategy in self._picked
             summary = self._summaries.get(self._coordinates(strategy))
-            cells = summary_cells(summary, caps) if shown or summary else (
+            cells = summary_cells(summary, caps, hedges) if shown or summary else (
                 ["—"] * len(headers[2:]))
             if not self._available(strategy):
                 cells = ["not in file"] + [""] * (len(cells) - 1)
@@ -363,12 +367,13 @@ class CompareScreen(ModalScreen[float]):
 
     def _show_clock(self) -> None:
         """Every run up to the clock, and whether it has ended by then."""
+        hedges = self._hedges()
         for pane in self.panes:
             data = pane.timeline.data
             if data is not None:
                 pane.timeline.set_time(self.clock)
             pane.set_title(self._summaries.get(self._coordinates(pane.strategy)),
-                           data is not None and self.clock >= data.total_time)
+                           data is not None and self.clock >= data.total_time, hedges)
         self._update_status()
 
     def _update_status(self) -> None:

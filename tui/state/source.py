@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
-from sim.analysis.replay import present_codes
+from sim.analysis.replay import present_codes, records_hedges
 from sim.runs.sweep import Progress, ShouldStop, SweepResult, run_sweeps
 from sim.core.history import History
 from sim.exploration.cache import SweepCache, cached_note  # noqa: F401 (cached_note: the screens say it)
@@ -82,6 +82,11 @@ class Source(ABC):
     def time_unit(self, simulation: str) -> str:
         """What the simulation's times are in, for every label (``ms`` unless told)."""
         return DEFAULT_TIME_UNIT
+
+    def hedges(self, simulation: str) -> bool:
+        """Whether the simulation's runs count hedges (a strategy entry hedges, and its runs
+        record them): the comparison then has a hedges column."""
+        return False
 
     def layout(self, selection: Selection) -> TierLayout | None:
         """A tiered run's numbering of clients and tier callers (None: no tiers)."""
@@ -243,6 +248,9 @@ class ConfigSource(Source):
     def capabilities(self, simulation: str) -> Capabilities:
         return self.spec(simulation).caps
 
+    def hedges(self, simulation: str) -> bool:
+        return self.spec(simulation).hedges
+
     def time_unit(self, simulation: str) -> str:
         return self.spec(simulation).time_unit
 
@@ -285,6 +293,8 @@ class ReplaySource(Source):
         for (simulation, *_), history in self.runs.items():
             codes.setdefault(simulation, set()).update(present_codes(history.codes()))
         self._caps = {simulation: recorded_capabilities(found) for simulation, found in codes.items()}
+        # The simulations whose runs record hedges (an older file's never say them).
+        self._hedged = {simulation for simulation, found in codes.items() if records_hedges(found)}
 
     def _keys(self, *prefix: object) -> list[RunCoordinates]:
         return [k for k in self.runs if k[:len(prefix)] == prefix]
@@ -320,6 +330,9 @@ class ReplaySource(Source):
 
     def capabilities(self, simulation: str) -> Capabilities:
         return self._caps[simulation]
+
+    def hedges(self, simulation: str) -> bool:
+        return simulation in self._hedged
 
     def layout(self, selection: Selection) -> TierLayout | None:
         s = selection

@@ -51,18 +51,23 @@ def _recovered(summary: RunSummary) -> str:
 
 @dataclass(frozen=True)
 class Column:
-    """A column of the comparison: its header, the server kinds it applies to, its cell."""
+    """A column of the comparison: its header, the server kinds it applies to, its cell;
+    ``hedging``: only where the simulation counts hedges (``Source.hedges``)."""
 
     header: str
     applies: Callable[[Capabilities], bool]
     cell: Callable[[RunSummary], str]
+    hedging: bool = False
 
 
 # In order. Runs that end when their clients are done are summed up by their work, length and
 # give-ups; runs to a horizon (kinds that keep series) by their requests, latency and recovery.
+# Where a strategy hedges, the hedged copies sent beside the requests follow them, counted from
+# the run's record as the latency table counts them (``sim.analysis.replay.hedges_sent``).
 COLUMNS = (
     Column("Work", lambda caps: not caps.keeps_series, lambda s: f"{s.work:,}"),
     Column("Requests", lambda caps: caps.keeps_series, lambda s: f"{s.work:,}"),
+    Column("Hedges", lambda caps: caps.keeps_series, lambda s: f"{s.hedges:,}", hedging=True),
     Column("Duration", lambda caps: not caps.keeps_series,
            lambda s: format_duration(s.duration, s.time_unit)),
     Column("Gave up", lambda caps: not caps.keeps_series, lambda s: f"{s.gave_up:,}"),
@@ -72,28 +77,30 @@ COLUMNS = (
 )
 
 
-def summary_columns(caps: Capabilities) -> list[Column]:
-    """The comparison's columns for a server kind offering ``caps``."""
-    return [column for column in COLUMNS if column.applies(caps)]
+def summary_columns(caps: Capabilities, hedges: bool = False) -> list[Column]:
+    """The comparison's columns for a server kind offering ``caps``; ``hedges``: the
+    simulation counts hedges (``Source.hedges``: a strategy hedges and its runs record them;
+    an older events file's do not say, so it has no such column rather than a 0)."""
+    return [column for column in COLUMNS if column.applies(caps) and (hedges or not column.hedging)]
 
 
-def summary_cells(summary: RunSummary | None, caps: Capabilities) -> list[str]:
+def summary_cells(summary: RunSummary | None, caps: Capabilities, hedges: bool = False) -> list[str]:
     """The summary as the comparison's columns (``summary_columns``); dots before the run
     is loaded."""
-    columns = summary_columns(caps)
+    columns = summary_columns(caps, hedges)
     if summary is None:
         return ["…"] * len(columns)
     return [column.cell(summary) for column in columns]
 
 
-def summary_headers(caps: Capabilities) -> list[str]:
-    return [column.header for column in summary_columns(caps)]
+def summary_headers(caps: Capabilities, hedges: bool = False) -> list[str]:
+    return [column.header for column in summary_columns(caps, hedges)]
 
 
-def summary_line(summary: RunSummary) -> str:
+def summary_line(summary: RunSummary, hedges: bool = False) -> str:
     """The summary in words, for a timeline's title."""
     return " · ".join(f"{column.header.lower()} {column.cell(summary)}"
-                      for column in summary_columns(summary.caps))
+                      for column in summary_columns(summary.caps, hedges))
 
 
 def _latency(value: float, unit: str = DEFAULT_TIME_UNIT) -> str:

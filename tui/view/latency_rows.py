@@ -139,7 +139,7 @@ def latency_caption(result: SweepResult, clients_index: int, rows: list[LatencyR
     notes = [f"{count(spec.clients[clients_index], 'client')} · "
              + (f"{load} · " if load else "") +
              f"{count(spec.repeat, 'run')} each · "
-             f"latency in {spec.time_unit} · {star_rule(bool(spec.disruptions))}"]
+             f"latency in {spec.time_unit} · {star_rule(bool(spec.disruptions), spec.hedges)}"]
     if any(row.never_recovered for row in rows):
         notes.append(f"{NEVER_GLYPH} never recovered")
     reasons = dict.fromkeys(row.recovery_note for row in rows if row.recovery_note)

@@ -74,6 +74,7 @@ CODE_MARKS: dict[int, str] = {
     ev.HOST_RETURNS: "server",
     ev.HOST_UNHEALTHY: "failure",
     ev.HOST_HEALTHY: "server",
+    ev.CLIENT_HEDGES: "write",  # a hedged copy is a write sent
 }
 # Rank of each event code (index = code), for numpy lookups.
 CODE_RANK = np.array([MARK_RANK[CODE_MARKS[code]] for code in range(len(ev.EVENT_NAMES))],

@@ -117,7 +117,8 @@ def run_verdict(result: SweepResult) -> str:
     best = best_rows(rows)
     stars = []
     if best["requests"] is not None:
-        stars.append(f"fewest requests: {labels[best['requests']]!r}")
+        copies = " (every copy sent, hedges too)" if spec.hedges else ""
+        stars.append(f"fewest requests{copies}: {labels[best['requests']]!r}")
     if best["p50"] is not None:
         stars.append(f"lowest median latency: {labels[best['p50']]!r}")
     starred = f" ★ {'; '.join(stars)}." if stars else ""
