@@ -29,6 +29,16 @@ def test_the_status_line_writes_event_counts_as_the_log_title_does() -> None:
     assert "#1/138,659" in short
 
 
+def test_the_status_lines_clock_has_thousands_separators_as_the_comparisons_does() -> None:
+    # The walk-through's main view said "0.0/39999.8 ms" where the comparison said
+    # "0.0/39,999.9 ms" (tui.screens.compare's clock) and the log "#1/138,659".
+    status = Status(title="T", strategy="s", clients=160, time=12_345.6, total=39_999.8,
+                    index=0, count=138_659)
+    assert clock_parts(status)[0].plain.endswith("t = 12,345.6 / 39,999.8 ms")
+    short = [p.plain for form in _forms(status) for p in form[1]]
+    assert "❚❚ 12,345.6/40,000 ms" in short  # the run's length rounded, still separated
+
+
 def test_the_comparisons_recovered_column_keeps_one_unit() -> None:
     caps = Capabilities(replies=True, keeps_series=True, latencies=True, events=frozenset())
     assert caps.recovery
