@@ -153,7 +153,7 @@ def scatter_figure(result: SweepResult, runs: Mapping[str, Run], palette: Palett
         clients = ids[writes]
         style_axes(ax, palette)
         ax.scatter(times, clients, s=6, alpha=0.6, color=palette.series_color(s), linewidths=0)
-        ax.set_title(f"{label}: {int(writes.sum())} writes by {run.clients} clients (repetition {run.repetition})",
+        ax.set_title(f"{label}: {int(writes.sum()):,} writes by {run.clients:,} clients (repetition {run.repetition})",
                      fontsize=9)
         ax.set_ylabel("client id")
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
