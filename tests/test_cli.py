@@ -208,3 +208,17 @@ def test_run_parser_is_reusable_by_another_entry_point(config: Path, tmp_path: P
     args = top.parse_args(["run", str(config), "--out", str(tmp_path), "-q", "-j", "1"])
     assert cli.run_command(args) == 0
     assert (tmp_path / "Throttle_events.csv").is_file()
+
+
+def test_a_config_given_without_a_command_says_run_it_or_open_the_app(config: Path, tmp_path: Path,
+                                                                      capsys) -> None:
+    # The walk-through of issue 39: `python -m sim my.toml` (the app's way in) said only
+    # "invalid choice ... (choose from 'run', 'explore', 'phase')". Nothing is written.
+    import pytest
+
+    with pytest.raises(SystemExit) as stop:
+        cli.main([str(config)])
+    assert stop.value.code == 2
+    line = one_error_line(capsys.readouterr().err)
+    assert f"run {config}` runs it" in line and f"`backoff-sim {config}` opens it in the app" in line
+    assert not list(tmp_path.glob("*.csv"))

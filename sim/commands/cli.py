@@ -366,8 +366,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     from sim.export.provenance import set_command
 
     parser = build_parser()
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given and given[0].endswith(".toml"):  # `python -m sim my.toml`: the app's way in
+        parser.exit(EXIT_USER_ERROR, f"error: {parser.prog}: {given[0]!r} is not a command: "
+                    f"`{parser.prog} run {given[0]}` runs it here, without the app; "
+                    f"`backoff-sim {given[0]}` opens it in the app\n")
     args = parser.parse_args(argv)
-    set_command(["backoff-sim", *(sys.argv[1:] if argv is None else argv)])
+    set_command(["backoff-sim", *given])
     if args.command == "run":
         return run_command(args)
     if args.command == "explore":
