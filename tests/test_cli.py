@@ -55,8 +55,8 @@ def test_run_writes_the_six_files_per_simulation(config: Path, tmp_path: Path, c
     assert "Small lock · LockingServer · 3 repeats" in printed
     assert "★ best" in printed
     # The representative histories: smallest client count above 2.
-    assert "Small lock · Constant · 3 clients, repetition 0" in printed
-    assert "Throttle · Expo · 5 clients, repetition 0" in printed
+    assert "Small lock · Constant · 3 clients, repetition 1 of " in printed  # counted from 1, as the app counts
+    assert "Throttle · Expo · 5 clients, repetition 1 of " in printed
     assert "wrote 6 files for 'Small lock'" in printed
 
 

@@ -143,3 +143,21 @@ def test_the_tiers_pngs_log_axis_labels_do_not_overlap() -> None:
     lo, hi = ax.get_ylim()
     assert len(boxes) >= 2
     assert all(a.y1 <= b.y0 for a, b in zip(boxes, boxes[1:]))
+
+
+def test_a_repetition_is_counted_from_1_in_the_pngs_and_run_as_in_the_app() -> None:
+    # The walk-through read "repetition 0" in the PNGs and run's event table, "rep 1/2" in the
+    # app and `--repetition 1` in the command y copies, for the same run.
+    from sim.export.overload_plots import timeseries_figure
+    from sim.runs.sweep import run_sweep
+    from sim.vocabulary.repetitions import repetition_text
+    from tui.widgets.status import selection_parts
+
+    spec = make_spec("PoolServer", clients=[4], repeat=2, network_mu=1.0, network_sigma=0.2,
+                     work_to_duration=0.0, workers=2, service_time=10.0, workload="open",
+                     think_time=50.0, horizon=500.0, timeout=200.0)
+    fig = timeseries_figure(run_sweep(spec, workers=1))
+    assert "4 clients, repetition 1 of 2" in fig._suptitle.get_text()
+    assert repetition_text(0, 2) == "repetition 1 of 2"
+    shown = [p.plain for p in selection_parts(Status(title="T", repetition=0, repetitions=2))]
+    assert "rep 1 of 2" in shown

@@ -20,6 +20,7 @@ from sim.commands import collector
 from sim.analysis.best import star_rule
 from sim.commands import progress as progress_lines
 from sim.vocabulary.errors import EXIT_OK, EXIT_USER_ERROR
+from sim.vocabulary.repetitions import repetition_text
 from sim.export.outputs import help_lines
 
 # Without a progress bar (stderr not a terminal), a line of progress this often; none at all for
@@ -342,8 +343,9 @@ def _run(args: argparse.Namespace) -> int:
             head = f"first {shown:,} of {total:,} events" if shown < total else f"{total:,} events"
             out.print()
             # The title on a line of its own: as a table title it would wrap at the table's width.
-            out.print(f"{spec.title} · {label} · {run.clients} clients, repetition "
-                      f"{run.repetition} · {head}", style="italic", markup=False, soft_wrap=True)
+            out.print(f"{spec.title} · {label} · {run.clients} clients, "
+                      f"{repetition_text(run.repetition, spec.repeat)} · {head}", style="italic",
+                      markup=False, soft_wrap=True)
             if shown:  # --events 0: the title and where the events are, no empty table
                 print_table(out, history_table(run.history, palette=palette, limit=shown,
                                                time_unit=spec.time_unit))

@@ -22,6 +22,7 @@ from sim.export.atomic import atomic_save_figure
 from sim.export.figure_style import DPI, style_axes, style_figure, style_legend, time_axis
 from sim.export.palette import SERIES_COLOURS, Palette, load_palette
 from sim.models.incidents import incident_label
+from sim.vocabulary.repetitions import repetition_text
 from sim.vocabulary.units import format_duration
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -213,7 +214,7 @@ def timeseries_figure(result: SweepResult, palette: Palette | None = None) -> Fi
     # The series left out on a line of their own: on the title's line they ran off the figure.
     note = f"\n(always 0, not drawn: {', '.join(silent)})" if silent else ""
     fig.suptitle(f"{spec.control.type_name} · {spec.title}: requests per bucket and server state, "
-                 f"{clients:,} clients, repetition 0{note}", color=palette.foreground)
+                 f"{clients:,} clients, {repetition_text(0, spec.repeat)}{note}", color=palette.foreground)
     return fig
 
 
@@ -281,7 +282,7 @@ def latency_figure(result: SweepResult, palette: Palette | None = None) -> Figur
             legend.get_frame().set_alpha(0.9)
     axes[-1].set_xlabel("clients, sorted by latency")
     fig.suptitle(f"{spec.control.type_name} · {spec.title}: latency and requests per client, "
-                 f"{clients} clients, repetition 0", color=palette.foreground)
+                 f"{clients:,} clients, {repetition_text(0, spec.repeat)}", color=palette.foreground)
     return fig
 
 
