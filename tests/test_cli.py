@@ -55,8 +55,8 @@ def test_run_writes_the_six_files_per_simulation(config: Path, tmp_path: Path, c
     assert "Small lock · LockingServer · 3 repeats" in printed
     assert "★ best" in printed
     # The representative histories: smallest client count above 2.
-    assert "Small lock · Constant · 3 clients, repetition 0" in printed
-    assert "Throttle · Expo · 5 clients, repetition 0" in printed
+    assert "Small lock · Constant · 3 clients, repetition 1 of " in printed  # counted from 1, as the app counts
+    assert "Throttle · Expo · 5 clients, repetition 1 of " in printed
     assert "wrote 6 files for 'Small lock'" in printed
 
 
@@ -208,3 +208,17 @@ def test_run_parser_is_reusable_by_another_entry_point(config: Path, tmp_path: P
     args = top.parse_args(["run", str(config), "--out", str(tmp_path), "-q", "-j", "1"])
     assert cli.run_command(args) == 0
     assert (tmp_path / "Throttle_events.csv").is_file()
+
+
+def test_a_config_given_without_a_command_says_run_it_or_open_the_app(config: Path, tmp_path: Path,
+                                                                      capsys) -> None:
+    # The walk-through of issue 39: `python -m sim my.toml` (the app's way in) said only
+    # "invalid choice ... (choose from 'run', 'explore', 'phase')". Nothing is written.
+    import pytest
+
+    with pytest.raises(SystemExit) as stop:
+        cli.main([str(config)])
+    assert stop.value.code == 2
+    line = one_error_line(capsys.readouterr().err)
+    assert f"run {config}` runs it" in line and f"`backoff-sim {config}` opens it in the app" in line
+    assert not list(tmp_path.glob("*.csv"))

@@ -29,6 +29,16 @@ def test_the_status_line_writes_event_counts_as_the_log_title_does() -> None:
     assert "#1/138,659" in short
 
 
+def test_the_status_lines_clock_has_thousands_separators_as_the_comparisons_does() -> None:
+    # The walk-through's main view said "0.0/39999.8 ms" where the comparison said
+    # "0.0/39,999.9 ms" (tui.screens.compare's clock) and the log "#1/138,659".
+    status = Status(title="T", strategy="s", clients=160, time=12_345.6, total=39_999.8,
+                    index=0, count=138_659)
+    assert clock_parts(status)[0].plain.endswith("t = 12,345.6 / 39,999.8 ms")
+    short = [p.plain for form in _forms(status) for p in form[1]]
+    assert "❚❚ 12,345.6/40,000 ms" in short  # the run's length rounded, still separated
+
+
 def test_the_comparisons_recovered_column_keeps_one_unit() -> None:
     caps = Capabilities(replies=True, keeps_series=True, latencies=True, events=frozenset())
     assert caps.recovery
@@ -133,3 +143,21 @@ def test_the_tiers_pngs_log_axis_labels_do_not_overlap() -> None:
     lo, hi = ax.get_ylim()
     assert len(boxes) >= 2
     assert all(a.y1 <= b.y0 for a, b in zip(boxes, boxes[1:]))
+
+
+def test_a_repetition_is_counted_from_1_in_the_pngs_and_run_as_in_the_app() -> None:
+    # The walk-through read "repetition 0" in the PNGs and run's event table, "rep 1/2" in the
+    # app and `--repetition 1` in the command y copies, for the same run.
+    from sim.export.overload_plots import timeseries_figure
+    from sim.runs.sweep import run_sweep
+    from sim.vocabulary.repetitions import repetition_text
+    from tui.widgets.status import selection_parts
+
+    spec = make_spec("PoolServer", clients=[4], repeat=2, network_mu=1.0, network_sigma=0.2,
+                     work_to_duration=0.0, workers=2, service_time=10.0, workload="open",
+                     think_time=50.0, horizon=500.0, timeout=200.0)
+    fig = timeseries_figure(run_sweep(spec, workers=1))
+    assert "4 clients, repetition 1 of 2" in fig._suptitle.get_text()
+    assert repetition_text(0, 2) == "repetition 1 of 2"
+    shown = [p.plain for p in selection_parts(Status(title="T", repetition=0, repetitions=2))]
+    assert "rep 1 of 2" in shown

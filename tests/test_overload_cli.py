@@ -52,7 +52,7 @@ def test_run_writes_ten_files_and_prints_the_latency_table(tmp_path: Path, capsy
     assert NEVER_MARK in printed and "★" in printed
     never = [line for line in printed.splitlines() if NEVER_MARK in line and "constant" in line]
     assert len(never) == 1  # 100 clients, constant retries
-    assert "Tiny outage · constant · 30 clients, repetition 0 · first 20 of" in printed
+    assert "Tiny outage · constant · 30 clients, repetition 1 of 2 · first 20 of" in printed
     events_file = out / f"{STEM}_events.csv"
     assert f"more events; browse them with: backoff-sim replay {events_file}" in printed
     assert "wrote 10 files for 'Tiny outage'" in printed

@@ -203,3 +203,16 @@ def test_the_path_of_a_run_is_the_engines_own_state_at_every_event() -> None:
         if code != ev.CLIENT_TIMES_OUT:
             assert path.orbit[i] == orbit
     assert path.upto(len(seen) - 1, 10)[-1][1:] == (seen[-1][1], seen[-1][2])
+
+
+def test_the_summary_line_gives_the_limit_as_the_png_titles_it() -> None:
+    # The walk-through of issue 39 read "within 76056 ms" on the line and "76,056 ms" in the PNG.
+    from sim.commands.phase import _summary
+    from sim.export.palette import load_palette
+    from sim.phase.figure import phase_figure
+
+    spec = load_config(OUTAGE).simulations[0]
+    p = compute_portrait(spec, "constant", PhaseSettings(size=3, runs=2, clients=30, limit=12_345.0))
+    title = phase_figure([p], load_palette()).axes[0].get_title()
+    assert "within 12,345 ms" in title
+    assert "within 12,345 ms;" in _summary(p)

@@ -119,7 +119,7 @@ def test_the_pngs_shown_run_gives_the_tables_text_for_one_run(outage_sweep: Swee
     _, shown = shown_runs(outage_sweep)
     figure = timeseries_figure(outage_sweep)
     FigureCanvasAgg(figure)
-    titles = [ax.get_title(loc="left") for ax in figure.axes]
+    titles = [" ".join(ax.get_title(loc="left").split("\n")) for ax in figure.axes]  # unwrapped
     for label, m in shown.items():
         one = RecoverySummary.of([m.recovery_time])
         assert one is not None  # the largest client count's runs are judged

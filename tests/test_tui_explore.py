@@ -56,6 +56,23 @@ def expected_map(app: BackoffApp):
     return plan, result
 
 
+def test_the_cells_detail_gives_the_recovery_median_with_its_unit(tmp_path: Path) -> None:
+    # The walk-through of issue 39 read "median 150.8 (150.7–150.9)" under the map, where the
+    # strategy table says "3/3 · 7,805 ms".
+    from sim.exploration.plan import load_document
+    from tui.view.map_view import cell_detail
+
+    (plan,) = load_document(TINY_MAP).explores
+    (result,) = run_explores([plan], LocalBackend(1), CellCache(None))
+    recovered = [(cell, result.cells[cell.position]) for row in grid_rows(plan, result.cells, 0)
+                 for cell in row if cell.verdict is not None and cell.verdict.all_recovered]
+    assert recovered  # the tiny map's short outages recover
+    cell, cr = recovered[0]
+    detail = cell_detail(plan, cell, cr, 0, "recovered").plain
+    unit = plan.base.time_unit
+    assert f"median {recovery_number(cr.verdict(0).median)} {unit}" in detail
+
+
 @pytest.mark.slow  # a long walk or round trip; a shorter default test keeps its feature
 @pilot_test
 async def test_p_shows_every_strategys_map_as_sim_explore_computes_it(tmp_path: Path) -> None:
@@ -93,7 +110,7 @@ async def test_the_cursor_moves_over_the_cells_and_the_detail_follows(tmp_path: 
         detail = str(screen.query_one("#map-detail", Static).render())
         assert plan.cell_label(cell.position) in detail
         verdict = screen.cells[cell.position].verdict(0)
-        assert verdict.text(recovery_number) in detail
+        assert verdict.text(recovery_number, plan.base.time_unit) in detail
         await pilot.press("s")
         assert screen.state.strategy == 1
         await pilot.press("S", "S")

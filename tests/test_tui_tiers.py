@@ -187,6 +187,38 @@ async def test_the_tier_table_has_the_sweeps_numbers(tmp_path: Path) -> None:
 
 
 @pilot_test
+async def test_a_narrow_tier_table_leaves_columns_out_rather_than_cut_numbers(tmp_path: Path) -> None:
+    # The walk-through of issue 39 (three_tiers.toml at 100 columns) read "175,…" and
+    # "2.75 ± 0.…": a number cut says nothing. Now the least telling columns go, named.
+    from rich.console import Console
+
+    app = make_app(tmp_path, TINY_TIERS)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(TierTable)
+        width = table.content_region.width
+        shown = table.shown_columns()
+        hidden = [name for name in table._columns() if name not in shown]
+        assert hidden and "Amplif." in shown and "p99" in shown
+        assert f"hidden: {', '.join(hidden)}" in str(table.border_title)
+        console = Console(width=width, color_system=None, record=True)
+        console.print(table.table)
+        lines = console.export_text().splitlines()
+        assert max(len(line) for line in lines) <= width
+        tier_lines = [line for line in lines if line.lstrip().startswith("tier ")]
+        assert len(tier_lines) == len(table.rows) and not any("…" in line for line in tier_lines)
+        for line, row in zip(tier_lines, table.rows):
+            for name in shown:  # every number shown whole
+                value = dict(zip(table._columns(), (row.amplification, row.requests, row.successes,
+                                                    row.p50, row.p99, row.denied)))[name]
+                assert value in line
+        await pilot.resize_terminal(160, 36)
+        await settle(pilot)
+        assert table.shown_columns() == table._columns()  # wide enough: every column, none named
+        assert "hidden" not in str(table.border_title)
+
+
+@pilot_test
 async def test_a_replayed_tiered_events_file_shows_its_tiers(tmp_path: Path) -> None:
     path = tmp_path / "Tiny_Tiers_events.csv"
     runs = {label: record_run(SPEC, label, CLIENTS, 0) for label in SPEC.labels}

@@ -42,9 +42,13 @@ def test_status_keeps_every_word_when_it_fits_and_abbreviates_to_one_line() -> N
             assert len(lines) == 1 and lines[0].cell_len == width
             text = lines[0].plain
             # What the run is and where the cursor is, always there: the clients, the
-            # repetition, the time and the speed (the outage too, when there is one).
+            # repetition and the time (the outage too, when there is one).
             assert f"{status.clients} cl" in text and f"/{status.repetitions}" in text
-            assert f"{status.time:.1f}/{status.total:.0f}" in text and "ms/s" in text
+            assert f"{status.time:,.1f}/{status.total:,.0f}" in text
+            # The speed too, except at 80 columns for the long title and strategy in an outage:
+            # with the clock's thousands separators (issue 39) it is the one word too many
+            # there, and the speed gives way before the strategy is cut further (``_forms``).
+            assert "ms/s" in text or (status is LONG and width == 78)
             assert ("outage" in text) == status.outage
     assert "Constant" in layout(SHORT, 78)[0].plain  # the strategy whole when it can be
 
@@ -66,10 +70,10 @@ def test_status_stays_one_row_in_a_long_outage_giving_way_by_priority() -> None:
     # the run length's tenths have given way.
     at_80 = texts[78]
     assert "1,000 cl" in at_80 and "rep 1/3" in at_80 and "░ outage" in at_80
-    assert "45123.4/300000 ms" in at_80 and "ms/s" not in at_80
+    assert "45,123.4/300,000 ms" in at_80 and "ms/s" not in at_80
     assert "outage" in texts[98] and "1000 ms/s" in texts[98]  # 100 columns: the speed too
     for width in range(118, 60, -1):  # the outage's glyph stays until the time has to go
-        assert "░" in texts[width] and "45123.4/" in texts[width]
+        assert "░" in texts[width] and "45,123.4/" in texts[width]
     incident = layout(replace(OUTAGE, outage=False, incidents=("capacity",)), 78)[0].plain
     assert "┈ incident" in incident
 

@@ -21,6 +21,7 @@ from sim.commands import collector
 from sim.analysis.best import star_rule
 from sim.commands import progress as progress_lines
 from sim.vocabulary.errors import EXIT_OK, EXIT_USER_ERROR
+from sim.vocabulary.repetitions import repetition_text
 from sim.export.outputs import help_lines
 
 # Without a progress bar (stderr not a terminal), a line of progress this often; none at all for
@@ -406,8 +407,9 @@ def _run(args: argparse.Namespace) -> int:
             head = f"first {shown:,} of {total:,} events" if shown < total else f"{total:,} events"
             out.print()
             # The title on a line of its own: as a table title it would wrap at the table's width.
-            out.print(f"{spec.title} · {label} · {run.clients} clients, repetition "
-                      f"{run.repetition} · {head}", style="italic", markup=False, soft_wrap=True)
+            out.print(f"{spec.title} · {label} · {run.clients} clients, "
+                      f"{repetition_text(run.repetition, spec.repeat)} · {head}", style="italic",
+                      markup=False, soft_wrap=True)
             if shown:  # --show-events 0: the title and where the events are, no empty table
                 print_table(out, history_table(run.history, palette=palette, limit=shown,
                                                time_unit=spec.time_unit))
@@ -431,8 +433,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     from sim.export.provenance import set_command
 
     parser = build_parser()
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given and given[0].endswith(".toml"):  # `python -m sim my.toml`: the app's way in
+        parser.exit(EXIT_USER_ERROR, f"error: {parser.prog}: {given[0]!r} is not a command: "
+                    f"`{parser.prog} run {given[0]}` runs it here, without the app; "
+                    f"`backoff-sim {given[0]}` opens it in the app\n")
     args = parser.parse_args(argv)
-    set_command(["backoff-sim", *(sys.argv[1:] if argv is None else argv)])
+    set_command(["backoff-sim", *given])
     if args.command == "run":
         return run_command(args)
     if args.command == "explore":

@@ -140,7 +140,7 @@ def _explore(args: argparse.Namespace, err) -> int:
     from sim.pipeline import tune as run_one_tune
     from sim.export.palette import load_palette
     from sim.commands.progress import Display
-    from sim.commands.stdout import print_plain, stdout_console
+    from sim.commands.stdout import print_plain, print_tables, stdout_console
 
     from sim.runs.procpool import worker_count
 
@@ -223,7 +223,7 @@ def _explore(args: argparse.Namespace, err) -> int:
     seconds = time.perf_counter() - start
     if not args.quiet:
         for result in results:
-            out.print(explore_summary(result))
+            print_tables(out, explore_summary(result))
         for tune in tunes:
             out.print(tune_summary(tune))
         note = f"{cache.hits} cells from the cache" if cache_dir is not None else "no cache"

@@ -262,4 +262,4 @@ def _summary(p) -> str:
              else "the collapse lies beyond the grid" if (prob < 0.5).any() else "no collapse on the grid")
     return (f"{p.title}, {p.label!r}: {p.basins} basin{'s' if p.basins > 1 else ''}; healthy near "
             f"({p.healthy_state[0]:.0f}, {p.healthy_state[1]:.0f}); {share:.0%} of cells return "
-            f"within {p.settings.limit:g} {p.time_unit}; {where}")
+            f"within {p.settings.limit:,.0f} {p.time_unit}; {where}")  # as the PNG titles it

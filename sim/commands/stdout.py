@@ -300,6 +300,22 @@ def print_table(out: Console, table: Any) -> None:
     out.file.write(text)
 
 
+def print_tables(out: Console, group: Any) -> None:
+    """A rich ``Group`` of tables and prose (explore's maps): each table as ``print_table``
+    prints it (whole to a file or pipe: a 12-column map's cells wrapped, "fluid" over "✓", and
+    its last header cut to "120,0…" at 120 columns), the prose as ever, without the trailing
+    spaces rich leaves where it wraps a line (to a file or pipe)."""
+    from rich.table import Table
+
+    for renderable in group.renderables:
+        if isinstance(renderable, Table) or out.is_terminal:
+            print_table(out, renderable)
+            continue
+        with out.capture() as captured:
+            out.print(renderable)
+        out.file.write("\n".join(line.rstrip(" ") for line in captured.get().split("\n")))
+
+
 def stderr_console() -> Console:
     """The progress bar's console on stderr, at a sane width as ``stdout_console``."""
     from rich.console import Console

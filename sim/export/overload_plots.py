@@ -8,6 +8,7 @@ theme's colours, like ``plots``.
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,6 +23,7 @@ from sim.export.figure_style import DPI, style_axes, style_figure, style_legend,
 from sim.export.palette import SERIES_COLOURS, Palette, load_palette
 from sim.models.fleet import HostIncident
 from sim.models.incidents import incident_label
+from sim.vocabulary.repetitions import repetition_text
 from sim.vocabulary.units import format_duration
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -91,6 +93,27 @@ def _recovery_notes(result: SweepResult, label: str, m: OpenRunMetrics) -> tuple
     summary = result.recovery(spec.labels.index(label), spec.clients.index(spec.max_clients))
     return shown, (f" · all runs: {summary.text(_short, unit)}" if summary and summary.runs > 1
                    else "")
+
+
+def fit_title(text: str, chars: int) -> str:
+    """``text`` in lines of at most ``chars`` characters, broken only after a `` · `` or a
+    ``, `` (never inside a figure: "1,478 dropped by the server" stays whole), so that a long
+    title wraps inside its panel instead of running into the next one or off the figure. The
+    lines joined by a space give ``text`` back."""
+    lines = [""]
+    for part in re.split(r"(?<=, )|(?<= · )", text):
+        if lines[-1] and len(lines[-1]) + len(part.rstrip()) > chars:
+            lines.append(part)
+        else:
+            lines[-1] += part
+    return "\n".join(line.rstrip(" ") for line in lines)
+
+
+def title_chars(width: float, columns: int, fontsize: float) -> int:
+    """How many characters of a title at ``fontsize`` points fit over one of ``columns`` panels
+    of a figure ``width`` inches wide: its share less the y axis's labels (about 0.9 in), at
+    0.55 of the font size a character (DejaVu Sans's titles here measure about 0.51)."""
+    return int((width / columns - 0.9) * 72 / (0.55 * fontsize))
 
 
 def _shade_outages(ax: Axes, result: SweepResult, palette: Palette, label_them: bool) -> None:
@@ -165,8 +188,9 @@ def timeseries_figure(result: SweepResult, palette: Palette | None = None) -> Fi
     absent = {label for name, label, _ in FLOW_LINES + LEVEL_LINES
               if not any(name in one for one in series.values())}
     with_levels = not all(line_label in silent or line_label in absent for _, line_label, _ in LEVEL_LINES)
-    fig, axes, labels, clients, runs = _per_strategy_figure(result, palette, 14 if with_levels else 10,
-                                                            2.8, 2 if with_levels else 1, "col")
+    width, columns = (14, 2) if with_levels else (10, 1)
+    fig, axes, labels, clients, runs = _per_strategy_figure(result, palette, width, 2.8, columns, "col")
+    chars = title_chars(width, columns, 9)
     for row, label in enumerate(labels):
         flows, levels = (axes[row][0], axes[row][1]) if with_levels else (axes[row][0], None)
         m = runs.get(label)
@@ -186,16 +210,14 @@ def timeseries_figure(result: SweepResult, palette: Palette | None = None) -> Fi
                 ax.plot(starts, series[label][name], drawstyle="steps-post", linewidth=1.2,
                         color=palette.series_color(colour), label=line_label)
         shown, every_run = _recovery_notes(result, label, m)
-        flows.set_title(f"{label}: {m.requests:,} requests, {m.successes:,} successes, "
-                        f"{_failures(series[label])}{shown}", fontsize=9, loc="left",
-                        color=palette.foreground)
+        flow_title = f"{label}: {m.requests:,} requests, {m.successes:,} successes, {_failures(series[label])}{shown}"
         if levels is not None:
-            levels.set_title(f"{label}: server state{every_run}", fontsize=9, loc="left",
-                             color=palette.foreground)
+            levels.set_title(fit_title(f"{label}: server state{every_run}", chars), fontsize=9,
+                             loc="left", color=palette.foreground)
             levels.set_ylabel("requests")
-        elif every_run:
-            flows.set_title(flows.get_title(loc="left") + every_run, fontsize=9, loc="left",
-                            color=palette.foreground)
+        else:
+            flow_title += every_run
+        flows.set_title(fit_title(flow_title, chars), fontsize=9, loc="left", color=palette.foreground)
         flows.set_ylabel(f"per bucket of {format_duration(m.bucket, spec.time_unit)}")
         if row == 0:
             for ax in (flows, levels) if levels is not None else (flows,):
@@ -203,9 +225,10 @@ def timeseries_figure(result: SweepResult, palette: Palette | None = None) -> Fi
                     style_legend(ax, palette)
     for ax in axes[-1]:
         time_axis(ax, spec.time_unit, float(spec.horizon))
-    note = f" (always 0, not drawn: {', '.join(silent)})" if silent else ""
+    # The series left out on a line of their own: on the title's line they ran off the figure.
+    note = f"\n(always 0, not drawn: {', '.join(silent)})" if silent else ""
     fig.suptitle(f"{spec.control.type_name} · {spec.title}: requests per bucket and server state, "
-                 f"{clients} clients, repetition 0{note}", color=palette.foreground)
+                 f"{clients:,} clients, {repetition_text(0, spec.repeat)}{note}", color=palette.foreground)
     return fig
 
 
@@ -261,9 +284,9 @@ def latency_figure(result: SweepResult, palette: Palette | None = None) -> Figur
                                       label="clients that never succeeded"))
         tail = f", {failed:,} clients never succeeded" if failed else ""
         unit = spec.time_unit
-        ax.set_title(f"{label}: p50 {_short(pct['p50'], unit)}, p99 {_short(pct['p99'], unit)}, "
-                     f"max {_short(pct['max'], unit)} · {m.requests:,} requests{tail}", fontsize=9,
-                     loc="left", color=palette.foreground)
+        ax.set_title(fit_title(f"{label}: p50 {_short(pct['p50'], unit)}, p99 {_short(pct['p99'], unit)}, "
+                               f"max {_short(pct['max'], unit)} · {m.requests:,} requests{tail}",
+                               title_chars(10, 1, 9)), fontsize=9, loc="left", color=palette.foreground)
         ax.set_ylabel(f"latency ({unit})")
         twin.set_ylabel("requests")
         if ax is axes[0] or failed:
@@ -273,7 +296,7 @@ def latency_figure(result: SweepResult, palette: Palette | None = None) -> Figur
             legend.get_frame().set_alpha(0.9)
     axes[-1].set_xlabel("clients, sorted by latency")
     fig.suptitle(f"{spec.control.type_name} · {spec.title}: latency and requests per client, "
-                 f"{clients} clients, repetition 0", color=palette.foreground)
+                 f"{clients:,} clients, {repetition_text(0, spec.repeat)}", color=palette.foreground)
     return fig
 
 

@@ -23,6 +23,7 @@ from sim.runs.engine import Run
 from sim.export.atomic import atomic_save_figure
 from sim.export.figure_style import DPI, style_axes, style_figure, style_legend, time_axis
 from sim.export.palette import Palette, load_palette
+from sim.vocabulary.repetitions import repetition_text
 from sim.vocabulary.units import goodput_unit
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -153,7 +154,8 @@ def scatter_figure(result: SweepResult, runs: Mapping[str, Run], palette: Palett
         clients = ids[writes]
         style_axes(ax, palette)
         ax.scatter(times, clients, s=6, alpha=0.6, color=palette.series_color(s), linewidths=0)
-        ax.set_title(f"{label}: {int(writes.sum())} writes by {run.clients} clients (repetition {run.repetition})",
+        ax.set_title(f"{label}: {int(writes.sum()):,} writes by {run.clients:,} clients "
+                     f"({repetition_text(run.repetition, spec.repeat)})",
                      fontsize=9)
         ax.set_ylabel("client id")
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))

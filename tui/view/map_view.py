@@ -100,7 +100,8 @@ def cell_detail(plan: ExplorePlan, cell: MapCell, result: CellResult | None, sel
             continue
         verdict = result.verdict(s)
         glyph = GLYPHS[verdict_state(verdict)]
-        line = f"{marker}{glyph} {label}: " + (verdict.text(recovery_number) if verdict
+        # The median with its unit, as the strategy table's Recovery column gives it.
+        line = f"{marker}{glyph} {label}: " + (verdict.text(recovery_number, plan.base.time_unit) if verdict
                                                 else result.verdict_note(s) or "no verdict")
         if metric != "recovered":
             e = result.estimate(metric, s)

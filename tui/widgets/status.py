@@ -58,7 +58,8 @@ def clock_parts(s: Status) -> list[Text]:
     if s.loading:
         return [Text("loading run…", style="italic")]
     state = Text("▶ " if s.playing else "❚❚ ", style="bold")
-    parts = [state + Text(f"t = {s.time:.1f} / {s.total:.1f} {s.time_unit}"),
+    # Thousands separated, as the event count and the comparison view's clock are.
+    parts = [state + Text(f"t = {s.time:,.1f} / {s.total:,.1f} {s.time_unit}"),
              Text(f"event {s.index + 1 if s.count else 0:,} / {s.count:,}"),  # as the log's title
              Text(format_speed(s.speed, s.time_unit) if s.animated else "no animation")]
     if s.outage:
@@ -112,9 +113,9 @@ def _cut(part: Text, cells: int) -> Text:
 
 
 def _whole_total(s: Status) -> Text:
-    """``45123.4/300000 ms``: the time, and the run's length rounded (it needs no tenths)."""
+    """``45,123.4/300,000 ms``: the time, and the run's length rounded (it needs no tenths)."""
     return Text.assemble(("▶ " if s.playing else "❚❚ ", "bold"),
-                         f"{s.time:.1f}/{s.total:.0f} {s.time_unit}")
+                         f"{s.time:,.1f}/{s.total:,.0f} {s.time_unit}")
 
 
 Floors = tuple[int, int] | None  # how short the title, then the strategy, may be cut

@@ -69,13 +69,24 @@ def _again(spec: SimulationSpec | None, path: Path) -> str:
     return f"{provenance(spec, [])['reproduce']} --report {shlex.quote(str(path))}"
 
 
-def rich_text(renderable) -> str:
-    """A rich renderable as the terminal shows it, in plain text."""
-    from rich.console import Console
+PROSE_WIDTH = 110  # the report's text lines wrap here; its tables are printed whole
+TABLE_WIDTH = 10_000  # as ``sim.commands.stdout.print_table`` prints one to a file
 
+
+def rich_text(renderable) -> str:
+    """A rich renderable as a file gets it, in plain text: prose wrapped at PROSE_WIDTH, every
+    table whole (at 110 columns explore's 12-column maps wrapped each "fluid ✓" onto two lines
+    and cut headers to "21,0…"), no trailing spaces."""
+    from rich.console import Console, Group
+    from rich.table import Table
+
+    parts = renderable.renderables if isinstance(renderable, Group) else [renderable]
     buffer = io.StringIO()
-    Console(file=buffer, width=110, color_system=None, force_terminal=False).print(renderable)
-    return buffer.getvalue().rstrip() + "\n"
+    for part in parts:
+        width = TABLE_WIDTH if isinstance(part, Table) else PROSE_WIDTH
+        Console(file=buffer, width=width, color_system=None, force_terminal=False).print(part)
+    lines = (line.rstrip(" ") for line in buffer.getvalue().split("\n"))
+    return "\n".join(lines).rstrip() + "\n"
 
 
 def _run_section(i: int, result: SweepResult, palette) -> Section:
