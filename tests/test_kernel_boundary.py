@@ -17,6 +17,7 @@ import pytest
 
 from sim.settings.config import load_config, parse_config
 from sim.models.adaptive_limits import AdaptiveLimit
+from sim.models.controls import LockingServer, ReadWriteOCCServer, ThrottlingServer, WriteOnlyOCCServer
 from sim.models.controlled_delay import ControlledDelay
 from sim.models.fleet import FleetSpec
 from sim.models.incidents import Incident
@@ -24,12 +25,12 @@ from sim.models.pool import PoolServer
 from sim.models.servers import LatencyServer
 from sim.models.strategies import (Constant, EqualJitteredExpo, Expo, FullJitteredExpo, NoBackoff, NormalJitterExpo,
                                    ThinkTimeExpo)
-from sim.models.workloads import Burst, Open, Outage, Poisson
+from sim.models.workloads import Burst, Open, Outage, Poisson, Spike
 from sim.policies.chain import ChainSpec
 from sim.policies.retry_budget import RetryBudget
 from sim.policies.token_bucket import TokenBucket
 from sim.runs import engine, fast, kernel_boundary
-from sim.runs.kernel_boundary import LATENCY_CLOSED, POOL_OPEN, TABLES, Transcribed
+from sim.runs.kernel_boundary import CONTENTION, LATENCY_CLOSED, POOL_OPEN, TABLES, Transcribed
 from sim.settings.spec import SimulationSpec, TierSpec
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,6 +54,11 @@ LATENCY = {"title": "Latency", "clients": [6], "repeat": 1, "network_mu": 1.0, "
            "strategies": [{"type": "NormalJitterExpo", "min_delay": 5.0, "factor": 2.0, "max_delay": 100.0,
                            "name": "normal", "policies": [{"type": "RetryBudget", "scope": "shared"}]}]}
 
+CONTENTION_RUN = {"title": "Locks", "clients": [30], "repeat": 1, "network_mu": 2.0, "network_sigma": 0.5,
+                  "work_to_duration": 1.0, "control": "LockingServer", "write_mu": 1.0, "write_sigma": 0.5,
+                  "workload": "spike", "spike_fraction": 0.5, "spike_width": 1.0, "arrival_window": 20.0,
+                  "strategies": [{"type": "FullJitteredExpo", "base": 2.0, "cap": 50.0, "name": "jitter"}]}
+
 
 def _spec(table: dict) -> SimulationSpec:
     return parse_config({"seed": 5, "simulation": [table]}).simulations[0]
@@ -62,7 +68,7 @@ def _spec(table: dict) -> SimulationSpec:
 def bases() -> dict[str, tuple[SimulationSpec, ChainSpec]]:
     """Each kernel's base run: its spec and its one strategy entry's chain."""
     out = {}
-    for name, table in ((POOL_OPEN, POOL), (LATENCY_CLOSED, LATENCY)):
+    for name, table in ((POOL_OPEN, POOL), (LATENCY_CLOSED, LATENCY), (CONTENTION, CONTENTION_RUN)):
         spec = _spec(table)
         out[name] = (spec, spec.strategies[0].chain)
     return out
@@ -91,6 +97,8 @@ def test_the_kernels_transcribe_the_classes_their_runs_drive():
     assert set(TABLES[POOL_OPEN]) == common | plain | {PoolServer, Open}
     assert set(TABLES[LATENCY_CLOSED]) == common | plain | {NormalJitterExpo, ThinkTimeExpo, LatencyServer,
                                                             Poisson, RetryBudget}
+    assert set(TABLES[CONTENTION]) == {SimulationSpec, ChainSpec} | plain | {
+        LockingServer, WriteOnlyOCCServer, ReadWriteOCCServer, ThrottlingServer, Burst, Spike}
 
 
 def test_each_base_run_takes_its_kernel(bases, monkeypatch):
@@ -169,9 +177,18 @@ CHANGES: dict[tuple[str, type, str], Change] = {
     (LATENCY_CLOSED, Incident, "error_rate"): _incident(error_rate=0.3),
     **{(LATENCY_CLOSED, type(s), name): _limited(s, **{name: value})
        for s in LATENCY_STRATEGIES for name, value in (("max_attempts", 3), ("max_elapsed", 200.0))},
+    (CONTENTION, SimulationSpec, "tiers"): _tier,
+    (CONTENTION, SimulationSpec, "fleet"): _fleet,
+    (CONTENTION, SimulationSpec, "outages"): lambda spec, chain, tmp: (
+        replace(spec, outages=(Outage(start=5.0, duration=5.0),)), chain),
+    (CONTENTION, SimulationSpec, "incidents"): _incident(capacity=0.0),
+    (CONTENTION, ChainSpec, "policies"): lambda spec, chain, tmp: (spec, replace(chain, policies=(TokenBucket(),))),
+    **{(CONTENTION, type(s), name): _limited(s, **{name: value})
+       for s in LATENCY_STRATEGIES[:5] for name, value in (("max_attempts", 3), ("max_elapsed", 200.0))},
     # a retry sent only with a probability: the reference models draw it, no kernel
     **{(kernel, type(s), "retry_probability"): _limited(s, retry_probability=0.5)
-       for kernel, strategies in ((POOL_OPEN, LATENCY_STRATEGIES[:5]), (LATENCY_CLOSED, LATENCY_STRATEGIES))
+       for kernel, strategies in ((POOL_OPEN, LATENCY_STRATEGIES[:5]), (LATENCY_CLOSED, LATENCY_STRATEGIES),
+                                  (CONTENTION, LATENCY_STRATEGIES[:5]))
        for s in strategies},
 }
 # Values a kernel honours only in part (a declaration's ``when``): beyond it, the reference.
@@ -209,10 +226,19 @@ def _takes_the_reference(spec: SimulationSpec, chain: ChainSpec, monkeypatch: py
     assert engine.run_metrics(spec, chain, spec.clients[0], 0).events > 0
 
 
+# Runs no config makes (a contention control neither calls tiers nor stands behind a balancer:
+# ``Control.tier_problem``, the fleet's check), which the reference engine cannot run either:
+# the boundary refuses them all the same.
+UNRUNNABLE = {(CONTENTION, SimulationSpec, "tiers"), (CONTENTION, SimulationSpec, "fleet")}
+
+
 @pytest.mark.parametrize("key", list(CHANGES), ids=[f"{k}-{c.__name__}.{n}" for k, c, n in CHANGES])
 def test_a_run_that_sets_a_field_not_honoured_takes_the_reference(key, bases, tmp_path, monkeypatch):
     kernel, cls, name = key
     spec, chain = CHANGES[key](*bases[kernel], tmp_path)
+    if key in UNRUNNABLE:
+        assert fast.kernel_name(spec, chain) is None
+        return
     _takes_the_reference(spec, chain, monkeypatch)
 
 
@@ -285,8 +311,8 @@ def test_the_configuration_is_packed_from_the_declarations(bases):
 
 
 def test_the_kernels_run_the_base_runs_as_the_reference(bases, kernel_matches_reference):
-    from sim.kernels import latency_closed, pool_open
-    for kernel, module in ((POOL_OPEN, pool_open), (LATENCY_CLOSED, latency_closed)):
+    from sim.kernels import contention, latency_closed, pool_open
+    for kernel, module in ((POOL_OPEN, pool_open), (LATENCY_CLOSED, latency_closed), (CONTENTION, contention)):
         kernel_matches_reference(bases[kernel][0], module, False)
 
 

@@ -34,11 +34,11 @@ from collections.abc import Sequence
 
 from sim.kernels import jit
 from sim.policies.chain import ChainSpec
-from sim.runs.kernel_boundary import LATENCY_CLOSED, POOL_OPEN, TABLES, honours
+from sim.runs.kernel_boundary import CONTENTION, LATENCY_CLOSED, POOL_OPEN, TABLES, honours
 from sim.runs.resources import expected_events
 from sim.settings.spec import SimulationSpec
 
-__all__ = ["LATENCY_CLOSED", "MIN_EVENTS", "POOL_OPEN", "available", "kernel_expresses", "kernel_fits",
+__all__ = ["CONTENTION", "LATENCY_CLOSED", "MIN_EVENTS", "POOL_OPEN", "available", "kernel_expresses", "kernel_fits",
            "kernel_name", "run_class", "warm_up", "worth_warming"]
 
 # A run expected to record fewer events takes the reference engine: it is over in about the
@@ -47,7 +47,8 @@ __all__ = ["LATENCY_CLOSED", "MIN_EVENTS", "POOL_OPEN", "available", "kernel_exp
 # loaded in this process already (``warm_up``: a sweep's workers, whose runs share the cost).
 MIN_EVENTS = 500_000
 # The classes that drive a run of each kernel (``sim.runs.kernel_boundary.TABLES``' keys).
-_RUNS = {POOL_OPEN: "sim.runs.fast_run:PoolOpenRun", LATENCY_CLOSED: "sim.runs.fast_latency:LatencyClosedRun"}
+_RUNS = {POOL_OPEN: "sim.runs.fast_run:PoolOpenRun", LATENCY_CLOSED: "sim.runs.fast_latency:LatencyClosedRun",
+         CONTENTION: "sim.runs.fast_contention:ContentionRun"}
 _warm = False  # the kernels are loaded in this process (``warm_up``)
 
 

@@ -31,12 +31,13 @@ from typing import Any
 
 import numpy as np
 
+from sim.models.controls import LockingServer, ReadWriteOCCServer, ThrottlingServer, WriteOnlyOCCServer
 from sim.models.incidents import Incident, slot_speed
 from sim.models.pool import PoolServer
 from sim.models.servers import LatencyServer
 from sim.models.strategies import (Constant, EqualJitteredExpo, Expo, FullJitteredExpo, NoBackoff, NormalJitterExpo,
                                    ThinkTimeExpo)
-from sim.models.workloads import Open, Outage, Poisson
+from sim.models.workloads import Burst, Open, Outage, Poisson, Spike
 from sim.policies.chain import ChainSpec
 from sim.policies.retry_budget import SLICES, RetryBudget
 from sim.settings.spec import SimulationSpec
@@ -44,6 +45,7 @@ from sim.settings.spec import SimulationSpec
 # The kernels (modules of ``sim.kernels``).
 POOL_OPEN = "pool_open"
 LATENCY_CLOSED = "latency_closed"
+CONTENTION = "contention"
 
 
 class Slots:
@@ -274,8 +276,33 @@ LATENCY_CLOSED_TABLE: dict[type, Transcribed] = {
                                 "jitter": slot("G_JITTER")}, _LIMITS + _SOMETIMES, strategy_code("S_THINK_TIME")),
 }
 
+# ``sim.kernels.contention``: the sample's model, clients that make one call each (a burst or a
+# spike) against a contention control (a lock, OCC write-only or read-then-write, throttling),
+# a plain strategy without limits; no outage, incident, tier, fleet or policy. Such a server
+# keeps no series and sends no reply: the keys of the horizon, the series, timeouts and the
+# accept queue mean nothing to its runs (``Clients`` without replies reads none of them).
+_WRITES = {"write_mu": read(BUILT), "write_sigma": read(BUILT)}
+INERT = "inert: a contention control keeps no series, sends no reply and never stops"
+CONTENTION_TABLE: dict[type, Transcribed] = {
+    SimulationSpec: Transcribed({
+        **{name: field for name, field in _SPEC_FIELDS.items() if name not in ("outages", "incidents")},
+        "horizon": read(INERT), "bucket": read(INERT), "timeout": read(INERT), "abandoned": read(INERT),
+        "backlog": read(INERT), "backlog_overflow": read(INERT), "time_unit": read("labels"),
+    }, _SPEC_NOT_HONOURED + ("outages", "incidents")),
+    ChainSpec: Transcribed({"strategy": read(BUILT, _has_strategy)}, ("policies",)),
+    LockingServer: Transcribed(_WRITES),
+    WriteOnlyOCCServer: Transcribed(_WRITES),
+    ReadWriteOCCServer: Transcribed(_WRITES),
+    ThrottlingServer: Transcribed({"window": slot("G_WINDOW"), "limit": slot("C_LIMIT")}),
+    Burst: Transcribed({}),
+    Spike: Transcribed({name: read(BUILT) for name in ("spike_fraction", "spike_width", "arrival_window")}),
+    **{cls: Transcribed(params, _LIMITS + _SOMETIMES, strategy_code(code))
+       for cls, (code, params) in _PLAIN_STRATEGIES.items()},
+}
+
 # Every kernel's table, in the order a run is offered to them.
-TABLES: dict[str, dict[type, Transcribed]] = {POOL_OPEN: POOL_OPEN_TABLE, LATENCY_CLOSED: LATENCY_CLOSED_TABLE}
+TABLES: dict[str, dict[type, Transcribed]] = {POOL_OPEN: POOL_OPEN_TABLE, LATENCY_CLOSED: LATENCY_CLOSED_TABLE,
+                                              CONTENTION: CONTENTION_TABLE}
 
 _REQUIRED = object()  # a field without a default: any value of it must be declared
 
