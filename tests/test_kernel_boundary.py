@@ -67,11 +67,7 @@ def _spec(table: dict) -> SimulationSpec:
 @pytest.fixture(scope="module")
 def bases() -> dict[str, tuple[SimulationSpec, ChainSpec]]:
     """Each kernel's base run: its spec and its one strategy entry's chain."""
-    out = {}
-    for name, table in ((POOL_OPEN, POOL), (LATENCY_CLOSED, LATENCY), (CONTENTION, CONTENTION_RUN)):
-        spec = _spec(table)
-        out[name] = (spec, spec.strategies[0].chain)
-    return out
+    return bases_for_servers()
 
 
 def unaccounted(cls: type, transcribed: Transcribed) -> set[str]:
@@ -338,3 +334,22 @@ def test_every_golden_config_writes_the_same_csvs_by_both_paths(path, monkeypatc
                             lambda name: pytest.fail(f"{spec.title}: a run went to the {name} kernel"))
         ours = export_csvs(spec)
         assert reference is None or ours == reference, spec.title
+
+
+def test_no_two_kernels_transcribe_one_server():
+    # A kernel run takes the kernel of its server (``fast.kernel_of_control``), its packing
+    # checking the whole run again: so no server class may be in two tables.
+    from sim.models.controls import CONTROLS
+    for control in CONTROLS.values():
+        assert sum(control in table for table in TABLES.values()) <= 1, control.__name__
+    for kernel, (spec, chain) in bases_for_servers().items():
+        assert fast.kernel_of_control(spec) == kernel
+
+
+def bases_for_servers() -> dict[str, tuple[SimulationSpec, ChainSpec]]:
+    """Each kernel's base run (the ``bases`` fixture's)."""
+    out = {}
+    for name, table in ((POOL_OPEN, POOL), (LATENCY_CLOSED, LATENCY), (CONTENTION, CONTENTION_RUN)):
+        spec = _spec(table)
+        out[name] = (spec, spec.strategies[0].chain)
+    return out

@@ -533,9 +533,10 @@ def record_run(spec: SimulationSpec, label: str, clients: int, repetition: int) 
 
 def _kernel_run(spec: SimulationSpec, chain: ChainSpec, clients: int, repetition: int, record: bool,
                 kernel: Callable | None, guard: _Guard):
-    """A run by the kernel that expresses it (``fast.kernel_name``), driven to its end."""
-    run = fast.run_class(fast.kernel_name(spec, chain))(spec, chain, clients, repetition, record=record,
-                                                        kernel=kernel)
+    """A run by the kernel that expresses it (``fast.kernel_name``: the one of its server,
+    whose packing checks the run again), driven to its end."""
+    run = fast.run_class(fast.kernel_of_control(spec))(spec, chain, clients, repetition, record=record,
+                                                       kernel=kernel)
     run.drive(guard, STALL_EVENTS)
     guard.final(run.time)
     return run

@@ -61,6 +61,16 @@ def kernel_name(spec: SimulationSpec, chain: ChainSpec) -> str | None:
     return None
 
 
+def kernel_of_control(spec: SimulationSpec) -> str | None:
+    """The one kernel whose table holds the run's server class (the tables share none), which
+    is the kernel that runs it once ``kernel_name`` (or ``kernel_fits``) found one does: its
+    run's ``kernel_boundary.pack`` checks the whole run again as it packs it."""
+    for name, table in TABLES.items():
+        if type(spec.control) in table:
+            return name
+    return None
+
+
 def kernel_expresses(spec: SimulationSpec, chain: ChainSpec) -> bool:
     """True when a kernel runs exactly this model (``kernel_name``)."""
     return kernel_name(spec, chain) is not None
