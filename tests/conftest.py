@@ -83,6 +83,7 @@ def _kernels_not_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
     from sim.runs import fast
 
     monkeypatch.setattr(fast, "_warm", False)
+    monkeypatch.setattr(fast, "_loaded", set())
 
 
 

@@ -207,3 +207,21 @@ def test_the_sample_writes_the_reference_csvs_at_full_size(index, kernel_matches
     # sim/sample.toml as shipped (100 clients, 20 and 30 repetitions): minutes by the reference.
     spec = load_config(ROOT / "sim" / "sample.toml").simulations[index]
     kernel_matches_reference(spec, contention, False)
+
+
+def test_a_small_sweep_loads_the_kernels_once_before_its_workers_start(specs, monkeypatch):
+    # The sample's sweep takes a second or two by the kernels: this process loads the one its
+    # runs take before it forks the workers (which inherit it), rather than each worker loading
+    # it; a larger sweep leaves it to the workers. The same results either way.
+    from sim.runs import sweep
+    loaded = []
+    monkeypatch.setattr(fast, "worth_warming", lambda specs, processes=1: True)
+    monkeypatch.setattr(fast, "warm_up", lambda names=None: loaded.append(tuple(names)))
+    monkeypatch.setattr(fast, "kernels_loaded_by_fork", lambda: True)
+    small = sweep.run_sweep(specs[2], workers=2)
+    assert loaded == [(fast.CONTENTION,)]
+    monkeypatch.setattr(sweep, "PARENT_WARM_EVENTS", 0)
+    loaded.clear()
+    large = sweep.run_sweep(specs[2], workers=2)
+    assert loaded == []
+    assert small.cost.tolist() == large.cost.tolist()

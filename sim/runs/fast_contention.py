@@ -28,6 +28,22 @@ CONTROLS = {LockingServer: k.K_LOCKING, WriteOnlyOCCServer: k.K_WRITE_ONLY_OCC,
             ReadWriteOCCServer: k.K_READ_WRITE_OCC, ThrottlingServer: k.K_THROTTLING}
 
 
+# The configuration last packed (``kernel_boundary.pack``), by the run's spec and chain: a
+# sweep's runs of one strategy entry share them, and a run is over in well under a millisecond,
+# of which a pack was a tenth. Which kernel takes a run is decided afresh for each
+# (``fast.kernel_fits`` walks the whole run), so this only skips packing it again.
+_last_packed: list[tuple[SimulationSpec, ChainSpec, np.ndarray, np.ndarray]] = []
+
+
+def _packed(spec: SimulationSpec, chain: ChainSpec) -> tuple[np.ndarray, np.ndarray]:
+    """Copies of the run's packed configuration (integers, floats), packed once per spec and chain."""
+    if not (_last_packed and _last_packed[0][0] is spec and _last_packed[0][1] is chain):
+        slots = kernel_boundary.pack(kernel_boundary.CONTENTION, spec, chain, k)
+        _last_packed[:] = [(spec, chain, slots.i, slots.f)]
+    _, _, cfg_i, cfg_f = _last_packed[0]
+    return cfg_i.copy(), cfg_f.copy()
+
+
 class ContentionRun(ArrayRun):
     """One run of ``sim.kernels.contention``: its arrays, built as ``engine._build`` builds the
     reference's objects (the same streams, the same first items in the same order)."""
@@ -44,8 +60,7 @@ class ContentionRun(ArrayRun):
             return generator(spec.seed, spec.title, clients, repetition, purpose)
 
         n = clients
-        slots = kernel_boundary.pack(kernel_boundary.CONTENTION, spec, chain, k)  # the model's own
-        cfg_i, cfg_f = slots.i, slots.f
+        cfg_i, cfg_f = _packed(spec, chain)
         code = int(cfg_i[k.C_STRATEGY])
         self.net = ClientBlocks(rng(PURPOSE_NETWORK), n, clipped_normal(spec.network_mu, spec.network_sigma))
         self.jitter = ClientBlocks(rng(PURPOSE_JITTER), n, uniform01) if code in JITTERED else None
@@ -75,6 +90,8 @@ class ContentionRun(ArrayRun):
         self.rec_c = np.zeros(size, dtype=np.int64)
         self.rec_p = np.zeros(size, dtype=np.int64)
         self.rec_k = np.zeros(size, dtype=np.int64)
+        # The first blocks of every stream, which the first event would ask for at once.
+        self._refill()
         # Clients: each client's first call, client c's taking seq c. Written in (time, seq)
         # order, which is a heap, and pops as the pushes' would: the keys are unique.
         order = np.lexsort((np.arange(n), np.asarray(starts, dtype=np.float64)))
