@@ -211,7 +211,7 @@ def _run_task(task: _Task) -> Outcome:
                 continue
             if task.record and r == 0:
                 # The same run as ``run_metrics``'s (``Run.metrics`` equals it), its history kept.
-                run = record_run(spec, spec.strategies[s].label, n, r)
+                run = record_run(spec, spec.strategies[s].label, n, r, report=True)
                 recorded.append(run)
                 m = run.metrics()
             else:
