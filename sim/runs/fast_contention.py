@@ -32,15 +32,17 @@ CONTROLS = {LockingServer: k.K_LOCKING, WriteOnlyOCCServer: k.K_WRITE_ONLY_OCC,
 # sweep's runs of one strategy entry share them, and a run is over in well under a millisecond,
 # of which a pack was a tenth. Which kernel takes a run is decided afresh for each
 # (``fast.kernel_fits`` walks the whole run), so this only skips packing it again.
-_last_packed: list[tuple[SimulationSpec, ChainSpec, np.ndarray, np.ndarray]] = []
+_last_packed: list[tuple[tuple, np.ndarray, np.ndarray]] = []
 
 
 def _packed(spec: SimulationSpec, chain: ChainSpec) -> tuple[np.ndarray, np.ndarray]:
-    """Copies of the run's packed configuration (integers, floats), packed once per spec and chain."""
-    if not (_last_packed and _last_packed[0][0] is spec and _last_packed[0][1] is chain):
+    """Copies of the run's packed configuration (integers, floats), packed once per run model
+    (``kernel_boundary.run_objects``: its spec, strategy and policies)."""
+    objects = kernel_boundary.run_objects(spec, chain)
+    if not (_last_packed and all(a is b for a, b in zip(_last_packed[0][0], objects))):
         slots = kernel_boundary.pack(kernel_boundary.CONTENTION, spec, chain, k)
-        _last_packed[:] = [(spec, chain, slots.i, slots.f)]
-    _, _, cfg_i, cfg_f = _last_packed[0]
+        _last_packed[:] = [(objects, slots.i, slots.f)]
+    _, cfg_i, cfg_f = _last_packed[0]
     return cfg_i.copy(), cfg_f.copy()
 
 
