@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # The sample's two simulations (sim/sample.toml) at other seeds and fewer clients, then the
 # other contention controls and a spike: every plain strategy, a strategy that retries at once
 # (OCC's Constant 0), writes of no duration (OCC) and of |N(2, 1)| (the lock), a throttle whose
-# window rejects most attempts; a few hundred to a few thousand events a run.
+# window rejects most attempts, strategies with their own limits (calls given up); a few hundred
+# to a few thousand events a run.
 STRATEGIES = """strategies = [
   { type = "Constant", constant = 0.5 },
   { type = "FullJitteredExpo", base = 2.0, cap = 1000.0 },
@@ -90,6 +91,23 @@ spike_width = 2.0
 arrival_window = 50.0
 """ + STRATEGIES + """
 [[simulation]]
+title = "Limits"
+clients = [3, 40]
+repeat = 2
+network_mu = 4.0
+network_sigma = 1.0
+work_to_duration = 1.0
+control = "ReadWriteOCCServer"
+write_mu = 1.0
+write_sigma = 0.5
+strategies = [
+  { type = "Constant", constant = 0.5, max_attempts = 3 },
+  { type = "FullJitteredExpo", base = 2.0, cap = 100.0, max_elapsed = 60.0 },
+  { type = "EqualJitteredExpo", base = 2.0, cap = 100.0, max_attempts = 5, max_elapsed = 80.0 },
+  { type = "NoBackoff", max_attempts = 1 },
+]
+
+[[simulation]]
 title = "Locking without network noise"
 clients = [12]
 repeat = 1
@@ -111,7 +129,7 @@ def specs(tmp_path_factory: pytest.TempPathFactory):
 
 
 @pytest.mark.parametrize("kernel", ["as the engine runs it", "plain source"])
-@pytest.mark.parametrize("index", [0, 1, 2, 3, 4])
+@pytest.mark.parametrize("index", [0, 1, 2, 3, 4, 5])
 def test_kernel_writes_the_reference_csvs_byte_for_byte(specs, index, kernel, kernel_matches_reference):
     spec = specs[index]
     assert all(fast.kernel_name(spec, s.chain) == fast.CONTENTION for s in spec.strategies)
@@ -162,7 +180,8 @@ def test_the_sample_s_runs_take_the_kernel(specs):
     spec, chain = specs[0], specs[0].strategies[0].chain
     assert fast.kernel_name(replace(spec, outages=(Outage(start=5.0, duration=5.0),)), chain) is None
     assert fast.kernel_name(spec, replace(chain, policies=(TokenBucket(),))) is None
-    assert fast.kernel_name(spec, replace(chain, strategy=replace(chain.strategy, max_attempts=3))) is None
+    assert fast.kernel_name(spec, replace(chain, strategy=replace(chain.strategy, retry_probability=0.5))) is None
+    assert fast.kernel_name(spec, replace(chain, strategy=replace(chain.strategy, max_attempts=3))) == fast.CONTENTION
 
 
 def test_pure_switches_the_kernel_off(specs, monkeypatch):
@@ -225,3 +244,17 @@ def test_a_small_sweep_loads_the_kernels_once_before_its_workers_start(specs, mo
     large = sweep.run_sweep(specs[2], workers=2)
     assert loaded == []
     assert small.cost.tolist() == large.cost.tolist()
+
+
+def test_a_strategy_s_own_limits_end_calls_as_the_reference_s(specs):
+    # max_attempts and max_elapsed: the calls given up and their events, run by run.
+    spec = specs[4]
+    assert spec.title == "Limits"
+    plain = jit.plain(contention.run)
+    gave_up = 0
+    for s in spec.strategies:
+        ours = engine.kernel_record(spec, s.label, 40, 1, kernel=plain)
+        reference = engine.Run(spec, s.label, 40, 1).run()
+        _same_history(ours, reference)
+        gave_up += reference.metrics().gave_up
+    assert gave_up > 0

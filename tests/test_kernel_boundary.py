@@ -179,8 +179,6 @@ CHANGES: dict[tuple[str, type, str], Change] = {
         replace(spec, outages=(Outage(start=5.0, duration=5.0),)), chain),
     (CONTENTION, SimulationSpec, "incidents"): _incident(capacity=0.0),
     (CONTENTION, ChainSpec, "policies"): lambda spec, chain, tmp: (spec, replace(chain, policies=(TokenBucket(),))),
-    **{(CONTENTION, type(s), name): _limited(s, **{name: value})
-       for s in LATENCY_STRATEGIES[:5] for name, value in (("max_attempts", 3), ("max_elapsed", 200.0))},
     # a retry sent only with a probability: the reference models draw it, no kernel
     **{(kernel, type(s), "retry_probability"): _limited(s, retry_probability=0.5)
        for kernel, strategies in ((POOL_OPEN, LATENCY_STRATEGIES[:5]), (LATENCY_CLOSED, LATENCY_STRATEGIES),

@@ -1,6 +1,6 @@
 """Clients of a contention control, over arrays: ``sim.models.clients`` without replies (every
-client makes one call at its start time, a burst or a spike; a plain strategy's delays after
-each rejection or abort) against ``sim.models.controls``' LockingServer, WriteOnlyOCCServer,
+client makes one call at its start time, a burst or a spike; a strategy's delays after each
+rejection or abort, until its own ``max_attempts`` or ``max_elapsed`` if it has them) against ``sim.models.controls``' LockingServer, WriteOnlyOCCServer,
 ReadWriteOCCServer or ThrottlingServer: the sample's models, transcribed handler by handler.
 
 As ``sim.kernels.latency_closed``: one heap of ``(time, seq)`` keys with integer handler codes
@@ -50,12 +50,15 @@ C_JITTER = 2  # the strategy draws a uniform per delay
 C_RECORD = 3
 C_LIMIT = 4  # ThrottlingServer's limit
 C_WRITES = 5  # the control draws write durations (all but ThrottlingServer)
-C_SIZE = 6
+C_MAX_ATTEMPTS = 6  # the strategy's max_attempts (0: none)
+C_HAS_MAX_ELAPSED = 7
+C_SIZE = 8
 # Float configuration (``cfg_f``).
 G_BASE = 0  # the strategy's base or constant
 G_CAP = 1
 G_WINDOW = 2  # ThrottlingServer's window
-G_SIZE = 3
+G_MAX_ELAPSED = 3  # the strategy's max_elapsed
+G_SIZE = 4
 # Integer state (``st_i``): the heap's first (``sim.kernels.heap``: I_HEAP = 0, I_SEQ = 1).
 I_CHECK = 2  # the seq at which the guard wants to look
 I_NET_HAVE = 3  # values held per client
@@ -68,7 +71,8 @@ I_COUNT = 9  # ThrottlingServer: acceptances in the window
 I_CALLS = 10  # calls started: the next call's id (``History.calls``)
 I_SILENT = 11
 I_RECORDED = 12
-I_SIZE = 13
+I_GAVE_UP = 13  # calls a limit ended (``counts["gave_up"]``)
+I_SIZE = 14
 # Float state (``st_f``).
 F_TIME = 0  # the last popped item's time
 F_LAST = 1  # the last recorded event's time
@@ -78,6 +82,7 @@ _SHIFT = ev.DETAIL_SHIFT
 _WRITE = ev.pack(ev.CLIENT_REQUESTS_WRITE)
 _VERSION = ev.pack(ev.CLIENT_REQUESTS_VERSION)
 _BACKS_OFF = ev.pack(ev.CLIENT_BACKS_OFF)
+_GIVES_UP = ev.CLIENT_GIVES_UP  # with the attempt number as detail
 _ACCEPTS = ev.pack(ev.SERVER_ACCEPTS)
 _REJECTS = ev.pack(ev.SERVER_REJECTS)
 _COMMITS = ev.pack(ev.SERVER_COMMITS)  # LockingServer's: no detail
@@ -103,8 +108,8 @@ def backoff(cfg_i, cfg_f, bo, jitter, jitter_pos, c):
 
 
 @maybe_njit
-def run(cfg_i, cfg_f, st_i, st_f, hf, hi, bo, attempts, call_of, net, net_pos, jitter, jitter_pos, writes,
-        rec_t, rec_c, rec_p, rec_k):
+def run(cfg_i, cfg_f, st_i, st_f, hf, hi, bo, attempts, call_of, first, net, net_pos, jitter, jitter_pos,
+        writes, rec_t, rec_c, rec_p, rec_k):
     """Process events until the heap is empty (``DONE``) or Python must step in: room for the
     history (``NEED_ROOM``), draws (``NEED_DRAWS``: a client's network or jitter values, the
     server's write durations, each event reading at most one of each) or the guard (``GUARD``)."""
@@ -115,6 +120,9 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, bo, attempts, call_of, net, net_pos, j
     limit = cfg_i[C_LIMIT]
     window = cfg_f[G_WINDOW]
     base = cfg_f[G_BASE]
+    max_attempts = cfg_i[C_MAX_ATTEMPTS]
+    has_max_elapsed = cfg_i[C_HAS_MAX_ELAPSED] != 0
+    max_elapsed = cfg_f[G_MAX_ELAPSED]
     reads_version = control == K_READ_WRITE_OCC
     net_have = st_i[I_NET_HAVE]
     jitter_have = st_i[I_JITTER_HAVE]
@@ -138,6 +146,7 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, bo, attempts, call_of, net, net_pos, j
         if handler == H_CALL:  # new_call: a fresh delay sequence, then sends
             call_of[c] = st_i[I_CALLS]
             st_i[I_CALLS] += 1
+            first[c] = t
             bo[c] = base
             handler = H_SEND
         if handler == H_SEND or handler == H_WRITE:
@@ -151,10 +160,18 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, bo, attempts, call_of, net, net_pos, j
             net_pos[c] += 1
             call = call_of[c]
         elif handler == H_FAILURE:
-            delay = backoff(cfg_i, cfg_f, bo, jitter, jitter_pos, c)
-            push(hf, hi, st_i, t + delay, H_SEND, c, 0)
-            p = _BACKS_OFF
+            # The chain's links in order (``ChainSpec.ordered``): max_attempts, max_elapsed (the
+            # attempts so far are the writes sent: ``tries`` is ``attempts`` without replies),
+            # then the strategy's delay, drawn only for a retry.
+            k = attempts[c]
             call = call_of[c]
+            if (max_attempts > 0 and k >= max_attempts) or (has_max_elapsed and t - first[c] > max_elapsed):
+                st_i[I_GAVE_UP] += 1
+                p = _GIVES_UP | ((k + 1) << _SHIFT)
+            else:
+                delay = backoff(cfg_i, cfg_f, bo, jitter, jitter_pos, c)
+                push(hf, hi, st_i, t + delay, H_SEND, c, 0)
+                p = _BACKS_OFF
         elif handler == H_RECEIVE_WRITE:
             if control == K_LOCKING:
                 if st_i[I_BUSY] == 0:

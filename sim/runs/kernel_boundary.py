@@ -278,7 +278,8 @@ LATENCY_CLOSED_TABLE: dict[type, Transcribed] = {
 
 # ``sim.kernels.contention``: the sample's model, clients that make one call each (a burst or a
 # spike) against a contention control (a lock, OCC write-only or read-then-write, throttling),
-# a plain strategy without limits; no outage, incident, tier, fleet or policy. Such a server
+# a plain strategy with its own limits (``max_attempts``, ``max_elapsed``); no outage,
+# incident, tier, fleet or policy. Such a server
 # keeps no series and sends no reply: the keys of the horizon, the series, timeouts and the
 # accept queue mean nothing to its runs (``Clients`` without replies reads none of them).
 _WRITES = {"write_mu": read(BUILT), "write_sigma": read(BUILT)}
@@ -296,7 +297,9 @@ CONTENTION_TABLE: dict[type, Transcribed] = {
     ThrottlingServer: Transcribed({"window": slot("G_WINDOW"), "limit": slot("C_LIMIT")}),
     Burst: Transcribed({}),
     Spike: Transcribed({name: read(BUILT) for name in ("spike_fraction", "spike_width", "arrival_window")}),
-    **{cls: Transcribed(params, _LIMITS + _SOMETIMES, strategy_code(code))
+    **{cls: Transcribed({"max_attempts": slot("C_MAX_ATTEMPTS", none=0),
+                         "max_elapsed": optional("C_HAS_MAX_ELAPSED", "G_MAX_ELAPSED"), **params},
+                        _SOMETIMES, strategy_code(code))
        for cls, (code, params) in _PLAIN_STRATEGIES.items()},
 }
 
