@@ -324,7 +324,7 @@ def test_a_sweep_loads_the_kernels_first_but_not_from_the_app_s_thread(specs, mo
     from sim.runs.sweep import run_sweep
     calls = []
     monkeypatch.setattr(fast, "worth_warming", lambda specs, processes=1: True)
-    monkeypatch.setattr(fast, "warm_up", lambda: calls.append(threading.current_thread().name))
+    monkeypatch.setattr(fast, "warm_up", lambda names=None: calls.append(threading.current_thread().name))
     run_sweep(specs[-1], workers=1)
     assert calls == [threading.main_thread().name]
     other = threading.Thread(target=run_sweep, args=(specs[-1],), kwargs={"workers": 1})

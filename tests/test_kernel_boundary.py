@@ -17,6 +17,7 @@ import pytest
 
 from sim.settings.config import load_config, parse_config
 from sim.models.adaptive_limits import AdaptiveLimit
+from sim.models.controls import LockingServer, ReadWriteOCCServer, ThrottlingServer, WriteOnlyOCCServer
 from sim.models.controlled_delay import ControlledDelay
 from sim.models.fleet import FleetSpec
 from sim.models.incidents import Incident
@@ -25,13 +26,13 @@ from sim.models.rate_profile import RatePoint
 from sim.models.servers import LatencyServer
 from sim.models.strategies import (Constant, EqualJitteredExpo, Expo, FullJitteredExpo, NoBackoff, NormalJitterExpo,
                                    ThinkTimeExpo)
-from sim.models.workloads import Burst, Open, Outage, Poisson
+from sim.models.workloads import Burst, Open, Outage, Poisson, Spike
 from sim.policies.chain import ChainSpec
 from sim.models.hedging import Hedging
 from sim.policies.retry_budget import RetryBudget
 from sim.policies.token_bucket import TokenBucket
 from sim.runs import engine, fast, kernel_boundary
-from sim.runs.kernel_boundary import LATENCY_CLOSED, POOL_OPEN, TABLES, Transcribed
+from sim.runs.kernel_boundary import CONTENTION, LATENCY_CLOSED, POOL_OPEN, TABLES, Transcribed
 from sim.settings.spec import SimulationSpec, TierSpec
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,6 +56,11 @@ LATENCY = {"title": "Latency", "clients": [6], "repeat": 1, "network_mu": 1.0, "
            "strategies": [{"type": "NormalJitterExpo", "min_delay": 5.0, "factor": 2.0, "max_delay": 100.0,
                            "name": "normal", "policies": [{"type": "RetryBudget", "scope": "shared"}]}]}
 
+CONTENTION_RUN = {"title": "Locks", "clients": [30], "repeat": 1, "network_mu": 2.0, "network_sigma": 0.5,
+                  "work_to_duration": 1.0, "control": "LockingServer", "write_mu": 1.0, "write_sigma": 0.5,
+                  "workload": "spike", "spike_fraction": 0.5, "spike_width": 1.0, "arrival_window": 20.0,
+                  "strategies": [{"type": "FullJitteredExpo", "base": 2.0, "cap": 50.0, "name": "jitter"}]}
+
 
 def _spec(table: dict) -> SimulationSpec:
     return parse_config({"seed": 5, "simulation": [table]}).simulations[0]
@@ -63,11 +69,7 @@ def _spec(table: dict) -> SimulationSpec:
 @pytest.fixture(scope="module")
 def bases() -> dict[str, tuple[SimulationSpec, ChainSpec]]:
     """Each kernel's base run: its spec and its one strategy entry's chain."""
-    out = {}
-    for name, table in ((POOL_OPEN, POOL), (LATENCY_CLOSED, LATENCY)):
-        spec = _spec(table)
-        out[name] = (spec, spec.strategies[0].chain)
-    return out
+    return bases_for_servers()
 
 
 def unaccounted(cls: type, transcribed: Transcribed) -> set[str]:
@@ -93,6 +95,8 @@ def test_the_kernels_transcribe_the_classes_their_runs_drive():
     assert set(TABLES[POOL_OPEN]) == common | plain | {PoolServer, Open}
     assert set(TABLES[LATENCY_CLOSED]) == common | plain | {NormalJitterExpo, ThinkTimeExpo, LatencyServer,
                                                             Poisson, RetryBudget}
+    assert set(TABLES[CONTENTION]) == {SimulationSpec, ChainSpec} | plain | {
+        LockingServer, WriteOnlyOCCServer, ReadWriteOCCServer, ThrottlingServer, Burst, Spike}
 
 
 def test_each_base_run_takes_its_kernel(bases, monkeypatch):
@@ -161,6 +165,7 @@ CHANGES: dict[tuple[str, type, str], Change] = {
     # a strategy entry's hedging (issue 35): its copies are sim.models.fleet's, on a lone server too
     (POOL_OPEN, ChainSpec, "hedging"): lambda spec, chain, tmp: (spec, replace(chain, hedging=Hedging(2, 5.0))),
     (LATENCY_CLOSED, ChainSpec, "hedging"): lambda spec, chain, tmp: (spec, replace(chain, hedging=Hedging(2, 5.0))),
+    (CONTENTION, ChainSpec, "hedging"): lambda spec, chain, tmp: (spec, replace(chain, hedging=Hedging(2, 5.0))),
     (POOL_OPEN, PoolServer, "discipline"): _control(discipline="lifo"),
     (POOL_OPEN, PoolServer, "codel_target"): _control(codel_target=5.0, codel_interval=100.0),
     (POOL_OPEN, PoolServer, "cancel"): _control(cancel="dequeue"),
@@ -181,14 +186,21 @@ CHANGES: dict[tuple[str, type, str], Change] = {
     # backoff counted from the send, a rate profile, a ramp back after an incident (issue 34):
     # the reference's alone
     **{(kernel, SimulationSpec, "backoff_from"): (lambda spec, chain, tmp: (replace(spec, backoff_from="send"), chain))
-       for kernel in (POOL_OPEN, LATENCY_CLOSED)},
+       for kernel in (POOL_OPEN, LATENCY_CLOSED, CONTENTION)},
     (POOL_OPEN, Open, "rate_profile"): lambda spec, chain, tmp: (
         replace(spec, workload=replace(spec.workload, rate_profile=(RatePoint(at=500.0, rate=0.1),))), chain),
     (POOL_OPEN, Incident, "ramp"): _incident(capacity=0.5, ramp=50.0),
     (LATENCY_CLOSED, Incident, "ramp"): _incident(capacity=0.5, ramp=50.0),
+    (CONTENTION, SimulationSpec, "tiers"): _tier,
+    (CONTENTION, SimulationSpec, "fleet"): _fleet,
+    (CONTENTION, SimulationSpec, "outages"): lambda spec, chain, tmp: (
+        replace(spec, outages=(Outage(start=5.0, duration=5.0),)), chain),
+    (CONTENTION, SimulationSpec, "incidents"): _incident(capacity=0.0),
+    (CONTENTION, ChainSpec, "policies"): lambda spec, chain, tmp: (spec, replace(chain, policies=(TokenBucket(),))),
     # a retry sent only with a probability: the reference models draw it, no kernel
     **{(kernel, type(s), "retry_probability"): _limited(s, retry_probability=0.5)
-       for kernel, strategies in ((POOL_OPEN, LATENCY_STRATEGIES[:5]), (LATENCY_CLOSED, LATENCY_STRATEGIES))
+       for kernel, strategies in ((POOL_OPEN, LATENCY_STRATEGIES[:5]), (LATENCY_CLOSED, LATENCY_STRATEGIES),
+                                  (CONTENTION, LATENCY_STRATEGIES[:5]))
        for s in strategies},
 }
 # Values a kernel honours only in part (a declaration's ``when``): beyond it, the reference.
@@ -226,10 +238,22 @@ def _takes_the_reference(spec: SimulationSpec, chain: ChainSpec, monkeypatch: py
     assert engine.run_metrics(spec, chain, spec.clients[0], 0).events > 0
 
 
+# Runs no config makes (a contention control neither calls tiers nor stands behind a balancer:
+# ``Control.tier_problem``, the fleet's check), which the reference engine cannot run either:
+# the boundary refuses them all the same.
+# Runs the config refuses (a contention server replies to no one: no tiers, no fleet, no
+# hedging): only the kernel's refusal is checked.
+UNRUNNABLE = {(CONTENTION, SimulationSpec, "tiers"), (CONTENTION, SimulationSpec, "fleet"),
+              (CONTENTION, ChainSpec, "hedging")}
+
+
 @pytest.mark.parametrize("key", list(CHANGES), ids=[f"{k}-{c.__name__}.{n}" for k, c, n in CHANGES])
 def test_a_run_that_sets_a_field_not_honoured_takes_the_reference(key, bases, tmp_path, monkeypatch):
     kernel, cls, name = key
     spec, chain = CHANGES[key](*bases[kernel], tmp_path)
+    if key in UNRUNNABLE:
+        assert fast.kernel_name(spec, chain) is None
+        return
     _takes_the_reference(spec, chain, monkeypatch)
 
 
@@ -302,8 +326,8 @@ def test_the_configuration_is_packed_from_the_declarations(bases):
 
 
 def test_the_kernels_run_the_base_runs_as_the_reference(bases, kernel_matches_reference):
-    from sim.kernels import latency_closed, pool_open
-    for kernel, module in ((POOL_OPEN, pool_open), (LATENCY_CLOSED, latency_closed)):
+    from sim.kernels import contention, latency_closed, pool_open
+    for kernel, module in ((POOL_OPEN, pool_open), (LATENCY_CLOSED, latency_closed), (CONTENTION, contention)):
         kernel_matches_reference(bases[kernel][0], module, False)
 
 
@@ -329,3 +353,22 @@ def test_every_golden_config_writes_the_same_csvs_by_both_paths(path, monkeypatc
                             lambda name: pytest.fail(f"{spec.title}: a run went to the {name} kernel"))
         ours = export_csvs(spec)
         assert reference is None or ours == reference, spec.title
+
+
+def test_no_two_kernels_transcribe_one_server():
+    # A kernel run takes the kernel of its server (``fast.kernel_of_control``), its packing
+    # checking the whole run again: so no server class may be in two tables.
+    from sim.models.controls import CONTROLS
+    for control in CONTROLS.values():
+        assert sum(control in table for table in TABLES.values()) <= 1, control.__name__
+    for kernel, (spec, chain) in bases_for_servers().items():
+        assert fast.kernel_of_control(spec) == kernel
+
+
+def bases_for_servers() -> dict[str, tuple[SimulationSpec, ChainSpec]]:
+    """Each kernel's base run (the ``bases`` fixture's)."""
+    out = {}
+    for name, table in ((POOL_OPEN, POOL), (LATENCY_CLOSED, LATENCY), (CONTENTION, CONTENTION_RUN)):
+        spec = _spec(table)
+        out[name] = (spec, spec.strategies[0].chain)
+    return out

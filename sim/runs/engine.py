@@ -547,20 +547,25 @@ class Run:
         return m if isinstance(m, OpenRunMetrics) else None
 
 
-def record_run(spec: SimulationSpec, label: str, clients: int, repetition: int) -> Run:
-    """Run to completion with the full history recorded."""
+def record_run(spec: SimulationSpec, label: str, clients: int, repetition: int, report: bool = False) -> Run:
+    """Run to completion with the full history recorded. ``report``: tell ``progress_hook`` the
+    events done every ``STALL_EVENTS`` on the way, as a run of metrics does (a sweep's recorded
+    runs, among its longest: its progress would otherwise stand still through them)."""
     if fast.kernel_fits(spec, spec.strategy(label).chain, clients):
-        return kernel_record(spec, label, clients, repetition)
-    return Run(spec, label, clients, repetition).run()
+        return kernel_record(spec, label, clients, repetition, report=report)
+    run = Run(spec, label, clients, repetition)
+    run._guard.report = report
+    return run.run()
 
 
 # --- the compiled fast paths (sim.runs.fast): the same results, by the kernels of sim.kernels ---
 
 def _kernel_run(spec: SimulationSpec, chain: ChainSpec, clients: int, repetition: int, record: bool,
                 kernel: Callable | None, guard: _Guard):
-    """A run by the kernel that expresses it (``fast.kernel_name``), driven to its end."""
-    run = fast.run_class(fast.kernel_name(spec, chain))(spec, chain, clients, repetition, record=record,
-                                                        kernel=kernel)
+    """A run by the kernel that expresses it (``fast.kernel_name``: the one of its server,
+    whose packing checks the run again), driven to its end."""
+    run = fast.run_class(fast.kernel_of_control(spec))(spec, chain, clients, repetition, record=record,
+                                                       kernel=kernel)
     run.drive(guard, STALL_EVENTS)
     guard.final(run.time)
     return run
@@ -568,18 +573,21 @@ def _kernel_run(spec: SimulationSpec, chain: ChainSpec, clients: int, repetition
 
 def kernel_metrics(spec: SimulationSpec, chain: ChainSpec, clients: int, repetition: int,
                    kernel: Callable | None = None) -> RunMetrics:
-    """``run_metrics`` by a compiled kernel (``kernel``: another build of it, for the tests)."""
+    """``run_metrics`` by a compiled kernel (``kernel``: another build of it, for the tests).
+    The kernel returns to Python every ``STALL_EVENTS`` items (``ArrayRun.drive``), where the
+    guard checks the run and reports the events done to ``progress_hook``: a long run's
+    progress moves while it goes (a few tenths of a second apart), its results unchanged."""
     guard = _Guard(spec, chain.strategy, clients, report=True)
     run = _kernel_run(spec, chain, clients, repetition, False, kernel, guard)
     return _metrics(spec, run.counters(), run.time, run.events)
 
 
 def kernel_record(spec: SimulationSpec, label: str, clients: int, repetition: int,
-                  kernel: Callable | None = None) -> Run:
+                  kernel: Callable | None = None, report: bool = False) -> Run:
     """``record_run`` by a compiled kernel: a finished ``Run`` holding the whole history and
     its final metrics (nothing left to step, as a run that finished in another process)."""
     chain = spec.strategy(label).chain
-    guard = _Guard(spec, chain.strategy, clients)
+    guard = _Guard(spec, chain.strategy, clients, report=report)
     run = _kernel_run(spec, chain, clients, repetition, True, kernel, guard)
     done = Run.__new__(Run)  # its state set here: nothing left to step
     done.spec, done.label, done.clients, done.repetition = spec, label, clients, repetition

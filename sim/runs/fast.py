@@ -30,16 +30,16 @@ models. This module imports neither numba nor the kernels; the engine does when 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from sim.kernels import jit
 from sim.policies.chain import ChainSpec
-from sim.runs.kernel_boundary import LATENCY_CLOSED, POOL_OPEN, TABLES, honours
+from sim.runs.kernel_boundary import CONTENTION, LATENCY_CLOSED, POOL_OPEN, TABLES, honours
 from sim.runs.resources import expected_events
 from sim.settings.spec import SimulationSpec
 
-__all__ = ["LATENCY_CLOSED", "MIN_EVENTS", "POOL_OPEN", "available", "kernel_expresses", "kernel_fits",
-           "kernel_name", "run_class", "warm_up", "worth_warming"]
+__all__ = ["CONTENTION", "LATENCY_CLOSED", "MIN_EVENTS", "POOL_OPEN", "available", "kernel_expresses", "kernel_fits",
+           "kernel_name", "kernel_of_control", "kernels_of", "run_class", "warm_up", "worth_warming"]
 
 # A run expected to record fewer events takes the reference engine: it is over in about the
 # time a fresh process takes to load the compiled kernels (numba's import, 0.4 s, and its cache,
@@ -47,8 +47,10 @@ __all__ = ["LATENCY_CLOSED", "MIN_EVENTS", "POOL_OPEN", "available", "kernel_exp
 # loaded in this process already (``warm_up``: a sweep's workers, whose runs share the cost).
 MIN_EVENTS = 500_000
 # The classes that drive a run of each kernel (``sim.runs.kernel_boundary.TABLES``' keys).
-_RUNS = {POOL_OPEN: "sim.runs.fast_run:PoolOpenRun", LATENCY_CLOSED: "sim.runs.fast_latency:LatencyClosedRun"}
-_warm = False  # the kernels are loaded in this process (``warm_up``)
+_RUNS = {POOL_OPEN: "sim.runs.fast_run:PoolOpenRun", LATENCY_CLOSED: "sim.runs.fast_latency:LatencyClosedRun",
+         CONTENTION: "sim.runs.fast_contention:ContentionRun"}
+_warm = False  # every kernel is loaded in this process (``warm_up``)
+_loaded: set[str] = set()  # the kernels loaded in this process (``warm_up`` of some)
 
 
 def kernel_name(spec: SimulationSpec, chain: ChainSpec) -> str | None:
@@ -56,6 +58,16 @@ def kernel_name(spec: SimulationSpec, chain: ChainSpec) -> str | None:
     boundary, ``sim.runs.kernel_boundary``), or None: the reference engine runs it."""
     for name in TABLES:
         if honours(name, spec, chain):
+            return name
+    return None
+
+
+def kernel_of_control(spec: SimulationSpec) -> str | None:
+    """The one kernel whose table holds the run's server class (the tables share none), which
+    is the kernel that runs it once ``kernel_name`` (or ``kernel_fits``) found one does: its
+    run's ``kernel_boundary.pack`` checks the whole run again as it packs it."""
+    for name, table in TABLES.items():
+        if type(spec.control) in table:
             return name
     return None
 
@@ -74,8 +86,10 @@ def kernel_fits(spec: SimulationSpec, chain: ChainSpec, clients: int) -> bool:
     """True when the engine should run this with a compiled kernel: numba is installed, not
     switched off, a kernel expresses the run, and the run is large enough to pay for loading
     the kernel (``MIN_EVENTS``) or the kernels are loaded already (``warm_up``)."""
-    return (available() and kernel_expresses(spec, chain)
-            and (_warm or expected_events(spec, clients) >= MIN_EVENTS))
+    if not available():
+        return False
+    name = kernel_name(spec, chain)
+    return name is not None and (_warm or name in _loaded or expected_events(spec, clients) >= MIN_EVENTS)
 
 
 def run_class(name: str) -> type:
@@ -100,13 +114,35 @@ def worth_warming(specs: Sequence[SimulationSpec], processes: int = 1) -> bool:
     return False
 
 
-def warm_up() -> None:
-    """Load the compiled kernels in this process (from numba's cache; compiled the first time),
-    so that every run a kernel expresses takes it from now on. Called where many runs follow:
-    in each worker of a sweep's pool as it starts, or before a sweep in this process."""
+def kernels_loaded_by_fork() -> bool:
+    """Whether the workers a sweep starts now are forks of this process, so that kernels it
+    loaded are loaded in them (``procpool``'s start method: fork when single-threaded)."""
+    from sim.runs.procpool import default_context
+    return default_context().get_start_method() == "fork"
+
+
+def kernels_of(specs: Sequence[SimulationSpec]) -> tuple[str, ...]:
+    """The kernels that some run of these simulations' sweeps takes (``kernel_name``)."""
+    names: list[str] = []
+    for spec in specs:
+        for s in spec.strategies:
+            name = kernel_name(spec, s.chain)
+            if name is not None and name not in names:
+                names.append(name)
+    return tuple(names)
+
+
+def warm_up(names: Iterable[str] | None = None) -> None:
+    """Load the compiled kernels ``names`` (None: all of them) in this process (from numba's
+    cache; compiled the first time), so that every run they express takes them from now on.
+    Called where many runs follow: in each worker of a sweep's pool as it starts, or before a
+    sweep in this process. Each kernel costs its own load (~0.2 s besides numba's import), so a
+    sweep loads only those its runs take (``kernels_of``)."""
     global _warm
     if _warm or not available():
         return
-    for name in _RUNS:
-        run_class(name).warm_up()
-    _warm = True
+    for name in (_RUNS if names is None else names):
+        if name not in _loaded:
+            run_class(name).warm_up()
+            _loaded.add(name)
+    _warm = _loaded >= set(_RUNS)

@@ -164,10 +164,10 @@ class _Task:
     record: bool = False
     # The repetitions run, ``range(*repetitions)``; None: all of them.
     repetitions: tuple[int, int] | None = None
-    # On a worker: report long runs' events to the parent; load the compiled kernels first
+    # On a worker: report long runs' events to the parent; load these compiled kernels first
     # (``fast.warm_up``, once per process however many sweeps its pool serves).
     counting: bool = False
-    warm: bool = False
+    warm: tuple[str, ...] = ()
 
     @property
     def reps(self) -> range:
@@ -192,7 +192,7 @@ def _run_on_worker(task: _Task) -> Outcome:
     """A task on a pool's worker, which may serve sweeps that count and sweeps that do not."""
     _counting.start(_Reported() if task.counting else None)
     if task.warm:
-        fast.warm_up()
+        fast.warm_up(task.warm)
     return _run_task(task)
 
 
@@ -211,7 +211,7 @@ def _run_task(task: _Task) -> Outcome:
                 continue
             if task.record and r == 0:
                 # The same run as ``run_metrics``'s (``Run.metrics`` equals it), its history kept.
-                run = record_run(spec, spec.strategies[s].label, n, r)
+                run = record_run(spec, spec.strategies[s].label, n, r, report=True)
                 recorded.append(run)
                 m = run.metrics()
             else:
@@ -222,6 +222,10 @@ def _run_task(task: _Task) -> Outcome:
                 template = (chain, m)
     return task.sim, task.clients_index, task.reps.start, list(runs.items()), recorded
 
+
+# A sweep expected to take fewer events than this (the kernels' ~1-2 s) loads the kernels in
+# the parent before its workers start, rather than in each worker (``run_sweeps``).
+PARENT_WARM_EVENTS = 20_000_000
 
 # Fewer tasks than this many per worker are split by repetition: server_outage's three (one per
 # strategy, 3 runs each) left one worker idle for most of the sweep, its constant-retry runs 4x
@@ -380,12 +384,21 @@ def run_sweeps(specs: Sequence[SimulationSpec], *, workers: int | None = None,
     # The compiled kernels, where the sweep's runs they express pay for loading them (so every
     # such run takes them, not only those large enough alone: ``fast.kernel_fits``).
     in_process = workers == 1 or len(tasks) <= 1
-    warm = fast.worth_warming(specs, 1 if in_process else worker_count(workers, len(tasks)))
+    # Not from another thread (the app's): loading, or a first compilation, holds the
+    # interpreter for a second or more, and the app's screen with it.
+    main = threading.current_thread() is threading.main_thread()
+    # A sweep over in a few seconds by the kernels (the sample's) would spend a large share of
+    # it loading them in every worker (~0.6 s each): this process loads them once, before it
+    # starts its workers, which have them (forked: ``fast._loaded`` and numba's code). A larger
+    # sweep's workers load them each, so that this process never holds numba's ~120 MB while it
+    # writes the files (server_outage's peak).
+    loads_first = (main and not in_process and fast.kernels_loaded_by_fork()
+                   and sum(per_run[(t.sim, t.clients_index)] * t.runs for t in tasks) < PARENT_WARM_EVENTS)
+    processes = 1 if in_process or loads_first else worker_count(workers, len(tasks))
+    warm = fast.kernels_of(specs) if fast.worth_warming(specs, processes) else ()
     if in_process:
-        if warm and threading.current_thread() is threading.main_thread():
-            # Not from another thread (the app's): loading, or a first compilation, holds the
-            # interpreter for a second or more, and the app's screen with it.
-            fast.warm_up()
+        if warm and main:
+            fast.warm_up(warm)
         # The engine's hook is global: only the main thread's sweep (the CLI's) reports through it.
         counting = threading.current_thread() is threading.main_thread()
         if counting:
@@ -409,8 +422,10 @@ def run_sweeps(specs: Sequence[SimulationSpec], *, workers: int | None = None,
         if tick is not None:
             tick()
 
-    # Each worker loads the kernels as its first task that wants them, not this process before
-    # starting them, which would hold numba's ~120 MB while it writes the files (server_outage's peak).
+    # Each worker loads the kernels as its first task that wants them (a no-op where it has
+    # them: ``loads_first`` above, or a kept pool's worker that loaded them for an earlier sweep).
+    if warm and loads_first:
+        fast.warm_up(warm)
     tasks = [replace(t, counting=events is not None, warm=warm) for t in tasks]
     with leased_pool(worker_count(workers, len(tasks))) as pool:
         for outcome in pool.imap_unordered(_run_on_worker, tasks, tick=check,

@@ -1,0 +1,231 @@
+"""Clients of a contention control, over arrays: ``sim.models.clients`` without replies (every
+client makes one call at its start time, a burst or a spike; a strategy's delays after each
+rejection or abort, until its own ``max_attempts`` or ``max_elapsed`` if it has them) against ``sim.models.controls``' LockingServer, WriteOnlyOCCServer,
+ReadWriteOCCServer or ThrottlingServer: the sample's models, transcribed handler by handler.
+
+As ``sim.kernels.latency_closed``: one heap of ``(time, seq)`` keys with integer handler codes
+(``H_*``), per-client arrays for the clients' state; every push takes the next ``seq`` where the
+reference's does when it keeps a history (``engine.Run``: no step taken ahead, ``Wiring.ahead``;
+a run of metrics only takes the same events in the same order, ``engine.ahead_is_exact``), and
+every draw reads the next value of the same stream (the network's and the jitter's per client,
+the server's write durations), so a run is byte-identical to the reference's. ``run`` stops
+between two events when it needs draws, room for the history or the guard (``NEED_DRAWS``,
+``NEED_ROOM``, ``GUARD``); each client
+has one item in the heap at a time (and a ThrottlingServer one per acceptance in its window),
+so the heap never needs more room than it is built with. ``sim.runs.fast_contention`` drives it.
+"""
+
+from __future__ import annotations
+
+from sim.core import events as ev
+from sim.kernels.delays import S_CONSTANT, S_NO_BACKOFF, doubling_delay
+from sim.kernels.heap import I_HEAP, I_SEQ, pop, push
+from sim.kernels.jit import maybe_njit
+from sim.kernels.outputs import note_event
+from sim.kernels.pool_open import DONE, GUARD, NEED_DRAWS, NEED_ROOM
+
+__all__ = ["DONE", "GUARD", "NEED_DRAWS", "NEED_ROOM", "run"]  # its statuses are pool_open's
+
+# Handlers (the reference's function names).
+H_CALL = 0  # clients.new_call (a fresh delay sequence), then sends
+H_SEND = 1  # clients' ``sends``: ``read`` for read-then-write OCC, else ``write``
+H_WRITE = 2  # clients.write after a version read (the control's ``client_version_reply``)
+H_RECEIVE_WRITE = 3  # the control's receive_write
+H_RECEIVE_READ = 4  # _OCCControl.receive_read
+H_FREE = 5  # LockingServer's free
+H_COMMIT = 6  # _OCCControl.maybe_commit (arg: the version the write is based on)
+H_DECREMENT = 7  # ThrottlingServer's decrement
+H_FAILURE = 8  # clients.after_failure (plain: the strategy's next delay)
+
+# Controls (``C_CONTROL``).
+K_LOCKING = 0
+K_WRITE_ONLY_OCC = 1
+K_READ_WRITE_OCC = 2
+K_THROTTLING = 3
+
+# Integer configuration (``cfg_i``).
+C_CONTROL = 0
+C_STRATEGY = 1
+C_JITTER = 2  # the strategy draws a uniform per delay
+C_RECORD = 3
+C_LIMIT = 4  # ThrottlingServer's limit
+C_WRITES = 5  # the control draws write durations (all but ThrottlingServer)
+C_MAX_ATTEMPTS = 6  # the strategy's max_attempts (0: none)
+C_HAS_MAX_ELAPSED = 7
+C_SIZE = 8
+# Float configuration (``cfg_f``).
+G_BASE = 0  # the strategy's base or constant
+G_CAP = 1
+G_WINDOW = 2  # ThrottlingServer's window
+G_MAX_ELAPSED = 3  # the strategy's max_elapsed
+G_SIZE = 4
+# Integer state (``st_i``): the heap's first (``sim.kernels.heap``: I_HEAP = 0, I_SEQ = 1).
+I_CHECK = 2  # the seq at which the guard wants to look
+I_NET_HAVE = 3  # values held per client
+I_JITTER_HAVE = 4
+I_WRITE_POS = 5  # the server's next write duration
+I_WRITE_HAVE = 6
+I_BUSY = 7  # LockingServer: the lock is held (``available`` is False)
+I_VERSION = 8  # OCC: the committed version
+I_COUNT = 9  # ThrottlingServer: acceptances in the window
+I_CALLS = 10  # calls started: the next call's id (``History.calls``)
+I_SILENT = 11
+I_RECORDED = 12
+I_GAVE_UP = 13  # calls a limit ended (``counts["gave_up"]``)
+I_SIZE = 14
+# Float state (``st_f``).
+F_TIME = 0  # the last popped item's time
+F_LAST = 1  # the last recorded event's time
+F_SIZE = 2
+
+_SHIFT = ev.DETAIL_SHIFT
+_WRITE = ev.pack(ev.CLIENT_REQUESTS_WRITE)
+_VERSION = ev.pack(ev.CLIENT_REQUESTS_VERSION)
+_BACKS_OFF = ev.pack(ev.CLIENT_BACKS_OFF)
+_GIVES_UP = ev.CLIENT_GIVES_UP  # with the attempt number as detail
+_ACCEPTS = ev.pack(ev.SERVER_ACCEPTS)
+_REJECTS = ev.pack(ev.SERVER_REJECTS)
+_COMMITS = ev.pack(ev.SERVER_COMMITS)  # LockingServer's: no detail
+_TENTATIVE = ev.pack(ev.SERVER_TENTATIVELY_WRITES)
+_ABORTS = ev.pack(ev.SERVER_ABORTS)
+_OCC_COMMITS = ev.SERVER_COMMITS  # with the version as detail
+_REPORTS = ev.SERVER_REPORTS_VERSION
+_COUNTED_ACCEPTS = ev.SERVER_ACCEPTS  # ThrottlingServer's: with the count as detail
+_DECREMENTS = ev.SERVER_DECREMENTS
+_NO_EVENT = ev.NO_EVENT
+
+
+@maybe_njit
+def backoff(cfg_i, cfg_f, bo, jitter, jitter_pos, c):
+    """Client c's next delay: one step of its strategy's ``delays`` generator, started afresh
+    at the call's start (``bo[c]`` set to the base there)."""
+    kind = cfg_i[C_STRATEGY]
+    if kind == S_CONSTANT:
+        return cfg_f[G_BASE]
+    if kind == S_NO_BACKOFF:
+        return 0.0
+    return doubling_delay(kind, cfg_f[G_CAP], bo, c, jitter, jitter_pos, c)
+
+
+@maybe_njit
+def run(cfg_i, cfg_f, st_i, st_f, hf, hi, bo, attempts, call_of, first, net, net_pos, jitter, jitter_pos,
+        writes, rec_t, rec_c, rec_p, rec_k):
+    """Process events until the heap is empty (``DONE``) or Python must step in: room for the
+    history (``NEED_ROOM``), draws (``NEED_DRAWS``: a client's network or jitter values, the
+    server's write durations, each event reading at most one of each) or the guard (``GUARD``)."""
+    control = cfg_i[C_CONTROL]
+    jittered = cfg_i[C_JITTER] != 0
+    draws_writes = cfg_i[C_WRITES] != 0
+    record = cfg_i[C_RECORD] != 0
+    limit = cfg_i[C_LIMIT]
+    window = cfg_f[G_WINDOW]
+    base = cfg_f[G_BASE]
+    max_attempts = cfg_i[C_MAX_ATTEMPTS]
+    has_max_elapsed = cfg_i[C_HAS_MAX_ELAPSED] != 0
+    max_elapsed = cfg_f[G_MAX_ELAPSED]
+    reads_version = control == K_READ_WRITE_OCC
+    net_have = st_i[I_NET_HAVE]
+    jitter_have = st_i[I_JITTER_HAVE]
+    write_have = st_i[I_WRITE_HAVE]
+    while st_i[I_HEAP] > 0:
+        if record and st_i[I_RECORDED] + 2 > rec_t.shape[0]:
+            return NEED_ROOM
+        c = hi[0, 2]
+        if (net_pos[c] >= net_have or (jittered and jitter_pos[c] >= jitter_have)
+                or (draws_writes and st_i[I_WRITE_POS] >= write_have)):
+            return NEED_DRAWS
+        s = hi[0, 0]
+        if s >= st_i[I_CHECK]:
+            return GUARD
+        t = hf[0]
+        handler = hi[0, 1]
+        a = hi[0, 3]
+        pop(hf, hi, st_i)
+        st_f[F_TIME] = t
+        call = -1  # the event's call (a client's event of one)
+        if handler == H_CALL:  # new_call: a fresh delay sequence, then sends
+            call_of[c] = st_i[I_CALLS]
+            st_i[I_CALLS] += 1
+            first[c] = t
+            bo[c] = base
+            handler = H_SEND
+        if handler == H_SEND or handler == H_WRITE:
+            if handler == H_SEND and reads_version:  # read: the version first
+                push(hf, hi, st_i, t + net[c, net_pos[c]], H_RECEIVE_READ, c, 0)
+                p = _VERSION
+            else:  # write (``a``: the version read, or 0)
+                attempts[c] += 1
+                push(hf, hi, st_i, t + net[c, net_pos[c]], H_RECEIVE_WRITE, c, a)
+                p = _WRITE
+            net_pos[c] += 1
+            call = call_of[c]
+        elif handler == H_FAILURE:
+            # The chain's links in order (``ChainSpec.ordered``): max_attempts, max_elapsed (the
+            # attempts so far are the writes sent: ``tries`` is ``attempts`` without replies),
+            # then the strategy's delay, drawn only for a retry.
+            k = attempts[c]
+            call = call_of[c]
+            if (max_attempts > 0 and k >= max_attempts) or (has_max_elapsed and t - first[c] > max_elapsed):
+                st_i[I_GAVE_UP] += 1
+                p = _GIVES_UP | ((k + 1) << _SHIFT)
+            else:
+                delay = backoff(cfg_i, cfg_f, bo, jitter, jitter_pos, c)
+                push(hf, hi, st_i, t + delay, H_SEND, c, 0)
+                p = _BACKS_OFF
+        elif handler == H_RECEIVE_WRITE:
+            if control == K_LOCKING:
+                if st_i[I_BUSY] == 0:
+                    st_i[I_BUSY] = 1
+                    duration = writes[st_i[I_WRITE_POS]]
+                    st_i[I_WRITE_POS] += 1
+                    push(hf, hi, st_i, t + duration, H_FREE, c, 0)
+                    p = _ACCEPTS
+                else:  # rejected: the failure reaches the client a network delay later
+                    arrives = t + net[c, net_pos[c]]
+                    net_pos[c] += 1
+                    push(hf, hi, st_i, arrives, H_FAILURE, c, 0)
+                    p = _REJECTS
+            elif control == K_THROTTLING:
+                count = st_i[I_COUNT]
+                if count >= limit:
+                    arrives = t + net[c, net_pos[c]]
+                    net_pos[c] += 1
+                    push(hf, hi, st_i, arrives, H_FAILURE, c, 0)
+                    p = _REJECTS
+                else:
+                    count += 1
+                    st_i[I_COUNT] = count
+                    push(hf, hi, st_i, t + window, H_DECREMENT, c, 0)
+                    p = _COUNTED_ACCEPTS | ((count + 1) << _SHIFT)
+            else:  # OCC: a tentative write, based on the version read or the current one
+                based_on = a if reads_version else st_i[I_VERSION]
+                duration = writes[st_i[I_WRITE_POS]]
+                st_i[I_WRITE_POS] += 1
+                push(hf, hi, st_i, t + duration, H_COMMIT, c, based_on)
+                p = _TENTATIVE
+        elif handler == H_RECEIVE_READ:  # the version reported, arriving a network delay later
+            version = st_i[I_VERSION]
+            arrives = t + net[c, net_pos[c]]
+            net_pos[c] += 1
+            push(hf, hi, st_i, arrives, H_WRITE, c, version)
+            p = _REPORTS | ((version + 1) << _SHIFT)
+        elif handler == H_COMMIT:
+            if st_i[I_VERSION] != a:
+                arrives = t + net[c, net_pos[c]]
+                net_pos[c] += 1
+                push(hf, hi, st_i, arrives, H_FAILURE, c, 0)
+                p = _ABORTS
+            else:
+                version = st_i[I_VERSION] + 1
+                st_i[I_VERSION] = version
+                p = _OCC_COMMITS | ((version + 1) << _SHIFT)
+        elif handler == H_FREE:
+            st_i[I_BUSY] = 0
+            p = _COMMITS
+        else:  # H_DECREMENT
+            count = st_i[I_COUNT] - 1
+            st_i[I_COUNT] = count
+            p = _DECREMENTS | ((count + 1) << _SHIFT)
+        note_event(st_i, st_f, I_SILENT, I_RECORDED, F_LAST, record, rec_t, rec_c, rec_p, rec_k, t, c, p, call,
+                   _NO_EVENT)
+    return DONE
