@@ -35,12 +35,16 @@ parameters with Optuna. For each such simulation it writes:
   <title>_pareto.csv    original strategies and tuned variants on fresh random numbers: the
   <title>_pareto.png    two Pareto metrics and the objective, mean and 95% CI
 
+The CSVs are in place as soon as the maps are computed; the PNGs, drawn meanwhile in a
+process of their own, follow (a stop before they are done leaves the new CSVs and no PNG).
+
 Finished cells are cached (in DIR/.backoff-sim-cache unless --cache says otherwise), so a map
 with one more value computes only the new cells, and an interrupted run resumes.
 
 A map with an outage or incident is drawn adaptively by default (--method adaptive): from the
-fluid (mean-field) estimate, simulating only the cells on its recover/collapse boundary and a
-5% sample of the others (README, "Explore methods"); --method simulate simulates every cell,
+fluid (mean-field) estimate, simulating only the cells on its recover/collapse boundary, where
+the estimate is known to be weak (variable service, near saturation, a late recovery) and a 5%
+sample of the others (README, "Explore methods"); --method simulate simulates every cell,
 --method fluid uses the estimate alone, in about a second. Fluid and adaptive add a `method`
 column to _explore.csv; maps without a verdict and tunes are always simulated.
 """
@@ -101,7 +105,8 @@ def add_explore_subparser(subparsers, positive_int: Callable[[str], int],
     sub.add_argument("--method", choices=METHODS, default=None,
                      help="how each cell is computed: simulate (every cell), fluid (the mean-field "
                           "estimate, simulating only what it cannot express), adaptive (fluid, then "
-                          "simulation of its boundary and a 5%% sample elsewhere). Default: adaptive for maps "
+                          "simulation of its boundary, of where the fluid is weak and of a 5%% sample "
+                          "elsewhere). Default: adaptive for maps "
                           "with a recover/collapse verdict (an outage or incident), else simulate; "
                           "the app (--app) always simulates")
     if add_force is not None:
