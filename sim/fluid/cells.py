@@ -52,8 +52,30 @@ def _values(case: FluidCase, series: Series, i: int) -> dict[str, float]:
             "recovered": recovered, "recovery_time": when, "undecided": 0.0}
 
 
-def fluid_runs(pairs: Sequence[tuple[SimulationSpec, int]]) -> list[FluidRun]:
-    """Each (one-client-count spec, strategy index) pair's fluid run, in order."""
+# A group is split over processes only from this many case-steps on: below, forking and
+# gathering cost more than the integration (an 80-cell map of 6,000 steps is 960,000).
+PARALLEL_MIN = 200_000
+_JOBS: list[list[tuple[int, FluidCase, DelayTable]]] = []  # the forked workers' parts (see _part)
+_LEVELS: list[int] = []
+
+
+def _integrate(members: list[tuple[int, FluidCase, DelayTable]], levels: int) -> list[tuple[int, FluidRun]]:
+    """One batch: its cases integrated together, each case's run."""
+    cases = [c for _, c, _ in members]
+    packed = pack([t for _, _, t in members], np.array([c.timeout for c in cases]), cases[0].step, levels)
+    series = run_batch(cases, packed)
+    return [(i, FluidRun(_values(case, series, row))) for row, (i, case, _) in enumerate(members)]
+
+
+def _part(k: int) -> list[tuple[int, FluidRun]]:
+    """Part ``k`` of the batches, in a forked worker (its inputs inherited, not sent)."""
+    return _integrate(_JOBS[k], _LEVELS[k])
+
+
+def fluid_runs(pairs: Sequence[tuple[SimulationSpec, int]], workers: int = 1) -> list[FluidRun]:
+    """Each (one-client-count spec, strategy index) pair's fluid run, in order. With
+    ``workers`` > 1 a large batch is split over that many forked processes; each part keeps the
+    whole batch's levels, and every other quantity is per case, so the numbers are the same."""
     out: list[FluidRun | None] = [None] * len(pairs)
     tables: dict = {}
     groups: dict[tuple, list[tuple[int, FluidCase, DelayTable]]] = {}
@@ -64,10 +86,31 @@ def fluid_runs(pairs: Sequence[tuple[SimulationSpec, int]]) -> list[FluidRun]:
             continue
         table = _table(case, tables)
         groups.setdefault((case.kind, case.step, case.steps), []).append((i, case, table))
-    for members in groups.values():
-        cases = [c for _, c, _ in members]
-        packed = pack([t for _, _, t in members], np.array([c.timeout for c in cases]), cases[0].step)
-        series = run_batch(cases, packed)
-        for row, (i, case, _) in enumerate(members):
-            out[i] = FluidRun(_values(case, series, row))
+    jobs: list[tuple[list[tuple[int, FluidCase, DelayTable]], int]] = []
+    for (_, _, steps), members in groups.items():
+        levels = max(t.levels for _, _, t in members)
+        parts = min(workers, len(members)) if len(members) * steps >= PARALLEL_MIN else 1
+        for rows in np.array_split(np.arange(len(members)), parts):
+            if rows.size:
+                jobs.append(([members[j] for j in rows], levels))
+    for i, run in _run_jobs(jobs, workers):
+        out[i] = run
     return [r for r in out if r is not None]
+
+
+def _run_jobs(jobs: list[tuple[list, int]], workers: int) -> list[tuple[int, FluidRun]]:
+    """Every job's runs: here, or over ``workers`` forked processes when there are several
+    jobs and ``fork`` exists."""
+    import multiprocessing
+
+    if (workers <= 1 or len(jobs) <= 1 or "fork" not in multiprocessing.get_all_start_methods()
+            or multiprocessing.current_process().daemon):  # a pool's worker has no children
+        return [r for members, levels in jobs for r in _integrate(members, levels)]
+    _JOBS[:] = [members for members, _ in jobs]
+    _LEVELS[:] = [levels for _, levels in jobs]
+    try:
+        with multiprocessing.get_context("fork").Pool(min(workers, len(jobs))) as pool:
+            return [r for part in pool.map(_part, range(len(jobs)), chunksize=1) for r in part]
+    finally:
+        _JOBS.clear()
+        _LEVELS.clear()

@@ -428,10 +428,19 @@ class _Batch:
             waiting = np.maximum(self.sent_flat[k] - self.rejected_flat[k] - completed, 0.0)
             if not simple:
                 waiting = waiting * valid
-            if waiting.max() > NEGLIGIBLE:
+            # Each case on its own (a case's numbers never depend on the others in its batch):
+            # its timeouts fail; a trace of a client goes back to thinking at once (as ``fail``
+            # does with a trace of a retry).
+            big = waiting > NEGLIGIBLE
+            if big.all():
                 series.totals["timeouts"] += waiting
                 self.fail(n, waiting[:, None] * self.mix[self.rows, j % self.ring, :], None)
-            else:  # traces of a client: back to thinking at once (as ``fail`` does)
+            elif big.any():
+                timing_out = np.where(big, waiting, 0.0)
+                series.totals["timeouts"] += timing_out
+                self.fail(n, timing_out[:, None] * self.mix[self.rows, j % self.ring, :], None)
+                self.thinking += np.where(big, 0.0, waiting) * self.closed_f
+            else:
                 self.thinking += waiting * self.closed_f
 
     def series_of(self) -> Series:
