@@ -12,7 +12,7 @@ three rules, each a reason a pair is simulated (the first that applies is the on
 - **variable service**: ``CV > CV_MAX``. The model keeps only the mean service time. It has
   been checked against simulation up to an exponential's CV of 1 (bench/fluid_pool_map.toml:
   60 of 60 verdicts) and a lognormal's 1.29 (p99 = 10 × the median: the issue's map,
-  tests/fixtures/adaptive_lognormal_map.toml); 1.5 is past both by the margin between them.
+  tests/fixtures/maps/adaptive_lognormal_map.toml); 1.5 is past both by the margin between them.
 - **near saturation**: ``1 − ρ < BAND · (1 + CV²) / 2``, ρ the offered load of first attempts
   over the capacity (``sim.analysis.load``: for clients that wait, an upper bound). Kingman's
   wait grows as (1 + CV²) / (1 − ρ): the band is where that scale exceeds an exponential
