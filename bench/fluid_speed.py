@@ -48,6 +48,7 @@ def _env(tree: Path) -> dict[str, str]:
 
 def _extract(revision: str, into: Path) -> Path:
     """``sim`` of ``revision`` under ``into`` (git archive), for PYTHONPATH."""
+    into.mkdir(parents=True, exist_ok=True)
     archive = into / "sim.tar"
     with archive.open("wb") as out:
         subprocess.run(["git", "-C", str(ROOT), "archive", revision, "sim"], stdout=out, check=True)
@@ -100,7 +101,7 @@ def main() -> int:
         trees = {f"before ({args.before})": _extract(args.before, Path(tmp) / "before"), "after (this tree)": ROOT}
         for name, tree in trees.items():
             cells, pairs, wall, cpu = compute(tree, args.config)
-            runs = [command(tree, args.config, "fluid", Path(tmp) / f"out{i}") for i in range(args.repeat)]
+            runs = [command(tree, args.config, "fluid", Path(tmp) / f"{len(rows)}-out{i}") for i in range(args.repeat)]
             rows[name] = (wall, cpu, statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs))
         simulated = None
         if not args.no_simulate:

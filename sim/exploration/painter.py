@@ -35,9 +35,11 @@ def render_png(result: ExploreResult, palette: Palette) -> bytes:
 
 def _serve(conn: Any) -> None:
     """The child: import what drawing needs, then render each map of each list of (result,
-    palette) sent, until ``None`` or the parent's end (EOF). Stop signals are the parent's."""
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, signal.SIG_IGN)
+    palette) sent, until ``None`` or the parent's end (EOF). Ctrl-C is the command's (which
+    ends the child); SIGTERM and SIGHUP end it quietly, not by the handlers it inherited."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
     for name in _PRELOAD:
         import_module(name)
     while True:

@@ -108,9 +108,25 @@ def _run_jobs(jobs: list[tuple[list, int]], workers: int) -> list[tuple[int, Flu
         return [r for members, levels in jobs for r in _integrate(members, levels)]
     _JOBS[:] = [members for members, _ in jobs]
     _LEVELS[:] = [levels for _, levels in jobs]
+    pool = multiprocessing.get_context("fork").Pool(min(workers, len(jobs)), initializer=_worker_signals)
     try:
-        with multiprocessing.get_context("fork").Pool(min(workers, len(jobs))) as pool:
-            return [r for part in pool.map(_part, range(len(jobs)), chunksize=1) for r in part]
+        parts = pool.map(_part, range(len(jobs)), chunksize=1)
+        pool.close()  # the workers end on their own, not by a signal
+    except BaseException:
+        pool.terminate()
+        raise
     finally:
+        pool.join()
         _JOBS.clear()
         _LEVELS.clear()
+    return [r for part in parts for r in part]
+
+
+def _worker_signals() -> None:
+    """A forked worker leaves Ctrl-C to the command (which ends the pool) and dies quietly on
+    SIGTERM or SIGHUP, instead of running the command's handlers it inherited."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
