@@ -107,6 +107,14 @@ class _Outages:
                     self.resumes.setdefault(hi, []).append((i, j))
 
 
+def _rows(per_step: np.ndarray) -> np.ndarray:
+    """``per_step[case, step]`` as one contiguous row a step; a value that never changes over
+    the steps (no incident, no surge, no stop) as one row seen at every step, not a copy each."""
+    if (per_step == per_step[:, :1]).all():
+        return np.broadcast_to(np.ascontiguousarray(per_step[:, 0]), per_step.shape[::-1])
+    return np.ascontiguousarray(per_step.T)
+
+
 def run_batch(cases: list[FluidCase], table: PackedTables) -> Series:
     """Integrate every case of one group (same kind, step and steps; a backoff table each)."""
     return _Batch(cases, table).run()
@@ -206,11 +214,11 @@ class _Batch:
         # What the step loop reads per step, one contiguous row a step, and what it may skip
         # (every case running, no bin held yet, every deadline bin live, no slowdown): the same
         # numbers with fewer operations a step (issue 37).
-        self.run_t = np.ascontiguousarray(~self.out.stopped.T)
+        self.run_t = _rows(~self.out.stopped)
         self.all_run = self.run_t.all(axis=1).tolist()
-        self.share_t = np.ascontiguousarray(self.call_share.T)
-        self.capacity_t = np.ascontiguousarray(self.capacity.T)
-        self.slowdown_t = np.ascontiguousarray(self.slowdown.T)
+        self.share_t = _rows(self.call_share)
+        self.capacity_t = _rows(self.capacity)
+        self.slowdown_t = _rows(self.slowdown)
         self.no_slowdown = bool((self.slowdown == 1.0).all())
         self.all_closed = bool(self.closed.all())
         self.held_from = [int(v) for v in self.out.hs.min(axis=0)] if self.out.count else []
@@ -220,9 +228,9 @@ class _Batch:
         self.valid_from = int((-self.live_base).max())
         self.sent_flat, self.rejected_flat = self.sent.reshape(-1), self.rejected.reshape(-1)
         if self.kind == "latency":
-            self.limit_cap_t = self.limit[None, :] * self.capacity_t
+            self.limit_cap_t = _rows(self.limit[:, None] * self.capacity)
         else:
-            self.slots_cap_t = self.slots[None, :] * self.capacity_t
+            self.slots_cap_t = _rows(self.slots[:, None] * self.capacity)
         self.series = Series(h, np.zeros((b, steps)), np.full((b, steps), np.nan),
                              np.zeros((b, steps)), np.full((b, steps), np.nan),
                              {k: np.zeros(b) for k in ("work", "offered", "successes", "timeouts",
