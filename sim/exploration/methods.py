@@ -196,21 +196,16 @@ def run_explores_by(method: str, plans: Sequence[ExplorePlan], backend, cache: C
                     progress: Progress | None = None,
                     should_stop: ShouldStop | None = None) -> tuple[list[ExploreResult], list[str]]:
     """Every plan's map by ``method`` (fluid or adaptive), and the lines to print about it."""
-    from sim.exploration.backends import LocalBackend
     from sim.fluid.cells import fluid_runs
     from sim.fluid.weak import weak_reason
 
-    from sim.runs.procpool import worker_count
-
-    # the fluid's batches split over the local backend's cores (the same numbers on any count)
-    fluid_workers = worker_count(backend.workers) if isinstance(backend, LocalBackend) else 1
     results, notes = [], []
     rounds = _Rounds(progress) if progress is not None else None
     progress = rounds
     for plan in plans:
         stats = MethodStats()
         pairs = [(cell.spec, s) for cell in plan.cells for s in range(len(cell.spec.strategies))]
-        runs = fluid_runs(pairs, workers=fluid_workers)
+        runs = fluid_runs(pairs)
         count = len(plan.base.strategies)
         stats.pairs = len(pairs)
         fluid: dict[tuple[int, int], CellResult] = {}

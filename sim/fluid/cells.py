@@ -52,30 +52,19 @@ def _values(case: FluidCase, series: Series, i: int) -> dict[str, float]:
             "recovered": recovered, "recovery_time": when, "undecided": 0.0}
 
 
-# A group is split over processes only from this many case-steps on: below, forking and
-# gathering cost more than the integration (an 80-cell map of 6,000 steps is 960,000).
-PARALLEL_MIN = 200_000
-_JOBS: list[list[tuple[int, FluidCase, DelayTable]]] = []  # the forked workers' parts (see _part)
-_LEVELS: list[int] = []
-
-
-def _integrate(members: list[tuple[int, FluidCase, DelayTable]], levels: int) -> list[tuple[int, FluidRun]]:
+def _integrate(members: list[tuple[int, FluidCase, DelayTable]]) -> list[tuple[int, FluidRun]]:
     """One batch: its cases integrated together, each case's run."""
     cases = [c for _, c, _ in members]
-    packed = pack([t for _, _, t in members], np.array([c.timeout for c in cases]), cases[0].step, levels)
+    packed = pack([t for _, _, t in members], np.array([c.timeout for c in cases]), cases[0].step)
     series = run_batch(cases, packed)
     return [(i, FluidRun(_values(case, series, row))) for row, (i, case, _) in enumerate(members)]
 
 
-def _part(k: int) -> list[tuple[int, FluidRun]]:
-    """Part ``k`` of the batches, in a forked worker (its inputs inherited, not sent)."""
-    return _integrate(_JOBS[k], _LEVELS[k])
-
-
-def fluid_runs(pairs: Sequence[tuple[SimulationSpec, int]], workers: int = 1) -> list[FluidRun]:
-    """Each (one-client-count spec, strategy index) pair's fluid run, in order. With
-    ``workers`` > 1 a large batch is split over that many forked processes; each part keeps the
-    whole batch's levels, and every other quantity is per case, so the numbers are the same."""
+def fluid_runs(pairs: Sequence[tuple[SimulationSpec, int]]) -> list[FluidRun]:
+    """Each (one-client-count spec, strategy index) pair's fluid run, in order: the pairs of a
+    (kind, step, steps) integrated as one batch. One process: the step loop's cost is per
+    operation, not per case, so splitting a batch over cores saved little (0.9-1.1 s against
+    1.1-1.2 s on the 80-cell map) and lost more to the PNG child's import beside it."""
     out: list[FluidRun | None] = [None] * len(pairs)
     tables: dict = {}
     groups: dict[tuple, list[tuple[int, FluidCase, DelayTable]]] = {}
@@ -86,47 +75,7 @@ def fluid_runs(pairs: Sequence[tuple[SimulationSpec, int]], workers: int = 1) ->
             continue
         table = _table(case, tables)
         groups.setdefault((case.kind, case.step, case.steps), []).append((i, case, table))
-    jobs: list[tuple[list[tuple[int, FluidCase, DelayTable]], int]] = []
-    for (_, _, steps), members in groups.items():
-        levels = max(t.levels for _, _, t in members)
-        parts = min(workers, len(members)) if len(members) * steps >= PARALLEL_MIN else 1
-        for rows in np.array_split(np.arange(len(members)), parts):
-            if rows.size:
-                jobs.append(([members[j] for j in rows], levels))
-    for i, run in _run_jobs(jobs, workers):
-        out[i] = run
+    for members in groups.values():
+        for i, run in _integrate(members):
+            out[i] = run
     return [r for r in out if r is not None]
-
-
-def _run_jobs(jobs: list[tuple[list, int]], workers: int) -> list[tuple[int, FluidRun]]:
-    """Every job's runs: here, or over ``workers`` forked processes when there are several
-    jobs and ``fork`` exists."""
-    import multiprocessing
-
-    if (workers <= 1 or len(jobs) <= 1 or "fork" not in multiprocessing.get_all_start_methods()
-            or multiprocessing.current_process().daemon):  # a pool's worker has no children
-        return [r for members, levels in jobs for r in _integrate(members, levels)]
-    _JOBS[:] = [members for members, _ in jobs]
-    _LEVELS[:] = [levels for _, levels in jobs]
-    pool = multiprocessing.get_context("fork").Pool(min(workers, len(jobs)), initializer=_worker_signals)
-    try:
-        parts = pool.map(_part, range(len(jobs)), chunksize=1)
-        pool.close()  # the workers end on their own, not by a signal
-    except BaseException:
-        pool.terminate()
-        raise
-    finally:
-        pool.join()
-        _JOBS.clear()
-        _LEVELS.clear()
-    return [r for part in parts for r in part]
-
-
-def _worker_signals() -> None:
-    """A forked worker leaves Ctrl-C to the command (which ends the pool) and dies quietly on
-    SIGTERM or SIGHUP, instead of running the command's handlers it inherited."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, signal.SIG_DFL)

@@ -104,12 +104,11 @@ def _support(delays: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return uniq, np.bincount(where, weights=sizes)
 
 
-def pack(tables: list[DelayTable], timeouts: np.ndarray, step: float, levels: int | None = None) -> PackedTables:
+def pack(tables: list[DelayTable], timeouts: np.ndarray, step: float) -> PackedTables:
     """A batch's tables (one per case): the distinct ones with the cases that use each, and
-    per case and level (up to the batch's most levels, or ``levels``: a part of a batch keeps
-    the whole batch's, so its sums over levels add the same terms; a table's last level
-    repeats) the give-up chance and the mean time from a call's start to that attempt."""
-    levels = max(t.levels for t in tables) if levels is None else levels
+    per case and level (up to the batch's most levels; a table's last level repeats) the
+    give-up chance and the mean time from a call's start to that attempt."""
+    levels = max(t.levels for t in tables)
     distinct: dict[int, list[int]] = {}
     first: dict[int, DelayTable] = {}
     for i, t in enumerate(tables):
