@@ -19,7 +19,7 @@ import pytest
 
 from sim.commands import cli
 from sim.settings.config import parse_config
-from sim.exploration.methods import boundary_pairs
+from sim.exploration.methods import FLUID_NOTE, boundary_pairs
 from sim.exploration.plan import load_document
 from sim.fluid.cells import fluid_runs
 from sim.fluid.express import fluid_case
@@ -238,7 +238,9 @@ def test_explore_method_fluid_writes_the_columns_and_simulates_what_it_cannot_ex
         if b["method"] == "simulated":  # the simulation's numbers, unchanged
             assert {k: v for k, v in b.items() if k != "method"} == a
         else:
-            assert b["repeats"] == "1" and b["runs"] == "1"
+            # one deterministic estimate, no simulated runs: never "1 of 1" (issue 34, item 5)
+            assert b["repeats"] == "1" and b["runs"] == "" and b["recovered_runs"] == ""
+            assert b["recovery_note"] == FLUID_NOTE
 
 
 def test_explore_method_adaptive_simulates_the_boundary_and_reports(tmp_path: Path, capsys) -> None:

@@ -170,3 +170,25 @@ def offered_load(spec: SimulationSpec, clients: int | None = None) -> OfferedLoa
     capacity, factor, tier = min(known, key=lambda k: k[0])
     peak = min(cap * f for cap, f, _ in known)
     return OfferedLoad(n, spec.time_unit, calls, capacity, at_most, factor, tier, peak)
+
+
+def service_cv(control: object) -> float | None:
+    """The coefficient of variation (sd / mean) of a server's service time: 0 for a constant
+    (``QueueServer``, a constant ``PoolServer``), 1 for an exponential, sqrt(e^(σ²) − 1) for a
+    lognormal of σ = ln(p99 / median) / z99; None where there is no such time (or a file's)."""
+    name = type(control).__name__
+    if name == "QueueServer":
+        return 0.0
+    if name != "PoolServer":
+        return None
+    dist = control.service_distribution  # type: ignore[attr-defined]
+    if dist == "constant":
+        return 0.0
+    if dist == "exponential":
+        return 1.0
+    if dist == "lognormal":
+        from sim.models.service_times import lognormal_sigma
+
+        sigma = lognormal_sigma(float(control.service_time), float(control.service_p99))  # type: ignore[attr-defined]
+        return math.sqrt(math.expm1(sigma * sigma)) if sigma * sigma < 700 else math.inf
+    return None

@@ -12,9 +12,13 @@ import argparse
 from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sim.vocabulary.errors import EXIT_OK
 from sim.exploration.methods import METHODS, default_method
+
+if TYPE_CHECKING:  # pragma: no cover
+    from sim.exploration.painter import Painter
 
 EXPLORE_DESCRIPTION = """\
 Explore the simulations of a config that carry a [simulation.explore] or [simulation.tune]
@@ -31,12 +35,16 @@ parameters with Optuna. For each such simulation it writes:
   <title>_pareto.csv    original strategies and tuned variants on fresh random numbers: the
   <title>_pareto.png    two Pareto metrics and the objective, mean and 95% CI
 
+The CSVs are in place as soon as the maps are computed; the PNGs, drawn meanwhile in a
+process of their own, follow (a stop before they are done leaves the new CSVs and no PNG).
+
 Finished cells are cached (in DIR/.backoff-sim-cache unless --cache says otherwise), so a map
 with one more value computes only the new cells, and an interrupted run resumes.
 
 A map with an outage or incident is drawn adaptively by default (--method adaptive): from the
-fluid (mean-field) estimate, simulating only the cells on its recover/collapse boundary and a
-5% sample of the others (README, "Explore methods"); --method simulate simulates every cell,
+fluid (mean-field) estimate, simulating only the cells on its recover/collapse boundary, where
+the estimate is known to be weak (variable service, near saturation, a late recovery) and a 5%
+sample of the others (README, "Explore methods"); --method simulate simulates every cell,
 --method fluid uses the estimate alone, in about a second. Fluid and adaptive add a `method`
 column to _explore.csv; maps without a verdict and tunes are always simulated.
 """
@@ -97,7 +105,8 @@ def add_explore_subparser(subparsers, positive_int: Callable[[str], int],
     sub.add_argument("--method", choices=METHODS, default=None,
                      help="how each cell is computed: simulate (every cell), fluid (the mean-field "
                           "estimate, simulating only what it cannot express), adaptive (fluid, then "
-                          "simulation of its boundary and a 5%% sample elsewhere). Default: adaptive for maps "
+                          "simulation of its boundary, of where the fluid is weak and of a 5%% sample "
+                          "elsewhere). Default: adaptive for maps "
                           "with a recover/collapse verdict (an outage or incident), else simulate; "
                           "the app (--app) always simulates")
     if add_force is not None:
@@ -124,25 +133,11 @@ def explore_command(args: argparse.Namespace) -> int:
 
 
 def _explore(args: argparse.Namespace, err) -> int:
-    import time
-
     from sim.vocabulary.errors import UserError
-    from sim.exploration.backends import make_backend
-    from sim.exploration.cache import CellCache
-    from sim.exploration.figure import write_explore_png
-    from sim.exploration.pareto import stale_tune_names, write_tune_files
+    from sim.exploration.painter import Painter
     from sim.exploration.plan import load_document
-    from sim.exploration.report import explore_summary, tune_summary
-    from sim.exploration.table import write_explore_csv
-    from sim.export.atomic import ensure_output_dir
     from sim.export.names import check_unique_stems
-    from sim.pipeline import check_plans, explore_maps, output_set
-    from sim.pipeline import tune as run_one_tune
     from sim.export.palette import load_palette
-    from sim.commands.progress import Display
-    from sim.commands.stdout import print_plain, print_tables, stdout_console
-
-    from sim.runs.procpool import worker_count
 
     palette = load_palette(args.theme)
     force = getattr(args, "force", False)
@@ -154,6 +149,34 @@ def _explore(args: argparse.Namespace, err) -> int:
         raise UserError(f"{args.config}: no simulation has a [simulation.explore] or [simulation.tune] "
                         "table (add one under a [[simulation]]; see README, \"Explore\")")
     check_unique_stems(s.title for s in doc.simulations)
+    # The PNGs are drawn in a child forked now, importing matplotlib while the maps compute, and
+    # committed after the CSVs, which they never delay (sim.exploration.painter).
+    painter = Painter() if doc.explores else None
+    try:
+        return _explore_doc(args, err, doc, method, palette, force, painter)
+    finally:
+        if painter is not None:
+            painter.close()
+
+
+def _explore_doc(args: argparse.Namespace, err, doc, method: str, palette, force: bool,
+                 painter: Painter | None) -> int:
+    """The command once its config is read: the maps and tunes, their CSVs, then the PNGs."""
+    import time
+
+    from sim.exploration.backends import make_backend
+    from sim.exploration.cache import CellCache
+    from sim.exploration.figure import explore_png_path
+    from sim.exploration.pareto import stale_tune_names, write_tune_files
+    from sim.exploration.report import explore_summary, tune_summary
+    from sim.exploration.table import write_explore_csv
+    from sim.export.atomic import atomic_write_bytes, ensure_output_dir
+    from sim.pipeline import check_plans, explore_maps, output_set
+    from sim.pipeline import tune as run_one_tune
+    from sim.commands.progress import Display
+    from sim.commands.stdout import print_plain, print_tables, stdout_console
+    from sim.runs.procpool import worker_count
+
     workers = worker_count(args.workers)
     # No bar on a stderr that is not a terminal: a plain line every few seconds instead, from the
     # check of a huge map's cells on.
@@ -171,7 +194,8 @@ def _explore(args: argparse.Namespace, err) -> int:
     with ExitStack() as stack:
         # All of the command's files appear together when everything has run, or none does (an
         # error or Ctrl-C leaves the previous set untouched), as with `backoff-sim run`.
-        output = stack.enter_context(output_set(out_dir, last=True))
+        # (the CSVs' set is the last step only without a map: then no PNG follows)
+        output = stack.enter_context(output_set(out_dir, last=not doc.explores))
         # The cache only once the directory is ours: a command refused by the lock creates nothing.
         cache_dir = None if args.no_cache else ensure_output_dir(args.cache or out_dir / ".backoff-sim-cache",
                                                                  what="cache directory")
@@ -198,9 +222,10 @@ def _explore(args: argparse.Namespace, err) -> int:
                                               progress=tracker(what), should_stop=tick)
                 for note in notes:  # above a live bar, not into it
                     display.note(note)
-                for result in results:
-                    staged += [write_explore_csv(result, output.dir),
-                               write_explore_png(result, output.dir, palette)]
+                staged += [write_explore_csv(result, output.dir) for result in results]
+                painter.submit(results, palette)  # the child draws while the CSVs are committed
+                # an earlier map's PNG goes with the CSVs it drew: never beside the new ones
+                stale += [explore_png_path(r.plan.title, out_dir).name for r in results]
             tunes = []
             for plan in doc.tunes:
                 tune = run_one_tune(plan, backend, cache,
@@ -215,7 +240,13 @@ def _explore(args: argparse.Namespace, err) -> int:
 
             page = explore_report(results, tunes)
         output.add(staged, remove=stale)
-    written = output.written
+    written = list(output.written)
+    if results:  # the PNGs, once drawn: their own set, after the CSVs
+        with output_set(out_dir, last=True) as pngs:
+            for result in results:
+                png = explore_png_path(result.plan.title, pngs.dir)
+                pngs.add([atomic_write_bytes(png, painter.take())])
+        written += pngs.written
     if page is not None:  # after the commit, written atomically on its own
         from sim.report.html import write_report
 

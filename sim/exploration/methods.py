@@ -5,7 +5,9 @@
   run each, in milliseconds; the pairs it cannot express are simulated, and said so in one line;
 - ``adaptive``: the fluid estimate over the whole map, then the simulation of the pairs on its
   recover/collapse boundary (a pair whose verdict differs from a neighbour's along an axis),
-  of a seeded sample of ``SAMPLE_SHARE`` of the others, and of those without a fluid form;
+  of those where the fluid is known to be weak (``sim.fluid.weak``: variable service, near
+  saturation, a recovery within noise of the horizon), of a seeded sample of ``SAMPLE_SHARE``
+  of the others, and of those without a fluid form;
   (5%: a region where the fluid estimate is wrong that holds a fifth of the off-boundary pairs
   is sampled at least once with probability 1 − 0.8^k, k the sample's size: 95% at the
   metastability map's 13 of 246; a wrong pair found there moves the boundary, and its
@@ -39,6 +41,8 @@ from sim.runs.sweep import ShouldStop
 METHODS = ("simulate", "fluid", "adaptive")
 SAMPLE_SHARE = 0.05  # adaptive: the share of off-boundary pairs simulated as a check (see the module)
 SAMPLE_TAG = 0xADA  # the sample's stream: (seed, SAMPLE_TAG)
+# _explore.csv's recovery_note of a row that is a fluid estimate (its run counts are empty)
+FLUID_NOTE = "fluid estimate: no simulated runs"
 
 
 def default_method(plans: Sequence[ExplorePlan]) -> str:
@@ -87,6 +91,7 @@ class MethodStats:
     no_form: dict[str, int] = field(default_factory=dict)  # reason -> pairs simulated for it
     simulated: int = 0
     boundary: int = 0
+    weak: dict[str, int] = field(default_factory=dict)  # reason -> pairs simulated for it (sim.fluid.weak)
     sample: int = 0
     rounds: int = 0
     compared: int = 0
@@ -100,8 +105,9 @@ class MethodStats:
         if method == "adaptive":
             agree = self.compared - len(self.disagree)
             where = f": {', '.join(self.disagree[:6])}{' …' if len(self.disagree) > 6 else ''}" if self.disagree else ""
+            weak = "".join(f", {n} {why}" for why, n in self.weak.items())
             out.append(f"{title}: adaptive simulated {self.simulated} of {self.pairs} (cell, strategy) pairs "
-                       f"({self.boundary} on the boundary, {self.sample} sampled; {self.rounds} "
+                       f"({self.boundary} on the boundary{weak}, {self.sample} sampled; {self.rounds} "
                        f"round{'s' if self.rounds != 1 else ''}); fluid and simulation "
                        f"agree on {agree} of {self.compared}, disagree on {len(self.disagree)}{where}")
         return out
@@ -191,6 +197,7 @@ def run_explores_by(method: str, plans: Sequence[ExplorePlan], backend, cache: C
                     should_stop: ShouldStop | None = None) -> tuple[list[ExploreResult], list[str]]:
     """Every plan's map by ``method`` (fluid or adaptive), and the lines to print about it."""
     from sim.fluid.cells import fluid_runs
+    from sim.fluid.weak import weak_reason
 
     results, notes = [], []
     rounds = _Rounds(progress) if progress is not None else None
@@ -216,12 +223,18 @@ def run_explores_by(method: str, plans: Sequence[ExplorePlan], backend, cache: C
             for (position, s), cr in fluid.items():
                 state[position, s] = recovered_state(cr.verdict(0))
             boundary = boundary_pairs(plan, state) - chosen
-            rest = sorted(set(fluid) - boundary)
+            weak: set[tuple[int, int]] = set()
+            for (position, s), run in ((k, runs[k[0] * count + k[1]]) for k in sorted(set(fluid) - boundary)):
+                why = weak_reason(plan.cells[position].spec, run.values)
+                if why is not None:
+                    weak.add((position, s))
+                    stats.weak[why] = stats.weak.get(why, 0) + 1
+            rest = sorted(set(fluid) - boundary - weak)
             rng = np.random.default_rng([plan.base.seed, SAMPLE_TAG])
             take = math.ceil(SAMPLE_SHARE * len(rest)) if rest else 0
             sample = {rest[i] for i in rng.choice(len(rest), size=take, replace=False)} if take else set()
             stats.sample = len(sample)
-            todo = chosen | boundary | sample
+            todo = chosen | boundary | weak | sample
             while todo:  # each round simulates new pairs: at most as many rounds as pairs
                 stats.rounds += 1
                 if rounds is not None:

@@ -7,7 +7,9 @@ recovered (``sim.analysis.recovery.RecoverySummary``, as in the sweep's ``_laten
 ``recovery_note``: why runs were not judged (too noisy to tell 80% from 90% of the baseline).
 A map made with ``--method fluid`` or ``adaptive`` adds ``method``: which method produced the
 row (``sim.exploration.methods``), and its ``repeats`` are the runs the row rests on (1 for a
-fluid estimate).
+fluid estimate). A fluid row's verdict is the estimate's, not runs: its ``recovered_runs`` and
+``runs`` are empty (never a "1 of 1" for a cell nobody simulated), its ``recovered_fraction``
+is 1 or 0, and its ``recovery_note`` says it is an estimate (``FLUID_NOTE``).
 Numbers are ``repr`` floats (empty for NaN), as in the other CSVs, so equal results give
 byte-identical files.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sim.exploration.methods import FLUID_NOTE
 from sim.exploration.plan import ExplorePlan, own_column
 from sim.exploration.runner import ExploreResult
 from sim.exploration.summary import VERDICT_COLUMNS, has_verdict, metric_names, row_columns
@@ -58,8 +61,12 @@ def explore_csv_text(result: ExploreResult) -> str:
                 row += [format_float(e.mean), format_float(e.ci95)]
             if verdict:
                 v = cr.verdict(s)
-                row += ([str(v.recovered), str(v.runs), format_float(v.fraction),
-                         format_float(v.median)] if v else ["", "", "", ""]) + [cr.verdict_note(s)]
+                if result.methods is not None and result.methods[position][s] == "fluid":
+                    row += (["", "", format_float(v.fraction), format_float(v.median)] if v
+                            else ["", "", "", ""]) + [FLUID_NOTE]
+                else:
+                    row += ([str(v.recovered), str(v.runs), format_float(v.fraction),
+                             format_float(v.median)] if v else ["", "", "", ""]) + [cr.verdict_note(s)]
             if result.methods is not None:
                 row.append(result.methods[position][s])
             rows.append(row)

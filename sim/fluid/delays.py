@@ -18,6 +18,7 @@ fluid then gives up later than the simulation would).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import islice
 
 import numpy as np
 
@@ -52,9 +53,7 @@ def sample_delays(strategy: Strategy, seed: int, levels: int) -> np.ndarray:
     for i in range(SAMPLES):
         draws = rng.random(64 * levels + 64)  # enough uniforms for any strategy's few per delay
         it = iter(draws.tolist())
-        seq = strategy.delays(lambda: next(it))
-        for k in range(levels):
-            out[i, k] = next(seq)
+        out[i] = list(islice(strategy.delays(lambda: next(it)), levels))
     return out
 
 

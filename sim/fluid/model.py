@@ -107,6 +107,14 @@ class _Outages:
                     self.resumes.setdefault(hi, []).append((i, j))
 
 
+def _rows(per_step: np.ndarray) -> np.ndarray:
+    """``per_step[case, step]`` as one contiguous row a step; a value that never changes over
+    the steps (no incident, no surge, no stop) as one row seen at every step, not a copy each."""
+    if (per_step == per_step[:, :1]).all():
+        return np.broadcast_to(np.ascontiguousarray(per_step[:, 0]), per_step.shape[::-1])
+    return np.ascontiguousarray(per_step.T)
+
+
 def run_batch(cases: list[FluidCase], table: PackedTables) -> Series:
     """Integrate every case of one group (same kind, step and steps; a backoff table each)."""
     return _Batch(cases, table).run()
@@ -196,7 +204,33 @@ class _Batch:
             for m in (source < top, source == top):
                 if m.any():
                     passes.append((source[m], weights[m], offsets[m], np.minimum(source[m] + 1, top)))
-            self.points.append((rows, local, ring, t.levels, orbit, passes))
+            # a case's slot in its orbit: (local · ring + step mod ring) · levels + level
+            base_slot = (local * ring * t.levels)[:, None]
+            view = orbit.reshape(rows.size, ring, t.levels)
+            self.points.append((rows, local, ring, t.levels, orbit, passes, base_slot, view))
+        # One table for every case (rows in order, as deep as the batch): its ring row is the bin.
+        only = self.points[0] if len(self.points) == 1 else None
+        self.single = only[7] if only is not None and only[3] == self.levels and only[0].size == b else None
+        # What the step loop reads per step, one contiguous row a step, and what it may skip
+        # (every case running, no bin held yet, every deadline bin live, no slowdown): the same
+        # numbers with fewer operations a step (issue 37).
+        self.run_t = _rows(~self.out.stopped)
+        self.all_run = self.run_t.all(axis=1).tolist()
+        self.share_t = _rows(self.call_share)
+        self.capacity_t = _rows(self.capacity)
+        self.slowdown_t = _rows(self.slowdown)
+        self.no_slowdown = bool((self.slowdown == 1.0).all())
+        self.all_closed = bool(self.closed.all())
+        self.held_from = [int(v) for v in self.out.hs.min(axis=0)] if self.out.count else []
+        # live_base <= 0 for every case (a deadline of at least half a step): from step
+        # valid_from on, the first live bin is live_base + n + 1 and the bin due is the one before
+        self.live_simple = bool((self.live_base <= 0).all())
+        self.valid_from = int((-self.live_base).max())
+        self.sent_flat, self.rejected_flat = self.sent.reshape(-1), self.rejected.reshape(-1)
+        if self.kind == "latency":
+            self.limit_cap_t = _rows(self.limit[:, None] * self.capacity)
+        else:
+            self.slots_cap_t = _rows(self.slots[:, None] * self.capacity)
         self.series = Series(h, np.zeros((b, steps)), np.full((b, steps), np.nan),
                              np.zeros((b, steps)), np.full((b, steps), np.nan),
                              {k: np.zeros(b) for k in ("work", "offered", "successes", "timeouts",
@@ -209,37 +243,44 @@ class _Batch:
         go back to thinking), the rest backs off into the orbit."""
         totals, table = self.series.totals, self.table
         quit_ = (mass * table.give_up).sum(axis=1)
-        wanted = mass.sum(axis=1) - quit_
-        allowed = wanted
+        every = mass.sum(axis=1)
         if self.any_budget:
+            wanted = every - quit_
             balance = self.reserve + self.share * self.win_deposit - self.win_withdraw
             allowed = np.where(self.has_budget, np.minimum(np.maximum(balance, 0.0), wanted), wanted)
             taken = np.where(self.has_budget, allowed, 0.0)
             self.withdraw_step[self.budget_now + n] += taken
             self.win_withdraw += taken
-        ratio = np.where(wanted > 0, allowed / np.where(wanted > 0, wanted, 1.0), 1.0)
-        refused = wanted - allowed
-        self.thinking += (quit_ + refused) * self.closed_f
-        totals["gave_up"] += quit_ + refused
-        totals["retries_denied"] += refused
-        scaled = mass * ratio[:, None]
-        total = scaled.sum(axis=1)
+            ratio = np.where(wanted > 0, allowed / np.where(wanted > 0, wanted, 1.0), 1.0)
+            refused = wanted - allowed
+            self.thinking += (quit_ + refused) * self.closed_f
+            totals["gave_up"] += quit_ + refused
+            totals["retries_denied"] += refused
+            scaled = mass * ratio[:, None]
+            total = scaled.sum(axis=1)
+        else:  # nothing refused: the ratio is 1, the mass retries or gives up as it is
+            self.thinking += quit_ if self.all_closed else quit_ * self.closed_f
+            totals["gave_up"] += quit_
+            scaled, total = mass, every
         failing = total > NEGLIGIBLE
         if not failing.all():  # a trace of a client: back to thinking, not carried at every step
             self.thinking += total * ~failing * self.closed_f
             if not failing.any():
                 return
-        for rows, local, ring, levels, orbit, passes in self.points:
+        for rows, local, ring, levels, orbit, passes, base_slot, _ in self.points:
             pick = failing[rows]  # only the cases that fail now (a map's healthy cells do not)
             if not pick.any():
                 continue
-            chosen = rows[pick]
-            part, where = scaled[chosen], local[pick][:, None] * ring
+            if pick.all():
+                chosen, where = rows, base_slot
+            else:
+                chosen, where = rows[pick], base_slot[pick]
+            part = scaled[chosen]
             for source, weights, offsets, level in passes:
                 if extra is None:  # a timeout: the same step for every case
-                    slot = (where + (n + 1 + offsets) % ring) * levels + level
+                    slot = where + ((n + 1 + offsets) % ring * levels + level)
                 else:
-                    slot = (where + (extra[chosen][:, None] + (n + 1) + offsets) % ring) * levels + level
+                    slot = where + ((extra[chosen][:, None] + (n + 1) + offsets) % ring * levels + level)
                 orbit[slot] += part[:, source] * weights
 
     def resume(self, n: int) -> None:
@@ -267,13 +308,17 @@ class _Batch:
 
     def send(self, n: int) -> np.ndarray:
         """New calls and the retries due now form bin ``n``; returns its mass."""
-        calls = self.thinking * self.call_share[:, n] + self.open_calls
-        self.thinking -= calls * self.closed_f
-        due = np.zeros((self.b, self.levels))
-        for rows, _, ring, levels, orbit, _ in self.points:
-            view = orbit.reshape(rows.size, ring, levels)
-            due[rows, :levels] = view[:, n % ring, :]
-            view[:, n % ring, :] = 0.0  # the slot is reused ring steps on
+        calls = self.thinking * self.share_t[n] + self.open_calls
+        self.thinking -= calls if self.all_closed else calls * self.closed_f
+        if self.single is not None:
+            at = n % self.points[0][2]
+            due = self.single[:, at, :].copy()
+            self.single[:, at, :] = 0.0  # the slot is reused ring steps on
+        else:
+            due = np.zeros((self.b, self.levels))
+            for rows, _, ring, levels, _, _, _, view in self.points:
+                due[rows, :levels] = view[:, n % ring, :]
+                view[:, n % ring, :] = 0.0
         due[:, 0] += calls
         total = due.sum(axis=1)
         r = n % self.ring
@@ -289,54 +334,66 @@ class _Batch:
             self.win_deposit += dep
         return total
 
-    def admit(self, n: int, total: np.ndarray, run: np.ndarray) -> None:
-        """Bin ``n`` enters the server (held while it is stopped); a full slot server rejects."""
+    def admit(self, n: int, total: np.ndarray, run: np.ndarray, everyone: bool) -> None:
+        """Bin ``n`` enters the server (held while it is stopped); a full slot server rejects.
+        ``everyone``: no case is stopped at ``n``."""
         if self.kind == "slots":
-            room = np.maximum(0.0, self.slots * self.capacity[:, n] + self.queue
-                              - (self.admitted[:, n] - self.done))
-            take = np.where(run, np.minimum(total, room), 0.0)
-            refused = np.where(run, total - take, 0.0)
+            room = np.maximum(0.0, self.slots_cap_t[n] + self.queue - (self.admitted[:, n] - self.done))
+            if everyone:
+                take = np.minimum(total, room)
+                refused = total - take
+            else:
+                take = np.where(run, np.minimum(total, room), 0.0)
+                refused = np.where(run, total - take, 0.0)
             if refused.any():
                 self.rejected[:, n] = refused
                 self.series.totals["rejections"] += refused
                 self.fail(n, refused[:, None] * self.mix[:, n % self.ring, :], self.reject_off)
         else:
-            take = np.where(run, total, 0.0)
+            take = total if everyone else np.where(run, total, 0.0)
         self.admitted[:, n + 1] = self.admitted[:, n] + take
 
-    def complete_latency(self, n: int, run: np.ndarray) -> None:
+    def complete_latency(self, n: int, run: np.ndarray, everyone: bool) -> None:
         """The server's check at the end of step ``n``: every request admitted more than
         ``L(c)`` ago completes (oldest first), ``c`` the requests in progress."""
         h, out, rows = self.h, self.out, self.rows
         end = (n + 1) * h
-        passes = [(None, run)]
+        passes = [(None, run, everyone)]
         if n in out.resumes:  # the resume's own sweep first, before the held requests come in
             resuming = (out.he == n).any(axis=1)
             top = np.min(np.where(out.he == n, self.admitted[rows[:, None], np.minimum(out.hs, n + 1)], np.inf),
                          axis=1)
-            passes.insert(0, (np.where(resuming, top, self.admitted[:, n + 1]), run & resuming))
-        for top, active in passes:
+            passes.insert(0, (np.where(resuming, top, self.admitted[:, n + 1]), run & resuming, False))
+        limit = self.limit_cap_t[n]
+        # a bin can be held only once some case's outage has begun (count <= n + 1 <= hs before)
+        held = [j for j in range(out.count) if n + 1 > self.held_from[j]]
+        for top, active, all_active in passes:
             top = self.admitted[:, n + 1] if top is None else top
             c = np.maximum(top - self.done, 0.0)
-            above = np.maximum(c - self.limit * self.capacity[:, n], 0.0)
-            lat = self.base * np.exp(np.minimum(above * self.growth, _MAX_EXPONENT)) * self.slowdown[:, n]
+            above = np.maximum(c - limit, 0.0)
+            lat = self.base * np.exp(np.minimum(above * self.growth, _MAX_EXPONENT))
+            if not self.no_slowdown:
+                lat = lat * self.slowdown_t[n]
             cut = end - lat  # requests admitted before it complete
             count = np.minimum(np.maximum(np.ceil(cut / h - 0.5), 0), n + 1).astype(np.int64)  # bins with (i + .5)h < cut
-            for j in range(out.count):  # held bins were admitted at their resume, not when sent
+            for j in held:  # held bins were admitted at their resume, not when sent
                 count = np.where((cut <= out.end[:, j]) & (count > out.hs[:, j]),
                                  np.minimum(count, out.hs[:, j]), count)
-            self.front = np.where(active, np.maximum(self.front, count), self.front)
+            if all_active:
+                self.front = np.maximum(self.front, count)
+            else:
+                self.front = np.where(active, np.maximum(self.front, count), self.front)
             self.done = self.adm_flat[self.row_base + self.front]
 
-    def complete_slots(self, n: int, run: np.ndarray) -> None:
+    def complete_slots(self, n: int, run: np.ndarray, everyone: bool) -> None:
         """Slots work at 1/S each (times threshold/outstanding when overwhelmed)."""
         rows = self.rows
         work = self.admitted[:, n + 1] - self.done
-        busy = np.minimum(work, self.slots * self.capacity[:, n])
+        busy = np.minimum(work, self.slots_cap_t[n])
         over = (self.threshold > 0) & (work > self.threshold)
         factor = np.where(over, self.threshold / np.maximum(work, 1e-300), 1.0)
-        moved = np.minimum(work, busy * self.h / (self.service * self.slowdown[:, n]) * factor)
-        self.done = np.where(run, self.done + moved, self.done)
+        moved = np.minimum(work, busy * self.h / (self.service * self.slowdown_t[n]) * factor)
+        self.done = self.done + moved if everyone else np.where(run, self.done + moved, self.done)
         while True:
             more = (self.front <= n) & (self.admitted[rows, self.front + 1] <= self.done + 1e-12)
             if not more.any():
@@ -346,7 +403,11 @@ class _Batch:
     def settle(self, n: int, old_done: np.ndarray, old_front: np.ndarray) -> None:
         """Successes (work completed within its deadline) and the timeouts of step ``n``."""
         series, base = self.series, self.row_base
-        live_from = np.minimum(np.maximum(self.live_base + (n + 1), 0), n + 1)
+        simple = self.live_simple and n >= self.valid_from  # every case's bin due is live_from - 1
+        if simple:
+            live_from = self.live_base + (n + 1)
+        else:
+            live_from = np.minimum(np.maximum(self.live_base + (n + 1), 0), n + 1)
         good = np.maximum(0.0, self.done - np.maximum(old_done, self.adm_flat[base + live_from]))
         if good.any():
             lo = np.maximum(old_front, live_from)
@@ -355,24 +416,39 @@ class _Batch:
             self.success[:, n] = good
             self.middle[:, n] = (lo + np.maximum(self.front, lo + 1) - 1) // 2
             series.totals["successes"] += good
-            self.thinking += good * self.closed_f
+            self.thinking += good if self.all_closed else good * self.closed_f
             if self.any_budget:
                 dep = good * self.success_f
                 self.deposit_step[self.budget_now + n] += dep
                 self.win_deposit += dep
         # the bin whose deadline fell in this step (one per step: the deadline is fixed)
-        j = np.minimum(np.maximum(self.live_base + n, 0), n + 1)
-        valid = j < live_from
-        if valid.any():
+        if simple:
+            j, valid = live_from - 1, True
+        else:
+            j = np.minimum(np.maximum(self.live_base + n, 0), n + 1)
+            valid = j < live_from
+        if simple or valid.any():
             at = base + j
-            span = self.adm_flat[at + 1] - self.adm_flat[at]
-            completed = np.minimum(np.maximum(self.done - self.adm_flat[at], 0.0), span)
-            waiting = np.maximum(self.sent.reshape(-1)[self.sent_base + j]
-                                 - self.rejected.reshape(-1)[self.sent_base + j] - completed, 0.0) * valid
-            if waiting.max() > NEGLIGIBLE:
+            adm = self.adm_flat
+            span = adm[at + 1] - adm[at]
+            completed = np.minimum(np.maximum(self.done - adm[at], 0.0), span)
+            k = self.sent_base + j
+            waiting = np.maximum(self.sent_flat[k] - self.rejected_flat[k] - completed, 0.0)
+            if not simple:
+                waiting = waiting * valid
+            # Each case on its own (a case's numbers never depend on the others in its batch):
+            # its timeouts fail; a trace of a client goes back to thinking at once (as ``fail``
+            # does with a trace of a retry).
+            big = waiting > NEGLIGIBLE
+            if big.all():
                 series.totals["timeouts"] += waiting
                 self.fail(n, waiting[:, None] * self.mix[self.rows, j % self.ring, :], None)
-            else:  # traces of a client: back to thinking at once (as ``fail`` does)
+            elif big.any():
+                timing_out = np.where(big, waiting, 0.0)
+                series.totals["timeouts"] += timing_out
+                self.fail(n, timing_out[:, None] * self.mix[self.rows, j % self.ring, :], None)
+                self.thinking += np.where(big, 0.0, waiting) * self.closed_f
+            else:
                 self.thinking += waiting * self.closed_f
 
     def series_of(self) -> Series:
@@ -381,20 +457,21 @@ class _Batch:
         series, h = self.series, self.h
         series.totals["work"] = self.sent.sum(axis=1)
         series.totals["offered"] = self.calls.sum(axis=1)
-        r, c = np.nonzero(self.success)  # only the steps with successes
-        mid = self.middle[r, c]
-        sent, calls = self.sent[r, mid], self.calls[r, mid]
+        # every step at once (a step without successes keeps no success and no latency: its
+        # zero successes give zero first and retried calls, hence nan latencies)
+        good, mid = self.success, self.middle
+        sent = np.take_along_axis(self.sent, mid, axis=1)
+        calls = np.take_along_axis(self.calls, mid, axis=1)
         share = np.where(sent > 0, calls / np.where(sent > 0, sent, 1.0), 1.0)
-        age = self.aged[r, mid] / np.maximum(sent - calls, 1e-300)
-        good = self.success[r, c]
-        attempt = (c + 1) * h - (mid + 0.5) * h + 2 * self.net[r]
+        age = np.take_along_axis(self.aged, mid, axis=1) / np.maximum(sent - calls, 1e-300)
+        net2 = 2 * self.net[:, None]
+        attempt = (np.arange(self.steps) + 1) * h - (mid + 0.5) * h + net2
         if self.kind == "slots":  # no request is served faster than its service time
-            attempt = np.maximum(attempt, self.service[r] * self.slowdown[r, c] + 2 * self.net[r])
+            attempt = np.maximum(attempt, self.service[:, None] * self.slowdown[:, :self.steps] + net2)
         first, retried = good * share, good * (1.0 - share)
-        series.first[r, c] = first
-        series.retried[r, c] = retried
-        series.first_latency[r, c] = np.where(first > 0, attempt, np.nan)
-        series.retried_latency[r, c] = np.where(retried > 1e-12, attempt + age, np.nan)
+        series.first, series.retried = first, retried
+        series.first_latency = np.where(first > 0, attempt, np.nan)
+        series.retried_latency = np.where(retried > 1e-12, attempt + age, np.nan)
         return series
 
     def run(self) -> Series:
@@ -406,13 +483,13 @@ class _Batch:
             if n in self.out.resumes:
                 self.resume(n)
             total = self.send(n)
-            run = ~self.out.stopped[:, n]
-            self.admit(n, total, run)
-            old_done, old_front = self.done.copy(), self.front.copy()
+            run, everyone = self.run_t[n], self.all_run[n]
+            self.admit(n, total, run, everyone)
+            old_done, old_front = self.done, self.front  # replaced, never changed in place
             if self.kind == "latency":
-                self.complete_latency(n, run)
+                self.complete_latency(n, run, everyone)
             else:
-                self.complete_slots(n, run)
+                self.complete_slots(n, run, everyone)
             self.settle(n, old_done, old_front)
         self.series.totals["unfinished"] = np.where(self.closed, self.clients - self.thinking, np.nan)
         return self.series_of()

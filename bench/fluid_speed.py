@@ -1,0 +1,120 @@
+"""Before/after of ``explore --method fluid`` on the 80-cell held-out LatencyServer map (issue
+37: the map in <= 1 s of fluid compute and <= 2.5 s wall all-in, >= 10x faster than simulating it).
+
+Usage: python bench/fluid_speed.py [CONFIG] [--before REV] [--repeat N] [--no-simulate]
+
+For this tree and for revision REV (default: ff71701, the main this work branched from; its
+``sim`` package extracted with ``git archive`` into a temporary directory), in processes of
+their own: the fluid computation of every (cell, strategy) pair (best of 3, wall and CPU
+seconds), the whole command's wall time (median of N) and when its CSV appeared in --out (the
+PNG is drawn after it, issue 37), then the map simulated once by this tree (``--method
+simulate --no-cache``, every core) and the ratio. Prints numbers; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_CONFIG = ROOT / "bench" / "fluid_latency_map.toml"
+BASE_REVISION = "ff71701"  # main when issue 37 was taken up
+
+_COMPUTE = """
+import sys, time
+from sim.exploration.plan import load_document
+from sim.fluid.cells import fluid_runs
+plan = load_document(sys.argv[1]).explores[0]
+pairs = [(c.spec, s) for c in plan.cells for s in range(len(c.spec.strategies))]
+best = []
+for _ in range(3):
+    wall, cpu = time.perf_counter(), time.process_time()
+    fluid_runs(pairs)
+    best.append((time.perf_counter() - wall, time.process_time() - cpu))
+print(len(plan.cells), len(pairs), min(w for w, _ in best), min(c for _, c in best))
+"""
+
+
+def _env(tree: Path) -> dict[str, str]:
+    return dict(os.environ, PYTHONPATH=str(tree))
+
+
+def _extract(revision: str, into: Path) -> Path:
+    """``sim`` of ``revision`` under ``into`` (git archive), for PYTHONPATH."""
+    into.mkdir(parents=True, exist_ok=True)
+    archive = into / "sim.tar"
+    with archive.open("wb") as out:
+        subprocess.run(["git", "-C", str(ROOT), "archive", revision, "sim"], stdout=out, check=True)
+    with tarfile.open(archive) as tar:
+        tar.extractall(into, filter="data")
+    return into
+
+
+def compute(tree: Path, config: Path) -> tuple[int, int, float, float]:
+    """(cells, pairs, wall s, CPU s) of the fluid computation alone, best of 3."""
+    done = subprocess.run([sys.executable, "-c", _COMPUTE, str(config)], env=_env(tree), check=True,
+                          capture_output=True, text=True)
+    cells, pairs, wall, cpu = done.stdout.split()
+    return int(cells), int(pairs), float(wall), float(cpu)
+
+
+def command(tree: Path, config: Path, method: str, out: Path, extra: tuple[str, ...] = ()) -> tuple[float, float]:
+    """(wall s of the whole command, s until its CSV appeared) of ``explore --method``."""
+    csv = out / f"{_title(config)}_explore.csv"
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "sim", "explore", str(config), "--method", method,
+                             "--no-cache", "-q", "--out", str(out), *extra], env=_env(tree),
+                            stdout=subprocess.DEVNULL)
+    seen = None
+    while proc.poll() is None:
+        if seen is None and csv.exists():
+            seen = time.perf_counter() - start
+        time.sleep(0.005)
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"explore --method {method} failed ({proc.returncode}) with {tree}")
+    return wall, wall if seen is None else seen
+
+
+def _title(config: Path) -> str:
+    import tomllib
+
+    return tomllib.loads(config.read_text(encoding="utf-8"))["simulation"][0]["title"]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("config", nargs="?", type=Path, default=DEFAULT_CONFIG)
+    parser.add_argument("--before", default=BASE_REVISION, help="the revision to compare with")
+    parser.add_argument("--repeat", type=int, default=3, help="whole commands per tree (median)")
+    parser.add_argument("--no-simulate", action="store_true", help="skip the simulated map")
+    args = parser.parse_args()
+    rows = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        trees = {f"before ({args.before})": _extract(args.before, Path(tmp) / "before"), "after (this tree)": ROOT}
+        for name, tree in trees.items():
+            cells, pairs, wall, cpu = compute(tree, args.config)
+            runs = [command(tree, args.config, "fluid", Path(tmp) / f"{len(rows)}-out{i}") for i in range(args.repeat)]
+            rows[name] = (wall, cpu, statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs))
+        simulated = None
+        if not args.no_simulate:
+            simulated, _ = command(ROOT, args.config, "simulate", Path(tmp) / "simulated")
+    print(f"{args.config.name}: {cells} cells, {pairs} (cell, strategy) pairs; load average "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(f"{'':>20} {'fluid compute s':>16} {'(CPU s)':>8} {'wall s':>7} {'CSV at s':>9} {'simulate s':>11} {'ratio':>6}")
+    for name, (wall, cpu, whole, csv_at) in rows.items():
+        sim = f"{simulated:11.1f}" if simulated else f"{'—':>11}"
+        ratio = f"{simulated / whole:5.1f}x" if simulated else f"{'—':>6}"
+        print(f"{name:>20} {wall:16.2f} {cpu:8.2f} {whole:7.2f} {csv_at:9.2f} {sim} {ratio}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
