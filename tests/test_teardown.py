@@ -13,9 +13,11 @@ so that a race would show. Timing is never asserted: a hang guard fails a stuck 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -47,9 +49,24 @@ def _config(tmp_path: Path, explore: bool = False) -> Path:
     return path
 
 
+# The private TMPDIRs, made short and removed after each test: multiprocessing's forkserver (the
+# app's pools) listens on TMPDIR/pymp-XXXXXXXX/listener-XXXXXXXX, a Unix socket whose path has at
+# most 107 bytes. Under tmp_path (longer under xdist: .../popen-gw0/<test name>/tmp) it does not
+# fit: the app then starts its workers by spawn, without the forkserver these cases count on.
+_SHORT_BASE = "/tmp" if os.path.isdir("/tmp") else None
+_made: list[Path] = []
+
+
+@pytest.fixture(autouse=True)
+def _remove_private_tmpdirs():
+    yield
+    while _made:
+        shutil.rmtree(_made.pop(), ignore_errors=True)
+
+
 def _dirs(tmp_path: Path) -> tuple[Path, Path]:
-    tmpdir = tmp_path / "tmp"
-    tmpdir.mkdir()
+    tmpdir = Path(tempfile.mkdtemp(prefix="td-", dir=_SHORT_BASE))
+    _made.append(tmpdir)
     out = tmp_path / "out"
     return tmpdir, out
 

@@ -20,6 +20,8 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -75,13 +77,24 @@ def _start_worker(owner: int, progress: Connection, initializer: Callable[..., N
         initializer(*initargs)
 
 
+def _forkserver_fits() -> bool:
+    """Whether the forkserver's socket, ``<TMPDIR>/pymp-XXXXXXXX/listener-XXXXXXXX``, fits in a
+    Unix socket's path (107 bytes on Linux, 103 elsewhere): under a longer TMPDIR it cannot start
+    (``AF_UNIX path too long``), and every pool would fail."""
+    tempdir = multiprocessing.current_process()._config.get("tempdir")  # made on first use
+    folder = tempdir or os.path.join(tempfile.gettempdir(), "pymp-xxxxxxxx")
+    limit = 108 if sys.platform.startswith("linux") else 104
+    return len(os.fsencode(os.path.join(folder, "listener-xxxxxxxx"))) < limit
+
+
 def default_context() -> multiprocessing.context.BaseContext:
     """fork when single-threaded (fastest, and no re-import of a caller's unguarded main module);
-    forkserver when the caller has threads (the app), where fork could deadlock; else spawn."""
+    forkserver when the caller has threads (the app), where fork could deadlock, and its socket
+    fits under TMPDIR; else spawn."""
     methods = multiprocessing.get_all_start_methods()
     if "fork" in methods and threading.active_count() == 1:
         return multiprocessing.get_context("fork")
-    if "forkserver" in methods:
+    if "forkserver" in methods and _forkserver_fits():
         ctx = multiprocessing.get_context("forkserver")
         ctx.set_forkserver_preload(["sim.runs.engine"])
         return ctx
