@@ -14,8 +14,10 @@ import pytest
 import sim
 from sim.commands import cli
 from sim.export.provenance import command_line, spec_fingerprint
+from sim.settings.config import load_config
 
 TINY = Path(__file__).parent / "fixtures" / "tiny.toml"
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _sidecars(folder: Path) -> dict[str, dict]:
@@ -66,3 +68,23 @@ def test_the_reproduce_command_writes_the_same_csvs_and_sidecar(first: Path, tmp
 def test_the_command_line_is_quoted_as_a_shell_takes_it() -> None:
     assert command_line(["/usr/bin/backoff-sim", "run", "my config.toml"]) == "backoff-sim run 'my config.toml'"
     assert command_line(["/x/sim/__main__.py", "run"]) == "python -m sim run"
+
+
+def test_the_simulations_hash_does_not_depend_on_how_its_path_was_typed(tmp_path: Path, monkeypatch) -> None:
+    # A config that reads a service-time file, read by a relative path from its folder and by an
+    # absolute path from elsewhere: the spec holds the file's absolute path both times, and the
+    # fingerprint counts the file by its bytes (another file's bytes give another fingerprint).
+    folder = tmp_path / "cfg"
+    folder.mkdir()
+    (folder / "times.csv").write_text("service_time\n5\n7\n9\n")
+    text = (ROOT / "examples" / "your_service.toml").read_text().replace('"service_times.csv"', '"times.csv"')
+    (folder / "c.toml").write_text(text)
+    monkeypatch.chdir(folder)
+    relative = load_config("c.toml").simulations[0]
+    monkeypatch.chdir(tmp_path)
+    absolute = load_config(str(folder / "c.toml")).simulations[0]
+    assert relative.control.service_file == absolute.control.service_file == str(folder / "times.csv")
+    before = spec_fingerprint(absolute)
+    assert spec_fingerprint(relative) == before
+    (folder / "times.csv").write_text("service_time\n5\n7\n10\n")
+    assert spec_fingerprint(load_config(str(folder / "c.toml")).simulations[0]) != before

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import platform
 import shlex
 import sys
-from dataclasses import replace
+from dataclasses import fields, is_dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,10 +36,28 @@ def package_version() -> str | None:
 
 
 def spec_fingerprint(spec: SimulationSpec) -> str:
-    """SHA-256 of the simulation as parsed, without where it was read from (a moved or
-    reformatted config keeps it)."""
+    """SHA-256 of the simulation as parsed, without where it was read from: a moved or
+    reformatted config keeps it, however its path was typed (the files it reads, ``*_file``,
+    count by their bytes, not by the path they were found at)."""
     bare = replace(spec, source="", clients_key="clients", soft_limits=True)
-    return hashlib.sha256(repr(bare).encode("utf-8")).hexdigest()
+    return hashlib.sha256(_canonical(bare).encode("utf-8")).hexdigest()
+
+
+def _canonical(value: object) -> str:
+    """``repr`` of a spec, with each ``*_file`` field as the SHA-256 of the file's bytes."""
+    if is_dataclass(value) and not isinstance(value, type):
+        parts = []
+        for f in fields(value):
+            item = getattr(value, f.name)
+            if f.name.endswith("_file") and isinstance(item, (str, os.PathLike)) and Path(item).is_file():
+                parts.append(f"{f.name}=sha256:{hashlib.sha256(Path(item).read_bytes()).hexdigest()}")
+            else:
+                parts.append(f"{f.name}={_canonical(item)}")
+        return f"{type(value).__name__}({', '.join(parts)})"
+    if isinstance(value, (tuple, list)):
+        inner = ", ".join(_canonical(v) for v in value)
+        return f"({inner})" if isinstance(value, tuple) else f"[{inner}]"
+    return repr(value)
 
 
 def config_file(spec: SimulationSpec) -> Path | None:

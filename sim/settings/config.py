@@ -594,8 +594,9 @@ def _profiled_workload(check: _Checker, raw: Any, workload: Workload, time_unit:
 
 
 def _resolve_paths(config_file: str, args: dict[str, Any], keys: tuple[str, ...]) -> None:
-    """File names among ``args`` (``keys``) are relative to the config file that gives them."""
-    base = Path(config_file).parent
+    """File names among ``args`` (``keys``) are relative to the config file that gives them,
+    made absolute (so a spec reads the same file whatever the working directory is later)."""
+    base = Path(config_file).parent.absolute()
     for key in keys:
         if isinstance(args.get(key), str) and not Path(args[key]).is_absolute():
             args[key] = str(base / args[key])
