@@ -32,7 +32,7 @@ def run_entry(module: str, function: str = "main") -> int:
     included); a Ctrl-C at any moment, imports first, is one line and status 130 (SIGTERM and
     SIGHUP likewise, 143 and 129: the handlers are installed before anything else and kept
     until the process exits; signals ignored at start stay ignored)."""
-    from sim.commands.interrupt import install_stop_handlers, settle
+    from sim.commands.interrupt import install_stop_handlers, say_stop, settle
 
     install_stop_handlers()
     try:
@@ -49,9 +49,10 @@ def run_entry(module: str, function: str = "main") -> int:
     except KeyboardInterrupt as exc:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C cannot cut the line short
         try:
-            print(getattr(exc, "message", "interrupted"), file=sys.stderr, flush=True)
+            sys.stderr.flush()
         except (OSError, ValueError, AttributeError):
             pass
+        say_stop(getattr(exc, "message", "interrupted"))
         return getattr(exc, "exit_status", EXIT_INTERRUPTED)
 
 

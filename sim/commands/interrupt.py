@@ -18,10 +18,11 @@ SIGHUP, SIGINT for ``&`` in a non-interactive shell) stays ignored, here and in 
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 STOP_SIGNALS: tuple[signal.Signals, ...] = tuple(
@@ -149,6 +150,25 @@ def stop_message(exc: KeyboardInterrupt) -> str:
     return exc.message if isinstance(exc, Interrupted) else "interrupted"
 
 
+# The stop's one line is said once: by the entry point when the clean-up ends in time, or by the
+# exit deadline's last step when it does not (a slow machine), never both and never neither.
+_stop_said = threading.Lock()
+
+
+def say_stop(message: str, write: Callable[[str], None] | None = None) -> None:
+    """Write the stop's line to standard error (with ``write``, else straight to its file
+    descriptor), unless it was written already."""
+    if not _stop_said.acquire(blocking=False):
+        return
+    try:
+        if write is not None:
+            write(message)
+        else:
+            os.write(2, (message + "\n").encode("utf-8", "replace"))
+    except (OSError, ValueError):
+        pass
+
+
 @contextmanager
 def first_interrupt_only(exit_deadline: bool = False) -> Iterator[None]:
     """Within the block, the first SIGINT, SIGTERM or SIGHUP raises ``Interrupted`` once; then
@@ -171,8 +191,10 @@ def first_interrupt_only(exit_deadline: bool = False) -> Iterator[None]:
         for sig in STOP_SIGNALS:
             signal.signal(sig, signal.SIG_IGN)
         if exit_deadline:
-            from sim.commands.teardown import arm_exit_deadline
+            from sim.commands.teardown import arm_exit_deadline, on_exit
 
+            message = stops[0].message
+            on_exit(lambda: say_stop(message))
             arm_exit_deadline(128 + signum)
         raise stops[0]
 

@@ -219,7 +219,7 @@ def command_status(body: Callable[[], int], *, interrupted_note: str = "") -> in
     status, each way it can end being one line on stderr at most: a mistake (2), a stop signal
     (130, 143, 129; ``interrupted_note`` is added to the line), a full or closed stdout (1), a
     closed pipe (0, quiet)."""
-    from sim.commands.interrupt import end_after_stop, first_interrupt_only, stop_message
+    from sim.commands.interrupt import end_after_stop, first_interrupt_only, say_stop, stop_message
 
     try:
         with first_interrupt_only(exit_deadline=True):
@@ -229,7 +229,7 @@ def command_status(body: Callable[[], int], *, interrupted_note: str = "") -> in
             stderr_line(f"error: {line}")
         return EXIT_USER_ERROR
     except KeyboardInterrupt as exc:
-        stderr_line(stop_message(exc) + interrupted_note)
+        say_stop(stop_message(exc) + interrupted_note, stderr_line)
         return end_after_stop(exc)
     except StdoutClosed:
         # stdout was closed early (e.g. piped into `head`): the reader has what it wanted.

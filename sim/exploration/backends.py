@@ -115,6 +115,7 @@ class DaskBackend:
         self._owned: list[Any] = []
         self._scratch: str | None = None
         self._cleanup: int | None = None
+        self._before: set[int] | None = None  # the processes there before a LocalCluster started
 
     def __enter__(self) -> DaskBackend:
         try:
@@ -150,6 +151,7 @@ class DaskBackend:
         atexit.register(self._remove_scratch)  # again, at exit: Dask's threads may have written
         caller().prepare_children()
         before = set(descendants())  # the tracker among them: it must outlive the workers
+        self._before = before
         try:
             return _in_quiet_thread(lambda: _local_cluster(local_cluster, self.local_workers,
                                                            self._scratch))
@@ -222,6 +224,8 @@ class DaskBackend:
                     _forget_cluster(thing)
         finally:
             self._owned.clear()
+            if stopping and self._before is not None:
+                _kill_started_since(self._before)
             self._remove_scratch()
             if self._cleanup is not None:
                 caller().forget(self._cleanup)
@@ -323,6 +327,19 @@ def _forget_late(outcome: list[Any]) -> None:
     if outcome and outcome[0][0]:
         kill(_worker_pids(outcome[0][1]))
         _forget_cluster(outcome[0][1])
+
+
+def _kill_started_since(before: set[int]) -> None:
+    """Kill every process below this one that was not there before the cluster started, until
+    none is left (at most a few rounds): a worker the cluster was still starting when the stop
+    came is in no list of its workers, and left alive it made its scratch folder anew after the
+    folder was removed (a nanny forks it, so it can appear after the first look)."""
+    for _ in range(10):
+        started = set(descendants()) - before
+        if not started:
+            return
+        kill(started)
+        time.sleep(0.02)
 
 
 def _close_now(cluster: Any) -> None:
