@@ -52,7 +52,7 @@ def run_entry(module: str, function: str = "main") -> int:
             sys.stderr.flush()
         except (OSError, ValueError, AttributeError):
             pass
-        say_stop(getattr(exc, "message", "interrupted"))
+        say_stop(exc, getattr(exc, "message", "interrupted"))
         return getattr(exc, "exit_status", EXIT_INTERRUPTED)
 
 

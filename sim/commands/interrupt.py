@@ -150,16 +150,18 @@ def stop_message(exc: KeyboardInterrupt) -> str:
     return exc.message if isinstance(exc, Interrupted) else "interrupted"
 
 
-# The stop's one line is said once: by the entry point when the clean-up ends in time, or by the
-# exit deadline's last step when it does not (a slow machine), never both and never neither.
-_stop_said = threading.Lock()
+# A stop's one line is said once: by the command when its clean-up ends in time, or by the exit
+# deadline's last step when it does not (a slow machine), never both and never neither.
+_say_lock = threading.Lock()
 
 
-def say_stop(message: str, write: Callable[[str], None] | None = None) -> None:
-    """Write the stop's line to standard error (with ``write``, else straight to its file
-    descriptor), unless it was written already."""
-    if not _stop_said.acquire(blocking=False):
-        return
+def say_stop(stop: BaseException, message: str, write: Callable[[str], None] | None = None) -> None:
+    """Write ``stop``'s line to standard error (with ``write``, else straight to its file
+    descriptor), unless it was written for this stop already."""
+    with _say_lock:
+        if getattr(stop, "stop_said", False):
+            return
+        stop.stop_said = True  # type: ignore[attr-defined]
     try:
         if write is not None:
             write(message)
@@ -193,8 +195,8 @@ def first_interrupt_only(exit_deadline: bool = False) -> Iterator[None]:
         if exit_deadline:
             from sim.commands.teardown import arm_exit_deadline, on_exit
 
-            message = stops[0].message
-            on_exit(lambda: say_stop(message))
+            stop = stops[0]
+            on_exit(lambda: say_stop(stop, stop.message))
             arm_exit_deadline(128 + signum)
         raise stops[0]
 

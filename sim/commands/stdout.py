@@ -229,7 +229,7 @@ def command_status(body: Callable[[], int], *, interrupted_note: str = "") -> in
             stderr_line(f"error: {line}")
         return EXIT_USER_ERROR
     except KeyboardInterrupt as exc:
-        say_stop(stop_message(exc) + interrupted_note, stderr_line)
+        say_stop(exc, stop_message(exc) + interrupted_note, stderr_line)
         return end_after_stop(exc)
     except StdoutClosed:
         # stdout was closed early (e.g. piped into `head`): the reader has what it wanted.
