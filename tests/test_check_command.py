@@ -248,3 +248,26 @@ def test_ctrl_c_stops_the_check_in_one_line_and_leaves_no_files(tmp_path):
     assert proc.returncode == 130
     assert err.strip().splitlines() == ["interrupted"]
     assert not list((tmp_path / "out").glob("check_*"))
+
+
+SETTINGS_KINDS = ["envoy.yaml", "envoy.json", "istio.yaml", "grpc_service_config.json", "application.yml",
+                  "appsettings.json", "aws_config"]
+
+
+@pytest.mark.parametrize("name", SETTINGS_KINDS)
+def test_a_check_of_each_kind_of_settings_file_runs_and_writes_its_files(name, tmp_path, capsys):
+    # One example file of each kind, one incident, one run each: the layers file's attempts are
+    # the reader's, the incidents file has the settings as given and the battery's incident.
+    settings = ROOT / "examples" / "settings" / name
+    out = tmp_path / "out"
+    status = main(["check", str(settings), *SMALL, "--incidents", "outage_10s", "--repetitions", "1",
+                   "--range-repetitions", "1", "--out", str(out), "--quiet"])
+    assert status == 0, capsys.readouterr().err
+    from sim.settings.imported import read_settings
+
+    (layer,) = read_settings(settings)
+    layers = _rows(out / "check_layers.csv")
+    assert layers[0] == list(LAYERS_HEADER)
+    assert layers[-1][0] == "total" and int(layers[-1][2]) == layer.attempts
+    incidents = _rows(out / "check_incidents.csv")
+    assert ["as_given", "outage_10s"] == incidents[1][:2]
