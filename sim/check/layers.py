@@ -10,6 +10,7 @@ from pathlib import Path
 from sim.settings.imported.layer import Layer
 from sim.vocabulary.errors import UserError
 
+
 def read_settings(path: Path) -> list[Layer]:
     """The layers one settings file describes, in the order calls pass through them."""
     path = Path(path)
