@@ -16,6 +16,7 @@ from sim.analysis.check import IncidentFigures
 from sim.analysis.recovery import RecoverySummary
 from sim.check.amplification import simulated, worst_case
 from sim.check.battery import BATTERY, Incident
+from sim.settings.imported.layer import attempts_text
 from sim.check.plan import Plan
 from sim.settings.imported.layer import Layer
 
@@ -112,8 +113,7 @@ def assemble(plan: Plan, layers: Sequence[Layer], results: Sequence, repetitions
 
 
 def counts_text(row: LayerRow) -> str:
-    a, r = row.attempts, row.retries
-    return f"{a} attempt{'s' if a != 1 else ''} ({r} retr{'ies' if r != 1 else 'y'})"
+    return attempts_text(row.attempts)
 
 
 def recovery_text(recovery: RecoverySummary | None) -> str:

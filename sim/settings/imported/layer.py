@@ -53,5 +53,10 @@ class Layer:
 
     def counts(self) -> str:
         """"4 attempts (3 retries)": both counts, as every output shows them."""
-        a, r = self.attempts, self.retries
-        return f"{a} attempt{'s' if a != 1 else ''} ({r} retr{'ies' if r != 1 else 'y'})"
+        return attempts_text(self.attempts)
+
+
+def attempts_text(attempts: int) -> str:
+    """"4 attempts (3 retries)": the one wording of both counts."""
+    a, r = attempts, attempts - 1
+    return f"{a} attempt{'s' if a != 1 else ''} ({r} retr{'ies' if r != 1 else 'y'})"
