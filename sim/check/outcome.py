@@ -16,9 +16,8 @@ from sim.analysis.check import IncidentFigures
 from sim.analysis.recovery import RecoverySummary
 from sim.check.amplification import simulated, worst_case
 from sim.check.battery import BATTERY, Incident
-from sim.settings.imported.layer import attempts_text
+from sim.settings.imported.layer import Layer, attempts_text
 from sim.check.plan import Plan
-from sim.settings.imported.layer import Layer
 
 
 @dataclass(frozen=True)
