@@ -4,7 +4,8 @@ least 20x faster in wall time than ``backoff-simulator`` on the same config), wh
 Usage: python bench/reference_speed.py [--reference-python PY] [--pairs N] [--config FILE] [--no-pure]
 
 Runs, alternately, ``--pairs`` times each (default 3): ``python -m sim run CONFIG`` from this
-working tree (``ours``, into a fresh folder), the reference package's ``backoff-simulator
+working tree (``ours``, into a fresh folder, its tables printed, with an empty sweep cache of its
+own: a first run, simulated), the reference package's ``backoff-simulator
 --config-file CONFIG`` under ``PY`` (``reference``, in a fresh folder: it writes its PNGs into
 the current one and prints its tables) and, unless ``--no-pure``, ours again with
 ``BACKOFF_SIM_PURE=1`` (the reference engine without the compiled kernels: what the kernels
@@ -89,13 +90,19 @@ def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> Sample:
 
 
 def ours(config: Path, pure: bool) -> Sample:
+    """``backoff-sim run CONFIG`` as a user's first run of it: its tables printed (as the
+    reference prints its own), every file written, and an empty sweep cache of its own (so the
+    sweep is simulated and cached, never read back from an earlier run's: that is
+    ``bench/known_results.py``'s figure)."""
     env = {**os.environ, "CI": "1", "PYTHONPATH": str(ROOT)}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # byte-compiled modules kept, as a user's Python does
     env.pop("BACKOFF_SIM_PURE", None)
     if pure:
         env["BACKOFF_SIM_PURE"] = "1"
     with tempfile.TemporaryDirectory(prefix="refspeed-ours-") as out:
-        return timed([sys.executable, "-m", "sim", "run", str(config), "--out", out, "--quiet"], ROOT, env)
+        env["BACKOFF_SIM_CACHE"] = str(Path(out) / "cache")
+        return timed([sys.executable, "-m", "sim", "run", str(config), "--out", str(Path(out) / "files")],
+                     ROOT, env)
 
 
 def reference(python: str, config: Path) -> Sample:

@@ -135,13 +135,21 @@ def stage_simulation(result: SweepResult, staging: Path, palette: Palette, worke
     """Write one simulation's files (``backoff-sim run``'s) into ``staging``, on ``workers``
     forked processes when it can (``sim.export.write_simulation``); ``events``: what the
     events file holds (``sim.export.outputs.EVENTS_MODES``)."""
-    from sim.export import write_simulation
+    return stage_simulations([result], staging, palette, workers=workers, events=events)[0]
+
+
+def stage_simulations(results: Sequence[SweepResult], staging: Path, palette: Palette, workers: int = 1,
+                      events: str = "sample") -> list[Staged]:
+    """``stage_simulation`` of several simulations at once, their files spread over the same
+    ``workers`` (``sim.export.write_simulations``), each simulation's in order."""
+    from sim.export import simulation_part, write_simulations
     from sim.export.runs import representative_runs
 
-    representative = representative_runs(result.spec, result.recorded)
-    written = write_simulation(result, staging, palette=palette, representative=representative,
-                               workers=workers, events=events)
-    return Staged(representative, written)
+    chosen = [representative_runs(r.spec, r.recorded) for r in results]
+    parts = [simulation_part(r, staging, palette=palette, representative=rep, events=events)
+             for r, rep in zip(results, chosen)]
+    written = write_simulations(parts, workers=workers)
+    return [Staged(rep, paths) for rep, paths in zip(chosen, written)]
 
 
 def output_set(out_dir: str | Path, *, last: bool = False):

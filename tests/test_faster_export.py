@@ -106,6 +106,28 @@ def test_files_written_by_forked_workers_are_the_same_bytes(tmp_path: Path, monk
     assert len(a) == 6 and a == b
 
 
+def test_several_simulations_written_on_one_set_of_workers_are_the_same_bytes(tmp_path: Path,
+                                                                               monkeypatch) -> None:
+    """``backoff-sim run`` writes the simulations its pool finished together, the costliest files
+    of all first: each simulation's files are those it gets alone, each in its outputs' order."""
+    from sim.export import simulation_part, write_simulations
+
+    specs = [make_spec("LockingServer", title="First", clients=[2, 4]), _open_spec()]
+    results = run_sweeps(specs, workers=1, record=True)
+    alone, together = tmp_path / "alone", tmp_path / "together"
+    alone.mkdir()
+    together.mkdir()
+    serial = [write_simulation(r, alone) for r in results]
+    monkeypatch.setattr(parallel, "can_fork", lambda: True)  # as in the test above
+    done: list[Path] = []
+    written = write_simulations([simulation_part(r, together) for r in results], workers=2,
+                                written_one=done.append)
+    assert [[p.name for p in paths] for paths in written] == [[p.name for p in paths] for paths in serial]
+    assert sorted(done) == sorted(p for paths in written for p in paths)
+    a, b = _written(alone), _written(together)
+    assert len(a) == sum(len(paths) for paths in serial) and a == b
+
+
 def test_with_another_thread_running_nothing_is_forked(tmp_path: Path) -> None:
     spec = _open_spec()
     result = run_sweeps([spec], workers=1, record=True)[0]

@@ -68,12 +68,12 @@ def _start(tmp_path: Path) -> tuple[subprocess.Popen, Path, list[int]]:
     proc = subprocess.Popen([sys.executable, "-m", "sim", "run", str(config), "--out", str(out),
                              "--workers", "2", "--force"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
-    # Two workers at work, and the first simulation's files staged inside --out.
+    # Two workers at work, and the output set's staging folder made inside --out (the first
+    # simulation's files wait in memory for the pool's end: two workers leave no core free).
     with hang_guard(proc):
         workers = _wait_while_running(proc, lambda: len(_children(proc.pid)) >= 2 and _children(proc.pid),
                                       "the workers")
-        _wait_while_running(proc, lambda: list(out.glob(".backoff-sim-staging-*/quick_events.csv")),
-                            "the staged files")
+        _wait_while_running(proc, lambda: list(out.glob(".backoff-sim-staging-*")), "the staging folder")
     return proc, out, list(workers)
 
 

@@ -6,6 +6,7 @@ sweep), and phase's runs on workers even with one (issue 40, item 4)."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -132,3 +133,22 @@ def test_phase_s_runs_are_on_a_worker_even_with_one() -> None:
     assert pid != os.getpid()
     with cell_runner(1) as run_all:  # the app's pane: here, cancellable between cells
         assert run_all.run_many(_pid, [None]) == [os.getpid()]
+
+
+def _nap(seconds: float) -> float:
+    time.sleep(seconds)
+    return seconds
+
+
+def test_a_waiting_caller_ticks_even_when_every_wait_finds_a_task_done() -> None:
+    """Tasks that each end within a poll (the sample's runs) still let the caller's tick run (the
+    progress line, matplotlib's import ahead of the files, a cancel): at least once per
+    ``POLL_SECONDS`` of waiting. 12 naps of 0.05 s on one worker last at least 0.6 s, six polls,
+    however slow the machine."""
+    from sim.runs.procpool import POLL_SECONDS, WorkerPool
+
+    ticks: list[int] = []
+    with WorkerPool(1) as pool:
+        naps = list(pool.imap_unordered(_nap, [0.05] * 12, tick=lambda: ticks.append(1)))
+    assert naps == [0.05] * 12 and 12 * 0.05 >= 6 * POLL_SECONDS - 1e-9
+    assert len(ticks) >= 3  # six polls' worth of waiting; half of them, whatever the scheduling

@@ -102,4 +102,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 if __name__ == "__main__":  # pragma: no cover - `python -m sim.commands.compat`, as the console script
     from sim.commands.entry import backoff_simulator
 
-    sys.exit(backoff_simulator())
+    backoff_simulator()

@@ -10,9 +10,12 @@ This module imports nothing heavy itself. The guard also prepares the standard s
 
 from __future__ import annotations
 
+import atexit
 import importlib
+import os
 import signal
 import sys
+import threading
 
 from sim.vocabulary.errors import EXIT_INTERRUPTED  # a module of constants and exceptions, no imports
 
@@ -56,11 +59,32 @@ def run_entry(module: str, function: str = "main") -> int:
         return getattr(exc, "exit_status", EXIT_INTERRUPTED)
 
 
-def backoff_simulator() -> int:
+def exit_process(status: int) -> None:
+    """End the process with ``status`` once the command is over (never returns).
+
+    The interpreter's own finalization frees every object a sweep left (its recorded runs, numba's
+    compiled code) one by one: 0.5-0.6 s after ``run sample.toml`` had written its last file, on
+    an idle 2-core machine, a fifth of the command. With no other thread left, nothing needs it:
+    the exit handlers run here (multiprocessing's, temporary folders', a caller's), the standard
+    streams are flushed, and the process ends at once. Another thread still running (the app's,
+    a library's) gets the interpreter's usual exit, which waits for it."""
+    if threading.active_count() == 1:
+        atexit._run_exitfuncs()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                if stream is not None:
+                    stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(status)
+    sys.exit(status)
+
+
+def backoff_simulator() -> None:
     """``backoff-simulator``."""
-    return run_entry("sim.commands.compat")
+    exit_process(run_entry("sim.commands.compat"))
 
 
-def backoff_sim_headless() -> int:
+def backoff_sim_headless() -> None:
     """``python -m sim``."""
-    return run_entry("sim.commands.cli")
+    exit_process(run_entry("sim.commands.cli"))

@@ -26,7 +26,7 @@ from sim.export.palette import Palette, load_palette
 from sim.settings.spec import SimulationSpec
 
 __all__ = ["export_all", "export_simulation", "output_paths", "spec_output_paths", "stale_names",
-           "write_simulation"]
+           "simulation_part", "write_simulation", "write_simulations"]
 
 
 def output_paths(title: str, out_dir: str | Path, outputs: Iterable[Output] = OUTPUTS, *,
@@ -92,6 +92,16 @@ def write_simulation(result: SweepResult, out_dir: str | Path, *, palette: Palet
     safely (``sim.export.parallel``), else here, one after another. ``events``
     (``EVENTS_MODES``): the example runs' events file, none, or every run's.
     """
+    part = simulation_part(result, out_dir, palette=palette, representative=representative,
+                           scatter=scatter, stem=stem, events=events)
+    return write_simulations([part], workers=workers, written_one=written_one)[0]
+
+
+def simulation_part(result: SweepResult, out_dir: str | Path, *, palette: Palette | None = None,
+                    representative: Mapping[str, Run] | None = None,
+                    scatter: Mapping[str, Run] | None = None, stem: str | None = None,
+                    events: str = DEFAULT_EVENTS) -> tuple[Job, list[Output], dict[str, Path]]:
+    """What writing one simulation's files takes: its job, its outputs and their paths."""
     palette = palette or load_palette()
     spec = result.spec
     paths = spec_output_paths(spec, out_dir, stem=stem, events=events)
@@ -101,19 +111,27 @@ def write_simulation(result: SweepResult, out_dir: str | Path, *, palette: Palet
         # Often the same client count (e.g. clients = [800]): record each run once, not twice.
         same = spec.representative_clients() == spec.max_clients
         scatter = representative if same else scatter_runs(spec, result.recorded)
-    job = Job(result, representative, scatter, palette, events)
-    outputs = outputs_for(spec, events)
-    if workers > 1:
-        from sim.export.parallel import write_outputs
+    return Job(result, representative, scatter, palette, events), outputs_for(spec, events), paths
 
-        in_parallel = write_outputs(job, outputs, paths, workers, written_one)
+
+def write_simulations(parts: Sequence[tuple[Job, Sequence[Output], dict[str, Path]]], *, workers: int = 1,
+                      written_one: Callable[[Path], None] | None = None) -> list[list[Path]]:
+    """Write several simulations' files (each ``part`` a job, its outputs and their paths, as
+    ``simulation_part`` makes them), on ``workers`` forked workers together when this process
+    can fork safely, else here one after another; each part's paths in its order."""
+    if workers > 1:
+        from sim.export.parallel import write_parts
+
+        in_parallel = write_parts(parts, workers, written_one)
         if in_parallel is not None:
             return in_parallel
-    written = []
-    for output in outputs:
-        written.append(output.write(job, paths[output.kind]))
-        if written_one is not None:
-            written_one(written[-1])
+    written: list[list[Path]] = []
+    for job, outputs, paths in parts:
+        written.append([])
+        for output in outputs:
+            written[-1].append(output.write(job, paths[output.kind]))
+            if written_one is not None:
+                written_one(written[-1][-1])
     return written
 
 
