@@ -69,13 +69,10 @@ def exit_process(status: int) -> None:
     streams are flushed, and the process ends at once. Another thread still running (the app's,
     a library's) gets the interpreter's usual exit, which waits for it."""
     if threading.active_count() == 1:
+        from sim.commands.stdout import flush_streams
+
         atexit._run_exitfuncs()
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                if stream is not None:
-                    stream.flush()
-            except (OSError, ValueError):
-                pass
+        flush_streams()
         os._exit(status)
     sys.exit(status)
 

@@ -89,7 +89,7 @@ def _early(signum: int, frame: object) -> None:
         return
     for sig in STOP_SIGNALS:
         signal.signal(sig, signal.SIG_IGN)
-    for stream in (sys.stdout, sys.stderr):
+    for stream in (sys.stdout, sys.stderr):  # inline: an import here could land inside another
         try:
             if stream is not None:
                 stream.flush()
@@ -136,12 +136,9 @@ def end_after_stop(exc: KeyboardInterrupt) -> int:
     from sim.commands.teardown import emergency_exit, is_armed
 
     if is_armed():
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                if stream is not None:
-                    stream.flush()
-            except (OSError, ValueError):
-                pass
+        from sim.commands.stdout import flush_streams
+
+        flush_streams()
         emergency_exit(status)
     return status
 
