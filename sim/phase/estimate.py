@@ -51,6 +51,24 @@ def phase_spec(spec: SimulationSpec, limit: float) -> SimulationSpec:
     return replace(spec, outages=(), incidents=(), horizon=float(limit), bucket=None)
 
 
+def drain(heap: list, near: list, guard, tick: Callable[[], None] | None = None) -> None:
+    """Handle a started run's items in time order until none is left (its handlers clear both
+    queues to stop it): the engine's loop, with its guard checked every ``STALL_EVENTS`` items
+    (and ``tick`` called then)."""
+    check = STALL_EVENTS
+    while heap or near:
+        if near and (not heap or near[0] < heap[0]):
+            t, s, handler, c, a = heappop(near)
+        else:
+            t, s, handler, c, a = heappop(heap)
+        if s >= check:
+            guard.check(t, s)
+            check = s + STALL_EVENTS
+            if tick is not None:
+                tick()
+        handler(t, c, a)
+
+
 def replicate(spec: SimulationSpec, label: str, clients: int, state: InitialState, number: int,
               horizon: float, limit: float, step: float, healthy: Healthy | None,
               beyond: float | None = None, tick: Callable[[], None] | None = None) -> Replicate:
@@ -62,7 +80,7 @@ def replicate(spec: SimulationSpec, label: str, clients: int, state: InitialStat
     long pilot run)."""
     chain = spec.strategy(label).chain
     wiring, side = start_run(spec, chain, clients, REPETITION_BASE + number, state)
-    guard, check = guard_for(spec, chain, clients), STALL_EVENTS  # a stall or a runaway: one line
+    guard = guard_for(spec, chain, clients)  # a stall or a runaway: one line
     heap, near, seq = wiring.heap, wiring.near, wiring.seq
     found: list = [None, None, None, (0, 0)]  # work and orbit at the horizon, first healthy time, last state
     end = horizon if healthy is None else limit
@@ -88,17 +106,7 @@ def replicate(spec: SimulationSpec, label: str, clients: int, state: InitialStat
         return NO_EVENT
 
     heappush(heap, (step, seq(), sample, -1, 1))
-    while heap or near:
-        if near and (not heap or near[0] < heap[0]):
-            t, s, handler, c, a = heappop(near)
-        else:
-            t, s, handler, c, a = heappop(heap)
-        if s >= check:
-            guard.check(t, s)
-            check = s + STALL_EVENTS
-            if tick is not None:
-                tick()
-        handler(t, c, a)
+    drain(heap, near, guard, tick)
     if found[0] is None:  # the run ended (nothing left to happen) before the horizon
         found[0], found[1] = sum(wiring.server_state()), side.in_backoff
     return Replicate(found[0], found[1], found[2], found[3])

@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from heapq import heappop, heappush
+from heapq import heappush
 
 import numpy as np
 
 from sim.core.events import NO_EVENT
 from sim.phase.bound import collapse_bound
-from sim.phase.estimate import Healthy
+from sim.phase.estimate import Healthy, drain
 from sim.phase.state import resume_state
-from sim.runs.engine import STALL_EVENTS, guard_for, start_run
+from sim.runs.engine import guard_for, start_run
 from sim.settings.spec import SimulationSpec
 from sim.vocabulary.errors import UserError
 
@@ -53,7 +53,7 @@ def outage_run(spec: SimulationSpec, label: str, clients: int, repetition: int, 
     run_spec = replace(spec, horizon=end + float(limit), bucket=None)
     chain = spec.strategy(label).chain
     wiring, side = start_run(run_spec, chain, clients, repetition, None)
-    guard, check = guard_for(run_spec, chain, clients), STALL_EVENTS
+    guard = guard_for(run_spec, chain, clients)
     heap, near, seq = wiring.heap, wiring.near, wiring.seq
     found: list = [None, None]  # the state at the resume; the first healthy time after it
     last = max(1, int(limit / step))
@@ -78,15 +78,7 @@ def outage_run(spec: SimulationSpec, label: str, clients: int, repetition: int, 
 
     # Just before the resume marker (due at ``end``, queued first): the held requests still held.
     heappush(heap, (math.nextafter(end, -math.inf), seq(), at_resume, -1, 0))
-    while heap or near:
-        if near and (not heap or near[0] < heap[0]):
-            t, s, handler, c, a = heappop(near)
-        else:
-            t, s, handler, c, a = heappop(heap)
-        if s >= check:
-            guard.check(t, s)
-            check = s + STALL_EVENTS
-        handler(t, c, a)
+    drain(heap, near, guard)
     work, orbit = found[0] if found[0] is not None else (0, 0)
     return OutageRun(work, orbit, found[1])
 
