@@ -25,17 +25,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
-from speedup import Sample, median_ratio, run_once  # noqa: E402
+from speedup import Sample, median_ratio, run_once, unpack  # noqa: E402
 
 CONFIG = "examples/server_outage.toml"
 STRATEGIES = ("constant 100ms", "expo backoff", "Go client")
-
-
-def unpack(rev: str, into: Path) -> None:
-    """REV's files in ``into`` (``git archive``: the repository is not touched)."""
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", rev], check=True,
-                             capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
 
 
 def main(argv: list[str] | None = None) -> int:

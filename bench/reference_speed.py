@@ -2,6 +2,7 @@
 least 20x faster in wall time than ``backoff-simulator`` on the same config), whole processes.
 
 Usage: python bench/reference_speed.py [--reference-python PY] [--pairs N] [--config FILE] [--no-pure]
+                                      [--before REV]
 
 Runs, alternately, ``--pairs`` times each (default 3): ``python -m sim run CONFIG`` from this
 working tree (``ours``, into a fresh folder, its tables printed, with an empty sweep cache of its
@@ -9,7 +10,8 @@ own: a first run, simulated), the reference package's ``backoff-simulator
 --config-file CONFIG`` under ``PY`` (``reference``, in a fresh folder: it writes its PNGs into
 the current one and prints its tables) and, unless ``--no-pure``, ours again with
 ``BACKOFF_SIM_PURE=1`` (the reference engine without the compiled kernels: what the kernels
-add). Per run it reads the finished child's own accounting (``os.wait4``): wall seconds and CPU
+add) and, with ``--before REV``, ours as REV had it (``git archive`` of REV in a temporary
+folder: issue 37 was filed at ff71701). Per run it reads the finished child's own accounting (``os.wait4``): wall seconds and CPU
 seconds (user + system of the command and the workers it waited for). Prints each run, the
 medians, and the ratios of medians and pair by pair (a shared machine's speed drifts: a pair
 runs back to back). Asserts nothing.
@@ -89,12 +91,12 @@ def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> Sample:
     return Sample(wall, usage.ru_utime + usage.ru_stime)
 
 
-def ours(config: Path, pure: bool) -> Sample:
+def ours(config: Path, pure: bool, tree: Path = ROOT) -> Sample:
     """``backoff-sim run CONFIG`` as a user's first run of it: its tables printed (as the
     reference prints its own), every file written, and an empty sweep cache of its own (so the
     sweep is simulated and cached, never read back from an earlier run's: that is
     ``bench/known_results.py``'s figure)."""
-    env = {**os.environ, "CI": "1", "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "CI": "1", "PYTHONPATH": str(tree)}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # byte-compiled modules kept, as a user's Python does
     env.pop("BACKOFF_SIM_PURE", None)
     if pure:
@@ -102,7 +104,7 @@ def ours(config: Path, pure: bool) -> Sample:
     with tempfile.TemporaryDirectory(prefix="refspeed-ours-") as out:
         env["BACKOFF_SIM_CACHE"] = str(Path(out) / "cache")
         return timed([sys.executable, "-m", "sim", "run", str(config), "--out", str(Path(out) / "files")],
-                     ROOT, env)
+                     tree, env)
 
 
 def reference(python: str, config: Path) -> Sample:
@@ -133,7 +135,19 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=3)
     parser.add_argument("--config", type=Path, default=ROOT / "sim" / "sample.toml")
     parser.add_argument("--no-pure", action="store_true", help="skip ours with BACKOFF_SIM_PURE=1")
+    parser.add_argument("--before", metavar="REV", help="also time ours at revision REV (e.g. ff71701)")
     args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="refspeed-before-") as before:
+        if args.before:
+            sys.path.insert(0, str(ROOT / "bench"))
+            from speedup import unpack
+
+            unpack(args.before, Path(before))
+        compare(args, Path(before) if args.before else None)
+
+
+def compare(args: argparse.Namespace, before: Path | None) -> None:
+    """Time the kinds alternately, pair by pair, and print each run, the medians and the ratios."""
     config = args.config.resolve()
     package, python = reference_version(args.reference_python)
     print(f"reference: backoff-simulator {package} on Python {python} ({args.reference_python})")
@@ -142,13 +156,21 @@ def main() -> None:
               "its code unchanged; see the docstring)")
     print(f"config: {config}; load average {os.getloadavg()[0]:.1f} at the start")
     ours(config, False)  # a warm-up: byte-compiled modules and numba's caches written, as after install
-    kinds = ["ours", "reference"] + ([] if args.no_pure else ["ours, BACKOFF_SIM_PURE=1"])
+    before_kind = f"ours at {args.before}"
+    if before is not None:
+        ours(config, False, before)
+    kinds = (["ours", "reference"] + ([] if args.no_pure else ["ours, BACKOFF_SIM_PURE=1"])
+             + ([before_kind] if before is not None else []))
     runs: dict[str, list[Sample]] = {kind: [] for kind in kinds}
     for i in range(args.pairs):
         order = kinds if i % 2 == 0 else kinds[::-1]
         for kind in order:
-            sample = (reference(args.reference_python, config) if kind == "reference"
-                      else ours(config, kind != "ours"))
+            if kind == "reference":
+                sample = reference(args.reference_python, config)
+            elif kind == before_kind:
+                sample = ours(config, False, before)
+            else:
+                sample = ours(config, kind != "ours")
             runs[kind].append(sample)
             print(f"  pair {i + 1}: {kind:26} wall {sample.wall:7.2f} s  cpu {sample.cpu:7.2f} s", flush=True)
     print(f"\nmedians of {args.pairs} (load average {os.getloadavg()[0]:.1f} at the end)")
@@ -162,6 +184,11 @@ def main() -> None:
         pure = runs["ours, BACKOFF_SIM_PURE=1"]
         print(f"  pure / ours (the kernels' share), wall: {median(pure, 'wall') / median(runs['ours'], 'wall'):5.2f}x, "
               f"cpu: {median(pure, 'cpu') / median(runs['ours'], 'cpu'):5.2f}x")
+    if before is not None:
+        old = runs[before_kind]
+        print(f"  {before_kind} / ours, wall: {median(old, 'wall') / median(runs['ours'], 'wall'):5.2f}x, "
+              f"cpu: {median(old, 'cpu') / median(runs['ours'], 'cpu'):5.2f}x; reference / {before_kind}, "
+              f"wall: {median(runs['reference'], 'wall') / median(old, 'wall'):5.1f}x")
 
 
 if __name__ == "__main__":

@@ -42,6 +42,13 @@ class Sample:
     peak_mib: float
 
 
+def unpack(rev: str, into: Path) -> None:
+    """REV's files in ``into`` (``git archive``: the repository is not touched)."""
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", rev], check=True,
+                             capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+
+
 def run_once(tree: Path, args: list[str]) -> Sample:
     """Run ``python -m sim ARGS`` with ``tree`` first on the path, into a fresh output folder."""
     with tempfile.TemporaryDirectory(prefix="speedup-") as out:
