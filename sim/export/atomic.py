@@ -26,11 +26,12 @@ logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
 # Matplotlib's other UserWarnings are about the picture too ("constrained_layout not applied" for
 # long titles or many strategies): the PNG is still written, so they are silenced where we draw,
 # and only there. Matplotlib attributes each to the first caller outside itself (warn_external):
-# these modules, which build the figures and save them. A filter by module, not catch_warnings,
-# which is not thread-safe (the app exports from a thread). tests/test_drawing_modules.py holds
-# the pattern to every module that imports matplotlib.
+# these modules, which build the figures and save them (explore's painter, in its child). A
+# filter by module, not catch_warnings, which is not thread-safe (the app exports from a thread).
+# tests/test_drawing_modules.py holds the pattern to every module that imports matplotlib or
+# saves a figure.
 DRAWING_MODULES = (r"sim\.(export\.(atomic|figure_style|plots|overload_plots|tier_plots)"
-                   r"|exploration\.(figure|pareto)|phase\.figure|report\.html\.svg)\Z")
+                   r"|exploration\.(figure|pareto|painter)|phase\.figure|report\.html\.svg)\Z")
 warnings.filterwarnings("ignore", category=UserWarning, module=DRAWING_MODULES)
 
 # zlib's compression level for PNG charts (``atomic_save_figure``): 1, the fastest.
