@@ -267,7 +267,8 @@ def out_of_collection() -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from sim.pipeline import add_staged, output_set, prepare, stage_simulation, stage_simulations, sweep, unbounded_backlog_warning
+    from sim.pipeline import (add_staged, output_set, prepare, stage_simulation, stage_simulations, sweep,
+                              unbounded_backlog_warning)
     from sim.export.palette import load_palette
     from sim.export.plots import preload as preload_figures
     from sim.report import result_table
