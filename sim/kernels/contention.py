@@ -2,6 +2,9 @@
 client makes one call at its start time, a burst or a spike; a strategy's delays after each
 rejection or abort, until its own ``max_attempts`` or ``max_elapsed`` if it has them) against ``sim.models.controls``' LockingServer, WriteOnlyOCCServer,
 ReadWriteOCCServer or ThrottlingServer: the sample's models, transcribed handler by handler.
+A chain may hold one policy that keeps tokens (``P_*``: Brooker's TokenBucket, gRPC's throttle,
+the AWS SDK's retry quota), per client or shared by all (``tokens``), asked where the chain's
+links are (``sim.policies.seam``): before each attempt, after each failure, at each success.
 
 As ``sim.kernels.latency_closed``: one heap of ``(time, seq)`` keys with integer handler codes
 (``H_*``), per-client arrays for the clients' state; every push takes the next ``seq`` where the
@@ -52,13 +55,24 @@ C_LIMIT = 4  # ThrottlingServer's limit
 C_WRITES = 5  # the control draws write durations (all but ThrottlingServer)
 C_MAX_ATTEMPTS = 6  # the strategy's max_attempts (0: none)
 C_HAS_MAX_ELAPSED = 7
-C_SIZE = 8
+C_POLICY = 8  # the chain's one policy (``P_*``), asked after the limits, before the strategy
+C_POLICY_SHARED = 9  # its state shared by every client (scope = "shared"), else one each
+C_REFILL_ON_SUCCESS = 10  # TokenBucket: refill_on = "success", else at each call's start
+C_STRICT = 11  # TokenBucket: a retry needs more than its cost (else at least its cost)
+C_RETRY_COST = 12  # RetryQuota: the cost of a retry after an abort
+C_THROTTLE_COST = 13  # RetryQuota: after a rejection (throttle_cost, or retry_cost when unset)
+C_REFUND = 14  # RetryQuota: success_refund
+C_SIZE = 15
 # Float configuration (``cfg_f``).
 G_BASE = 0  # the strategy's base or constant
 G_CAP = 1
 G_WINDOW = 2  # ThrottlingServer's window
 G_MAX_ELAPSED = 3  # the strategy's max_elapsed
-G_SIZE = 4
+G_TOKENS = 4  # the policy's tokens at the start: a bucket's capacity, a throttle's max_tokens, a quota's
+G_REFILL = 5  # TokenBucket: refill; GrpcThrottle: token_ratio
+G_COST = 6  # TokenBucket: cost
+G_THRESHOLD = 7  # GrpcThrottle: max_tokens / 2
+G_SIZE = 8
 # Integer state (``st_i``): the heap's first (``sim.kernels.heap``: I_HEAP = 0, I_SEQ = 1).
 I_CHECK = 2  # the seq at which the guard wants to look
 I_NET_HAVE = 3  # values held per client
@@ -72,7 +86,8 @@ I_CALLS = 10  # calls started: the next call's id (``History.calls``)
 I_SILENT = 11
 I_RECORDED = 12
 I_GAVE_UP = 13  # calls a limit ended (``counts["gave_up"]``)
-I_SIZE = 14
+I_DENIED = 14  # retries a policy denied (``PolicyEvents.retries_denied``)
+I_SIZE = 15
 # Float state (``st_f``).
 F_TIME = 0  # the last popped item's time
 F_LAST = 1  # the last recorded event's time
@@ -94,6 +109,17 @@ _COUNTED_ACCEPTS = ev.SERVER_ACCEPTS  # ThrottlingServer's: with the count as de
 _DECREMENTS = ev.SERVER_DECREMENTS
 _NO_EVENT = ev.NO_EVENT
 
+# Policies (``C_POLICY``): none, or the one policy of the chain.
+P_NONE = 0
+P_TOKEN_BUCKET = 1  # sim.policies.token_bucket
+P_GRPC_THROTTLE = 2  # sim.policies.grpc_throttle
+P_RETRY_QUOTA = 3  # sim.policies.retry_quota
+# A denied retry's event, by policy (``PolicyEvents.denied``: the policy's reason as detail).
+_TOKEN_BUCKET_DENIED = ev.pack(ev.CLIENT_RETRY_DENIED, ev.DENY_REASON_INDEX["token_bucket"])
+_GRPC_THROTTLE_DENIED = ev.pack(ev.CLIENT_RETRY_DENIED, ev.DENY_REASON_INDEX["grpc_throttle"])
+_RETRY_QUOTA_DENIED = ev.pack(ev.CLIENT_RETRY_DENIED, ev.DENY_REASON_INDEX["retry_quota"])
+_BACKS_OFF_CODE = ev.CLIENT_BACKS_OFF  # with the tokens left as detail (``PolicyEvents.backs_off``)
+
 
 @maybe_njit
 def backoff(cfg_i, cfg_f, bo, jitter, jitter_pos, c):
@@ -108,7 +134,71 @@ def backoff(cfg_i, cfg_f, bo, jitter, jitter_pos, c):
 
 
 @maybe_njit
-def run(cfg_i, cfg_f, st_i, st_f, hf, hi, bo, attempts, call_of, first, net, net_pos, jitter, jitter_pos,
+def refill(cfg_f, tokens, b):
+    """``refill`` tokens more, up to the capacity: TokenBucket's ``_add`` (``min``, whose value
+    this is) and GrpcThrottle's ``on_success`` (its ``token_ratio`` up to ``max_tokens``)."""
+    more = tokens[b] + cfg_f[G_REFILL]
+    capacity = cfg_f[G_TOKENS]
+    tokens[b] = capacity if more > capacity else more
+
+
+@maybe_njit
+def policy_failure(cfg_i, cfg_f, tokens, last, c, k, limited):
+    """The policy's ``on_failure`` for client c's attempt number ``k`` (the chain asks it after
+    the limits: ``limited``, one of them ended the call, which it hears all the same): whether it
+    denies the retry."""
+    policy = cfg_i[C_POLICY]
+    b = 0 if cfg_i[C_POLICY_SHARED] != 0 else c
+    if policy == P_TOKEN_BUCKET:  # _Bucket.on_failure
+        if limited:
+            return False
+        held, cost = tokens[b], cfg_f[G_COST]
+        if held > cost if cfg_i[C_STRICT] != 0 else held >= cost:
+            tokens[b] = held - cost
+            return False
+        return True
+    if policy == P_GRPC_THROTTLE:  # _ThrottleLink.on_failure: every failure reached the server
+        held = tokens[b] - 1
+        if held < 0:
+            held = 0.0
+        tokens[b] = held
+        return held <= cfg_f[G_THRESHOLD] and not limited
+    if policy == P_RETRY_QUOTA:  # _QuotaLink.on_failure
+        # ``attempt == 1 or start != self.call``: a client makes one call, whose first failure
+        # is attempt 1 (``self.call`` starts at -1, no call's start), so attempt 1 alone.
+        if k == 1:
+            last[c] = 0
+        if limited:
+            return False
+        # The failure's kind is the control's: a rejection (lock, throttle) or an abort (OCC).
+        control = cfg_i[C_CONTROL]
+        cost = cfg_i[C_THROTTLE_COST] if control == K_LOCKING or control == K_THROTTLING else cfg_i[C_RETRY_COST]
+        if cost > tokens[b]:  # _Quota.acquire
+            return True
+        tokens[b] -= cost
+        last[c] = cost
+    return False
+
+
+@maybe_njit
+def policy_success(cfg_i, cfg_f, tokens, last, c, k):
+    """The policy's ``on_success`` for client c's attempt number ``k`` (accepted or committed)."""
+    policy = cfg_i[C_POLICY]
+    b = 0 if cfg_i[C_POLICY_SHARED] != 0 else c
+    if policy == P_GRPC_THROTTLE or (policy == P_TOKEN_BUCKET and cfg_i[C_REFILL_ON_SUCCESS] != 0):
+        refill(cfg_f, tokens, b)
+    elif policy == P_RETRY_QUOTA:
+        # _QuotaLink.on_success: the refund after a call of one attempt, else what its last
+        # retry acquired (attempt 1 failed first, noting this call: ``start == self.call``).
+        amount = cfg_i[C_REFUND] if k == 1 else last[c]
+        available, capacity = tokens[b], cfg_f[G_TOKENS]
+        if available != capacity:  # _Quota.release
+            room = capacity - available
+            tokens[b] = available + (amount if amount < room else room)
+
+
+@maybe_njit
+def run(cfg_i, cfg_f, st_i, st_f, hf, hi, bo, attempts, call_of, first, tokens, last, net, net_pos, jitter, jitter_pos,
         writes, rec_t, rec_c, rec_p, rec_k):
     """Process events until the heap is empty (``DONE``) or Python must step in: room for the
     history (``NEED_ROOM``), draws (``NEED_DRAWS``: a client's network or jitter values, the
@@ -124,6 +214,9 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, bo, attempts, call_of, first, net, net
     has_max_elapsed = cfg_i[C_HAS_MAX_ELAPSED] != 0
     max_elapsed = cfg_f[G_MAX_ELAPSED]
     reads_version = control == K_READ_WRITE_OCC
+    policy = cfg_i[C_POLICY]
+    shared = cfg_i[C_POLICY_SHARED] != 0
+    refill_at_start = policy == P_TOKEN_BUCKET and cfg_i[C_REFILL_ON_SUCCESS] == 0
     net_have = st_i[I_NET_HAVE]
     jitter_have = st_i[I_JITTER_HAVE]
     write_have = st_i[I_WRITE_HAVE]
@@ -148,6 +241,8 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, bo, attempts, call_of, first, net, net
             st_i[I_CALLS] += 1
             first[c] = t
             bo[c] = base
+            if refill_at_start:  # _RefillOnCallStart.on_attempt: attempt 1 of the call
+                refill(cfg_f, tokens, 0 if shared else c)
             handler = H_SEND
         if handler == H_SEND or handler == H_WRITE:
             if handler == H_SEND and reads_version:  # read: the version first
@@ -162,16 +257,28 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, bo, attempts, call_of, first, net, net
         elif handler == H_FAILURE:
             # The chain's links in order (``ChainSpec.ordered``): max_attempts, max_elapsed (the
             # attempts so far are the writes sent: ``tries`` is ``attempts`` without replies),
-            # then the strategy's delay, drawn only for a retry.
+            # the policy (which hears the failure even when a limit ended the call), then the
+            # strategy's delay, drawn only for a retry.
             k = attempts[c]
             call = call_of[c]
-            if (max_attempts > 0 and k >= max_attempts) or (has_max_elapsed and t - first[c] > max_elapsed):
+            limited = (max_attempts > 0 and k >= max_attempts) or (has_max_elapsed and t - first[c] > max_elapsed)
+            denied = policy != P_NONE and policy_failure(cfg_i, cfg_f, tokens, last, c, k, limited)
+            if limited:
                 st_i[I_GAVE_UP] += 1
                 p = _GIVES_UP | ((k + 1) << _SHIFT)
+            elif denied:  # PolicyEvents.denied: the policy's reason
+                st_i[I_GAVE_UP] += 1
+                st_i[I_DENIED] += 1
+                p = (_TOKEN_BUCKET_DENIED if policy == P_TOKEN_BUCKET else _GRPC_THROTTLE_DENIED
+                     if policy == P_GRPC_THROTTLE else _RETRY_QUOTA_DENIED)
             else:
                 delay = backoff(cfg_i, cfg_f, bo, jitter, jitter_pos, c)
                 push(hf, hi, st_i, t + delay, H_SEND, c, 0)
-                p = _BACKS_OFF
+                if policy == P_NONE:
+                    p = _BACKS_OFF
+                else:  # PolicyEvents.backs_off: the whole tokens left
+                    held = int(tokens[0 if shared else c])
+                    p = _BACKS_OFF_CODE | (((held if held > 0 else 0) + 1) << _SHIFT)
         elif handler == H_RECEIVE_WRITE:
             if control == K_LOCKING:
                 if st_i[I_BUSY] == 0:
@@ -196,6 +303,8 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, bo, attempts, call_of, first, net, net
                     count += 1
                     st_i[I_COUNT] = count
                     push(hf, hi, st_i, t + window, H_DECREMENT, c, 0)
+                    if policy != P_NONE:  # committed: heard by the chain
+                        policy_success(cfg_i, cfg_f, tokens, last, c, attempts[c])
                     p = _COUNTED_ACCEPTS | ((count + 1) << _SHIFT)
             else:  # OCC: a tentative write, based on the version read or the current one
                 based_on = a if reads_version else st_i[I_VERSION]
@@ -218,9 +327,13 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, bo, attempts, call_of, first, net, net
             else:
                 version = st_i[I_VERSION] + 1
                 st_i[I_VERSION] = version
+                if policy != P_NONE:  # committed: heard by the chain
+                    policy_success(cfg_i, cfg_f, tokens, last, c, attempts[c])
                 p = _OCC_COMMITS | ((version + 1) << _SHIFT)
         elif handler == H_FREE:
             st_i[I_BUSY] = 0
+            if policy != P_NONE:  # committed: heard by the chain
+                policy_success(cfg_i, cfg_f, tokens, last, c, attempts[c])
             p = _COMMITS
         else:  # H_DECREMENT
             count = st_i[I_COUNT] - 1

@@ -87,6 +87,12 @@ class ContentionRun(ArrayRun):
         self.attempts = np.zeros(n, dtype=np.int64)
         self.call_of = np.full(n, -1, dtype=np.int64)
         self.first = np.zeros(n, dtype=np.float64)  # each call's start (``max_elapsed``)
+        # The policy's tokens (a bucket's, a throttle's, a quota's available), full at the start:
+        # one for all clients (scope = "shared") or one each; and what each client's last retry
+        # acquired from a quota.
+        holders = 1 if cfg_i[k.C_POLICY_SHARED] else n
+        self.tokens = np.full(holders, cfg_f[k.G_TOKENS], dtype=np.float64)
+        self.last = np.zeros(n, dtype=np.int64)
         self._no_jitter = (np.zeros((n, 0), dtype=np.float64), np.zeros(n, dtype=np.int64))
         size = START if record else 1
         self.rec_t = np.zeros(size, dtype=np.float64)
@@ -121,8 +127,8 @@ class ContentionRun(ArrayRun):
         st[k.I_JITTER_HAVE] = jitter_values.shape[1]
         st[k.I_WRITE_HAVE] = self.writes.values.shape[0]
         return (self.cfg_i, self.cfg_f, st, self.st_f, self.hf, self.hi, self.bo, self.attempts, self.call_of,
-                self.first, self.net.values, self.net.pos, jitter_values, jitter_pos, self.writes.values, self.rec_t,
-                self.rec_c, self.rec_p, self.rec_k)
+                self.first, self.tokens, self.last, self.net.values, self.net.pos, jitter_values, jitter_pos,
+                self.writes.values, self.rec_t, self.rec_c, self.rec_p, self.rec_k)
 
     def _refill(self) -> None:
         for blocks in (self.net, self.jitter):
@@ -148,6 +154,7 @@ class ContentionRun(ArrayRun):
         return int(self.st_i[heap.I_SEQ] - self.st_i[k.I_SILENT])
 
     def counters(self) -> RunCounters:
-        """The run's counters (``engine.counters_of`` without series): its work, calls, and
-        the calls a limit ended."""
-        return RunCounters(int(self.attempts.sum()), len(self.attempts), int(self.st_i[k.I_GAVE_UP]))
+        """The run's counters (``engine.counters_of`` without series): its work, calls, the
+        calls a limit or a policy ended, and the retries a policy denied."""
+        return RunCounters(int(self.attempts.sum()), len(self.attempts), int(self.st_i[k.I_GAVE_UP]),
+                           int(self.st_i[k.I_DENIED]))
