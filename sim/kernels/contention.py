@@ -14,15 +14,18 @@ every draw reads the next value of the same stream (the network's and the jitter
 the server's write durations), so a run is byte-identical to the reference's. ``run`` stops
 between two events when it needs draws, room for the history or the guard (``NEED_DRAWS``,
 ``NEED_ROOM``, ``GUARD``); each client
-has one item in the heap at a time (and a ThrottlingServer one per acceptance in its window),
-so the heap never needs more room than it is built with. ``sim.runs.fast_contention`` drives it.
+has one item in the heap at a time, or held at the door while the server is stopped (and a
+ThrottlingServer one per acceptance in its window, the outage gate its pauses and resumes), so
+the heap and the held arrivals never need more room than they are built with. Outages stop the
+server as ``sim.models.outage.OutageGate`` does: arrivals held until the resume, the server's
+steps (a write's end, a commit, a window's expiry) moved later by the outage's length. ``sim.runs.fast_contention`` drives it.
 """
 
 from __future__ import annotations
 
 from sim.core import events as ev
 from sim.kernels.delays import S_CONSTANT, S_NO_BACKOFF, doubling_delay
-from sim.kernels.heap import I_HEAP, I_SEQ, pop, push
+from sim.kernels.heap import I_HEAP, I_SEQ, heapify, pop, push
 from sim.kernels.jit import maybe_njit
 from sim.kernels.outputs import note_event
 from sim.kernels.pool_open import DONE, GUARD, NEED_DRAWS, NEED_ROOM
@@ -39,6 +42,8 @@ H_FREE = 5  # LockingServer's free
 H_COMMIT = 6  # _OCCControl.maybe_commit (arg: the version the write is based on)
 H_DECREMENT = 7  # ThrottlingServer's decrement
 H_FAILURE = 8  # clients.after_failure (plain: the strategy's next delay)
+H_PAUSE = 9  # outage.OutageGate._pause (arg: the outage's index)
+H_RESUME = 10  # outage.OutageGate._resume
 
 # Controls (``C_CONTROL``).
 K_LOCKING = 0
@@ -87,7 +92,10 @@ I_SILENT = 11
 I_RECORDED = 12
 I_GAVE_UP = 13  # calls a limit ended (``counts["gave_up"]``)
 I_DENIED = 14  # retries a policy denied (``PolicyEvents.retries_denied``)
-I_SIZE = 15
+I_PAUSED = 15  # the outage gate's state (sim.models.outage)
+I_MARKERS = 16  # pause and resume items still in the heap
+I_HELD = 17  # arrivals held while paused (``held``: handler, client, arg)
+I_SIZE = 18
 # Float state (``st_f``).
 F_TIME = 0  # the last popped item's time
 F_LAST = 1  # the last recorded event's time
@@ -108,6 +116,8 @@ _REPORTS = ev.SERVER_REPORTS_VERSION
 _COUNTED_ACCEPTS = ev.SERVER_ACCEPTS  # ThrottlingServer's: with the count as detail
 _DECREMENTS = ev.SERVER_DECREMENTS
 _NO_EVENT = ev.NO_EVENT
+_PAUSES = ev.pack(ev.SERVER_PAUSES)
+_RESUMES = ev.pack(ev.SERVER_RESUMES)
 
 # Policies (``C_POLICY``): none, or the one policy of the chain.
 P_NONE = 0
@@ -199,7 +209,7 @@ def policy_success(cfg_i, cfg_f, tokens, last, c, k):
 
 @maybe_njit
 def run(cfg_i, cfg_f, st_i, st_f, hf, hi, bo, attempts, call_of, first, tokens, last, net, net_pos, jitter, jitter_pos,
-        writes, rec_t, rec_c, rec_p, rec_k):
+        writes, rec_t, rec_c, rec_p, rec_k, outages, held):
     """Process events until the heap is empty (``DONE``) or Python must step in: room for the
     history (``NEED_ROOM``), draws (``NEED_DRAWS``: a client's network or jitter values, the
     server's write durations, each event reading at most one of each) or the guard (``GUARD``)."""
@@ -223,8 +233,8 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, bo, attempts, call_of, first, tokens, 
     while st_i[I_HEAP] > 0:
         if record and st_i[I_RECORDED] + 2 > rec_t.shape[0]:
             return NEED_ROOM
-        c = hi[0, 2]
-        if (net_pos[c] >= net_have or (jittered and jitter_pos[c] >= jitter_have)
+        c = hi[0, 2]  # -1: the outage gate's pause or resume
+        if ((c >= 0 and (net_pos[c] >= net_have or (jittered and jitter_pos[c] >= jitter_have)))
                 or (draws_writes and st_i[I_WRITE_POS] >= write_have)):
             return NEED_DRAWS
         s = hi[0, 0]
@@ -244,7 +254,16 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, bo, attempts, call_of, first, tokens, 
             if refill_at_start:  # _RefillOnCallStart.on_attempt: attempt 1 of the call
                 refill(cfg_f, tokens, 0 if shared else c)
             handler = H_SEND
-        if handler == H_SEND or handler == H_WRITE:
+        if st_i[I_PAUSED] != 0 and (handler == H_RECEIVE_WRITE or handler == H_RECEIVE_READ):
+            # OutageGate.wrap: held at the door until the resume (its bound never reached: one
+            # message per client, ``kernel_boundary._never_full``)
+            n_held = st_i[I_HELD]
+            held[n_held, 0] = handler
+            held[n_held, 1] = c
+            held[n_held, 2] = a
+            st_i[I_HELD] = n_held + 1
+            p = _NO_EVENT
+        elif handler == H_SEND or handler == H_WRITE:
             if handler == H_SEND and reads_version:  # read: the version first
                 push(hf, hi, st_i, t + net[c, net_pos[c]], H_RECEIVE_READ, c, 0)
                 p = _VERSION
@@ -277,8 +296,8 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, bo, attempts, call_of, first, tokens, 
                 if policy == P_NONE:
                     p = _BACKS_OFF
                 else:  # PolicyEvents.backs_off: the whole tokens left
-                    held = int(tokens[0 if shared else c])
-                    p = _BACKS_OFF_CODE | (((held if held > 0 else 0) + 1) << _SHIFT)
+                    whole = int(tokens[0 if shared else c])
+                    p = _BACKS_OFF_CODE | (((whole if whole > 0 else 0) + 1) << _SHIFT)
         elif handler == H_RECEIVE_WRITE:
             if control == K_LOCKING:
                 if st_i[I_BUSY] == 0:
@@ -335,6 +354,26 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, bo, attempts, call_of, first, tokens, 
             if policy != P_NONE:  # committed: heard by the chain
                 policy_success(cfg_i, cfg_f, tokens, last, c, attempts[c])
             p = _COMMITS
+        elif handler == H_PAUSE:
+            st_i[I_MARKERS] -= 1
+            st_i[I_PAUSED] = 1
+            shift = outages[a, 1]
+            moved = False
+            for j in range(st_i[I_HEAP]):  # the server's steps wait out the pause (OutageGate.freeze)
+                frozen = hi[j, 1]
+                if (frozen == H_FREE or frozen == H_COMMIT or frozen == H_DECREMENT) and hf[j] >= t:
+                    hf[j] = hf[j] + shift
+                    moved = True
+            if moved:
+                heapify(hf, hi, st_i[I_HEAP])
+            p = _PAUSES if st_i[I_HEAP] > st_i[I_MARKERS] or st_i[I_HELD] > 0 else _NO_EVENT
+        elif handler == H_RESUME:  # the held arrivals, in the order they came
+            st_i[I_MARKERS] -= 1
+            st_i[I_PAUSED] = 0
+            p = _RESUMES if st_i[I_HEAP] > st_i[I_MARKERS] or st_i[I_HELD] > 0 else _NO_EVENT
+            for j in range(st_i[I_HELD]):
+                push(hf, hi, st_i, t, held[j, 0], held[j, 1], held[j, 2])
+            st_i[I_HELD] = 0
         else:  # H_DECREMENT
             count = st_i[I_COUNT] - 1
             st_i[I_COUNT] = count

@@ -44,6 +44,7 @@ from sim.policies.retry_budget import SLICES, RetryBudget
 from sim.policies.retry_quota import RetryQuota
 from sim.policies.token_bucket import TokenBucket
 from sim.settings.spec import SimulationSpec
+from sim.vocabulary.units import seconds_per_unit
 
 # The kernels (modules of ``sim.kernels``).
 POOL_OPEN = "pool_open"
@@ -309,18 +310,42 @@ LATENCY_CLOSED_TABLE: dict[type, Transcribed] = {
 # ``sim.kernels.contention``: the sample's model, clients that make one call each (a burst or a
 # spike) against a contention control (a lock, OCC write-only or read-then-write, throttling),
 # a plain strategy with its own limits (``max_attempts``, ``max_elapsed``) and at most one policy
-# that keeps tokens (a TokenBucket, a GrpcThrottle, a RetryQuota); no outage, incident, tier or
-# fleet. Such a server keeps no series and sends no reply: the keys of the horizon, the series,
-# timeouts and the accept queue mean nothing to its runs (``Clients`` without replies reads none
-# of them), nor does what a quota charges after a timeout.
+# that keeps tokens (a TokenBucket, a GrpcThrottle, a RetryQuota), outages (and incidents of
+# capacity 0) whose accept queue never fills; no tier or fleet. Such a server keeps no series
+# and sends no reply: the keys of the horizon, the series and timeouts mean nothing to its runs
+# (``Clients`` without replies reads none of them), nor does what a quota charges after a timeout.
 _WRITES = {"write_mu": read(BUILT), "write_sigma": read(BUILT)}
-INERT = "inert: a contention control keeps no series, sends no reply and never stops"
+INERT = "inert: a contention control keeps no series and sends no reply"
+NEVER_FULL = "inert: the accept queue holds every arrival (one message per client at most)"
+
+
+def _never_full(spec: SimulationSpec) -> bool:
+    """The accept queue never refuses an arrival while the server is stopped: it has no bound,
+    the server never stops, or the bound is at least the clients of the sweep's largest run. A
+    contention control's client has one message on its way at a time (it waits for the outcome
+    of each before the next), so at most n - 1 are held when the n-th arrives, and the gate
+    refuses only when ``len(held) >= backlog``. (A bound retransmitted SYNs would need a time
+    unit in seconds for: without one the reference refuses the run, and so it takes it.)"""
+    if spec.backlog is None or not spec.stops:
+        return True
+    return spec.backlog >= max(spec.clients) and (spec.backlog_overflow != "syn-retry"
+                                                  or seconds_per_unit(spec.time_unit) is not None)
 CONTENTION_TABLE: dict[type, Transcribed] = {
     SimulationSpec: Transcribed({
-        **{name: field for name, field in _SPEC_FIELDS.items() if name not in ("outages", "incidents")},
-        "horizon": read(INERT), "bucket": read(INERT), "timeout": read(INERT), "abandoned": read(INERT),
-        "backlog": read(INERT), "backlog_overflow": read(INERT), "time_unit": read("labels"),
-    }, _SPEC_NOT_HONOURED + ("outages", "incidents")),
+        **_SPEC_FIELDS,
+        "horizon": read(INERT), "bucket": read(INERT), "timeout": read(INERT),
+        # Its clients never stop waiting (``OutageGate.still_waiting`` unset): every held
+        # arrival is served at the resume.
+        "abandoned": read("inert: a contention control's clients never stop waiting"),
+        "backlog": read(NEVER_FULL, _never_full), "backlog_overflow": read(NEVER_FULL, _never_full),
+        "time_unit": read("labels (the accept queue's SYN gaps: never reached here)"),
+    }, _SPEC_NOT_HONOURED),
+    Outage: _OUTAGE,
+    # An incident of capacity 0 is an outage (``SimulationSpec.stops``); a contention control
+    # has no other (``Control.incident_problem``).
+    Incident: Transcribed({"start": read(BUILT), "duration": read(BUILT),
+                           "capacity": read(BUILT, lambda incident: incident.capacity == 0)},
+                          ("slowdown", "error_rate", "ramp")),
     ChainSpec: Transcribed({"strategy": read(BUILT, _has_strategy), "policies": read(BY_CLASS, _one_policy)},
                            ("hedging",)),  # hedged copies: sim.models.fleet, the reference engine only
     TokenBucket: Transcribed({
