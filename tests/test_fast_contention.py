@@ -1,7 +1,7 @@
 """The compiled fast path of the contention models (``sim.kernels.contention``: clients that make
 one call each, a burst or a spike, against a LockingServer, an OCC server write-only or
-read-then-write, or a ThrottlingServer, a plain strategy, at most one policy that keeps tokens)
-against the reference engine: every
+read-then-write, or a ThrottlingServer, a plain strategy, at most one policy that keeps tokens,
+outages) against the reference engine: every
 CSV byte for byte and every run's history, as the engine runs the kernel (compiled when numba is
 installed), as its plain source, and in a process without numba; then which runs take it.
 """
@@ -221,10 +221,84 @@ strategies = [
 """
 
 
+# Outages (and an incident of capacity 0) against every control: arrivals held through them,
+# writes, commits and a throttle's window expiries moved by their length, two outages in one run
+# (the second after the work in the small runs: its pause and resume silent), a policy beside.
+OUTAGES = """
+[[simulation]]
+title = "Locking outages"
+clients = [1, 12, 40]
+repeat = 2
+network_mu = 10.0
+network_sigma = 2.0
+work_to_duration = 1.0
+control = "LockingServer"
+write_mu = 2.0
+write_sigma = 1.0
+outages = [{ start = 15.0, duration = 40.0 }, { start = 200.0, duration = 30.0 }]
+strategies = [
+  { type = "Constant", constant = 0.5 },
+  { type = "FullJitteredExpo", base = 2.0, cap = 100.0, name = "bucket", policies = [{ type = "TokenBucket" }] },
+]
+
+[[simulation]]
+title = "Read write OCC outages"
+clients = [3, 25]
+repeat = 2
+network_mu = 5.0
+network_sigma = 1.0
+write_mu = 0.0
+write_sigma = 0.0
+work_to_duration = 1.0
+control = "ReadWriteOCCServer"
+outages = [{ start = 8.0, duration = 20.0 }]
+incidents = [{ start = 60.0, duration = 15.0, capacity = 0.0 }]
+strategies = [{ type = "Constant", constant = 0.0 }, { type = "FullJitteredExpo", base = 5.0, cap = 200.0 }]
+
+[[simulation]]
+title = "Write only OCC outage"
+clients = [3, 20]
+repeat = 2
+network_mu = 5.0
+network_sigma = 1.0
+write_mu = 3.0
+write_sigma = 0.5
+work_to_duration = 0.5
+control = "WriteOnlyOCCServer"
+outages = [{ start = 6.0, duration = 25.0 }]
+strategies = [{ type = "Expo", base = 1.0, cap = 16.0 }, { type = "NoBackoff", max_attempts = 5 }]
+
+[[simulation]]
+title = "Throttling outages"
+clients = [4, 25]
+repeat = 2
+network_mu = 3.0
+network_sigma = 1.0
+work_to_duration = 1.0
+control = "ThrottlingServer"
+window = 20.0
+limit = 3
+workload = "spike"
+spike_fraction = 0.6
+spike_width = 2.0
+arrival_window = 50.0
+outages = [{ start = 10.0, duration = 30.0 }, { start = 300.0, duration = 10.0 }]
+strategies = [{ type = "Constant", constant = 5.0 }, { type = "Expo", base = 2.0, cap = 64.0, policies = [
+    { type = "GrpcThrottle" }] }]
+"""
+
+
 @pytest.fixture(scope="module")
 def specs(tmp_path_factory: pytest.TempPathFactory):
     path = tmp_path_factory.mktemp("contention") / "contention.toml"
     path.write_text(CONFIG, encoding="utf-8")
+    return load_config(path).simulations
+
+
+@pytest.fixture(scope="module")
+def outage_specs(tmp_path_factory: pytest.TempPathFactory):
+    path = tmp_path_factory.mktemp("contention") / "outages.toml"
+    path.write_text("seed = 5\n" + OUTAGES, encoding="utf-8")
     return load_config(path).simulations
 
 
@@ -252,10 +326,43 @@ def test_runs_with_a_policy_write_the_reference_csvs_byte_for_byte(policy_specs,
     kernel_matches_reference(spec, contention, kernel == "plain source")
 
 
+@pytest.mark.parametrize("kernel", ["as the engine runs it", "plain source"])
+@pytest.mark.parametrize("index", [0, 1, 2, 3])
+def test_runs_with_outages_write_the_reference_csvs_byte_for_byte(outage_specs, index, kernel,
+                                                                 kernel_matches_reference):
+    spec = outage_specs[index]
+    assert spec.stops and all(fast.kernel_name(spec, s.chain) == fast.CONTENTION for s in spec.strategies)
+    kernel_matches_reference(spec, contention, kernel == "plain source")
+
+
 def _same_history(ours: engine.Run, reference: engine.Run) -> None:
     a, b = ours.history, reference.history
     assert (a.times, a.clients, a.packed, a.calls) == (b.times, b.clients, b.packed, b.calls)
     assert ours.metrics() == reference.metrics()
+    assert ours.time == reference.time  # the clock, past a silent pause or resume after the work
+
+
+@pytest.mark.parametrize("kernel", ["as the engine runs it", "plain source"])
+def test_every_outage_run_s_history_and_metrics_are_the_reference_s(outage_specs, kernel):
+    # Every run of every size and repetition through its outages: the pauses and resumes (on
+    # no client's lane), what was held at the door served at the resume, the server's steps
+    # later by the outage's length; and the runs whose later outage comes after their work.
+    chosen = None if kernel == "as the engine runs it" else jit.plain(contention.run)
+    recorded = silent = 0
+    for spec in outage_specs:
+        for s in spec.strategies:
+            for n in spec.clients:
+                for r in range(spec.repeat):
+                    ours = engine.kernel_record(spec, s.label, n, r, kernel=chosen)
+                    reference = engine.Run(spec, s.label, n, r).run()
+                    _same_history(ours, reference)
+                    assert engine.kernel_metrics(spec, s.chain, n, r, kernel=chosen) == reference.metrics()
+                    pauses = [c for c, p in zip(reference.history.clients, reference.history.packed)
+                              if ev.unpack(p)[0] == ev.SERVER_PAUSES]
+                    assert set(pauses) <= {-1}
+                    recorded += len(pauses)
+                    silent += len(spec.stops) - len(pauses)
+    assert recorded > 0 and silent > 0
 
 
 @pytest.mark.parametrize("kernel", ["as the engine runs it", "plain source"])
@@ -343,7 +450,11 @@ def test_the_sample_s_runs_take_the_kernel(specs):
         for s in spec.strategies:
             assert fast.kernel_name(spec, s.chain) == fast.CONTENTION
     spec, chain = specs[0], specs[0].strategies[0].chain
-    assert fast.kernel_name(replace(spec, outages=(Outage(start=5.0, duration=5.0),)), chain) is None
+    stopped = replace(spec, outages=(Outage(start=5.0, duration=5.0),))
+    assert fast.kernel_name(stopped, chain) == fast.CONTENTION
+    # An accept queue that could fill (a backlog below the sweep's largest run): the reference's.
+    assert fast.kernel_name(replace(stopped, backlog=spec.max_clients), chain) == fast.CONTENTION
+    assert fast.kernel_name(replace(stopped, backlog=spec.max_clients - 1), chain) is None
     for policy in (TokenBucket(), GrpcThrottle(scope="shared"), RetryQuota(throttle_cost=2)):
         assert fast.kernel_name(spec, replace(chain, policies=(policy,))) == fast.CONTENTION
     # Two policies, or one the kernel does not ask (a breaker, a budget): the reference's.
@@ -369,7 +480,7 @@ def test_the_kernel_runs_as_plain_python_without_numba(tmp_path):
     # Where numba is missing the kernel's one source is plain Python (``maybe_njit``): it still
     # gives the reference's histories, though the engine sends no run to it there.
     path = tmp_path / "contention.toml"
-    path.write_text(CONFIG + POLICIES, encoding="utf-8")
+    path.write_text(CONFIG + POLICIES + OUTAGES, encoding="utf-8")
     probe = ("import sys; sys.modules['numba'] = None\n"
              "from sim.kernels import jit, contention; assert not jit.COMPILED\n"
              "assert jit.plain(contention.run) is contention.run\n"
@@ -387,7 +498,7 @@ def test_the_kernel_runs_as_plain_python_without_numba(tmp_path):
              "print(checked)\n")
     done = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert int(done.stdout) > 12_000  # about 15,700 events compared, 4,200 of them with a policy
+    assert int(done.stdout) > 16_000  # about 20,500 events compared: 4,200 with a policy, 4,700 through outages
 
 
 @pytest.mark.slow

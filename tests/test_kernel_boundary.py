@@ -64,6 +64,8 @@ LATENCY = {"title": "Latency", "clients": [6], "repeat": 1, "network_mu": 1.0, "
 
 CONTENTION_RUN = {"title": "Locks", "clients": [30], "repeat": 1, "network_mu": 2.0, "network_sigma": 0.5,
                   "work_to_duration": 1.0, "control": "LockingServer", "write_mu": 1.0, "write_sigma": 0.5,
+                  "outages": [{"start": 5.0, "duration": 10.0}],
+                  "incidents": [{"start": 30.0, "duration": 5.0, "capacity": 0.0}],
                   "workload": "spike", "spike_fraction": 0.5, "spike_width": 1.0, "arrival_window": 20.0,
                   "strategies": [{"type": "FullJitteredExpo", "base": 2.0, "cap": 50.0, "name": "jitter",
                                   "policies": [{"type": "TokenBucket", "capacity": 3.0, "refill": 0.5,
@@ -103,7 +105,7 @@ def test_the_kernels_transcribe_the_classes_their_runs_drive():
     assert set(TABLES[POOL_OPEN]) == common | plain | {PoolServer, Open}
     assert set(TABLES[LATENCY_CLOSED]) == common | plain | {NormalJitterExpo, ThinkTimeExpo, LatencyServer,
                                                             Poisson, RetryBudget}
-    assert set(TABLES[CONTENTION]) == {SimulationSpec, ChainSpec} | plain | {
+    assert set(TABLES[CONTENTION]) == common | plain | {
         LockingServer, WriteOnlyOCCServer, ReadWriteOCCServer, ThrottlingServer, Burst, Spike, TokenBucket,
         GrpcThrottle, RetryQuota}
 
@@ -202,9 +204,11 @@ CHANGES: dict[tuple[str, type, str], Change] = {
     (LATENCY_CLOSED, Incident, "ramp"): _incident(capacity=0.5, ramp=50.0),
     (CONTENTION, SimulationSpec, "tiers"): _tier,
     (CONTENTION, SimulationSpec, "fleet"): _fleet,
-    (CONTENTION, SimulationSpec, "outages"): lambda spec, chain, tmp: (
-        replace(spec, outages=(Outage(start=5.0, duration=5.0),)), chain),
-    (CONTENTION, SimulationSpec, "incidents"): _incident(capacity=0.0),
+    # A contention control has no capacity to lower, no speed, no error replies
+    # (``Control.incident_problem``): only an incident of capacity 0, an outage, is its.
+    (CONTENTION, Incident, "slowdown"): _incident(slowdown=2.0),
+    (CONTENTION, Incident, "error_rate"): _incident(error_rate=0.3),
+    (CONTENTION, Incident, "ramp"): _incident(capacity=0.5, ramp=50.0),
     # a retry sent only with a probability: the reference models draw it, no kernel
     **{(kernel, type(s), "retry_probability"): _limited(s, retry_probability=0.5)
        for kernel, strategies in ((POOL_OPEN, LATENCY_STRATEGIES[:5]), (LATENCY_CLOSED, LATENCY_STRATEGIES),
@@ -220,6 +224,10 @@ BEYOND: dict[str, tuple[str, Change]] = {
     "two policies before the latency kernel's strategy": (
         LATENCY_CLOSED, lambda spec, chain, tmp: (spec, replace(chain, policies=chain.policies * 2))),
     "a token bucket before it": (LATENCY_CLOSED, lambda spec, chain, tmp: (spec, replace(chain, policies=(TokenBucket(),)))),
+    # An outage whose accept queue could fill (a backlog below the run's 30 clients: SYNs
+    # retransmitted beyond it), the reference's.
+    "a contention control's accept queue that could fill": (
+        CONTENTION, lambda spec, chain, tmp: (replace(spec, backlog=29), chain)),
     # The contention kernel asks one policy that keeps tokens: two, or one of another kind, the reference's.
     "two policies before the contention kernel's strategy": (
         CONTENTION, lambda spec, chain, tmp: (spec, replace(chain, policies=(TokenBucket(), GrpcThrottle())))),
@@ -259,7 +267,8 @@ def _takes_the_reference(spec: SimulationSpec, chain: ChainSpec, monkeypatch: py
 # Runs the config refuses (a contention server replies to no one: no tiers, no fleet, no
 # hedging): only the kernel's refusal is checked.
 UNRUNNABLE = {(CONTENTION, SimulationSpec, "tiers"), (CONTENTION, SimulationSpec, "fleet"),
-              (CONTENTION, ChainSpec, "hedging")}
+              (CONTENTION, ChainSpec, "hedging"), (CONTENTION, Incident, "slowdown"),
+              (CONTENTION, Incident, "error_rate"), (CONTENTION, Incident, "ramp")}
 
 
 @pytest.mark.parametrize("key", list(CHANGES), ids=[f"{k}-{c.__name__}.{n}" for k, c, n in CHANGES])
