@@ -452,9 +452,8 @@ def test_the_sample_s_runs_take_the_kernel(specs):
     spec, chain = specs[0], specs[0].strategies[0].chain
     stopped = replace(spec, outages=(Outage(start=5.0, duration=5.0),))
     assert fast.kernel_name(stopped, chain) == fast.CONTENTION
-    # An accept queue that could fill (a backlog below the sweep's largest run): the reference's.
-    assert fast.kernel_name(replace(stopped, backlog=spec.max_clients), chain) == fast.CONTENTION
-    assert fast.kernel_name(replace(stopped, backlog=spec.max_clients - 1), chain) is None
+    # A bounded accept queue (no config gives a contention control one): the reference's.
+    assert fast.kernel_name(replace(stopped, backlog=spec.max_clients), chain) is None
     for policy in (TokenBucket(), GrpcThrottle(scope="shared"), RetryQuota(throttle_cost=2)):
         assert fast.kernel_name(spec, replace(chain, policies=(policy,))) == fast.CONTENTION
     # Two policies, or one the kernel does not ask (a breaker, a budget): the reference's.

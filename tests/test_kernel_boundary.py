@@ -224,9 +224,9 @@ BEYOND: dict[str, tuple[str, Change]] = {
     "two policies before the latency kernel's strategy": (
         LATENCY_CLOSED, lambda spec, chain, tmp: (spec, replace(chain, policies=chain.policies * 2))),
     "a token bucket before it": (LATENCY_CLOSED, lambda spec, chain, tmp: (spec, replace(chain, policies=(TokenBucket(),)))),
-    # An outage whose accept queue could fill (a backlog below the run's 30 clients: SYNs
-    # retransmitted beyond it), the reference's.
-    "a contention control's accept queue that could fill": (
+    # An outage with a bounded accept queue (SYNs retransmitted beyond it; no config gives a
+    # contention control one), the reference's.
+    "a contention control's bounded accept queue": (
         CONTENTION, lambda spec, chain, tmp: (replace(spec, backlog=29), chain)),
     # The contention kernel asks one policy that keeps tokens: two, or one of another kind, the reference's.
     "two policies before the contention kernel's strategy": (

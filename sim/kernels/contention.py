@@ -255,8 +255,8 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, bo, attempts, call_of, first, tokens, 
                 refill(cfg_f, tokens, 0 if shared else c)
             handler = H_SEND
         if st_i[I_PAUSED] != 0 and (handler == H_RECEIVE_WRITE or handler == H_RECEIVE_READ):
-            # OutageGate.wrap: held at the door until the resume (its bound never reached: one
-            # message per client, ``kernel_boundary._never_full``)
+            # OutageGate.wrap: held at the door until the resume (an unbounded accept queue: one
+            # message per client at most, ``held`` has a row for each)
             n_held = st_i[I_HELD]
             held[n_held, 0] = handler
             held[n_held, 1] = c

@@ -44,7 +44,6 @@ from sim.policies.retry_budget import SLICES, RetryBudget
 from sim.policies.retry_quota import RetryQuota
 from sim.policies.token_bucket import TokenBucket
 from sim.settings.spec import SimulationSpec
-from sim.vocabulary.units import seconds_per_unit
 
 # The kernels (modules of ``sim.kernels``).
 POOL_OPEN = "pool_open"
@@ -311,25 +310,15 @@ LATENCY_CLOSED_TABLE: dict[type, Transcribed] = {
 # spike) against a contention control (a lock, OCC write-only or read-then-write, throttling),
 # a plain strategy with its own limits (``max_attempts``, ``max_elapsed``) and at most one policy
 # that keeps tokens (a TokenBucket, a GrpcThrottle, a RetryQuota), outages (and incidents of
-# capacity 0) whose accept queue never fills; no tier or fleet. Such a server keeps no series
+# capacity 0) with an unbounded accept queue; no tier or fleet. Such a server keeps no series
 # and sends no reply: the keys of the horizon, the series and timeouts mean nothing to its runs
 # (``Clients`` without replies reads none of them), nor does what a quota charges after a timeout.
 _WRITES = {"write_mu": read(BUILT), "write_sigma": read(BUILT)}
 INERT = "inert: a contention control keeps no series and sends no reply"
-NEVER_FULL = "inert: the accept queue holds every arrival (one message per client at most)"
-
-
-def _never_full(spec: SimulationSpec) -> bool:
-    """The accept queue never refuses an arrival while the server is stopped: it has no bound,
-    the server never stops, or the bound is at least the clients of the sweep's largest run. A
-    contention control's client has one message on its way at a time (it waits for the outcome
-    of each before the next), so at most n - 1 are held when the n-th arrives, and the gate
-    refuses only when ``len(held) >= backlog``. (A bound retransmitted SYNs would need a time
-    unit in seconds for: without one the reference refuses the run, and so it takes it.)"""
-    if spec.backlog is None or not spec.stops:
-        return True
-    return spec.backlog >= max(spec.clients) and (spec.backlog_overflow != "syn-retry"
-                                                  or seconds_per_unit(spec.time_unit) is not None)
+# The accept queue while a contention control is stopped: a config gives none (``backlog`` is a
+# replying server's key, ``config._parse_backlog``), so it holds every arrival; a spec made with
+# one (its SYNs retransmitted beyond it) takes the reference.
+NEVER_FULL = "inert: the accept queue holds every arrival"
 CONTENTION_TABLE: dict[type, Transcribed] = {
     SimulationSpec: Transcribed({
         **_SPEC_FIELDS,
@@ -337,8 +326,9 @@ CONTENTION_TABLE: dict[type, Transcribed] = {
         # Its clients never stop waiting (``OutageGate.still_waiting`` unset): every held
         # arrival is served at the resume.
         "abandoned": read("inert: a contention control's clients never stop waiting"),
-        "backlog": read(NEVER_FULL, _never_full), "backlog_overflow": read(NEVER_FULL, _never_full),
-        "time_unit": read("labels (the accept queue's SYN gaps: never reached here)"),
+        "backlog": read(NEVER_FULL, _unbounded_while_stopped),
+        "backlog_overflow": read(NEVER_FULL, _unbounded_while_stopped),
+        "time_unit": read("labels (the accept queue's SYN gaps: none, it has no bound)"),
     }, _SPEC_NOT_HONOURED),
     Outage: _OUTAGE,
     # An incident of capacity 0 is an outage (``SimulationSpec.stops``); a contention control
