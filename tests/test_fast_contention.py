@@ -1,7 +1,6 @@
 """The compiled fast path of the contention models (``sim.kernels.contention``: clients that make
 one call each, a burst or a spike, against a LockingServer, an OCC server write-only or
-read-then-write, or a ThrottlingServer, a plain strategy, at most one policy that keeps tokens,
-outages) against the reference engine: every
+read-then-write, or a ThrottlingServer, a plain strategy, at most one policy, outages) against the reference engine: every
 CSV byte for byte and every run's history, as the engine runs the kernel (compiled when numba is
 installed), as its plain source, and in a process without numba; then which runs take it.
 """
@@ -133,7 +132,9 @@ strategies = [{ type = "Constant", constant = 1.0 }, { type = "Expo", base = 0.5
 # success, one that empties exactly (1.5 tokens, 0.5 a retry, not strict, no refill: three
 # retries, then 0 left), one of a single token (strict: 1 > 1 never, every retry denied);
 # gRPC's throttle at A6's example and below it; a quota that never runs out (500) and small
-# ones, with and without a throttle_cost. Each simulation has runs that deny retries.
+# ones, with and without a throttle_cost; Finagle's budget at its defaults (never short here),
+# shared and deposited on success, with a per-request cap (calls that reach it give up), empty
+# (every retry denied). Each simulation has runs that deny retries.
 POLICIES = """
 [[simulation]]
 title = "Token buckets"
@@ -217,6 +218,25 @@ strategies = [
   { type = "FullJitteredExpo", base = 2.0, cap = 100.0, name = "quota", policies = [
       { type = "RetryQuota", capacity = 12, retry_cost = 1, throttle_cost = 2, success_refund = 1 }] },
   { type = "Constant", constant = 1.0, name = "bucket of one", policies = [{ type = "TokenBucket", capacity = 1.0 }] },
+  { type = "NoBackoff", name = "empty budget", policies = [{ type = "RetryBudget", percent = 0.0, min_retries_per_s = 0 }] },
+]
+
+[[simulation]]
+title = "Retry budgets"
+clients = [1, 10, 40]
+repeat = 2
+network_mu = 10.0
+network_sigma = 2.0
+work_to_duration = 1.0
+control = "LockingServer"
+write_mu = 2.0
+write_sigma = 1.0
+strategies = [
+  { type = "Constant", constant = 0.5, name = "budget", policies = [{ type = "RetryBudget" }] },
+  { type = "FullJitteredExpo", base = 2.0, cap = 100.0, max_attempts = 6, name = "shared budget on success", policies = [
+      { type = "RetryBudget", percent = 10.0, min_retries_per_s = 1, deposit = "success", scope = "shared" }] },
+  { type = "Expo", base = 1.0, cap = 64.0, name = "budget with a cap", policies = [
+      { type = "RetryBudget", percent = 50.0, min_retries_per_s = 0, ttl = 2000, max_retries_per_request = 0.5 }] },
 ]
 """
 
@@ -318,7 +338,7 @@ def test_kernel_writes_the_reference_csvs_byte_for_byte(specs, index, kernel, ke
 
 
 @pytest.mark.parametrize("kernel", ["as the engine runs it", "plain source"])
-@pytest.mark.parametrize("index", [0, 1, 2, 3])
+@pytest.mark.parametrize("index", [0, 1, 2, 3, 4])
 def test_runs_with_a_policy_write_the_reference_csvs_byte_for_byte(policy_specs, index, kernel,
                                                                   kernel_matches_reference):
     spec = policy_specs[index]
@@ -404,9 +424,9 @@ def test_every_policy_run_s_history_and_metrics_are_the_reference_s(policy_specs
                     name = type(s.chain.policies[0]).__name__
                     denied[name] = denied.get(name, 0) + reference.metrics().retries_denied
                     codes.update(reference.history.packed)
-    assert set(denied) == {"TokenBucket", "GrpcThrottle", "RetryQuota"} and min(denied.values()) > 0
+    assert set(denied) == {"TokenBucket", "GrpcThrottle", "RetryQuota", "RetryBudget"} and min(denied.values()) > 0
     reasons = {ev.pack(ev.CLIENT_RETRY_DENIED, ev.DENY_REASON_INDEX[r]) for r in ("token_bucket", "grpc_throttle",
-                                                                                  "retry_quota")}
+                                                                                  "retry_quota", "retry_budget")}
     assert reasons <= codes  # each policy's denial recorded
     assert any(ev.unpack(p)[0] == ev.CLIENT_GIVES_UP for p in codes)  # a limit's, beside them
     # backs-off with 0 whole tokens left and with more: the emptied buckets and the full quotas
@@ -454,12 +474,11 @@ def test_the_sample_s_runs_take_the_kernel(specs):
     assert fast.kernel_name(stopped, chain) == fast.CONTENTION
     # A bounded accept queue (no config gives a contention control one): the reference's.
     assert fast.kernel_name(replace(stopped, backlog=spec.max_clients), chain) is None
-    for policy in (TokenBucket(), GrpcThrottle(scope="shared"), RetryQuota(throttle_cost=2)):
+    for policy in (TokenBucket(), GrpcThrottle(scope="shared"), RetryQuota(throttle_cost=2), RetryBudget()):
         assert fast.kernel_name(spec, replace(chain, policies=(policy,))) == fast.CONTENTION
-    # Two policies, or one the kernel does not ask (a breaker, a budget): the reference's.
+    # Two policies, or one the kernel does not ask (a breaker): the reference's.
     assert fast.kernel_name(spec, replace(chain, policies=(TokenBucket(), GrpcThrottle()))) is None
     assert fast.kernel_name(spec, replace(chain, policies=(CircuitBreaker(),))) is None
-    assert fast.kernel_name(spec, replace(chain, policies=(RetryBudget(),))) is None
     assert fast.kernel_name(spec, replace(chain, strategy=replace(chain.strategy, retry_probability=0.5))) is None
     assert fast.kernel_name(spec, replace(chain, strategy=replace(chain.strategy, max_attempts=3))) == fast.CONTENTION
 
@@ -497,7 +516,7 @@ def test_the_kernel_runs_as_plain_python_without_numba(tmp_path):
              "print(checked)\n")
     done = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert int(done.stdout) > 16_000  # about 20,500 events compared: 4,200 with a policy, 4,700 through outages
+    assert int(done.stdout) > 16_000  # about 21,300 events compared: 5,000 with a policy, 4,700 through outages
 
 
 @pytest.mark.slow

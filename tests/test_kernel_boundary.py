@@ -107,7 +107,7 @@ def test_the_kernels_transcribe_the_classes_their_runs_drive():
                                                             Poisson, RetryBudget}
     assert set(TABLES[CONTENTION]) == common | plain | {
         LockingServer, WriteOnlyOCCServer, ReadWriteOCCServer, ThrottlingServer, Burst, Spike, TokenBucket,
-        GrpcThrottle, RetryQuota}
+        GrpcThrottle, RetryQuota, RetryBudget}
 
 
 def test_each_base_run_takes_its_kernel(bases, monkeypatch):
@@ -233,7 +233,7 @@ BEYOND: dict[str, tuple[str, Change]] = {
         CONTENTION, lambda spec, chain, tmp: (spec, replace(chain, policies=(TokenBucket(), GrpcThrottle())))),
     **{f"a {type(policy).__name__} before it": (CONTENTION, lambda spec, chain, tmp, policy=policy: (
         spec, replace(chain, policies=(policy,))))
-       for policy in (RetryBudget(), CircuitBreaker(), ConcurrencyBudget(), Deadline(total=50.0), RetryOn(kinds=["aborted"]),
+       for policy in (CircuitBreaker(), ConcurrencyBudget(), Deadline(total=50.0), RetryOn(kinds=["aborted"]),
                       MaxAttempts(max_attempts=3), AttemptTimeout(timeout=5.0))},
     "a capacity incident that slows the pool's one worker": (
         POOL_OPEN, lambda spec, chain, tmp: (replace(spec, control=replace(spec.control, workers=1),
@@ -359,6 +359,11 @@ def test_the_configuration_is_packed_from_the_declarations(bases):
         slots = kernel_boundary.pack(CONTENTION, spec, replace(chain, policies=(quota,)), contention)
         assert (slots.i[r.C_POLICY], slots.i[r.C_RETRY_COST], slots.i[r.C_THROTTLE_COST], slots.i[r.C_REFUND],
                 slots.f[r.G_TOKENS]) == (r.P_RETRY_QUOTA, 4, rejection, 1, 500.0)
+    budget = RetryBudget(percent=10.0, deposit="success", scope="shared")
+    slots = kernel_boundary.pack(CONTENTION, spec, replace(chain, policies=(budget,)), contention)
+    assert (slots.i[r.C_POLICY], slots.i[r.C_BUDGET_SHARED], slots.i[r.C_BUDGET_AT_SUCCESS]) == \
+           (r.P_RETRY_BUDGET, 1, 1)
+    assert slots.i[r.C_BUDGET_WITHDRAWAL] == budget.state().withdrawal
     with pytest.raises(ValueError, match="does not honour"):
         kernel_boundary.pack(POOL_OPEN, *bases[LATENCY_CLOSED], pool_open)
 

@@ -2,9 +2,10 @@
 client makes one call at its start time, a burst or a spike; a strategy's delays after each
 rejection or abort, until its own ``max_attempts`` or ``max_elapsed`` if it has them) against ``sim.models.controls``' LockingServer, WriteOnlyOCCServer,
 ReadWriteOCCServer or ThrottlingServer: the sample's models, transcribed handler by handler.
-A chain may hold one policy that keeps tokens (``P_*``: Brooker's TokenBucket, gRPC's throttle,
-the AWS SDK's retry quota), per client or shared by all (``tokens``), asked where the chain's
-links are (``sim.policies.seam``): before each attempt, after each failure, at each success.
+A chain may hold one policy (``P_*``: Brooker's TokenBucket, gRPC's throttle, the AWS SDK's
+retry quota, which keep ``tokens``, or Finagle's RetryBudget, ``sim.kernels.latency_closed``'s
+transcription of it), per client or shared by all, asked where the chain's links are
+(``sim.policies.seam``): before each attempt, after each failure, at each success.
 
 As ``sim.kernels.latency_closed``: one heap of ``(time, seq)`` keys with integer handler codes
 (``H_*``), per-client arrays for the clients' state; every push takes the next ``seq`` where the
@@ -27,6 +28,10 @@ from sim.core import events as ev
 from sim.kernels.delays import S_CONSTANT, S_NO_BACKOFF, doubling_delay
 from sim.kernels.heap import I_HEAP, I_SEQ, heapify, pop, push
 from sim.kernels.jit import maybe_njit
+from sim.kernels.latency_closed import (C_BUDGET, C_BUDGET_AT_SUCCESS, C_BUDGET_DEPOSIT, C_BUDGET_EMPTY,  # noqa: F401
+                                        C_BUDGET_HAS_CAP, C_BUDGET_RESERVE, C_BUDGET_SHARED, C_BUDGET_WINDOW,
+                                        C_BUDGET_WITHDRAWAL, G_BUDGET_CAP, G_BUDGET_MS, budget_begin, budget_deposit,
+                                        budget_withdraw)
 from sim.kernels.outputs import note_event
 from sim.kernels.pool_open import DONE, GUARD, NEED_DRAWS, NEED_ROOM
 
@@ -60,14 +65,16 @@ C_LIMIT = 4  # ThrottlingServer's limit
 C_WRITES = 5  # the control draws write durations (all but ThrottlingServer)
 C_MAX_ATTEMPTS = 6  # the strategy's max_attempts (0: none)
 C_HAS_MAX_ELAPSED = 7
-C_POLICY = 8  # the chain's one policy (``P_*``), asked after the limits, before the strategy
-C_POLICY_SHARED = 9  # its state shared by every client (scope = "shared"), else one each
-C_REFILL_ON_SUCCESS = 10  # TokenBucket: refill_on = "success", else at each call's start
-C_STRICT = 11  # TokenBucket: a retry needs more than its cost (else at least its cost)
-C_RETRY_COST = 12  # RetryQuota: the cost of a retry after an abort
-C_THROTTLE_COST = 13  # RetryQuota: after a rejection (throttle_cost, or retry_cost when unset)
-C_REFUND = 14  # RetryQuota: success_refund
-C_SIZE = 15
+# 8 to 16: a RetryBudget's (``C_BUDGET_*``), at the indices ``sim.kernels.latency_closed`` gives
+# them, whose transcription of the budget (``budget_begin``...) this kernel calls as it is.
+C_POLICY = 17  # the chain's one policy (``P_*``), asked after the limits, before the strategy
+C_POLICY_SHARED = 18  # its tokens shared by every client (scope = "shared"), else one each
+C_REFILL_ON_SUCCESS = 19  # TokenBucket: refill_on = "success", else at each call's start
+C_STRICT = 20  # TokenBucket: a retry needs more than its cost (else at least its cost)
+C_RETRY_COST = 21  # RetryQuota: the cost of a retry after an abort
+C_THROTTLE_COST = 22  # RetryQuota: after a rejection (throttle_cost, or retry_cost when unset)
+C_REFUND = 23  # RetryQuota: success_refund
+C_SIZE = 24
 # Float configuration (``cfg_f``).
 G_BASE = 0  # the strategy's base or constant
 G_CAP = 1
@@ -77,7 +84,9 @@ G_TOKENS = 4  # the policy's tokens at the start: a bucket's capacity, a throttl
 G_REFILL = 5  # TokenBucket: refill; GrpcThrottle: token_ratio
 G_COST = 6  # TokenBucket: cost
 G_THRESHOLD = 7  # GrpcThrottle: max_tokens / 2
-G_SIZE = 8
+# 8 to 14 unused; 15 and 16 a RetryBudget's (``G_BUDGET_MS``, ``G_BUDGET_CAP``: latency_closed's).
+G_SIZE = 17
+assert C_HAS_MAX_ELAPSED < C_BUDGET and C_BUDGET_WITHDRAWAL < C_POLICY and G_THRESHOLD < G_BUDGET_MS < G_SIZE
 # Integer state (``st_i``): the heap's first (``sim.kernels.heap``: I_HEAP = 0, I_SEQ = 1).
 I_CHECK = 2  # the seq at which the guard wants to look
 I_NET_HAVE = 3  # values held per client
@@ -124,10 +133,12 @@ P_NONE = 0
 P_TOKEN_BUCKET = 1  # sim.policies.token_bucket
 P_GRPC_THROTTLE = 2  # sim.policies.grpc_throttle
 P_RETRY_QUOTA = 3  # sim.policies.retry_quota
+P_RETRY_BUDGET = 4  # sim.policies.retry_budget (its numbers in the C_BUDGET_* slots)
 # A denied retry's event, by policy (``PolicyEvents.denied``: the policy's reason as detail).
 _TOKEN_BUCKET_DENIED = ev.pack(ev.CLIENT_RETRY_DENIED, ev.DENY_REASON_INDEX["token_bucket"])
 _GRPC_THROTTLE_DENIED = ev.pack(ev.CLIENT_RETRY_DENIED, ev.DENY_REASON_INDEX["grpc_throttle"])
 _RETRY_QUOTA_DENIED = ev.pack(ev.CLIENT_RETRY_DENIED, ev.DENY_REASON_INDEX["retry_quota"])
+_RETRY_BUDGET_DENIED = ev.pack(ev.CLIENT_RETRY_DENIED, ev.DENY_REASON_INDEX["retry_budget"])
 _BACKS_OFF_CODE = ev.CLIENT_BACKS_OFF  # with the tokens left as detail (``PolicyEvents.backs_off``)
 
 
@@ -191,11 +202,14 @@ def policy_failure(cfg_i, cfg_f, tokens, last, c, k, limited):
 
 
 @maybe_njit
-def policy_success(cfg_i, cfg_f, tokens, last, c, k):
-    """The policy's ``on_success`` for client c's attempt number ``k`` (accepted or committed)."""
+def policy_success(cfg_i, cfg_f, tokens, last, b_buf, b_state, c, k, t):
+    """The policy's ``on_success`` for client c's attempt number ``k`` (accepted or committed at t)."""
     policy = cfg_i[C_POLICY]
     b = 0 if cfg_i[C_POLICY_SHARED] != 0 else c
-    if policy == P_GRPC_THROTTLE or (policy == P_TOKEN_BUCKET and cfg_i[C_REFILL_ON_SUCCESS] != 0):
+    if policy == P_RETRY_BUDGET:  # _OnSuccessBudgetLink.on_success: RequeueFilter's deposit
+        if cfg_i[C_BUDGET_AT_SUCCESS] != 0:
+            budget_deposit(cfg_i, cfg_f, b_buf, b_state, 0 if cfg_i[C_BUDGET_SHARED] != 0 else c, t)
+    elif policy == P_GRPC_THROTTLE or (policy == P_TOKEN_BUCKET and cfg_i[C_REFILL_ON_SUCCESS] != 0):
         refill(cfg_f, tokens, b)
     elif policy == P_RETRY_QUOTA:
         # _QuotaLink.on_success: the refund after a call of one attempt, else what its last
@@ -209,7 +223,7 @@ def policy_success(cfg_i, cfg_f, tokens, last, c, k):
 
 @maybe_njit
 def run(cfg_i, cfg_f, st_i, st_f, hf, hi, bo, attempts, call_of, first, tokens, last, net, net_pos, jitter, jitter_pos,
-        writes, rec_t, rec_c, rec_p, rec_k, outages, held):
+        writes, rec_t, rec_c, rec_p, rec_k, outages, held, b_buf, b_state, remaining):
     """Process events until the heap is empty (``DONE``) or Python must step in: room for the
     history (``NEED_ROOM``), draws (``NEED_DRAWS``: a client's network or jitter values, the
     server's write durations, each event reading at most one of each) or the guard (``GUARD``)."""
@@ -227,6 +241,9 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, bo, attempts, call_of, first, tokens, 
     policy = cfg_i[C_POLICY]
     shared = cfg_i[C_POLICY_SHARED] != 0
     refill_at_start = policy == P_TOKEN_BUCKET and cfg_i[C_REFILL_ON_SUCCESS] == 0
+    budget = policy == P_RETRY_BUDGET
+    budget_shared = cfg_i[C_BUDGET_SHARED] != 0
+    budget_at_success = cfg_i[C_BUDGET_AT_SUCCESS] != 0
     net_have = st_i[I_NET_HAVE]
     jitter_have = st_i[I_JITTER_HAVE]
     write_have = st_i[I_WRITE_HAVE]
@@ -253,6 +270,8 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, bo, attempts, call_of, first, tokens, 
             bo[c] = base
             if refill_at_start:  # _RefillOnCallStart.on_attempt: attempt 1 of the call
                 refill(cfg_f, tokens, 0 if shared else c)
+            elif budget:  # _BudgetLink.on_attempt: attempt 1 begins the request
+                budget_begin(cfg_i, cfg_f, b_buf, b_state, remaining, c, t)
             handler = H_SEND
         if st_i[I_PAUSED] != 0 and (handler == H_RECEIVE_WRITE or handler == H_RECEIVE_READ):
             # OutageGate.wrap: held at the door until the resume (an unbounded accept queue: one
@@ -281,7 +300,17 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, bo, attempts, call_of, first, tokens, 
             k = attempts[c]
             call = call_of[c]
             limited = (max_attempts > 0 and k >= max_attempts) or (has_max_elapsed and t - first[c] > max_elapsed)
-            denied = policy != P_NONE and policy_failure(cfg_i, cfg_f, tokens, last, c, k, limited)
+            denied = False
+            if budget:  # _BudgetLink.on_failure (its call begun at attempt 1: ``start == self.call``)
+                if not limited:
+                    if cfg_i[C_BUDGET_HAS_CAP] != 0 and remaining[c] <= 0:
+                        limited = True  # REQUEST_LIMIT: a limit's give-up, not a denial
+                    elif not budget_withdraw(cfg_i, cfg_f, b_buf, b_state, 0 if budget_shared else c, t):
+                        denied = True
+                    else:
+                        remaining[c] -= 1
+            elif policy != P_NONE:
+                denied = policy_failure(cfg_i, cfg_f, tokens, last, c, k, limited)
             if limited:
                 st_i[I_GAVE_UP] += 1
                 p = _GIVES_UP | ((k + 1) << _SHIFT)
@@ -289,11 +318,12 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, bo, attempts, call_of, first, tokens, 
                 st_i[I_GAVE_UP] += 1
                 st_i[I_DENIED] += 1
                 p = (_TOKEN_BUCKET_DENIED if policy == P_TOKEN_BUCKET else _GRPC_THROTTLE_DENIED
-                     if policy == P_GRPC_THROTTLE else _RETRY_QUOTA_DENIED)
+                     if policy == P_GRPC_THROTTLE else _RETRY_QUOTA_DENIED if policy == P_RETRY_QUOTA
+                     else _RETRY_BUDGET_DENIED)
             else:
                 delay = backoff(cfg_i, cfg_f, bo, jitter, jitter_pos, c)
                 push(hf, hi, st_i, t + delay, H_SEND, c, 0)
-                if policy == P_NONE:
+                if policy == P_NONE or budget:  # a budget holds no tokens (``_token_reader``)
                     p = _BACKS_OFF
                 else:  # PolicyEvents.backs_off: the whole tokens left
                     whole = int(tokens[0 if shared else c])
@@ -323,7 +353,7 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, bo, attempts, call_of, first, tokens, 
                     st_i[I_COUNT] = count
                     push(hf, hi, st_i, t + window, H_DECREMENT, c, 0)
                     if policy != P_NONE:  # committed: heard by the chain
-                        policy_success(cfg_i, cfg_f, tokens, last, c, attempts[c])
+                        policy_success(cfg_i, cfg_f, tokens, last, b_buf, b_state, c, attempts[c], t)
                     p = _COUNTED_ACCEPTS | ((count + 1) << _SHIFT)
             else:  # OCC: a tentative write, based on the version read or the current one
                 based_on = a if reads_version else st_i[I_VERSION]
@@ -347,12 +377,12 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, bo, attempts, call_of, first, tokens, 
                 version = st_i[I_VERSION] + 1
                 st_i[I_VERSION] = version
                 if policy != P_NONE:  # committed: heard by the chain
-                    policy_success(cfg_i, cfg_f, tokens, last, c, attempts[c])
+                    policy_success(cfg_i, cfg_f, tokens, last, b_buf, b_state, c, attempts[c], t)
                 p = _OCC_COMMITS | ((version + 1) << _SHIFT)
         elif handler == H_FREE:
             st_i[I_BUSY] = 0
             if policy != P_NONE:  # committed: heard by the chain
-                policy_success(cfg_i, cfg_f, tokens, last, c, attempts[c])
+                policy_success(cfg_i, cfg_f, tokens, last, b_buf, b_state, c, attempts[c], t)
             p = _COMMITS
         elif handler == H_PAUSE:
             st_i[I_MARKERS] -= 1

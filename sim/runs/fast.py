@@ -15,8 +15,8 @@ tests/test_fast_latency.py, tests/test_fast_contention.py):
   other policy;
 - ``contention``: the sample's model, clients that make one call each (a burst or a spike)
   against a LockingServer, an OCC server or a ThrottlingServer, a plain strategy with its own
-  limits and at most one policy that keeps tokens (TokenBucket, GrpcThrottle, RetryQuota),
-  outages whose accept queue never fills; no tier, fleet or other policy.
+  limits and at most one policy (TokenBucket, GrpcThrottle, RetryQuota, RetryBudget), outages
+  with an unbounded accept queue; no tier, fleet or other policy.
 
 Which runs a kernel takes is declared, class by class and field by field, in
 ``sim.runs.kernel_boundary``: a run goes to a kernel only if the kernel honours every object in

@@ -17,6 +17,7 @@ from sim.kernels.blocks import ClientBlocks, SerialBlocks
 from sim.models.controls import LockingServer, ReadWriteOCCServer, ThrottlingServer, WriteOnlyOCCServer
 from sim.models.strategies import FullJitteredExpo
 from sim.policies.chain import ChainSpec
+from sim.policies.retry_budget import SLICES
 from sim.runs import kernel_boundary
 from sim.runs.counters import RunCounters
 from sim.kernels.jit import plain
@@ -99,6 +100,12 @@ class ContentionRun(ArrayRun):
         holders = 1 if cfg_i[k.C_POLICY_SHARED] else n
         self.tokens = np.full(holders, cfg_f[k.G_TOKENS], dtype=np.float64)
         self.last = np.zeros(n, dtype=np.int64)
+        # A RetryBudget's windows (``sim.runs.fast_latency``'s): one for all clients or one each
+        # (one unused without a budget), and each request's retries left under its cap.
+        budgets = n if cfg_i[k.C_BUDGET] and not cfg_i[k.C_BUDGET_SHARED] else 1
+        self.b_buf = np.zeros((budgets, SLICES - 1), dtype=np.int64)
+        self.b_state = np.zeros((budgets, 3), dtype=np.int64)  # writer, index, old: 0 at t = 0
+        self.remaining = np.zeros(n, dtype=np.int64)
         self._no_jitter = (np.zeros((n, 0), dtype=np.float64), np.zeros(n, dtype=np.int64))
         size = START if record else 1
         self.rec_t = np.zeros(size, dtype=np.float64)
@@ -144,7 +151,8 @@ class ContentionRun(ArrayRun):
         st[k.I_WRITE_HAVE] = self.writes.values.shape[0]
         return (self.cfg_i, self.cfg_f, st, self.st_f, self.hf, self.hi, self.bo, self.attempts, self.call_of,
                 self.first, self.tokens, self.last, self.net.values, self.net.pos, jitter_values, jitter_pos,
-                self.writes.values, self.rec_t, self.rec_c, self.rec_p, self.rec_k, self.outages, self.held)
+                self.writes.values, self.rec_t, self.rec_c, self.rec_p, self.rec_k, self.outages, self.held,
+                self.b_buf, self.b_state, self.remaining)
 
     def _refill(self) -> None:
         for blocks in (self.net, self.jitter):

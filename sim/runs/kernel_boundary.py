@@ -174,6 +174,12 @@ def _quota(slots: Slots, policy: RetryQuota) -> None:
     slots.put("C_THROTTLE_COST", policy.retry_cost if policy.throttle_cost is None else policy.throttle_cost)
 
 
+def _contention_budget(slots: Slots, policy: RetryBudget) -> None:
+    """The budget's numbers (``_budget``) and the contention kernel's ``C_POLICY``."""
+    _budget(slots, policy)
+    slots.put("C_POLICY", slots.codes.P_RETRY_BUDGET)
+
+
 def _one_policy(chain: ChainSpec) -> bool:
     """A chain of one policy (its class is then checked in turn): the contention kernel asks one."""
     return len(chain.policies) == 1
@@ -309,7 +315,7 @@ LATENCY_CLOSED_TABLE: dict[type, Transcribed] = {
 # ``sim.kernels.contention``: the sample's model, clients that make one call each (a burst or a
 # spike) against a contention control (a lock, OCC write-only or read-then-write, throttling),
 # a plain strategy with its own limits (``max_attempts``, ``max_elapsed``) and at most one policy
-# that keeps tokens (a TokenBucket, a GrpcThrottle, a RetryQuota), outages (and incidents of
+# (a TokenBucket, a GrpcThrottle, a RetryQuota, a RetryBudget), outages (and incidents of
 # capacity 0) with an unbounded accept queue; no tier or fleet. Such a server keeps no series
 # and sends no reply: the keys of the horizon, the series and timeouts mean nothing to its runs
 # (``Clients`` without replies reads none of them), nor does what a quota charges after a timeout.
@@ -352,6 +358,8 @@ CONTENTION_TABLE: dict[type, Transcribed] = {
         "throttle_cost": read(BY_CLASS), "timeout_cost": read(INERT),
         "scope": equals("C_POLICY_SHARED", "shared"),
     }, (), _quota),
+    # Finagle's budget as the latency kernel transcribes it (its slots at the same indices).
+    RetryBudget: Transcribed(LATENCY_CLOSED_TABLE[RetryBudget].fields, (), _contention_budget),
     LockingServer: Transcribed(_WRITES),
     WriteOnlyOCCServer: Transcribed(_WRITES),
     ReadWriteOCCServer: Transcribed(_WRITES),
