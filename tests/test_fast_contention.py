@@ -1,8 +1,9 @@
 """The compiled fast path of the contention models (``sim.kernels.contention``: clients that make
 one call each, a burst or a spike, against a LockingServer, an OCC server write-only or
-read-then-write, or a ThrottlingServer, a plain strategy, at most one policy, outages) against the reference engine: every
-CSV byte for byte and every run's history, as the engine runs the kernel (compiled when numba is
-installed), as its plain source, and in a process without numba; then which runs take it.
+read-then-write, or a ThrottlingServer, a plain strategy, at most one policy, outages) against
+the reference engine: every CSV byte for byte and every run's history, as the engine runs the
+kernel (compiled when numba is installed), as its plain source, and in a process without numba;
+then which runs take it.
 """
 
 from __future__ import annotations
@@ -148,8 +149,8 @@ write_mu = 2.0
 write_sigma = 1.0
 strategies = [
   { type = "Constant", constant = 0.5, name = "bucket", policies = [{ type = "TokenBucket" }] },
-  { type = "FullJitteredExpo", base = 2.0, cap = 100.0, max_attempts = 4, name = "shared bucket on success", policies = [
-      { type = "TokenBucket", capacity = 2.0, refill = 1.0, refill_on = "success", strict = false, scope = "shared" }] },
+  { type = "FullJitteredExpo", base = 2.0, cap = 100.0, max_attempts = 4, name = "shared bucket", policies = [
+    { type = "TokenBucket", capacity = 2.0, refill = 1.0, refill_on = "success", strict = false, scope = "shared" }] },
   { type = "Expo", base = 1.0, cap = 64.0, name = "throttle", policies = [
       { type = "GrpcThrottle", max_tokens = 6.0, token_ratio = 0.5 }] },
   { type = "Constant", constant = 1.0, max_elapsed = 200.0, name = "shared quota", policies = [
@@ -218,7 +219,8 @@ strategies = [
   { type = "FullJitteredExpo", base = 2.0, cap = 100.0, name = "quota", policies = [
       { type = "RetryQuota", capacity = 12, retry_cost = 1, throttle_cost = 2, success_refund = 1 }] },
   { type = "Constant", constant = 1.0, name = "bucket of one", policies = [{ type = "TokenBucket", capacity = 1.0 }] },
-  { type = "NoBackoff", name = "empty budget", policies = [{ type = "RetryBudget", percent = 0.0, min_retries_per_s = 0 }] },
+  { type = "NoBackoff", name = "empty budget", policies = [
+      { type = "RetryBudget", percent = 0.0, min_retries_per_s = 0 }] },
 ]
 
 [[simulation]]
@@ -233,7 +235,7 @@ write_mu = 2.0
 write_sigma = 1.0
 strategies = [
   { type = "Constant", constant = 0.5, name = "budget", policies = [{ type = "RetryBudget" }] },
-  { type = "FullJitteredExpo", base = 2.0, cap = 100.0, max_attempts = 6, name = "shared budget on success", policies = [
+  { type = "FullJitteredExpo", base = 2.0, cap = 100.0, max_attempts = 6, name = "shared budget", policies = [
       { type = "RetryBudget", percent = 10.0, min_retries_per_s = 1, deposit = "success", scope = "shared" }] },
   { type = "Expo", base = 1.0, cap = 64.0, name = "budget with a cap", policies = [
       { type = "RetryBudget", percent = 50.0, min_retries_per_s = 0, ttl = 2000, max_retries_per_request = 0.5 }] },

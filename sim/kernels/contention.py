@@ -19,7 +19,8 @@ has one item in the heap at a time, or held at the door while the server is stop
 ThrottlingServer one per acceptance in its window, the outage gate its pauses and resumes), so
 the heap and the held arrivals never need more room than they are built with. Outages stop the
 server as ``sim.models.outage.OutageGate`` does: arrivals held until the resume, the server's
-steps (a write's end, a commit, a window's expiry) moved later by the outage's length. ``sim.runs.fast_contention`` drives it.
+steps (a write's end, a commit, a window's expiry) moved later by the outage's length.
+``sim.runs.fast_contention`` drives it.
 """
 
 from __future__ import annotations
@@ -243,7 +244,6 @@ def run(cfg_i, cfg_f, st_i, st_f, hf, hi, bo, attempts, call_of, first, tokens, 
     refill_at_start = policy == P_TOKEN_BUCKET and cfg_i[C_REFILL_ON_SUCCESS] == 0
     budget = policy == P_RETRY_BUDGET
     budget_shared = cfg_i[C_BUDGET_SHARED] != 0
-    budget_at_success = cfg_i[C_BUDGET_AT_SUCCESS] != 0
     net_have = st_i[I_NET_HAVE]
     jitter_have = st_i[I_JITTER_HAVE]
     write_have = st_i[I_WRITE_HAVE]
