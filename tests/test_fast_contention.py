@@ -1,8 +1,9 @@
 """The compiled fast path of the contention models (``sim.kernels.contention``: clients that make
 one call each, a burst or a spike, against a LockingServer, an OCC server write-only or
-read-then-write, or a ThrottlingServer, a plain strategy) against the reference engine: every
-CSV byte for byte and every run's history, as the engine runs the kernel (compiled when numba is
-installed), as its plain source, and in a process without numba; then which runs take it.
+read-then-write, or a ThrottlingServer, a plain strategy, at most one policy, outages) against
+the reference engine: every CSV byte for byte and every run's history, as the engine runs the
+kernel (compiled when numba is installed), as its plain source, and in a process without numba;
+then which runs take it.
 """
 
 from __future__ import annotations
@@ -14,8 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from sim.core import events as ev
 from sim.kernels import contention, jit
 from sim.models.workloads import Outage
+from sim.policies.circuit_breaker import CircuitBreaker
+from sim.policies.grpc_throttle import GrpcThrottle
+from sim.policies.retry_budget import RetryBudget
+from sim.policies.retry_quota import RetryQuota
 from sim.policies.token_bucket import TokenBucket
 from sim.runs import engine, fast
 from sim.settings.config import load_config
@@ -121,10 +127,207 @@ strategies = [{ type = "Constant", constant = 1.0 }, { type = "Expo", base = 0.5
 """
 
 
+# Each policy the kernel asks (TokenBucket, GrpcThrottle, RetryQuota) against every control,
+# per client and shared, alone and after a strategy's own limits (a limit's give-up and the
+# policy's denial in one run): a bucket of the sample's size (5, +0.1 a call), one refilled on
+# success, one that empties exactly (1.5 tokens, 0.5 a retry, not strict, no refill: three
+# retries, then 0 left), one of a single token (strict: 1 > 1 never, every retry denied);
+# gRPC's throttle at A6's example and below it; a quota that never runs out (500) and small
+# ones, with and without a throttle_cost; Finagle's budget at its defaults (never short here),
+# shared and deposited on success, with a per-request cap (calls that reach it give up), empty
+# (every retry denied). Each simulation has runs that deny retries.
+POLICIES = """
+[[simulation]]
+title = "Token buckets"
+clients = [1, 5, 30]
+repeat = 2
+network_mu = 10.0
+network_sigma = 2.0
+work_to_duration = 1.0
+control = "LockingServer"
+write_mu = 2.0
+write_sigma = 1.0
+strategies = [
+  { type = "Constant", constant = 0.5, name = "bucket", policies = [{ type = "TokenBucket" }] },
+  { type = "FullJitteredExpo", base = 2.0, cap = 100.0, max_attempts = 4, name = "shared bucket", policies = [
+    { type = "TokenBucket", capacity = 2.0, refill = 1.0, refill_on = "success", strict = false, scope = "shared" }] },
+  { type = "Expo", base = 1.0, cap = 64.0, name = "throttle", policies = [
+      { type = "GrpcThrottle", max_tokens = 6.0, token_ratio = 0.5 }] },
+  { type = "Constant", constant = 1.0, max_elapsed = 200.0, name = "shared quota", policies = [
+      { type = "RetryQuota", capacity = 12, retry_cost = 2, throttle_cost = 3, scope = "shared" }] },
+]
+
+[[simulation]]
+title = "Policies read write OCC"
+clients = [2, 25]
+repeat = 2
+network_mu = 5.0
+network_sigma = 1.0
+write_mu = 0.0
+write_sigma = 0.0
+work_to_duration = 1.0
+control = "ReadWriteOCCServer"
+strategies = [
+  { type = "Constant", constant = 0.0, name = "throttle", policies = [{ type = "GrpcThrottle" }] },
+  { type = "FullJitteredExpo", base = 5.0, cap = 200.0, name = "shared throttle", policies = [
+      { type = "GrpcThrottle", max_tokens = 8.0, token_ratio = 0.25, scope = "shared" }] },
+  { type = "EqualJitteredExpo", base = 2.0, cap = 100.0, name = "quota", policies = [{ type = "RetryQuota" }] },
+  { type = "Constant", constant = 1.0, name = "small shared quota", policies = [
+      { type = "RetryQuota", capacity = 20, retry_cost = 3, success_refund = 2, scope = "shared" }] },
+  { type = "Expo", base = 1.0, cap = 32.0, name = "bucket on success", policies = [
+      { type = "TokenBucket", capacity = 3.0, refill = 0.5, refill_on = "success" }] },
+]
+
+[[simulation]]
+title = "Policies write only OCC"
+clients = [3, 20]
+repeat = 2
+network_mu = 5.0
+network_sigma = 1.0
+write_mu = 1.0
+write_sigma = 0.5
+work_to_duration = 0.5
+control = "WriteOnlyOCCServer"
+strategies = [
+  { type = "NoBackoff", name = "bucket that empties", policies = [
+      { type = "TokenBucket", capacity = 1.5, refill = 0.0, cost = 0.5, strict = false }] },
+  { type = "Constant", constant = 2.0, max_elapsed = 12.0, name = "quota and a limit", policies = [
+      { type = "RetryQuota", capacity = 10, retry_cost = 1, scope = "shared" }] },
+  { type = "FullJitteredExpo", base = 2.0, cap = 50.0, max_attempts = 3, name = "throttle and a limit", policies = [
+      { type = "GrpcThrottle", max_tokens = 20.0, token_ratio = 0.5, scope = "shared" }] },
+]
+
+[[simulation]]
+title = "Policies throttling spike"
+clients = [4, 25]
+repeat = 2
+network_mu = 3.0
+network_sigma = 1.0
+work_to_duration = 1.0
+control = "ThrottlingServer"
+window = 20.0
+limit = 3
+workload = "spike"
+spike_fraction = 0.6
+spike_width = 2.0
+arrival_window = 50.0
+strategies = [
+  { type = "Constant", constant = 5.0, name = "shared bucket", policies = [
+      { type = "TokenBucket", capacity = 4.0, refill = 0.2, scope = "shared" }] },
+  { type = "Expo", base = 2.0, cap = 64.0, name = "throttle", policies = [
+      { type = "GrpcThrottle", max_tokens = 3.0, token_ratio = 0.1 }] },
+  { type = "FullJitteredExpo", base = 2.0, cap = 100.0, name = "quota", policies = [
+      { type = "RetryQuota", capacity = 12, retry_cost = 1, throttle_cost = 2, success_refund = 1 }] },
+  { type = "Constant", constant = 1.0, name = "bucket of one", policies = [{ type = "TokenBucket", capacity = 1.0 }] },
+  { type = "NoBackoff", name = "empty budget", policies = [
+      { type = "RetryBudget", percent = 0.0, min_retries_per_s = 0 }] },
+]
+
+[[simulation]]
+title = "Retry budgets"
+clients = [1, 10, 40]
+repeat = 2
+network_mu = 10.0
+network_sigma = 2.0
+work_to_duration = 1.0
+control = "LockingServer"
+write_mu = 2.0
+write_sigma = 1.0
+strategies = [
+  { type = "Constant", constant = 0.5, name = "budget", policies = [{ type = "RetryBudget" }] },
+  { type = "FullJitteredExpo", base = 2.0, cap = 100.0, max_attempts = 6, name = "shared budget", policies = [
+      { type = "RetryBudget", percent = 10.0, min_retries_per_s = 1, deposit = "success", scope = "shared" }] },
+  { type = "Expo", base = 1.0, cap = 64.0, name = "budget with a cap", policies = [
+      { type = "RetryBudget", percent = 50.0, min_retries_per_s = 0, ttl = 2000, max_retries_per_request = 0.5 }] },
+]
+"""
+
+
+# Outages (and an incident of capacity 0) against every control: arrivals held through them,
+# writes, commits and a throttle's window expiries moved by their length, two outages in one run
+# (the second after the work in the small runs: its pause and resume silent), a policy beside.
+OUTAGES = """
+[[simulation]]
+title = "Locking outages"
+clients = [1, 12, 40]
+repeat = 2
+network_mu = 10.0
+network_sigma = 2.0
+work_to_duration = 1.0
+control = "LockingServer"
+write_mu = 2.0
+write_sigma = 1.0
+outages = [{ start = 15.0, duration = 40.0 }, { start = 200.0, duration = 30.0 }]
+strategies = [
+  { type = "Constant", constant = 0.5 },
+  { type = "FullJitteredExpo", base = 2.0, cap = 100.0, name = "bucket", policies = [{ type = "TokenBucket" }] },
+]
+
+[[simulation]]
+title = "Read write OCC outages"
+clients = [3, 25]
+repeat = 2
+network_mu = 5.0
+network_sigma = 1.0
+write_mu = 0.0
+write_sigma = 0.0
+work_to_duration = 1.0
+control = "ReadWriteOCCServer"
+outages = [{ start = 8.0, duration = 20.0 }]
+incidents = [{ start = 60.0, duration = 15.0, capacity = 0.0 }]
+strategies = [{ type = "Constant", constant = 0.0 }, { type = "FullJitteredExpo", base = 5.0, cap = 200.0 }]
+
+[[simulation]]
+title = "Write only OCC outage"
+clients = [3, 20]
+repeat = 2
+network_mu = 5.0
+network_sigma = 1.0
+write_mu = 3.0
+write_sigma = 0.5
+work_to_duration = 0.5
+control = "WriteOnlyOCCServer"
+outages = [{ start = 6.0, duration = 25.0 }]
+strategies = [{ type = "Expo", base = 1.0, cap = 16.0 }, { type = "NoBackoff", max_attempts = 5 }]
+
+[[simulation]]
+title = "Throttling outages"
+clients = [4, 25]
+repeat = 2
+network_mu = 3.0
+network_sigma = 1.0
+work_to_duration = 1.0
+control = "ThrottlingServer"
+window = 20.0
+limit = 3
+workload = "spike"
+spike_fraction = 0.6
+spike_width = 2.0
+arrival_window = 50.0
+outages = [{ start = 10.0, duration = 30.0 }, { start = 300.0, duration = 10.0 }]
+strategies = [{ type = "Constant", constant = 5.0 }, { type = "Expo", base = 2.0, cap = 64.0, policies = [
+    { type = "GrpcThrottle" }] }]
+"""
+
+
 @pytest.fixture(scope="module")
 def specs(tmp_path_factory: pytest.TempPathFactory):
     path = tmp_path_factory.mktemp("contention") / "contention.toml"
     path.write_text(CONFIG, encoding="utf-8")
+    return load_config(path).simulations
+
+
+@pytest.fixture(scope="module")
+def outage_specs(tmp_path_factory: pytest.TempPathFactory):
+    path = tmp_path_factory.mktemp("contention") / "outages.toml"
+    path.write_text("seed = 5\n" + OUTAGES, encoding="utf-8")
+    return load_config(path).simulations
+
+
+@pytest.fixture(scope="module")
+def policy_specs(tmp_path_factory: pytest.TempPathFactory):
+    path = tmp_path_factory.mktemp("contention") / "policies.toml"
+    path.write_text("seed = 11\n" + POLICIES, encoding="utf-8")
     return load_config(path).simulations
 
 
@@ -136,10 +339,52 @@ def test_kernel_writes_the_reference_csvs_byte_for_byte(specs, index, kernel, ke
     kernel_matches_reference(spec, contention, kernel == "plain source")
 
 
+@pytest.mark.parametrize("kernel", ["as the engine runs it", "plain source"])
+@pytest.mark.parametrize("index", [0, 1, 2, 3, 4])
+def test_runs_with_a_policy_write_the_reference_csvs_byte_for_byte(policy_specs, index, kernel,
+                                                                  kernel_matches_reference):
+    spec = policy_specs[index]
+    assert all(fast.kernel_name(spec, s.chain) == fast.CONTENTION for s in spec.strategies)
+    kernel_matches_reference(spec, contention, kernel == "plain source")
+
+
+@pytest.mark.parametrize("kernel", ["as the engine runs it", "plain source"])
+@pytest.mark.parametrize("index", [0, 1, 2, 3])
+def test_runs_with_outages_write_the_reference_csvs_byte_for_byte(outage_specs, index, kernel,
+                                                                 kernel_matches_reference):
+    spec = outage_specs[index]
+    assert spec.stops and all(fast.kernel_name(spec, s.chain) == fast.CONTENTION for s in spec.strategies)
+    kernel_matches_reference(spec, contention, kernel == "plain source")
+
+
 def _same_history(ours: engine.Run, reference: engine.Run) -> None:
     a, b = ours.history, reference.history
     assert (a.times, a.clients, a.packed, a.calls) == (b.times, b.clients, b.packed, b.calls)
     assert ours.metrics() == reference.metrics()
+    assert ours.time == reference.time  # the clock, past a silent pause or resume after the work
+
+
+@pytest.mark.parametrize("kernel", ["as the engine runs it", "plain source"])
+def test_every_outage_run_s_history_and_metrics_are_the_reference_s(outage_specs, kernel):
+    # Every run of every size and repetition through its outages: the pauses and resumes (on
+    # no client's lane), what was held at the door served at the resume, the server's steps
+    # later by the outage's length; and the runs whose later outage comes after their work.
+    chosen = None if kernel == "as the engine runs it" else jit.plain(contention.run)
+    recorded = silent = 0
+    for spec in outage_specs:
+        for s in spec.strategies:
+            for n in spec.clients:
+                for r in range(spec.repeat):
+                    ours = engine.kernel_record(spec, s.label, n, r, kernel=chosen)
+                    reference = engine.Run(spec, s.label, n, r).run()
+                    _same_history(ours, reference)
+                    assert engine.kernel_metrics(spec, s.chain, n, r, kernel=chosen) == reference.metrics()
+                    pauses = [c for c, p in zip(reference.history.clients, reference.history.packed)
+                              if ev.unpack(p)[0] == ev.SERVER_PAUSES]
+                    assert set(pauses) <= {-1}
+                    recorded += len(pauses)
+                    silent += len(spec.stops) - len(pauses)
+    assert recorded > 0 and silent > 0
 
 
 @pytest.mark.parametrize("kernel", ["as the engine runs it", "plain source"])
@@ -162,6 +407,55 @@ def test_every_run_s_history_and_metrics_are_the_reference_s(specs, kernel):
     assert events > 10_000  # about 25,000: the comparison saw real contention
 
 
+@pytest.mark.parametrize("kernel", ["as the engine runs it", "plain source"])
+def test_every_policy_run_s_history_and_metrics_are_the_reference_s(policy_specs, kernel):
+    # Every run of every size and repetition, with each policy: its events (the backs-off with
+    # the tokens left, the denied retries with the policy's reason, a limit's give-ups) and the
+    # metrics (retries_denied among them) kept with and without history.
+    chosen = None if kernel == "as the engine runs it" else jit.plain(contention.run)
+    denied: dict[str, int] = {}
+    codes: set[int] = set()
+    for spec in policy_specs:
+        for s in spec.strategies:
+            for n in spec.clients:
+                for r in range(spec.repeat):
+                    ours = engine.kernel_record(spec, s.label, n, r, kernel=chosen)
+                    reference = engine.Run(spec, s.label, n, r).run()
+                    _same_history(ours, reference)
+                    assert engine.kernel_metrics(spec, s.chain, n, r, kernel=chosen) == reference.metrics()
+                    name = type(s.chain.policies[0]).__name__
+                    denied[name] = denied.get(name, 0) + reference.metrics().retries_denied
+                    codes.update(reference.history.packed)
+    assert set(denied) == {"TokenBucket", "GrpcThrottle", "RetryQuota", "RetryBudget"} and min(denied.values()) > 0
+    reasons = {ev.pack(ev.CLIENT_RETRY_DENIED, ev.DENY_REASON_INDEX[r]) for r in ("token_bucket", "grpc_throttle",
+                                                                                  "retry_quota", "retry_budget")}
+    assert reasons <= codes  # each policy's denial recorded
+    assert any(ev.unpack(p)[0] == ev.CLIENT_GIVES_UP for p in codes)  # a limit's, beside them
+    # backs-off with 0 whole tokens left and with more: the emptied buckets and the full quotas
+    assert {ev.pack(ev.CLIENT_BACKS_OFF, 0), ev.pack(ev.CLIENT_BACKS_OFF, 1)} <= codes
+
+
+def test_a_bucket_that_empties_denies_the_retries_after_its_tokens(policy_specs):
+    # 1.5 tokens, 0.5 a retry, not strict, no refill: each client's fourth retry is denied, the
+    # three before it leave 1.0, 0.5 and 0 tokens (their backs-off say 1, 0, 0).
+    spec = policy_specs[2]
+    label = spec.strategies[0].label
+    assert label == "bucket that empties"
+    run = engine.kernel_record(spec, label, 20, 1, kernel=jit.plain(contention.run))
+    _same_history(run, engine.Run(spec, label, 20, 1).run())
+    by_client: dict[int, list[int]] = {}
+    history = run.history
+    for c, p in zip(history.clients, history.packed):
+        code, detail = ev.unpack(p)
+        if code in (ev.CLIENT_BACKS_OFF, ev.CLIENT_RETRY_DENIED):
+            by_client.setdefault(c, []).append(p)
+    denied = ev.pack(ev.CLIENT_RETRY_DENIED, ev.DENY_REASON_INDEX["token_bucket"])
+    steps = [ev.pack(ev.CLIENT_BACKS_OFF, d) for d in (1, 0, 0)]
+    ended = [c for c, seen in by_client.items() if denied in seen]
+    assert ended and all(by_client[c] == [*steps, denied] for c in ended)
+    assert all(seen == steps[:len(seen)] for c, seen in by_client.items() if c not in ended)
+
+
 def test_a_run_of_metrics_only_is_the_reference_s_taken_ahead(specs, monkeypatch):
     # ``run_metrics`` by the reference (its clients' steps taken ahead) and by the kernel.
     monkeypatch.setattr(fast, "kernel_fits", lambda spec, chain, clients: False)
@@ -178,8 +472,15 @@ def test_the_sample_s_runs_take_the_kernel(specs):
         for s in spec.strategies:
             assert fast.kernel_name(spec, s.chain) == fast.CONTENTION
     spec, chain = specs[0], specs[0].strategies[0].chain
-    assert fast.kernel_name(replace(spec, outages=(Outage(start=5.0, duration=5.0),)), chain) is None
-    assert fast.kernel_name(spec, replace(chain, policies=(TokenBucket(),))) is None
+    stopped = replace(spec, outages=(Outage(start=5.0, duration=5.0),))
+    assert fast.kernel_name(stopped, chain) == fast.CONTENTION
+    # A bounded accept queue (no config gives a contention control one): the reference's.
+    assert fast.kernel_name(replace(stopped, backlog=spec.max_clients), chain) is None
+    for policy in (TokenBucket(), GrpcThrottle(scope="shared"), RetryQuota(throttle_cost=2), RetryBudget()):
+        assert fast.kernel_name(spec, replace(chain, policies=(policy,))) == fast.CONTENTION
+    # Two policies, or one the kernel does not ask (a breaker): the reference's.
+    assert fast.kernel_name(spec, replace(chain, policies=(TokenBucket(), GrpcThrottle()))) is None
+    assert fast.kernel_name(spec, replace(chain, policies=(CircuitBreaker(),))) is None
     assert fast.kernel_name(spec, replace(chain, strategy=replace(chain.strategy, retry_probability=0.5))) is None
     assert fast.kernel_name(spec, replace(chain, strategy=replace(chain.strategy, max_attempts=3))) == fast.CONTENTION
 
@@ -199,7 +500,7 @@ def test_the_kernel_runs_as_plain_python_without_numba(tmp_path):
     # Where numba is missing the kernel's one source is plain Python (``maybe_njit``): it still
     # gives the reference's histories, though the engine sends no run to it there.
     path = tmp_path / "contention.toml"
-    path.write_text(CONFIG, encoding="utf-8")
+    path.write_text(CONFIG + POLICIES + OUTAGES, encoding="utf-8")
     probe = ("import sys; sys.modules['numba'] = None\n"
              "from sim.kernels import jit, contention; assert not jit.COMPILED\n"
              "assert jit.plain(contention.run) is contention.run\n"
@@ -217,7 +518,7 @@ def test_the_kernel_runs_as_plain_python_without_numba(tmp_path):
              "print(checked)\n")
     done = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert int(done.stdout) > 5_000  # about 8,700 events compared
+    assert int(done.stdout) > 16_000  # about 21,300 events compared: 5,000 with a policy, 4,700 through outages
 
 
 @pytest.mark.slow

@@ -29,7 +29,13 @@ from sim.models.strategies import (Constant, EqualJitteredExpo, Expo, FullJitter
 from sim.models.workloads import Burst, Open, Outage, Poisson, Spike
 from sim.policies.chain import ChainSpec
 from sim.models.hedging import Hedging
+from sim.policies.circuit_breaker import CircuitBreaker
+from sim.policies.concurrency_budget import ConcurrencyBudget
+from sim.policies.grpc_throttle import GrpcThrottle
+from sim.policies.limits import AttemptTimeout, Deadline, MaxAttempts
 from sim.policies.retry_budget import RetryBudget
+from sim.policies.retry_on import RetryOn
+from sim.policies.retry_quota import RetryQuota
 from sim.policies.token_bucket import TokenBucket
 from sim.runs import engine, fast, kernel_boundary
 from sim.runs.kernel_boundary import CONTENTION, LATENCY_CLOSED, POOL_OPEN, TABLES, Transcribed
@@ -58,8 +64,12 @@ LATENCY = {"title": "Latency", "clients": [6], "repeat": 1, "network_mu": 1.0, "
 
 CONTENTION_RUN = {"title": "Locks", "clients": [30], "repeat": 1, "network_mu": 2.0, "network_sigma": 0.5,
                   "work_to_duration": 1.0, "control": "LockingServer", "write_mu": 1.0, "write_sigma": 0.5,
+                  "outages": [{"start": 5.0, "duration": 10.0}],
+                  "incidents": [{"start": 30.0, "duration": 5.0, "capacity": 0.0}],
                   "workload": "spike", "spike_fraction": 0.5, "spike_width": 1.0, "arrival_window": 20.0,
-                  "strategies": [{"type": "FullJitteredExpo", "base": 2.0, "cap": 50.0, "name": "jitter"}]}
+                  "strategies": [{"type": "FullJitteredExpo", "base": 2.0, "cap": 50.0, "name": "jitter",
+                                  "policies": [{"type": "TokenBucket", "capacity": 3.0, "refill": 0.5,
+                                                "refill_on": "success", "scope": "shared"}]}]}
 
 
 def _spec(table: dict) -> SimulationSpec:
@@ -95,8 +105,9 @@ def test_the_kernels_transcribe_the_classes_their_runs_drive():
     assert set(TABLES[POOL_OPEN]) == common | plain | {PoolServer, Open}
     assert set(TABLES[LATENCY_CLOSED]) == common | plain | {NormalJitterExpo, ThinkTimeExpo, LatencyServer,
                                                             Poisson, RetryBudget}
-    assert set(TABLES[CONTENTION]) == {SimulationSpec, ChainSpec} | plain | {
-        LockingServer, WriteOnlyOCCServer, ReadWriteOCCServer, ThrottlingServer, Burst, Spike}
+    assert set(TABLES[CONTENTION]) == common | plain | {
+        LockingServer, WriteOnlyOCCServer, ReadWriteOCCServer, ThrottlingServer, Burst, Spike, TokenBucket,
+        GrpcThrottle, RetryQuota, RetryBudget}
 
 
 def test_each_base_run_takes_its_kernel(bases, monkeypatch):
@@ -193,10 +204,11 @@ CHANGES: dict[tuple[str, type, str], Change] = {
     (LATENCY_CLOSED, Incident, "ramp"): _incident(capacity=0.5, ramp=50.0),
     (CONTENTION, SimulationSpec, "tiers"): _tier,
     (CONTENTION, SimulationSpec, "fleet"): _fleet,
-    (CONTENTION, SimulationSpec, "outages"): lambda spec, chain, tmp: (
-        replace(spec, outages=(Outage(start=5.0, duration=5.0),)), chain),
-    (CONTENTION, SimulationSpec, "incidents"): _incident(capacity=0.0),
-    (CONTENTION, ChainSpec, "policies"): lambda spec, chain, tmp: (spec, replace(chain, policies=(TokenBucket(),))),
+    # A contention control has no capacity to lower, no speed, no error replies
+    # (``Control.incident_problem``): only an incident of capacity 0, an outage, is its.
+    (CONTENTION, Incident, "slowdown"): _incident(slowdown=2.0),
+    (CONTENTION, Incident, "error_rate"): _incident(error_rate=0.3),
+    (CONTENTION, Incident, "ramp"): _incident(capacity=0.5, ramp=50.0),
     # a retry sent only with a probability: the reference models draw it, no kernel
     **{(kernel, type(s), "retry_probability"): _limited(s, retry_probability=0.5)
        for kernel, strategies in ((POOL_OPEN, LATENCY_STRATEGIES[:5]), (LATENCY_CLOSED, LATENCY_STRATEGIES),
@@ -212,6 +224,17 @@ BEYOND: dict[str, tuple[str, Change]] = {
     "two policies before the latency kernel's strategy": (
         LATENCY_CLOSED, lambda spec, chain, tmp: (spec, replace(chain, policies=chain.policies * 2))),
     "a token bucket before it": (LATENCY_CLOSED, lambda spec, chain, tmp: (spec, replace(chain, policies=(TokenBucket(),)))),
+    # An outage with a bounded accept queue (SYNs retransmitted beyond it; no config gives a
+    # contention control one), the reference's.
+    "a contention control's bounded accept queue": (
+        CONTENTION, lambda spec, chain, tmp: (replace(spec, backlog=29), chain)),
+    # The contention kernel asks one policy that keeps tokens: two, or one of another kind, the reference's.
+    "two policies before the contention kernel's strategy": (
+        CONTENTION, lambda spec, chain, tmp: (spec, replace(chain, policies=(TokenBucket(), GrpcThrottle())))),
+    **{f"a {type(policy).__name__} before it": (CONTENTION, lambda spec, chain, tmp, policy=policy: (
+        spec, replace(chain, policies=(policy,))))
+       for policy in (CircuitBreaker(), ConcurrencyBudget(), Deadline(total=50.0), RetryOn(kinds=["aborted"]),
+                      MaxAttempts(max_attempts=3), AttemptTimeout(timeout=5.0))},
     "a capacity incident that slows the pool's one worker": (
         POOL_OPEN, lambda spec, chain, tmp: (replace(spec, control=replace(spec.control, workers=1),
                                                      incidents=(Incident(start=500.0, duration=100.0, capacity=0.3),)),
@@ -244,7 +267,8 @@ def _takes_the_reference(spec: SimulationSpec, chain: ChainSpec, monkeypatch: py
 # Runs the config refuses (a contention server replies to no one: no tiers, no fleet, no
 # hedging): only the kernel's refusal is checked.
 UNRUNNABLE = {(CONTENTION, SimulationSpec, "tiers"), (CONTENTION, SimulationSpec, "fleet"),
-              (CONTENTION, ChainSpec, "hedging")}
+              (CONTENTION, ChainSpec, "hedging"), (CONTENTION, Incident, "slowdown"),
+              (CONTENTION, Incident, "error_rate"), (CONTENTION, Incident, "ramp")}
 
 
 @pytest.mark.parametrize("key", list(CHANGES), ids=[f"{k}-{c.__name__}.{n}" for k, c, n in CHANGES])
@@ -321,6 +345,25 @@ def test_the_configuration_is_packed_from_the_declarations(bases):
     assert (slots.i[q.C_BACKLOG], slots.i[q.C_BUDGET], slots.i[q.C_BUDGET_SHARED]) == (2, 1, 1)
     assert slots.i[q.C_BUDGET_WITHDRAWAL] == chain.policies[0].state().withdrawal
     assert (slots.f[q.G_LATENCY], slots.f[q.G_LIMIT], slots.f[q.G_FACTOR]) == (10.0, 3.0, 2.0)
+    spec, chain = bases[CONTENTION]
+    from sim.kernels import contention
+    slots = kernel_boundary.pack(CONTENTION, spec, chain, contention)
+    r = contention
+    assert (slots.i[r.C_POLICY], slots.i[r.C_POLICY_SHARED], slots.i[r.C_REFILL_ON_SUCCESS], slots.i[r.C_STRICT]) == \
+           (r.P_TOKEN_BUCKET, 1, 1, 1)
+    assert (slots.f[r.G_TOKENS], slots.f[r.G_REFILL], slots.f[r.G_COST]) == (3.0, 0.5, 1.0)
+    slots = kernel_boundary.pack(CONTENTION, spec, replace(chain, policies=(GrpcThrottle(max_tokens=7.0),)), contention)
+    assert (slots.i[r.C_POLICY], slots.i[r.C_POLICY_SHARED], slots.f[r.G_TOKENS], slots.f[r.G_THRESHOLD]) == \
+           (r.P_GRPC_THROTTLE, 0, 7.0, 3.5)
+    for quota, rejection in ((RetryQuota(retry_cost=4), 4), (RetryQuota(retry_cost=4, throttle_cost=1), 1)):
+        slots = kernel_boundary.pack(CONTENTION, spec, replace(chain, policies=(quota,)), contention)
+        assert (slots.i[r.C_POLICY], slots.i[r.C_RETRY_COST], slots.i[r.C_THROTTLE_COST], slots.i[r.C_REFUND],
+                slots.f[r.G_TOKENS]) == (r.P_RETRY_QUOTA, 4, rejection, 1, 500.0)
+    budget = RetryBudget(percent=10.0, deposit="success", scope="shared")
+    slots = kernel_boundary.pack(CONTENTION, spec, replace(chain, policies=(budget,)), contention)
+    assert (slots.i[r.C_POLICY], slots.i[r.C_BUDGET_SHARED], slots.i[r.C_BUDGET_AT_SUCCESS]) == \
+           (r.P_RETRY_BUDGET, 1, 1)
+    assert slots.i[r.C_BUDGET_WITHDRAWAL] == budget.state().withdrawal
     with pytest.raises(ValueError, match="does not honour"):
         kernel_boundary.pack(POOL_OPEN, *bases[LATENCY_CLOSED], pool_open)
 

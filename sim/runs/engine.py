@@ -579,7 +579,7 @@ def kernel_metrics(spec: SimulationSpec, chain: ChainSpec, clients: int, repetit
     progress moves while it goes (a few tenths of a second apart), its results unchanged."""
     guard = _Guard(spec, chain.strategy, clients, report=True)
     run = _kernel_run(spec, chain, clients, repetition, False, kernel, guard)
-    return _metrics(spec, run.counters(), run.time, run.events)
+    return _metrics(spec, run.counters(), run.duration, run.events)
 
 
 def kernel_record(spec: SimulationSpec, label: str, clients: int, repetition: int,
@@ -596,5 +596,5 @@ def kernel_record(spec: SimulationSpec, label: str, clients: int, repetition: in
     done.history = run.history()
     done.time = run.time
     # As ``Run.metrics`` computes them: the events recorded (the kernel's count, checked equal).
-    done._final = _metrics(spec, run.counters(), run.time, len(done.history))
+    done._final = _metrics(spec, run.counters(), run.duration, len(done.history))
     return done

@@ -1,8 +1,8 @@
 """The compiled fast paths: which runs they take (``kernel_fits``), and which kernel runs each.
 
-Two kernels (``sim.kernels``), each a handler-by-handler transcription of the reference models
+Three kernels (``sim.kernels``), each a handler-by-handler transcription of the reference models
 for one hot case, byte-identical to the reference engine (tests/test_fast_path.py,
-tests/test_fast_latency.py):
+tests/test_fast_latency.py, tests/test_fast_contention.py):
 
 - ``pool_open``: open arrivals against a PoolServer with FIFO, ``queue_size``, ``queue_timeout``,
   a strategy with its own limits (``max_attempts``, ``max_elapsed``) and no other policy, outages
@@ -12,7 +12,11 @@ tests/test_fast_latency.py):
   LatencyServer under its ``"current"`` rule, client timeouts, a strategy without limits
   (NormalJitterExpo and ThinkTimeExpo among them) alone or after a RetryBudget (Finagle's, any
   scope and deposit), outages with any accept queue (SYN retries too); no incident, tier or
-  other policy.
+  other policy;
+- ``contention``: the sample's model, clients that make one call each (a burst or a spike)
+  against a LockingServer, an OCC server or a ThrottlingServer, a plain strategy with its own
+  limits and at most one policy (TokenBucket, GrpcThrottle, RetryQuota, RetryBudget), outages
+  with an unbounded accept queue; no tier, fleet or other policy.
 
 Which runs a kernel takes is declared, class by class and field by field, in
 ``sim.runs.kernel_boundary``: a run goes to a kernel only if the kernel honours every object in

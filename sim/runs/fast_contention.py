@@ -17,8 +17,10 @@ from sim.kernels.blocks import ClientBlocks, SerialBlocks
 from sim.models.controls import LockingServer, ReadWriteOCCServer, ThrottlingServer, WriteOnlyOCCServer
 from sim.models.strategies import FullJitteredExpo
 from sim.policies.chain import ChainSpec
+from sim.policies.retry_budget import SLICES
 from sim.runs import kernel_boundary
 from sim.runs.counters import RunCounters
+from sim.kernels.jit import plain
 from sim.runs.fast_run import START, ArrayRun, grown
 from sim.settings.spec import SimulationSpec
 
@@ -79,14 +81,31 @@ class ContentionRun(ArrayRun):
         self.cfg_i, self.cfg_f = cfg_i, cfg_f
         self.st_i = np.zeros(k.I_SIZE, dtype=np.int64)
         self.st_f = np.zeros(k.F_SIZE, dtype=np.float64)
-        # One item per client at a time, and a throttling server's per acceptance in its window.
-        room = n + (int(cfg_i[k.C_LIMIT]) if not writes else 0) + 8
+        # One item per client at a time (or held at the door while the server is stopped), a
+        # throttling server's per acceptance in its window, and the outages' pauses and resumes.
+        stops = spec.stops
+        self.outages = np.array([[o.start, o.duration] for o in stops], dtype=np.float64).reshape(len(stops), 2)
+        self.held = np.zeros((n, 3), dtype=np.int64)
+        self.has_gate = bool(stops)
+        room = n + (int(cfg_i[k.C_LIMIT]) if not writes else 0) + 2 * len(stops) + 8
         self.hf = np.zeros(room, dtype=np.float64)
         self.hi = np.zeros((room, 4), dtype=np.int64)
         self.bo = np.zeros(n, dtype=np.float64)
         self.attempts = np.zeros(n, dtype=np.int64)
         self.call_of = np.full(n, -1, dtype=np.int64)
         self.first = np.zeros(n, dtype=np.float64)  # each call's start (``max_elapsed``)
+        # The policy's tokens (a bucket's, a throttle's, a quota's available), full at the start:
+        # one for all clients (scope = "shared") or one each; and what each client's last retry
+        # acquired from a quota.
+        holders = 1 if cfg_i[k.C_POLICY_SHARED] else n
+        self.tokens = np.full(holders, cfg_f[k.G_TOKENS], dtype=np.float64)
+        self.last = np.zeros(n, dtype=np.int64)
+        # A RetryBudget's windows (``sim.runs.fast_latency``'s): one for all clients or one each
+        # (one unused without a budget), and each request's retries left under its cap.
+        budgets = n if cfg_i[k.C_BUDGET] and not cfg_i[k.C_BUDGET_SHARED] else 1
+        self.b_buf = np.zeros((budgets, SLICES - 1), dtype=np.int64)
+        self.b_state = np.zeros((budgets, 3), dtype=np.int64)  # writer, index, old: 0 at t = 0
+        self.remaining = np.zeros(n, dtype=np.int64)
         self._no_jitter = (np.zeros((n, 0), dtype=np.float64), np.zeros(n, dtype=np.int64))
         size = START if record else 1
         self.rec_t = np.zeros(size, dtype=np.float64)
@@ -95,13 +114,23 @@ class ContentionRun(ArrayRun):
         self.rec_k = np.zeros(size, dtype=np.int64)
         # The first blocks of every stream, which the first event would ask for at once.
         self._refill()
-        # Clients: each client's first call, client c's taking seq c. Written in (time, seq)
-        # order, which is a heap, and pops as the pushes' would: the keys are unique.
+        # The outage gate's pauses and resumes first (``engine._build`` makes it before the
+        # clients), outage i's taking seqs 2i and 2i + 1; then each client's first call, client
+        # c's taking seq 2 * len(stops) + c. Those are written in (time, seq) order, which is a
+        # heap, and pop as the pushes' would (the keys are unique); the markers pushed after them.
+        marks = 2 * len(stops)
         order = np.lexsort((np.arange(n), np.asarray(starts, dtype=np.float64)))
         self.hf[:n] = np.asarray(starts, dtype=np.float64)[order]
-        self.hi[:n, 0] = self.hi[:n, 2] = order
+        self.hi[:n, 0] = order + marks
+        self.hi[:n, 2] = order
         self.hi[:n, 1] = k.H_CALL
-        self.st_i[heap.I_HEAP] = self.st_i[heap.I_SEQ] = n
+        self.st_i[heap.I_HEAP] = n
+        push_seq = plain(heap.push_seq)  # a few items: not worth a compiled variant per Python type
+        for i, outage in enumerate(stops):
+            push_seq(self.hf, self.hi, self.st_i, float(outage.start), 2 * i, k.H_PAUSE, -1, i)
+            push_seq(self.hf, self.hi, self.st_i, float(outage.end), 2 * i + 1, k.H_RESUME, -1, i)
+        self.st_i[k.I_MARKERS] = marks
+        self.st_i[heap.I_SEQ] = n + marks
 
     @classmethod
     def warm_up(cls) -> None:
@@ -121,8 +150,9 @@ class ContentionRun(ArrayRun):
         st[k.I_JITTER_HAVE] = jitter_values.shape[1]
         st[k.I_WRITE_HAVE] = self.writes.values.shape[0]
         return (self.cfg_i, self.cfg_f, st, self.st_f, self.hf, self.hi, self.bo, self.attempts, self.call_of,
-                self.first, self.net.values, self.net.pos, jitter_values, jitter_pos, self.writes.values, self.rec_t,
-                self.rec_c, self.rec_p, self.rec_k)
+                self.first, self.tokens, self.last, self.net.values, self.net.pos, jitter_values, jitter_pos,
+                self.writes.values, self.rec_t, self.rec_c, self.rec_p, self.rec_k, self.outages, self.held,
+                self.b_buf, self.b_state, self.remaining)
 
     def _refill(self) -> None:
         for blocks in (self.net, self.jitter):
@@ -138,16 +168,19 @@ class ContentionRun(ArrayRun):
             self.rec_k = grown(self.rec_k)
 
     @property
-    def time(self) -> float:
-        """The last event's time: the run's duration (it ends when its clients are done)."""
+    def duration(self) -> float:
+        """The last recorded event's time (it ends when its clients are done): not the clock's,
+        which a silent pause or resume after the work moves on (``Run.metrics``)."""
         return float(self.st_f[k.F_LAST])
 
     @property
     def events(self) -> int:
-        """Recorded events: every seq taken, less the silent items (none here)."""
+        """Recorded events: every seq taken, less the silent items (arrivals held while the
+        server is stopped, a pause or resume after the work)."""
         return int(self.st_i[heap.I_SEQ] - self.st_i[k.I_SILENT])
 
     def counters(self) -> RunCounters:
-        """The run's counters (``engine.counters_of`` without series): its work, calls, and
-        the calls a limit ended."""
-        return RunCounters(int(self.attempts.sum()), len(self.attempts), int(self.st_i[k.I_GAVE_UP]))
+        """The run's counters (``engine.counters_of`` without series): its work, calls, the
+        calls a limit or a policy ended, and the retries a policy denied."""
+        return RunCounters(int(self.attempts.sum()), len(self.attempts), int(self.st_i[k.I_GAVE_UP]),
+                           int(self.st_i[k.I_DENIED]))

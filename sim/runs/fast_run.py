@@ -164,7 +164,13 @@ class ArrayRun:
 
     @property
     def time(self) -> float:
+        """The last item's time: the engine's clock (``Run.time``) when the run ends."""
         return float(self.st_f[self.codes.F_TIME])
+
+    @property
+    def duration(self) -> float:
+        """The run's duration for its metrics: its clock, a run with series ending at its horizon."""
+        return self.time
 
     def counters(self) -> RunCounters:
         """The run's counters (all ``engine._metrics`` reads), from the kernel's arrays."""

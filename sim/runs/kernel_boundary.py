@@ -39,7 +39,10 @@ from sim.models.strategies import (Constant, EqualJitteredExpo, Expo, FullJitter
                                    ThinkTimeExpo)
 from sim.models.workloads import Burst, Open, Outage, Poisson, Spike
 from sim.policies.chain import ChainSpec
+from sim.policies.grpc_throttle import GrpcThrottle
 from sim.policies.retry_budget import SLICES, RetryBudget
+from sim.policies.retry_quota import RetryQuota
+from sim.policies.token_bucket import TokenBucket
 from sim.settings.spec import SimulationSpec
 
 # The kernels (modules of ``sim.kernels``).
@@ -150,6 +153,36 @@ def _budget(slots: Slots, policy: RetryBudget) -> None:
     slots.put("C_BUDGET_DEPOSIT", state.deposit_amount)
     slots.put("C_BUDGET_WITHDRAWAL", state.withdrawal)
     slots.put("G_BUDGET_MS", state.ms_per_unit)
+
+
+def policy_code(name: str) -> Packer:
+    """A policy's class as the contention kernel's ``C_POLICY``: its code ``name`` (``P_*``)."""
+    def pack(slots: Slots, policy: Any) -> None:
+        slots.put("C_POLICY", getattr(slots.codes, name))
+    return pack
+
+
+def _throttle(slots: Slots, policy: GrpcThrottle) -> None:
+    """``_ThrottleLink``'s threshold, from ``max_tokens``: no retry at or below half of it."""
+    slots.put("C_POLICY", slots.codes.P_GRPC_THROTTLE)
+    slots.put("G_THRESHOLD", float(policy.max_tokens) / 2)
+
+
+def _quota(slots: Slots, policy: RetryQuota) -> None:
+    """What a rejection costs (``throttle_cost``, else ``retry_cost``)."""
+    slots.put("C_POLICY", slots.codes.P_RETRY_QUOTA)
+    slots.put("C_THROTTLE_COST", policy.retry_cost if policy.throttle_cost is None else policy.throttle_cost)
+
+
+def _contention_budget(slots: Slots, policy: RetryBudget) -> None:
+    """The budget's numbers (``_budget``) and the contention kernel's ``C_POLICY``."""
+    _budget(slots, policy)
+    slots.put("C_POLICY", slots.codes.P_RETRY_BUDGET)
+
+
+def _one_policy(chain: ChainSpec) -> bool:
+    """A chain of one policy (its class is then checked in turn): the contention kernel asks one."""
+    return len(chain.policies) == 1
 
 
 def _unbounded_while_stopped(spec: SimulationSpec) -> bool:
@@ -281,19 +314,52 @@ LATENCY_CLOSED_TABLE: dict[type, Transcribed] = {
 
 # ``sim.kernels.contention``: the sample's model, clients that make one call each (a burst or a
 # spike) against a contention control (a lock, OCC write-only or read-then-write, throttling),
-# a plain strategy with its own limits (``max_attempts``, ``max_elapsed``); no outage,
-# incident, tier, fleet or policy. Such a server
-# keeps no series and sends no reply: the keys of the horizon, the series, timeouts and the
-# accept queue mean nothing to its runs (``Clients`` without replies reads none of them).
+# a plain strategy with its own limits (``max_attempts``, ``max_elapsed``) and at most one policy
+# (a TokenBucket, a GrpcThrottle, a RetryQuota, a RetryBudget), outages (and incidents of
+# capacity 0) with an unbounded accept queue; no tier or fleet. Such a server keeps no series
+# and sends no reply: the keys of the horizon, the series and timeouts mean nothing to its runs
+# (``Clients`` without replies reads none of them), nor does what a quota charges after a timeout.
 _WRITES = {"write_mu": read(BUILT), "write_sigma": read(BUILT)}
-INERT = "inert: a contention control keeps no series, sends no reply and never stops"
+INERT = "inert: a contention control keeps no series and sends no reply"
+# The accept queue while a contention control is stopped: a config gives none (``backlog`` is a
+# replying server's key, ``config._parse_backlog``), so it holds every arrival; a spec made with
+# one (its SYNs retransmitted beyond it) takes the reference.
+NEVER_FULL = "inert: the accept queue holds every arrival"
 CONTENTION_TABLE: dict[type, Transcribed] = {
     SimulationSpec: Transcribed({
-        **{name: field for name, field in _SPEC_FIELDS.items() if name not in ("outages", "incidents")},
-        "horizon": read(INERT), "bucket": read(INERT), "timeout": read(INERT), "abandoned": read(INERT),
-        "backlog": read(INERT), "backlog_overflow": read(INERT), "time_unit": read("labels"),
-    }, _SPEC_NOT_HONOURED + ("outages", "incidents")),
-    ChainSpec: Transcribed({"strategy": read(BUILT, _has_strategy)}, ("policies", "hedging")),
+        **_SPEC_FIELDS,
+        "horizon": read(INERT), "bucket": read(INERT), "timeout": read(INERT),
+        # Its clients never stop waiting (``OutageGate.still_waiting`` unset): every held
+        # arrival is served at the resume.
+        "abandoned": read("inert: a contention control's clients never stop waiting"),
+        "backlog": read(NEVER_FULL, _unbounded_while_stopped),
+        "backlog_overflow": read(NEVER_FULL, _unbounded_while_stopped),
+        "time_unit": read("labels (the accept queue's SYN gaps: none, it has no bound)"),
+    }, _SPEC_NOT_HONOURED),
+    Outage: _OUTAGE,
+    # An incident of capacity 0 is an outage (``SimulationSpec.stops``); a contention control
+    # has no other (``Control.incident_problem``).
+    Incident: Transcribed({"start": read(BUILT), "duration": read(BUILT),
+                           "capacity": read(BUILT, lambda incident: incident.capacity == 0)},
+                          ("slowdown", "error_rate", "ramp")),
+    ChainSpec: Transcribed({"strategy": read(BUILT, _has_strategy), "policies": read(BY_CLASS, _one_policy)},
+                           ("hedging",)),  # hedged copies: sim.models.fleet, the reference engine only
+    TokenBucket: Transcribed({
+        "capacity": slot("G_TOKENS"), "refill": slot("G_REFILL"), "cost": slot("G_COST"),
+        "refill_on": equals("C_REFILL_ON_SUCCESS", "success"), "strict": slot("C_STRICT"),
+        "scope": equals("C_POLICY_SHARED", "shared"),
+    }, (), policy_code("P_TOKEN_BUCKET")),
+    GrpcThrottle: Transcribed({
+        "max_tokens": slot("G_TOKENS"), "token_ratio": slot("G_REFILL"),
+        "scope": equals("C_POLICY_SHARED", "shared"),
+    }, (), _throttle),
+    RetryQuota: Transcribed({
+        "capacity": slot("G_TOKENS"), "retry_cost": slot("C_RETRY_COST"), "success_refund": slot("C_REFUND"),
+        "throttle_cost": read(BY_CLASS), "timeout_cost": read(INERT),
+        "scope": equals("C_POLICY_SHARED", "shared"),
+    }, (), _quota),
+    # Finagle's budget as the latency kernel transcribes it (its slots at the same indices).
+    RetryBudget: Transcribed(LATENCY_CLOSED_TABLE[RetryBudget].fields, (), _contention_budget),
     LockingServer: Transcribed(_WRITES),
     WriteOnlyOCCServer: Transcribed(_WRITES),
     ReadWriteOCCServer: Transcribed(_WRITES),
