@@ -275,3 +275,39 @@ def test_one_place_locks_stages_and_commits_an_output_set() -> None:
                 if name == "OutputSet" or (name == "commit" and isinstance(node.func, ast.Attribute)):
                     found.append(f"{path.relative_to(root)}:{node.lineno} {name}")
     assert found == []
+
+
+STOP_INSIDE_ENTER = """
+import os, signal, sys, tempfile
+from pathlib import Path
+from sim.commands.stdout import command_status
+from sim.export.outset import OutputSet
+
+out = Path(sys.argv[1])
+made = tempfile.mkdtemp
+
+def mkdtemp(*args, **kwargs):  # the stop arrives the moment the staging folder exists
+    path = made(*args, **kwargs)
+    os.kill(os.getpid(), signal.SIGTERM)
+    return path
+
+tempfile.mkdtemp = mkdtemp
+
+def body() -> int:
+    with OutputSet(out):
+        print("the block ran", flush=True)
+    return 0
+
+sys.exit(command_status(body))
+"""
+
+
+def test_a_stop_as_the_staging_folder_appears_leaves_nothing_behind(tmp_path: Path) -> None:
+    """The lock, the staging folder and their clean-up's registration are one step a stop cannot
+    split: a SIGTERM the moment the folder exists ends the command (143) with neither left."""
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-c", STOP_INSIDE_ENTER, str(out)], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 143, done.stderr
+    assert "the block ran" not in done.stdout
+    assert list(out.iterdir()) == []

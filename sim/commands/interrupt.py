@@ -184,6 +184,9 @@ def first_interrupt_only(exit_deadline: bool = False) -> Iterator[None]:
     def on_signal(signum: int, frame: object) -> None:
         if stops:
             return
+        if _holding:  # a step a stop must not split: handled as the step ends (``stop_signals_held``)
+            _held.append(signum)
+            return
         if _settled:  # the output set is in place: the command has succeeded
             return
         stops.append(Interrupted(signum))
@@ -239,17 +242,37 @@ def raise_if_stopped() -> None:
             raise stops[0]
 
 
+_holding = 0  # how many ``stop_signals_held`` blocks are open (main thread)
+_held: list[int] = []  # the stop signals that arrived inside them, to handle as the last ends
+
+
 @contextmanager
 def stop_signals_held() -> Iterator[None]:
     """Hold SIGINT, SIGTERM and SIGHUP until the block ends (main thread only), then handle a
-    held one as usual: for steps a stop must not split (moving an output set into place), and
-    for starting a process, where the exception a handler raises would land in the fork's
-    hooks, which drop it (the stop was lost and the command went on)."""
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+    held one as usual: for steps a stop must not split (the lock and staging folder of an
+    output set, moving it into place), and for starting a process, where the exception a
+    handler raises would land in the fork's hooks, which drop it (the stop was lost and the
+    command went on).
+
+    Held by the handler itself, not only by the main thread's signal mask: a signal sent to the
+    process goes to any thread that does not block it (numpy's BLAS threads, from its import),
+    and Python then runs the handler in the main thread all the same, inside the block (a stop
+    the moment ``run``'s staging folder appeared left the folder behind). The mask is kept so
+    that no system call of the block is interrupted on the main thread."""
+    global _holding
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    masked = hasattr(signal, "pthread_sigmask")
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS) if masked else None
+    _holding += 1
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        _holding -= 1
+        if masked:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        if not _holding and _held:  # handled now, as it would have been then (a success may have come first)
+            signum = _held[0]
+            _held.clear()
+            signal.raise_signal(signum)

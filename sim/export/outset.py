@@ -99,26 +99,35 @@ class OutputSet:
         self._emergency = 0
 
     def __enter__(self) -> OutputSet:
-        ensure_output_dir(self.out_dir)
-        self._lock()
+        # The lock, the staging folder and their clean-up's registration are one step a stop
+        # signal cannot split: one landing between them (``run``'s stop "at any moment" test,
+        # sent as soon as the folder appeared) left the folder behind, as ``__exit__`` never
+        # runs for a ``__enter__`` that raised. A stop held until the step's end, or an error,
+        # undoes it all here.
         try:
-            self._remove_stale_staging()
-            self.staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-",
-                                                 dir=self.out_dir))
-        except OSError as exc:
-            self._unlock()
-            raise UserError(f"output directory {self.out_dir}: cannot write there: {_why(exc)} "
-                            "(choose another output directory)") from None
+            with caller().hold_stops():
+                ensure_output_dir(self.out_dir)
+                self._lock()
+                try:
+                    self._remove_stale_staging()
+                    self.staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-",
+                                                         dir=self.out_dir))
+                except OSError as exc:
+                    raise UserError(f"output directory {self.out_dir}: cannot write there: {_why(exc)} "
+                                    "(choose another output directory)") from None
+                # Should the process be ended by the exit deadline before ``__exit__`` runs (the
+                # app's export thread, when the terminal goes away), the staged files and the
+                # lock go too.
+                self._emergency = caller().on_abandon(self._abandon)
         except BaseException:
-            self._unlock()
+            self.__exit__()
             raise
-        # Should the process be ended by the exit deadline before ``__exit__`` runs (the app's
-        # export thread, when the terminal goes away), the staged files and the lock go too.
-        self._emergency = caller().on_abandon(self._abandon)
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        caller().forget(self._emergency)
+        if self._emergency:
+            caller().forget(self._emergency)
+            self._emergency = 0
         self._abandon()
 
     def _abandon(self) -> None:
