@@ -40,16 +40,22 @@ HONOURED: dict[str, frozenset | None] = {
 # loops alike, but a kind the kernel was not checked against takes the numpy loop.
 INCIDENT_KINDS = frozenset({"capacity", "slowdown"})
 
-# When the kernel pays (measured on this 2-core machine, bench/fluid_speed.py, the 80-cell
-# latency map: 160 cases × 6000 steps): the numpy loop costs about NUMPY_STEP + NUMPY_CASE_STEP
-# × cases a step (255 µs a step for 160 cases, 95 µs a step for 1 case), the kernel about
-# KERNEL_CASE_STEP a case and step (0.1 s for the map), once it is loaded: numba's import
-# (~0.4 s, NUMBA_IMPORT) and the kernel's cache (~0.3 s, KERNEL_LOAD) in a fresh process.
-NUMPY_STEP = 95e-6
-NUMPY_CASE_STEP = 1.0e-6
-KERNEL_CASE_STEP = 0.1e-6
-NUMBA_IMPORT = 0.4
-KERNEL_LOAD = 0.3
+# When the kernel pays. Measured on this 2-core machine (load ~4.5 from other work; the brief's
+# idle figure for the 160-case map is 255 µs a step, these ~1.6x that), 6000 steps of batches of
+# 1 to 160 cases of bench/fluid_latency_map.toml and bench/fluid_pool_map.toml: the numpy loop
+# costs about NUMPY_STEP + NUMPY_CASE_STEP × cases a step (89 µs a step for 1 case, 409 µs for
+# 160), the compiled path about KERNEL_CASE_STEP a case and step with its packing and the numpy
+# ``series_of`` (0.31-0.55 µs), once it is loaded. Loading it costs, in a fresh process,
+# numba's import (0.16-0.31 s, NUMBA_IMPORT) and its first dispatch with the kernel's cache
+# (0.35-0.55 s, KERNEL_LOAD); once another kernel ran in the process (``sim.runs.fast``'s
+# ``warm_up``), only the kernel's own cache (0.03-0.04 s, KERNEL_CACHE); once it ran, nothing.
+# So a fresh process takes the kernel from ~18 cases × 6000 steps on (numpy ~0.76 s there).
+NUMPY_STEP = 90e-6
+NUMPY_CASE_STEP = 2.0e-6
+KERNEL_CASE_STEP = 0.5e-6
+NUMBA_IMPORT = 0.25
+KERNEL_LOAD = 0.45
+KERNEL_CACHE = 0.04
 _loaded = False  # the kernel has run in this process (its load is paid)
 
 
@@ -66,12 +72,19 @@ def takes(cases: list[FluidCase]) -> bool:
     return True
 
 
-def expected_seconds(cases: int, steps: int, loaded: bool, numba_imported: bool) -> tuple[float, float]:
-    """(numpy loop, compiled kernel with what is left to load): the estimates ``worth_compiling``
-    compares."""
-    numpy_s = steps * (NUMPY_STEP + NUMPY_CASE_STEP * cases)
-    load = 0.0 if loaded else KERNEL_LOAD + (0.0 if numba_imported else NUMBA_IMPORT)
-    return numpy_s, load + cases * steps * KERNEL_CASE_STEP
+def load_seconds() -> float:
+    """What loading the kernel still costs in this process (see ``KERNEL_LOAD``)."""
+    if _loaded:
+        return 0.0
+    if fast.kernels_loaded():
+        return KERNEL_CACHE
+    return KERNEL_LOAD + (0.0 if "numba" in sys.modules else NUMBA_IMPORT)
+
+
+def expected_seconds(cases: int, steps: int, load: float) -> tuple[float, float]:
+    """(numpy loop, compiled path with ``load`` seconds still to load it): the estimates
+    ``worth_compiling`` compares."""
+    return steps * (NUMPY_STEP + NUMPY_CASE_STEP * cases), load + cases * steps * KERNEL_CASE_STEP
 
 
 def worth_compiling(cases: list[FluidCase]) -> bool:
@@ -79,7 +92,7 @@ def worth_compiling(cases: list[FluidCase]) -> bool:
     it is big enough to pay for what is still to load in this process."""
     if not cases or not fast.available() or not takes(cases):
         return False
-    numpy_s, kernel_s = expected_seconds(len(cases), cases[0].steps, _loaded, "numba" in sys.modules)
+    numpy_s, kernel_s = expected_seconds(len(cases), cases[0].steps, load_seconds())
     return kernel_s < numpy_s
 
 
