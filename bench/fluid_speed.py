@@ -47,6 +47,8 @@ for _ in range(4):
     fluid_runs(pairs)
     times.append((time.perf_counter() - wall, time.process_time() - cpu))
 best = times[1:]
+import sim
+assert sim.__file__.startswith(sys.argv[3]), (sim.__file__, sys.argv[3])  # the tree asked for
 print(len(plan.cells), len(pairs), times[0][0], min(w for w, _ in best), min(c for _, c in best),
       int("numba" in sys.modules))
 """
@@ -54,6 +56,10 @@ print(len(plan.cells), len(pairs), times[0][0], min(w for w, _ in best), min(c f
 
 def _env(tree: Path) -> dict[str, str]:
     return dict(os.environ, PYTHONPATH=str(tree))
+
+
+# Each process runs in its tree: ``python -c`` and ``-m`` put the working directory first on
+# sys.path, ahead of PYTHONPATH, so run from this checkout both trees would import its ``sim``.
 
 
 def _extract(revision: str, into: Path) -> Path:
@@ -70,8 +76,8 @@ def _extract(revision: str, into: Path) -> Path:
 def compute(tree: Path, config: Path, mode: str = "auto") -> tuple[int, int, float, float, float, bool]:
     """(cells, pairs, first call's wall s, wall s, CPU s, numba loaded) of the fluid computation
     alone (best of 3 after the first call); ``mode`` "numpy": the numpy loop only."""
-    done = subprocess.run([sys.executable, "-c", _COMPUTE, str(config), mode], env=_env(tree), check=True,
-                          capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-c", _COMPUTE, str(config), mode, str(tree)], env=_env(tree), cwd=tree,
+                          check=True, capture_output=True, text=True)
     cells, pairs, first, wall, cpu, numba = done.stdout.split()
     return int(cells), int(pairs), float(first), float(wall), float(cpu), numba == "1"
 
@@ -81,7 +87,7 @@ def command(tree: Path, config: Path, method: str, out: Path, extra: tuple[str, 
     csv = out / f"{_title(config)}_explore.csv"
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "sim", "explore", str(config), "--method", method,
-                             "--no-cache", "-q", "--out", str(out), *extra], env=_env(tree),
+                             "--no-cache", "-q", "--out", str(out), *extra], env=_env(tree), cwd=tree,
                             stdout=subprocess.DEVNULL)
     seen = None
     while proc.poll() is None:
@@ -107,6 +113,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3, help="whole commands per tree (median)")
     parser.add_argument("--no-simulate", action="store_true", help="skip the simulated map")
     args = parser.parse_args()
+    args.config = args.config.resolve()
     rows = {}
     with tempfile.TemporaryDirectory() as tmp:
         trees = {f"before ({args.before})": _extract(args.before, Path(tmp) / "before"), "after (this tree)": ROOT}
