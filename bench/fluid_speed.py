@@ -7,7 +7,8 @@ For this tree and for revision REV (default: ff71701, the main this work branche
 ``sim`` package extracted with ``git archive`` into a temporary directory), in processes of
 their own: the fluid computation of every (cell, strategy) pair (best of 3 after a first call,
 wall and CPU seconds; the first call apart, as it loads the compiled step loop when a batch
-takes it, ``sim.fluid.compiled``), for this tree both as it runs and with the numpy loop only;
+takes it, ``sim.fluid.compiled``), for this tree both as it runs and with the numpy loop only (the command: with
+``BACKOFF_SIM_PURE=1``);
 the whole command's wall time (median of N) and when its CSV appeared in --out (the PNG is
 drawn after it, issue 37), then the map simulated once by this tree (``--method simulate
 --no-cache``, every core) and the ratio. Prints numbers; asserts nothing.
@@ -82,12 +83,14 @@ def compute(tree: Path, config: Path, mode: str = "auto") -> tuple[int, int, flo
     return int(cells), int(pairs), float(first), float(wall), float(cpu), numba == "1"
 
 
-def command(tree: Path, config: Path, method: str, out: Path, extra: tuple[str, ...] = ()) -> tuple[float, float]:
-    """(wall s of the whole command, s until its CSV appeared) of ``explore --method``."""
+def command(tree: Path, config: Path, method: str, out: Path, extra: tuple[str, ...] = (),
+            env: dict[str, str] | None = None) -> tuple[float, float]:
+    """(wall s of the whole command, s until its CSV appeared) of ``explore --method`` (``env``:
+    added to the environment)."""
     csv = out / f"{_title(config)}_explore.csv"
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "sim", "explore", str(config), "--method", method,
-                             "--no-cache", "-q", "--out", str(out), *extra], env=_env(tree), cwd=tree,
+                             "--no-cache", "-q", "--out", str(out), *extra], env={**_env(tree), **(env or {})}, cwd=tree,
                             stdout=subprocess.DEVNULL)
     seen = None
     while proc.poll() is None:
@@ -122,7 +125,10 @@ def main() -> int:
             runs = [command(tree, args.config, "fluid", Path(tmp) / f"{len(rows)}-out{i}") for i in range(args.repeat)]
             rows[name] = (first, wall, cpu, statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs))
         _, _, first, wall, cpu, numba = compute(ROOT, args.config, "numpy")
-        numpy_only = (first, wall, cpu, numba)
+        pure = [command(ROOT, args.config, "fluid", Path(tmp) / f"pure-out{i}", env={"BACKOFF_SIM_PURE": "1"})
+                for i in range(args.repeat)]
+        numpy_only = (first, wall, cpu, numba, statistics.median(r[0] for r in pure),
+                      statistics.median(r[1] for r in pure))
         simulated = None
         if not args.no_simulate:
             simulated, _ = command(ROOT, args.config, "simulate", Path(tmp) / "simulated")
@@ -134,9 +140,9 @@ def main() -> int:
         sim = f"{simulated:11.1f}" if simulated else f"{'—':>11}"
         ratio = f"{simulated / whole:5.1f}x" if simulated else f"{'—':>6}"
         print(f"{name:>20} {wall:16.2f} {cpu:8.2f} {first:11.2f} {whole:7.2f} {csv_at:9.2f} {sim} {ratio}")
-    first, wall, cpu, numba = numpy_only
-    print(f"{'this tree, numpy':>20} {wall:16.2f} {cpu:8.2f} {first:11.2f}   (the numpy loop only; numba "
-          f"{'loaded' if numba else 'not loaded'})")
+    first, wall, cpu, numba, whole, csv_at = numpy_only
+    print(f"{'this tree, numpy':>20} {wall:16.2f} {cpu:8.2f} {first:11.2f} {whole:7.2f} {csv_at:9.2f}   (the numpy "
+          f"loop only; the command with BACKOFF_SIM_PURE=1; numba {'loaded' if numba else 'not loaded'})")
     return 0
 
 

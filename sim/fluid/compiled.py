@@ -40,21 +40,24 @@ HONOURED: dict[str, frozenset | None] = {
 # loops alike, but a kind the kernel was not checked against takes the numpy loop.
 INCIDENT_KINDS = frozenset({"capacity", "slowdown"})
 
-# When the kernel pays. Measured on this 2-core machine (load ~4.5 from other work; the brief's
-# idle figure for the 160-case map is 255 µs a step, these ~1.6x that), 6000 steps of batches of
+# When the kernel pays. Measured on this 2-core machine (load 3-4.5 from other work; the brief's
+# idle figure for the 160-case map is 255 µs a step, these 1-1.6x that), 6000 steps of batches of
 # 1 to 160 cases of bench/fluid_latency_map.toml and bench/fluid_pool_map.toml: the numpy loop
-# costs about NUMPY_STEP + NUMPY_CASE_STEP × cases a step (89 µs a step for 1 case, 409 µs for
-# 160), the compiled path about KERNEL_CASE_STEP a case and step with its packing and the numpy
-# ``series_of`` (0.31-0.55 µs), once it is loaded. Loading it costs, in a fresh process,
-# numba's import (0.16-0.31 s, NUMBA_IMPORT) and its first dispatch with the kernel's cache
-# (0.35-0.55 s, KERNEL_LOAD); once another kernel ran in the process (``sim.runs.fast``'s
-# ``warm_up``), only the kernel's own cache (0.03-0.04 s, KERNEL_CACHE); once it ran, nothing.
-# So a fresh process takes the kernel from ~18 cases × 6000 steps on (numpy ~0.76 s there).
+# costs about NUMPY_STEP + NUMPY_CASE_STEP × cases a step (89 µs a step for 1 case, 268-409 µs
+# for 160), the compiled path about KERNEL_CASE_STEP a case and step with its packing and the
+# numpy ``series_of`` (0.31-0.55 µs), once it is loaded. Loading it in a fresh process costs
+# numba's import (0.16-0.35 s, NUMBA_IMPORT) and its first dispatch with the kernel's cache
+# (0.35-0.9 s, KERNEL_LOAD; numba's registries, scipy.linalg among them, for its BLAS probe):
+# the first fluid_runs of the 160-case map took 0.9-1.2 s longer than the second with the
+# kernel, 0.02-0.4 s with numpy. Once another kernel ran in the process (``sim.runs.fast``'s
+# ``warm_up``) only the kernel's own cache is left (0.03-0.04 s, KERNEL_CACHE); once it ran,
+# nothing. So a fresh process takes the kernel from ~40 cases × 6000 steps on (numpy ~1 s
+# there), and a process that has loaded it, for every batch.
 NUMPY_STEP = 90e-6
 NUMPY_CASE_STEP = 2.0e-6
 KERNEL_CASE_STEP = 0.5e-6
-NUMBA_IMPORT = 0.25
-KERNEL_LOAD = 0.45
+NUMBA_IMPORT = 0.3
+KERNEL_LOAD = 0.6
 KERNEL_CACHE = 0.04
 _loaded = False  # the kernel has run in this process (its load is paid)
 
