@@ -7,11 +7,10 @@ For this tree and for revision REV (default: ff71701, the main this work branche
 ``sim`` package extracted with ``git archive`` into a temporary directory), in processes of
 their own: the fluid computation of every (cell, strategy) pair (best of 3 after a first call,
 wall and CPU seconds; the first call apart, as it loads the compiled step loop when a batch
-takes it, ``sim.fluid.compiled``), for this tree both as it runs and with the numpy loop only (the command: with
-``BACKOFF_SIM_PURE=1``);
-the whole command's wall time (median of N) and when its CSV appeared in --out (the PNG is
-drawn after it, issue 37), then the map simulated once by this tree (``--method simulate
---no-cache``, every core) and the ratio. Prints numbers; asserts nothing.
+takes it, ``sim.fluid.compiled``), the whole command's wall time (median of N) and when its CSV
+appeared in --out (the PNG is drawn after it, issue 37); the same for this tree with the numpy
+loop only (the command with ``BACKOFF_SIM_PURE=1``); then the map simulated once by this tree
+(``--method simulate --no-cache``, every core) and the ratio. Prints numbers; asserts nothing.
 """
 
 from __future__ import annotations
