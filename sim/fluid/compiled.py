@@ -110,7 +110,10 @@ def _orbit(bt: _Batch) -> tuple[np.ndarray, ...]:
     for rows, _, ring, levels, _, passes, _, _ in bt.points:
         first = used
         for s, w, o, lv in passes:
-            source.append(s), weight.append(w), offset.append(o), level.append(lv)
+            source.append(s)
+            weight.append(w)
+            offset.append(o)
+            level.append(lv)
             used += s.size
         o_ring[rows], o_levels[rows], p_start[rows], p_end[rows] = ring, levels, first, used
     size = o_ring * o_levels
