@@ -5,10 +5,12 @@ Usage: python bench/fluid_speed.py [CONFIG] [--before REV] [--repeat N] [--no-si
 
 For this tree and for revision REV (default: ff71701, the main this work branched from; its
 ``sim`` package extracted with ``git archive`` into a temporary directory), in processes of
-their own: the fluid computation of every (cell, strategy) pair (best of 3, wall and CPU
-seconds), the whole command's wall time (median of N) and when its CSV appeared in --out (the
-PNG is drawn after it, issue 37), then the map simulated once by this tree (``--method
-simulate --no-cache``, every core) and the ratio. Prints numbers; asserts nothing.
+their own: the fluid computation of every (cell, strategy) pair (best of 3 after a first call,
+wall and CPU seconds; the first call apart, as it loads the compiled step loop when a batch
+takes it, ``sim.fluid.compiled``), the whole command's wall time (median of N) and when its CSV
+appeared in --out (the PNG is drawn after it, issue 37); the same for this tree with the numpy
+loop only (the command with ``BACKOFF_SIM_PURE=1``); then the map simulated once by this tree
+(``--method simulate --no-cache``, every core) and the ratio. Prints numbers; asserts nothing.
 """
 
 from __future__ import annotations
@@ -31,19 +33,33 @@ _COMPUTE = """
 import sys, time
 from sim.exploration.plan import load_document
 from sim.fluid.cells import fluid_runs
+if sys.argv[2] == "numpy":  # this tree's numpy loop only (a tree without the kernel has no other)
+    try:
+        from sim.fluid import compiled
+        compiled.worth_compiling = lambda cases: False
+    except ImportError:
+        pass
 plan = load_document(sys.argv[1]).explores[0]
 pairs = [(c.spec, s) for c in plan.cells for s in range(len(c.spec.strategies))]
-best = []
-for _ in range(3):
+times = []
+for _ in range(4):
     wall, cpu = time.perf_counter(), time.process_time()
     fluid_runs(pairs)
-    best.append((time.perf_counter() - wall, time.process_time() - cpu))
-print(len(plan.cells), len(pairs), min(w for w, _ in best), min(c for _, c in best))
+    times.append((time.perf_counter() - wall, time.process_time() - cpu))
+best = times[1:]
+import sim
+assert sim.__file__.startswith(sys.argv[3]), (sim.__file__, sys.argv[3])  # the tree asked for
+print(len(plan.cells), len(pairs), times[0][0], min(w for w, _ in best), min(c for _, c in best),
+      int("numba" in sys.modules))
 """
 
 
 def _env(tree: Path) -> dict[str, str]:
     return dict(os.environ, PYTHONPATH=str(tree))
+
+
+# Each process runs in its tree: ``python -c`` and ``-m`` put the working directory first on
+# sys.path, ahead of PYTHONPATH, so run from this checkout both trees would import its ``sim``.
 
 
 def _extract(revision: str, into: Path) -> Path:
@@ -57,20 +73,23 @@ def _extract(revision: str, into: Path) -> Path:
     return into
 
 
-def compute(tree: Path, config: Path) -> tuple[int, int, float, float]:
-    """(cells, pairs, wall s, CPU s) of the fluid computation alone, best of 3."""
-    done = subprocess.run([sys.executable, "-c", _COMPUTE, str(config)], env=_env(tree), check=True,
-                          capture_output=True, text=True)
-    cells, pairs, wall, cpu = done.stdout.split()
-    return int(cells), int(pairs), float(wall), float(cpu)
+def compute(tree: Path, config: Path, mode: str = "auto") -> tuple[int, int, float, float, float, bool]:
+    """(cells, pairs, first call's wall s, wall s, CPU s, numba loaded) of the fluid computation
+    alone (best of 3 after the first call); ``mode`` "numpy": the numpy loop only."""
+    done = subprocess.run([sys.executable, "-c", _COMPUTE, str(config), mode, str(tree)], env=_env(tree), cwd=tree,
+                          check=True, capture_output=True, text=True)
+    cells, pairs, first, wall, cpu, numba = done.stdout.split()
+    return int(cells), int(pairs), float(first), float(wall), float(cpu), numba == "1"
 
 
-def command(tree: Path, config: Path, method: str, out: Path, extra: tuple[str, ...] = ()) -> tuple[float, float]:
-    """(wall s of the whole command, s until its CSV appeared) of ``explore --method``."""
+def command(tree: Path, config: Path, method: str, out: Path, extra: tuple[str, ...] = (),
+            env: dict[str, str] | None = None) -> tuple[float, float]:
+    """(wall s of the whole command, s until its CSV appeared) of ``explore --method`` (``env``:
+    added to the environment)."""
     csv = out / f"{_title(config)}_explore.csv"
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "sim", "explore", str(config), "--method", method,
-                             "--no-cache", "-q", "--out", str(out), *extra], env=_env(tree),
+                             "--no-cache", "-q", "--out", str(out), *extra], env={**_env(tree), **(env or {})}, cwd=tree,
                             stdout=subprocess.DEVNULL)
     seen = None
     while proc.poll() is None:
@@ -96,23 +115,33 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3, help="whole commands per tree (median)")
     parser.add_argument("--no-simulate", action="store_true", help="skip the simulated map")
     args = parser.parse_args()
+    args.config = args.config.resolve()
     rows = {}
     with tempfile.TemporaryDirectory() as tmp:
         trees = {f"before ({args.before})": _extract(args.before, Path(tmp) / "before"), "after (this tree)": ROOT}
         for name, tree in trees.items():
-            cells, pairs, wall, cpu = compute(tree, args.config)
+            cells, pairs, first, wall, cpu, _ = compute(tree, args.config)
             runs = [command(tree, args.config, "fluid", Path(tmp) / f"{len(rows)}-out{i}") for i in range(args.repeat)]
-            rows[name] = (wall, cpu, statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs))
+            rows[name] = (first, wall, cpu, statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs))
+        _, _, first, wall, cpu, numba = compute(ROOT, args.config, "numpy")
+        pure = [command(ROOT, args.config, "fluid", Path(tmp) / f"pure-out{i}", env={"BACKOFF_SIM_PURE": "1"})
+                for i in range(args.repeat)]
+        numpy_only = (first, wall, cpu, numba, statistics.median(r[0] for r in pure),
+                      statistics.median(r[1] for r in pure))
         simulated = None
         if not args.no_simulate:
             simulated, _ = command(ROOT, args.config, "simulate", Path(tmp) / "simulated")
     print(f"{args.config.name}: {cells} cells, {pairs} (cell, strategy) pairs; load average "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print(f"{'':>20} {'fluid compute s':>16} {'(CPU s)':>8} {'wall s':>7} {'CSV at s':>9} {'simulate s':>11} {'ratio':>6}")
-    for name, (wall, cpu, whole, csv_at) in rows.items():
+    print(f"{'':>20} {'fluid compute s':>16} {'(CPU s)':>8} {'1st call s':>11} {'wall s':>7} {'CSV at s':>9} "
+          f"{'simulate s':>11} {'ratio':>6}")
+    for name, (first, wall, cpu, whole, csv_at) in rows.items():
         sim = f"{simulated:11.1f}" if simulated else f"{'—':>11}"
         ratio = f"{simulated / whole:5.1f}x" if simulated else f"{'—':>6}"
-        print(f"{name:>20} {wall:16.2f} {cpu:8.2f} {whole:7.2f} {csv_at:9.2f} {sim} {ratio}")
+        print(f"{name:>20} {wall:16.2f} {cpu:8.2f} {first:11.2f} {whole:7.2f} {csv_at:9.2f} {sim} {ratio}")
+    first, wall, cpu, numba, whole, csv_at = numpy_only
+    print(f"{'this tree, numpy':>20} {wall:16.2f} {cpu:8.2f} {first:11.2f} {whole:7.2f} {csv_at:9.2f}   (the numpy "
+          f"loop only; the command with BACKOFF_SIM_PURE=1; numba {'loaded' if numba else 'not loaded'})")
     return 0
 
 

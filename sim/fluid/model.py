@@ -116,7 +116,15 @@ def _rows(per_step: np.ndarray) -> np.ndarray:
 
 
 def run_batch(cases: list[FluidCase], table: PackedTables) -> Series:
-    """Integrate every case of one group (same kind, step and steps; a backoff table each)."""
+    """Integrate every case of one group (same kind, step and steps; a backoff table each):
+    by the compiled step loop when it takes the batch and pays (``sim.fluid.compiled``), the
+    same numbers; else by this module's numpy loop, the reference."""
+    from sim.fluid import compiled
+
+    if compiled.worth_compiling(cases):
+        series = compiled.run_compiled(cases, table)
+        if series is not None:
+            return series
     return _Batch(cases, table).run()
 
 
