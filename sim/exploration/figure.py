@@ -118,7 +118,7 @@ def _heatmap(fig, ax, result: ExploreResult, metric: str, s: int, palette: Palet
         texts = _text_grid(result, metric, s).T
         for (row, col), value in np.ndenumerate(grid):
             if not math.isnan(value):
-                ax.text(col, row, texts[row, col], ha="center", va="center", fontsize=CELL_FONT,
+                ax.text(col, row, texts[row, col], ha="center", va="center", fontsize=CELL_FONT, in_layout=False,
                         color="black",
                         bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "alpha": 0.7, "linewidth": 0})
     if has_verdict(plan.base):
