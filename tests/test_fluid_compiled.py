@@ -1,5 +1,5 @@
 """The fluid model's compiled step loop (``sim.kernels.fluid``, ``sim.fluid.compiled``) against
-the numpy loop it transcribes (``sim.fluid.model._Batch``): the same Series, bit for bit, on
+the numpy loop it transcribes (``sim.fluid.model.Batch``): the same Series, bit for bit, on
 batches of both kinds with what the kernel takes (outages dropped or served, budgets, surges,
 incidents, open and closed workloads, strategies of different depths in one batch); which
 batches it takes; and that without numba (or with ``BACKOFF_SIM_PURE=1``) the numpy loop runs
@@ -160,7 +160,7 @@ def test_the_kernel_gives_the_numpy_loops_series_bit_for_bit(kernel, which: str)
     assert {c.kind for cs, _ in batches for c in cs} == {which}
     failing = 0
     for cases, table in batches:
-        ref = model._Batch(cases, table).run()
+        ref = model.Batch(cases, table).run()
         got = compiled.run_compiled(cases, table, kernel=kernel)
         assert got is not None
         _assert_same(ref, got)
@@ -179,7 +179,7 @@ def test_each_case_alone_gives_the_same_series_in_either_loop() -> None:
             case = fluid_case(spec, s)
             table = pack([cells._table(case, tables)], np.array([case.timeout]), case.step)
             levels.add(table.levels)
-            ref = model._Batch([case], table).run()
+            ref = model.Batch([case], table).run()
             _assert_same(ref, compiled.run_compiled([case], table, kernel=jit.plain(k.run)))
     assert 1 in levels
 
@@ -267,7 +267,7 @@ def test_an_ambiguous_exp_hands_the_batch_to_numpy(monkeypatch) -> None:
     monkeypatch.setattr(k, "run", lambda *args: k.AMBIGUOUS)
     assert compiled.run_compiled(cases, table) is None
     monkeypatch.setattr(compiled, "worth_compiling", lambda cases: True)
-    _assert_same(model._Batch(cases, table).run(), model.run_batch(cases, table))
+    _assert_same(model.Batch(cases, table).run(), cells.run_batch(cases, table))
 
 
 _CHILD = """
@@ -334,4 +334,4 @@ def test_random_batches_give_the_same_series(seed: int) -> None:
     for cases, table in _batches([_random_spec(rnd, latency) for _ in range(2)]):
         got = compiled.run_compiled(cases, table)
         assert got is not None
-        _assert_same(model._Batch(cases, table).run(), got)
+        _assert_same(model.Batch(cases, table).run(), got)

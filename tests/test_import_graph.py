@@ -202,8 +202,9 @@ LAYERS: dict[str, Layer] = {
     # Metrics and statistics of finished runs, from arrays and specs: never runs, writes, explores.
     "sim.analysis": Layer(("sim.analysis",), ("sim.core", "sim.models", "sim.settings.spec", "sim vocabulary")),
     # The fluid (mean-field) estimate of a spec's runs: specs in, numbers out, no engine.
-    "sim.fluid": Layer(("sim.fluid",), ("sim.analysis", "sim.models", "sim.policies", "sim specs",
-                                        "sim vocabulary")),
+    # Its step loop compiled is a kernel's (sim.kernels.fluid), taken where numba is (jit).
+    "sim.fluid": Layer(("sim.fluid",), ("sim.analysis", "sim.kernels", "sim.models", "sim.policies",
+                                        "sim specs", "sim vocabulary")),
     # Compiled fast paths: models transcribed over arrays (numba when installed), draws and codes
     # from sim.core; the reference models stay in sim.models.
     "sim.kernels": Layer(("sim.kernels",), ("sim.core", "sim vocabulary")),

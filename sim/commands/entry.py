@@ -69,7 +69,7 @@ def exit_process(status: int) -> None:
     streams are flushed, and the process ends at once. Another thread still running (the app's,
     a library's) gets the interpreter's usual exit, which waits for it."""
     if threading.active_count() == 1:
-        from sim.commands.stdout import flush_streams
+        from sim.commands.interrupt import flush_streams
 
         atexit._run_exitfuncs()
         flush_streams()

@@ -78,6 +78,18 @@ def unsettle() -> None:
     _settled = False
 
 
+def flush_streams() -> None:
+    """Flush stdout and stderr as far as they can be, before the process ends without the
+    interpreter's own last flush (``os._exit``): a stream that is gone, closed or replaced by
+    something without ``flush`` is passed over."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+
+
 def _early(signum: int, frame: object) -> None:
     """The handler from the process's start to its exit, outside a command's block. Before the
     command (imports, parsing) a stop prints its line and ends the process at once, having
@@ -89,12 +101,7 @@ def _early(signum: int, frame: object) -> None:
         return
     for sig in STOP_SIGNALS:
         signal.signal(sig, signal.SIG_IGN)
-    for stream in (sys.stdout, sys.stderr):  # inline: an import here could land inside another
-        try:
-            if stream is not None:
-                stream.flush()
-        except (OSError, ValueError, AttributeError):
-            pass
+    flush_streams()
     try:
         sys.stderr.write(Interrupted(signum).message + "\n")
         sys.stderr.flush()
@@ -136,8 +143,6 @@ def end_after_stop(exc: KeyboardInterrupt) -> int:
     from sim.commands.teardown import emergency_exit, is_armed
 
     if is_armed():
-        from sim.commands.stdout import flush_streams
-
         flush_streams()
         emergency_exit(status)
     return status

@@ -189,18 +189,6 @@ def prepare_streams() -> None:
                 reconfigure(errors=ASCII_ERRORS)
 
 
-def flush_streams() -> None:
-    """Flush stdout and stderr as far as they can be, before the process ends without the
-    interpreter's own last flush (``os._exit``): a stream that is gone, closed or replaced by
-    something without ``flush`` is passed over."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            if stream is not None:
-                stream.flush()
-        except (OSError, ValueError, AttributeError):
-            pass
-
-
 def finish_stdout(status: int) -> int:
     """The exit status once what is still buffered on stdout is written: output that could not
     be written (``--help > /dev/full``, a closed stdout) turns a success into status 1 with one

@@ -10,9 +10,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim.analysis.metrics import amplification, cost, goodput, share_of_calls
-from sim.fluid.delays import DelayTable, delay_table, pack
+from sim.fluid import compiled
+from sim.fluid.delays import DelayTable, PackedTables, delay_table, pack
 from sim.fluid.express import FluidCase, fluid_case
-from sim.fluid.model import Series, run_batch
+from sim.fluid.model import Batch, Series
 from sim.fluid.verdict import fluid_recovery, weighted_quantile
 from sim.settings.spec import SimulationSpec
 
@@ -50,6 +51,17 @@ def _values(case: FluidCase, series: Series, i: int) -> dict[str, float]:
             "success_rate": share_of_calls(t["successes"], offered),
             "retries_denied": t["retries_denied"], "calls_refused": 0.0, "breaker_open_time": 0.0,
             "recovered": recovered, "recovery_time": when, "undecided": 0.0}
+
+
+def run_batch(cases: list[FluidCase], table: PackedTables) -> Series:
+    """Integrate every case of one group (same kind, step and steps; a backoff table each):
+    by the compiled step loop when it takes the batch and pays (``sim.fluid.compiled``), the
+    same numbers; else by the numpy loop (``sim.fluid.model.Batch``), the reference."""
+    if compiled.worth_compiling(cases):
+        series = compiled.run_compiled(cases, table)
+        if series is not None:
+            return series
+    return Batch(cases, table).run()
 
 
 def _integrate(members: list[tuple[int, FluidCase, DelayTable]]) -> list[tuple[int, FluidRun]]:

@@ -1,16 +1,16 @@
 """The fluid model's step loop compiled (``sim.kernels.fluid``): which batches take it, and the
-numpy ``_Batch``'s arrays packed for it.
+numpy ``Batch``'s arrays packed for it.
 
-The kernel transcribes ``_Batch._run`` (every step's resume, send, admit, complete and settle;
+The kernel transcribes ``Batch._run`` (every step's resume, send, admit, complete and settle;
 ``series_of`` stays numpy's, run on the arrays the kernel wrote), for both kinds (``latency``,
 ``slots``), open and closed workloads, surges, capacity and slowdown incidents, outages (held
-bins, ``abandoned`` serve or drop) and RetryBudgets. Its arrays are the ``_Batch``'s own, built
+bins, ``abandoned`` serve or drop) and RetryBudgets. Its arrays are the ``Batch``'s own, built
 by its ``__init__``, so the two paths share every number computed before the loop.
 
 What it takes is declared field by field (``HONOURED``): a batch goes to the kernel only if
 every field of ``FluidCase`` is declared and each case's value is one the kernel honours, so a
 new field takes the numpy loop until the kernel transcribes it. The kernel runs only where numba
-is installed and ``BACKOFF_SIM_PURE`` is not set (``sim.runs.fast.available``), and only for a
+is installed and ``BACKOFF_SIM_PURE`` is not set (``sim.kernels.jit.available``), and only for a
 batch big enough to pay for loading it (``worth_compiling``), or once it is loaded.
 """
 
@@ -23,11 +23,11 @@ import numpy as np
 
 from sim.fluid.delays import PackedTables
 from sim.fluid.express import FluidCase
-from sim.fluid.model import Series, _Batch
-from sim.runs import fast
+from sim.fluid.model import Batch, Series
+from sim.kernels import jit
 
 # FluidCase's fields and the values the kernel honours (None: any value; every one reaches the
-# kernel through the _Batch's arrays or is read after the loop only).
+# kernel through the Batch's arrays or is read after the loop only).
 HONOURED: dict[str, frozenset | None] = {
     "kind": frozenset({"latency", "slots"}), "abandoned": frozenset({"serve", "drop"}),
     **{name: None for name in (
@@ -79,7 +79,7 @@ def load_seconds() -> float:
     """What loading the kernel still costs in this process (see ``KERNEL_LOAD``)."""
     if _loaded:
         return 0.0
-    if fast.kernels_loaded():
+    if jit.dispatched():
         return KERNEL_CACHE
     return KERNEL_LOAD + (0.0 if "numba" in sys.modules else NUMBA_IMPORT)
 
@@ -93,15 +93,15 @@ def expected_seconds(cases: int, steps: int, load: float) -> tuple[float, float]
 def worth_compiling(cases: list[FluidCase]) -> bool:
     """Whether this batch should take the kernel: numba available, the kernel honours it, and
     it is big enough to pay for what is still to load in this process."""
-    if not cases or not fast.available() or not takes(cases):
+    if not cases or not jit.available() or not takes(cases):
         return False
     numpy_s, kernel_s = expected_seconds(len(cases), cases[0].steps, load_seconds())
     return kernel_s < numpy_s
 
 
-def _orbit(bt: _Batch) -> tuple[np.ndarray, ...]:
+def _orbit(bt: Batch) -> tuple[np.ndarray, ...]:
     """Each case's own orbit ring (the ring and levels of its table) and its table's points,
-    the two passes of ``_Batch.fail`` one after the other."""
+    the two passes of ``Batch.fail`` one after the other."""
     b = bt.b
     o_ring, o_levels = np.zeros(b, dtype=np.int64), np.zeros(b, dtype=np.int64)
     p_start, p_end = np.zeros(b, dtype=np.int64), np.zeros(b, dtype=np.int64)
@@ -126,8 +126,8 @@ def _orbit(bt: _Batch) -> tuple[np.ndarray, ...]:
             cat(source, np.int64), cat(weight, np.float64), cat(offset, np.int64), cat(level, np.int64))
 
 
-def arguments(bt: _Batch) -> tuple:
-    """The kernel's arguments from a fresh ``_Batch`` (its state arrays, written in place)."""
+def arguments(bt: Batch) -> tuple:
+    """The kernel's arguments from a fresh ``Batch`` (its state arrays, written in place)."""
     out, b = bt.out, bt.b
     latency = bt.kind == "latency"
     resume_step = np.zeros(bt.steps + 1, dtype=np.bool_)
@@ -160,10 +160,12 @@ def run_compiled(cases: list[FluidCase], table: PackedTables, kernel=None) -> Se
     global _loaded
     from sim.kernels import fluid as k
 
-    bt = _Batch(cases, table)
+    bt = Batch(cases, table)
     args = arguments(bt)
     status = (kernel or k.run)(*args)
-    _loaded = _loaded or kernel is None
+    if kernel is None:
+        _loaded = True
+        jit.note_dispatched()
     if status != k.OK:
         return None
     state, totals = args[-3], args[-2]

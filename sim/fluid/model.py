@@ -115,21 +115,9 @@ def _rows(per_step: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(per_step.T)
 
 
-def run_batch(cases: list[FluidCase], table: PackedTables) -> Series:
-    """Integrate every case of one group (same kind, step and steps; a backoff table each):
-    by the compiled step loop when it takes the batch and pays (``sim.fluid.compiled``), the
-    same numbers; else by this module's numpy loop, the reference."""
-    from sim.fluid import compiled
-
-    if compiled.worth_compiling(cases):
-        series = compiled.run_compiled(cases, table)
-        if series is not None:
-            return series
-    return _Batch(cases, table).run()
-
-
-class _Batch:
-    """The state of a batch of cases, and one step of its flows (see the module)."""
+class Batch:
+    """The state of a batch of cases, and one step of its flows (see the module): the numpy
+    loop, the reference the compiled one (``sim.fluid.compiled``) transcribes."""
 
     def __init__(self, cases: list[FluidCase], table: PackedTables) -> None:
         first = cases[0]

@@ -1,4 +1,4 @@
-"""The fluid model's step loop (``sim.fluid.model._Batch._run``) compiled: the same flows, case by
+"""The fluid model's step loop (``sim.fluid.model.Batch._run``) compiled: the same flows, case by
 case (a case's numbers never depend on the others in its batch, except through the batch-wide
 sizes the arrays are built with, which the kernel is given), step by step, with the same float
 operations in the same order per case, so its numbers are the numpy loop's bits.
@@ -15,8 +15,8 @@ What numpy does that a scalar loop must copy to get the same bits:
   decides with libm's value and checks that the same decision holds for every value within
   ``EXP_SLACK`` of it; if not (never seen), it stops and says so, and numpy runs the batch.
 
-Arrays are the ``_Batch``'s own (``sim.fluid.compiled`` packs them); the kernel writes the
-per-bin and per-step arrays ``_Batch.series_of`` reads, and the totals.
+Arrays are the ``Batch``'s own (``sim.fluid.compiled`` packs them); the kernel writes the
+per-bin and per-step arrays ``Batch.series_of`` reads, and the totals.
 """
 
 from __future__ import annotations
@@ -127,7 +127,7 @@ def _count(end, lat, h, n, hs, stop_end, i, stops):
 def _fail(i, n, mass, extra, levels, give_up, tmp, closed_f, state, totals,
           has_budget, reserve, share, success_f, win, withdraw_step, budget_now,
           orbit, o_base, o_ring, o_levels, p_start, p_end, p_source, p_weight, p_offset, p_level):
-    """``_Batch.fail`` for case ``i``: failures ``mass`` heard at step ``n`` (+ ``extra``)."""
+    """``Batch.fail`` for case ``i``: failures ``mass`` heard at step ``n`` (+ ``extra``)."""
     for k in range(levels):
         tmp[k] = mass[k] * give_up[i, k]
     quit_ = pairwise(tmp, 0, levels)
@@ -168,7 +168,7 @@ def run(latency, h, steps, levels, ring, resume_step, closed_f, open_calls, call
         has_budget, reserve, share, success_f, deposit_step, withdraw_step, budget_now, window,
         orbit, o_base, o_ring, o_levels, p_start, p_end, p_source, p_weight, p_offset, p_level,
         mix, admitted, sent, rejected, calls, aged, success, middle, state, totals, win):
-    """Every case's steps (``_Batch._run`` but ``series_of``); ``state[i]`` is (thinking, done,
+    """Every case's steps (``Batch._run`` but ``series_of``); ``state[i]`` is (thinking, done,
     front). Returns ``OK``, or ``AMBIGUOUS`` when numpy's exp could have decided otherwise."""
     b = closed_f.size
     due = np.zeros(levels)

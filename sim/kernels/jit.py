@@ -29,6 +29,27 @@ def pure_requested() -> bool:
 COMPILED = importlib.util.find_spec("numba") is not None
 
 
+def available() -> bool:
+    """numba is installed and the compiled fast paths are not switched off."""
+    return COMPILED and not pure_requested()
+
+
+# Whether some compiled kernel has run in this process: numba's import and its first dispatch
+# (its registries, 0.35-0.9 s) are then paid, and another kernel costs only its own cache.
+_dispatched = False
+
+
+def note_dispatched() -> None:
+    """A compiled kernel has run in this process (``sim.runs.fast.warm_up``, the fluid loop)."""
+    global _dispatched
+    _dispatched = True
+
+
+def dispatched() -> bool:
+    """Whether a compiled kernel has run in this process (``note_dispatched``)."""
+    return _dispatched
+
+
 # The digest of the kernels' sources their on-disk caches were compiled from (``forget_stale``).
 SOURCES_STAMP = "kernels.sources"
 _checked = False

@@ -43,7 +43,7 @@ from sim.runs.resources import expected_events
 from sim.settings.spec import SimulationSpec
 
 __all__ = ["CONTENTION", "LATENCY_CLOSED", "MIN_EVENTS", "POOL_OPEN", "available", "kernel_expresses", "kernel_fits",
-           "kernel_name", "kernel_of_control", "kernels_loaded", "kernels_of", "run_class", "warm_up", "worth_warming"]
+           "kernel_name", "kernel_of_control", "kernels_of", "run_class", "warm_up", "worth_warming"]
 
 # A run expected to record fewer events takes the reference engine: it is over in about the
 # time a fresh process takes to load the compiled kernels (numba's import, 0.4 s, and its cache,
@@ -83,7 +83,7 @@ def kernel_expresses(spec: SimulationSpec, chain: ChainSpec) -> bool:
 
 def available() -> bool:
     """numba is installed and the compiled fast paths are not switched off."""
-    return jit.COMPILED and not jit.pure_requested()
+    return jit.available()
 
 
 def kernel_fits(spec: SimulationSpec, chain: ChainSpec, clients: int) -> bool:
@@ -94,12 +94,6 @@ def kernel_fits(spec: SimulationSpec, chain: ChainSpec, clients: int) -> bool:
         return False
     name = kernel_name(spec, chain)
     return name is not None and (_warm or name in _loaded or expected_events(spec, clients) >= MIN_EVENTS)
-
-
-def kernels_loaded() -> bool:
-    """Whether some compiled kernel is loaded in this process already (``warm_up``): numba's
-    import and first dispatch are paid, so another kernel costs only its own cache."""
-    return bool(_loaded)
 
 
 def run_class(name: str) -> type:
@@ -155,4 +149,5 @@ def warm_up(names: Iterable[str] | None = None) -> None:
         if name not in _loaded:
             run_class(name).warm_up()
             _loaded.add(name)
+            jit.note_dispatched()
     _warm = _loaded >= set(_RUNS)
