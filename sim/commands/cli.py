@@ -359,7 +359,8 @@ def _run(args: argparse.Namespace) -> int:
         if missing:
             sweep(replace(config, simulations=tuple(specs[i] for i in missing)), workers=workers,
                   progress=reporter, on_complete=export, events=events, tick=tick_and_preload, record=True)
-        writing = "writing " + ", ".join(results[i].spec.title for i in last)
+        titles = [results[i].spec.title for i in last]
+        writing = "writing " + (", ".join(titles) if len(titles) <= 3 else f"{len(titles)} simulations' files")
         if display.bar is not None:
             # Its refresh thread would keep the files' workers from being forked (``sim.export.parallel``).
             display.stop()
