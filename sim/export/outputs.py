@@ -108,7 +108,7 @@ def _events_file(job: Job, path: Path) -> Path:
 
 def _timeseries_png(job: Job, path: Path) -> Path:
     from sim.export.overload_plots import write_timeseries_png
-    return write_timeseries_png(job.result, path, job.palette)
+    return write_timeseries_png(job.result, path, job.palette, job.scatter)
 
 
 def _latency_png(job: Job, path: Path) -> Path:

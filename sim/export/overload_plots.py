@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,7 @@ import numpy as np
 from sim.analysis.open_metrics import OpenRunMetrics
 from sim.analysis.recovery import RecoverySummary
 from sim.analysis.run_series import FAILURE_LINES, with_refusals
+from sim.runs.engine import Run
 from sim.runs.sweep import SweepResult
 from sim.export.atomic import atomic_save_figure
 from sim.export.figure_style import DPI, style_axes, style_figure, style_legend, time_axis
@@ -50,11 +52,18 @@ def shown_runs(result: SweepResult) -> tuple[int, dict[str, OpenRunMetrics]]:
     return spec.max_clients, {label: m for label, m in runs.items() if m is not None}
 
 
-def shown_series(result: SweepResult, label: str, clients: int, m: OpenRunMetrics) -> dict[str, np.ndarray]:
-    """The run's series, with the refusals by a limit counted from its events when the sweep
-    recorded it (``run_sweeps(record=True)``: the run the PNG shows is one it records); only
-    the clients' own events, a tiered run's lower tiers' are theirs."""
+def shown_series(result: SweepResult, label: str, clients: int, m: OpenRunMetrics,
+                 runs: Mapping[str, Run] | None = None) -> dict[str, np.ndarray]:
+    """The run's series, with the refusals by a limit counted from its events: those of the run
+    the sweep recorded (``run_sweeps(record=True)``: the run the PNG shows is one it records),
+    else of ``runs[label]`` (the export's own recording of that run, ``sim.export.runs``), so
+    that the PNG is the same either way; only the clients' own events, a tiered run's lower
+    tiers' are theirs."""
     run = result.recorded.get((label, clients))
+    if run is None and runs is not None:
+        candidate = runs.get(label)
+        if candidate is not None and candidate.clients == clients and candidate.repetition == 0:
+            run = candidate
     if run is None:
         return m.series
     history = run.history
@@ -172,13 +181,15 @@ def _per_strategy_figure(result: SweepResult, palette: Palette, width: float, ro
     return fig, axes, labels, clients, runs
 
 
-def timeseries_figure(result: SweepResult, palette: Palette | None = None) -> Figure:
+def timeseries_figure(result: SweepResult, palette: Palette | None = None,
+                      runs: Mapping[str, Run] | None = None) -> Figure:
     """Per strategy: requests per bucket (left) and the server's state at each bucket's end
-    (right), against time, with outage windows shaded."""
+    (right), against time, with outage windows shaded; ``runs``: the shown runs recorded,
+    where the sweep did not record them (``shown_series``)."""
     palette = palette or load_palette()
     spec = result.spec
     clients, shown = shown_runs(result)
-    series = {label: shown_series(result, label, clients, m) for label, m in shown.items()}
+    series = {label: shown_series(result, label, clients, m, runs) for label, m in shown.items()}
     # A series that is zero in every shown run would only hide the x axis: leave it out, say so
     # (a kind of failure the server or the policies cannot have, not at all); a server that
     # keeps no queue (FlakyServer) gets no server-state panel at all.
@@ -300,8 +311,9 @@ def latency_figure(result: SweepResult, palette: Palette | None = None) -> Figur
     return fig
 
 
-def write_timeseries_png(result: SweepResult, path: str | Path, palette: Palette | None = None) -> Path:
-    return atomic_save_figure(timeseries_figure(result, palette), path)
+def write_timeseries_png(result: SweepResult, path: str | Path, palette: Palette | None = None,
+                         runs: Mapping[str, Run] | None = None) -> Path:
+    return atomic_save_figure(timeseries_figure(result, palette, runs), path)
 
 
 def write_latency_png(result: SweepResult, path: str | Path, palette: Palette | None = None) -> Path:
