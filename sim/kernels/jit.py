@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -35,7 +36,8 @@ def available() -> bool:
 
 
 # Whether some compiled kernel has run in this process: numba's import and its first dispatch
-# (its registries, 0.35-0.9 s) are then paid, and another kernel costs only its own cache.
+# (its registries, 0.14-0.19 s with scipy held back, ``_import_numba``) are then paid, and
+# another kernel costs only its own cache.
 _dispatched = False
 
 
@@ -81,6 +83,38 @@ def forget_stale(folder: Path) -> None:
         pass
 
 
+class _ScipyHeldBack:
+    """A meta path finder that refuses scipy while it is on ``sys.meta_path`` (``_import_numba``)."""
+
+    @staticmethod
+    def find_spec(name: str, path=None, target=None):
+        if name == "scipy" or name.startswith("scipy."):
+            raise ModuleNotFoundError(f"{name} held back while numba loads its registries", name=name)
+        return None
+
+
+def _import_numba():
+    """numba, its BLAS probe kept from importing scipy.
+
+    numba's first dispatch in a process imports ``numba.np.arraymath``, which probes for a BLAS
+    by importing ``scipy.linalg.cython_blas`` where scipy is installed: 0.19 s of the 0.4 s
+    first dispatch on an idle 2-core machine (scipy.linalg, numpy.f2py), for every kernel load
+    (the app's, each sweep's, a fluid map's), though no kernel here calls a BLAS routine. The
+    probe's only use (``arraymath._HAVE_BLAS``) picks the inner product of ``np.correlate`` and
+    ``np.convolve`` in compiled code: without it, a loop. So that module is imported here, first,
+    with scipy refused while it is; a process that has imported scipy.linalg's BLAS already keeps
+    numba's usual probe (it costs nothing there)."""
+    import numba
+
+    if "numba.np.arraymath" not in sys.modules and "scipy.linalg.cython_blas" not in sys.modules:
+        sys.meta_path.insert(0, _ScipyHeldBack)
+        try:
+            import numba.np.arraymath  # noqa: F401  (its probe, with scipy refused)
+        finally:
+            sys.meta_path.remove(_ScipyHeldBack)
+    return numba
+
+
 def maybe_njit(function: F) -> F:
     """Compile ``function`` with numba (cached on disk beside its module, ``forget_stale``)
     when numba is installed; otherwise return it unchanged. The plain function stays reachable
@@ -88,7 +122,7 @@ def maybe_njit(function: F) -> F:
     global _checked
     if not COMPILED:
         return function
-    import numba
+    numba = _import_numba()
     if not _checked:
         forget_stale(Path(__file__).resolve().parent)
         _checked = True
