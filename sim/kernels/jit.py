@@ -110,6 +110,8 @@ def _import_numba():
         sys.meta_path.insert(0, _ScipyHeldBack)
         try:
             import numba.np.arraymath  # noqa: F401  (its probe, with scipy refused)
+        except ImportError:  # a numba that needs scipy there: its first dispatch imports both
+            pass
         finally:
             sys.meta_path.remove(_ScipyHeldBack)
     return numba
