@@ -14,17 +14,25 @@ from sim.kernels import jit
 
 # Each check in a fresh interpreter: whether scipy.linalg is imported is a process's state.
 HELD_BACK = """
-import sys
+import sys, threading
 from sim.kernels import jit
+jit._ScipyHeldBack.thread = threading.get_ident()
 sys.meta_path.insert(0, jit._ScipyHeldBack)
 try:
-    import scipy.linalg
-except ModuleNotFoundError as exc:
-    assert exc.name in ("scipy", "scipy.linalg"), exc.name
-else:
-    raise AssertionError("scipy.linalg imported while held back")
+    try:
+        import scipy.linalg
+    except ModuleNotFoundError as exc:
+        assert exc.name in ("scipy", "scipy.linalg"), exc.name
+    else:
+        raise AssertionError("scipy.linalg imported while held back")
+    other = []  # another thread's import is not refused
+    thread = threading.Thread(target=lambda: other.append(__import__("scipy.linalg")))
+    thread.start()
+    thread.join()
+    assert other and "scipy.linalg" in sys.modules, other
 finally:
     sys.meta_path.remove(jit._ScipyHeldBack)
+    jit._ScipyHeldBack.thread = None
 import scipy.linalg  # importable again once the finder is gone
 print("ok")
 """
@@ -51,7 +59,7 @@ assert arraymath._HAVE_BLAS is True  # numba's own probe, which costs nothing he
 print("ok")
 """
 
-CHECKS = [pytest.param(HELD_BACK, id="the finder refuses scipy, then lets it be")]
+CHECKS = [pytest.param(HELD_BACK, id="the finder refuses scipy to its thread, then lets it be")]
 if jit.COMPILED:  # the kernels compiled: numba is installed (the `fast` extra)
     CHECKS += [pytest.param(KERNEL_LOADED, id="a kernel loads without scipy.linalg"),
                pytest.param(BLAS_FIRST, id="scipy's BLAS imported first keeps numba's probe")]

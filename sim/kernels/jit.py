@@ -11,6 +11,7 @@ import hashlib
 import importlib.util
 import os
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -84,11 +85,14 @@ def forget_stale(folder: Path) -> None:
 
 
 class _ScipyHeldBack:
-    """A meta path finder that refuses scipy while it is on ``sys.meta_path`` (``_import_numba``)."""
+    """A meta path finder that refuses scipy, while it is on ``sys.meta_path``, to the thread
+    that put it there (``_import_numba``): another thread's import of scipy meanwhile goes on."""
 
-    @staticmethod
-    def find_spec(name: str, path=None, target=None):
-        if name == "scipy" or name.startswith("scipy."):
+    thread: int | None = None
+
+    @classmethod
+    def find_spec(cls, name: str, path=None, target=None):
+        if (name == "scipy" or name.startswith("scipy.")) and threading.get_ident() == cls.thread:
             raise ModuleNotFoundError(f"{name} held back while numba loads its registries", name=name)
         return None
 
@@ -107,6 +111,7 @@ def _import_numba():
     import numba
 
     if "numba.np.arraymath" not in sys.modules and "scipy.linalg.cython_blas" not in sys.modules:
+        _ScipyHeldBack.thread = threading.get_ident()
         sys.meta_path.insert(0, _ScipyHeldBack)
         try:
             import numba.np.arraymath  # noqa: F401  (its probe, with scipy refused)
@@ -114,6 +119,7 @@ def _import_numba():
             pass
         finally:
             sys.meta_path.remove(_ScipyHeldBack)
+            _ScipyHeldBack.thread = None
     return numba
 
 
