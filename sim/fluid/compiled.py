@@ -48,8 +48,8 @@ INCIDENT_KINDS = frozenset({"capacity", "slowdown"})
 # numpy ``series_of`` (0.31-0.55 µs), once it is loaded. Loading it in a fresh process costs
 # numba's import (0.16-0.35 s, NUMBA_IMPORT) and its first dispatch with the kernel's cache
 # (0.35-0.9 s, KERNEL_LOAD; numba's registries, scipy.linalg among them for its BLAS probe until
-# ``jit`` kept that from importing scipy: 0.31-0.37 s and 0.14-0.19 s since, idle, so these
-# bounds are now cautious):
+# ``jit`` kept that from importing scipy; since, on an idle machine, numba's import takes
+# 0.31-0.37 s and its first dispatch 0.14-0.19 s, so these bounds are now cautious):
 # the first fluid_runs of the 160-case map took 0.9-1.2 s longer than the second with the
 # kernel, 0.02-0.4 s with numpy. Once another kernel ran in the process (``sim.runs.fast``'s
 # ``warm_up``) only the kernel's own cache is left (0.03-0.04 s, KERNEL_CACHE); once it ran,
