@@ -450,6 +450,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"`backoff-sim {given[0]}` opens it in the app\n")
     args = parser.parse_args(argv)
     set_command(["backoff-sim", *given])
+    if not getattr(args, "app", False):
+        # The kernels ahead of time (numba's import and first dispatch saved in every process
+        # that runs one); not in the app, whose threads run kernels beside its screen.
+        from sim.kernels import ahead
+
+        ahead.enable()
     if args.command == "run":
         return run_command(args)
     if args.command == "explore":

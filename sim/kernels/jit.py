@@ -58,6 +58,13 @@ SOURCES_STAMP = "kernels.sources"
 _checked = False
 
 
+def sources_digest(folder: Path | None = None) -> str:
+    """The digest of every kernel source (``folder``: this one's), which numba's caches and the
+    ahead-of-time modules (``sim.kernels.ahead``) are kept against."""
+    folder = Path(__file__).resolve().parent if folder is None else folder
+    return hashlib.sha256(b"".join(p.read_bytes() for p in sorted(folder.glob("*.py")))).hexdigest()
+
+
 def forget_stale(folder: Path) -> None:
     """Drop numba's caches in ``folder``/__pycache__ when a source of ``folder`` changed since
     they were written. numba stamps a cached function with its own file only, and a kernel
@@ -65,7 +72,7 @@ def forget_stale(folder: Path) -> None:
     one of those alone, the kernels' caches would still load, stale. So one digest of every
     source is kept beside the caches; on a mismatch they are deleted and compiled again. A
     folder that cannot be written (numba then caches elsewhere) is left as it is."""
-    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(folder.glob("*.py")))).hexdigest()
+    digest = sources_digest(folder)
     cache = folder / "__pycache__"
     stamp = cache / SOURCES_STAMP
     try:
@@ -126,15 +133,90 @@ def _import_numba():
 def maybe_njit(function: F) -> F:
     """Compile ``function`` with numba (cached on disk beside its module, ``forget_stale``)
     when numba is installed; otherwise return it unchanged. The plain function stays reachable
-    as ``plain(function)`` for the tests."""
-    global _checked
+    as ``plain(function)`` for the tests. Where the process takes the ahead-of-time kernels
+    (``sim.kernels.ahead.enable``), a ``Deferred`` instead: numba is imported only if a call
+    needs its jit."""
     if not COMPILED:
         return function
+    from sim.kernels import ahead
+
+    if ahead.enabled():
+        return Deferred(function)  # type: ignore[return-value]
+    return _njit(function)
+
+
+def _njit(function: Callable) -> Callable:
+    global _checked
     numba = _import_numba()
     if not _checked:
         forget_stale(Path(__file__).resolve().parent)
         _checked = True
     return numba.njit(cache=True, nogil=True)(function)
+
+
+_deferred: list[Deferred] = []
+
+
+class Deferred:
+    """A kernel function of a process that takes the ahead-of-time kernels (``sim.kernels.ahead``).
+
+    A kernel's entry point (``run``) is resolved at its first call: the built module for that
+    call's argument types (built then if it is not yet), else numba's jit. Any call to numba's
+    jit first makes every deferred function a numba function (``_materialize``) and puts it in
+    place of its ``Deferred`` in the kernels' modules, so the jit compiles the helpers it calls
+    as it would have at import."""
+
+    def __init__(self, function: Callable) -> None:
+        self.py_func = function
+        self.__name__ = function.__name__
+        self.__qualname__ = function.__qualname__
+        self.__module__ = function.__module__
+        self.__doc__ = function.__doc__
+        self._target: Callable | None = None
+        self._jit: Callable | None = None
+        _deferred.append(self)
+
+    def __call__(self, *args):
+        target = self._target
+        if target is None:
+            target = self._resolve(args)
+        return target(*args)
+
+    def _resolve(self, args: tuple) -> Callable:
+        from sim.kernels import ahead
+
+        module, name = self.__module__, self.__name__
+        kernel = module.rpartition(".")[2]
+        if name == "run" and module == f"sim.kernels.{kernel}" and kernel in ahead.KERNELS:
+            built = ahead.load(kernel, args, self.jitted, self.py_func)
+            if built is not None:
+                self._target = built
+                setattr(sys.modules[module], name, built)  # ``k.run`` is the built one from now on
+                note_dispatched()
+                return built
+        self._target = self.jitted()
+        return self._target
+
+    def jitted(self) -> Callable:
+        """numba's jit of this function (every deferred function's made first)."""
+        if self._jit is None:
+            _materialize()
+        assert self._jit is not None
+        return self._jit
+
+
+def _materialize() -> None:
+    """Every deferred function as numba's jit, put in place of its ``Deferred`` in the kernels'
+    modules (an entry point already resolved to its built module keeps it)."""
+    for deferred in list(_deferred):
+        if deferred._jit is None:
+            deferred._jit = _njit(deferred.py_func)
+    for module_name, module in list(sys.modules.items()):
+        if module is None or not module_name.startswith("sim.kernels."):
+            continue
+        for name, value in list(vars(module).items()):
+            if isinstance(value, Deferred) and value._jit is not None:
+                setattr(module, name, value._jit)
 
 
 def plain(function: Callable) -> Callable:

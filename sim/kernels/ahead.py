@@ -1,0 +1,332 @@
+"""The kernels' entry points compiled ahead of time (numba's ``pycc``): a C extension module per
+kernel, which a process imports in ~10 ms, where numba's import and its first dispatch take
+~0.45 s in every process that runs a kernel (``backoff-sim run``'s, each fluid map's).
+
+The module is compiled from the same source by the same compiler as numba's ``njit`` (the same
+flags: Python's error model, no fastmath, no bounds checks), so its numbers are the jit's
+bit for bit. It is built the first time a kernel is called where the command layer asked for it
+(``enable``), in a process of its own (numba, setuptools and a C compiler: the ``fast`` extra
+and the system's ``cc``), for the types of that call's arguments, and kept beside numba's caches
+(or in ``$XDG_CACHE_HOME/backoff-sim/kernels`` where that folder cannot be written) under a name
+that holds the digest of every kernel source, numba's install, numpy's and Python's versions.
+A build that fails leaves a note of why, so later processes take numba's jit without trying
+again, as does a call whose arguments are not of the built types (``Ahead.__call__``).
+
+Only the headless commands ask for it: a ``pycc`` function keeps the interpreter's lock while it
+runs (numba's jit here releases it, ``nogil``), and the app runs kernels in threads beside its
+screen, as a notebook may. This module imports neither numba nor setuptools.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import os
+import platform
+import subprocess
+import sys
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+try:
+    import fcntl  # the builds' lock (POSIX): without it, numba's jit as before
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+# The kernels whose ``run`` is built so (``sim.kernels.<name>``), called from Python; the
+# functions they call are compiled into them.
+KERNELS = ("contention", "latency_closed", "pool_open", "fluid")
+PREFIX = "_ahead_"
+BUILD_SECONDS = 1800  # a bound on one build (~5 s for the contention kernel on 2 cores)
+_enabled = False
+
+
+AHEAD_ENV = "BACKOFF_SIM_AHEAD"  # "0": numba's jit only, as the app and the library take
+
+
+def enable() -> None:
+    """Take the ahead-of-time kernels in this process (and the workers it forks) from now on:
+    called by the headless commands before any kernel is imported, in their main thread
+    (not where ``BACKOFF_SIM_AHEAD=0``)."""
+    global _enabled
+    _enabled = fcntl is not None and os.environ.get(AHEAD_ENV, "").strip() != "0"
+
+
+def enabled() -> bool:
+    """Whether this process takes the ahead-of-time kernels (``enable``)."""
+    return _enabled
+
+
+def _kernels_folder() -> Path:
+    return Path(__file__).resolve().parent
+
+
+def folder() -> Path:
+    """Where the modules are kept: beside numba's caches when that folder can be written."""
+    beside = _kernels_folder() / "__pycache__"
+    try:
+        beside.mkdir(exist_ok=True)
+        if os.access(beside, os.W_OK):
+            return beside
+    except OSError:
+        pass
+    base = os.environ.get("XDG_CACHE_HOME", "").strip() or str(Path.home() / ".cache")
+    return Path(base) / "backoff-sim" / "kernels"
+
+
+_stamp: str | None = None
+
+
+def stamp() -> str:
+    """What a built module must match: every kernel source, numba's install (its path and
+    when it was written), numpy's and Python's versions, the machine."""
+    global _stamp
+    if _stamp is None:
+        import hashlib
+
+        from sim.kernels.jit import sources_digest
+
+        spec = importlib.util.find_spec("numba")
+        numba_file = spec.origin if spec is not None and spec.origin else ""
+        numba_written = os.stat(numba_file).st_mtime_ns if numba_file else 0
+        parts = (sources_digest(), numba_file, str(numba_written), np.__version__, sys.version,
+                 platform.machine(), sys.implementation.cache_tag or "")
+        _stamp = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:20]
+    return _stamp
+
+
+def module_name(kernel: str) -> str:
+    """The extension module's name (its ``PyInit_`` symbol) for this kernel and ``stamp``."""
+    return f"{PREFIX}{kernel}_{stamp()}"
+
+
+def _paths(kernel: str) -> tuple[Path, Path, Path]:
+    """(the module, the signature it was built for, the note of a failed build)."""
+    name = module_name(kernel)
+    base = folder() / name
+    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+    return base.with_name(name + suffix), base.with_name(name + ".sig"), base.with_name(name + ".failed")
+
+
+# Argument types as numba's signature strings name them (``numba.typeof`` of each).
+_ARRAY_TYPES = {np.dtype(np.int64): "i8", np.dtype(np.float64): "f8", np.dtype(np.bool_): "b1"}
+
+
+def _type_of(value: object) -> str | None:
+    """numba's name for ``value``'s type as the jit would type it, or None (not built for)."""
+    if type(value) is np.ndarray:
+        code = _ARRAY_TYPES.get(value.dtype)
+        if code is None or not value.flags.c_contiguous or not value.flags.writeable or value.ndim < 1:
+            return None
+        return f"{code}[{', '.join([':'] * (value.ndim - 1) + ['::1'])}]"
+    if type(value) is bool or type(value) is np.bool_:
+        return "b1"
+    if type(value) is int or type(value) is np.int64:
+        return "i8"
+    if type(value) is float or type(value) is np.float64:
+        return "f8"
+    return None
+
+
+def signature_of(args: tuple) -> str | None:
+    """The jit's signature for these arguments (the status returned is an int64), or None."""
+    types = [_type_of(a) for a in args]
+    if any(t is None for t in types):
+        return None
+    return f"i8({', '.join(types)})"  # type: ignore[arg-type]
+
+
+class Ahead:
+    """A built kernel's ``run``, called when the arguments are of the types it was built for;
+    otherwise numba's jit of the same source (``fallback``), as its module's own ``run`` would.
+    A pycc module does not check them itself: an array of another dtype would be read as the
+    built one."""
+
+    def __init__(self, function: Callable, signature: str, fallback: Callable[[], Callable],
+                 py_func: Callable) -> None:
+        self.function = function
+        self.signature = signature
+        self.py_func = py_func  # the plain source, as ``jit.plain`` finds it
+        self._fallback = fallback
+        self._count, self._fits = check_of(signature)
+
+    def __call__(self, *args):
+        if len(args) == self._count and self._fits(*args):
+            return self.function(*args)
+        return self._fallback()(*args)
+
+
+def _parts(signature: str) -> list[str]:
+    """The argument types of a signature string, ``"i8(i8[::1], f8)"`` → ``["i8[::1]", "f8"]``."""
+    inner = signature[signature.index("(") + 1:-1]
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(inner):
+        depth += (ch == "[") - (ch == "]")
+        if ch == "," and depth == 0:
+            parts.append(inner[start:i].strip())
+            start = i + 1
+    parts.append(inner[start:].strip())
+    return [p for p in parts if p]
+
+
+# Each scalar type's test, on ``a`` (``_type_of``'s, which a fallback to the jit keeps exact).
+_SCALAR_TESTS = {"b1": "(type({a}) is bool or type({a}) is bool_)",
+                 "i8": "(type({a}) is int or type({a}) is int64)",
+                 "f8": "(type({a}) is float or type({a}) is float64)"}
+
+
+def check_of(signature: str) -> tuple[int, Callable[..., bool]]:
+    """(how many arguments, one function that tests them all against the signature's types):
+    written out as one expression, as a test per argument in a loop cost 8 µs of a kernel
+    call's ~70 µs in the sample."""
+    parts = _parts(signature)
+    names = [f"a{i}" for i in range(len(parts))]
+    tests, scope = [], {"ndarray": np.ndarray, "bool_": np.bool_, "int64": np.int64, "float64": np.float64}
+    by_code = {code: dtype for dtype, code in _ARRAY_TYPES.items()}
+    for i, (name, part) in enumerate(zip(names, parts)):
+        if "[" in part:
+            scope[f"D{i}"] = by_code[part[:2]]
+            ndim = part.count(",") + 1
+            tests.append(f"(type({name}) is ndarray and {name}.dtype == D{i} and {name}.ndim == {ndim} "
+                         f"and (f := {name}.flags).c_contiguous and f.writeable)")
+        else:
+            tests.append(_SCALAR_TESTS[part].format(a=name))
+    source = f"def fits({', '.join(names)}):\n    return {' and '.join(tests) or 'True'}\n"
+    exec(compile(source, f"<checks of {signature}>", "exec"), scope)
+    return len(parts), scope["fits"]
+
+
+def load(kernel: str, args: tuple, fallback: Callable[[], Callable], py_func: Callable) -> Ahead | None:
+    """The ahead-of-time ``run`` of ``kernel`` for these arguments' types, built first if it is
+    not yet (waiting for another process's build of it); None when it cannot be: the types are
+    not the built ones nor buildable, or a build failed (its note says why)."""
+    signature = signature_of(args)
+    if signature is None:
+        return None
+    module, sig_path, failed = _paths(kernel)
+    if failed.exists():
+        return None
+    if not module.exists():
+        forget_stale(module.parent)
+        if not _build_locked(kernel, signature, module, sig_path, failed):
+            return None
+    try:
+        built = sig_path.read_text(encoding="ascii")
+    except OSError:
+        return None
+    if built != signature:
+        return None
+    loaded = _import(module_name(kernel), module)
+    return None if loaded is None else Ahead(loaded.run, signature, fallback, py_func)
+
+
+def ready(kernel: str) -> bool:
+    """Whether ``kernel`` is built (its load then costs ~10 ms, not numba's ~0.45 s)."""
+    module, sig_path, _ = _paths(kernel)
+    return _enabled and module.exists() and sig_path.exists()
+
+
+def _import(name: str, path: Path):
+    if name in sys.modules:
+        return sys.modules[name]
+    try:
+        loader = importlib.machinery.ExtensionFileLoader(name, str(path))
+        spec = importlib.util.spec_from_file_location(name, str(path), loader=loader)
+        module = importlib.util.module_from_spec(spec)
+        loader.exec_module(module)
+    except (ImportError, OSError):
+        return None
+    sys.modules[name] = module
+    return module
+
+
+def _build_locked(kernel: str, signature: str, module: Path, sig_path: Path, failed: Path) -> bool:
+    """Build under a lock (another process building it meanwhile: wait, then take its module)."""
+    try:
+        module.parent.mkdir(parents=True, exist_ok=True)
+        lock = open(module.with_name(module_name(kernel) + ".lock"), "a")
+    except OSError:
+        return False
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if module.exists():
+            return True
+        if failed.exists():
+            return False
+        return _build(kernel, signature, module, sig_path, failed)
+
+
+def _build(kernel: str, signature: str, module: Path, sig_path: Path, failed: Path) -> bool:
+    """Compile the module in a child process (its output kept out of this one's streams), into
+    a scratch folder beside ``module``, then rename it into place: never half a module."""
+    import shutil
+    import tempfile
+
+    scratch = Path(tempfile.mkdtemp(prefix=f".{module.name}.", dir=module.parent))
+    try:
+        done = subprocess.run(
+            build_command(kernel, signature, scratch), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=BUILD_SECONDS,
+            env={k: v for k, v in os.environ.items() if k != "BACKOFF_SIM_PURE"})
+        built = [p for p in scratch.iterdir() if p.name.startswith(module_name(kernel)) and p.suffix in (".so", ".pyd")]
+        if done.returncode != 0 or len(built) != 1:
+            reason = (done.stderr or done.stdout or "").strip().splitlines()[-20:]
+            _write(failed, "\n".join([f"exit status {done.returncode}", *reason]) + "\n")
+            return False
+        _write(sig_path, signature)
+        os.replace(built[0], module)
+        return True
+    except (OSError, subprocess.SubprocessError) as exc:
+        _write(failed, f"{type(exc).__name__}: {exc}\n")
+        return False
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def build_command(kernel: str, signature: str, out: Path) -> list[str]:
+    """The build's child process (``build_main``), with this ``sim`` first on its path."""
+    root = str(Path(__file__).resolve().parents[2])  # the folder that holds ``sim``
+    return [sys.executable, "-c", f"import sys; sys.path.insert(0, {root!r}); "
+                                  "from sim.kernels.ahead import build_main; build_main()",
+            kernel, signature, str(out), module_name(kernel)]
+
+
+def _write(path: Path, text: str) -> None:
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)
+    except OSError:
+        pass
+
+
+def build_main() -> None:
+    """In the build's child: ``KERNEL SIGNATURE OUT NAME`` (numba's jit of the kernel's module,
+    the plain ``run`` exported under ``signature`` by pycc into OUT as module NAME)."""
+    kernel, signature, out, name = sys.argv[1:5]
+    if kernel not in KERNELS:
+        raise SystemExit(f"unknown kernel {kernel!r}")
+    from sim.kernels import jit
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pycc's pending deprecation
+        from numba.pycc import CC
+    source = importlib.import_module(f"sim.kernels.{kernel}")
+    cc = CC(name)
+    cc.output_dir = out
+    cc.verbose = False
+    cc.export("run", signature)(jit.plain(source.run))
+    cc.compile()
+
+
+def forget_stale(folder_: Path) -> None:
+    """Drop the modules (and their notes) of other stamps than this one's in ``folder_``."""
+    keep = {module_name(k) for k in KERNELS}
+    for path in folder_.glob(f"{PREFIX}*"):
+        if not any(path.name.startswith(name + ".") or path.name == name for name in keep):
+            try:
+                path.unlink()
+            except OSError:
+                pass
