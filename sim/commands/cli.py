@@ -453,9 +453,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "app", False):
         # The kernels ahead of time (numba's import and first dispatch saved in every process
         # that runs one); not in the app, whose threads run kernels beside its screen.
-        from sim.kernels import ahead
+        from sim.runs.fast import use_built_kernels
 
-        ahead.enable()
+        use_built_kernels()
     if args.command == "run":
         return run_command(args)
     if args.command == "explore":

@@ -95,10 +95,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``backoff-simulator``; returns the exit status (as ``backoff-sim run``)."""
     from sim.commands.stdout import command_status
 
-    from sim.kernels import ahead
+    from sim.runs.fast import use_built_kernels
 
     args = build_parser().parse_args(argv)
-    ahead.enable()  # headless, as ``backoff-sim run`` (``sim.commands.cli.main``)
+    use_built_kernels()  # headless, as ``backoff-sim run`` (``sim.commands.cli.main``)
     return command_status(lambda: _run(args.config_file, args.force, GuardedStdout(sys.stdout)))
 
 

@@ -41,10 +41,8 @@ except ImportError:  # pragma: no cover - Windows
 KERNELS = ("contention", "latency_closed", "pool_open", "fluid")
 PREFIX = "_ahead_"
 BUILD_SECONDS = 1800  # a bound on one build (~5 s for the contention kernel on 2 cores)
-_enabled = False
-
-
 AHEAD_ENV = "BACKOFF_SIM_AHEAD"  # "0": numba's jit only, as the app and the library take
+_enabled = False
 
 
 def enable() -> None:
@@ -64,17 +62,22 @@ def _kernels_folder() -> Path:
     return Path(__file__).resolve().parent
 
 
+_folder: Path | None = None
+
+
 def folder() -> Path:
     """Where the modules are kept: beside numba's caches when that folder can be written."""
-    beside = _kernels_folder() / "__pycache__"
-    try:
-        beside.mkdir(exist_ok=True)
-        if os.access(beside, os.W_OK):
-            return beside
-    except OSError:
-        pass
-    base = os.environ.get("XDG_CACHE_HOME", "").strip() or str(Path.home() / ".cache")
-    return Path(base) / "backoff-sim" / "kernels"
+    global _folder
+    if _folder is None:
+        beside = _kernels_folder() / "__pycache__"
+        try:
+            beside.mkdir(exist_ok=True)
+            writable = os.access(beside, os.W_OK)
+        except OSError:
+            writable = False
+        base = os.environ.get("XDG_CACHE_HOME", "").strip() or str(Path.home() / ".cache")
+        _folder = beside if writable else Path(base) / "backoff-sim" / "kernels"
+    return _folder
 
 
 _stamp: str | None = None
@@ -87,8 +90,6 @@ def stamp() -> str:
     if _stamp is None:
         import hashlib
 
-        from sim.kernels.jit import sources_digest
-
         spec = importlib.util.find_spec("numba")
         numba_file = spec.origin if spec is not None and spec.origin else ""
         numba_written = os.stat(numba_file).st_mtime_ns if numba_file else 0
@@ -96,6 +97,15 @@ def stamp() -> str:
                  platform.machine(), sys.implementation.cache_tag or "")
         _stamp = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:20]
     return _stamp
+
+
+def sources_digest(folder_: Path | None = None) -> str:
+    """The digest of every kernel source (``folder_``: this one's), which numba's caches
+    (``sim.kernels.jit.forget_stale``) and the built modules are kept against."""
+    import hashlib
+
+    folder_ = _kernels_folder() if folder_ is None else folder_
+    return hashlib.sha256(b"".join(p.read_bytes() for p in sorted(folder_.glob("*.py")))).hexdigest()
 
 
 def module_name(kernel: str) -> str:
@@ -267,10 +277,11 @@ def _build(kernel: str, signature: str, module: Path, sig_path: Path, failed: Pa
 
     scratch = Path(tempfile.mkdtemp(prefix=f".{module.name}.", dir=module.parent))
     try:
-        done = subprocess.run(
-            build_command(kernel, signature, scratch), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=BUILD_SECONDS,
-            env={k: v for k, v in os.environ.items() if k != "BACKOFF_SIM_PURE"})
-        built = [p for p in scratch.iterdir() if p.name.startswith(module_name(kernel)) and p.suffix in (".so", ".pyd")]
+        done = subprocess.run(build_command(kernel, signature, scratch), stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=BUILD_SECONDS,
+                              env={k: v for k, v in os.environ.items() if k != "BACKOFF_SIM_PURE"})
+        built = [p for p in scratch.iterdir()
+                 if p.name.startswith(module_name(kernel)) and p.suffix in (".so", ".pyd")]
         if done.returncode != 0 or len(built) != 1:
             reason = (done.stderr or done.stdout or "").strip().splitlines()[-20:]
             _write(failed, "\n".join([f"exit status {done.returncode}", *reason]) + "\n")
@@ -308,8 +319,6 @@ def build_main() -> None:
     kernel, signature, out, name = sys.argv[1:5]
     if kernel not in KERNELS:
         raise SystemExit(f"unknown kernel {kernel!r}")
-    from sim.kernels import jit
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # pycc's pending deprecation
         from numba.pycc import CC
@@ -317,7 +326,7 @@ def build_main() -> None:
     cc = CC(name)
     cc.output_dir = out
     cc.verbose = False
-    cc.export("run", signature)(jit.plain(source.run))
+    cc.export("run", signature)(source.run.py_func)  # numba's jit here: its plain source
     cc.compile()
 
 

@@ -7,7 +7,6 @@ runs its reference models; see ``sim.runs.fast``).
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import os
 import sys
@@ -15,6 +14,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
+
+from sim.kernels import ahead
 
 F = TypeVar("F", bound=Callable)
 
@@ -58,13 +59,6 @@ SOURCES_STAMP = "kernels.sources"
 _checked = False
 
 
-def sources_digest(folder: Path | None = None) -> str:
-    """The digest of every kernel source (``folder``: this one's), which numba's caches and the
-    ahead-of-time modules (``sim.kernels.ahead``) are kept against."""
-    folder = Path(__file__).resolve().parent if folder is None else folder
-    return hashlib.sha256(b"".join(p.read_bytes() for p in sorted(folder.glob("*.py")))).hexdigest()
-
-
 def forget_stale(folder: Path) -> None:
     """Drop numba's caches in ``folder``/__pycache__ when a source of ``folder`` changed since
     they were written. numba stamps a cached function with its own file only, and a kernel
@@ -72,7 +66,7 @@ def forget_stale(folder: Path) -> None:
     one of those alone, the kernels' caches would still load, stale. So one digest of every
     source is kept beside the caches; on a mismatch they are deleted and compiled again. A
     folder that cannot be written (numba then caches elsewhere) is left as it is."""
-    digest = sources_digest(folder)
+    digest = ahead.sources_digest(folder)
     cache = folder / "__pycache__"
     stamp = cache / SOURCES_STAMP
     try:
@@ -138,8 +132,6 @@ def maybe_njit(function: F) -> F:
     needs its jit."""
     if not COMPILED:
         return function
-    from sim.kernels import ahead
-
     if ahead.enabled():
         return Deferred(function)  # type: ignore[return-value]
     return _njit(function)
@@ -183,8 +175,6 @@ class Deferred:
         return target(*args)
 
     def _resolve(self, args: tuple) -> Callable:
-        from sim.kernels import ahead
-
         module, name = self.__module__, self.__name__
         kernel = module.rpartition(".")[2]
         if name == "run" and module == f"sim.kernels.{kernel}" and kernel in ahead.KERNELS:

@@ -36,14 +36,15 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterable, Sequence
 
-from sim.kernels import jit
+from sim.kernels import ahead, jit
 from sim.policies.chain import ChainSpec
 from sim.runs.kernel_boundary import CONTENTION, LATENCY_CLOSED, POOL_OPEN, TABLES, honours
 from sim.runs.resources import expected_events
 from sim.settings.spec import SimulationSpec
 
 __all__ = ["CONTENTION", "LATENCY_CLOSED", "MIN_EVENTS", "POOL_OPEN", "available", "kernel_expresses", "kernel_fits",
-           "kernel_name", "kernel_of_control", "kernels_of", "run_class", "warm_up", "worth_warming"]
+           "kernel_name", "kernel_of_control", "kernels_of", "run_class", "use_built_kernels", "warm_up",
+           "worth_warming"]
 
 # A run expected to record fewer events takes the reference engine: it is over in about the
 # time a fresh process takes to load the compiled kernels (numba's import, 0.4 s, and its cache,
@@ -84,6 +85,12 @@ def kernel_expresses(spec: SimulationSpec, chain: ChainSpec) -> bool:
 def available() -> bool:
     """numba is installed and the compiled fast paths are not switched off."""
     return jit.available()
+
+
+def use_built_kernels() -> None:
+    """Take the kernels built ahead of time in this process (``sim.kernels.ahead``): for the
+    headless commands, before any kernel is imported; not the app's, whose threads run them."""
+    ahead.enable()
 
 
 def kernel_fits(spec: SimulationSpec, chain: ChainSpec, clients: int) -> bool:
