@@ -310,7 +310,10 @@ def _in_quiet_thread(start: Callable[[], Any]) -> Any:
             thread.join(0.1)
     except BaseException:
         # A stop while it starts: let the start finish (briefly), so that what it started can
-        # be closed as a whole rather than raced while it is still being made.
+        # be closed as a whole rather than raced while it is still being made. Dask is not
+        # heard meanwhile: its scheduler, in this process, logs an error for each connection
+        # its workers' end resets (seen once in CI as a second line after "interrupted").
+        logging.getLogger("distributed").setLevel(logging.CRITICAL)
         thread.join(START_GRACE_SECONDS)
         if outcome and outcome[0][0]:
             _close_now(outcome[0][1])
