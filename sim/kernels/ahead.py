@@ -8,23 +8,28 @@ bit for bit. It is built the first time a kernel is called where the command lay
 (``enable``), in a process of its own (numba, setuptools and a C compiler: the ``fast`` extra
 and the system's ``cc``), for the types of that call's arguments, and kept beside numba's caches
 (or in ``$XDG_CACHE_HOME/backoff-sim/kernels`` where that folder cannot be written) under a name
-that holds the digest of every kernel source, numba's install, numpy's and Python's versions.
-A build that fails leaves a note of why, so later processes take numba's jit without trying
-again, as does a call whose arguments are not of the built types (``Ahead.__call__``).
+that holds the digest of the sources compiled into it, of numba's install, numpy's and Python's
+versions, and of those types: a module is only ever called with arguments of the types it was
+built for (``Ahead``: others take numba's jit). A build that fails leaves a note of why, so for
+a day later processes take numba's jit without trying again.
 
-Only the headless commands ask for it: a ``pycc`` function keeps the interpreter's lock while it
-runs (numba's jit here releases it, ``nogil``), and the app runs kernels in threads beside its
-screen, as a notebook may. This module imports neither numba nor setuptools.
+Only the headless commands ask for it, and only their main thread takes it: a ``pycc`` function
+keeps the interpreter's lock while it runs (numba's jit here releases it, ``nogil``), and the app
+runs kernels in threads beside its screen, as a notebook may. This module imports neither numba
+nor setuptools.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.machinery
 import importlib.util
 import os
 import platform
 import subprocess
 import sys
+import threading
+import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -41,16 +46,30 @@ except ImportError:  # pragma: no cover - Windows
 KERNELS = ("contention", "latency_closed", "pool_open", "fluid")
 PREFIX = "_ahead_"
 BUILD_SECONDS = 1800  # a bound on one build (~5 s for the contention kernel on 2 cores)
-AHEAD_ENV = "BACKOFF_SIM_AHEAD"  # "0": numba's jit only, as the app and the library take
-_enabled = False
+FAILED_SECONDS = 24 * 3600  # a failed build is tried again after a day
+SCRATCH_SECONDS = 3600  # a build's scratch folder older than this was left by a killed process
+# "0": numba's jit only, as the app and the library take; "1" (set by ``enable`` for the workers
+# that are not forks of the command's process: forkserver's, Dask's): the built modules.
+AHEAD_ENV = "BACKOFF_SIM_AHEAD"
+# The sources compiled into the kernels besides their own folder's: the event and outcome codes.
+COMPILED_IN = ("core/events.py", "vocabulary/outcomes.py")
+_enabled = fcntl is not None and os.environ.get(AHEAD_ENV, "").strip() == "1"
 
 
 def enable() -> None:
-    """Take the ahead-of-time kernels in this process (and the workers it forks) from now on:
-    called by the headless commands before any kernel is imported, in their main thread
-    (not where ``BACKOFF_SIM_AHEAD=0``)."""
+    """Take the ahead-of-time kernels in this process and its workers from now on (not where
+    ``BACKOFF_SIM_AHEAD=0``): called by the headless commands before any kernel is imported."""
     global _enabled
-    _enabled = fcntl is not None and os.environ.get(AHEAD_ENV, "").strip() != "0"
+    if fcntl is not None and os.environ.get(AHEAD_ENV, "").strip() != "0":
+        _enabled = True
+        os.environ[AHEAD_ENV] = "1"
+
+
+def disable() -> None:
+    """Back to numba's jit for kernels imported from now on (a test's clean-up)."""
+    global _enabled
+    _enabled = False
+    os.environ.pop(AHEAD_ENV, None)
 
 
 def enabled() -> bool:
@@ -80,45 +99,49 @@ def folder() -> Path:
     return _folder
 
 
+def _digest(text: str | bytes, size: int) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode() if isinstance(text, str) else text).hexdigest()[:size]
+
+
 _stamp: str | None = None
 
 
 def stamp() -> str:
-    """What a built module must match: every kernel source, numba's install (its path and
-    when it was written), numpy's and Python's versions, the machine."""
+    """What a built module must match: the sources compiled into it (ten digits, apart: an
+    edit's modules are forgotten, ``forget_stale``), then numba's install (its path and when it
+    was written), numpy's and Python's versions and the machine (another environment's are kept)."""
     global _stamp
     if _stamp is None:
-        import hashlib
-
         spec = importlib.util.find_spec("numba")
         numba_file = spec.origin if spec is not None and spec.origin else ""
         numba_written = os.stat(numba_file).st_mtime_ns if numba_file else 0
-        parts = (sources_digest(), numba_file, str(numba_written), np.__version__, sys.version,
-                 platform.machine(), sys.implementation.cache_tag or "")
-        _stamp = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:20]
+        parts = (numba_file, str(numba_written), np.__version__, sys.version, platform.machine(),
+                 sys.implementation.cache_tag or "")
+        _stamp = f"{sources_digest()[:10]}_{_digest(chr(10).join(parts), 8)}"
     return _stamp
 
 
 def sources_digest(folder_: Path | None = None) -> str:
-    """The digest of every kernel source (``folder_``: this one's), which numba's caches
-    (``sim.kernels.jit.forget_stale``) and the built modules are kept against."""
-    import hashlib
-
+    """The digest of the sources compiled into the kernels (``folder_``: this one's, and
+    ``COMPILED_IN``), which numba's caches (``sim.kernels.jit.forget_stale``) and the built
+    modules are kept against."""
     folder_ = _kernels_folder() if folder_ is None else folder_
-    return hashlib.sha256(b"".join(p.read_bytes() for p in sorted(folder_.glob("*.py")))).hexdigest()
+    files = [*sorted(folder_.glob("*.py")), *(folder_.parent / name for name in COMPILED_IN)]
+    return _digest(b"".join(p.read_bytes() for p in files if p.exists()), 64)
 
 
-def module_name(kernel: str) -> str:
-    """The extension module's name (its ``PyInit_`` symbol) for this kernel and ``stamp``."""
-    return f"{PREFIX}{kernel}_{stamp()}"
+def module_name(kernel: str, signature: str) -> str:
+    """The extension module's name (its ``PyInit_`` symbol): the kernel, ``stamp`` and the
+    argument types it takes."""
+    return f"{PREFIX}{kernel}_{stamp()}_{_digest(signature, 8)}"
 
 
-def _paths(kernel: str) -> tuple[Path, Path, Path]:
-    """(the module, the signature it was built for, the note of a failed build)."""
-    name = module_name(kernel)
-    base = folder() / name
-    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-    return base.with_name(name + suffix), base.with_name(name + ".sig"), base.with_name(name + ".failed")
+def _paths(kernel: str, signature: str) -> tuple[Path, Path]:
+    """(the module, the note of a failed build)."""
+    name = module_name(kernel, signature)
+    return folder() / (name + importlib.machinery.EXTENSION_SUFFIXES[0]), folder() / (name + ".failed")
 
 
 # Argument types as numba's signature strings name them (``numba.typeof`` of each).
@@ -129,12 +152,13 @@ def _type_of(value: object) -> str | None:
     """numba's name for ``value``'s type as the jit would type it, or None (not built for)."""
     if type(value) is np.ndarray:
         code = _ARRAY_TYPES.get(value.dtype)
-        if code is None or not value.flags.c_contiguous or not value.flags.writeable or value.ndim < 1:
+        flags = value.flags
+        if code is None or not (flags.c_contiguous and flags.writeable and flags.aligned) or value.ndim < 1:
             return None
         return f"{code}[{', '.join([':'] * (value.ndim - 1) + ['::1'])}]"
     if type(value) is bool or type(value) is np.bool_:
         return "b1"
-    if type(value) is int or type(value) is np.int64:
+    if (type(value) is int and -(1 << 63) <= value < (1 << 63)) or type(value) is np.int64:
         return "i8"
     if type(value) is float or type(value) is np.float64:
         return "f8"
@@ -150,10 +174,10 @@ def signature_of(args: tuple) -> str | None:
 
 
 class Ahead:
-    """A built kernel's ``run``, called when the arguments are of the types it was built for;
-    otherwise numba's jit of the same source (``fallback``), as its module's own ``run`` would.
-    A pycc module does not check them itself: an array of another dtype would be read as the
-    built one."""
+    """A built kernel's ``run``, called in the main thread with arguments of the types it was
+    built for; otherwise numba's jit of the same source (``fallback``), as its module's own
+    ``run`` would. A pycc module does not check them itself: an array of another dtype would be
+    read as the built one."""
 
     def __init__(self, function: Callable, signature: str, fallback: Callable[[], Callable],
                  py_func: Callable) -> None:
@@ -162,9 +186,10 @@ class Ahead:
         self.py_func = py_func  # the plain source, as ``jit.plain`` finds it
         self._fallback = fallback
         self._count, self._fits = check_of(signature)
+        self._main = threading.main_thread().ident
 
     def __call__(self, *args):
-        if len(args) == self._count and self._fits(*args):
+        if len(args) == self._count and threading.get_ident() == self._main and self._fits(*args):
             return self.function(*args)
         return self._fallback()(*args)
 
@@ -184,7 +209,8 @@ def _parts(signature: str) -> list[str]:
 
 # Each scalar type's test, on ``a`` (``_type_of``'s, which a fallback to the jit keeps exact).
 _SCALAR_TESTS = {"b1": "(type({a}) is bool or type({a}) is bool_)",
-                 "i8": "(type({a}) is int or type({a}) is int64)",
+                 "i8": "((type({a}) is int and -9223372036854775808 <= {a} <= 9223372036854775807) "
+                       "or type({a}) is int64)",
                  "f8": "(type({a}) is float or type({a}) is float64)"}
 
 
@@ -201,7 +227,7 @@ def check_of(signature: str) -> tuple[int, Callable[..., bool]]:
             scope[f"D{i}"] = by_code[part[:2]]
             ndim = part.count(",") + 1
             tests.append(f"(type({name}) is ndarray and {name}.dtype == D{i} and {name}.ndim == {ndim} "
-                         f"and (f := {name}.flags).c_contiguous and f.writeable)")
+                         f"and (f := {name}.flags).c_contiguous and f.writeable and f.aligned)")
         else:
             tests.append(_SCALAR_TESTS[part].format(a=name))
     source = f"def fits({', '.join(names)}):\n    return {' and '.join(tests) or 'True'}\n"
@@ -212,31 +238,32 @@ def check_of(signature: str) -> tuple[int, Callable[..., bool]]:
 def load(kernel: str, args: tuple, fallback: Callable[[], Callable], py_func: Callable) -> Ahead | None:
     """The ahead-of-time ``run`` of ``kernel`` for these arguments' types, built first if it is
     not yet (waiting for another process's build of it); None when it cannot be: the types are
-    not the built ones nor buildable, or a build failed (its note says why)."""
+    not buildable, or a build failed within a day (its note says why)."""
     signature = signature_of(args)
     if signature is None:
         return None
-    module, sig_path, failed = _paths(kernel)
-    if failed.exists():
+    module, failed = _paths(kernel, signature)
+    if _recent(failed):
         return None
     if not module.exists():
         forget_stale(module.parent)
-        if not _build_locked(kernel, signature, module, sig_path, failed):
+        if not _build_locked(kernel, signature, module, failed):
             return None
-    try:
-        built = sig_path.read_text(encoding="ascii")
-    except OSError:
-        return None
-    if built != signature:
-        return None
-    loaded = _import(module_name(kernel), module)
+    loaded = _import(module_name(kernel, signature), module)
     return None if loaded is None else Ahead(loaded.run, signature, fallback, py_func)
 
 
 def ready(kernel: str) -> bool:
-    """Whether ``kernel`` is built (its load then costs ~10 ms, not numba's ~0.45 s)."""
-    module, sig_path, _ = _paths(kernel)
-    return _enabled and module.exists() and sig_path.exists()
+    """Whether ``kernel`` is built for some argument types (its load then costs ~10 ms, not
+    numba's ~0.45 s): an estimate for ``sim.fluid.compiled``, which ``load`` makes sure of."""
+    return _enabled and any(folder().glob(f"{PREFIX}{kernel}_{stamp()}_*{importlib.machinery.EXTENSION_SUFFIXES[0]}"))
+
+
+def _recent(path: Path) -> bool:
+    try:
+        return time.time() - path.stat().st_mtime < FAILED_SECONDS
+    except OSError:
+        return False
 
 
 def _import(name: str, path: Path):
@@ -253,25 +280,29 @@ def _import(name: str, path: Path):
     return module
 
 
-def _build_locked(kernel: str, signature: str, module: Path, sig_path: Path, failed: Path) -> bool:
-    """Build under a lock (another process building it meanwhile: wait, then take its module)."""
+def _build_locked(kernel: str, signature: str, module: Path, failed: Path) -> bool:
+    """Build under a lock: another process building it meanwhile is waited for, then its module
+    taken. (Without the lock two builds would only write the same module twice, each renamed
+    into place whole.)"""
     try:
         module.parent.mkdir(parents=True, exist_ok=True)
-        lock = open(module.with_name(module_name(kernel) + ".lock"), "a")
+        lock = open(module.with_name(module_name(kernel, signature) + ".lock"), "a")
     except OSError:
         return False
     with lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if module.exists():
             return True
-        if failed.exists():
+        if _recent(failed):
             return False
-        return _build(kernel, signature, module, sig_path, failed)
+        return _build(kernel, signature, module, failed)
 
 
-def _build(kernel: str, signature: str, module: Path, sig_path: Path, failed: Path) -> bool:
-    """Compile the module in a child process (its output kept out of this one's streams), into
-    a scratch folder beside ``module``, then rename it into place: never half a module."""
+def _build(kernel: str, signature: str, module: Path, failed: Path) -> bool:
+    """Compile the module in a child process (its output kept out of this one's streams; it
+    ends if this process does), into a scratch folder beside ``module``, then rename it into
+    place: never half a module. A failure that would repeat (the child's error: no compiler, no
+    setuptools) is noted; a stop, a signal or the time bound is not."""
     import shutil
     import tempfile
 
@@ -279,16 +310,18 @@ def _build(kernel: str, signature: str, module: Path, sig_path: Path, failed: Pa
     try:
         done = subprocess.run(build_command(kernel, signature, scratch), stdin=subprocess.DEVNULL,
                               capture_output=True, text=True, timeout=BUILD_SECONDS,
-                              env={k: v for k, v in os.environ.items() if k != "BACKOFF_SIM_PURE"})
+                              env={k: v for k, v in os.environ.items() if k not in ("BACKOFF_SIM_PURE", AHEAD_ENV)})
         built = [p for p in scratch.iterdir()
-                 if p.name.startswith(module_name(kernel)) and p.suffix in (".so", ".pyd")]
-        if done.returncode != 0 or len(built) != 1:
+                 if p.name.startswith(module_name(kernel, signature)) and p.suffix in (".so", ".pyd")]
+        if done.returncode == 0 and len(built) == 1:
+            os.replace(built[0], module)
+            return True
+        if done.returncode > 0:
             reason = (done.stderr or done.stdout or "").strip().splitlines()[-20:]
             _write(failed, "\n".join([f"exit status {done.returncode}", *reason]) + "\n")
-            return False
-        _write(sig_path, signature)
-        os.replace(built[0], module)
-        return True
+        return False
+    except subprocess.TimeoutExpired:
+        return False
     except (OSError, subprocess.SubprocessError) as exc:
         _write(failed, f"{type(exc).__name__}: {exc}\n")
         return False
@@ -301,7 +334,7 @@ def build_command(kernel: str, signature: str, out: Path) -> list[str]:
     root = str(Path(__file__).resolve().parents[2])  # the folder that holds ``sim``
     return [sys.executable, "-c", f"import sys; sys.path.insert(0, {root!r}); "
                                   "from sim.kernels.ahead import build_main; build_main()",
-            kernel, signature, str(out), module_name(kernel)]
+            kernel, signature, str(out), module_name(kernel, signature), str(os.getpid())]
 
 
 def _write(path: Path, text: str) -> None:
@@ -314,11 +347,19 @@ def _write(path: Path, text: str) -> None:
 
 
 def build_main() -> None:
-    """In the build's child: ``KERNEL SIGNATURE OUT NAME`` (numba's jit of the kernel's module,
-    the plain ``run`` exported under ``signature`` by pycc into OUT as module NAME)."""
-    kernel, signature, out, name = sys.argv[1:5]
+    """In the build's child: ``KERNEL SIGNATURE OUT NAME PARENT`` (numba's jit of the kernel's
+    module, the plain ``run`` exported under ``signature`` by pycc into OUT as module NAME);
+    it ends as soon as PARENT is gone (a worker killed by its pool's stop)."""
+    kernel, signature, out, name, parent = sys.argv[1:6]
     if kernel not in KERNELS:
         raise SystemExit(f"unknown kernel {kernel!r}")
+
+    def watch() -> None:
+        while os.getppid() == int(parent):
+            time.sleep(0.2)
+        os._exit(3)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # pycc's pending deprecation
         from numba.pycc import CC
@@ -331,11 +372,23 @@ def build_main() -> None:
 
 
 def forget_stale(folder_: Path) -> None:
-    """Drop the modules (and their notes) of other stamps than this one's in ``folder_``."""
-    keep = {module_name(k) for k in KERNELS}
+    """Drop, in ``folder_``, the modules and notes built from other sources than this one's (an
+    edit; another environment's of the same sources are kept), and the scratch folders a killed
+    build left (an hour old)."""
+    sources = stamp().partition("_")[0]
     for path in folder_.glob(f"{PREFIX}*"):
-        if not any(path.name.startswith(name + ".") or path.name == name for name in keep):
-            try:
+        if not path.name.startswith(f"{PREFIX}{_kernel_of(path.name)}_{sources}_"):
+            with contextlib.suppress(OSError):
                 path.unlink()
-            except OSError:
-                pass
+    for scratch in folder_.glob(f".{PREFIX}*"):
+        with contextlib.suppress(OSError):
+            if scratch.is_dir() and time.time() - scratch.stat().st_mtime > SCRATCH_SECONDS:
+                import shutil
+
+                shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _kernel_of(name: str) -> str:
+    """The kernel a built file's name is of (kernels' names hold underscores)."""
+    rest = name[len(PREFIX):]
+    return next((k for k in sorted(KERNELS, key=len, reverse=True) if rest.startswith(k + "_")), "")

@@ -50,8 +50,9 @@ def note_dispatched() -> None:
 
 
 def dispatched() -> bool:
-    """Whether a compiled kernel has run in this process (``note_dispatched``)."""
-    return _dispatched
+    """Whether a kernel compiled by numba has run in this process (``note_dispatched``; one
+    built ahead of time loads none of numba's registries)."""
+    return _dispatched and "numba" in sys.modules
 
 
 # The digest of the kernels' sources their on-disk caches were compiled from (``forget_stale``).
@@ -152,11 +153,12 @@ _deferred: list[Deferred] = []
 class Deferred:
     """A kernel function of a process that takes the ahead-of-time kernels (``sim.kernels.ahead``).
 
-    A kernel's entry point (``run``) is resolved at its first call: the built module for that
-    call's argument types (built then if it is not yet), else numba's jit. Any call to numba's
-    jit first makes every deferred function a numba function (``_materialize``) and puts it in
-    place of its ``Deferred`` in the kernels' modules, so the jit compiles the helpers it calls
-    as it would have at import."""
+    A kernel's entry point (``run``) is resolved at its first call: in the main thread, the
+    built module for that call's argument types (built then if it is not yet), else numba's jit.
+    Any use of numba's jit first makes every deferred function a numba function (``_materialize``)
+    and puts it in place of its ``Deferred`` in the kernels' modules, so the jit compiles the
+    helpers it calls as it would have at import. A helper called from Python (a run's first few
+    heap pushes, by its plain source) runs its plain source: numba is not imported for it."""
 
     def __init__(self, function: Callable) -> None:
         self.py_func = function
@@ -166,33 +168,40 @@ class Deferred:
         self.__doc__ = function.__doc__
         self._target: Callable | None = None
         self._jit: Callable | None = None
+        kernel = function.__module__.rpartition(".")[2]
+        self._kernel = (kernel if function.__name__ == "run" and function.__module__ == f"sim.kernels.{kernel}"
+                        and kernel in ahead.KERNELS else None)
         _deferred.append(self)
 
     def __call__(self, *args):
         target = self._target
         if target is None:
+            if self._kernel is None:
+                return self.py_func(*args)
             target = self._resolve(args)
         return target(*args)
 
     def _resolve(self, args: tuple) -> Callable:
-        module, name = self.__module__, self.__name__
-        kernel = module.rpartition(".")[2]
-        if name == "run" and module == f"sim.kernels.{kernel}" and kernel in ahead.KERNELS:
-            built = ahead.load(kernel, args, self.jitted, self.py_func)
-            if built is not None:
-                self._target = built
-                setattr(sys.modules[module], name, built)  # ``k.run`` is the built one from now on
-                note_dispatched()
-                return built
-        self._target = self.jitted()
-        return self._target
+        with _resolving:
+            if self._target is None:
+                built = None
+                if ahead.enabled() and threading.current_thread() is threading.main_thread():
+                    built = ahead.load(self._kernel, args, self.jitted, self.py_func)
+                if built is not None:
+                    setattr(sys.modules[self.__module__], self.__name__, built)  # ``k.run`` from now on
+                self._target = built if built is not None else self.jitted()
+            return self._target
 
     def jitted(self) -> Callable:
         """numba's jit of this function (every deferred function's made first)."""
-        if self._jit is None:
-            _materialize()
+        with _resolving:
+            if self._jit is None:
+                _materialize()
         assert self._jit is not None
         return self._jit
+
+
+_resolving = threading.RLock()  # one thread resolves or materialises at a time
 
 
 def _materialize() -> None:
