@@ -95,19 +95,13 @@ def _kernels_not_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _kernels_not_built_ahead():
+def _kernels_not_built_ahead(monkeypatch: pytest.MonkeyPatch) -> None:
     """A test that runs a headless command in this process (``cli.main``) asks for the kernels
-    built ahead of time (``sim.kernels.ahead.enable``, which also sets its variable for the
-    command's workers): the next starts without them, as the app and the library do."""
+    built ahead of time (``sim.kernels.ahead.enable``): the next starts without them, as the
+    app and the library do."""
     from sim.kernels import ahead
 
-    enabled, variable = ahead._enabled, os.environ.get(ahead.AHEAD_ENV)
-    yield
-    ahead._enabled = enabled
-    if variable is None:
-        os.environ.pop(ahead.AHEAD_ENV, None)
-    else:
-        os.environ[ahead.AHEAD_ENV] = variable
+    monkeypatch.setattr(ahead, "_enabled", False)
 
 
 

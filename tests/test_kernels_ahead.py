@@ -250,3 +250,21 @@ if jit.COMPILED and ahead.fcntl is not None:
                 import numba
 
                 assert numba.typeof(value) == expected, (value, name)
+
+
+def _taken(_: object) -> bool:
+    return ahead.enabled()
+
+
+def test_a_pools_workers_take_what_their_owner_takes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers started by forkserver (the command's pools on a terminal) or spawn are not forks
+    of the command's process: they are told as they start (``procpool._start_worker``)."""
+    import multiprocessing
+
+    from sim.runs.procpool import WorkerPool
+
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    for asked in (True, False):
+        monkeypatch.setattr(ahead, "_enabled", asked)
+        with WorkerPool(1, context=multiprocessing.get_context(method)) as pool:
+            assert list(pool.imap_unordered(_taken, [None])) == [asked and ahead.fcntl is not None]

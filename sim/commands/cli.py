@@ -451,8 +451,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     set_command(["backoff-sim", *given])
     if not getattr(args, "app", False):
-        # The kernels ahead of time (numba's import and first dispatch saved in every process
-        # that runs one); not in the app, whose threads run kernels beside its screen.
+        # The kernels built ahead of time (numba's import and first dispatch saved in every
+        # process that runs one); not in the app, whose threads run kernels beside its screen.
         from sim.runs.fast import use_built_kernels
 
         use_built_kernels()

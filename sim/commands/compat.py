@@ -94,7 +94,6 @@ def _run(config_file: Path, force: bool, out: GuardedStdout) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``backoff-simulator``; returns the exit status (as ``backoff-sim run``)."""
     from sim.commands.stdout import command_status
-
     from sim.runs.fast import use_built_kernels
 
     args = build_parser().parse_args(argv)

@@ -48,28 +48,18 @@ PREFIX = "_ahead_"
 BUILD_SECONDS = 1800  # a bound on one build (~5 s for the contention kernel on 2 cores)
 FAILED_SECONDS = 24 * 3600  # a failed build is tried again after a day
 SCRATCH_SECONDS = 3600  # a build's scratch folder older than this was left by a killed process
-# "0": numba's jit only, as the app and the library take; "1" (set by ``enable`` for the workers
-# that are not forks of the command's process: forkserver's, Dask's): the built modules.
-AHEAD_ENV = "BACKOFF_SIM_AHEAD"
+AHEAD_ENV = "BACKOFF_SIM_AHEAD"  # "0": numba's jit only, as the app and the library take
 # The sources compiled into the kernels besides their own folder's: the event and outcome codes.
 COMPILED_IN = ("core/events.py", "vocabulary/outcomes.py")
-_enabled = fcntl is not None and os.environ.get(AHEAD_ENV, "").strip() == "1"
+_enabled = False
 
 
 def enable() -> None:
-    """Take the ahead-of-time kernels in this process and its workers from now on (not where
-    ``BACKOFF_SIM_AHEAD=0``): called by the headless commands before any kernel is imported."""
+    """Take the ahead-of-time kernels in this process from now on (not where
+    ``BACKOFF_SIM_AHEAD=0``): called by the headless commands before any kernel is imported,
+    and by their pools' workers as they start (``sim.runs.procpool``: forks have it already)."""
     global _enabled
-    if fcntl is not None and os.environ.get(AHEAD_ENV, "").strip() != "0":
-        _enabled = True
-        os.environ[AHEAD_ENV] = "1"
-
-
-def disable() -> None:
-    """Back to numba's jit for kernels imported from now on (a test's clean-up)."""
-    global _enabled
-    _enabled = False
-    os.environ.pop(AHEAD_ENV, None)
+    _enabled = fcntl is not None and os.environ.get(AHEAD_ENV, "").strip() != "0"
 
 
 def enabled() -> bool:
@@ -256,7 +246,8 @@ def load(kernel: str, args: tuple, fallback: Callable[[], Callable], py_func: Ca
 def ready(kernel: str) -> bool:
     """Whether ``kernel`` is built for some argument types (its load then costs ~10 ms, not
     numba's ~0.45 s): an estimate for ``sim.fluid.compiled``, which ``load`` makes sure of."""
-    return _enabled and any(folder().glob(f"{PREFIX}{kernel}_{stamp()}_*{importlib.machinery.EXTENSION_SUFFIXES[0]}"))
+    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+    return _enabled and any(folder().glob(f"{PREFIX}{kernel}_{stamp()}_*{suffix}"))
 
 
 def _recent(path: Path) -> bool:

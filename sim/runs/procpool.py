@@ -69,12 +69,23 @@ def report_progress(n: int) -> None:
 
 
 def _start_worker(owner: int, progress: Connection, initializer: Callable[..., None] | None,
-                  initargs: tuple) -> None:
+                  initargs: tuple, built_kernels: bool = False) -> None:
     global _progress
     init_worker(owner)
     _progress = progress
+    if built_kernels:  # the owner's kernels built ahead of time (a fork has them already)
+        from sim.kernels import ahead
+
+        ahead.enable()
     if initializer is not None:
         initializer(*initargs)
+
+
+def _built_kernels() -> bool:
+    """Whether this process takes the kernels built ahead of time (``sim.kernels.ahead``)."""
+    from sim.kernels import ahead
+
+    return ahead.enabled()
 
 
 def _forkserver_fits() -> bool:
@@ -116,7 +127,8 @@ class WorkerPool:
         self._writer: Connection | None = writer
         self._executor = ProcessPoolExecutor(self.processes, mp_context=self._ctx,
                                              initializer=_start_worker,
-                                             initargs=(os.getpid(), writer, initializer, initargs))
+                                             initargs=(os.getpid(), writer, initializer, initargs,
+                                                       _built_kernels()))
         self._futures: set[Future] = set()
         self._stopped = False
         self._lock = threading.Lock()
