@@ -104,7 +104,6 @@ def _kernels_not_built_ahead(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ahead, "_enabled", False)
 
 
-
 @pytest.fixture(scope="session")
 def outage_report(tmp_path_factory) -> tuple:
     """``backoff-sim run tiny_outage.toml --report``, once for the report's tests (plain and in

@@ -26,8 +26,10 @@ import importlib.machinery
 import importlib.util
 import os
 import platform
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import warnings
@@ -293,15 +295,12 @@ def _build(kernel: str, signature: str, module: Path, failed: Path) -> bool:
     """Compile the module in a child process (its output kept out of this one's streams; it
     ends if this process does), into a scratch folder beside ``module``, then rename it into
     place: never half a module. A failure that would repeat (the child's error: no compiler, no
-    setuptools) is noted; a stop, a signal or the time bound is not."""
-    import shutil
-    import tempfile
-
+    setuptools) is noted; a stop, a signal or the time bound is not. (The child, never asked
+    for the built kernels, compiles with numba's jit.)"""
     scratch = Path(tempfile.mkdtemp(prefix=f".{module.name}.", dir=module.parent))
     try:
         done = subprocess.run(build_command(kernel, signature, scratch), stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True, timeout=BUILD_SECONDS,
-                              env={k: v for k, v in os.environ.items() if k not in ("BACKOFF_SIM_PURE", AHEAD_ENV)})
+                              capture_output=True, text=True, timeout=BUILD_SECONDS)
         built = [p for p in scratch.iterdir()
                  if p.name.startswith(module_name(kernel, signature)) and p.suffix in (".so", ".pyd")]
         if done.returncode == 0 and len(built) == 1:
@@ -374,8 +373,6 @@ def forget_stale(folder_: Path) -> None:
     for scratch in folder_.glob(f".{PREFIX}*"):
         with contextlib.suppress(OSError):
             if scratch.is_dir() and time.time() - scratch.stat().st_mtime > SCRATCH_SECONDS:
-                import shutil
-
                 shutil.rmtree(scratch, ignore_errors=True)
 
 

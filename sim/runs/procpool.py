@@ -32,6 +32,7 @@ from multiprocessing import connection
 from multiprocessing.connection import Connection
 from typing import Any
 
+from sim.kernels import ahead
 from sim.runs.caller import caller
 from sim.runs.workers import init_worker, kill
 
@@ -74,18 +75,9 @@ def _start_worker(owner: int, progress: Connection, initializer: Callable[..., N
     init_worker(owner)
     _progress = progress
     if built_kernels:  # the owner's kernels built ahead of time (a fork has them already)
-        from sim.kernels import ahead
-
         ahead.enable()
     if initializer is not None:
         initializer(*initargs)
-
-
-def _built_kernels() -> bool:
-    """Whether this process takes the kernels built ahead of time (``sim.kernels.ahead``)."""
-    from sim.kernels import ahead
-
-    return ahead.enabled()
 
 
 def _forkserver_fits() -> bool:
@@ -128,7 +120,7 @@ class WorkerPool:
         self._executor = ProcessPoolExecutor(self.processes, mp_context=self._ctx,
                                              initializer=_start_worker,
                                              initargs=(os.getpid(), writer, initializer, initargs,
-                                                       _built_kernels()))
+                                                       ahead.enabled()))
         self._futures: set[Future] = set()
         self._stopped = False
         self._lock = threading.Lock()
