@@ -547,6 +547,46 @@ def test_a_small_sweep_loads_the_kernels_once_before_its_workers_start(specs, mo
     assert small.cost.tolist() == large.cost.tolist()
 
 
+def test_kernels_built_ahead_pay_from_far_fewer_events_in_every_worker(monkeypatch):
+    # On a terminal the progress line's thread makes the pool fork from a server, so each of
+    # the sample's two workers loads its kernel: numba's ~0.45 s each is dearer than the
+    # sample's 630,000 expected events on the reference (MIN_EVENTS each), a module built ahead
+    # of time (~10 ms) is not, and one not built yet is built once for all of them.
+    from sim.kernels import ahead
+    from sim.runs.resources import expected_events
+    sample = load_config(ROOT / "sim" / "sample.toml").simulations
+    built: set[str] = set()
+    monkeypatch.setattr(fast, "available", lambda: True)
+    monkeypatch.setattr(fast, "_warm", False)
+    monkeypatch.setattr(fast, "_loaded", set())
+    monkeypatch.setattr(ahead, "ready", lambda name: ahead.enabled() and name in built)
+    total = sum(len(s.strategies) * s.repeat * sum(expected_events(s, n) for n in s.clients) for s in sample)
+    assert fast.MIN_EVENTS < total < 2 * fast.MIN_EVENTS
+
+    monkeypatch.setattr(ahead, "_enabled", False)  # numba's jit: the app, a notebook
+    assert fast.load_events(fast.CONTENTION, 2) == 2 * fast.MIN_EVENTS
+    assert fast.worth_warming(sample, 1) and not fast.worth_warming(sample, 2)
+    monkeypatch.setattr(ahead, "_enabled", True)  # the headless commands
+    assert fast.load_events(fast.CONTENTION, 2) == fast.MIN_EVENTS + fast.BUILT_MIN_EVENTS
+    assert fast.worth_warming(sample, 2)  # built once, by the first worker that asks
+    built.add(fast.CONTENTION)
+    assert fast.load_events(fast.CONTENTION, 2) == 2 * fast.BUILT_MIN_EVENTS
+    assert fast.worth_warming(sample, 2) and fast.worth_warming(sample, 64)
+    assert not fast.worth_warming(sample, total // fast.BUILT_MIN_EVENTS + 1)
+
+    # One run alone: the reference unless it is large enough to pay for the kernel's load.
+    spec = sample[0]
+    chain = spec.strategies[0].chain
+    clients = next(n for n in range(1, 10**6) if expected_events(spec, n) >= fast.BUILT_MIN_EVENTS)
+    assert expected_events(spec, clients) < fast.MIN_EVENTS
+    assert fast.kernel_fits(spec, chain, clients) and not fast.kernel_fits(spec, chain, clients - 1)
+    built.clear()
+    assert not fast.kernel_fits(spec, chain, clients)
+    monkeypatch.setattr(ahead, "_enabled", False)
+    built.add(fast.CONTENTION)
+    assert not fast.kernel_fits(spec, chain, clients)
+
+
 def test_a_strategy_s_own_limits_end_calls_as_the_reference_s(specs):
     # max_attempts and max_elapsed: the calls given up and their events, run by run.
     spec = specs[4]

@@ -245,11 +245,22 @@ def load(kernel: str, args: tuple, fallback: Callable[[], Callable], py_func: Ca
     return None if loaded is None else Ahead(loaded.run, signature, fallback, py_func)
 
 
+_ready: set[tuple[Path, str]] = set()  # (folder, kernel) found built: asked before every run
+
+
 def ready(kernel: str) -> bool:
     """Whether ``kernel`` is built for some argument types (its load then costs ~10 ms, not
-    numba's ~0.45 s): an estimate for ``sim.fluid.compiled``, which ``load`` makes sure of."""
-    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-    return _enabled and any(folder().glob(f"{PREFIX}{kernel}_{stamp()}_*{suffix}"))
+    numba's ~0.45 s): an estimate for ``sim.runs.fast`` and ``sim.fluid.compiled``, which
+    ``load`` makes sure of."""
+    if not _enabled:
+        return False
+    key = (folder(), kernel)
+    if key not in _ready:
+        suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+        if not any(key[0].glob(f"{PREFIX}{kernel}_{stamp()}_*{suffix}")):
+            return False
+        _ready.add(key)
+    return True
 
 
 def _recent(path: Path) -> bool:

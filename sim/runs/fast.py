@@ -42,15 +42,20 @@ from sim.runs.kernel_boundary import CONTENTION, LATENCY_CLOSED, POOL_OPEN, TABL
 from sim.runs.resources import expected_events
 from sim.settings.spec import SimulationSpec
 
-__all__ = ["CONTENTION", "LATENCY_CLOSED", "MIN_EVENTS", "POOL_OPEN", "available", "kernel_expresses", "kernel_fits",
-           "kernel_name", "kernel_of_control", "kernels_of", "run_class", "use_built_kernels", "warm_up",
-           "worth_warming"]
+__all__ = ["BUILT_MIN_EVENTS", "CONTENTION", "LATENCY_CLOSED", "MIN_EVENTS", "POOL_OPEN", "available",
+           "kernel_expresses", "kernel_fits", "kernel_name", "kernel_of_control", "kernels_of", "load_events",
+           "min_events", "run_class", "use_built_kernels", "warm_up", "worth_warming"]
 
 # A run expected to record fewer events takes the reference engine: it is over in about the
 # time a fresh process takes to load the compiled kernels (numba's import, 0.4 s, and its cache,
 # 0.8 s, on this 2-core machine: the reference's time for ~0.5-1 M events), unless the kernels are
 # loaded in this process already (``warm_up``: a sweep's workers, whose runs share the cost).
 MIN_EVENTS = 500_000
+# The same for a kernel built ahead of time (``sim.kernels.ahead.ready``): its module and its
+# run's import load in ~10 ms, the reference's time for ~2,500 expected events (the sample,
+# 630,000 expected events, takes it 2.5 s besides start and files on one worker, ~250,000 a
+# second); twice that, so that a run about even takes the reference.
+BUILT_MIN_EVENTS = 5_000
 # The classes that drive a run of each kernel (``sim.runs.kernel_boundary.TABLES``' keys).
 _RUNS = {POOL_OPEN: "sim.runs.fast_run:PoolOpenRun", LATENCY_CLOSED: "sim.runs.fast_latency:LatencyClosedRun",
          CONTENTION: "sim.runs.fast_contention:ContentionRun"}
@@ -96,11 +101,30 @@ def use_built_kernels() -> None:
 def kernel_fits(spec: SimulationSpec, chain: ChainSpec, clients: int) -> bool:
     """True when the engine should run this with a compiled kernel: numba is installed, not
     switched off, a kernel expresses the run, and the run is large enough to pay for loading
-    the kernel (``MIN_EVENTS``) or the kernels are loaded already (``warm_up``)."""
+    the kernel (``min_events``) or the kernels are loaded already (``warm_up``)."""
     if not available():
         return False
     name = kernel_name(spec, chain)
-    return name is not None and (_warm or name in _loaded or expected_events(spec, clients) >= MIN_EVENTS)
+    return name is not None and (_warm or name in _loaded or expected_events(spec, clients) >= min_events(name))
+
+
+def min_events(name: str) -> int:
+    """The events a run must be expected to record to pay for loading kernel ``name`` in this
+    process: ``BUILT_MIN_EVENTS`` where it is built ahead of time, else ``MIN_EVENTS``."""
+    return BUILT_MIN_EVENTS if ahead.ready(name) else MIN_EVENTS
+
+
+def load_events(name: str, processes: int) -> int:
+    """The events a sweep's runs of kernel ``name`` must be expected to record to pay for
+    loading it in each of ``processes``: numba's jit loads in every process; a kernel built ahead
+    of time loads in ~10 ms each, and one not built yet is built once (by the first process that
+    asks; the others wait for it), at about numba's load."""
+    processes = max(1, processes)
+    if not ahead.enabled():
+        return MIN_EVENTS * processes
+    if ahead.ready(name):
+        return BUILT_MIN_EVENTS * processes
+    return MIN_EVENTS + BUILT_MIN_EVENTS * (processes - 1)
 
 
 def run_class(name: str) -> type:
@@ -112,10 +136,13 @@ def run_class(name: str) -> type:
 def worth_warming(specs: Sequence[SimulationSpec], processes: int = 1) -> bool:
     """Whether a sweep of ``specs`` (every strategy at every client count and repetition) has
     enough events a kernel expresses to pay for loading the kernels once in each of its
-    ``processes`` (``MIN_EVENTS`` each)."""
+    ``processes`` (``load_events`` of the dearest kernel they take)."""
     if not available():
         return False
-    total, needed = 0.0, MIN_EVENTS * max(1, processes)
+    names = kernels_of(specs)
+    if not names:
+        return False
+    total, needed = 0.0, max(load_events(name, processes) for name in names)
     for spec in specs:
         chains = [s.chain for s in spec.strategies if kernel_expresses(spec, s.chain)]
         if chains:
