@@ -11,7 +11,10 @@ takes it, ``sim.fluid.compiled``), the whole command's wall time (median of N) a
 appeared in --out (the PNG is drawn after it, issue 37); the same for this tree with the numpy
 loop only (the command with ``BACKOFF_SIM_PURE=1``); then the map simulated by this tree
 (``--method simulate --no-cache``, every core; a first run apart, as it may compile the
-kernels, then the median of N) and the ratios. Prints numbers; asserts nothing.
+kernels, then the median of N) and the ratios; then, for both trees, the map fluid and
+simulated in a process that has computed one already (``sim.explore``, as the app and a
+notebook do: numba's jit, the workers kept; the median of N after a first of each) and their
+ratio. Prints numbers; asserts nothing.
 """
 
 from __future__ import annotations
@@ -58,6 +61,37 @@ assert sim.__file__.startswith(sys.argv[3]), (sim.__file__, sys.argv[3])  # the 
 print(len(plan.cells), len(pairs), times[0][0], min(w for w, _ in best), min(c for _, c in best),
       int("numba" in sys.modules))
 """
+
+
+# The map in a process that has computed one already, as the app and a notebook compute it
+# (numba's jit, not the modules built ahead of time; ``sim.explore``; the workers kept between
+# maps, as the app keeps them): fluid then simulated, each a first call apart, then N timed.
+_IN_PROCESS = """
+import statistics, sys, time
+import sim
+from sim.runs.procpool import reusing_workers
+repeat = int(sys.argv[2])
+times = {}
+with reusing_workers():
+    for method in ("fluid", "simulate"):
+        sim.explore(sys.argv[1], method=method)
+        runs = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            sim.explore(sys.argv[1], method=method)
+            runs.append(time.perf_counter() - start)
+        times[method] = statistics.median(runs)
+assert sim.__file__.startswith(sys.argv[3]), (sim.__file__, sys.argv[3])
+print(times["fluid"], times["simulate"])
+"""
+
+
+def in_process(tree: Path, config: Path, repeat: int) -> tuple[float, float]:
+    """(fluid s, simulated s): medians of ``repeat`` maps in one process (``_IN_PROCESS``)."""
+    done = subprocess.run([sys.executable, "-c", _IN_PROCESS, str(config), str(repeat), str(tree)], env=_env(tree),
+                          cwd=tree, check=True, capture_output=True, text=True)
+    fluid, simulated = done.stdout.split()
+    return float(fluid), float(simulated)
 
 
 def _env(tree: Path) -> dict[str, str]:
@@ -134,6 +168,8 @@ def main() -> int:
                 for i in range(args.repeat)]
         numpy_only = (first, wall, cpu, numba, statistics.median(r[0] for r in pure),
                       statistics.median(r[1] for r in pure))
+        warm = {} if args.no_simulate else {name: in_process(tree, args.config, args.repeat)
+                                             for name, tree in trees.items()}
         simulated = None
         if not args.no_simulate:
             # A first run apart: it may compile this tree's kernels (numba's cache or their
@@ -153,6 +189,12 @@ def main() -> int:
     first, wall, cpu, numba, whole, csv_at = numpy_only
     print(f"{'this tree, numpy':>20} {wall:16.2f} {cpu:8.2f} {first:11.2f} {whole:7.2f} {csv_at:9.2f}   (the numpy "
           f"loop only; the command with BACKOFF_SIM_PURE=1; numba {'loaded' if numba else 'not loaded'})")
+    if warm:
+        print(f"In a process that has computed a map already (the app's, a notebook's: numba's jit, workers kept), "
+              f"median of {args.repeat}:")
+        print(f"{'':>20} {'fluid s':>8} {'simulate s':>11} {'ratio':>6}")
+        for name, (fluid, simulated_warm) in warm.items():
+            print(f"{name:>20} {fluid:8.2f} {simulated_warm:11.2f} {simulated_warm / fluid:5.1f}x")
     return 0
 
 

@@ -142,11 +142,11 @@ def _assert_same(ref: model.Series, got: model.Series) -> None:
     for name in ("first", "first_latency", "retried", "retried_latency"):
         a, b = getattr(ref, name), getattr(got, name)
         assert a.shape == b.shape
-        same = (a == b) | (np.isnan(a) & np.isnan(b))
+        same = a.view(np.int64) == b.view(np.int64)  # bit for bit: a zero's sign, NaN's payload
         assert same.all(), f"{name}: {int((~same).sum())} values differ"
     assert ref.totals.keys() == got.totals.keys()
     for name, a in ref.totals.items():
-        assert np.array_equal(a, got.totals[name], equal_nan=True), name
+        assert a.tobytes() == got.totals[name].tobytes(), name
 
 
 KERNELS = [pytest.param(jit.plain(k.run), id="plain")] + ([pytest.param(k.run, id="compiled")] if jit.COMPILED
@@ -167,6 +167,35 @@ def test_the_kernel_gives_the_numpy_loops_series_bit_for_bit(kernel, which: str)
         failing += int((ref.totals["timeouts"] > 0).sum() + (ref.totals["retries_denied"] > 0).sum()
                        + (ref.totals["rejections"] > 0).sum())
     assert failing > 0  # the batches do fail, retry and refuse: the orbit and budgets are exercised
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("which", ["latency", "slots"])
+def test_a_batch_split_over_threads_gives_the_whole_batchs_bits(kernel, which: str) -> None:
+    # The app's and a notebook's kernel (numba's jit, nogil) runs a batch on every core, each
+    # thread a range of its cases; the parts write what the whole batch writes.
+    batches = _batches(_latency_cells() if which == "latency" else _slot_cells())
+    for cases, table in batches:
+        whole = compiled.run_compiled(cases, table, kernel=kernel, parts=1)
+        for parts in (2, 3, len(cases) + 1):  # more parts than cases: some run no case
+            _assert_same(whole, compiled.run_compiled(cases, table, kernel=kernel, parts=parts))
+    views = compiled.split(compiled.arguments(model.Batch(*batches[0])), len(batches[0][0]), 2)
+    assert all(a.flags.c_contiguous for part in views for a in part if isinstance(a, np.ndarray))
+
+
+def test_only_a_kernel_that_releases_the_lock_is_split() -> None:
+    assert compiled.parts_for(jit.plain(k.run), 160, cores=2) == 1  # plain Python: the GIL
+    from sim.kernels import ahead
+
+    class Built(ahead.Ahead):  # a module built ahead of time holds the lock while it runs
+        def __init__(self) -> None:
+            pass
+
+    assert compiled.parts_for(Built(), 160, cores=2) == 1
+    if jit.COMPILED:
+        assert compiled.parts_for(k.run, 160, cores=2) == 2
+        assert compiled.parts_for(k.run, 160, cores=64) == 160 // compiled.MIN_PART
+        assert compiled.parts_for(k.run, compiled.MIN_PART - 1, cores=2) == 1
 
 
 def test_each_case_alone_gives_the_same_series_in_either_loop() -> None:

@@ -14,7 +14,7 @@ from sim.fluid import compiled
 from sim.fluid.delays import DelayTable, PackedTables, delay_table, pack
 from sim.fluid.express import FluidCase, fluid_case
 from sim.fluid.model import Batch, Series
-from sim.fluid.verdict import fluid_recovery, weighted_quantile
+from sim.fluid.verdict import fluid_recovery, weighted_quantiles
 from sim.settings.spec import SimulationSpec
 
 
@@ -39,6 +39,7 @@ def _values(case: FluidCase, series: Series, i: int) -> dict[str, float]:
     first, retried = series.first[i], series.retried[i]
     lat = np.concatenate([series.first_latency[i], series.retried_latency[i]])
     weights = np.concatenate([first, retried])
+    p50, p99 = weighted_quantiles(lat, weights, (0.5, 0.99))
     recovered, when = fluid_recovery(first, series.first_latency[i], retried, series.retried_latency[i],
                                      series.step, case.network, case.bucket, case.horizon, case.disruptions)
     offered = t["offered"]
@@ -46,7 +47,7 @@ def _values(case: FluidCase, series: Series, i: int) -> dict[str, float]:
             "cost": cost(t["work"], case.horizon, case.work_to_duration), "gave_up": t["gave_up"],
             "successes": t["successes"], "timeouts": t["timeouts"], "rejections": t["rejections"],
             "unfinished": t["unfinished"], "goodput": goodput(t["successes"], case.horizon),
-            "p50": weighted_quantile(lat, weights, 0.5), "p99": weighted_quantile(lat, weights, 0.99),
+            "p50": p50, "p99": p99,
             "amplification": amplification(t["work"], offered),
             "success_rate": share_of_calls(t["successes"], offered),
             "retries_denied": t["retries_denied"], "calls_refused": 0.0, "breaker_open_time": 0.0,

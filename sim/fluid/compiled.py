@@ -1,11 +1,11 @@
 """The fluid model's step loop compiled (``sim.kernels.fluid``): which batches take it, and the
 numpy ``Batch``'s arrays packed for it.
 
-The kernel transcribes ``Batch._run`` (every step's resume, send, admit, complete and settle;
-``series_of`` stays numpy's, run on the arrays the kernel wrote), for both kinds (``latency``,
-``slots``), open and closed workloads, surges, capacity and slowdown incidents, outages (held
-bins, ``abandoned`` serve or drop) and RetryBudgets. Its arrays are the ``Batch``'s own, built
-by its ``__init__``, so the two paths share every number computed before the loop.
+The kernel transcribes ``Batch._run`` (every step's resume, send, admit, complete and settle,
+then ``series_of``), for both kinds (``latency``, ``slots``), open and closed workloads,
+surges, capacity and slowdown incidents, outages (held bins, ``abandoned`` serve or drop) and
+RetryBudgets. Its arrays are the ``Batch``'s own, built by its ``__init__``, so the two paths
+share every number computed before the loop.
 
 What it takes is declared field by field (``HONOURED``): a batch goes to the kernel only if
 every field of ``FluidCase`` is declared and each case's value is one the kernel honours, so a
@@ -16,7 +16,10 @@ batch big enough to pay for loading it (``worth_compiling``), or once it is load
 
 from __future__ import annotations
 
+import inspect
 import sys
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import fields
 
 import numpy as np
@@ -25,6 +28,7 @@ from sim.fluid.delays import PackedTables
 from sim.fluid.express import FluidCase
 from sim.fluid.model import Batch, Series
 from sim.kernels import ahead, jit
+from sim.runs.procpool import default_workers
 
 # FluidCase's fields and the values the kernel honours (None: any value; every one reaches the
 # kernel through the Batch's arrays or is read after the loop only).
@@ -44,8 +48,10 @@ INCIDENT_KINDS = frozenset({"capacity", "slowdown"})
 # idle figure for the 160-case map is 255 µs a step, these 1-1.6x that), 6000 steps of batches of
 # 1 to 160 cases of bench/fluid_latency_map.toml and bench/fluid_pool_map.toml: the numpy loop
 # costs about NUMPY_STEP + NUMPY_CASE_STEP × cases a step (89 µs a step for 1 case, 268-409 µs
-# for 160), the compiled path about KERNEL_CASE_STEP a case and step with its packing and the
-# numpy ``series_of`` (0.31-0.55 µs), once it is loaded. Loading it in a fresh process costs
+# for 160), the compiled path about KERNEL_CASE_STEP a case and step with its packing and its
+# ``series_of`` (0.31-0.55 µs then; since its helpers take no per-case arrays and it writes the
+# series itself, 0.11-0.12 µs on one core, the 160-case map's batch in 0.11 s; 0.2 µs kept
+# as the bound), once it is loaded. Loading it in a fresh process costs
 # numba's import (0.16-0.35 s, NUMBA_IMPORT) and its first dispatch with the kernel's cache
 # (0.35-0.9 s, KERNEL_LOAD; numba's registries, scipy.linalg among them for its BLAS probe until
 # ``jit`` kept that from importing scipy; since, on an idle machine, numba's import takes
@@ -57,7 +63,7 @@ INCIDENT_KINDS = frozenset({"capacity", "slowdown"})
 # there), and a process that has loaded it, for every batch.
 NUMPY_STEP = 90e-6
 NUMPY_CASE_STEP = 2.0e-6
-KERNEL_CASE_STEP = 0.5e-6
+KERNEL_CASE_STEP = 0.2e-6
 NUMBA_IMPORT = 0.3
 KERNEL_LOAD = 0.6
 KERNEL_CACHE = 0.04
@@ -158,28 +164,77 @@ def arguments(bt: Batch) -> tuple:
             bt.table.give_up, bt.table.elapsed, bt.has_budget, bt.reserve, bt.share, bt.success_f,
             bt.deposit_step, bt.withdraw_step, bt.budget_now, bt.window, *_orbit(bt),
             bt.mix, bt.admitted, bt.sent, bt.rejected, bt.calls, bt.aged, bt.success, bt.middle,
-            state, np.zeros((b, 5)), np.zeros((b, 2)))
+            state, np.zeros((b, 5)), np.zeros((b, 2)), bt.net, *(np.empty((b, bt.steps)) for _ in range(4)),
+            np.zeros((b, 2)))
 
 
-def run_compiled(cases: list[FluidCase], table: PackedTables, kernel=None) -> Series | None:
+# The kernel's arguments that hold the whole batch's (a step's, the flat orbit and budget
+# columns a case reaches through its own offsets, the points): every other one is per case,
+# its first dimension the batch's cases.
+SHARED_ARGUMENTS = frozenset({"latency", "h", "steps", "levels", "ring", "resume_step", "stops", "deposit_step",
+                              "withdraw_step", "orbit", "p_source", "p_weight", "p_offset", "p_level"})
+MIN_PART = 16  # cases a thread takes at least: fewer are over before a thread starts
+
+
+def parts_for(kernel: Callable, cases: int, cores: int | None = None) -> int:
+    """How many threads run a batch: numba's jit releases the interpreter's lock (``nogil``),
+    so on every core; a module built ahead of time and the plain source hold it, so one."""
+    if not hasattr(kernel, "signatures"):  # not a numba dispatcher
+        return 1
+    return max(1, min(default_workers() if cores is None else cores, cases // MIN_PART))
+
+
+def split(args: tuple, cases: int, parts: int) -> list[tuple]:
+    """The kernel's arguments for ``parts`` runs over consecutive ranges of the cases: each
+    per-case array's rows (views, C-contiguous as the whole), the shared ones whole. A case's
+    numbers never depend on another's, so the parts write what the whole batch would."""
+    from sim.kernels import fluid as k
+
+    names = list(inspect.signature(jit.plain(k.run)).parameters)
+    bounds = np.linspace(0, cases, parts + 1).round().astype(int).tolist()
+    out = []
+    for lo, hi in zip(bounds, bounds[1:]):
+        part = []
+        for name, value in zip(names, args, strict=True):
+            if name in SHARED_ARGUMENTS:
+                part.append(value)
+            else:
+                assert isinstance(value, np.ndarray) and value.shape[0] == cases, name
+                part.append(value[lo:hi])
+        out.append(tuple(part))
+    return out
+
+
+def _run_parts(kernel: Callable, args: tuple, cases: int, parts: int) -> list[int]:
+    if parts <= 1:
+        return [kernel(*args)]
+    with ThreadPoolExecutor(parts, thread_name_prefix="fluid") as pool:
+        return list(pool.map(lambda a: kernel(*a), split(args, cases, parts)))
+
+
+def run_compiled(cases: list[FluidCase], table: PackedTables, kernel=None, parts: int | None = None) -> Series | None:
     """The batch's Series by the kernel (``kernel``: another build of it, e.g. the plain
     Python one for the tests), or None when the kernel could not be sure of numpy's bits (its
-    ``AMBIGUOUS``): the caller then runs the numpy loop."""
+    ``AMBIGUOUS``): the caller then runs the numpy loop. ``parts``: threads (``parts_for``)."""
     global _loaded
     from sim.kernels import fluid as k
 
     bt = Batch(cases, table)
     args = arguments(bt)
-    status = (kernel or k.run)(*args)
+    run = kernel or k.run
+    statuses = _run_parts(run, args, bt.b, parts_for(run, bt.b) if parts is None else parts)
     if kernel is None:
         _loaded = True
         jit.note_dispatched()
-    if status != k.OK:
+    if any(status != k.OK for status in statuses):
         return None
-    state, totals = args[-3], args[-2]
+    state, totals, _, _, first, retried, first_latency, retried_latency, sums = args[-9:]
     bt.thinking, bt.done, bt.front = state[:, 0].copy(), state[:, 1].copy(), state[:, 2].astype(np.int64)
+    series = bt.series
     for c, name in enumerate(k.TOTALS):
-        bt.series.totals[name] = totals[:, c].copy()
-    bt.series.totals["unfinished"] = np.where(bt.closed, bt.clients - bt.thinking, np.nan)
-    with np.errstate(all="ignore"):
-        return bt.series_of()
+        series.totals[name] = totals[:, c].copy()
+    series.totals["unfinished"] = np.where(bt.closed, bt.clients - bt.thinking, np.nan)
+    series.totals["work"], series.totals["offered"] = sums[:, 0].copy(), sums[:, 1].copy()
+    series.first, series.retried = first, retried
+    series.first_latency, series.retried_latency = first_latency, retried_latency
+    return series

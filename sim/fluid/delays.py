@@ -50,10 +50,11 @@ def sample_delays(strategy: Strategy, seed: int, levels: int) -> np.ndarray:
     """``SAMPLES`` × ``levels`` delays: row i is one client's sequence of backoffs."""
     rng = np.random.default_rng([seed, SEED_TAG])
     out = np.empty((SAMPLES, levels))
+    # Enough uniforms for any strategy's few per delay; drawn at once, they are the same stream
+    # as a row at a time, and each client's are made Python floats only as it takes them.
+    draws = rng.random((SAMPLES, 64 * levels + 64))
     for i in range(SAMPLES):
-        draws = rng.random(64 * levels + 64)  # enough uniforms for any strategy's few per delay
-        it = iter(draws.tolist())
-        out[i] = list(islice(strategy.delays(lambda: next(it)), levels))
+        out[i] = list(islice(strategy.delays(map(float, draws[i]).__next__), levels))
     return out
 
 
@@ -97,7 +98,11 @@ def _support(delays: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if delays.size == 0:  # every client gives up here
         return np.zeros(1, dtype=np.int64), np.zeros(1)
     ordered = np.sort(delays)
-    groups = np.array_split(ordered, min(POINTS, ordered.size))
+    # np.array_split's groups: the first n % k one longer than the others
+    k = min(POINTS, ordered.size)
+    small, longer = divmod(ordered.size, k)
+    ends = np.cumsum([small + 1] * longer + [small] * (k - longer)).tolist()
+    groups = [ordered[a:b] for a, b in zip([0, *ends[:-1]], ends)]
     at = np.array([max(0, int(np.rint(g.mean()))) for g in groups], dtype=np.int64)
     sizes = np.array([g.size for g in groups], dtype=np.float64)
     uniq, where = np.unique(at, return_inverse=True)
@@ -115,8 +120,11 @@ def pack(tables: list[DelayTable], timeouts: np.ndarray, step: float) -> PackedT
         distinct.setdefault(id(t), []).append(i)
         first[id(t)] = t
     shared = tuple((np.array(rows, dtype=np.int64), first[key]) for key, rows in distinct.items())
-    give_up = np.array([[t.give_up[min(k, t.levels - 1)] for k in range(levels)] for t in tables])
-    mean_delay = np.array([[_mean(t, min(k, t.levels - 1)) * step for k in range(levels)] for t in tables])
+    # per distinct table, then per case (a map's 160 cases share two tables)
+    gives = {key: [t.give_up[min(k, t.levels - 1)] for k in range(levels)] for key, t in first.items()}
+    means = {key: [_mean(t, min(k, t.levels - 1)) * step for k in range(levels)] for key, t in first.items()}
+    give_up = np.array([gives[id(t)] for t in tables])
+    mean_delay = np.array([means[id(t)] for t in tables])
     # Mean time from a call's start to its attempt k: k timeouts and the first k delays (each a
     # failure heard at its timeout: the fluid's latency of a retried success).
     elapsed = np.zeros((len(tables), levels))

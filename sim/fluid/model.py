@@ -207,15 +207,6 @@ class Batch:
         # One table for every case (rows in order, as deep as the batch): its ring row is the bin.
         only = self.points[0] if len(self.points) == 1 else None
         self.single = only[7] if only is not None and only[3] == self.levels and only[0].size == b else None
-        # What the step loop reads per step, one contiguous row a step, and what it may skip
-        # (every case running, no bin held yet, every deadline bin live, no slowdown): the same
-        # numbers with fewer operations a step (issue 37).
-        self.run_t = _rows(~self.out.stopped)
-        self.all_run = self.run_t.all(axis=1).tolist()
-        self.share_t = _rows(self.call_share)
-        self.capacity_t = _rows(self.capacity)
-        self.slowdown_t = _rows(self.slowdown)
-        self.no_slowdown = bool((self.slowdown == 1.0).all())
         self.all_closed = bool(self.closed.all())
         self.held_from = [int(v) for v in self.out.hs.min(axis=0)] if self.out.count else []
         # live_base <= 0 for every case (a deadline of at least half a step): from step
@@ -223,14 +214,28 @@ class Batch:
         self.live_simple = bool((self.live_base <= 0).all())
         self.valid_from = int((-self.live_base).max())
         self.sent_flat, self.rejected_flat = self.sent.reshape(-1), self.rejected.reshape(-1)
+        # per step: filled by ``series_of`` (nothing is allocated for them before it)
+        none = np.empty((b, 0))
+        self.series = Series(h, none, none, none, none,
+                             {k: np.zeros(b) for k in ("work", "offered", "successes", "timeouts",
+                                                       "rejections", "gave_up", "retries_denied")})
+
+    def _step_rows(self) -> None:
+        """What the numpy step loop reads per step, one contiguous row a step, and what it may
+        skip (every case running, no bin held yet, every deadline bin live, no slowdown): the
+        same numbers with fewer operations a step. Made for that loop only: the compiled one
+        reads the per-case arrays (a map's batch holds ~150 MB of per-step arrays, whose first
+        writes cost as much as their arithmetic)."""
+        self.run_t = _rows(~self.out.stopped)
+        self.all_run = self.run_t.all(axis=1).tolist()
+        self.share_t = _rows(self.call_share)
+        self.capacity_t = _rows(self.capacity)
+        self.slowdown_t = _rows(self.slowdown)
+        self.no_slowdown = bool((self.slowdown == 1.0).all())
         if self.kind == "latency":
             self.limit_cap_t = _rows(self.limit[:, None] * self.capacity)
         else:
             self.slots_cap_t = _rows(self.slots[:, None] * self.capacity)
-        self.series = Series(h, np.zeros((b, steps)), np.full((b, steps), np.nan),
-                             np.zeros((b, steps)), np.full((b, steps), np.nan),
-                             {k: np.zeros(b) for k in ("work", "offered", "successes", "timeouts",
-                                                       "rejections", "gave_up", "retries_denied")})
 
     # --- failures: give up, or back off into the orbit ------------------------------------
     def fail(self, n: int, mass: np.ndarray, extra: np.ndarray | None) -> None:
@@ -475,6 +480,7 @@ class Batch:
             return self._run()
 
     def _run(self) -> Series:
+        self._step_rows()
         for n in range(self.steps):
             if n in self.out.resumes:
                 self.resume(n)

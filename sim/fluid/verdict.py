@@ -25,13 +25,19 @@ from sim.models.workloads import Outage
 
 def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:
     """The ``q`` quantile of ``values`` weighted by ``weights`` (nan when nothing weighs)."""
+    return weighted_quantiles(values, weights, (q,))[0]
+
+
+def weighted_quantiles(values: np.ndarray, weights: np.ndarray, qs: tuple[float, ...]) -> tuple[float, ...]:
+    """``weighted_quantile`` at each of ``qs``, from one sort."""
     keep = (weights > 0) & np.isfinite(values)
     if not keep.any():
-        return math.nan
+        return tuple(math.nan for _ in qs)
     v, w = values[keep], weights[keep]
     order = np.argsort(v, kind="stable")
     cum = np.cumsum(w[order])
-    return float(v[order][min(int(np.searchsorted(cum, q * cum[-1])), v.size - 1)])
+    ordered = v[order]
+    return tuple(float(ordered[min(int(np.searchsorted(cum, q * cum[-1])), v.size - 1)]) for q in qs)
 
 
 def fluid_recovery(first: np.ndarray, first_latency: np.ndarray, retried: np.ndarray,

@@ -16,7 +16,8 @@ What numpy does that a scalar loop must copy to get the same bits:
   ``EXP_SLACK`` of it; if not (never seen), it stops and says so, and numpy runs the batch.
 
 Arrays are the ``Batch``'s own (``sim.fluid.compiled`` packs them); the kernel writes the
-per-bin and per-step arrays ``Batch.series_of`` reads, and the totals.
+per-bin and per-step arrays, the totals, and what ``Batch.series_of`` makes of them (the same
+elementwise operations, each correctly rounded, so the same bits).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ T_SUCCESSES, T_TIMEOUTS, T_REJECTIONS, T_GAVE_UP, T_DENIED = 0, 1, 2, 3, 4
 TOTALS = ("successes", "timeouts", "rejections", "gave_up", "retries_denied")
 
 
-@maybe_njit
+@maybe_njit(inline=True)
 def _block(a, start, n):
     """numpy's pairwise sum of ``a[start:start + n]`` for ``n <= 128``: one block."""
     if n < 8:
@@ -68,7 +69,7 @@ def _block(a, start, n):
     return res
 
 
-@maybe_njit
+@maybe_njit(inline=True)
 def pairwise(a, start, n):
     """numpy's pairwise sum of ``a[start:start + n]`` (``DOUBLE_pairwise_sum``), bit for bit:
     blocks of up to 128, and beyond, the sum of two halves (the first a multiple of 8). The
@@ -107,58 +108,72 @@ def pairwise(a, start, n):
     return values[0]
 
 
-@maybe_njit
-def _count(end, lat, h, n, hs, stop_end, i, stops):
-    """The bins completed by a check at ``end`` with latency ``lat`` (``complete_latency``)."""
-    cut = end - lat
-    c = np.ceil(cut / h - 0.5)  # bins with (i + .5)h < cut, within [0, n + 1]
-    if c < 0.0:
-        c = 0.0
-    if c > n + 1:
-        c = float(n + 1)
-    count = int(c)
-    for j in range(stops):  # held bins were admitted at their resume, not when sent
-        if cut <= stop_end[i, j] and count > hs[i, j]:
-            count = min(count, hs[i, j])
-    return count
-
-
-@maybe_njit
-def _fail(i, n, mass, extra, levels, give_up, tmp, closed_f, state, totals,
-          has_budget, reserve, share, success_f, win, withdraw_step, budget_now,
-          orbit, o_base, o_ring, o_levels, p_start, p_end, p_source, p_weight, p_offset, p_level):
-    """``Batch.fail`` for case ``i``: failures ``mass`` heard at step ``n`` (+ ``extra``)."""
+@maybe_njit(inline=True)
+def _fail(i, n, mass, extra, levels, give_up, tmp, closed, state, totals, budget, reserve, share, win,
+          withdraw_step, budget_at, orbit, base, ring, lv, first, last, p_source, p_weight, p_offset, p_level):
+    """``Batch.fail`` for case ``i``: failures ``mass`` heard at step ``n`` (+ ``extra``). The
+    case's own values come as numbers (``closed`` its ``closed_f``, ``budget`` its
+    ``has_budget``, ``budget_at`` its ``budget_now``, its orbit's ``base``, ``ring`` and
+    ``lv`` levels and its points ``first`` to ``last``): numba counts a reference to every array
+    a call passes, even inlined, which cost this loop more than its arithmetic."""
     for k in range(levels):
         tmp[k] = mass[k] * give_up[i, k]
     quit_ = pairwise(tmp, 0, levels)
     every = pairwise(mass, 0, levels)
-    if has_budget[i]:
+    if budget:
         wanted = every - quit_
-        balance = reserve[i] + share[i] * win[i, 0] - win[i, 1]
+        balance = reserve + share * win[i, 0] - win[i, 1]
         allowed = min(max(balance, 0.0), wanted)
-        withdraw_step[budget_now[i] + n] += allowed
+        withdraw_step[budget_at + n] += allowed
         win[i, 1] += allowed
         ratio = allowed / wanted if wanted > 0 else 1.0
         refused = wanted - allowed
-        state[i, 0] += (quit_ + refused) * closed_f[i]
+        state[i, 0] += (quit_ + refused) * closed
         totals[i, T_GAVE_UP] += quit_ + refused
         totals[i, T_DENIED] += refused
         for k in range(levels):
             tmp[k] = mass[k] * ratio
         total = pairwise(tmp, 0, levels)
     else:
-        state[i, 0] += quit_ * closed_f[i]
+        state[i, 0] += quit_ * closed
         totals[i, T_GAVE_UP] += quit_
         for k in range(levels):
             tmp[k] = mass[k]
         total = every
     if not total > NEGLIGIBLE:  # a trace of a client: back to thinking
-        state[i, 0] += total * closed_f[i]
+        state[i, 0] += total * closed
         return
-    ring, lv, base = o_ring[i], o_levels[i], o_base[i]
-    for p in range(p_start[i], p_end[i]):
+    for p in range(first, last):
         slot = base + ((extra + n + 1 + p_offset[p]) % ring) * lv + p_level[p]
         orbit[slot] += tmp[p_source[p]] * p_weight[p]
+
+
+@maybe_njit
+def _series(i, steps, h, latency, net, service, slowdown, sent, calls, aged, success, middle,
+            first, retried, first_latency, retried_latency, sums):
+    """``Batch.series_of`` for case ``i``, element by element with numpy's operations (its
+    ``np.where`` and ``np.maximum``, NaN kept as they keep it), and its row sums (pairwise)."""
+    sums[i, 0] = pairwise(sent[i], 0, steps + 1)
+    sums[i, 1] = pairwise(calls[i], 0, steps + 1)
+    net2 = 2 * net[i]
+    for n in range(steps):
+        mid = middle[i, n]
+        s, c = sent[i, mid], calls[i, mid]
+        share = c / s if s > 0 else 1.0
+        d = s - c
+        if not (d >= 1e-300 or d != d):  # np.maximum(d, 1e-300)
+            d = 1e-300
+        age = aged[i, mid] / d
+        attempt = (n + 1) * h - (mid + 0.5) * h + net2
+        if not latency:  # no request is served faster than its service time
+            floor = service[i] * slowdown[i, n] + net2
+            if not (attempt >= floor or attempt != attempt):
+                attempt = floor
+        good = success[i, n]
+        one, again = good * share, good * (1.0 - share)
+        first[i, n], retried[i, n] = one, again
+        first_latency[i, n] = attempt if one > 0 else np.nan
+        retried_latency[i, n] = attempt + age if again > 1e-12 else np.nan
 
 
 @maybe_njit
@@ -167,9 +182,11 @@ def run(latency, h, steps, levels, ring, resume_step, closed_f, open_calls, call
         slowdown, stopped, capacity, slots, hs, he, stop_end, stops, give_up, elapsed,
         has_budget, reserve, share, success_f, deposit_step, withdraw_step, budget_now, window,
         orbit, o_base, o_ring, o_levels, p_start, p_end, p_source, p_weight, p_offset, p_level,
-        mix, admitted, sent, rejected, calls, aged, success, middle, state, totals, win):
-    """Every case's steps (``Batch._run`` but ``series_of``); ``state[i]`` is (thinking, done,
-    front). Returns ``OK``, or ``AMBIGUOUS`` when numpy's exp could have decided otherwise."""
+        mix, admitted, sent, rejected, calls, aged, success, middle, state, totals, win,
+        net, first, retried, first_latency, retried_latency, sums):
+    """Every case's steps (``Batch._run``), then its ``series_of`` (``first`` ..., ``sums``:
+    work and offered); ``state[i]`` is (thinking, done, front). Returns ``OK``, or
+    ``AMBIGUOUS`` when numpy's exp could have decided otherwise."""
     b = closed_f.size
     due = np.zeros(levels)
     tmp = np.zeros(levels)
@@ -219,9 +236,9 @@ def run(latency, h, steps, levels, ring, resume_step, closed_f, open_calls, call
                                 r = (lo + q) % ring
                                 for k in range(levels):
                                     mass[k] = mass[k] + refused[q] * mix[i, r, k]
-                        _fail(i, n, mass, reject_off[i], levels, give_up, tmp, closed_f, state, totals,
-                              has_budget, reserve, share, success_f, win, withdraw_step, budget_now,
-                              orbit, o_base, o_ring, o_levels, p_start, p_end, p_source, p_weight,
+                        _fail(i, n, mass, reject_off[i], levels, give_up, tmp, closed_f[i], state, totals,
+                              has_budget[i], reserve[i], share[i], win, withdraw_step, budget_now[i], orbit,
+                              o_base[i], o_ring[i], o_levels[i], p_start[i], p_end[i], p_source, p_weight,
                               p_offset, p_level)
                     for q in range(m):
                         awaited[q] = took[q]
@@ -272,9 +289,9 @@ def run(latency, h, steps, levels, ring, resume_step, closed_f, open_calls, call
                     totals[i, T_REJECTIONS] += refused_n
                     for k in range(levels):
                         mass[k] = refused_n * mix[i, r, k]
-                    _fail(i, n, mass, reject_off[i], levels, give_up, tmp, closed_f, state, totals,
-                          has_budget, reserve, share, success_f, win, withdraw_step, budget_now,
-                          orbit, o_base, o_ring, o_levels, p_start, p_end, p_source, p_weight,
+                    _fail(i, n, mass, reject_off[i], levels, give_up, tmp, closed_f[i], state, totals,
+                          has_budget[i], reserve[i], share[i], win, withdraw_step, budget_now[i], orbit,
+                          o_base[i], o_ring[i], o_levels[i], p_start[i], p_end[i], p_source, p_weight,
                           p_offset, p_level)
             admitted[i, n + 1] = admitted[i, n] + take
             old_done, old_front = state[i, 1], int(state[i, 2])
@@ -302,15 +319,26 @@ def run(latency, h, steps, levels, ring, resume_step, closed_f, open_calls, call
                     cc = max(top - state[i, 1], 0.0)
                     above = max(cc - limit_cap[i, n], 0.0)
                     x = min(above * growth[i], MAX_EXPONENT)
-                    if x == 0.0:  # exp(0) is 1 in every library
-                        count = _count(end, base[i] * 1.0 * slowdown[i, n], h, n, hs, stop_end, i, stops)
-                    else:
-                        e = math.exp(x)
-                        count = _count(end, base[i] * e * slowdown[i, n], h, n, hs, stop_end, i, stops)
-                        if (_count(end, base[i] * (e * lo_slack) * slowdown[i, n], h, n, hs, stop_end, i, stops)
-                                != count or
-                                _count(end, base[i] * (e * hi_slack) * slowdown[i, n], h, n, hs, stop_end, i,
-                                       stops) != count):
+                    # The bins a check at ``end`` completes with latency base·e^x·slowdown
+                    # (``complete_latency``), by libm's exp, and within EXP_SLACK of it either
+                    # side, which must complete the same bins (exp(0) is 1 in every library).
+                    e = 1.0 if x == 0.0 else math.exp(x)
+                    count = 0
+                    for side in range(1 if x == 0.0 else 3):
+                        f = e if side == 0 else (e * lo_slack if side == 1 else e * hi_slack)
+                        cut = end - base[i] * f * slowdown[i, n]
+                        c = np.ceil(cut / h - 0.5)  # bins with (i + .5)h < cut, within [0, n + 1]
+                        if c < 0.0:
+                            c = 0.0
+                        if c > n + 1:
+                            c = float(n + 1)
+                        got = int(c)
+                        for j in range(stops):  # held bins were admitted at their resume, not when sent
+                            if cut <= stop_end[i, j] and got > hs[i, j]:
+                                got = min(got, hs[i, j])
+                        if side == 0:
+                            count = got
+                        elif got != count:
                             return AMBIGUOUS
                     front = max(front, count)
                     state[i, 1] = admitted[i, front]
@@ -348,10 +376,12 @@ def run(latency, h, steps, levels, ring, resume_step, closed_f, open_calls, call
                     rj = j % ring
                     for k in range(levels):
                         mass[k] = waiting * mix[i, rj, k]
-                    _fail(i, n, mass, 0, levels, give_up, tmp, closed_f, state, totals,
-                          has_budget, reserve, share, success_f, win, withdraw_step, budget_now,
-                          orbit, o_base, o_ring, o_levels, p_start, p_end, p_source, p_weight,
+                    _fail(i, n, mass, 0, levels, give_up, tmp, closed_f[i], state, totals,
+                          has_budget[i], reserve[i], share[i], win, withdraw_step, budget_now[i], orbit,
+                          o_base[i], o_ring[i], o_levels[i], p_start[i], p_end[i], p_source, p_weight,
                           p_offset, p_level)
                 else:
                     state[i, 0] += waiting * closed_f[i]
+        _series(i, steps, h, latency, net, service, slowdown, sent, calls, aged, success, middle,
+                first, retried, first_latency, retried_latency, sums)
     return OK
