@@ -12,9 +12,9 @@ appeared in --out (the PNG is drawn after it, issue 37); the same for this tree 
 loop only (the command with ``BACKOFF_SIM_PURE=1``); then the map simulated by this tree
 (``--method simulate --no-cache``, every core; a first run apart, as it may compile the
 kernels, then the median of N) and the ratios; then, for both trees, the map fluid and
-simulated in a process that has computed one already (``sim.explore``, as the app and a
-notebook do: numba's jit, the workers kept; the median of N after a first of each) and their
-ratio. Prints numbers; asserts nothing.
+simulated in a process that has computed one already (``sim.explore``, as a notebook does:
+numba's jit; the workers kept; the median of N after a first of each) and their ratio.
+Prints numbers; asserts nothing.
 """
 
 from __future__ import annotations
@@ -63,9 +63,9 @@ print(len(plan.cells), len(pairs), times[0][0], min(w for w, _ in best), min(c f
 """
 
 
-# The map in a process that has computed one already, as the app and a notebook compute it
-# (numba's jit, not the modules built ahead of time; ``sim.explore``; the workers kept between
-# maps, as the app keeps them): fluid then simulated, each a first call apart, then N timed.
+# The map in a process that has computed one already, as a notebook computes it (``sim.explore``:
+# numba's jit, not the modules built ahead of time), the workers kept between maps (which only
+# favours the simulated map): fluid then simulated, each a first call apart, then N timed.
 _IN_PROCESS = """
 import statistics, sys, time
 import sim
@@ -190,7 +190,7 @@ def main() -> int:
     print(f"{'this tree, numpy':>20} {wall:16.2f} {cpu:8.2f} {first:11.2f} {whole:7.2f} {csv_at:9.2f}   (the numpy "
           f"loop only; the command with BACKOFF_SIM_PURE=1; numba {'loaded' if numba else 'not loaded'})")
     if warm:
-        print(f"In a process that has computed a map already (the app's, a notebook's: numba's jit, workers kept), "
+        print(f"In a process that has computed a map already (a notebook's sim.explore: numba's jit, workers kept), "
               f"median of {args.repeat}:")
         print(f"{'':>20} {'fluid s':>8} {'simulate s':>11} {'ratio':>6}")
         for name, (fluid, simulated_warm) in warm.items():

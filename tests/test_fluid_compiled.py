@@ -172,7 +172,7 @@ def test_the_kernel_gives_the_numpy_loops_series_bit_for_bit(kernel, which: str)
 @pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("which", ["latency", "slots"])
 def test_a_batch_split_over_threads_gives_the_whole_batchs_bits(kernel, which: str) -> None:
-    # The app's and a notebook's kernel (numba's jit, nogil) runs a batch on every core, each
+    # numba's jit of the kernel (sim.explore in a notebook; nogil) runs a batch on the cores, each
     # thread a range of its cases; the parts write what the whole batch writes.
     batches = _batches(_latency_cells() if which == "latency" else _slot_cells())
     for cases, table in batches:

@@ -36,6 +36,7 @@ from sim.exploration.cache import CellCache
 from sim.exploration.plan import ExplorePlan
 from sim.exploration.runner import ExploreResult, Progress, run_cells
 from sim.exploration.summary import CellResult, has_verdict
+from sim.runs.procpool import worker_count
 from sim.runs.sweep import ShouldStop
 
 METHODS = ("simulate", "fluid", "adaptive")
@@ -205,7 +206,7 @@ def run_explores_by(method: str, plans: Sequence[ExplorePlan], backend, cache: C
     for plan in plans:
         stats = MethodStats()
         pairs = [(cell.spec, s) for cell in plan.cells for s in range(len(cell.spec.strategies))]
-        runs = fluid_runs(pairs)
+        runs = fluid_runs(pairs, cores=worker_count(backend.workers))  # --workers bounds its threads too
         count = len(plan.base.strategies)
         stats.pairs = len(pairs)
         fluid: dict[tuple[int, int], CellResult] = {}

@@ -54,30 +54,31 @@ def _values(case: FluidCase, series: Series, i: int) -> dict[str, float]:
             "recovered": recovered, "recovery_time": when, "undecided": 0.0}
 
 
-def run_batch(cases: list[FluidCase], table: PackedTables) -> Series:
+def run_batch(cases: list[FluidCase], table: PackedTables, cores: int = 1) -> Series:
     """Integrate every case of one group (same kind, step and steps; a backoff table each):
-    by the compiled step loop when it takes the batch and pays (``sim.fluid.compiled``), the
-    same numbers; else by the numpy loop (``sim.fluid.model.Batch``), the reference."""
+    by the compiled step loop when it takes the batch and pays (``sim.fluid.compiled``; on up
+    to ``cores`` threads where it can), the same numbers; else by the numpy loop
+    (``sim.fluid.model.Batch``), the reference."""
     if compiled.worth_compiling(cases):
-        series = compiled.run_compiled(cases, table)
+        series = compiled.run_compiled(cases, table, cores=cores)
         if series is not None:
             return series
     return Batch(cases, table).run()
 
 
-def _integrate(members: list[tuple[int, FluidCase, DelayTable]]) -> list[tuple[int, FluidRun]]:
+def _integrate(members: list[tuple[int, FluidCase, DelayTable]], cores: int) -> list[tuple[int, FluidRun]]:
     """One batch: its cases integrated together, each case's run."""
     cases = [c for _, c, _ in members]
     packed = pack([t for _, _, t in members], np.array([c.timeout for c in cases]), cases[0].step)
-    series = run_batch(cases, packed)
+    series = run_batch(cases, packed, cores)
     return [(i, FluidRun(_values(case, series, row))) for row, (i, case, _) in enumerate(members)]
 
 
-def fluid_runs(pairs: Sequence[tuple[SimulationSpec, int]]) -> list[FluidRun]:
+def fluid_runs(pairs: Sequence[tuple[SimulationSpec, int]], cores: int = 1) -> list[FluidRun]:
     """Each (one-client-count spec, strategy index) pair's fluid run, in order: the pairs of a
-    (kind, step, steps) integrated as one batch. One process: the step loop's cost is per
-    operation, not per case, so splitting a batch over cores saved little (0.9-1.1 s against
-    1.1-1.2 s on the 80-cell map) and lost more to the PNG child's import beside it."""
+    (kind, step, steps) integrated as one batch, in this process; on up to ``cores`` threads
+    where the compiled loop releases the interpreter's lock (numba's jit: the app's, a
+    notebook's)."""
     out: list[FluidRun | None] = [None] * len(pairs)
     tables: dict = {}
     groups: dict[tuple, list[tuple[int, FluidCase, DelayTable]]] = {}
@@ -89,6 +90,6 @@ def fluid_runs(pairs: Sequence[tuple[SimulationSpec, int]]) -> list[FluidRun]:
         table = _table(case, tables)
         groups.setdefault((case.kind, case.step, case.steps), []).append((i, case, table))
     for members in groups.values():
-        for i, run in _integrate(members):
+        for i, run in _integrate(members, cores):
             out[i] = run
     return [r for r in out if r is not None]

@@ -28,7 +28,6 @@ from sim.fluid.delays import PackedTables
 from sim.fluid.express import FluidCase
 from sim.fluid.model import Batch, Series
 from sim.kernels import ahead, jit
-from sim.runs.procpool import default_workers
 
 # FluidCase's fields and the values the kernel honours (None: any value; every one reaches the
 # kernel through the Batch's arrays or is read after the loop only).
@@ -176,12 +175,12 @@ SHARED_ARGUMENTS = frozenset({"latency", "h", "steps", "levels", "ring", "resume
 MIN_PART = 16  # cases a thread takes at least: fewer are over before a thread starts
 
 
-def parts_for(kernel: Callable, cases: int, cores: int | None = None) -> int:
-    """How many threads run a batch: numba's jit releases the interpreter's lock (``nogil``),
-    so on every core; a module built ahead of time and the plain source hold it, so one."""
+def parts_for(kernel: Callable, cases: int, cores: int) -> int:
+    """How many threads run a batch on ``cores``: numba's jit releases the interpreter's lock
+    (``nogil``), so one a core; a module built ahead of time and the plain source hold it, so one."""
     if not hasattr(kernel, "signatures"):  # not a numba dispatcher
         return 1
-    return max(1, min(default_workers() if cores is None else cores, cases // MIN_PART))
+    return max(1, min(cores, cases // MIN_PART))
 
 
 def split(args: tuple, cases: int, parts: int) -> list[tuple]:
@@ -212,17 +211,19 @@ def _run_parts(kernel: Callable, args: tuple, cases: int, parts: int) -> list[in
         return list(pool.map(lambda a: kernel(*a), split(args, cases, parts)))
 
 
-def run_compiled(cases: list[FluidCase], table: PackedTables, kernel=None, parts: int | None = None) -> Series | None:
+def run_compiled(cases: list[FluidCase], table: PackedTables, kernel=None, parts: int | None = None,
+                 cores: int = 1) -> Series | None:
     """The batch's Series by the kernel (``kernel``: another build of it, e.g. the plain
     Python one for the tests), or None when the kernel could not be sure of numpy's bits (its
-    ``AMBIGUOUS``): the caller then runs the numpy loop. ``parts``: threads (``parts_for``)."""
+    ``AMBIGUOUS``): the caller then runs the numpy loop. It runs in ``parts`` threads, by
+    default as many as pay on ``cores`` (``parts_for``)."""
     global _loaded
     from sim.kernels import fluid as k
 
     bt = Batch(cases, table)
     args = arguments(bt)
     run = kernel or k.run
-    statuses = _run_parts(run, args, bt.b, parts_for(run, bt.b) if parts is None else parts)
+    statuses = _run_parts(run, args, bt.b, parts_for(run, bt.b, cores) if parts is None else parts)
     if kernel is None:
         _loaded = True
         jit.note_dispatched()
