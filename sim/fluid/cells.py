@@ -77,8 +77,8 @@ def _integrate(members: list[tuple[int, FluidCase, DelayTable]], cores: int) -> 
 def fluid_runs(pairs: Sequence[tuple[SimulationSpec, int]], cores: int = 1) -> list[FluidRun]:
     """Each (one-client-count spec, strategy index) pair's fluid run, in order: the pairs of a
     (kind, step, steps) integrated as one batch, in this process; on up to ``cores`` threads
-    where the compiled loop releases the interpreter's lock (numba's jit: the app's, a
-    notebook's)."""
+    where the compiled loop releases the interpreter's lock (numba's jit, as ``sim.explore``
+    takes it; not a module built ahead of time, as the commands take it)."""
     out: list[FluidRun | None] = [None] * len(pairs)
     tables: dict = {}
     groups: dict[tuple, list[tuple[int, FluidCase, DelayTable]]] = {}
