@@ -303,3 +303,39 @@ def test_adaptive_is_the_default_for_a_map_with_a_verdict_and_simulate_otherwise
     root = Path(__file__).resolve().parent.parent
     # A FlakyServer's failure-rate map has no outage or incident: no boundary to refine.
     assert default_method(load_document(root / "examples" / "retry_budgets.toml").explores) == "simulate"
+
+
+@pytest.mark.parametrize("levels", [1, 7, 48])
+def test_the_delays_are_each_clients_own_uniforms_in_order(levels: int) -> None:
+    # The stream the fluid's backoff tables are drawn from: per sampled client, in order, its
+    # own 64·levels + 64 uniforms of the (seed, SEED_TAG) Generator, taken one per draw the
+    # strategy asks for (drawn in one call: the same numbers as a client at a time).
+    from itertools import islice
+
+    from sim.fluid import delays
+    from sim.models.strategies import FullJitteredExpo, NormalJitterExpo
+
+    for strategy in (NormalJitterExpo(min_delay=100.0, factor=2.0, max_delay=60000.0, jitter=0.1),
+                     FullJitteredExpo(base=100.0, cap=10000.0)):
+        rng = np.random.default_rng([11, delays.SEED_TAG])
+        expected = np.empty((delays.SAMPLES, levels))
+        for i in range(delays.SAMPLES):
+            row = iter(rng.random(64 * levels + 64).tolist())
+            expected[i] = list(islice(strategy.delays(lambda: next(row)), levels))
+        got = delays.sample_delays(strategy, 11, levels)
+        assert got.tobytes() == expected.tobytes()
+    assert np.unique(got[:, -1]).size > delays.SAMPLES // 2  # full jitter: the clients differ
+
+
+@pytest.mark.parametrize("size", [1, 5, 11, 12, 13, 23, 256, 1000])
+def test_a_levels_support_is_equal_shares_of_its_sorted_delays(size: int) -> None:
+    from sim.fluid import delays
+
+    values = np.random.default_rng(size).random(size) * 900.0
+    groups = np.array_split(np.sort(values), min(delays.POINTS, size))
+    at = np.array([max(0, int(np.rint(g.mean()))) for g in groups])
+    uniq, where = np.unique(at, return_inverse=True)
+    points, weights = delays._support(values)
+    assert points.tobytes() == uniq.tobytes()
+    assert weights.tobytes() == np.bincount(where, weights=[float(g.size) for g in groups]).tobytes()
+    assert weights.sum() == size
