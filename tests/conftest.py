@@ -102,6 +102,7 @@ def _kernels_not_built_ahead(monkeypatch: pytest.MonkeyPatch) -> None:
     from sim.kernels import ahead
 
     monkeypatch.setattr(ahead, "_enabled", False)
+    monkeypatch.setattr(ahead, "_found", {})
 
 
 @pytest.fixture(scope="session")

@@ -560,6 +560,7 @@ def test_kernels_built_ahead_pay_from_far_fewer_events_in_every_worker(monkeypat
     monkeypatch.setattr(fast, "_warm", False)
     monkeypatch.setattr(fast, "_loaded", set())
     monkeypatch.setattr(ahead, "ready", lambda name: ahead.enabled() and name in built)
+    monkeypatch.setattr(ahead, "failed", lambda name: False)
     total = sum(len(s.strategies) * s.repeat * sum(expected_events(s, n) for n in s.clients) for s in sample)
     assert fast.MIN_EVENTS < total < 2 * fast.MIN_EVENTS
 
@@ -569,6 +570,10 @@ def test_kernels_built_ahead_pay_from_far_fewer_events_in_every_worker(monkeypat
     monkeypatch.setattr(ahead, "_enabled", True)  # the headless commands
     assert fast.load_events(fast.CONTENTION, 2) == fast.MIN_EVENTS + fast.BUILT_MIN_EVENTS
     assert fast.worth_warming(sample, 2)  # built once, by the first worker that asks
+    monkeypatch.setattr(ahead, "failed", lambda name: True)  # a build failed today: the jit's cost
+    assert fast.load_events(fast.CONTENTION, 2) == 2 * fast.MIN_EVENTS
+    assert not fast.worth_warming(sample, 2)
+    monkeypatch.setattr(ahead, "failed", lambda name: False)
     built.add(fast.CONTENTION)
     assert fast.load_events(fast.CONTENTION, 2) == 2 * fast.BUILT_MIN_EVENTS
     assert fast.worth_warming(sample, 2) and fast.worth_warming(sample, 64)

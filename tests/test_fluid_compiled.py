@@ -191,11 +191,27 @@ def test_only_a_kernel_that_releases_the_lock_is_split() -> None:
         def __init__(self) -> None:
             pass
 
+    class Dispatcher:  # what numba's jit gives (it lists its signatures), nogil
+        signatures: list = []
+
+        def __call__(self, *args: object) -> int:
+            return k.OK
+
     assert compiled.parts_for(Built(), 160, cores=2) == 1
+    assert compiled.parts_for(Dispatcher(), 160, cores=2) == 2
+    assert compiled.parts_for(Dispatcher(), 160, cores=64) == 160 // compiled.MIN_PART
+    assert compiled.parts_for(Dispatcher(), compiled.MIN_PART - 1, cores=2) == 1
+    assert compiled.parts_for(Dispatcher(), 160, cores=1) == 1
     if jit.COMPILED:
         assert compiled.parts_for(k.run, 160, cores=2) == 2
-        assert compiled.parts_for(k.run, 160, cores=64) == 160 // compiled.MIN_PART
-        assert compiled.parts_for(k.run, compiled.MIN_PART - 1, cores=2) == 1
+
+
+def test_a_batch_wide_argument_is_never_cut_by_case(monkeypatch) -> None:
+    cases, table = _batches(_latency_cells())[0]
+    args = compiled.arguments(model.Batch(cases, table))
+    monkeypatch.setattr(compiled, "SHARED_ARGUMENTS", compiled.SHARED_ARGUMENTS - {"orbit"})
+    with pytest.raises(TypeError, match="orbit"):
+        compiled.split(args, len(cases), 2)
 
 
 def test_each_case_alone_gives_the_same_series_in_either_loop() -> None:
@@ -244,6 +260,10 @@ def test_numpys_sums_are_transcribed() -> None:
         a = rng.random(n + 2) * 10.0 ** rng.integers(-8, 8, n + 2)
         assert k.pairwise(a, 2, n) == a[2:].sum()
         assert jit.plain(k.pairwise)(a, 2, n) == a[2:].sum()
+        zeros = np.where(rng.random(n) < 0.5, -0.0, 0.0)  # numpy's identity: a sum of -0.0s is +0.0
+        for z in (zeros, np.full(n, -0.0)):
+            assert np.float64(k.pairwise(z, 0, n)).tobytes() == z.sum().tobytes()
+            assert np.float64(jit.plain(k.pairwise)(z, 0, n)).tobytes() == z.sum().tobytes()
 
 
 def test_numpys_exp_is_within_the_slack_the_kernel_allows() -> None:
@@ -297,6 +317,16 @@ def test_an_ambiguous_exp_hands_the_batch_to_numpy(monkeypatch) -> None:
     assert compiled.run_compiled(cases, table) is None
     monkeypatch.setattr(compiled, "worth_compiling", lambda cases: True)
     _assert_same(model.Batch(cases, table).run(), cells.run_batch(cases, table))
+
+
+def test_a_latency_decision_that_moves_within_the_slack_is_ambiguous(monkeypatch) -> None:
+    # The kernel's own check (plain source, which reads EXP_SLACK as it runs): with a slack of
+    # 50% the bins an overloaded check completes move with it, so the batch goes to numpy.
+    cases, table = _batches(_latency_cells())[0]
+    plain = jit.plain(k.run)
+    assert compiled.run_compiled(cases, table, kernel=plain) is not None
+    monkeypatch.setattr(k, "EXP_SLACK", 0.5)
+    assert compiled.run_compiled(cases, table, kernel=plain) is None
 
 
 _CHILD = """

@@ -6,6 +6,7 @@ taking the jit for every kernel function with the same numbers."""
 
 from __future__ import annotations
 
+import importlib.machinery
 import json
 import os
 import subprocess
@@ -106,13 +107,34 @@ def test_a_failed_build_is_noted_once(monkeypatch: pytest.MonkeyPatch, tmp_path:
 
     monkeypatch.setattr(ahead, "build_command", never)
     assert ahead.load("contention", args, lambda: None, py_func=len) is None
-    assert not ahead.ready("contention")
+    assert not ahead.ready("contention") and ahead.failed("contention")
+    from sim.runs import fast
+    assert fast.load_events(fast.CONTENTION, 2) == 2 * fast.MIN_EVENTS  # numba's jit in each worker
     # A day later it is tried again.
     old = failed.stat().st_mtime - ahead.FAILED_SECONDS - 1
     os.utime(failed, (old, old))
     monkeypatch.setattr(ahead, "build_command", lambda *a: failing)
     assert ahead.load("contention", args, lambda: None, py_func=len) is None
     assert failed.stat().st_mtime > old
+
+
+def test_what_is_built_is_found_once_and_what_is_not_looked_for_again(monkeypatch: pytest.MonkeyPatch,
+                                                                      tmp_path: Path) -> None:
+    # Asked before every run: the folder is listed once for what is there, again for what is
+    # not only after UNBUILT_SECONDS (a build may finish meanwhile).
+    monkeypatch.setattr(ahead, "folder", lambda: tmp_path)
+    monkeypatch.setattr(ahead, "_enabled", True)
+    monkeypatch.setattr(ahead, "UNBUILT_SECONDS", 1e9)
+    assert not ahead.ready("fluid") and not ahead.failed("fluid")
+    module = tmp_path / f"{ahead.PREFIX}fluid_{ahead.stamp()}_0123abcd{importlib.machinery.EXTENSION_SUFFIXES[0]}"
+    module.write_bytes(b"")
+    assert not ahead.ready("fluid")  # not listed again yet
+    monkeypatch.setattr(ahead, "UNBUILT_SECONDS", 0.0)
+    assert ahead.ready("fluid")
+    module.unlink()
+    assert ahead.ready("fluid")  # found once (a call then builds it again: ``load``)
+    monkeypatch.setattr(ahead, "_enabled", False)
+    assert not ahead.ready("fluid") and not ahead.failed("fluid")
 
 
 @pytest.mark.parametrize("child", [

@@ -178,7 +178,7 @@ MIN_PART = 16  # cases a thread takes at least: fewer are over before a thread s
 def parts_for(kernel: Callable, cases: int, cores: int) -> int:
     """How many threads run a batch on ``cores``: numba's jit releases the interpreter's lock
     (``nogil``), so one a core; a module built ahead of time and the plain source hold it, so one."""
-    if not hasattr(kernel, "signatures"):  # not a numba dispatcher
+    if not hasattr(kernel, "signatures"):  # numba's dispatchers alone list their signatures
         return 1
     return max(1, min(cores, cases // MIN_PART))
 
@@ -197,9 +197,10 @@ def split(args: tuple, cases: int, parts: int) -> list[tuple]:
         for name, value in zip(names, args, strict=True):
             if name in SHARED_ARGUMENTS:
                 part.append(value)
-            else:
-                assert isinstance(value, np.ndarray) and value.shape[0] == cases, name
+            elif isinstance(value, np.ndarray) and value.shape[0] == cases:
                 part.append(value[lo:hi])
+            else:  # a batch-wide argument missing from SHARED_ARGUMENTS: slicing it would be wrong
+                raise TypeError(f"the fluid kernel's argument {name!r} is not one row a case")
         out.append(tuple(part))
     return out
 

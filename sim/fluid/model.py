@@ -214,7 +214,8 @@ class Batch:
         self.live_simple = bool((self.live_base <= 0).all())
         self.valid_from = int((-self.live_base).max())
         self.sent_flat, self.rejected_flat = self.sent.reshape(-1), self.rejected.reshape(-1)
-        # per step: filled by ``series_of`` (nothing is allocated for them before it)
+        # per step: filled by ``series_of`` (or the compiled loop, ``sim.fluid.compiled``);
+        # nothing is allocated for them before
         none = np.empty((b, 0))
         self.series = Series(h, none, none, none, none,
                              {k: np.zeros(b) for k in ("work", "offered", "successes", "timeouts",

@@ -234,33 +234,55 @@ def load(kernel: str, args: tuple, fallback: Callable[[], Callable], py_func: Ca
     signature = signature_of(args)
     if signature is None:
         return None
-    module, failed = _paths(kernel, signature)
-    if _recent(failed):
+    module, note = _paths(kernel, signature)
+    if _recent(note):
         return None
     if not module.exists():
         forget_stale(module.parent)
-        if not _build_locked(kernel, signature, module, failed):
+        if not _build_locked(kernel, signature, module, note):
+            _found.pop((folder(), kernel), None)  # a note may have been left: look again
             return None
+    _found[(folder(), kernel)] = ("built", time.monotonic())
     loaded = _import(module_name(kernel, signature), module)
     return None if loaded is None else Ahead(loaded.run, signature, fallback, py_func)
 
 
-_ready: set[tuple[Path, str]] = set()  # (folder, kernel) found built: asked before every run
+# What this process found of each (folder, kernel): "built", "failed" (a note within the day),
+# or "" (neither: looked for again after UNBUILT_SECONDS, as a build may be under way). Asked
+# before every run (``sim.runs.fast``), so a folder is not listed each time. A module removed
+# from outside after it was found is built again by ``load``.
+_found: dict[tuple[Path, str], tuple[str, float]] = {}
+UNBUILT_SECONDS = 1.0
+
+
+def _state(kernel: str) -> str:
+    key = (folder(), kernel)
+    known = _found.get(key)
+    if known is not None and (known[0] or time.monotonic() - known[1] < UNBUILT_SECONDS):
+        return known[0]
+    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+    paths = list(key[0].glob(f"{PREFIX}{kernel}_{stamp()}_*"))
+    if any(p.name.endswith(suffix) for p in paths):
+        found = "built"
+    elif any(p.name.endswith(".failed") and _recent(p) for p in paths):
+        found = "failed"
+    else:
+        found = ""
+    _found[key] = (found, time.monotonic())
+    return found
 
 
 def ready(kernel: str) -> bool:
     """Whether ``kernel`` is built for some argument types (its load then costs ~10 ms, not
     numba's ~0.45 s): an estimate for ``sim.runs.fast`` and ``sim.fluid.compiled``, which
     ``load`` makes sure of."""
-    if not _enabled:
-        return False
-    key = (folder(), kernel)
-    if key not in _ready:
-        suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-        if not any(key[0].glob(f"{PREFIX}{kernel}_{stamp()}_*{suffix}")):
-            return False
-        _ready.add(key)
-    return True
+    return _enabled and _state(kernel) == "built"
+
+
+def failed(kernel: str) -> bool:
+    """Whether a build of ``kernel`` failed within the day and none is built: this process's
+    calls then take numba's jit (``load``)."""
+    return _enabled and _state(kernel) == "failed"
 
 
 def _recent(path: Path) -> bool:

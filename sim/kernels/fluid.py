@@ -5,8 +5,9 @@ operations in the same order per case, so its numbers are the numpy loop's bits.
 
 What numpy does that a scalar loop must copy to get the same bits:
 
-- ``x.sum(axis=1)`` over a case's levels is numpy's pairwise sum (``pairwise``: 8 partial sums
-  in blocks of up to 128, halves beyond), over the batch's width of levels (zeros included);
+- ``x.sum(axis=1)`` over a case's levels, and over its steps (the series' totals), is numpy's
+  pairwise sum after its identity (``pairwise``: 8 partial sums in blocks of up to 128, halves
+  beyond), over the batch's width of levels (zeros included);
 - a sum over bins (``axis=0`` of bins × levels) adds row after row, except for one level, where
   it is again pairwise (numpy then reduces a contiguous run);
 - ``np.exp`` of a float64 array is SVML's on AVX-512 machines, which differs from libm's
@@ -71,12 +72,13 @@ def _block(a, start, n):
 
 @maybe_njit(inline=True)
 def pairwise(a, start, n):
-    """numpy's pairwise sum of ``a[start:start + n]`` (``DOUBLE_pairwise_sum``), bit for bit:
-    blocks of up to 128, and beyond, the sum of two halves (the first a multiple of 8). The
-    halving is walked with a stack, not by recursion: numba's cache of a recursive function
-    crashes the process that loads it."""
+    """numpy's sum of ``a[start:start + n]`` bit for bit: its reduction's identity, +0.0, plus
+    its pairwise sum (``DOUBLE_pairwise_sum``: blocks of up to 128, and beyond, the sum of two
+    halves, the first a multiple of 8); the identity only turns a sum of -0.0s into +0.0, as
+    numpy's. The halving is walked with a stack, not by recursion: numba's cache of a recursive
+    function crashes the process that loads it."""
     if n <= 128:
-        return _block(a, start, n)
+        return 0.0 + _block(a, start, n)
     depth = 64  # halving 2^63 elements stops within 64 levels
     s_start = np.empty(depth, dtype=np.int64)
     s_n = np.empty(depth, dtype=np.int64)
@@ -105,7 +107,7 @@ def pairwise(a, start, n):
             sp -= 1
             vp -= 1
             values[vp - 1] = values[vp - 1] + values[vp]
-    return values[0]
+    return 0.0 + values[0]
 
 
 @maybe_njit(inline=True)

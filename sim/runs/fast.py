@@ -116,11 +116,13 @@ def min_events(name: str) -> int:
 
 def load_events(name: str, processes: int) -> int:
     """The events a sweep's runs of kernel ``name`` must be expected to record to pay for
-    loading it in each of ``processes``: numba's jit loads in every process; a kernel built ahead
-    of time loads in ~10 ms each, and one not built yet is built once (by the first process that
-    asks; the others wait for it), at about numba's load."""
+    loading it in each of ``processes``: numba's jit loads in every process (also where a build
+    failed within the day); a kernel built ahead of time loads in ~10 ms each. One not built
+    yet is built once, by the first process that asks, while the others wait: 5-10 s on 2
+    cores, as numba's first compilation took, paid once for every later command as that was;
+    this sweep is charged numba's load for it, as it was for the first compilation."""
     processes = max(1, processes)
-    if not ahead.enabled():
+    if not ahead.enabled() or ahead.failed(name):
         return MIN_EVENTS * processes
     if ahead.ready(name):
         return BUILT_MIN_EVENTS * processes
@@ -136,7 +138,8 @@ def run_class(name: str) -> type:
 def worth_warming(specs: Sequence[SimulationSpec], processes: int = 1) -> bool:
     """Whether a sweep of ``specs`` (every strategy at every client count and repetition) has
     enough events a kernel expresses to pay for loading the kernels once in each of its
-    ``processes`` (``load_events`` of the dearest kernel they take)."""
+    ``processes`` (``load_events`` of the dearest kernel they take: numba's import, most of a
+    load, is paid once for all the kernels of a process, and a built module costs ~10 ms)."""
     if not available():
         return False
     names = kernels_of(specs)
