@@ -98,11 +98,7 @@ def _support(delays: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if delays.size == 0:  # every client gives up here
         return np.zeros(1, dtype=np.int64), np.zeros(1)
     ordered = np.sort(delays)
-    # np.array_split's groups: the first n % k one longer than the others
-    k = min(POINTS, ordered.size)
-    small, longer = divmod(ordered.size, k)
-    ends = np.cumsum([small + 1] * longer + [small] * (k - longer)).tolist()
-    groups = [ordered[a:b] for a, b in zip([0, *ends[:-1]], ends)]
+    groups = np.array_split(ordered, min(POINTS, ordered.size))
     at = np.array([max(0, int(np.rint(g.mean()))) for g in groups], dtype=np.int64)
     sizes = np.array([g.size for g in groups], dtype=np.float64)
     uniq, where = np.unique(at, return_inverse=True)
